@@ -1,0 +1,60 @@
+/* Library error codes. Thread: any. Strings are static and never NULL.
+ *
+ * Every function that can fail returns 0 (DDMC_OK) or one of the negative DDMC_E* values below;
+ * functions that return a count return the count (>= 0) or an error. Wire-level JDWP error codes
+ * (ddmc_jdwp_error) are a separate type: they go to the peer, never to the caller. */
+#ifndef DDMC_ERROR_H
+#define DDMC_ERROR_H
+
+#include "export.h"
+
+DDMC_BEGIN_DECLS
+
+#define DDMC_ERRNO_MAP(XX)                                           \
+  XX(EINVAL, "invalid argument")                                     \
+  XX(ENOMEM, "out of memory")                                        \
+  XX(EIO, "i/o error")                                               \
+  XX(ENOTCONN, "no DDM peer connected")                              \
+  XX(EPROTO, "peer violated the protocol")                           \
+  XX(ETOOBIG, "length over the cap")                                 \
+  XX(EQFULL, "send queue full; chunk dropped")                       \
+  XX(EEXIST, "handler already registered")                           \
+  XX(ENOENT, "no such handler or object")                            \
+  XX(ESTATE, "not valid in this state")                              \
+  XX(ETIMEDOUT, "timed out")                                         \
+  XX(EADDR, "bad or busy address")                                   \
+  XX(EVERSION, "header/library version mismatch")                    \
+  XX(ENOTSUP, "not supported by this VM")                            \
+  XX(ECONNREFUSED, "connection refused")                             \
+  XX(ECLOSED, "connection closed by peer")
+
+typedef enum ddmc_error {
+  DDMC_OK = 0,
+  DDMC__ERR_BASE = -1000, /* keep codes clear of small negative numbers used as counts */
+#define DDMC__ERR_ENUM(name, msg) DDMC_##name,
+  DDMC_ERRNO_MAP(DDMC__ERR_ENUM)
+#undef DDMC__ERR_ENUM
+  DDMC__ERR_END
+} ddmc_error;
+
+/* "invalid argument", ... ; "unknown error" for anything not in the map. */
+DDMC_EXTERN const char *ddmc_strerror(int err);
+/* "EINVAL", ... ; "UNKNOWN" for anything not in the map. */
+DDMC_EXTERN const char *ddmc_err_name(int err);
+
+/* JDWP error codes sent to the peer in reply headers. */
+typedef enum ddmc_jdwp_error {
+  DDMC_JDWP_NONE = 0,
+  DDMC_JDWP_INVALID_THREAD = 10,
+  DDMC_JDWP_NOT_IMPLEMENTED = 99,
+  DDMC_JDWP_NULL_POINTER = 100,
+  DDMC_JDWP_ILLEGAL_ARGUMENT = 103,
+  DDMC_JDWP_OUT_OF_MEMORY = 110,
+  DDMC_JDWP_VM_DEAD = 112,
+  DDMC_JDWP_INTERNAL = 113,
+  DDMC_JDWP_INVALID_LENGTH = 504
+} ddmc_jdwp_error;
+
+DDMC_END_DECLS
+
+#endif

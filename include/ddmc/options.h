@@ -1,0 +1,75 @@
+/* JDWP start-up options: the tail of "-agentlib:jdwp=..." or "-Xrunjdwp:...".
+ *
+ * Plain data the VM owns. Parsing needs no ddmc_vm, so a VM can validate its command line
+ * before it creates anything; errors come back as one line in a caller-supplied buffer. */
+#ifndef DDMC_OPTIONS_H
+#define DDMC_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export.h"
+
+DDMC_BEGIN_DECLS
+
+typedef enum ddmc_transport {
+  DDMC_TRANSPORT_NONE = 0,     /* not given yet; ddmc_options_parse rejects it */
+  DDMC_TRANSPORT_SOCKET,       /* dt_socket: TCP */
+  DDMC_TRANSPORT_ADB           /* dt_android_adb: adbd's @jdwp-control socket */
+} ddmc_transport;
+
+/* How dt_android_adb announces the pid to adbd. */
+typedef enum ddmc_adb_announce {
+  DDMC_ADB_HEX4_STREAM = 0,    /* 4 lowercase hex chars on SOCK_STREAM (Android 1.0 - 7.x) */
+  DDMC_ADB_RAW32_SEQPACKET     /* raw host-order u32 pid on SOCK_SEQPACKET (Android 9 - 11) */
+} ddmc_adb_announce;
+
+#define DDMC_SCAN_PORT_FIRST 8000  /* address=0 (or none) with server=y scans these, as Dalvik */
+#define DDMC_SCAN_PORT_LAST 8040
+
+typedef struct ddmc_options {
+  ddmc_transport transport;
+  int server;                  /* 1: listen for the debugger side (server=y); 0: dial out */
+  int suspend;                 /* 1: ddmc_vm_start waits until a peer completed the handshake */
+  char host[256];              /* "" means 127.0.0.1 when listening; required when dialing */
+  uint16_t port;               /* 0 with server=y: scan DDMC_SCAN_PORT_FIRST..LAST */
+  int help;                    /* set when the tail said "help": print ddmc_options_help() */
+
+  /* Tunables, not settable from the flag; ddmc_options_init sets the defaults. */
+  uint32_t max_packet;         /* largest JDWP packet accepted from a peer, header included */
+  size_t sendq_bytes;          /* cap on bytes queued by VM threads; over it chunks are dropped */
+  int handshake_timeout_ms;    /* a peer must send its 14 handshake bytes within this */
+  int redial_max_ms;           /* server=n: back-off between dial attempts grows up to this */
+  size_t zlib_threshold;       /* outgoing chunks this big or bigger are compressed, if opted in */
+
+  /* dt_android_adb */
+  ddmc_adb_announce adb_announce;
+  char adb_control[108];       /* "" = $DDMC_ADB_CONTROL, else "@jdwp-control"; '@' = abstract */
+  uint32_t adb_allowed_uids[8];/* SO_PEERCRED uid of adbd must be one of these */
+  int adb_allowed_uid_count;   /* 0 means: root (0), shell (2000) and the VM's own uid */
+} ddmc_options;
+
+#define DDMC_DEFAULT_MAX_PACKET (4u << 20)
+#define DDMC_DEFAULT_SENDQ_BYTES ((size_t)32 << 20)
+
+/* Defaults: no transport, server=y, suspend=n, loopback, the caps above. Thread: any. */
+DDMC_EXTERN void ddmc_options_init(ddmc_options *o);
+
+/* Parses spec into o (which ddmc_options_init must have prepared; fields the spec does not name
+ * keep their values). spec is either the whole flag ("-agentlib:jdwp=..." / "-Xrunjdwp:...") or
+ * just its tail ("transport=dt_socket,address=8000,server=y").
+ * Returns 0, or DDMC_EINVAL with a one-line message in err (if err != NULL), such as
+ * "JDWP address has junk in port field 'x80'". "help" sets o->help and returns DDMC_EINVAL with
+ * err = "JDWP help requested". Accepted and ignored: launch, onthrow, oncaught, timeout.
+ * Thread: any. */
+DDMC_EXTERN int ddmc_options_parse(ddmc_options *o, const char *spec, char *err, size_t errlen);
+
+/* Non-zero if arg starts with "-agentlib:jdwp=" or "-Xrunjdwp:". Thread: any. */
+DDMC_EXTERN int ddmc_options_is_jdwp_flag(const char *arg);
+
+/* Multi-line usage text with examples; static. Thread: any. */
+DDMC_EXTERN const char *ddmc_options_help(void);
+
+DDMC_END_DECLS
+
+#endif
