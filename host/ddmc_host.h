@@ -1,0 +1,401 @@
+/* ddmc_host: the HOST side of DDM (what Android's ddmlib does), as a small static library.
+ *
+ * It talks to a VM over one JDWP connection: handshake, packet framing, DDM chunk requests and
+ * replies, transparent inflation of ZLIB chunks, and pure parsers for the chunk payloads the VM
+ * sends. It is used by the project's integration tests and by the `ddmc` command-line monitor.
+ *
+ * It is written from the wire facts in spec/ddm-wire.md and links nothing from libddmc: it uses
+ * only the header-only parts of include/ddmc (the DDMC_E* codes and DDMC_FOURCC), so the host
+ * side can never "agree with itself" through shared code with the VM side.
+ *
+ * Conventions
+ * - Every function that can fail returns 0 or a negative DDMC_E* code (ddmc/error.h); use
+ *   ddmc_host_strerror() for a message.
+ * - Timeouts are in milliseconds: < 0 waits forever, 0 only looks at what is already there.
+ * - One ddmc_host handle = one connection, used by ONE thread at a time (no internal locking).
+ *   Different handles are independent. The pure parsers are thread-safe (no shared state).
+ * - Parsers never read outside [p, p+n). Strings on the wire are [u4 UTF-16 unit count][UTF-16BE];
+ *   they come back as NUL-terminated UTF-8 (surrogate pairs combined; an unpaired surrogate or
+ *   an embedded U+0000 becomes U+FFFD so the C string stays intact) allocated with malloc; each
+ *   parsed struct has a *_free function that frees its members (not the struct itself) and
+ *   zeroes it, and is safe to call on a zeroed struct or twice. On error a parser leaves its
+ *   output zeroed: nothing to free. Bytes after the last field a parser knows are ignored (the
+ *   VM may append fields, as HELO did over the years).
+ */
+#ifndef DDMC_HOST_H
+#define DDMC_HOST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ddmc/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* FOURCC without pulling in ddmc/chunk.h (which drags the VM headers along). Same value as
+ * DDMC_FOURCC: "HELO" = 0x48454c4f. */
+#define DDMC_HOST_FOURCC(a, b, c, d)                                                           \
+  (((uint32_t)(uint8_t)(a) << 24) | ((uint32_t)(uint8_t)(b) << 16) | ((uint32_t)(uint8_t)(c) << 8) | \
+   (uint32_t)(uint8_t)(d))
+
+/* JDWP framing constants (spec §1.2). */
+#define DDMC_HOST_HEADER_LEN 11u
+#define DDMC_HOST_FLAG_REPLY 0x80u
+#define DDMC_HOST_DDM_CMDSET 199u
+#define DDMC_HOST_DDM_CMD 1u
+/* First request id, as ddmlib (spec §1.2); ids count up and wrap back here after 0x7fffffff so
+ * they never collide with the VM's own id spaces (0x1..., 0x2..., adbconnection's 0x8...). */
+#define DDMC_HOST_FIRST_ID 0x40000000u
+/* Default cap on an incoming packet (header included) and on a ZLIB chunk's inflated size. */
+#define DDMC_HOST_DEFAULT_MAX_PACKET (64u * 1024u * 1024u)
+/* Default cap on the bytes of unsolicited packets kept while ddmc_host_request() waits. */
+#define DDMC_HOST_DEFAULT_MAX_QUEUE (256u * 1024u * 1024u)
+/* Default timeout for sending one packet (the peer must drain its socket meanwhile). */
+#define DDMC_HOST_DEFAULT_SEND_TIMEOUT_MS 10000
+
+/* "invalid argument", ...; "unknown error" for anything not a DDMC_E* code. Thread: any. The
+ * host library keeps its own copy of the table so it does not need libddmc. */
+const char *ddmc_host_strerror(int err);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Connection                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct ddmc_host ddmc_host; /* opaque: one JDWP connection */
+
+/* Connects to host:port (name or numeric address, IPv4 or IPv6) with a non-blocking connect()
+ * bounded by timeout_ms (< 0: the OS's own timeout). On success *out owns the socket
+ * (TCP_NODELAY, close-on-exec). The handshake is NOT done: call ddmc_host_handshake().
+ * Returns 0, DDMC_EINVAL (NULL out/host), DDMC_EADDR (name does not resolve), DDMC_ECONNREFUSED
+ * (every address refused), DDMC_ETIMEDOUT, DDMC_EIO (other socket errors), DDMC_ENOMEM. */
+int ddmc_host_connect_tcp(ddmc_host **out, const char *host, uint16_t port, int timeout_ms);
+
+/* Adopts an already-connected socket fd (e.g. the one adb forwards for jdwp:<pid>, or one end of
+ * a socketpair). On success the handle owns fd and closes it in ddmc_host_close/free; on error
+ * the caller still owns it. The fd's flags are left alone: all I/O uses poll() plus
+ * MSG_DONTWAIT/MSG_NOSIGNAL, so a blocking fd works and a vanished peer never raises SIGPIPE.
+ * Returns 0, DDMC_EINVAL (NULL out, fd < 0, or fd not a socket), DDMC_ENOMEM. */
+int ddmc_host_from_fd(ddmc_host **out, int fd);
+
+/* Closes the socket (idempotent); the handle stays valid and later I/O returns DDMC_ECLOSED.
+ * Packets already received and queued can still be read with ddmc_host_recv(). */
+void ddmc_host_close(ddmc_host *h);
+/* Closes and frees everything, including packet memory handed out. NULL-safe. */
+void ddmc_host_free(ddmc_host *h);
+
+/* The socket, for callers that poll several connections (readable = ddmc_host_recv may have
+ * work). -1 once closed. Do not read from or write to it yourself. */
+int ddmc_host_fd(const ddmc_host *h);
+
+/* Cap on an incoming packet's length field (header included; at least 11 + 8). Also caps a ZLIB
+ * chunk's inflated size. Default DDMC_HOST_DEFAULT_MAX_PACKET. Returns 0 or DDMC_EINVAL. */
+int ddmc_host_set_max_packet(ddmc_host *h, uint32_t bytes);
+/* Cap on the bytes of unsolicited packets ddmc_host_request()/ddmc_host_hello() keep while
+ * waiting for their reply. Default DDMC_HOST_DEFAULT_MAX_QUEUE. Returns 0 or DDMC_EINVAL. */
+int ddmc_host_set_max_queue(ddmc_host *h, size_t bytes);
+/* How long sending one packet may block on a full socket (< 0: forever). Default
+ * DDMC_HOST_DEFAULT_SEND_TIMEOUT_MS. */
+void ddmc_host_set_send_timeout(ddmc_host *h, int timeout_ms);
+
+/* Does the JDWP handshake: sends the 14 bytes "JDWP-Handshake" and reads the 14-byte echo,
+ * which may arrive in pieces. Bytes after the echo are kept for packet parsing.
+ *
+ * Dalvik can send a DDM packet (APNM) BEFORE the echo (spec §1.1). Whole, sane-looking DDM command
+ * packets (flags 0, 199/1, 19 <= length <= max packet) found before the echo are therefore kept
+ * and returned later by ddmc_host_recv() instead of failing the handshake (ddmlib discards them).
+ *
+ * Returns 0; DDMC_EPROTO (the peer answered something else: not a JDWP VM, e.g. an HTTP server);
+ * DDMC_ECLOSED (EOF before the echo); DDMC_ETIMEDOUT; DDMC_ESTATE (already done); DDMC_EIO;
+ * DDMC_ENOMEM. After an error the connection is unusable: close it. */
+int ddmc_host_handshake(ddmc_host *h, int timeout_ms);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Packets                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* One received packet. Every pointer in it is owned by the handle and valid until the next
+ * ddmc_host_recv/request/hello on that handle, or ddmc_host_free. */
+typedef struct ddmc_host_packet {
+  uint32_t id;
+  uint32_t length;    /* the length field as it was on the wire (header included) */
+  int is_reply;       /* flags == 0x80; any flags other than 0x00/0x80 fail as DDMC_EPROTO */
+  uint16_t error;     /* reply only: the JDWP error code (0 = none) */
+  uint8_t cmd_set;    /* command only */
+  uint8_t cmd;        /* command only */
+  const uint8_t *body; /* the bytes after the 11-byte header (after inflation, see chunk_*) */
+  size_t body_len;
+
+  /* DDM view. is_ddm: a command 199/1, or a reply that is not known to answer a non-DDM command
+   * sent with ddmc_host_send_command() and carries >= 8 body bytes. has_chunk: is_ddm and a first
+   * chunk is present (an empty 11-byte DDM reply has none). Only the first chunk is looked at
+   * and bytes after it are ignored, as every shipped VM and ddmlib do (spec §1.3); its length
+   * must fit in the body or recv fails with DDMC_EPROTO. */
+  int is_ddm;
+  int has_chunk;
+  uint32_t chunk_type;        /* e.g. DDMC_HOST_FOURCC('H','E','L','O') */
+  const uint8_t *chunk;       /* payload, after the 8-byte chunk header */
+  size_t chunk_len;
+  /* 1 when the chunk arrived as a ZLIB chunk: chunk_type/chunk/chunk_len then describe the
+   * INFLATED inner chunk, and body is rebuilt as [u4 inner type][u4 inner len][inflated]. */
+  int was_compressed;
+} ddmc_host_packet;
+
+/* Sends one DDM chunk as a command packet (cmd set 199, cmd 1): header + [u4 type][u4 len][data].
+ * The whole packet is written before returning (bounded by the send timeout). *id (may be NULL)
+ * receives the request id; the reply echoes it. data may be NULL when len is 0.
+ * Returns 0; DDMC_EINVAL; DDMC_ETOOBIG (len does not fit a u4 packet length); DDMC_ECLOSED (peer
+ * gone or handle closed); DDMC_ETIMEDOUT (send timeout: part of the packet may have gone out,
+ * so the connection is then unusable); DDMC_EIO. */
+int ddmc_host_send_chunk(ddmc_host *h, uint32_t type, const void *data, size_t len, uint32_t *id);
+
+/* Sends any JDWP command packet (e.g. cmd set 1 cmd 1 VirtualMachine.Version). Its reply is not
+ * interpreted as DDM. Same returns as ddmc_host_send_chunk. */
+int ddmc_host_send_command(ddmc_host *h, uint8_t cmd_set, uint8_t cmd, const void *data, size_t len,
+                           uint32_t *id);
+
+/* Writes n raw bytes as they are (adversarial tests: bad lengths, half packets, replies...).
+ * Same returns as ddmc_host_send_chunk. */
+int ddmc_host_send_raw(ddmc_host *h, const void *bytes, size_t n);
+
+/* The id of the last packet sent with send_chunk/send_command/request/opt_in_zlib (0 if none). */
+uint32_t ddmc_host_last_id(const ddmc_host *h);
+
+/* Returns the next complete packet: first those kept by request()/hello()/handshake() (in arrival
+ * order), then from the socket. Replies to requests abandoned by a timed-out request()/hello()
+ * are dropped silently. Memory: see ddmc_host_packet.
+ * Returns 0;
+ *   DDMC_ETIMEDOUT: no complete packet within timeout_ms (partial bytes stay buffered);
+ *   DDMC_ECLOSED: EOF or reset (also EOF in the middle of a packet) or handle closed;
+ *   DDMC_EPROTO: length < 11, flags not 0x00/0x80 (fatal: the stream cannot be resynchronised,
+ *     every later call fails the same way), or a bad chunk: a DDM chunk that does not fit its
+ *     packet, a 199/1 command with < 8 body bytes, a bad ZLIB chunk (this packet is consumed and
+ *     the next call goes on with the following packet);
+ *   DDMC_ETOOBIG: length over the packet cap (fatal), or a ZLIB chunk whose inflated length is
+ *     over the cap (packet consumed);
+ *   DDMC_ENOMEM; DDMC_EIO; DDMC_EINVAL. */
+int ddmc_host_recv(ddmc_host *h, ddmc_host_packet *pkt, int timeout_ms);
+
+/* Sends one DDM chunk and waits up to timeout_ms for the reply with that id. Packets that arrive
+ * meanwhile (THCR, HPIF, APNM, replies to other ids...) are kept, in order, for later
+ * ddmc_host_recv() calls; they are not parsed yet, so a bad one fails the recv that returns it,
+ * not this call. On DDMC_ETIMEDOUT the id is abandoned: a late reply is dropped.
+ * Returns what send_chunk and recv return, plus DDMC_EQFULL when the kept packets would exceed
+ * the queue cap (nothing is lost: drain with ddmc_host_recv; the request is abandoned). A JDWP
+ * error reply or a FAIL chunk is NOT an error here: look at reply->error / reply->chunk_type. */
+int ddmc_host_request(ddmc_host *h, uint32_t type, const void *data, size_t len,
+                      ddmc_host_packet *reply, int timeout_ms);
+
+/* ------------------------------------------------------------------------------------------ */
+/* ZLIB chunks                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The draft (spec §4, ddm-protocol.txt) describes a compressed chunk; no shipped VM or host ever
+ * implemented it, so this project fixes the layout:
+ *
+ *   chunk type 'ZLIB', payload:
+ *     [u4 compressed len]  number of zlib-stream bytes that follow the 12-byte header; must equal
+ *                          the ZLIB chunk length - 12
+ *     [u4 inner type]      the chunk type it stands for (e.g. 'HPSG')
+ *     [u4 inner len]       the inflated payload length
+ *     [compressed len bytes: one zlib stream (RFC 1950, what zlib's compress2() writes)]
+ *
+ * A VM may send ZLIB chunks only after the peer opted in, which a peer does by sending a ZLIB
+ * chunk itself; ddmc_host_opt_in_zlib() sends one wrapping an empty FEAT request. The receiver
+ * inflates; any length that does not match (compressed len vs chunk, stream end vs compressed len,
+ * inflated size vs inner len) is DDMC_EPROTO, and inner len over the packet cap is DDMC_ETOOBIG.
+ * ddmc_host_recv() inflates ZLIB chunks whether or not this handle opted in. */
+
+#define DDMC_HOST_TYPE_ZLIB DDMC_HOST_FOURCC('Z', 'L', 'I', 'B')
+
+/* Sends ZLIB{FEAT, 0 bytes} (a zlib stream of an empty input) as a DDM request. Its reply (FEAT
+ * list, plain or ZLIB-wrapped, or empty) arrives like any reply: ddmc_host_last_id() gives the id
+ * to match. Returns what ddmc_host_send_chunk returns, or DDMC_ENOMEM. */
+int ddmc_host_opt_in_zlib(ddmc_host *h);
+
+/* Traffic counters since the handle was made. */
+typedef struct ddmc_host_stats {
+  uint64_t bytes_in, bytes_out;     /* socket bytes, handshake included */
+  uint64_t packets_in, packets_out; /* complete JDWP packets */
+  uint64_t zlib_chunks_in;          /* ZLIB chunks inflated */
+  uint64_t zlib_in_wire;            /* their ZLIB payload bytes as received (12-byte header + stream) */
+  uint64_t zlib_in_raw;             /* their inflated inner payload bytes */
+} ddmc_host_stats;
+/* Copies the counters into *out. */
+void ddmc_host_stats_get(const ddmc_host *h, ddmc_host_stats *out);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Strings                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Converts units UTF-16BE code units at p (2*units bytes, caller-checked) to a malloc'd,
+ * NUL-terminated UTF-8 string in *out (caller frees). Surrogate pairs become one 4-byte sequence;
+ * unpaired surrogates and U+0000 become U+FFFD. Returns 0, DDMC_EINVAL, DDMC_ENOMEM. */
+int ddmc_host_utf16be_to_utf8(const uint8_t *p, size_t units, char **out);
+/* The reverse, for building requests (HPDU file names, ...): *out (malloc'd, caller frees) gets
+ * the UTF-16BE bytes of s, *nbytes their count (2 per unit). Invalid UTF-8 bytes become U+FFFD.
+ * Returns 0, DDMC_EINVAL, DDMC_ENOMEM. */
+int ddmc_host_utf8_to_utf16be(const char *s, uint8_t **out, size_t *nbytes);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Chunk payload parsers (pure: no I/O, thread-safe; return 0 or DDMC_EPROTO or DDMC_ENOMEM)   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* HELO reply (spec §2.1):
+ *   [u4 version][u4 pid][u4 vmIdent len][u4 appName len][UTF-16 vmIdent][UTF-16 appName]
+ *   then optional, each present only if bytes remain:
+ *   [u4 userId] [u4 len][UTF-16 ABI] [u4 len][UTF-16 JVM flags] [u1 nativeDebuggable]
+ *   [u4 len][UTF-16 package name] [u4 boot stage (API 34, a FOURCC)]
+ * A truncated mandatory part is DDMC_EPROTO. Like ddmlib, a truncated OPTIONAL field stops
+ * parsing without failing: the fields before it are kept (present bits) and `truncated` is 1. */
+enum {
+  DDMC_HOST_HELO_USER_ID = 1u << 0,
+  DDMC_HOST_HELO_ABI = 1u << 1,
+  DDMC_HOST_HELO_JVM_FLAGS = 1u << 2,
+  DDMC_HOST_HELO_NATIVE_DEBUGGABLE = 1u << 3,
+  DDMC_HOST_HELO_PKG_NAME = 1u << 4,
+  DDMC_HOST_HELO_STAGE = 1u << 5,
+  DDMC_HOST_HELO_FEATURES = 1u << 6 /* set by ddmc_host_hello() when FEAT answered */
+};
+typedef struct ddmc_host_helo {
+  uint32_t version;
+  uint32_t pid;
+  char *vm_ident;          /* e.g. "Dalvik v2.1.0" */
+  char *app_name;          /* may be "" or "<pre-initialized>" early on */
+  unsigned present;        /* DDMC_HOST_HELO_* bits */
+  int truncated;           /* an optional field was cut short */
+  int32_t user_id;
+  char *abi;               /* NULL unless present */
+  char *jvm_flags;         /* NULL unless present */
+  int native_debuggable;   /* byte == 1, like ddmlib */
+  char *pkg_name;          /* NULL unless present */
+  uint32_t stage;          /* FOURCC */
+  /* Filled only by ddmc_host_hello(): the FEAT reply. */
+  char **features;
+  size_t n_features;
+} ddmc_host_helo;
+int ddmc_host_helo_parse(const uint8_t *p, size_t n, ddmc_host_helo *out);
+void ddmc_host_helo_free(ddmc_host_helo *x);
+
+/* FEAT reply: [u4 count] then count x ([u4 len][UTF-16]). Truncation is DDMC_EPROTO. */
+typedef struct ddmc_host_feat {
+  char **names; /* names[0..count), each malloc'd; the array too */
+  size_t count;
+} ddmc_host_feat;
+int ddmc_host_feat_parse(const uint8_t *p, size_t n, ddmc_host_feat *out);
+void ddmc_host_feat_free(ddmc_host_feat *x);
+
+/* APNM (spec §2.3): [u4 len][UTF-16 name] then optional [u4 userId], then optional
+ * [u4 len][UTF-16 package name]. Optional-field truncation as for HELO. */
+typedef struct ddmc_host_apnm {
+  char *name;
+  int has_user_id;
+  int32_t user_id;
+  char *pkg_name; /* NULL unless present */
+  int truncated;
+} ddmc_host_apnm;
+int ddmc_host_apnm_parse(const uint8_t *p, size_t n, ddmc_host_apnm *out);
+void ddmc_host_apnm_free(ddmc_host_apnm *x);
+
+/* WAIT: [u1 reason] (0 = waiting for a debugger). */
+int ddmc_host_wait_parse(const uint8_t *p, size_t n, uint8_t *reason);
+
+/* THCR and THNM: [u4 thread id][u4 len][UTF-16 name]. */
+typedef struct ddmc_host_thname {
+  uint32_t thread_id; /* the VM's small thread id, not the Linux tid */
+  char *name;
+} ddmc_host_thname;
+int ddmc_host_thname_parse(const uint8_t *p, size_t n, ddmc_host_thname *out);
+void ddmc_host_thname_free(ddmc_host_thname *x);
+
+/* THDE: [u4 thread id]. */
+int ddmc_host_thde_parse(const uint8_t *p, size_t n, uint32_t *thread_id);
+
+/* FAIL: [u4 code][u4 len][UTF-16 message]. */
+typedef struct ddmc_host_fail {
+  int32_t code;
+  char *msg;
+} ddmc_host_fail;
+int ddmc_host_fail_parse(const uint8_t *p, size_t n, ddmc_host_fail *out);
+void ddmc_host_fail_free(ddmc_host_fail *x);
+
+/* THST reply (shipped form, spec §2.7):
+ *   [u1 hdrLen][u1 bytesPerEntry][u2 count] (+ hdrLen-4 bytes skipped)
+ *   per entry: [u4 id][u1 status][u4 tid][u4 utime][u4 stime][u1 daemon] (+ bytesPerEntry-18 skipped)
+ * As ddmlib: hdrLen < 4 or bytesPerEntry < 17 is DDMC_EPROTO; daemon is read only when
+ * bytesPerEntry >= 18 (else -1). The whole table must fit, else DDMC_EPROTO. `status` is the VM's
+ * code (Dalvik ThreadStatus or JDWP status on ART; spec §2.7). */
+typedef struct ddmc_host_thst_entry {
+  uint32_t thread_id;
+  uint8_t status;
+  uint32_t tid; /* Linux tid */
+  uint32_t utime, stime; /* clock ticks */
+  int daemon; /* 0/1, -1 when the entry has no daemon byte */
+} ddmc_host_thst_entry;
+typedef struct ddmc_host_thst {
+  ddmc_host_thst_entry *entries; /* malloc'd array (NULL when count is 0) */
+  size_t count;
+} ddmc_host_thst;
+int ddmc_host_thst_parse(const uint8_t *p, size_t n, ddmc_host_thst *out);
+void ddmc_host_thst_free(ddmc_host_thst *x);
+
+/* STKL reply: [u4 0 (reserved)][u4 thread id][u4 count] then per frame
+ * [str class][str method][str file (len 0 = none)][u4 line]. Truncation is DDMC_EPROTO. */
+typedef struct ddmc_host_frame {
+  char *class_name;
+  char *method;
+  char *file; /* NULL when the wire length was 0 */
+  int32_t line;
+} ddmc_host_frame;
+typedef struct ddmc_host_stkl {
+  uint32_t reserved;
+  uint32_t thread_id;
+  ddmc_host_frame *frames;
+  size_t count;
+} ddmc_host_stkl;
+int ddmc_host_stkl_parse(const uint8_t *p, size_t n, ddmc_host_stkl *out);
+void ddmc_host_stkl_free(ddmc_host_stkl *x);
+
+/* HPIF (spec §2.8): [u4 numHeaps] then per heap [u4 id][u8 timestamp ms][u1 reason][u4 max]
+ * [u4 footprint][u4 allocated bytes][u4 allocated objects] (29 bytes). Truncation is DDMC_EPROTO. */
+typedef struct ddmc_host_heap_info {
+  uint32_t heap_id;
+  uint64_t timestamp_ms; /* since the epoch */
+  uint8_t reason;        /* the HPIF 'when' that caused it: 1 NOW, 2 NEXT_GC, 3 EVERY_GC */
+  uint32_t max_bytes, footprint, allocated_bytes, allocated_objects;
+} ddmc_host_heap_info;
+typedef struct ddmc_host_hpif {
+  ddmc_host_heap_info *heaps;
+  size_t count;
+} ddmc_host_hpif;
+int ddmc_host_hpif_parse(const uint8_t *p, size_t n, ddmc_host_hpif *out);
+void ddmc_host_hpif_free(ddmc_host_hpif *x);
+
+/* HPST, HPEN, NHST, NHEN: [u4 heap id]. Heap segments (HPSG/HPSO/NHSG) are decoded by
+ * host/heapseg.h (ddmc_host_heapseg_parse / ddmc_host_heapseg_decode), part of this library. */
+int ddmc_host_heapid_parse(const uint8_t *p, size_t n, uint32_t *heap_id);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Session helpers                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What ddmlib does first (spec §8): sends HELO [u4 1] and FEAT, waits up to timeout_ms in total
+ * for both replies, and parses them into *out (zeroed first; free with ddmc_host_helo_free even
+ * after an error). Unsolicited packets meanwhile (WAIT, APNM...) are kept for ddmc_host_recv.
+ * FEAT is best effort: a VM without a FEAT handler may not answer it at all (ART adbconnection
+ * sends no reply when there is no data), so a missing, empty, error or FAIL FEAT reply leaves
+ * DDMC_HOST_HELO_FEATURES clear, and once HELO has answered it is waited for only until the
+ * deadline. Returns 0;
+ *   DDMC_ENOTSUP: HELO got an empty 11-byte reply, a JDWP error reply or a FAIL chunk: the VM is
+ *     not DDM-aware;
+ *   DDMC_ETIMEDOUT: no HELO reply in time;
+ *   DDMC_EPROTO: the HELO reply has another chunk type or a malformed payload;
+ *   whatever send/recv return (DDMC_ECLOSED, DDMC_EQFULL, ...). */
+int ddmc_host_hello(ddmc_host *h, ddmc_host_helo *out, int timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
