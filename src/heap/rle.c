@@ -140,8 +140,11 @@ int ddmc__rle_add_slow(ddmc__rle *e, uintptr_t addr, size_t units, uint8_t state
       rc = rle__put_run(e, addr, units, state);
     if (rc != 0)
       return rc;
-    e->lim = e->buf + DDMC__HPSG_PAYLOAD_MAX - 1; /* p < lim: room for one more pair */
   }
+  /* The fast path may write pairs only into a chunk that has its first run, hence its address:
+   * HPSO just wrote one; HPSG after a new segment or a flush holds only a pending run, so its next
+   * state change comes back here and put_run sets chunk_addr. p < lim: room for one more pair. */
+  e->lim = rle__chunk_empty(e) ? e->buf : e->buf + DDMC__HPSG_PAYLOAD_MAX - 1;
   e->next = addr + ((uintptr_t)units << 3);
   return 0;
 }

@@ -68,7 +68,7 @@ typedef int (*ddmc__rle_emit_fn)(void *arg, const uint8_t *payload, size_t len);
 typedef struct ddmc__rle {
   /* hot: the fast path reads and writes only these */
   uint8_t *p;          /* next free pair slot in buf */
-  uint8_t *lim;        /* HPSO fast path allowed while p < lim; buf when it must not run */
+  uint8_t *lim;        /* fast-path pair writes allowed while p < lim; buf when they must not run */
   uintptr_t next;      /* end (rounded to units) of the last region accepted */
   size_t run_units;    /* HPSG: units of the pending run, which ends at next */
   uint32_t units;      /* units already written to the current chunk */
@@ -100,11 +100,25 @@ static inline int ddmc__rle_add(ddmc__rle *e, uintptr_t addr, size_t bytes, uint
   size_t units = (bytes >> 3) + ((bytes & 7u) != 0);
   state &= (uint8_t)~DDMC__HPSG_PARTIAL;
   if (e->merge) {
-    /* HPSG: the same state continuing contiguously only lengthens the pending run */
-    if (addr == e->next && state == e->run_state) {
-      e->run_units += units;
-      e->next = addr + (units << 3);
-      return 0;
+    if (addr == e->next) {
+      /* HPSG: the same state continuing contiguously only lengthens the pending run */
+      if (state == e->run_state) {
+        e->run_units += units;
+        e->next = addr + (units << 3);
+        return 0;
+      }
+      /* another state: the pending run, if one pair and it fits, goes out here (a zero-byte
+       * region must not replace it: the slow path ignores those) */
+      if (e->run_units - 1 < 256 && units != 0 && e->p < e->lim) {
+        e->p[0] = e->run_state;
+        e->p[1] = (uint8_t)(e->run_units - 1);
+        e->p += 2;
+        e->units += (uint32_t)e->run_units;
+        e->run_state = state;
+        e->run_units = units;
+        e->next = addr + (units << 3);
+        return 0;
+      }
     }
   } else if (addr == e->next && units - 1 < 256 && e->p < e->lim) {
     /* HPSO: one pair, room known; units - 1 < 256 also rejects 0 (it wraps) */
