@@ -1,0 +1,163 @@
+/* Parser for the JDWP agent flag: "-agentlib:jdwp=transport=dt_socket,address=8000,server=y".
+ *
+ * Follows Dalvik's and ART's rules (see ddm-wire.md §6) with their bugs fixed: ports are range
+ * checked, trailing junk is rejected, unknown options are errors rather than silently ignored
+ * (a typo in "suspend" should not start a VM that never waits). Messages are one line, meant to
+ * be printed as they are. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static const char kAgentlib[] = "-agentlib:jdwp=";
+static const char kXrun[] = "-Xrunjdwp:";
+
+void ddmc_options_init(ddmc_options *o) {
+  memset(o, 0, sizeof(*o));
+  o->transport = DDMC_TRANSPORT_NONE;
+  o->server = 1;
+  o->suspend = 0;
+  o->max_packet = DDMC_DEFAULT_MAX_PACKET;
+  o->sendq_bytes = DDMC_DEFAULT_SENDQ_BYTES;
+  o->handshake_timeout_ms = 10000;
+  o->redial_max_ms = 2000;
+  o->zlib_threshold = 1024;
+  o->adb_announce = DDMC_ADB_HEX4_STREAM;
+}
+
+int ddmc_options_is_jdwp_flag(const char *arg) {
+  return arg != NULL && (strncmp(arg, kAgentlib, sizeof(kAgentlib) - 1) == 0 ||
+                         strncmp(arg, kXrun, sizeof(kXrun) - 1) == 0);
+}
+
+const char *ddmc_options_help(void) {
+  return "JDWP options: -agentlib:jdwp=OPT=VALUE,... (or -Xrunjdwp:OPT=VALUE,...)\n"
+         "  transport=dt_socket|dt_android_adb   required\n"
+         "  address=[HOST:]PORT                  dt_socket; default host 127.0.0.1 when server=y;\n"
+         "                                       PORT 0 or no address scans 8000-8040\n"
+         "  server=y|n                           y: listen (default); n: connect to HOST:PORT\n"
+         "  suspend=y|n                          y: wait for a debugger before running (default n)\n"
+         "  launch, onthrow, oncaught, timeout   accepted and ignored\n"
+         "Examples:\n"
+         "  -agentlib:jdwp=transport=dt_socket,address=8000,server=y,suspend=n\n"
+         "  -Xrunjdwp:transport=dt_socket,address=localhost:6500,server=n\n"
+         "  -agentlib:jdwp=transport=dt_android_adb,server=y,suspend=n\n";
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, const char *a, size_t alen) {
+  if (err != NULL && errlen > 0) snprintf(err, errlen, fmt, (int)alen, a);
+  return DDMC_EINVAL;
+}
+
+static int parse_yn(const char *v, size_t n, int *out) {
+  if (n == 1 && v[0] == 'y') {
+    *out = 1;
+    return 0;
+  }
+  if (n == 1 && v[0] == 'n') {
+    *out = 0;
+    return 0;
+  }
+  return -1;
+}
+
+static int parse_port(const char *v, size_t n, uint16_t *out) {
+  if (n == 0 || n > 5) return -1;
+  unsigned long port = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] < '0' || v[i] > '9') return -1;
+    port = port * 10 + (unsigned long)(v[i] - '0');
+  }
+  if (port > 0xffff) return -1;
+  *out = (uint16_t)port;
+  return 0;
+}
+
+static int parse_address(ddmc_options *o, const char *v, size_t n, char *err, size_t errlen) {
+  const char *colon = NULL;
+  for (size_t i = n; i > 0; i--) {
+    if (v[i - 1] == ':') {
+      colon = v + i - 1;
+      break;
+    }
+  }
+  const char *port = colon ? colon + 1 : v;
+  size_t portlen = (size_t)(v + n - port);
+  if (portlen == 0) return fail(err, errlen, "JDWP address missing port '%.*s'", v, n);
+  if (parse_port(port, portlen, &o->port) != 0)
+    return fail(err, errlen, "JDWP address has junk in port field '%.*s' (want 0-65535)", port, portlen);
+  if (colon) {
+    size_t hostlen = (size_t)(colon - v);
+    /* "[::1]:8000" names an IPv6 host. */
+    if (hostlen >= 2 && v[0] == '[' && v[hostlen - 1] == ']') {
+      v++;
+      hostlen -= 2;
+    }
+    if (hostlen == 0) return fail(err, errlen, "JDWP address has an empty host '%.*s'", v, n);
+    if (hostlen >= sizeof(o->host)) return fail(err, errlen, "JDWP address host too long '%.*s'", v, n);
+    memcpy(o->host, v, hostlen);
+    o->host[hostlen] = '\0';
+  }
+  return 0;
+}
+
+int ddmc_options_parse(ddmc_options *o, const char *spec, char *err, size_t errlen) {
+  if (err != NULL && errlen > 0) err[0] = '\0';
+  if (o == NULL || spec == NULL) return fail(err, errlen, "JDWP opts: %.*s", "no options given", 16);
+  if (strncmp(spec, kAgentlib, sizeof(kAgentlib) - 1) == 0) spec += sizeof(kAgentlib) - 1;
+  else if (strncmp(spec, kXrun, sizeof(kXrun) - 1) == 0) spec += sizeof(kXrun) - 1;
+
+  ddmc_options t = *o; /* o changes only when the whole spec is good */
+  int saw_address = 0;
+  const char *p = spec;
+  if (*p == '\0') return fail(err, errlen, "JDWP opts: %.*s", "empty option list", 17);
+  while (*p != '\0') {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    const char *eq = memchr(p, '=', len);
+    if (len == 4 && memcmp(p, "help", 4) == 0) {
+      o->help = 1;
+      return fail(err, errlen, "JDWP %.*s requested", "help", 4);
+    }
+    if (len == 0) return fail(err, errlen, "JDWP opts: empty option in '%.*s'", spec, strlen(spec));
+    if (eq == NULL) return fail(err, errlen, "JDWP opts: garbage at '%.*s' (want name=value)", p, len);
+    size_t nlen = (size_t)(eq - p);
+    const char *v = eq + 1;
+    size_t vlen = len - nlen - 1;
+#define IS(name) (nlen == sizeof(name) - 1 && memcmp(p, name, nlen) == 0)
+    if (IS("transport")) {
+      if (vlen == 9 && memcmp(v, "dt_socket", 9) == 0) t.transport = DDMC_TRANSPORT_SOCKET;
+      else if (vlen == 14 && memcmp(v, "dt_android_adb", 14) == 0) t.transport = DDMC_TRANSPORT_ADB;
+      else return fail(err, errlen, "JDWP transport '%.*s' not supported (want dt_socket or dt_android_adb)", v, vlen);
+    } else if (IS("address")) {
+      int rc = parse_address(&t, v, vlen, err, errlen);
+      if (rc != 0) return rc;
+      saw_address = 1;
+    } else if (IS("server")) {
+      if (parse_yn(v, vlen, &t.server) != 0)
+        return fail(err, errlen, "JDWP option 'server' must be 'y' or 'n', not '%.*s'", v, vlen);
+    } else if (IS("suspend")) {
+      if (parse_yn(v, vlen, &t.suspend) != 0)
+        return fail(err, errlen, "JDWP option 'suspend' must be 'y' or 'n', not '%.*s'", v, vlen);
+    } else if (IS("launch") || IS("onthrow") || IS("oncaught") || IS("timeout")) {
+      /* Accepted for compatibility with JVM command lines; no effect, as in Dalvik. */
+    } else {
+      return fail(err, errlen, "JDWP option '%.*s' not recognized", p, nlen);
+    }
+#undef IS
+    p += len;
+    if (*p == ',') {
+      p++;
+      if (*p == '\0') return fail(err, errlen, "JDWP opts: trailing comma in '%.*s'", spec, strlen(spec));
+    }
+  }
+  if (t.transport == DDMC_TRANSPORT_NONE)
+    return fail(err, errlen, "JDWP opts: %.*s", "must specify transport", 22);
+  if (t.transport == DDMC_TRANSPORT_SOCKET && !t.server && (t.host[0] == '\0' || t.port == 0))
+    return fail(err, errlen, "JDWP opts: %.*s", "when server=n, must specify host and port", 41);
+  if (!saw_address && t.transport == DDMC_TRANSPORT_SOCKET) t.port = 0;
+  *o = t;
+  return 0;
+}

@@ -1,0 +1,199 @@
+/* The JDWP thread: gets a peer from the transport, runs the session, and goes back for the next
+ * one until the VM stops. It is the only thread that reads from or writes to a peer.
+ *
+ * The session loop polls the peer, the wake eventfd (unsolicited chunks queued, or stop) and the
+ * transport's extra fd (a second peer, which is dropped at once). Writes are non-blocking and
+ * resumed on POLLOUT, so one slow peer costs only memory up to the high-water mark, never a
+ * blocked VM thread. */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "jdwp/session.h"
+
+static int flush_out(ddmc__session *s) {
+  ddmc_vm *vm = s->vm;
+  while (s->out_off < s->out.len) {
+    ssize_t n = send(s->fd, s->out.p + s->out_off, s->out.len - s->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      s->out_off += (size_t)n;
+      atomic_fetch_add_explicit(&vm->st_bytes_out, (uint64_t)n, memory_order_relaxed);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    return DDMC_EIO; /* EPIPE, ECONNRESET: the peer is gone */
+  }
+  if (s->out_off == s->out.len) {
+    s->out.len = 0;
+    s->out_off = 0;
+  } else if (s->out_off >= 65536 && s->out_off >= s->out.len / 2) {
+    ddmc__buf_consume(&s->out, s->out_off);
+    s->out_off = 0;
+  }
+  return 0;
+}
+
+static size_t out_pending(const ddmc__session *s) { return s->out.len - s->out_off; }
+
+static void session_handshake_done(ddmc__session *s) {
+  ddmc_vm *vm = s->vm;
+  s->shaken = 1;
+  /* The echo is the first thing the peer receives: the queue opens only now, so no chunk can
+   * overtake it (Dalvik's race with the early APNM, which newer ddmlib had to work around). */
+  ddmc_buf_put_bytes(&s->out, DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN);
+  ddmc__sendq_open(&vm->q);
+  atomic_store(&vm->connected, 1);
+  pthread_mutex_lock(&vm->state_lock);
+  atomic_fetch_add(&vm->st_sessions, 1);
+  pthread_cond_broadcast(&vm->state_cond); /* suspend=y */
+  pthread_mutex_unlock(&vm->state_lock);
+  ddmc__log(vm, DDMC_LOG_INFO, "JDWP: peer connected");
+}
+
+/* Reads what is available and handles every complete packet. Returns 0, DDMC_ECLOSED at EOF, or
+ * a protocol/memory error. */
+static int read_and_handle(ddmc__session *s) {
+  ddmc_vm *vm = s->vm;
+  uint8_t tmp[65536];
+  size_t budget = 4 * sizeof(tmp); /* bounded work per wake-up keeps the queue drained */
+  while (budget > 0 && out_pending(s) < DDMC__OUT_HIGH_WATER) {
+    ssize_t n = recv(s->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+    if (n == 0) return DDMC_ECLOSED;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+      return DDMC_ECLOSED;
+    }
+    atomic_fetch_add_explicit(&vm->st_bytes_in, (uint64_t)n, memory_order_relaxed);
+    budget -= DDMC__MIN(budget, (size_t)n);
+    int rc = ddmc__framer_feed(&s->fr, tmp, (size_t)n);
+    if (rc != 0) return rc;
+    for (;;) {
+      ddmc__packet pkt;
+      rc = ddmc__framer_next(&s->fr, &pkt);
+      if (rc == DDMC__FRAME_NEED_MORE) break;
+      if (rc == DDMC__FRAME_HANDSHAKE) {
+        session_handshake_done(s);
+        continue;
+      }
+      if (rc < 0) return rc;
+      atomic_fetch_add_explicit(&vm->st_packets_in, 1, memory_order_relaxed);
+      rc = ddmc__session_packet(s, &pkt);
+      if (rc != 0) return rc;
+      if (atomic_load(&vm->stopping)) return 0;
+    }
+  }
+  return 0;
+}
+
+static void session_end(ddmc__session *s, int why) {
+  ddmc_vm *vm = s->vm;
+  if (why == DDMC_EPROTO || why == DDMC_ETOOBIG) {
+    atomic_fetch_add(&vm->st_protocol_errors, 1);
+    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: %s", ddmc_strerror(why));
+  } else if (why == DDMC_ETIMEDOUT) {
+    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: no handshake within %d ms", vm->opt.handshake_timeout_ms);
+  } else if (why == DDMC_ENOMEM) {
+    ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: dropping peer: out of memory");
+  } else {
+    ddmc__log(vm, DDMC_LOG_INFO, "JDWP: peer disconnected");
+  }
+  atomic_store(&vm->connected, 0);
+  int was_ddm = atomic_exchange(&vm->ddm_active, 0);
+  ddmc__sendq_close(&vm->q, &vm->mem);
+  if (s->fd >= 0) {
+    shutdown(s->fd, SHUT_RDWR);
+    close(s->fd);
+    s->fd = -1;
+  }
+  if (was_ddm) ddmc__registry_disconnected(vm);
+  atomic_store(&vm->zlib_peer, 0);
+  if (atomic_exchange(&vm->debugger_active, 0) && vm->ops.debugger_detached)
+    vm->ops.debugger_detached(vm->vm_data);
+  ddmc__framer_free(&s->fr);
+  ddmc__buf_free(&s->out);
+  ddmc__buf_free(&s->reply);
+  ddmc__buf_free(&s->hbuf);
+  ddmc__buf_free(&s->extra);
+  ddmc__buf_free(&s->zbuf);
+}
+
+static void drain_wake(ddmc_vm *vm) {
+  uint64_t v;
+  if (read(vm->wake_fd, &v, sizeof(v)) > 0 || errno == EAGAIN) atomic_store(&vm->wake_pending, 0);
+}
+
+static void run_session(ddmc_vm *vm, int fd) {
+  ddmc__session s;
+  memset(&s, 0, sizeof(s));
+  s.vm = vm;
+  s.fd = fd;
+  ddmc__framer_init(&s.fr, &vm->mem, vm->opt.max_packet);
+  ddmc__buf_init(&s.out, &vm->mem, SIZE_MAX);
+  ddmc__buf_init(&s.reply, &vm->mem, UINT32_MAX - 64);
+  ddmc__buf_init(&s.hbuf, &vm->mem, UINT32_MAX - 64);
+  ddmc__buf_init(&s.extra, &vm->mem, SIZE_MAX);
+  ddmc__buf_init(&s.zbuf, &vm->mem, UINT32_MAX - 64);
+  s.hs_deadline = ddmc__now_ms() + vm->opt.handshake_timeout_ms;
+
+  int why = 0;
+  while (!atomic_load(&vm->stopping)) {
+    int64_t now = ddmc__now_ms();
+    int timeout = -1;
+    if (!s.shaken) {
+      if (now >= s.hs_deadline) {
+        why = DDMC_ETIMEDOUT;
+        break;
+      }
+      timeout = (int)(s.hs_deadline - now);
+    } else if (atomic_load(&vm->ddm_active)) {
+      int t = ddmc__thread_tick(vm, now);
+      if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
+    }
+    struct pollfd p[3];
+    int extra = vm->transport->extra_fd(vm);
+    p[0].fd = fd;
+    p[0].events = (short)((out_pending(&s) ? POLLOUT : 0) | (out_pending(&s) < DDMC__OUT_HIGH_WATER ? POLLIN : 0));
+    p[1].fd = vm->wake_fd;
+    p[1].events = POLLIN;
+    p[2].fd = extra;
+    p[2].events = POLLIN;
+    int rc = poll(p, extra >= 0 ? 3 : 2, timeout);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      why = DDMC_EIO;
+      break;
+    }
+    if (p[1].revents & POLLIN) drain_wake(vm);
+    if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
+    if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      why = read_and_handle(&s);
+      if (why != 0) {
+        /* Flush what was already answered (a FAIL, an echo) before closing: best effort. */
+        flush_out(&s);
+        break;
+      }
+    }
+    if (s.shaken && out_pending(&s) < DDMC__OUT_HIGH_WATER) {
+      if ((why = ddmc__session_drain_queue(&s)) != 0) break;
+    }
+    if (out_pending(&s) && (why = flush_out(&s)) != 0) break;
+  }
+  session_end(&s, why);
+}
+
+void *ddmc__jdwp_thread_main(void *arg) {
+  ddmc_vm *vm = arg;
+  if (vm->ops.jdwp_thread_start) vm->ops.jdwp_thread_start(vm->vm_data);
+  while (!atomic_load(&vm->stopping)) {
+    int fd = vm->transport->acquire(vm);
+    if (fd < 0) continue; /* stopping, or the transport backs off by itself */
+    run_session(vm, fd);
+    vm->transport->session_ended(vm);
+  }
+  if (vm->ops.jdwp_thread_end) vm->ops.jdwp_thread_end(vm->vm_data);
+  return NULL;
+}

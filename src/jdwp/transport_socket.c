@@ -1,0 +1,211 @@
+/* dt_socket: TCP. server=y listens (127.0.0.1 unless a host is named; port 0 scans 8000-8040 as
+ * Dalvik did) and accepts one peer at a time; server=n dials host:port and re-dials with
+ * back-off (500 ms, x1.5, capped) after each session until the VM stops.
+ *
+ * Every socket is close-on-exec, so a VM that forks and execs does not leak its debug port into
+ * the child. Dialing is non-blocking so ddmc_vm_stop never waits on a SYN that goes unanswered. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vm_int.h"
+
+static void set_peer_options(int fd) {
+  int one = 1;
+  /* Requests and replies are small and latency-bound. */
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static int resolve(ddmc_vm *vm, const char *host, uint16_t port, int passive, struct addrinfo **res) {
+  struct addrinfo hints;
+  memset(&hints, 0, sizeof(hints));
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  char ports[8];
+  snprintf(ports, sizeof(ports), "%u", (unsigned)port);
+  int rc = getaddrinfo(host, ports, &hints, res);
+  if (rc != 0) {
+    ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot resolve '%s': %s", host, gai_strerror(rc));
+    return DDMC_EADDR;
+  }
+  return 0;
+}
+
+static int try_listen(ddmc_vm *vm, const char *host, uint16_t port) {
+  struct addrinfo *res;
+  if (resolve(vm, host, port, 1, &res) != 0) return -2;
+  int fd = -1;
+  for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 5) == 0) break;
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(res);
+  return fd;
+}
+
+static int socket_prepare(ddmc_vm *vm) {
+  if (!vm->opt.server) return 0; /* dialing happens on the JDWP thread */
+  const char *host = vm->opt.host[0] ? vm->opt.host : "127.0.0.1";
+  int fd = -1;
+  uint16_t port = vm->opt.port;
+  if (port != 0) {
+    fd = try_listen(vm, host, port);
+  } else {
+    for (port = DDMC_SCAN_PORT_FIRST; port <= DDMC_SCAN_PORT_LAST; port++) {
+      fd = try_listen(vm, host, port);
+      if (fd >= 0 || fd == -2) break;
+    }
+  }
+  if (fd < 0) {
+    if (vm->opt.port != 0)
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)vm->opt.port, strerror(errno));
+    else
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: no free port in %d-%d on %s", DDMC_SCAN_PORT_FIRST, DDMC_SCAN_PORT_LAST, host);
+    return DDMC_EADDR;
+  }
+  /* With an explicit port of 0 after the scan, or a kernel-chosen port, report the real one. */
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof(ss);
+  if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+    if (ss.ss_family == AF_INET) port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    else if (ss.ss_family == AF_INET6) port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+  }
+  vm->listen_fd = fd;
+  atomic_store(&vm->port, port);
+  ddmc__log(vm, DDMC_LOG_INFO, "JDWP listening on %s:%u", host, (unsigned)port);
+  return 0;
+}
+
+static int accept_one(ddmc_vm *vm) {
+  for (;;) {
+    int fd = accept4(vm->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd >= 0) return fd;
+    if (errno == EINTR || errno == ECONNABORTED) continue;
+    return -1;
+  }
+}
+
+static int socket_acquire_listen(ddmc_vm *vm) {
+  while (!atomic_load(&vm->stopping)) {
+    struct pollfd p[2] = {{.fd = vm->listen_fd, .events = POLLIN}, {.fd = vm->wake_fd, .events = POLLIN}};
+    int rc = poll(p, 2, -1);
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: poll: %s", strerror(errno));
+      ddmc__sleep_interruptible(vm, 100);
+      continue;
+    }
+    if (p[1].revents & POLLIN) {
+      uint64_t v;
+      if (read(vm->wake_fd, &v, sizeof(v)) > 0) atomic_store(&vm->wake_pending, 0);
+    }
+    if (p[0].revents & POLLIN) {
+      int fd = accept_one(vm);
+      if (fd >= 0) {
+        set_peer_options(fd);
+        return fd;
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        /* EMFILE and friends: back off instead of spinning on a listen fd that stays readable. */
+        ddmc__log(vm, DDMC_LOG_WARN, "JDWP: accept: %s", strerror(errno));
+        ddmc__sleep_interruptible(vm, 100);
+      }
+    }
+  }
+  return -1;
+}
+
+/* One non-blocking connect attempt, bounded and interruptible. */
+static int dial_once(ddmc_vm *vm) {
+  struct addrinfo *res;
+  if (resolve(vm, vm->opt.host, vm->opt.port, 0, &res) != 0) return -1;
+  int out = -1;
+  for (struct addrinfo *ai = res; ai != NULL && out < 0 && !atomic_load(&vm->stopping); ai = ai->ai_next) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) continue;
+    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = vm->wake_fd, .events = POLLIN}};
+      do {
+        rc = poll(p, 2, 10000);
+      } while (rc < 0 && errno == EINTR);
+      int soerr = 0;
+      socklen_t sl = sizeof(soerr);
+      if (rc > 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP)) &&
+          getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
+        rc = 0;
+      else
+        rc = -1;
+    }
+    if (rc == 0) {
+      set_peer_options(fd);
+      out = fd;
+    } else {
+      close(fd);
+    }
+  }
+  freeaddrinfo(res);
+  return out;
+}
+
+static int socket_acquire_dial(ddmc_vm *vm) {
+  int delay = 500;
+  while (!atomic_load(&vm->stopping)) {
+    int fd = dial_once(vm);
+    if (fd >= 0) return fd;
+    ddmc__log(vm, DDMC_LOG_DEBUG, "JDWP: cannot reach %s:%u; retrying in %d ms", vm->opt.host,
+              (unsigned)vm->opt.port, delay);
+    if (ddmc__sleep_interruptible(vm, delay)) break;
+    delay += delay / 2;
+    if (delay > vm->opt.redial_max_ms) delay = vm->opt.redial_max_ms;
+  }
+  return -1;
+}
+
+static int socket_acquire(ddmc_vm *vm) {
+  return vm->opt.server ? socket_acquire_listen(vm) : socket_acquire_dial(vm);
+}
+
+static int socket_extra_fd(ddmc_vm *vm) { return vm->opt.server ? vm->listen_fd : -1; }
+
+static void socket_reject_extra(ddmc_vm *vm) {
+  /* "Ignoring second debugger -- accepting and dropping": the peer fails fast instead of
+   * waiting in the backlog. */
+  int fd = accept_one(vm);
+  if (fd >= 0) {
+    ddmc__log(vm, DDMC_LOG_INFO, "JDWP: a peer is already connected; dropping the new one");
+    close(fd);
+  }
+}
+
+static void socket_session_ended(ddmc_vm *vm) {
+  if (!vm->opt.server && !atomic_load(&vm->stopping)) ddmc__sleep_interruptible(vm, 500);
+}
+
+static void socket_shutdown(ddmc_vm *vm) {
+  if (vm->listen_fd >= 0) close(vm->listen_fd);
+  vm->listen_fd = -1;
+}
+
+const ddmc__transport ddmc__transport_socket = {
+    .name = "dt_socket",
+    .prepare = socket_prepare,
+    .acquire = socket_acquire,
+    .extra_fd = socket_extra_fd,
+    .reject_extra = socket_reject_extra,
+    .session_ended = socket_session_ended,
+    .shutdown = socket_shutdown,
+};

@@ -1,0 +1,263 @@
+/* The ddmc_vm object: creation, start/stop, identity, and the small thread-safe getters.
+ * ddmc_vm_start prepares the transport on the caller's thread (so a busy port is reported to
+ * the VM's command line, not lost in a log) and then hands everything to the JDWP thread. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vm_int.h"
+
+int64_t ddmc__now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t ddmc__wall_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ddmc__log(ddmc_vm *vm, ddmc_log_level lvl, const char *fmt, ...) {
+  if (vm == NULL || vm->ops.log == NULL) return;
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  vm->ops.log(vm->vm_data, lvl, line);
+}
+
+void ddmc__wake(ddmc_vm *vm) {
+  /* One write per wake-up: publishers that find a wake already pending skip the syscall. */
+  if (atomic_exchange_explicit(&vm->wake_pending, 1, memory_order_acq_rel) == 0) {
+    uint64_t one = 1;
+    ssize_t rc;
+    do {
+      rc = write(vm->wake_fd, &one, sizeof(one));
+    } while (rc < 0 && errno == EINTR);
+  }
+}
+
+int ddmc__sleep_interruptible(ddmc_vm *vm, int ms) {
+  int64_t deadline = ddmc__now_ms() + ms;
+  while (!atomic_load(&vm->stopping)) {
+    int64_t left = deadline - ddmc__now_ms();
+    if (left <= 0) return 0;
+    struct pollfd pfd = {.fd = vm->wake_fd, .events = POLLIN};
+    int rc = poll(&pfd, 1, (int)left);
+    if (rc > 0) {
+      uint64_t v;
+      if (read(vm->wake_fd, &v, sizeof(v)) > 0) atomic_store(&vm->wake_pending, 0);
+    }
+  }
+  return 1;
+}
+
+int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops,
+                 size_t ops_size, const ddmc_allocator *mem, void *vm_data, unsigned header_version) {
+  if (out == NULL) return DDMC_EINVAL;
+  *out = NULL;
+  if ((header_version >> 16) != DDMC_VERSION_MAJOR) return DDMC_EVERSION;
+  if (o == NULL || options_size != sizeof(ddmc_options) || ops_size > sizeof(ddmc_vm_ops))
+    return DDMC_EVERSION;
+  if (o->transport != DDMC_TRANSPORT_SOCKET && o->transport != DDMC_TRANSPORT_ADB) return DDMC_EINVAL;
+  if (o->transport == DDMC_TRANSPORT_ADB) return DDMC_ENOTSUP; /* dt_android_adb: not built yet */
+
+  ddmc__mem m;
+  ddmc__mem_init(&m, mem);
+  ddmc_vm *vm = ddmc__calloc(&m, 1, sizeof(*vm));
+  if (vm == NULL) return DDMC_ENOMEM;
+  vm->mem = m;
+  vm->opt = *o;
+  if (vm->opt.max_packet < 64) vm->opt.max_packet = 64;
+  if (vm->opt.handshake_timeout_ms <= 0) vm->opt.handshake_timeout_ms = 10000;
+  if (vm->opt.redial_max_ms < 500) vm->opt.redial_max_ms = 500;
+  if (ops != NULL) memcpy(&vm->ops, ops, ops_size); /* an older, shorter table leaves the rest NULL */
+  vm->vm_data = vm_data;
+  vm->transport = &ddmc__transport_socket;
+  vm->listen_fd = -1;
+  vm->pid = (uint32_t)getpid();
+  atomic_init(&vm->next_id, 0x10000000u); /* Dalvik's range for VM-originated requests */
+  atomic_init(&vm->last_activity, 0);
+
+  int rc = DDMC_ENOMEM;
+  int have_info = 0, have_state = 0, have_cond = 0, have_q = 0, have_reg = 0;
+  vm->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (vm->wake_fd < 0) {
+    rc = DDMC_EIO;
+    goto fail;
+  }
+  if (pthread_mutex_init(&vm->info_lock, NULL) != 0) goto fail;
+  have_info = 1;
+  if (pthread_mutex_init(&vm->state_lock, NULL) != 0) goto fail;
+  have_state = 1;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  have_cond = pthread_cond_init(&vm->state_cond, &ca) == 0;
+  pthread_condattr_destroy(&ca);
+  if (!have_cond) goto fail;
+  if (ddmc__sendq_init(&vm->q, vm->opt.sendq_bytes) != 0) goto fail;
+  have_q = 1;
+  if (ddmc__registry_init(&vm->reg) != 0) goto fail;
+  have_reg = 1;
+  vm->app_name = ddmc__strdup(&vm->mem, "");
+  if (vm->app_name == NULL) goto fail;
+  if ((rc = ddmc__hello_register(vm)) != 0) goto fail;
+  if ((rc = ddmc__misc_register(vm)) != 0) goto fail;
+  if ((rc = ddmc__thread_register(vm)) != 0) goto fail;
+  if ((rc = ddmc__heap_register(vm)) != 0) goto fail;
+  *out = vm;
+  return 0;
+
+fail:
+  if (have_reg) ddmc__registry_destroy(vm);
+  if (have_q) ddmc__sendq_destroy(&vm->q, &vm->mem);
+  if (have_cond) pthread_cond_destroy(&vm->state_cond);
+  if (have_state) pthread_mutex_destroy(&vm->state_lock);
+  if (have_info) pthread_mutex_destroy(&vm->info_lock);
+  if (vm->wake_fd >= 0) close(vm->wake_fd);
+  ddmc__free(&m, vm->app_name);
+  ddmc__free(&m, vm);
+  return rc;
+}
+
+int ddmc_vm_set_ident(ddmc_vm *vm, const ddmc_vm_ident *id) {
+  if (vm == NULL || id == NULL) return DDMC_EINVAL;
+  if (atomic_load(&vm->started)) return DDMC_ESTATE;
+  char *n = ddmc__strdup(&vm->mem, id->vm_name ? id->vm_name : "");
+  char *a = ddmc__strdup(&vm->mem, id->abi ? id->abi : "");
+  char *f = ddmc__strdup(&vm->mem, id->jvm_flags ? id->jvm_flags : "");
+  if (n == NULL || a == NULL || f == NULL) {
+    ddmc__free(&vm->mem, n);
+    ddmc__free(&vm->mem, a);
+    ddmc__free(&vm->mem, f);
+    return DDMC_ENOMEM;
+  }
+  ddmc__free(&vm->mem, vm->vm_name);
+  ddmc__free(&vm->mem, vm->abi);
+  ddmc__free(&vm->mem, vm->jvm_flags);
+  vm->vm_name = n;
+  vm->abi = a;
+  vm->jvm_flags = f;
+  vm->native_debuggable = id->native_debuggable;
+  if (id->pid != 0) vm->pid = id->pid;
+  return 0;
+}
+
+int ddmc_vm_add_feature(ddmc_vm *vm, const char *name) {
+  if (vm == NULL || name == NULL) return DDMC_EINVAL;
+  if (atomic_load(&vm->started)) return DDMC_ESTATE;
+  char **nf = ddmc__realloc(&vm->mem, vm->features, sizeof(char *) * (size_t)(vm->nfeatures + 1));
+  if (nf == NULL) return DDMC_ENOMEM;
+  vm->features = nf;
+  if ((nf[vm->nfeatures] = ddmc__strdup(&vm->mem, name)) == NULL) return DDMC_ENOMEM;
+  vm->nfeatures++;
+  return 0;
+}
+
+int ddmc_vm_start(ddmc_vm *vm) {
+  if (vm == NULL) return DDMC_EINVAL;
+  int expected = 0;
+  if (!atomic_compare_exchange_strong(&vm->started, &expected, 1)) return DDMC_ESTATE;
+  int rc = vm->transport->prepare(vm);
+  if (rc != 0) {
+    atomic_store(&vm->started, 0);
+    return rc;
+  }
+  if (pthread_create(&vm->thread, NULL, ddmc__jdwp_thread_main, vm) != 0) {
+    vm->transport->shutdown(vm);
+    atomic_store(&vm->started, 0);
+    return DDMC_ENOMEM;
+  }
+  vm->thread_running = 1;
+  if (vm->opt.suspend) {
+    /* suspend=y: the VM does not run until a peer has shaken hands (Dalvik's attachCond). */
+    pthread_mutex_lock(&vm->state_lock);
+    while (atomic_load(&vm->st_sessions) == 0 && !atomic_load(&vm->stopping))
+      pthread_cond_wait(&vm->state_cond, &vm->state_lock);
+    pthread_mutex_unlock(&vm->state_lock);
+  }
+  return 0;
+}
+
+uint16_t ddmc_vm_port(const ddmc_vm *vm) { return vm ? (uint16_t)atomic_load(&((ddmc_vm *)vm)->port) : 0; }
+
+void ddmc_vm_stop(ddmc_vm *vm) {
+  if (vm == NULL) return;
+  pthread_mutex_lock(&vm->state_lock);
+  atomic_store(&vm->stopping, 1);
+  pthread_cond_broadcast(&vm->state_cond);
+  pthread_mutex_unlock(&vm->state_lock);
+  if (vm->thread_running) {
+    ddmc__wake(vm);
+    /* The wake may have been coalesced with one the thread already consumed: write again. */
+    uint64_t one = 1;
+    if (write(vm->wake_fd, &one, sizeof(one)) < 0) { /* a full eventfd still wakes it */ }
+    pthread_join(vm->thread, NULL);
+    vm->thread_running = 0;
+  }
+  if (atomic_load(&vm->started) && !vm->transport_down) {
+    vm->transport->shutdown(vm);
+    vm->transport_down = 1;
+  }
+}
+
+void ddmc_vm_free(ddmc_vm *vm) {
+  if (vm == NULL) return;
+  ddmc_vm_stop(vm);
+  ddmc__registry_destroy(vm);
+  ddmc__sendq_destroy(&vm->q, &vm->mem);
+  pthread_cond_destroy(&vm->state_cond);
+  pthread_mutex_destroy(&vm->state_lock);
+  pthread_mutex_destroy(&vm->info_lock);
+  close(vm->wake_fd);
+  ddmc__free(&vm->mem, vm->vm_name);
+  ddmc__free(&vm->mem, vm->abi);
+  ddmc__free(&vm->mem, vm->jvm_flags);
+  for (int i = 0; i < vm->nfeatures; i++) ddmc__free(&vm->mem, vm->features[i]);
+  ddmc__free(&vm->mem, vm->features);
+  ddmc__free(&vm->mem, vm->app_name);
+  ddmc__free(&vm->mem, vm->pkg_name);
+  ddmc__mem m = vm->mem;
+  ddmc__free(&m, vm);
+}
+
+void *ddmc_vm_data(const ddmc_vm *vm) { return vm ? vm->vm_data : NULL; }
+
+int ddmc_vm_is_connected(const ddmc_vm *vm) {
+  return vm ? atomic_load_explicit(&((ddmc_vm *)vm)->connected, memory_order_acquire) : 0;
+}
+
+int ddmc_vm_debugger_active(const ddmc_vm *vm) {
+  return vm ? atomic_load(&((ddmc_vm *)vm)->debugger_active) : 0;
+}
+
+int64_t ddmc_vm_last_activity_ms(const ddmc_vm *vm) {
+  if (vm == NULL || !atomic_load(&((ddmc_vm *)vm)->debugger_active)) return -1;
+  int64_t t = atomic_load(&((ddmc_vm *)vm)->last_activity);
+  if (t == 0) return 0;
+  int64_t d = ddmc__now_ms() - t;
+  return d > 0 ? d : 1; /* 0 means "busy": never report it for an idle debugger */
+}
+
+void ddmc_vm_get_stats(const ddmc_vm *cvm, ddmc_stats *out) {
+  ddmc_vm *vm = (ddmc_vm *)cvm;
+  memset(out, 0, sizeof(*out));
+  if (vm == NULL) return;
+  out->sessions = atomic_load(&vm->st_sessions);
+  out->packets_in = atomic_load(&vm->st_packets_in);
+  out->packets_out = atomic_load(&vm->st_packets_out);
+  out->bytes_in = atomic_load(&vm->st_bytes_in);
+  out->bytes_out = atomic_load(&vm->st_bytes_out);
+  out->chunks_dropped = atomic_load(&vm->q.dropped);
+  out->bytes_queued_peak = atomic_load(&vm->q.peak);
+  out->protocol_errors = atomic_load(&vm->st_protocol_errors);
+}

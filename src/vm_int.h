@@ -1,0 +1,156 @@
+/* struct ddmc_vm and the calls between the library's parts.
+ *
+ * Threads: the VM's threads call the public functions; the JDWP thread (jdwp/thread.c) owns the
+ * sockets and runs every handler and hook. State read by VM threads is atomic. Locks, in the
+ * only order they may nest (see src/jdwp/README.md):
+ *   reg.lock  ->  sendq.lock
+ *   state_lock (alone), info_lock (alone)
+ * No ops hook or handler is ever called with a ddmc lock held. */
+#ifndef DDMC_VM_INT_H
+#define DDMC_VM_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "common.h"
+#include "jdwp/sendq.h"
+
+typedef struct ddmc__handler ddmc__handler;
+typedef struct ddmc__transport ddmc__transport;
+
+typedef struct ddmc__registry {
+  pthread_mutex_t lock;
+  pthread_cond_t idle;        /* signalled when 'current' returns */
+  ddmc__handler *list DDMC_GUARDED_BY(lock);
+  ddmc__handler *current DDMC_GUARDED_BY(lock); /* the entry whose hook the JDWP thread is in */
+} ddmc__registry;
+
+struct ddmc_vm {
+  ddmc__mem mem;
+  ddmc_options opt;
+  ddmc_vm_ops ops;
+  void *vm_data;
+  const ddmc__transport *transport;
+
+  /* Identity for HELO/FEAT: written before start, read-only after. */
+  char *vm_name, *abi, *jvm_flags;
+  int native_debuggable;
+  uint32_t pid;
+  char **features;
+  int nfeatures;
+
+  pthread_mutex_t info_lock;  /* guards the app name fields */
+  char *app_name DDMC_GUARDED_BY(info_lock);
+  char *pkg_name DDMC_GUARDED_BY(info_lock);
+  int32_t user_id DDMC_GUARDED_BY(info_lock);
+
+  /* Lifecycle. */
+  atomic_int started, stopping;
+  pthread_t thread;
+  int thread_running;
+  int transport_down;
+  int listen_fd;              /* transport-owned: listening socket or adb control socket */
+  atomic_int port;
+  int wake_fd;                /* eventfd in every poll set */
+  atomic_int wake_pending;    /* one eventfd write per JDWP-thread wake-up */
+
+  /* Session state, visible to every thread. */
+  atomic_int connected;       /* handshake complete: unsolicited chunks may go out */
+  atomic_int ddm_active;      /* a DDM packet arrived this session */
+  atomic_int debugger_active; /* a non-DDM packet arrived this session */
+  atomic_llong last_activity; /* ms timestamp of the last debugger request; 0 = in progress */
+  atomic_int zlib_peer;       /* the peer opted in to ZLIB chunks */
+  atomic_uint next_id;        /* ids for VM-originated packets */
+
+  /* Chunk-family state (chunks/thread.c, chunks/heap.c), reset when the DDM peer leaves. */
+  atomic_int thread_notify;   /* THEN */
+  atomic_int thst_interval_ms;
+  int64_t thst_next_due;      /* JDWP thread only */
+  atomic_int hpif_when;       /* 0 never, 2 next GC, 3 every GC */
+  atomic_int hpsg_when, hpsg_what, nhsg_when, nhsg_what;
+
+  /* suspend=y and wait_for_debugger sleep here. */
+  pthread_mutex_t state_lock;
+  pthread_cond_t state_cond;
+  int waiters DDMC_GUARDED_BY(state_lock);
+  atomic_int waiting;         /* mirrors waiters > 0 for lock-free readers */
+
+  ddmc__sendq q;
+  ddmc__registry reg;
+
+  /* Statistics. */
+  atomic_uint_fast64_t st_sessions, st_packets_in, st_packets_out, st_bytes_in, st_bytes_out,
+      st_protocol_errors;
+};
+
+/* ---- transports (jdwp/transport_*.c): how the JDWP thread gets a peer socket. */
+struct ddmc__transport {
+  const char *name;
+  /* On the VM init thread, in ddmc_vm_start: bind, or check what can be checked early. */
+  int (*prepare)(ddmc_vm *vm);
+  /* On the JDWP thread: block until a peer socket is ready (or stopping: return -1). The fd
+   * returned is non-blocking and close-on-exec. */
+  int (*acquire)(ddmc_vm *vm);
+  /* An fd the session loop also polls; when readable, call reject_extra: a second peer is
+   * accepted and closed at once (-1: none). */
+  int (*extra_fd)(ddmc_vm *vm);
+  void (*reject_extra)(ddmc_vm *vm);
+  /* The session with the peer ended (the JDWP thread closed its fd). */
+  void (*session_ended)(ddmc_vm *vm);
+  void (*shutdown)(ddmc_vm *vm);
+};
+
+extern const ddmc__transport ddmc__transport_socket;
+extern const ddmc__transport ddmc__transport_adb;
+
+/* Sleeps on the wake fd until ms pass or ddmc_vm_stop; returns non-zero when stopping. */
+int ddmc__sleep_interruptible(ddmc_vm *vm, int ms);
+void ddmc__wake(ddmc_vm *vm);
+
+/* ---- the JDWP thread (jdwp/thread.c) */
+void *ddmc__jdwp_thread_main(void *arg);
+
+/* ---- unsolicited sends (jdwp/dispatch.c). Thread: any. */
+int ddmc__send_chunk_iov(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt);
+/* A preassembled chain of DDM packets that goes into the queue as one unit (heap dumps). */
+typedef struct ddmc__batch {
+  ddmc_vm *vm;
+  ddmc__qpkt *first, *last;
+  size_t bytes, count;
+  int err;
+} ddmc__batch;
+void ddmc__batch_init(ddmc__batch *b, ddmc_vm *vm);
+int ddmc__batch_add(ddmc__batch *b, uint32_t type, const void *data, size_t len);
+int ddmc__batch_commit(ddmc__batch *b); /* queues all or nothing; frees on failure */
+void ddmc__batch_discard(ddmc__batch *b);
+
+/* ---- handler registry (chunks/registry.c) */
+int ddmc__registry_init(ddmc__registry *r);
+void ddmc__registry_destroy(ddmc_vm *vm);
+/* Dispatches one request chunk to its handler (JDWP thread). Returns the handler's result, or
+ * DDMC_ENOENT when no handler takes the type. */
+int ddmc__registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *reply_type, ddmc_buf *reply);
+void ddmc__registry_connected(ddmc_vm *vm);
+void ddmc__registry_disconnected(ddmc_vm *vm);
+
+/* ---- built-in chunk families (chunks/): each registers its handlers. */
+int ddmc__hello_register(ddmc_vm *vm);
+int ddmc__misc_register(ddmc_vm *vm);
+int ddmc__thread_register(ddmc_vm *vm);
+int ddmc__heap_register(ddmc_vm *vm);
+/* THST periodic updates: returns ms until the next one is due (-1: none). JDWP thread. */
+int ddmc__thread_tick(ddmc_vm *vm, int64_t now);
+
+/* ---- WAIT (chunks/wait.c) */
+int ddmc__send_wait(ddmc_vm *vm);
+
+/* ---- ZLIB (chunks/zlib.c). */
+#define DDMC__CHUNK_ZLIB DDMC_FOURCC('Z', 'L', 'I', 'B')
+/* Inflates a ZLIB chunk payload into out (reset first). Returns 0 and the inner type, or
+ * DDMC_EPROTO / DDMC_ETOOBIG / DDMC_ENOMEM. */
+int ddmc__zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t cap, uint32_t *inner_type,
+                      ddmc_buf *out);
+/* Compresses [type][payload] into a ZLIB chunk payload in out. Returns 0 or an error. */
+int ddmc__zlib_wrap(uint32_t type, const uint8_t *p, size_t n, ddmc_buf *out);
+
+#endif
