@@ -52,6 +52,8 @@ int ddmc_host_heapseg_decode(const ddmc_host_heapseg *seg, ddmc_host_run_fn fn, 
     return DDMC_EINVAL;
   if (seg->pairs_len % 2 != 0)
     return DDMC_EPROTO;
+  if (seg->pairs_len == 0) /* also keeps NULL + 0 (undefined in C) out of the loops below */
+    return seg->units == 0 ? 0 : DDMC_EPROTO;
   const uint8_t *end = seg->pairs + seg->pairs_len;
   uint64_t total = 0;
   uint8_t state = 0;

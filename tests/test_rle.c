@@ -471,6 +471,17 @@ static void test_run_longer_than_chunk(void **st) {
     }
     cap_free(&k);
 
+    /* a small object, then one too long for any chunk: both modes fill the first chunk */
+    region r3[] = {{0, 8, S_OBJ}, {8, (maxu + 1) * 8, S_ARR1}};
+    encode(&k, merge, 0, r3, 2);
+    assert_int_equal(k.n, 2);
+    assert_int_equal(k.c[0].len, FULL_LEN);
+    check_chunk_shape(&k.c[0]);
+    assert_int_equal(get_u32(k.c[0].p + 13), 1 + (PAIRS_MAX - 1) * 256);
+    expect_chunk(&k.c[1], (uint32_t)((1 + (PAIRS_MAX - 1) * 256) * 8), 257,
+                 (const uint8_t[]){S_ARR1 | P, 255, S_ARR1, 0}, 2);
+    cap_free(&k);
+
     /* 64 MiB in one region: 4 full chunks and a tail, contiguous addresses */
     region big = {0x40, (size_t)64 << 20, S_FREE};
     encode(&k, merge, 0, &big, 1);
@@ -505,6 +516,27 @@ static void test_emit_abort_is_sticky(void **st) {
     assert_int_equal(ddmc__rle_add(&g_enc, 0x999990, 8, S_OBJ), 42);
     assert_int_equal(ddmc__rle_finish(&g_enc), 42);
     assert_int_equal(k.calls, calls); /* never called again */
+    cap_free(&k);
+
+    /* failing on the flush a new segment forces */
+    k.fail_at = 1;
+    k.fail_rc = 9;
+    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    assert_int_equal(ddmc__rle_add(&g_enc, 0, 8, S_OBJ), 0);
+    assert_int_equal(ddmc__rle_add(&g_enc, 0x100, 8, S_OBJ), 9);
+    assert_int_equal(ddmc__rle_finish(&g_enc), 9);
+    assert_int_equal(k.calls, 1);
+    cap_free(&k);
+
+    /* failing when finish must flush a full chunk before the last run fits */
+    k.fail_at = 1;
+    k.fail_rc = 11;
+    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    add_units(merge, PAIRS_MAX + (merge ? 1 : 0), 1);
+    if (!merge) /* HPSO: a long object that needs a fresh chunk */
+      assert_int_equal(ddmc__rle_add(&g_enc, PAIRS_MAX * 8, 300 * 8, S_CLASS), 11);
+    assert_int_equal(ddmc__rle_finish(&g_enc), 11);
+    assert_int_equal(k.calls, 1);
     cap_free(&k);
 
     /* failing on the final flush */
@@ -604,6 +636,13 @@ static void test_decoder_rejects(void **st) {
   assert_int_equal(ddmc_host_heapseg_parse(NULL, 0, &seg), DDMC_EPROTO);
   assert_int_equal(ddmc_host_heapseg_parse(h, sizeof h, NULL), DDMC_EINVAL);
   assert_int_equal(ddmc_host_heapseg_decode(NULL, NULL, NULL), DDMC_EINVAL);
+  assert_int_equal(ddmc_host_heapseg_parse(NULL, 17, &seg), DDMC_EINVAL);
+  ddmc_host_heapseg nopairs = {1, 8, 0, 0, 1, NULL, 2};
+  assert_int_equal(ddmc_host_heapseg_decode(&nopairs, NULL, NULL), DDMC_EINVAL);
+  nopairs.pairs_len = 0;
+  assert_int_equal(ddmc_host_heapseg_decode(&nopairs, never_run, NULL), DDMC_EPROTO);
+  nopairs.units = 0;
+  assert_int_equal(ddmc_host_heapseg_decode(&nopairs, never_run, NULL), 0);
 
   const uint8_t unit0[] = {HDR(0, 1), S_OBJ, 0};
   const uint8_t mismatch[] = {HDR(8, 2), S_OBJ | P, 0, S_FREE, 0};
