@@ -411,7 +411,15 @@ static int next_frame(ddmc_host *h, frame *out, int64_t deadline) {
         if (!d) return DDMC_ENOMEM;
         memcpy(d, h->rbuf + h->rpos, len);
         h->rpos += len;
-        if (h->rpos == h->rlen) h->rpos = h->rlen = 0;
+        if (h->rpos == h->rlen) {
+          h->rpos = h->rlen = 0;
+          /* Give back the memory of a one-off huge packet (heap dump) once it is consumed. */
+          if (h->rcap > (1u << 20)) {
+            free(h->rbuf);
+            h->rbuf = NULL;
+            h->rcap = 0;
+          }
+        }
         out->data = d;
         out->len = len;
         h->st.packets_in++;

@@ -127,13 +127,12 @@ typedef struct ddmc_host_packet {
   const uint8_t *body; /* the bytes after the 11-byte header (after inflation, see chunk_*) */
   size_t body_len;
 
-  /* DDM view. is_ddm: a command 199/1, or a reply that is not known to answer a non-DDM command
-   * sent with ddmc_host_send_command() and carries >= 8 body bytes. has_chunk: is_ddm and a first
-   * chunk is present (an empty 11-byte DDM reply has none). Only the first chunk is looked at
-   * and bytes after it are ignored, as every shipped VM and ddmlib do (spec §1.3); its length
-   * must fit in the body or recv fails with DDMC_EPROTO. */
+  /* DDM view. is_ddm: the packet carries a DDM chunk, i.e. it is a command 199/1, or a reply
+   * with >= 8 body bytes that does not answer a command sent with ddmc_host_send_command() (an
+   * empty 11-byte reply to a DDM request has is_ddm 0). Only the first chunk is looked at and
+   * bytes after it are ignored, as every shipped VM and ddmlib do (spec §1.3); its length must
+   * fit in the body, and a 199/1 command needs >= 8 body bytes, or recv fails with DDMC_EPROTO. */
   int is_ddm;
-  int has_chunk;
   uint32_t chunk_type;        /* e.g. DDMC_HOST_FOURCC('H','E','L','O') */
   const uint8_t *chunk;       /* payload, after the 8-byte chunk header */
   size_t chunk_len;

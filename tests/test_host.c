@@ -823,6 +823,22 @@ static void *trickle_main(void *arg) {
   return NULL;
 }
 
+static void *bulk_writer(void *arg) {
+  struct {
+    int fd;
+    bb *b;
+  } *a = arg;
+  const uint8_t *q = a->b->d;
+  size_t n = a->b->n;
+  while (n) {
+    ssize_t k = write(a->fd, q, n < 100000 ? n : 100000);
+    if (k <= 0) break;
+    q += k;
+    n -= (size_t)k;
+  }
+  return NULL;
+}
+
 static void test_recv_trickle_thread(void **state) {
   (void)state;
   bb b = {0};
@@ -954,6 +970,40 @@ static void test_recv_eof_and_timeout(void **state) {
   assert_int_equal(ddmc_host_fd(h), -1);
   assert_int_equal(ddmc_host_send_chunk(h, 1, NULL, 0, NULL), DDMC_ECLOSED);
   ddmc_host_free(h);
+  bb_free(&b);
+}
+
+/* A packet far bigger than the socket buffer (heap dumps are megabytes), written by a thread
+ * while recv blocks, followed by a small one. */
+static void test_recv_large_packet(void **state) {
+  (void)state;
+  ddmc_host *h;
+  int peer;
+  pair(&h, &peer);
+  size_t n = 3u << 20;
+  uint8_t *raw = malloc(n);
+  assert_non_null(raw);
+  for (size_t i = 0; i < n; i++) raw[i] = (uint8_t)(i * 31u);
+  bb b = {0};
+  pk_chunk_cmd(&b, 0x10000000, FOURCC('H', 'P', 'D', 'S'), raw, n);
+  pk_chunk_cmd(&b, 0x10000001, FOURCC('W', 'A', 'I', 'T'), "\0", 1);
+  pthread_t th;
+  struct {
+    int fd;
+    bb *b;
+  } arg = {peer, &b};
+  assert_int_equal(pthread_create(&th, NULL, bulk_writer, &arg), 0);
+  ddmc_host_packet p;
+  assert_int_equal(ddmc_host_recv(h, &p, 10000), 0);
+  assert_int_equal(p.chunk_type, FOURCC('H', 'P', 'D', 'S'));
+  assert_int_equal(p.chunk_len, n);
+  assert_memory_equal(p.chunk, raw, n);
+  assert_int_equal(ddmc_host_recv(h, &p, 10000), 0);
+  assert_int_equal(p.chunk_type, FOURCC('W', 'A', 'I', 'T'));
+  pthread_join(th, NULL);
+  close(peer);
+  ddmc_host_free(h);
+  free(raw);
   bb_free(&b);
 }
 
@@ -1525,6 +1575,7 @@ int main(void) {
       T(test_recv_bad_lengths),
       T(test_recv_bad_chunk_then_continue),
       T(test_recv_eof_and_timeout),
+      T(test_recv_large_packet),
       T(test_handshake_split),
       T(test_handshake_wrong),
       T(test_handshake_early_packet),
