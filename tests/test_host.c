@@ -655,6 +655,93 @@ static void test_hpif(void **state) {
   bb_free(&b);
 }
 
+/* Random bytes and random mutations of valid payloads into every parser, each in an exact-size
+ * heap copy: the result must be 0 or DDMC_EPROTO, never a crash or an over-read (run under ASan). */
+static uint32_t rng_state = 12345;
+static uint32_t rng(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 17;
+  rng_state ^= rng_state << 5;
+  return rng_state;
+}
+
+static void parse_all(const uint8_t *p, size_t n) {
+  int rc;
+  ddmc_host_helo a;
+  rc = ddmc_host_helo_parse(p, n, &a);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  ddmc_host_helo_free(&a);
+  ddmc_host_feat b;
+  rc = ddmc_host_feat_parse(p, n, &b);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  ddmc_host_feat_free(&b);
+  ddmc_host_apnm c;
+  rc = ddmc_host_apnm_parse(p, n, &c);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  ddmc_host_apnm_free(&c);
+  ddmc_host_thname d;
+  rc = ddmc_host_thname_parse(p, n, &d);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  ddmc_host_thname_free(&d);
+  ddmc_host_fail e;
+  rc = ddmc_host_fail_parse(p, n, &e);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  ddmc_host_fail_free(&e);
+  ddmc_host_thst f;
+  rc = ddmc_host_thst_parse(p, n, &f);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  if (rc == 0) assert_true(f.count == 0 || f.count <= n / 17);
+  ddmc_host_thst_free(&f);
+  ddmc_host_stkl g;
+  rc = ddmc_host_stkl_parse(p, n, &g);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  ddmc_host_stkl_free(&g);
+  ddmc_host_hpif hh;
+  rc = ddmc_host_hpif_parse(p, n, &hh);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  ddmc_host_hpif_free(&hh);
+  uint8_t r8;
+  uint32_t r32;
+  rc = ddmc_host_wait_parse(p, n, &r8);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  rc = ddmc_host_thde_parse(p, n, &r32);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+  rc = ddmc_host_heapid_parse(p, n, &r32);
+  assert_true(rc == 0 || rc == DDMC_EPROTO);
+}
+
+static void test_parsers_random(void **state) {
+  (void)state;
+  bb seeds[4] = {{0}};
+  helo_payload(&seeds[0], 6);
+  thst_payload(&seeds[1], 4, 18, 4);
+  bb_u32(&seeds[2], 0), bb_u32(&seeds[2], 1), bb_u32(&seeds[2], 1);
+  bb_str(&seeds[2], "C"), bb_str(&seeds[2], "m"), bb_str(&seeds[2], "F.java"), bb_u32(&seeds[2], 3);
+  bb_u32(&seeds[3], 2), bb_str(&seeds[3], "a"), bb_str(&seeds[3], "bc");
+  for (int iter = 0; iter < 3000; iter++) {
+    size_t n;
+    uint8_t *c;
+    if (iter % 2) {
+      n = rng() % 96;
+      c = malloc(n ? n : 1);
+      for (size_t i = 0; i < n; i++) {
+        uint32_t r = rng();
+        /* small numbers make plausible counts and lengths */
+        c[i] = (uint8_t)(r % 3 == 0 ? 0 : r % 3 == 1 ? (r >> 8) % 4 : r >> 16);
+      }
+    } else {
+      const bb *s = &seeds[rng() % 4];
+      n = s->n - rng() % (s->n / 4 + 1);
+      c = malloc(n ? n : 1);
+      memcpy(c, s->d, n);
+      for (int k = 0, m = 1 + (int)(rng() % 4); k < m && n; k++) c[rng() % n] = (uint8_t)rng();
+    }
+    parse_all(n ? c : NULL, n);
+    free(c);
+  }
+  for (int i = 0; i < 4; i++) bb_free(&seeds[i]);
+}
+
 /* ---- packets: sending ------------------------------------------------------------------------ */
 
 static void test_send_bytes(void **state) {
@@ -1567,6 +1654,7 @@ int main(void) {
       T(test_thst),
       T(test_stkl),
       T(test_hpif),
+      T(test_parsers_random),
       T(test_send_bytes),
       T(test_from_fd_checks),
       T(test_recv_split_every_offset),
