@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what libddmc needs to build and test on a Debian machine, if it is missing.
+# Usage: scripts/setup.sh [--e2e]   (--e2e adds the real peers: adb, ddmlib, a JDK)
+set -euo pipefail
+
+pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3)
+if [[ "${1:-}" == "--e2e" ]]; then
+  pkgs+=(adb libandroid-ddms-java default-jdk-headless)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}" >&2
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
