@@ -1,10 +1,8 @@
 /* struct ddmc_vm and the calls between the library's parts.
  *
  * Threads: the VM's threads call the public functions; the JDWP thread (jdwp/thread.c) owns the
- * sockets and runs every handler and hook. State read by VM threads is atomic. Locks, in the
- * only order they may nest (see src/jdwp/README.md):
- *   reg.lock  ->  sendq.lock
- *   state_lock (alone), info_lock (alone)
+ * sockets and runs every handler and hook. State read by VM threads is atomic. The locks
+ * (reg.lock, q.lock, state_lock, info_lock) never nest: each is taken alone (src/jdwp/README.md).
  * No ops hook or handler is ever called with a ddmc lock held. */
 #ifndef DDMC_VM_INT_H
 #define DDMC_VM_INT_H
