@@ -168,7 +168,6 @@ static void run_session(ddmc_vm *vm, int fd) {
       break;
     }
     if (p[1].revents & POLLIN) drain_wake(vm);
-    if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       why = read_and_handle(&s);
       if (why != 0) {
@@ -177,6 +176,10 @@ static void run_session(ddmc_vm *vm, int fd) {
         break;
       }
     }
+    /* Only after the current peer's input: a debugger that closes and reconnects at once has
+     * its EOF and its new connection in the same wake-up, and the new one must not be taken
+     * for a second peer. */
+    if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
     if (s.shaken && out_pending(&s) < DDMC__OUT_HIGH_WATER) {
       if ((why = ddmc__session_drain_queue(&s)) != 0) break;
     }
