@@ -400,7 +400,7 @@ static size_t ddm_packet(uint8_t *p, uint32_t id, const uint8_t *body, size_t n)
   p[0] = (uint8_t)(len >> 24); p[1] = (uint8_t)(len >> 16); p[2] = (uint8_t)(len >> 8); p[3] = (uint8_t)len;
   p[4] = (uint8_t)(id >> 24); p[5] = (uint8_t)(id >> 16); p[6] = (uint8_t)(id >> 8); p[7] = (uint8_t)id;
   p[8] = 0; p[9] = 199; p[10] = 1;
-  memcpy(p + 11, body, n);
+  if (n) memcpy(p + 11, body, n);
   return 11 + n;
 }
 
