@@ -68,7 +68,6 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if (o == NULL || options_size != sizeof(ddmc_options) || ops_size > sizeof(ddmc_vm_ops))
     return DDMC_EVERSION;
   if (o->transport != DDMC_TRANSPORT_SOCKET && o->transport != DDMC_TRANSPORT_ADB) return DDMC_EINVAL;
-  if (o->transport == DDMC_TRANSPORT_ADB) return DDMC_ENOTSUP; /* dt_android_adb: not built yet */
 
   ddmc__mem m;
   ddmc__mem_init(&m, mem);
@@ -81,7 +80,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if (vm->opt.redial_max_ms < 500) vm->opt.redial_max_ms = 500;
   if (ops != NULL) memcpy(&vm->ops, ops, ops_size); /* an older, shorter table leaves the rest NULL */
   vm->vm_data = vm_data;
-  vm->transport = &ddmc__transport_socket;
+  vm->transport = o->transport == DDMC_TRANSPORT_ADB ? &ddmc__transport_adb : &ddmc__transport_socket;
   vm->listen_fd = -1;
   vm->pid = (uint32_t)getpid();
   atomic_init(&vm->next_id, 0x10000000u); /* Dalvik's range for VM-originated requests */
