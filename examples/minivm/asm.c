@@ -1,0 +1,633 @@
+/* The .mvm assembler and linker: text in, linked classes in the VM out.
+ *
+ * One pass over the lines builds classes, fields and methods directly in tracked native memory
+ * (so class metadata shows up in the native heap), recording every symbolic operand (class, field,
+ * method, label) as a fixup. Labels resolve at ".end method"; classes, fields and methods at the
+ * end of the file, so a program may use a name before it is declared. The first error stops the
+ * assembly and is reported as "file:line: message"; nothing of a failed load stays in the VM. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const struct {
+  const char *name, *sig;
+} op_table[] = {
+#define MVM_OP(e, s, g) {s, g},
+#include "ops.def"
+#undef MVM_OP
+};
+
+#define PREG 0x8000u       /* register operand written as pN: rebased at ".end method" */
+#define MAX_TOKENS 16
+#define MAX_REGS 1024
+
+typedef struct fixup {
+  mvm_method *m;
+  uint32_t insn;
+  char *sym;
+  int line;
+  char kind;               /* c f m L */
+} fixup;
+
+typedef struct label {
+  char *name;
+  uint32_t insn;
+} label;
+
+typedef struct asm_ctx {
+  mvm_vm *vm;
+  const char *file;
+  char *err;
+  size_t errlen;
+  int failed;
+  int line;
+  char *source;            /* applies to classes opened after it */
+  mvm_class **classes;
+  uint32_t nclasses, cap_classes;
+  mvm_class *cls;
+  mvm_method *meth;
+  uint32_t cap_code;
+  int32_t cur_line;        /* last .line, or -1: use the .mvm line */
+  int *alines;             /* .mvm line of each instruction of the open method */
+  uint32_t cap_alines;
+  label *labels;
+  uint32_t nlabels, cap_labels;
+  fixup *lfix, *gfix;      /* label fixups of the open method; global fixups */
+  uint32_t nlfix, cap_lfix, ngfix, cap_gfix;
+  char *scratch;           /* token text of the current line */
+} asm_ctx;
+
+typedef struct tok {
+  const char *s;
+  int str;                 /* was a quoted string */
+} tok;
+
+static int fail(asm_ctx *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(asm_ctx *a, int line, const char *fmt, ...) {
+  if (!a->failed && a->errlen) {
+    int n = snprintf(a->err, a->errlen, "%s:%d: ", a->file, line);
+    if (n >= 0 && (size_t)n < a->errlen) {
+      va_list ap;
+      va_start(ap, fmt);
+      vsnprintf(a->err + n, a->errlen - (size_t)n, fmt, ap);
+      va_end(ap);
+    }
+  }
+  a->failed = 1;
+  return -1;
+}
+
+/* Grows *arr (tracked memory) to hold at least need elements of size sz. */
+static int grow(mvm_vm *vm, void **arr, uint32_t *cap, uint32_t need, size_t sz) {
+  if (need <= *cap) return 0;
+  uint32_t ncap = *cap ? *cap * 2 : 8;
+  while (ncap < need) ncap *= 2;
+  void *p = mvm_nalloc(vm, (size_t)ncap * sz);
+  if (!p) return -1;
+  if (*arr) {
+    memcpy(p, *arr, (size_t)*cap * sz);
+    mvm_nfree(vm, *arr);
+  }
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}
+
+/* Splits a line into words, quoted strings (unescaped) and single-character braces.
+ * Commas and blanks separate; '#' outside a string starts a comment. */
+static int tokenize(asm_ctx *a, const char *line, tok *t, int *count) {
+  char *out = a->scratch;
+  int n = 0;
+  const char *p = line;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == ',' || *p == '\r') p++;
+    if (!*p || *p == '#') break;
+    if (n == MAX_TOKENS) return fail(a, a->line, "too many operands");
+    t[n].s = out;
+    t[n].str = 0;
+    if (*p == '"') {
+      t[n].str = 1;
+      p++;
+      while (*p && *p != '"') {
+        char c = *p++;
+        if (c == '\\') {
+          c = *p++;
+          switch (c) {
+            case 'n': c = '\n'; break;
+            case 't': c = '\t'; break;
+            case '"': case '\\': break;
+            default: return fail(a, a->line, "unknown escape '\\%c' in string", c ? c : '0');
+          }
+        }
+        *out++ = c;
+      }
+      if (*p != '"') return fail(a, a->line, "unterminated string");
+      p++;
+    } else if (*p == '{' || *p == '}') {
+      *out++ = *p++;
+    } else {
+      while (*p && !strchr(" \t,\r#{}\"", *p)) *out++ = *p++;
+    }
+    *out++ = '\0';
+    n++;
+  }
+  *count = n;
+  return 0;
+}
+
+static int parse_int(const char *s, int64_t *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 0);
+  if (errno || end == s || *end) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_reg(asm_ctx *a, const char *s, uint16_t *out) {
+  int64_t n;
+  if ((s[0] != 'v' && s[0] != 'p') || !isdigit((unsigned char)s[1]) || parse_int(s + 1, &n) ||
+      n >= MAX_REGS)
+    return fail(a, a->line, "expected a register (v0..v%d or p0..), got '%s'", MAX_REGS - 1, s);
+  *out = (uint16_t)(n | (s[0] == 'p' ? PREG : 0));
+  return 0;
+}
+
+/* Element or field type name -> letter; anything not primitive is a reference. */
+static char type_letter(const char *s) {
+  static const struct {
+    const char *name;
+    char c;
+  } prims[] = {{"boolean", 'Z'}, {"byte", 'B'}, {"char", 'C'}, {"short", 'S'},
+               {"int", 'I'},     {"float", 'F'}, {"long", 'J'}, {"double", 'D'}};
+  for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
+    if (!strcmp(s, prims[i].name)) return prims[i].c;
+  return 'L';
+}
+
+static int add_fixup(asm_ctx *a, int global, char kind, const char *sym) {
+  fixup **arr = global ? &a->gfix : &a->lfix;
+  uint32_t *n = global ? &a->ngfix : &a->nlfix, *cap = global ? &a->cap_gfix : &a->cap_lfix;
+  if (grow(a->vm, (void **)arr, cap, *n + 1, sizeof(fixup))) return fail(a, a->line, "out of memory");
+  fixup *f = &(*arr)[(*n)++];
+  f->m = a->meth;
+  f->insn = a->meth->ncode;
+  f->line = a->line;
+  f->kind = kind;
+  f->sym = mvm_nstrdup(a->vm, sym);
+  return f->sym ? 0 : fail(a, a->line, "out of memory");
+}
+
+static mvm_class *find_class(asm_ctx *a, const char *name) {
+  for (uint32_t i = 0; i < a->nclasses; i++)
+    if (!strcmp(a->classes[i]->name, name)) return a->classes[i];
+  return mvm_find_class(a->vm, name);
+}
+
+static const char *basename_of(const char *path) {
+  const char *s = strrchr(path, '/');
+  return s ? s + 1 : path;
+}
+
+static int open_class(asm_ctx *a, const char *name) {
+  if (find_class(a, name)) return fail(a, a->line, "class '%s' already defined", name);
+  if (strchr(name, '.')) return fail(a, a->line, "class name '%s' must not contain '.'", name);
+  mvm_class *c = mvm_ncalloc(a->vm, 1, sizeof *c);
+  if (!c || grow(a->vm, (void **)&a->classes, &a->cap_classes, a->nclasses + 1, sizeof c)) {
+    mvm_nfree(a->vm, c);
+    return fail(a, a->line, "out of memory");
+  }
+  a->classes[a->nclasses++] = c;
+  c->name = mvm_nstrdup(a->vm, name);
+  c->source = mvm_nstrdup(a->vm, a->source ? a->source : basename_of(a->file));
+  if (!c->name || !c->source) return fail(a, a->line, "out of memory");
+  a->cls = c;
+  return 0;
+}
+
+static int add_field(asm_ctx *a, const char *name, const char *type, int is_static) {
+  mvm_class *c = a->cls;
+  for (uint32_t i = 0; i < c->nfields; i++)
+    if (!strcmp(c->fields[i].name, name))
+      return fail(a, a->line, "field '%s' already defined in %s", name, c->name);
+  uint32_t cap = c->nfields;
+  if (grow(a->vm, (void **)&c->fields, &cap, c->nfields + 1, sizeof(mvm_field)))
+    return fail(a, a->line, "out of memory");
+  /* grow() doubles from the exact count, so later calls reallocate; fields stay few */
+  mvm_field *f = &c->fields[c->nfields++];
+  f->name = mvm_nstrdup(a->vm, name);
+  f->type = type_letter(type);
+  f->is_static = is_static;
+  f->owner = c;
+  f->slot = is_static ? c->nstatic++ : c->ninstance++;
+  return f->name ? 0 : fail(a, a->line, "out of memory");
+}
+
+static int open_method(asm_ctx *a, const char *name) {
+  mvm_class *c = a->cls;
+  for (uint32_t i = 0; i < c->nmethods; i++)
+    if (!strcmp(c->methods[i]->name, name))
+      return fail(a, a->line, "method '%s' already defined in %s", name, c->name);
+  uint32_t cap = c->nmethods;
+  mvm_method *m = mvm_ncalloc(a->vm, 1, sizeof *m);
+  if (!m || grow(a->vm, (void **)&c->methods, &cap, c->nmethods + 1, sizeof m)) {
+    mvm_nfree(a->vm, m);
+    return fail(a, a->line, "out of memory");
+  }
+  c->methods[c->nmethods++] = m;
+  m->name = mvm_nstrdup(a->vm, name);
+  m->owner = c;
+  if (!m->name) return fail(a, a->line, "out of memory");
+  a->meth = m;
+  a->cap_code = 0;
+  a->cur_line = -1;
+  a->nlabels = a->nlfix = 0;
+  return 0;
+}
+
+/* Calls fn on each register operand of insn, as the signature lays them out. */
+static int each_reg(asm_ctx *a, mvm_insn *in, int line,
+                    int (*fn)(asm_ctx *, const mvm_method *, uint16_t *, int)) {
+  const char *sig = op_table[in->op].sig;
+  uint16_t *slots[3] = {&in->a, &in->b, &in->c};
+  int k = 0, present = in->nargs;
+  for (; *sig; sig++) {
+    if (*sig == 'r') {
+      if (k >= present && in->op != OP_INVOKE) break;
+      if (fn(a, a->meth, slots[k++], line)) return -1;
+    } else if (*sig == '{') {
+      for (int i = 0; i < in->nargs; i++)
+        if (fn(a, a->meth, &in->args[i], line)) return -1;
+    }
+  }
+  return 0;
+}
+
+static int rebase_reg(asm_ctx *a, const mvm_method *m, uint16_t *r, int line) {
+  if (*r & PREG) {
+    uint16_t p = *r & ~PREG;
+    if (p >= m->nparams) return fail(a, line, "p%u out of range: method has %u parameters", p, m->nparams);
+    *r = (uint16_t)(m->nregs - m->nparams + p);
+  } else if (*r >= m->nregs) {
+    return fail(a, line, "v%u out of range: method has %u registers", *r, m->nregs);
+  }
+  return 0;
+}
+
+static int close_method(asm_ctx *a, int line) {
+  mvm_method *m = a->meth;
+  if (m->nparams > m->nregs)
+    return fail(a, line, "method %s: .params %u exceeds .registers %u", m->name, m->nparams, m->nregs);
+  if (!m->ncode) return fail(a, line, "method %s has no instructions", m->name);
+  int last = m->code[m->ncode - 1].op;
+  if (last != OP_RETURN && last != OP_RETURN_VOID && last != OP_GOTO && last != OP_EXIT)
+    return fail(a, line, "method %s can fall off its end (last instruction must be return, goto or exit)",
+                m->name);
+  for (uint32_t i = 0; i < a->nlfix; i++) {
+    fixup *f = &a->lfix[i];
+    uint32_t j = 0;
+    while (j < a->nlabels && strcmp(a->labels[j].name, f->sym)) j++;
+    if (j == a->nlabels) return fail(a, f->line, "undefined label '%s'", f->sym);
+    m->code[f->insn].lit = a->labels[j].insn;
+  }
+  /* Registers are checked here, where .registers and .params are final. */
+  for (uint32_t i = 0; i < m->ncode; i++)
+    if (each_reg(a, &m->code[i], a->alines[i], rebase_reg)) return -1;
+  for (uint32_t i = 0; i < a->nlabels; i++) mvm_nfree(a->vm, a->labels[i].name);
+  for (uint32_t i = 0; i < a->nlfix; i++) mvm_nfree(a->vm, a->lfix[i].sym);
+  a->nlabels = a->nlfix = 0;
+  a->meth = NULL;
+  return 0;
+}
+
+static int parse_insn(asm_ctx *a, tok *t, int n) {
+  uint32_t op = 0;
+  while (op < MVM_OP_COUNT && strcmp(op_table[op].name, t[0].s)) op++;
+  if (op == MVM_OP_COUNT) return fail(a, a->line, "unknown instruction '%s'", t[0].s);
+  mvm_method *m = a->meth;
+  if (grow(a->vm, (void **)&m->code, &a->cap_code, m->ncode + 1, sizeof(mvm_insn)) ||
+      grow(a->vm, (void **)&a->alines, &a->cap_alines, m->ncode + 1, sizeof(int)))
+    return fail(a, a->line, "out of memory");
+  a->alines[m->ncode] = a->line;
+  mvm_insn *in = &m->code[m->ncode];
+  memset(in, 0, sizeof *in);
+  in->op = (uint8_t)op;
+  /* Without .line, an instruction maps to its own line in the .mvm file. */
+  in->line = a->cur_line >= 0 ? a->cur_line : a->line;
+  uint16_t *regs[3] = {&in->a, &in->b, &in->c};
+  int k = 0, i = 1, optional = 0;
+  for (const char *sig = op_table[op].sig; *sig; sig++) {
+    if (*sig == '?') {
+      optional = 1;
+      continue;
+    }
+    if (i >= n) {
+      if (optional) break;
+      return fail(a, a->line, "%s: missing operand (expects %s)", t[0].s, op_table[op].sig);
+    }
+    const char *s = t[i].s;
+    if (t[i].str && *sig != 's') return fail(a, a->line, "%s: unexpected string \"%s\"", t[0].s, s);
+    switch (*sig) {
+      case 'r':
+        if (parse_reg(a, s, regs[k++])) return -1;
+        in->nargs = (uint8_t)k;
+        break;
+      case 'i':
+        if (parse_int(s, &in->lit)) return fail(a, a->line, "%s: bad integer '%s'", t[0].s, s);
+        break;
+      case 's':
+        if (!t[i].str) return fail(a, a->line, "%s: expected a string literal, got '%s'", t[0].s, s);
+        if (!(in->ptr = mvm_nstrdup(a->vm, s))) return fail(a, a->line, "out of memory");
+        break;
+      case 'c': case 'f': case 'm':
+        if (*sig != 'c' && !strchr(s, '.'))
+          return fail(a, a->line, "%s: expected Class.%s, got '%s'", t[0].s,
+                      *sig == 'f' ? "field" : "method", s);
+        if (add_fixup(a, 1, *sig, s)) return -1;
+        break;
+      case 'L':
+        if (s[0] != ':' || !s[1]) return fail(a, a->line, "%s: expected a :label, got '%s'", t[0].s, s);
+        if (add_fixup(a, 0, 'L', s + 1)) return -1;
+        break;
+      case 't':
+        in->lit = type_letter(s);
+        break;
+      case '{':
+        if (strcmp(s, "{")) return fail(a, a->line, "%s: expected '{'", t[0].s);
+        for (i++; i < n && strcmp(t[i].s, "}"); i++) {
+          if (in->nargs == 5) return fail(a, a->line, "%s: more than 5 arguments", t[0].s);
+          if (parse_reg(a, t[i].s, &in->args[in->nargs++])) return -1;
+        }
+        if (i >= n) return fail(a, a->line, "%s: missing '}'", t[0].s);
+        break;
+    }
+    i++;
+  }
+  if (i < n) return fail(a, a->line, "%s: unexpected operand '%s'", t[0].s, t[i].s);
+  m->ncode++;
+  return 0;
+}
+
+static int parse_directive(asm_ctx *a, tok *t, int n) {
+  const char *d = t[0].s;
+  int64_t v;
+  if (!strcmp(d, ".end")) {
+    if (n == 2 && !strcmp(t[1].s, "method")) {
+      if (!a->meth) return fail(a, a->line, ".end method without .method");
+      return close_method(a, a->line);
+    }
+    if (n == 2 && !strcmp(t[1].s, "class")) {
+      if (a->meth) return fail(a, a->line, ".end class inside method %s", a->meth->name);
+      if (!a->cls) return fail(a, a->line, ".end class without .class");
+      a->cls = NULL;
+      return 0;
+    }
+    return fail(a, a->line, "expected '.end method' or '.end class'");
+  }
+  if (!strcmp(d, ".source")) {
+    if (n != 2 || !t[1].str) return fail(a, a->line, ".source expects a quoted file name");
+    if (a->cls) {
+      char *s = mvm_nstrdup(a->vm, t[1].s);
+      if (!s) return fail(a, a->line, "out of memory");
+      mvm_nfree(a->vm, a->cls->source);
+      a->cls->source = s;
+      return 0;
+    }
+    mvm_nfree(a->vm, a->source);
+    a->source = mvm_nstrdup(a->vm, t[1].s);
+    return a->source ? 0 : fail(a, a->line, "out of memory");
+  }
+  if (!strcmp(d, ".class")) {
+    if (a->meth) return fail(a, a->line, ".class inside method %s (missing .end method)", a->meth->name);
+    if (n != 2) return fail(a, a->line, ".class expects a name");
+    return open_class(a, t[1].s);
+  }
+  if (!strcmp(d, ".field") || !strcmp(d, ".static")) {
+    if (!a->cls || a->meth) return fail(a, a->line, "%s must be inside a class, outside methods", d);
+    if (n != 3) return fail(a, a->line, "%s expects a name and a type", d);
+    return add_field(a, t[1].s, t[2].s, d[1] == 's');
+  }
+  if (!strcmp(d, ".method")) {
+    if (!a->cls) return fail(a, a->line, ".method outside a class");
+    if (a->meth) return fail(a, a->line, ".method inside method %s (missing .end method)", a->meth->name);
+    if (n != 2) return fail(a, a->line, ".method expects a name");
+    return open_method(a, t[1].s);
+  }
+  if (strcmp(d, ".registers") && strcmp(d, ".params") && strcmp(d, ".line"))
+    return fail(a, a->line, "unknown directive '%s'", d);
+  if (!a->meth) return fail(a, a->line, "%s outside a method", d);
+  if (!strcmp(d, ".registers") || !strcmp(d, ".params")) {
+    if (n != 2 || parse_int(t[1].s, &v) || v < 0 || v > MAX_REGS)
+      return fail(a, a->line, "%s expects a count from 0 to %d", d, MAX_REGS);
+    if (a->meth->ncode) return fail(a, a->line, "%s must come before the first instruction", d);
+    if (d[1] == 'r') a->meth->nregs = (uint16_t)v;
+    else a->meth->nparams = (uint16_t)v;
+    return 0;
+  }
+  if (n != 2 || parse_int(t[1].s, &v) || v < 0 || v > INT32_MAX)
+    return fail(a, a->line, ".line expects a line number");
+  a->cur_line = (int32_t)v;
+  return 0;
+}
+
+static int parse_line(asm_ctx *a, const char *line) {
+  tok t[MAX_TOKENS];
+  int n;
+  if (tokenize(a, line, t, &n)) return -1;
+  if (!n) return 0;
+  if (t[0].str) return fail(a, a->line, "unexpected string");
+  if (t[0].s[0] == '.') return parse_directive(a, t, n);
+  if (!a->meth) return fail(a, a->line, "instruction '%s' outside a method", t[0].s);
+  if (t[0].s[0] == ':') {
+    if (n != 1 || !t[0].s[1]) return fail(a, a->line, "a label stands alone on its line");
+    for (uint32_t i = 0; i < a->nlabels; i++)
+      if (!strcmp(a->labels[i].name, t[0].s + 1)) return fail(a, a->line, "label '%s' defined twice", t[0].s);
+    if (grow(a->vm, (void **)&a->labels, &a->cap_labels, a->nlabels + 1, sizeof(label)))
+      return fail(a, a->line, "out of memory");
+    a->labels[a->nlabels].insn = a->meth->ncode;
+    if (!(a->labels[a->nlabels++].name = mvm_nstrdup(a->vm, t[0].s + 1))) return fail(a, a->line, "out of memory");
+    return 0;
+  }
+  return parse_insn(a, t, n);
+}
+
+static mvm_field *find_field(mvm_class *c, const char *name) {
+  for (uint32_t i = 0; i < c->nfields; i++)
+    if (!strcmp(c->fields[i].name, name)) return &c->fields[i];
+  return NULL;
+}
+
+static mvm_method *find_method(mvm_class *c, const char *name) {
+  for (uint32_t i = 0; i < c->nmethods; i++)
+    if (!strcmp(c->methods[i]->name, name)) return c->methods[i];
+  return NULL;
+}
+
+static int resolve(asm_ctx *a, fixup *f) {
+  mvm_insn *in = &f->m->code[f->insn];
+  char *dot = strrchr(f->sym, '.');
+  if (dot) *dot = '\0';
+  mvm_class *c = find_class(a, f->sym);
+  if (!c) return fail(a, f->line, "unknown class '%s'", f->sym);
+  if (f->kind == 'c') {
+    in->ptr = c;
+    return 0;
+  }
+  if (f->kind == 'f') {
+    mvm_field *fl = find_field(c, dot + 1);
+    if (!fl) return fail(a, f->line, "unknown field %s.%s", c->name, dot + 1);
+    int want_static = in->op == OP_SGET || in->op == OP_SPUT;
+    if (fl->is_static != want_static)
+      return fail(a, f->line, "%s.%s is %s field", c->name, fl->name,
+                  fl->is_static ? "a static" : "an instance");
+    in->ptr = fl;
+    return 0;
+  }
+  mvm_method *m = find_method(c, dot + 1);
+  if (!m) return fail(a, f->line, "unknown method %s.%s", c->name, dot + 1);
+  int given = in->op == OP_INVOKE ? in->nargs : in->nargs - 2;
+  if (given != m->nparams)
+    return fail(a, f->line, "%s.%s takes %u argument%s, %d given", c->name, m->name, m->nparams,
+                m->nparams == 1 ? "" : "s", given);
+  in->ptr = m;
+  return 0;
+}
+
+/* Reference slots, for the marker. */
+static int index_refs(mvm_vm *vm, mvm_class *c) {
+  c->iref = mvm_ncalloc(vm, c->nfields + 1, sizeof(uint32_t));
+  c->sref = mvm_ncalloc(vm, c->nfields + 1, sizeof(uint32_t));
+  if (!c->iref || !c->sref) return -1;
+  for (uint32_t i = 0; i < c->nfields; i++) {
+    mvm_field *f = &c->fields[i];
+    if (f->type != 'L') continue;
+    if (f->is_static) c->sref[c->nsref++] = f->slot;
+    else c->iref[c->niref++] = f->slot;
+  }
+  return 0;
+}
+
+static void free_class(mvm_vm *vm, mvm_class *c) {
+  for (uint32_t i = 0; i < c->nfields; i++) mvm_nfree(vm, c->fields[i].name);
+  for (uint32_t i = 0; i < c->nmethods; i++) {
+    mvm_method *m = c->methods[i];
+    for (uint32_t j = 0; j < m->ncode; j++)
+      if (m->code[j].op == OP_CONST_STRING) mvm_nfree(vm, m->code[j].ptr);
+    mvm_nfree(vm, m->code);
+    mvm_nfree(vm, m->name);
+    mvm_nfree(vm, m);
+  }
+  mvm_nfree(vm, c->methods);
+  mvm_nfree(vm, c->fields);
+  mvm_nfree(vm, c->iref);
+  mvm_nfree(vm, c->sref);
+  mvm_nfree(vm, c->name);
+  mvm_nfree(vm, c->source);
+  mvm_nfree(vm, c);
+}
+
+/* Adds a finished class to the VM and gives it its class object. */
+int mvm_define_class(mvm_vm *vm, mvm_class *c) {
+  if (!c->iref && index_refs(vm, c)) return -1;
+  uint32_t cap = vm->cap_classes;
+  if (grow(vm, (void **)&vm->classes, &cap, vm->nclasses + 1, sizeof c)) return -1;
+  vm->cap_classes = cap;
+  c->index = vm->nclasses;
+  if (!(c->obj = mvm_alloc_class_object(vm, c))) return -1;
+  vm->classes[vm->nclasses++] = c;
+  return 0;
+}
+
+void mvm_class_free(mvm_vm *vm, mvm_class *c) { free_class(vm, c); }
+
+static int assemble(asm_ctx *a, char *text) {
+  size_t longest = 0;
+  for (char *p = text; *p;) {
+    char *e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len > longest) longest = len;
+    p += len + (e ? 1 : 0);
+  }
+  if (!(a->scratch = malloc(longest * 2 + 2))) return fail(a, 0, "out of memory");
+  char *p = text;
+  for (a->line = 1; *p && !a->failed; a->line++) {
+    char *e = strchr(p, '\n');
+    if (e) *e = '\0';
+    parse_line(a, p);
+    if (!e) break;
+    p = e + 1;
+  }
+  free(a->scratch);
+  if (a->failed) return -1;
+  if (a->meth) return fail(a, a->line, "missing .end method for %s", a->meth->name);
+  for (uint32_t i = 0; i < a->ngfix; i++)
+    if (resolve(a, &a->gfix[i])) return -1;
+  for (uint32_t i = 0; i < a->nclasses; i++)
+    if (index_refs(a->vm, a->classes[i])) return fail(a, 0, "out of memory");
+  return 0;
+}
+
+int mvm_load_text(mvm_vm *vm, const char *filename, const char *text, char *err, size_t errlen) {
+  asm_ctx a = {.vm = vm, .file = filename, .err = err, .errlen = errlen};
+  char *copy = strdup(text);
+  int rc = copy ? assemble(&a, copy) : fail(&a, 0, "out of memory");
+  free(copy);
+  uint32_t defined = 0;
+  for (; rc == 0 && defined < a.nclasses; defined++)
+    if (mvm_define_class(vm, a.classes[defined]))
+      rc = fail(&a, 0, "heap too small for the class objects (raise -Xms/-Xmx)");
+  if (rc) {
+    /* Classes already defined have class objects the next collection reclaims once they leave
+     * vm->classes; undo them newest first. */
+    for (uint32_t i = defined; i > 0; i--) vm->nclasses--;
+    for (uint32_t i = 0; i < a.nclasses; i++) free_class(vm, a.classes[i]);
+  }
+  for (uint32_t i = 0; i < a.ngfix; i++) mvm_nfree(vm, a.gfix[i].sym);
+  for (uint32_t i = 0; i < a.nlfix; i++) mvm_nfree(vm, a.lfix[i].sym);
+  for (uint32_t i = 0; i < a.nlabels; i++) mvm_nfree(vm, a.labels[i].name);
+  mvm_nfree(vm, a.gfix);
+  mvm_nfree(vm, a.lfix);
+  mvm_nfree(vm, a.labels);
+  mvm_nfree(vm, a.alines);
+  mvm_nfree(vm, a.classes);
+  mvm_nfree(vm, a.source);
+  return rc;
+}
+
+int mvm_load_file(mvm_vm *vm, const char *path, char *err, size_t errlen) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, errlen, "%s:0: cannot open: %s", path, strerror(errno));
+    return -1;
+  }
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  for (;;) {
+    if (!buf) break;
+    n += fread(buf + n, 1, cap - n - 1, f);
+    if (n < cap - 1) break;
+    char *nb = realloc(buf, cap *= 2);
+    if (!nb) free(buf);
+    buf = nb;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!buf || bad) {
+    free(buf);
+    snprintf(err, errlen, "%s:0: cannot read file", path);
+    return -1;
+  }
+  buf[n] = '\0';
+  if (memchr(buf, '\0', n)) {
+    free(buf);
+    snprintf(err, errlen, "%s:0: not a text file (contains NUL bytes)", path);
+    return -1;
+  }
+  int rc = mvm_load_text(vm, path, buf, err, errlen);
+  free(buf);
+  return rc;
+}

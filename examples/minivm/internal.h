@@ -1,0 +1,269 @@
+/* Types shared by the minivm_core files. Not for the bridge or main.c: they use minivm.h.
+ *
+ * Lock order (outer first): thread_lock -> a thread's stack_lock; mon_lock -> stw_lock;
+ * heap.lock and native_lock are leaves. A thread never becomes RUNNING (which can block for a
+ * collection) while holding mon_lock, because the collector takes mon_lock to drop dead monitors. */
+#ifndef MINIVM_INTERNAL_H
+#define MINIVM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "minivm.h"
+
+/* A managed reference: (byte offset in the arena / 8) + 1, so 0 is null and a reference fits the
+ * 4-byte slots of an object array, as Dalvik's 32-bit references did. */
+typedef uint32_t mvm_ref;
+
+enum { MVM_PRIM = 0, MVM_REFTAG = 1 };         /* register tags: the GC's precise root map */
+
+/* Every block in the arena, free or not, starts with this 16-byte header. */
+typedef struct mvm_hdr {
+  uint32_t units;     /* block size in 8-byte units, header included */
+  uint8_t kind;       /* MVM_BLK_* */
+  uint8_t mark;       /* set by the marker, cleared by the sweep */
+  uint8_t elem;       /* arrays: element type letter (Z B C S I F J D L) */
+  uint8_t pad;
+  uint32_t klass;     /* objects: ref of the class object; free blocks: next free block's unit
+                         offset (0 ends the list: the list is address-ordered, so 0 never follows) */
+  uint32_t aux;       /* arrays: length; class objects: index in vm->classes */
+} mvm_hdr;
+
+enum { MVM_BLK_FREE, MVM_BLK_OBJECT, MVM_BLK_CLASS, MVM_BLK_ARRAY };
+#define MVM_UNIT 8u
+#define MVM_HDR_UNITS (sizeof(mvm_hdr) / MVM_UNIT)
+
+typedef struct mvm_field {
+  char *name;
+  char type;          /* Z B C S I F J D, or L for any reference */
+  int is_static;
+  uint32_t slot;
+  struct mvm_class *owner;      /* 8-byte slot after the header of the instance or the class object */
+} mvm_field;
+
+typedef struct mvm_insn {
+  uint8_t op;
+  uint8_t nargs;
+  uint16_t a, b, c;
+  int32_t line;
+  int64_t lit;        /* literal, branch target index, or array element type */
+  void *ptr;          /* resolved method, field, class or string */
+  uint16_t args[5];
+} mvm_insn;
+
+typedef struct mvm_method {
+  char *name;
+  struct mvm_class *owner;
+  uint16_t nregs, nparams;
+  mvm_insn *code;
+  uint32_t ncode;
+} mvm_method;
+
+typedef struct mvm_class {
+  char *name;
+  char *source;       /* file reported in stack frames */
+  mvm_field *fields;
+  uint32_t nfields, ninstance, nstatic;
+  uint32_t *iref, niref;   /* instance slots holding references: what the marker follows */
+  uint32_t *sref, nsref;   /* same for statics */
+  mvm_method **methods;
+  uint32_t nmethods;
+  uint32_t index;
+  mvm_ref obj;        /* the class object in the heap (holds the statics) */
+} mvm_class;
+
+typedef struct mvm_frame {
+  const mvm_method *m;
+  _Atomic uint32_t pc;     /* written by the owner each instruction, read by thread_stack */
+  uint32_t base;           /* first register in the thread's register file */
+} mvm_frame;
+
+#define MVM_MAX_FRAMES 256
+#define MVM_MAX_SLOTS 8192
+#define MVM_PINS 4
+enum { MVM_PIN_ARG = 0, MVM_PIN_STR = 1 };
+
+struct mvm_thread {
+  mvm_vm *vm;
+  uint32_t id;
+  _Atomic pid_t tid;
+  char *name;                 /* guarded by vm->thread_lock */
+  int daemon;
+  int interp;                 /* runs bytecode: counts for stop-the-world */
+  _Atomic int status;
+  int unsafe;                 /* counted in vm->running; guarded by vm->stw_lock */
+
+  pthread_mutex_t stack_lock; /* frame push/pop vs. thread_stack snapshots */
+  mvm_frame *frames;
+  uint32_t depth;
+  int64_t *regs;
+  uint8_t *tags;
+  int64_t ret;
+  uint8_t ret_tag;
+  /* Roots that are not in registers: the start argument until the thread copied it, objects
+   * half-built across a second allocation. Touched only by the owner or with the world stopped. */
+  mvm_ref pins[MVM_PINS];     /* [MVM_PIN_ARG] start argument, [MVM_PIN_STR] a string's bytes */
+
+  const mvm_method *entry;
+  int64_t start_arg;
+  uint8_t start_tag;
+  pthread_t pthread;
+
+  uint64_t rng;               /* rand-int state */
+  int notified;               /* monitor wait bookkeeping, guarded by vm->mon_lock */
+  struct mvm_thread *wait_next;
+  struct mvm_thread *next;    /* thread list */
+};
+
+typedef struct mvm_monitor {
+  mvm_ref obj;
+  mvm_thread *owner;
+  uint32_t count;
+  pthread_cond_t enter_cond;   /* owner left */
+  pthread_cond_t wait_cond;    /* notify */
+  mvm_thread *waiters;
+  struct mvm_monitor *next;
+} mvm_monitor;
+
+#define MVM_MON_BUCKETS 256
+
+typedef struct mvm_heap {
+  uint8_t *base;               /* mmap'd reservation of max bytes */
+  size_t max, footprint;
+  uint32_t free_head;          /* unit offset + 1 of the first free block, 0 = none */
+  uint64_t allocated_bytes, allocated_objects;
+  uint64_t gc_count;
+  int marked_phase;            /* between mark and sweep: unmarked blocks read as free */
+  pthread_mutex_t lock;
+} mvm_heap;
+
+struct mvm_vm {
+  mvm_config cfg;
+  mvm_hooks hooks;
+
+  pthread_mutex_t native_lock;
+  struct mvm_nblock *native_head;
+  uint64_t native_bytes, native_count;
+
+  mvm_heap heap;
+
+  mvm_class **classes;
+  uint32_t nclasses, cap_classes;
+  mvm_class *string_class, *object_class;
+
+  pthread_mutex_t thread_lock;
+  pthread_cond_t thread_cond;   /* a thread left the list */
+  mvm_thread *threads;
+  uint32_t next_id;
+
+  pthread_mutex_t stw_lock;
+  pthread_cond_t stw_cond;      /* running dropped to 0 */
+  pthread_cond_t resume_cond;   /* the world resumed */
+  _Atomic int stw_req;          /* polled at safepoints */
+  int stw_active;
+  int running;                  /* interpreter threads not at a safepoint */
+
+  pthread_mutex_t mon_lock;
+  mvm_monitor *mon[MVM_MON_BUCKETS];
+
+  pthread_mutex_t gc_lock;
+  pthread_cond_t gc_cond, gc_done_cond;
+  int gc_pending;
+  mvm_gc_reason gc_why;
+  uint64_t gc_started, gc_finished;
+  pthread_t gc_pthread;
+  int gc_running;               /* the daemon was started */
+  int gc_stop;                  /* tells the daemon to exit (after every interpreter thread) */
+  mvm_thread *gc_thread;
+
+  pthread_mutex_t sleep_lock;   /* sleep/native wait here so shutdown can wake them */
+  pthread_cond_t sleep_cond;
+  _Atomic int shutdown;
+  _Atomic int exit_status;      /* -1 until an exit instruction ran */
+  pthread_mutex_t out_lock;     /* keeps print lines whole */
+};
+
+/* vm.c: tracked native memory (counted in the native heap DDM shows). Abort-free: NULL on failure. */
+void *mvm_nalloc(mvm_vm *vm, size_t n);
+void *mvm_ncalloc(mvm_vm *vm, size_t n, size_t size);
+char *mvm_nstrdup(mvm_vm *vm, const char *s);
+void mvm_nfree(mvm_vm *vm, void *p);
+void mvm_log(mvm_vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sleeps up to ms, waking early at shutdown. Returns 0, or -1 at shutdown. */
+int mvm_sleep_ms(mvm_vm *vm, int64_t ms);
+int64_t mvm_now_ms(void);
+mvm_class *mvm_find_class(mvm_vm *vm, const char *name);
+/* Sets the shutdown flag and wakes every blocking wait so interpreter threads unwind. */
+void mvm_request_shutdown(mvm_vm *vm);
+
+/* heap.c */
+static inline mvm_hdr *mvm_deref(const mvm_vm *vm, mvm_ref r) {
+  return (mvm_hdr *)(vm->heap.base + ((size_t)(r - 1) * MVM_UNIT));
+}
+static inline mvm_ref mvm_ref_of(const mvm_vm *vm, const mvm_hdr *h) {
+  return (mvm_ref)(((const uint8_t *)h - vm->heap.base) / MVM_UNIT + 1);
+}
+static inline int64_t *mvm_slots(mvm_hdr *h) { return (int64_t *)(h + 1); }
+int mvm_heap_init(mvm_vm *vm, char *err, size_t errlen);
+void mvm_heap_destroy(mvm_vm *vm);
+/* Allocation from an interpreter thread (t may be NULL at load time): first fit, then a
+ * collection, then growth. 0 means out of memory. Zeroed payload. */
+mvm_ref mvm_alloc_object(mvm_thread *t, mvm_class *c);
+mvm_ref mvm_alloc_array(mvm_thread *t, char elem, int32_t length);
+mvm_ref mvm_alloc_class_object(mvm_vm *vm, mvm_class *c);
+mvm_ref mvm_new_string(mvm_thread *t, const char *utf8, size_t n);
+size_t mvm_elem_size(char elem);
+/* The collector proper; the caller (GC daemon) has stopped the world. */
+void mvm_heap_collect(mvm_vm *vm, mvm_gc_reason why);
+
+/* thread.c */
+mvm_thread *mvm_thread_new(mvm_vm *vm, const char *name, int daemon, int interp);
+void mvm_thread_free(mvm_thread *t);
+void mvm_thread_register(mvm_thread *t, mvm_status initial);
+void mvm_thread_unregister(mvm_thread *t);
+void mvm_thread_bind(mvm_thread *t);        /* sets self and OS tid */
+void mvm_set_status(mvm_thread *t, mvm_status s);
+/* Parks t while the world is stopped. Returns 0, or -1 when the VM is shutting down. */
+int mvm_safepoint(mvm_thread *t);
+void mvm_world_stop(mvm_vm *vm);
+void mvm_world_resume(mvm_vm *vm);
+/* Starts an interpreter thread running m (with one argument if m takes one). Returns its id or 0. */
+uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, const mvm_method *m,
+                          int64_t arg, uint8_t tag);
+int mvm_thread_join(mvm_thread *self, uint32_t id);
+void mvm_thread_rename(mvm_thread *t, const char *name);
+/* Block until no non-daemon interpreter thread / no interpreter thread at all remains. */
+void mvm_wait_nondaemon(mvm_vm *vm);
+void mvm_wait_interp_exit(mvm_vm *vm);
+/* Allocates the interpreter stack of t (frames, registers, tags). */
+int mvm_thread_init_stack(mvm_thread *t);
+
+/* monitor.c: each returns 0 or -1 with the error message in msg (IllegalMonitorState...). */
+int mvm_monitor_enter(mvm_thread *t, mvm_ref obj);
+int mvm_monitor_exit(mvm_thread *t, mvm_ref obj, const char **msg);
+int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char **msg);
+int mvm_monitor_notify(mvm_thread *t, mvm_ref obj, int all, const char **msg);
+void mvm_monitor_release_all(mvm_thread *t);
+void mvm_monitor_sweep(mvm_vm *vm);          /* world stopped, after mark */
+void mvm_monitor_wake_all(mvm_vm *vm);       /* shutdown */
+void mvm_monitor_free_all(mvm_vm *vm);
+
+/* interp.c: runs m with args on t until it returns. Returns 0, or -1 after an uncaught error
+ * (already reported on stderr). ret/ret_tag hold the result. */
+int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const uint8_t *tags,
+               int nargs);
+
+/* asm.c: adds a finished class (the built-ins too) and allocates its class object. */
+int mvm_define_class(mvm_vm *vm, mvm_class *c);
+void mvm_class_free(mvm_vm *vm, mvm_class *c);
+typedef enum mvm_op {
+#define MVM_OP(name, str, sig) name,
+#include "ops.def"
+#undef MVM_OP
+  MVM_OP_COUNT
+} mvm_op;
+
+#endif

@@ -1,0 +1,465 @@
+/* The interpreter: one switch loop per thread, Dalvik-style registers, no C recursion for calls.
+ *
+ * Registers are 64-bit slots with a parallel tag byte (number or reference) that the collector
+ * uses as an exact root map, so every instruction that writes a register also writes its tag,
+ * and instructions that need a reference check for one: a number can never be followed as a
+ * pointer. Integers are 64-bit. The thread polls for a safepoint before every instruction and
+ * publishes its pc in the frame so the debugger can read a stack without stopping it. An error
+ * (Java would throw) prints the message and the stack, and ends the thread. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static void report(mvm_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(mvm_thread *t, const char *fmt, ...) {
+  mvm_vm *vm = t->vm;
+  if (atomic_load(&vm->shutdown)) return;   /* unwinding for exit: not an error */
+  char buf[4096];
+  int n = snprintf(buf, sizeof buf, "minivm: thread \"%s\" (id %u) died: ", t->name, t->id);
+  va_list ap;
+  va_start(ap, fmt);
+  n += vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+  va_end(ap);
+  for (uint32_t i = t->depth; i > 0 && n < (int)sizeof buf - 2; i--) {
+    const mvm_frame *f = &t->frames[i - 1];
+    const mvm_method *m = f->m;
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "\nminivm:     at %s.%s(%s:%d)", m->owner->name,
+                  m->name, m->owner->source, m->code[atomic_load(&f->pc)].line);
+  }
+  pthread_mutex_lock(&vm->out_lock);
+  fflush(stdout);
+  fprintf(stderr, "%.*s\n", (int)sizeof buf, buf);
+  pthread_mutex_unlock(&vm->out_lock);
+}
+
+static int push_frame(mvm_thread *t, const mvm_method *m) {
+  uint32_t base = 0;
+  if (t->depth) {
+    const mvm_frame *top = &t->frames[t->depth - 1];
+    base = top->base + top->m->nregs;
+  }
+  if (t->depth == MVM_MAX_FRAMES || base + m->nregs > MVM_MAX_SLOTS) return -1;
+  memset(t->regs + base, 0, m->nregs * sizeof *t->regs);
+  memset(t->tags + base, MVM_PRIM, m->nregs);
+  pthread_mutex_lock(&t->stack_lock);
+  mvm_frame *f = &t->frames[t->depth];
+  f->m = m;
+  f->base = base;
+  atomic_store_explicit(&f->pc, 0, memory_order_relaxed);
+  t->depth++;
+  pthread_mutex_unlock(&t->stack_lock);
+  return 0;
+}
+
+static void pop_frames(mvm_thread *t, uint32_t depth) {
+  pthread_mutex_lock(&t->stack_lock);
+  t->depth = depth;
+  pthread_mutex_unlock(&t->stack_lock);
+}
+
+static int is_string(mvm_vm *vm, mvm_ref r) {
+  mvm_hdr *h = mvm_deref(vm, r);
+  return h->kind == MVM_BLK_OBJECT && h->klass == vm->string_class->obj;
+}
+
+/* The UTF-8 bytes of String r. */
+static size_t string_bytes(mvm_vm *vm, mvm_ref r, const char **p) {
+  mvm_ref v = (mvm_ref)mvm_slots(mvm_deref(vm, r))[0];
+  if (!v) {
+    *p = "";
+    return 0;
+  }
+  mvm_hdr *a = mvm_deref(vm, v);
+  *p = (const char *)(a + 1);
+  return a->aux;
+}
+
+/* Copies String r into buf as a C string, cut at cap-1 bytes. */
+static void string_copy(mvm_vm *vm, mvm_ref r, char *buf, size_t cap) {
+  const char *p;
+  size_t n = string_bytes(vm, r, &p);
+  if (n >= cap) n = cap - 1;
+  memcpy(buf, p, n);
+  buf[n] = '\0';
+}
+
+static const char *elem_name(char e) {
+  switch (e) {
+    case 'Z': return "boolean"; case 'B': return "byte"; case 'C': return "char";
+    case 'S': return "short";   case 'I': return "int";  case 'F': return "float";
+    case 'J': return "long";    case 'D': return "double";
+    default: return "Object";
+  }
+}
+
+static void print_value(mvm_thread *t, int64_t v, uint8_t tag, int newline) {
+  mvm_vm *vm = t->vm;
+  char tmp[160];
+  const char *p = tmp;
+  size_t n;
+  if (tag != MVM_REFTAG) {
+    n = (size_t)snprintf(tmp, sizeof tmp, "%" PRId64, v);
+  } else if (!v) {
+    p = "null";
+    n = 4;
+  } else if (is_string(vm, (mvm_ref)v)) {
+    n = string_bytes(vm, (mvm_ref)v, &p);
+  } else {
+    mvm_hdr *h = mvm_deref(vm, (mvm_ref)v);
+    if (h->kind == MVM_BLK_ARRAY)
+      n = (size_t)snprintf(tmp, sizeof tmp, "%s[%u]@%x", elem_name((char)h->elem), h->aux, (unsigned)v);
+    else if (h->kind == MVM_BLK_CLASS)
+      n = (size_t)snprintf(tmp, sizeof tmp, "class %s", vm->classes[h->aux]->name);
+    else
+      n = (size_t)snprintf(tmp, sizeof tmp, "%.100s@%x", vm->classes[mvm_deref(vm, h->klass)->aux]->name,
+                           (unsigned)v);
+  }
+  pthread_mutex_lock(&vm->out_lock);
+  fwrite(p, 1, n, stdout);
+  if (newline) fputc('\n', stdout);
+  pthread_mutex_unlock(&vm->out_lock);
+}
+
+/* Java's narrowing: what a store into a field or element of this type keeps. */
+static int64_t narrow(char type, int64_t v) {
+  switch (type) {
+    case 'Z': return (uint8_t)v;
+    case 'B': return (int8_t)v;
+    case 'C': return (uint16_t)v;
+    case 'S': return (int16_t)v;
+    case 'I': case 'F': return (int32_t)v;
+    default: return v;
+  }
+}
+
+static int64_t load_elem(const mvm_hdr *a, uint32_t i) {
+  const void *d = a + 1;
+  switch (a->elem) {
+    case 'Z': return ((const uint8_t *)d)[i];
+    case 'B': return ((const int8_t *)d)[i];
+    case 'C': return ((const uint16_t *)d)[i];
+    case 'S': return ((const int16_t *)d)[i];
+    case 'J': case 'D': return ((const int64_t *)d)[i];
+    case 'L': return ((const uint32_t *)d)[i];
+    default: return ((const int32_t *)d)[i];
+  }
+}
+
+static void store_elem(mvm_hdr *a, uint32_t i, int64_t v) {
+  void *d = a + 1;
+  switch (a->elem) {
+    case 'Z': case 'B': ((uint8_t *)d)[i] = (uint8_t)v; break;
+    case 'C': case 'S': ((uint16_t *)d)[i] = (uint16_t)v; break;
+    case 'J': case 'D': ((int64_t *)d)[i] = v; break;
+    default: ((uint32_t *)d)[i] = (uint32_t)v; break;   /* I F L */
+  }
+}
+
+static uint64_t next_rand(mvm_thread *t) {   /* xorshift64* */
+  uint64_t x = t->rng;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  t->rng = x;
+  return x * 2685821657736338717ull;
+}
+
+static int64_t arith(int op, int64_t x, int64_t y) {
+  uint64_t ux = (uint64_t)x, uy = (uint64_t)y;   /* wrap like Java, without C's signed overflow */
+  switch (op) {
+    case OP_ADD: return (int64_t)(ux + uy);
+    case OP_SUB: return (int64_t)(ux - uy);
+    case OP_MUL: return (int64_t)(ux * uy);
+    case OP_DIV: return (x == INT64_MIN && y == -1) ? x : x / y;
+    case OP_REM: return (x == INT64_MIN && y == -1) ? 0 : x % y;
+    case OP_AND: return x & y;
+    case OP_OR: return x | y;
+    case OP_XOR: return x ^ y;
+    case OP_SHL: return (int64_t)(ux << (y & 63));
+    default: return x >> (y & 63);   /* OP_SHR: arithmetic, as gcc and clang define it */
+  }
+}
+
+static int waitdbg(mvm_thread *t) {
+  mvm_vm *vm = t->vm;
+  mvm_set_status(t, MVM_TS_VMWAIT);
+  /* Poll in slices so an exit elsewhere in the program is noticed. */
+  while (vm->hooks.wait_for_debugger && !atomic_load(&vm->shutdown) &&
+         vm->hooks.wait_for_debugger(vm->hooks.ud, 250) != 0) {
+  }
+  mvm_set_status(t, MVM_TS_RUNNING);
+  return atomic_load(&vm->shutdown) ? -1 : 0;
+}
+
+#define FAIL(...)        \
+  do {                   \
+    report(t, __VA_ARGS__); \
+    goto unwind;         \
+  } while (0)
+#define SETP(r, v) (regs[r] = (v), tags[r] = MVM_PRIM)
+#define SETR(r, v) (regs[r] = (int64_t)(v), tags[r] = MVM_REFTAG)
+#define NUM(r)                                                            \
+  do {                                                                    \
+    if (tags[r] == MVM_REFTAG) FAIL("VerifyError: v%u holds a reference, not a number", (unsigned)(r)); \
+  } while (0)
+/* A non-null reference in register r. */
+#define OBJ(r)                                                                            \
+  do {                                                                                    \
+    if (tags[r] != MVM_REFTAG && regs[r]) FAIL("VerifyError: v%u holds a number, not a reference", (unsigned)(r)); \
+    if (!regs[r]) FAIL("NullPointerException: v%u is null", (unsigned)(r));              \
+  } while (0)
+#define OOM(bytes)                                                                                 \
+  FAIL("OutOfMemoryError: failed to allocate %zu bytes (heap %" PRIu64 "K used of %zuK max)", \
+       (size_t)(bytes), vm->heap.allocated_bytes >> 10, vm->heap.max >> 10)
+#define LOAD()                         \
+  do {                                 \
+    f = &t->frames[t->depth - 1];      \
+    code = f->m->code;                 \
+    regs = t->regs + f->base;          \
+    tags = t->tags + f->base;          \
+  } while (0)
+
+int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const uint8_t *atags,
+               int nargs) {
+  mvm_vm *vm = t->vm;
+  const uint32_t floor = t->depth;
+  if (push_frame(t, m)) {
+    report(t, "StackOverflowError");
+    return -1;
+  }
+  mvm_frame *f;
+  const mvm_insn *code;
+  int64_t *regs;
+  uint8_t *tags;
+  LOAD();
+  for (int i = 0; i < nargs; i++) {
+    regs[m->nregs - nargs + i] = args[i];
+    tags[m->nregs - nargs + i] = atags[i];
+  }
+  t->pins[MVM_PIN_ARG] = 0;   /* the arguments are rooted in registers now */
+  uint32_t pc = 0;
+  char name[256];
+  const char *msg;
+
+  for (;;) {
+    if (atomic_load_explicit(&vm->stw_req, memory_order_acquire) && mvm_safepoint(t)) goto unwind;
+    const mvm_insn *in = &code[pc];
+    atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
+    switch ((mvm_op)in->op) {
+      case OP_NOP: break;
+      case OP_CONST: SETP(in->a, in->lit); break;
+      case OP_CONST_STRING: {
+        mvm_ref s = mvm_new_string(t, in->ptr, strlen(in->ptr));
+        if (!s) OOM(strlen(in->ptr) + 48);
+        SETR(in->a, s);
+        break;
+      }
+      case OP_MOVE: regs[in->a] = regs[in->b]; tags[in->a] = tags[in->b]; break;
+      case OP_MOVE_RESULT: regs[in->a] = t->ret; tags[in->a] = t->ret_tag; t->ret_tag = MVM_PRIM; break;
+      case OP_RETURN: case OP_RETURN_VOID:
+        t->ret = in->op == OP_RETURN ? regs[in->a] : 0;
+        t->ret_tag = in->op == OP_RETURN ? tags[in->a] : MVM_PRIM;
+        pop_frames(t, t->depth - 1);
+        if (t->depth == floor) return 0;
+        LOAD();
+        pc = atomic_load_explicit(&f->pc, memory_order_relaxed) + 1;
+        continue;
+      case OP_GOTO: pc = (uint32_t)in->lit; continue;
+      case OP_IF_EQ: case OP_IF_NE: case OP_IF_LT: case OP_IF_GE: case OP_IF_GT: case OP_IF_LE:
+      case OP_IF_EQZ: case OP_IF_NEZ: case OP_IF_LTZ: case OP_IF_GEZ: case OP_IF_GTZ: case OP_IF_LEZ: {
+        int zero = in->op >= OP_IF_EQZ;
+        int64_t x = regs[in->a], y = zero ? 0 : regs[in->b];
+        int64_t c = x < y ? -1 : x > y;
+        int kind = (in->op - (zero ? OP_IF_EQZ : OP_IF_EQ));   /* eq ne lt ge gt le */
+        static const int8_t want[6][3] = {{0, 1, 0}, {1, 0, 1}, {1, 0, 0}, {0, 1, 1}, {0, 0, 1}, {1, 1, 0}};
+        if (want[kind][c + 1]) {
+          pc = (uint32_t)in->lit;
+          continue;
+        }
+        break;
+      }
+      case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_REM:
+      case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
+        NUM(in->b);
+        NUM(in->c);
+        if ((in->op == OP_DIV || in->op == OP_REM) && regs[in->c] == 0) FAIL("ArithmeticException: divide by zero");
+        SETP(in->a, arith(in->op, regs[in->b], regs[in->c]));
+        break;
+      case OP_ADD_LIT: case OP_SUB_LIT: case OP_MUL_LIT: case OP_DIV_LIT: case OP_REM_LIT:
+      case OP_AND_LIT: case OP_OR_LIT: case OP_XOR_LIT: case OP_SHL_LIT: case OP_SHR_LIT:
+        NUM(in->b);
+        if ((in->op == OP_DIV_LIT || in->op == OP_REM_LIT) && in->lit == 0) FAIL("ArithmeticException: divide by zero");
+        SETP(in->a, arith(in->op - OP_ADD_LIT + OP_ADD, regs[in->b], in->lit));
+        break;
+      case OP_NEG: NUM(in->b); SETP(in->a, (int64_t)(0 - (uint64_t)regs[in->b])); break;
+      case OP_CMP:
+        NUM(in->b);
+        NUM(in->c);
+        SETP(in->a, regs[in->b] < regs[in->c] ? -1 : regs[in->b] > regs[in->c]);
+        break;
+      case OP_RAND:
+        NUM(in->b);
+        if (regs[in->b] <= 0) FAIL("IllegalArgumentException: rand-int bound %" PRId64 " is not positive", regs[in->b]);
+        SETP(in->a, (int64_t)(next_rand(t) % (uint64_t)regs[in->b]));
+        break;
+      case OP_NEW_INSTANCE: {
+        mvm_class *c = in->ptr;
+        mvm_ref r = mvm_alloc_object(t, c);
+        if (!r) OOM(sizeof(mvm_hdr) + 8 * c->ninstance);
+        SETR(in->a, r);
+        break;
+      }
+      case OP_NEW_ARRAY: {
+        NUM(in->b);
+        int64_t len = regs[in->b];
+        if (len < 0) FAIL("NegativeArraySizeException: %" PRId64, len);
+        size_t bytes = sizeof(mvm_hdr) + (size_t)len * mvm_elem_size((char)in->lit);
+        mvm_ref r = len > INT32_MAX ? 0 : mvm_alloc_array(t, (char)in->lit, (int32_t)len);
+        if (!r) OOM(bytes);
+        SETR(in->a, r);
+        break;
+      }
+      case OP_ARRAY_LENGTH: case OP_AGET: case OP_APUT: {
+        uint32_t areg = in->b;
+        OBJ(areg);
+        mvm_hdr *a = mvm_deref(vm, (mvm_ref)regs[areg]);
+        if (a->kind != MVM_BLK_ARRAY) FAIL("VerifyError: v%u is not an array", areg);
+        if (in->op == OP_ARRAY_LENGTH) {
+          SETP(in->a, a->aux);
+          break;
+        }
+        NUM(in->c);
+        int64_t i = regs[in->c];
+        if (i < 0 || i >= a->aux) FAIL("ArrayIndexOutOfBoundsException: index %" PRId64 ", length %u", i, a->aux);
+        if (in->op == OP_AGET) {
+          regs[in->a] = load_elem(a, (uint32_t)i);
+          tags[in->a] = a->elem == 'L' ? MVM_REFTAG : MVM_PRIM;
+        } else {
+          int is_ref = tags[in->a] == MVM_REFTAG;
+          if (a->elem == 'L' ? (!is_ref && regs[in->a]) : is_ref)
+            FAIL("ArrayStoreException: %s into %s[]", is_ref ? "reference" : "number", elem_name((char)a->elem));
+          store_elem(a, (uint32_t)i, regs[in->a]);
+        }
+        break;
+      }
+      case OP_IGET: case OP_IPUT: case OP_SGET: case OP_SPUT: {
+        mvm_field *fl = in->ptr;
+        mvm_hdr *o;
+        if (in->op == OP_IGET || in->op == OP_IPUT) {
+          OBJ(in->b);
+          o = mvm_deref(vm, (mvm_ref)regs[in->b]);
+          if (o->kind != MVM_BLK_OBJECT || o->klass != fl->owner->obj)
+            FAIL("ClassCastException: v%u is not a %s (field %s)", in->b, fl->owner->name, fl->name);
+        } else {
+          o = mvm_deref(vm, fl->owner->obj);
+        }
+        int64_t *slot = &mvm_slots(o)[fl->slot];
+        if (in->op == OP_IGET || in->op == OP_SGET) {
+          regs[in->a] = *slot;
+          tags[in->a] = fl->type == 'L' ? MVM_REFTAG : MVM_PRIM;
+        } else {
+          int is_ref = tags[in->a] == MVM_REFTAG;
+          if (fl->type == 'L' ? (!is_ref && regs[in->a]) : is_ref)
+            FAIL("VerifyError: storing a %s into %s field %s.%s", is_ref ? "reference" : "number",
+                 fl->type == 'L' ? "reference" : "numeric", fl->owner->name, fl->name);
+          *slot = fl->type == 'L' ? regs[in->a] : narrow(fl->type, regs[in->a]);
+        }
+        break;
+      }
+      case OP_INVOKE: {
+        const mvm_method *callee = in->ptr;
+        int64_t av[5];
+        uint8_t at[5];
+        for (int i = 0; i < in->nargs; i++) {
+          av[i] = regs[in->args[i]];
+          at[i] = tags[in->args[i]];
+        }
+        if (push_frame(t, callee)) FAIL("StackOverflowError: %u frames deep", t->depth);
+        LOAD();
+        for (int i = 0; i < in->nargs; i++) {
+          regs[callee->nregs - in->nargs + i] = av[i];
+          tags[callee->nregs - in->nargs + i] = at[i];
+        }
+        pc = 0;
+        continue;
+      }
+      case OP_PRINT: case OP_PRINTLN:
+        print_value(t, regs[in->a], tags[in->a], in->op == OP_PRINTLN);
+        break;
+      case OP_START_THREAD: case OP_START_DAEMON: {
+        OBJ(in->b);
+        if (!is_string(vm, (mvm_ref)regs[in->b])) FAIL("VerifyError: thread name in v%u is not a String", in->b);
+        string_copy(vm, (mvm_ref)regs[in->b], name, sizeof name);
+        int has_arg = in->nargs == 3;
+        uint32_t id = mvm_thread_spawn(t, name, in->op == OP_START_DAEMON, in->ptr, has_arg ? regs[in->c] : 0,
+                                       has_arg ? tags[in->c] : MVM_PRIM);
+        if (!id) FAIL("OutOfMemoryError: cannot start thread \"%s\"", name);
+        SETP(in->a, id);
+        break;
+      }
+      case OP_JOIN:
+        NUM(in->a);
+        if (regs[in->a] == t->id) FAIL("IllegalThreadStateException: a thread cannot join itself");
+        if (mvm_thread_join(t, (uint32_t)regs[in->a])) goto unwind;
+        break;
+      case OP_CURRENT_THREAD: SETP(in->a, t->id); break;
+      case OP_SET_THREAD_NAME: case OP_SET_APP_NAME:
+        OBJ(in->a);
+        if (!is_string(vm, (mvm_ref)regs[in->a])) FAIL("VerifyError: v%u is not a String", in->a);
+        string_copy(vm, (mvm_ref)regs[in->a], name, sizeof name);
+        if (in->op == OP_SET_THREAD_NAME) mvm_thread_rename(t, name);
+        else if (vm->hooks.app_name) vm->hooks.app_name(vm->hooks.ud, name);
+        break;
+      case OP_SLEEP: case OP_NATIVE:
+        NUM(in->a);
+        mvm_set_status(t, in->op == OP_SLEEP ? MVM_TS_SLEEPING : MVM_TS_NATIVE);
+        mvm_sleep_ms(vm, regs[in->a]);
+        mvm_set_status(t, MVM_TS_RUNNING);
+        if (atomic_load(&vm->shutdown)) goto unwind;
+        break;
+      case OP_MONITOR_ENTER:
+        OBJ(in->a);
+        if (mvm_monitor_enter(t, (mvm_ref)regs[in->a])) FAIL("OutOfMemoryError: no memory for a monitor");
+        break;
+      case OP_MONITOR_EXIT: case OP_NOTIFY: case OP_NOTIFY_ALL: case OP_WAIT: {
+        OBJ(in->a);
+        mvm_ref o = (mvm_ref)regs[in->a];
+        int rc;
+        msg = NULL;
+        if (in->op == OP_MONITOR_EXIT) {
+          rc = mvm_monitor_exit(t, o, &msg);
+        } else if (in->op == OP_WAIT) {
+          if (in->nargs == 2) NUM(in->b);
+          rc = mvm_monitor_wait(t, o, in->nargs == 2 ? regs[in->b] : 0, &msg);
+        } else {
+          rc = mvm_monitor_notify(t, o, in->op == OP_NOTIFY_ALL, &msg);
+        }
+        if (rc) {
+          if (msg) FAIL("%s", msg);
+          goto unwind;
+        }
+        break;
+      }
+      case OP_GC:
+        if (mvm_gc_request(vm, MVM_GC_EXPLICIT, 1)) goto unwind;
+        break;
+      case OP_WAIT_FOR_DEBUGGER:
+        if (waitdbg(t)) goto unwind;
+        break;
+      case OP_TIME_MS: SETP(in->a, mvm_now_ms()); break;
+      case OP_EXIT:
+        NUM(in->a);
+        atomic_store(&vm->exit_status, (int)(regs[in->a] & 0xff));
+        mvm_request_shutdown(vm);
+        goto unwind;
+      case MVM_OP_COUNT: break;
+    }
+    pc++;
+  }
+unwind:
+  pop_frames(t, floor);
+  t->ret_tag = MVM_PRIM;
+  return -1;
+}

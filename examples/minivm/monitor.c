@@ -1,0 +1,205 @@
+/* Object monitors: monitor-enter/exit, wait, notify, notify-all.
+ *
+ * A monitor is created the first time an object is locked and lives in a hash table keyed by
+ * the object's reference (objects never move), under one VM-wide mutex: minivm programs have a
+ * handful of contended locks, so a fat lock per object and a global table are plenty. The
+ * collector drops the monitors of dead objects after marking. Blocking paths first switch the
+ * thread to a safe status (MONITOR, WAIT, SLEEPING) so a collection never waits for them, and only
+ * become RUNNING again after releasing mon_lock (see the lock order in internal.h). */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static unsigned bucket(mvm_ref obj) { return (obj * 2654435761u) >> 24; }
+
+static mvm_monitor *lookup(mvm_vm *vm, mvm_ref obj, int create) {
+  mvm_monitor **head = &vm->mon[bucket(obj) % MVM_MON_BUCKETS];
+  for (mvm_monitor *m = *head; m; m = m->next)
+    if (m->obj == obj) return m;
+  if (!create) return NULL;
+  mvm_monitor *m = mvm_ncalloc(vm, 1, sizeof *m);
+  if (!m) return NULL;
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&m->enter_cond, NULL);
+  pthread_cond_init(&m->wait_cond, &ca);
+  pthread_condattr_destroy(&ca);
+  m->obj = obj;
+  m->next = *head;
+  *head = m;
+  return m;
+}
+
+static void destroy(mvm_vm *vm, mvm_monitor *m) {
+  pthread_cond_destroy(&m->enter_cond);
+  pthread_cond_destroy(&m->wait_cond);
+  mvm_nfree(vm, m);
+}
+
+/* With mon_lock held and t already in a safe status: waits for the owner to leave. */
+static int acquire_slow(mvm_vm *vm, mvm_thread *t, mvm_monitor *m, uint32_t count) {
+  while (m->owner && !atomic_load(&vm->shutdown)) pthread_cond_wait(&m->enter_cond, &vm->mon_lock);
+  if (m->owner) return -1;
+  m->owner = t;
+  m->count = count;
+  return 0;
+}
+
+int mvm_monitor_enter(mvm_thread *t, mvm_ref obj) {
+  mvm_vm *vm = t->vm;
+  pthread_mutex_lock(&vm->mon_lock);
+  mvm_monitor *m = lookup(vm, obj, 1);
+  if (m && (m->owner == t || !m->owner)) {
+    m->owner = t;
+    m->count++;
+    pthread_mutex_unlock(&vm->mon_lock);
+    return 0;
+  }
+  pthread_mutex_unlock(&vm->mon_lock);
+  if (!m) return -1;
+  mvm_set_status(t, MVM_TS_MONITOR);
+  pthread_mutex_lock(&vm->mon_lock);
+  /* A collection may have run meanwhile, but the object is live in our register, so its
+   * monitor was kept; create-if-missing only guards that reasoning. */
+  m = lookup(vm, obj, 1);
+  int rc = m ? acquire_slow(vm, t, m, 1) : -1;
+  pthread_mutex_unlock(&vm->mon_lock);
+  if (rc == 0) mvm_set_status(t, MVM_TS_RUNNING);
+  return rc;
+}
+
+static mvm_monitor *owned(mvm_thread *t, mvm_ref obj, const char **msg) {
+  mvm_monitor *m = lookup(t->vm, obj, 0);
+  if (!m || m->owner != t) {
+    *msg = "IllegalMonitorStateException: current thread does not own the monitor";
+    return NULL;
+  }
+  return m;
+}
+
+int mvm_monitor_exit(mvm_thread *t, mvm_ref obj, const char **msg) {
+  mvm_vm *vm = t->vm;
+  pthread_mutex_lock(&vm->mon_lock);
+  mvm_monitor *m = owned(t, obj, msg);
+  if (m && --m->count == 0) {
+    m->owner = NULL;
+    pthread_cond_signal(&m->enter_cond);
+  }
+  pthread_mutex_unlock(&vm->mon_lock);
+  return m ? 0 : -1;
+}
+
+int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char **msg) {
+  mvm_vm *vm = t->vm;
+  pthread_mutex_lock(&vm->mon_lock);
+  mvm_monitor *m = owned(t, obj, msg);
+  if (!m) {
+    pthread_mutex_unlock(&vm->mon_lock);
+    return -1;
+  }
+  uint32_t saved = m->count;
+  m->owner = NULL;
+  m->count = 0;
+  pthread_cond_signal(&m->enter_cond);
+  t->notified = 0;
+  t->wait_next = NULL;
+  mvm_thread **pp = &m->waiters;   /* FIFO: notify wakes the longest waiter */
+  while (*pp) pp = &(*pp)->wait_next;
+  *pp = t;
+  /* As in Java, wait(0) waits forever; a positive timeout is a timed wait (SLEEPING). */
+  mvm_set_status(t, timeout_ms > 0 ? MVM_TS_SLEEPING : MVM_TS_WAIT);
+  struct timespec until;
+  if (timeout_ms > 0) {
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (timeout_ms % 1000) * 1000000;
+    if (until.tv_nsec >= 1000000000) {
+      until.tv_sec++;
+      until.tv_nsec -= 1000000000;
+    }
+  }
+  int rc = 0;
+  while (!t->notified && !atomic_load(&vm->shutdown) && rc != ETIMEDOUT)
+    rc = timeout_ms > 0 ? pthread_cond_timedwait(&m->wait_cond, &vm->mon_lock, &until)
+                        : pthread_cond_wait(&m->wait_cond, &vm->mon_lock);
+  if (!t->notified)   /* timed out or shut down: still queued */
+    for (pp = &m->waiters; *pp; pp = &(*pp)->wait_next)
+      if (*pp == t) {
+        *pp = t->wait_next;
+        break;
+      }
+  if (m->owner) mvm_set_status(t, MVM_TS_MONITOR);
+  rc = acquire_slow(vm, t, m, saved);
+  pthread_mutex_unlock(&vm->mon_lock);
+  if (rc == 0) mvm_set_status(t, MVM_TS_RUNNING);
+  return rc;
+}
+
+int mvm_monitor_notify(mvm_thread *t, mvm_ref obj, int all, const char **msg) {
+  mvm_vm *vm = t->vm;
+  pthread_mutex_lock(&vm->mon_lock);
+  mvm_monitor *m = owned(t, obj, msg);
+  if (m && m->waiters) {
+    do {
+      mvm_thread *w = m->waiters;
+      m->waiters = w->wait_next;
+      w->notified = 1;
+    } while (all && m->waiters);
+    /* One condition variable per monitor: wake all, each checks its own flag. */
+    pthread_cond_broadcast(&m->wait_cond);
+  }
+  pthread_mutex_unlock(&vm->mon_lock);
+  return m ? 0 : -1;
+}
+
+void mvm_monitor_release_all(mvm_thread *t) {
+  mvm_vm *vm = t->vm;
+  pthread_mutex_lock(&vm->mon_lock);
+  for (int b = 0; b < MVM_MON_BUCKETS; b++)
+    for (mvm_monitor *m = vm->mon[b]; m; m = m->next)
+      if (m->owner == t) {
+        m->owner = NULL;
+        m->count = 0;
+        pthread_cond_signal(&m->enter_cond);
+      }
+  pthread_mutex_unlock(&vm->mon_lock);
+}
+
+void mvm_monitor_sweep(mvm_vm *vm) {
+  pthread_mutex_lock(&vm->mon_lock);
+  for (int b = 0; b < MVM_MON_BUCKETS; b++)
+    for (mvm_monitor **pp = &vm->mon[b]; *pp;) {
+      mvm_monitor *m = *pp;
+      /* Waiters and blocked enterers hold the object in a register, so a dead object's monitor
+       * has none; an owner that dropped every reference can never exit it anyway. */
+      if (!mvm_deref(vm, m->obj)->mark) {
+        *pp = m->next;
+        destroy(vm, m);
+      } else {
+        pp = &m->next;
+      }
+    }
+  pthread_mutex_unlock(&vm->mon_lock);
+}
+
+void mvm_monitor_wake_all(mvm_vm *vm) {
+  pthread_mutex_lock(&vm->mon_lock);
+  for (int b = 0; b < MVM_MON_BUCKETS; b++)
+    for (mvm_monitor *m = vm->mon[b]; m; m = m->next) {
+      pthread_cond_broadcast(&m->enter_cond);
+      pthread_cond_broadcast(&m->wait_cond);
+    }
+  pthread_mutex_unlock(&vm->mon_lock);
+}
+
+void mvm_monitor_free_all(mvm_vm *vm) {
+  for (int b = 0; b < MVM_MON_BUCKETS; b++)
+    while (vm->mon[b]) {
+      mvm_monitor *m = vm->mon[b];
+      vm->mon[b] = m->next;
+      destroy(vm, m);
+    }
+}

@@ -1,0 +1,281 @@
+/* Threads: the registry, status changes, safepoints and stop-the-world, start/join/rename.
+ *
+ * Stop-the-world works like Dalvik's suspend-all, reduced to one count. An interpreter thread is
+ * "unsafe" only while RUNNING; every other status (sleep, wait, monitor, native, vmwait) means it
+ * does not touch the heap, so the collector need not wait for it. Becoming RUNNING blocks while
+ * the world is stopped, and RUNNING threads poll vm->stw_req between instructions and park
+ * (SUSPENDED) when it is set. The collector sets the flag and waits for the count to reach 0. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "internal.h"
+
+static _Thread_local mvm_thread *self_tls;
+
+mvm_thread *mvm_thread_self(void) { return self_tls; }
+
+mvm_thread *mvm_thread_new(mvm_vm *vm, const char *name, int daemon, int interp) {
+  mvm_thread *t = mvm_ncalloc(vm, 1, sizeof *t);
+  if (!t) return NULL;
+  if (!(t->name = mvm_nstrdup(vm, name))) {
+    mvm_nfree(vm, t);
+    return NULL;
+  }
+  t->vm = vm;
+  t->daemon = daemon;
+  t->interp = interp;
+  pthread_mutex_init(&t->stack_lock, NULL);
+  atomic_store(&t->status, MVM_TS_STARTING);
+  return t;
+}
+
+int mvm_thread_init_stack(mvm_thread *t) {
+  mvm_vm *vm = t->vm;
+  t->frames = mvm_ncalloc(vm, MVM_MAX_FRAMES, sizeof *t->frames);
+  t->regs = mvm_ncalloc(vm, MVM_MAX_SLOTS, sizeof *t->regs);
+  t->tags = mvm_ncalloc(vm, MVM_MAX_SLOTS, sizeof *t->tags);
+  t->rng = 0x9e3779b97f4a7c15ull ^ ((uint64_t)t->id << 32) ^ (uint64_t)mvm_now_ms();
+  return t->frames && t->regs && t->tags ? 0 : -1;
+}
+
+void mvm_thread_free(mvm_thread *t) {
+  mvm_vm *vm = t->vm;
+  mvm_nfree(vm, t->frames);
+  mvm_nfree(vm, t->regs);
+  mvm_nfree(vm, t->tags);
+  mvm_nfree(vm, t->name);
+  pthread_mutex_destroy(&t->stack_lock);
+  mvm_nfree(vm, t);
+}
+
+void mvm_thread_register(mvm_thread *t, mvm_status initial) {
+  mvm_vm *vm = t->vm;
+  atomic_store(&t->status, initial);
+  pthread_mutex_lock(&vm->thread_lock);
+  if (!t->id) t->id = vm->next_id++;
+  /* Append, so the list (and THST) stays in creation order. */
+  mvm_thread **pp = &vm->threads;
+  while (*pp) pp = &(*pp)->next;
+  *pp = t;
+  t->next = NULL;
+  pthread_mutex_unlock(&vm->thread_lock);
+}
+
+void mvm_thread_unregister(mvm_thread *t) {
+  mvm_vm *vm = t->vm;
+  mvm_set_status(t, MVM_TS_ZOMBIE);
+  pthread_mutex_lock(&vm->thread_lock);
+  for (mvm_thread **pp = &vm->threads; *pp; pp = &(*pp)->next)
+    if (*pp == t) {
+      *pp = t->next;
+      break;
+    }
+  pthread_cond_broadcast(&vm->thread_cond);
+  pthread_mutex_unlock(&vm->thread_lock);
+  if (vm->hooks.thread_end) vm->hooks.thread_end(vm->hooks.ud, t->id);
+  if (self_tls == t) self_tls = NULL;
+}
+
+void mvm_thread_bind(mvm_thread *t) {
+  self_tls = t;
+  atomic_store(&t->tid, (pid_t)syscall(SYS_gettid));
+}
+
+void mvm_set_status(mvm_thread *t, mvm_status s) {
+  mvm_vm *vm = t->vm;
+  if (!t->interp) {
+    atomic_store(&t->status, s);
+    return;
+  }
+  int want_unsafe = s == MVM_TS_RUNNING;
+  pthread_mutex_lock(&vm->stw_lock);
+  if (want_unsafe && !t->unsafe) {
+    while (vm->stw_active) pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
+    t->unsafe = 1;
+    vm->running++;
+  } else if (!want_unsafe && t->unsafe) {
+    t->unsafe = 0;
+    if (--vm->running == 0) pthread_cond_broadcast(&vm->stw_cond);
+  }
+  atomic_store(&t->status, s);
+  pthread_mutex_unlock(&vm->stw_lock);
+}
+
+void mvm_thread_set_display_status(mvm_thread *t, mvm_status s) { atomic_store(&t->status, s); }
+
+int mvm_safepoint(mvm_thread *t) {
+  if (atomic_load(&t->vm->shutdown)) return -1;
+  mvm_set_status(t, MVM_TS_SUSPENDED);
+  mvm_set_status(t, MVM_TS_RUNNING);
+  return atomic_load(&t->vm->shutdown) ? -1 : 0;
+}
+
+void mvm_world_stop(mvm_vm *vm) {
+  pthread_mutex_lock(&vm->stw_lock);
+  while (vm->stw_active) pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
+  vm->stw_active = 1;
+  atomic_store(&vm->stw_req, 1);
+  while (vm->running > 0) pthread_cond_wait(&vm->stw_cond, &vm->stw_lock);
+  pthread_mutex_unlock(&vm->stw_lock);
+}
+
+void mvm_world_resume(mvm_vm *vm) {
+  pthread_mutex_lock(&vm->stw_lock);
+  vm->stw_active = 0;
+  /* At shutdown the flag stays up: it is how running threads learn they must unwind. */
+  atomic_store(&vm->stw_req, atomic_load(&vm->shutdown));
+  pthread_cond_broadcast(&vm->resume_cond);
+  pthread_mutex_unlock(&vm->stw_lock);
+}
+
+static void *thread_main(void *arg) {
+  mvm_thread *t = arg;
+  mvm_vm *vm = t->vm;
+  mvm_thread_bind(t);
+  mvm_set_status(t, MVM_TS_INITIALIZING);
+  if (mvm_thread_init_stack(t)) {
+    mvm_log(vm, "thread \"%s\": out of memory for its interpreter stack", t->name);
+  } else {
+    if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
+    mvm_set_status(t, MVM_TS_RUNNING);
+    mvm_interp(t, t->entry, &t->start_arg, &t->start_tag, t->entry->nparams);
+  }
+  /* Like a Java thread dying of an exception, release the monitors it still holds so the
+   * others do not hang on them. */
+  mvm_monitor_release_all(t);
+  mvm_thread_unregister(t);
+  mvm_thread_free(t);
+  return NULL;
+}
+
+uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, const mvm_method *m,
+                          int64_t arg, uint8_t tag) {
+  mvm_vm *vm = parent->vm;
+  if (atomic_load(&vm->shutdown)) return 0;
+  mvm_thread *t = mvm_thread_new(vm, name, daemon, 1);
+  if (!t) return 0;
+  t->entry = m;
+  t->start_arg = arg;
+  t->start_tag = tag;
+  /* The parent may drop its reference right after the start instruction. */
+  if (tag == MVM_REFTAG) t->pins[MVM_PIN_ARG] = (mvm_ref)arg;
+  mvm_thread_register(t, MVM_TS_STARTING);
+  uint32_t id = t->id;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t->pthread, &attr, thread_main, t);
+  pthread_attr_destroy(&attr);
+  if (rc) {
+    mvm_thread_unregister(t);
+    mvm_thread_free(t);
+    return 0;
+  }
+  return id;
+}
+
+static mvm_thread *find_locked(mvm_vm *vm, uint32_t id) {
+  for (mvm_thread *t = vm->threads; t; t = t->next)
+    if (t->id == id) return t;
+  return NULL;
+}
+
+int mvm_thread_join(mvm_thread *self, uint32_t id) {
+  mvm_vm *vm = self->vm;
+  /* minivm has no Thread objects to wait() on, so join waits on the VM's own thread list: a VM
+   * resource, hence VMWAIT rather than Java's WAIT. */
+  mvm_set_status(self, MVM_TS_VMWAIT);
+  pthread_mutex_lock(&vm->thread_lock);
+  while (find_locked(vm, id) && !atomic_load(&vm->shutdown))
+    pthread_cond_wait(&vm->thread_cond, &vm->thread_lock);
+  pthread_mutex_unlock(&vm->thread_lock);
+  mvm_set_status(self, MVM_TS_RUNNING);
+  return atomic_load(&vm->shutdown) ? -1 : 0;
+}
+
+void mvm_thread_rename(mvm_thread *t, const char *name) {
+  mvm_vm *vm = t->vm;
+  char *copy = mvm_nstrdup(vm, name);
+  if (!copy) return;
+  pthread_mutex_lock(&vm->thread_lock);
+  char *old = t->name;
+  t->name = copy;
+  pthread_mutex_unlock(&vm->thread_lock);
+  mvm_nfree(vm, old);
+  /* Only t renames t, so copy stays valid for the hook. */
+  if (vm->hooks.thread_name) vm->hooks.thread_name(vm->hooks.ud, t->id, copy);
+}
+
+static void wait_until_none(mvm_vm *vm, int daemons_too) {
+  pthread_mutex_lock(&vm->thread_lock);
+  for (;;) {
+    mvm_thread *t = vm->threads;
+    while (t && !(t->interp && (daemons_too || !t->daemon))) t = t->next;
+    if (!t) break;
+    pthread_cond_wait(&vm->thread_cond, &vm->thread_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+}
+
+void mvm_wait_nondaemon(mvm_vm *vm) { wait_until_none(vm, 0); }
+void mvm_wait_interp_exit(mvm_vm *vm) { wait_until_none(vm, 1); }
+
+int mvm_for_each_thread(mvm_vm *vm, int (*fn)(void *arg, const mvm_thread_info *t), void *arg) {
+  int rc = 0;
+  pthread_mutex_lock(&vm->thread_lock);
+  for (mvm_thread *t = vm->threads; t && !rc; t = t->next) {
+    mvm_thread_info info = {t->id, atomic_load(&t->tid), t->name, (mvm_status)atomic_load(&t->status),
+                            t->daemon};
+    rc = fn(arg, &info);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return rc;
+}
+
+int mvm_thread_stack(mvm_vm *vm, uint32_t id, int (*fn)(void *arg, const mvm_frame_info *f),
+                     void *arg) {
+  typedef struct {
+    const mvm_method *m;
+    uint32_t pc;
+  } snap;
+  snap local[MVM_MAX_FRAMES];
+  uint32_t n = 0;
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_locked(vm, id);
+  if (t) {
+    /* Methods live as long as the VM, so (method, pc) pairs stay meaningful after we let go
+     * of the thread, even if it exits meanwhile. */
+    pthread_mutex_lock(&t->stack_lock);
+    for (n = 0; n < t->depth; n++) {
+      local[n].m = t->frames[n].m;
+      local[n].pc = atomic_load_explicit(&t->frames[n].pc, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&t->stack_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  if (!t) return -1;
+  int rc = 0;
+  for (uint32_t i = n; i > 0 && !rc; i--) {
+    const mvm_method *m = local[i - 1].m;
+    uint32_t pc = local[i - 1].pc < m->ncode ? local[i - 1].pc : m->ncode - 1;
+    mvm_frame_info f = {m->owner->name, m->name, m->owner->source, m->code[pc].line};
+    rc = fn(arg, &f);
+  }
+  return rc;
+}
+
+mvm_thread *mvm_thread_attach(mvm_vm *vm, const char *name, int daemon, mvm_status status) {
+  mvm_thread *t = mvm_thread_new(vm, name, daemon, 0);
+  if (!t) return NULL;
+  mvm_thread_register(t, status);
+  mvm_thread_bind(t);
+  if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
+  return t;
+}
+
+void mvm_thread_detach(mvm_thread *t) {
+  mvm_thread_unregister(t);
+  mvm_thread_free(t);
+}

@@ -1,0 +1,402 @@
+/* The VM object: native-memory tracking, built-in classes, the GC daemon, start-up and shutdown.
+ *
+ * Every structure minivm keeps outside the managed heap (classes, code, threads, frames, register
+ * files, monitors, names) is allocated with mvm_nalloc, which links a small header into a list so
+ * the native heap can be measured and walked for DDM's NHSG, and so mvm_vm_free can release what
+ * is left without knowing who owned it. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+typedef struct mvm_nblock {
+  struct mvm_nblock *prev, *next;
+  size_t size;                 /* payload bytes */
+  size_t pad;                  /* keeps the payload 16-byte aligned, as malloc's is */
+} mvm_nblock;
+
+void *mvm_nalloc(mvm_vm *vm, size_t n) {
+  if (n > SIZE_MAX - sizeof(mvm_nblock)) return NULL;
+  mvm_nblock *b = malloc(sizeof *b + n);
+  if (!b) return NULL;
+  b->size = n;
+  b->prev = NULL;
+  pthread_mutex_lock(&vm->native_lock);
+  b->next = vm->native_head;
+  if (b->next) b->next->prev = b;
+  vm->native_head = b;
+  vm->native_bytes += sizeof *b + n;
+  vm->native_count++;
+  pthread_mutex_unlock(&vm->native_lock);
+  return b + 1;
+}
+
+void *mvm_ncalloc(mvm_vm *vm, size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) return NULL;
+  void *p = mvm_nalloc(vm, n * size);
+  if (p) memset(p, 0, n * size);
+  return p;
+}
+
+char *mvm_nstrdup(mvm_vm *vm, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = mvm_nalloc(vm, n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+void mvm_nfree(mvm_vm *vm, void *p) {
+  if (!p) return;
+  mvm_nblock *b = (mvm_nblock *)p - 1;
+  pthread_mutex_lock(&vm->native_lock);
+  if (b->prev) b->prev->next = b->next;
+  else vm->native_head = b->next;
+  if (b->next) b->next->prev = b->prev;
+  vm->native_bytes -= sizeof *b + b->size;
+  vm->native_count--;
+  pthread_mutex_unlock(&vm->native_lock);
+  free(b);
+}
+
+void mvm_native_get_stats(mvm_vm *vm, mvm_heap_stats *out) {
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&vm->native_lock);
+  out->allocated_bytes = out->footprint = vm->native_bytes;
+  out->allocated_objects = vm->native_count;
+  uintptr_t lo = UINTPTR_MAX;
+  for (mvm_nblock *b = vm->native_head; b; b = b->next)
+    if ((uintptr_t)b < lo) lo = (uintptr_t)b;
+  out->base = vm->native_head ? lo : 0;
+  pthread_mutex_unlock(&vm->native_lock);
+}
+
+typedef struct nregion {
+  uintptr_t addr;
+  size_t bytes;
+} nregion;
+
+static int cmp_region(const void *x, const void *y) {
+  uintptr_t a = ((const nregion *)x)->addr, b = ((const nregion *)y)->addr;
+  return a < b ? -1 : a > b;
+}
+
+int mvm_native_walk(mvm_vm *vm, mvm_region_fn fn, void *arg) {
+  /* Copy under the lock, visit outside it: the visitor may be slow (it encodes DDM chunks) and
+   * other threads keep allocating. The list is unordered, so sort for the address-order rule. */
+  pthread_mutex_lock(&vm->native_lock);
+  size_t n = vm->native_count, i = 0;
+  nregion *r = malloc((n ? n : 1) * sizeof *r);
+  if (!r) {
+    pthread_mutex_unlock(&vm->native_lock);
+    return -1;
+  }
+  for (mvm_nblock *b = vm->native_head; b && i < n; b = b->next, i++)
+    r[i] = (nregion){(uintptr_t)b, sizeof *b + b->size};
+  pthread_mutex_unlock(&vm->native_lock);
+  qsort(r, i, sizeof *r, cmp_region);
+  int rc = 0;
+  for (size_t k = 0; k < i && !rc; k++) rc = fn(arg, r[k].addr, r[k].bytes, MVM_RK_NATIVE);
+  free(r);
+  return rc;
+}
+
+void mvm_log(mvm_vm *vm, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "minivm: %s\n", line);
+}
+
+int64_t mvm_now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct timespec deadline_after(int64_t ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (ms % 1000) * 1000000;
+  if (ts.tv_nsec >= 1000000000) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000;
+  }
+  return ts;
+}
+
+int mvm_sleep_ms(mvm_vm *vm, int64_t ms) {
+  struct timespec until = deadline_after(ms < 0 ? 0 : ms);
+  pthread_mutex_lock(&vm->sleep_lock);
+  int rc = 0;
+  while (!atomic_load(&vm->shutdown) && rc != ETIMEDOUT)
+    rc = pthread_cond_timedwait(&vm->sleep_cond, &vm->sleep_lock, &until);
+  pthread_mutex_unlock(&vm->sleep_lock);
+  return atomic_load(&vm->shutdown) ? -1 : 0;
+}
+
+mvm_class *mvm_find_class(mvm_vm *vm, const char *name) {
+  for (uint32_t i = 0; i < vm->nclasses; i++)
+    if (!strcmp(vm->classes[i]->name, name)) return vm->classes[i];
+  return NULL;
+}
+
+int mvm_parse_size(const char *s, size_t *out) {
+  char *end;
+  errno = 0;
+  if (!s || !*s || *s == '-') return -1;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || end == s) return -1;
+  unsigned shift = 0;
+  switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+  }
+  if (*end || !v || v > (SIZE_MAX >> shift)) return -1;
+  *out = (size_t)v << shift;
+  return 0;
+}
+
+/* Object (for locks and plain instances) and String (a byte[] of UTF-8 in field "value"). */
+static int define_builtins(mvm_vm *vm) {
+  static const char *names[2] = {"Object", "String"};
+  for (int i = 0; i < 2; i++) {
+    mvm_class *c = mvm_ncalloc(vm, 1, sizeof *c);
+    if (!c) return -1;
+    c->name = mvm_nstrdup(vm, names[i]);
+    c->source = mvm_nstrdup(vm, "<builtin>");
+    if (i == 1) {
+      c->fields = mvm_ncalloc(vm, 1, sizeof(mvm_field));
+      if (c->fields) {
+        c->fields[0] = (mvm_field){mvm_nstrdup(vm, "value"), 'L', 0, 0, c};
+        c->nfields = c->ninstance = 1;
+      }
+    }
+    if (!c->name || !c->source || (i == 1 && (!c->fields || !c->fields[0].name)) ||
+        mvm_define_class(vm, c)) {
+      mvm_class_free(vm, c);
+      return -1;
+    }
+  }
+  vm->object_class = vm->classes[0];
+  vm->string_class = vm->classes[1];
+  return 0;
+}
+
+/* The GC daemon: the only thread that ever collects, so the debugger's request, an explicit gc
+ * and an allocation failure all end up here, and libddmc's GC hooks always run on one thread. */
+static void *gc_main(void *arg) {
+  mvm_vm *vm = arg;
+  mvm_thread *t = vm->gc_thread;
+  mvm_thread_bind(t);
+  if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
+  pthread_mutex_lock(&vm->gc_lock);
+  for (;;) {
+    mvm_thread_set_display_status(t, MVM_TS_VMWAIT);
+    while (!vm->gc_pending && !vm->gc_stop) pthread_cond_wait(&vm->gc_cond, &vm->gc_lock);
+    if (vm->gc_stop) break;
+    mvm_gc_reason why = vm->gc_why;
+    vm->gc_pending = 0;
+    vm->gc_started++;
+    pthread_mutex_unlock(&vm->gc_lock);
+
+    mvm_thread_set_display_status(t, MVM_TS_RUNNING);
+    mvm_world_stop(vm);
+    mvm_heap_collect(vm, why);
+    mvm_world_resume(vm);
+    /* HPIF goes out after the world resumed, as Dalvik sent it. */
+    if (vm->hooks.gc_done) vm->hooks.gc_done(vm->hooks.ud);
+
+    pthread_mutex_lock(&vm->gc_lock);
+    vm->gc_finished++;
+    pthread_cond_broadcast(&vm->gc_done_cond);
+  }
+  pthread_mutex_unlock(&vm->gc_lock);
+  return NULL;
+}
+
+int mvm_gc_request(mvm_vm *vm, mvm_gc_reason why, int wait) {
+  pthread_mutex_lock(&vm->gc_lock);
+  if (atomic_load(&vm->shutdown) && wait) {
+    pthread_mutex_unlock(&vm->gc_lock);
+    return -1;
+  }
+  /* A collection already under way may have marked before our caller's last store: wait for
+   * one that starts after this call. */
+  uint64_t target = vm->gc_started + 1;
+  if (!vm->gc_pending) vm->gc_why = why;
+  vm->gc_pending = 1;
+  pthread_cond_signal(&vm->gc_cond);
+  pthread_mutex_unlock(&vm->gc_lock);
+  if (!wait) return 0;
+
+  mvm_thread *self = mvm_thread_self();
+  if (self && self->interp) mvm_set_status(self, MVM_TS_VMWAIT);
+  pthread_mutex_lock(&vm->gc_lock);
+  while (vm->gc_finished < target && !atomic_load(&vm->shutdown))
+    pthread_cond_wait(&vm->gc_done_cond, &vm->gc_lock);
+  int rc = vm->gc_finished >= target ? 0 : -1;
+  pthread_mutex_unlock(&vm->gc_lock);
+  if (self && self->interp) mvm_set_status(self, MVM_TS_RUNNING);
+  return rc;
+}
+
+static pthread_condattr_t *monotonic_attr(pthread_condattr_t *a) {
+  pthread_condattr_init(a);
+  pthread_condattr_setclock(a, CLOCK_MONOTONIC);
+  return a;
+}
+
+mvm_vm *mvm_vm_new(const mvm_config *cfg, const mvm_hooks *hooks, char *err, size_t errlen) {
+  mvm_vm *vm = calloc(1, sizeof *vm);
+  if (!vm) {
+    snprintf(err, errlen, "out of memory");
+    return NULL;
+  }
+  if (cfg) vm->cfg = *cfg;
+  if (hooks) vm->hooks = *hooks;
+  pthread_condattr_t ca;
+  monotonic_attr(&ca);
+  pthread_mutex_init(&vm->native_lock, NULL);
+  pthread_mutex_init(&vm->thread_lock, NULL);
+  pthread_cond_init(&vm->thread_cond, NULL);
+  pthread_mutex_init(&vm->stw_lock, NULL);
+  pthread_cond_init(&vm->stw_cond, NULL);
+  pthread_cond_init(&vm->resume_cond, NULL);
+  pthread_mutex_init(&vm->mon_lock, NULL);
+  pthread_mutex_init(&vm->gc_lock, NULL);
+  pthread_cond_init(&vm->gc_cond, NULL);
+  pthread_cond_init(&vm->gc_done_cond, NULL);
+  pthread_mutex_init(&vm->sleep_lock, NULL);
+  pthread_cond_init(&vm->sleep_cond, &ca);
+  pthread_mutex_init(&vm->out_lock, NULL);
+  pthread_condattr_destroy(&ca);
+  atomic_store(&vm->exit_status, -1);
+  vm->next_id = 2;   /* 1 is reserved for main */
+
+  if (mvm_heap_init(vm, err, errlen)) goto fail;
+  if (define_builtins(vm)) {
+    snprintf(err, errlen, "heap too small for the built-in classes");
+    goto fail;
+  }
+  vm->gc_thread = mvm_thread_new(vm, "GC", 1, 0);
+  if (!vm->gc_thread) {
+    snprintf(err, errlen, "out of memory");
+    goto fail;
+  }
+  mvm_thread_register(vm->gc_thread, MVM_TS_STARTING);
+  if (pthread_create(&vm->gc_pthread, NULL, gc_main, vm)) {
+    snprintf(err, errlen, "cannot start the GC thread");
+    mvm_thread_unregister(vm->gc_thread);
+    mvm_thread_free(vm->gc_thread);
+    vm->gc_thread = NULL;
+    goto fail;
+  }
+  vm->gc_running = 1;
+  return vm;
+fail:
+  mvm_vm_free(vm);
+  return NULL;
+}
+
+void mvm_request_shutdown(mvm_vm *vm) {
+  atomic_store(&vm->shutdown, 1);
+  /* stw_req doubles as the "look up" flag every safepoint poll reads. */
+  atomic_store(&vm->stw_req, 1);
+  pthread_mutex_lock(&vm->sleep_lock);
+  pthread_cond_broadcast(&vm->sleep_cond);
+  pthread_mutex_unlock(&vm->sleep_lock);
+  pthread_mutex_lock(&vm->gc_lock);
+  pthread_cond_broadcast(&vm->gc_done_cond);
+  pthread_mutex_unlock(&vm->gc_lock);
+  pthread_mutex_lock(&vm->thread_lock);
+  pthread_cond_broadcast(&vm->thread_cond);
+  pthread_mutex_unlock(&vm->thread_lock);
+  pthread_mutex_lock(&vm->stw_lock);
+  pthread_cond_broadcast(&vm->resume_cond);
+  pthread_mutex_unlock(&vm->stw_lock);
+  mvm_monitor_wake_all(vm);
+}
+
+void mvm_vm_free(mvm_vm *vm) {
+  if (!vm) return;
+  mvm_request_shutdown(vm);
+  mvm_wait_interp_exit(vm);
+  if (vm->gc_running) {
+    pthread_mutex_lock(&vm->gc_lock);
+    vm->gc_stop = 1;
+    pthread_cond_broadcast(&vm->gc_cond);
+    pthread_mutex_unlock(&vm->gc_lock);
+    pthread_join(vm->gc_pthread, NULL);
+    mvm_thread_unregister(vm->gc_thread);
+    mvm_thread_free(vm->gc_thread);
+  }
+  mvm_monitor_free_all(vm);
+  for (uint32_t i = 0; i < vm->nclasses; i++) mvm_class_free(vm, vm->classes[i]);
+  mvm_nfree(vm, vm->classes);
+  mvm_heap_destroy(vm);
+  /* Anything still tracked belonged to a thread that never unregistered; release it anyway. */
+  while (vm->native_head) mvm_nfree(vm, vm->native_head + 1);
+  free(vm);
+}
+
+static const mvm_method *find_main(mvm_vm *vm) {
+  for (uint32_t i = 0; i < vm->nclasses; i++) {
+    mvm_class *c = vm->classes[i];
+    for (uint32_t j = 0; j < c->nmethods; j++)
+      if (!strcmp(c->methods[j]->name, "main")) return c->methods[j];
+  }
+  return NULL;
+}
+
+int mvm_run_main(mvm_vm *vm, int argc, char **argv) {
+  const mvm_method *m = find_main(vm);
+  if (!m || m->nparams > 1) {
+    mvm_log(vm, m ? "main must take 0 or 1 (String[]) parameters" : "no class declares a method 'main'");
+    return 1;
+  }
+  mvm_thread *t = mvm_thread_new(vm, "main", 0, 1);
+  if (!t || mvm_thread_init_stack(t)) {
+    if (t) mvm_thread_free(t);
+    mvm_log(vm, "out of memory creating the main thread");
+    return 1;
+  }
+  t->id = 1;
+  mvm_thread_register(t, MVM_TS_INITIALIZING);
+  mvm_thread_bind(t);
+  if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
+  mvm_set_status(t, MVM_TS_RUNNING);
+
+  int64_t arg = 0;
+  uint8_t tag = MVM_REFTAG;
+  int rc = 0;
+  if (m->nparams == 1) {
+    mvm_ref arr = mvm_alloc_array(t, 'L', argc);
+    t->pins[MVM_PIN_ARG] = arr;   /* the string allocations below may collect */
+    for (int i = 0; arr && i < argc; i++) {
+      mvm_ref s = mvm_new_string(t, argv[i], strlen(argv[i]));
+      if (!s) {
+        arr = 0;
+        break;
+      }
+      ((uint32_t *)(mvm_deref(vm, arr) + 1))[i] = s;
+    }
+    if (!arr) {
+      mvm_log(vm, "heap too small for main's arguments");
+      rc = -1;
+    }
+    arg = arr;
+  }
+  if (!rc) rc = mvm_interp(t, m, &arg, &tag, m->nparams);
+  mvm_thread_unregister(t);
+  mvm_thread_free(t);
+  mvm_wait_nondaemon(vm);
+  int status = atomic_load(&vm->exit_status);
+  return status >= 0 ? status : (rc ? 1 : 0);
+}
