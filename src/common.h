@@ -10,12 +10,9 @@
 
 #include "ddmc/ddmc.h"
 
-/* Clang's -Wthread-safety reads these; other compilers ignore them. */
-#if defined(__clang__)
-# define DDMC_GUARDED_BY(x) __attribute__((guarded_by(x)))
-#else
-# define DDMC_GUARDED_BY(x)
-#endif
+/* Names the lock that guards a field. Documentation only: clang's guarded_by cannot name a
+ * sibling struct member in C (only in C++), so -Wthread-safety cannot check these. */
+#define DDMC_GUARDED_BY(x)
 
 #define DDMC__MIN(a, b) ((a) < (b) ? (a) : (b))
 #define DDMC__MAX(a, b) ((a) > (b) ? (a) : (b))

@@ -24,6 +24,15 @@ typedef struct ddmc__session {
   int64_t hs_deadline;
 } ddmc__session;
 
+/* A session on fd (fd may be -1 for a session fed by ddmc__session_input alone: fuzzers). */
+void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd);
+/* Bytes from the peer: frames them and handles every complete packet. Replies accumulate in
+ * s->out. Returns 0 or an error that ends the session. */
+int ddmc__session_input(ddmc__session *s, const uint8_t *p, size_t n);
+/* Ends the session: hooks (disconnected, debugger_detached) run, fd closed, memory freed. why is
+ * 0 or the error that ended it (for the log). */
+void ddmc__session_end(ddmc__session *s, int why);
+
 /* Handles one complete packet (dispatch.c). Returns 0, or an error that ends the session. */
 int ddmc__session_packet(ddmc__session *s, const ddmc__packet *pkt);
 /* Moves queued unsolicited packets into s->out (compressing for a ZLIB peer). */

@@ -53,6 +53,26 @@ static void session_handshake_done(ddmc__session *s) {
   ddmc__log(vm, DDMC_LOG_INFO, "JDWP: peer connected");
 }
 
+int ddmc__session_input(ddmc__session *s, const uint8_t *p, size_t n) {
+  ddmc_vm *vm = s->vm;
+  int rc = ddmc__framer_feed(&s->fr, p, n);
+  if (rc != 0) return rc;
+  for (;;) {
+    ddmc__packet pkt;
+    rc = ddmc__framer_next(&s->fr, &pkt);
+    if (rc == DDMC__FRAME_NEED_MORE) return 0;
+    if (rc == DDMC__FRAME_HANDSHAKE) {
+      session_handshake_done(s);
+      continue;
+    }
+    if (rc < 0) return rc;
+    atomic_fetch_add_explicit(&vm->st_packets_in, 1, memory_order_relaxed);
+    rc = ddmc__session_packet(s, &pkt);
+    if (rc != 0) return rc;
+    if (atomic_load(&vm->stopping)) return 0;
+  }
+}
+
 /* Reads what is available and handles every complete packet. Returns 0, DDMC_ECLOSED at EOF, or
  * a protocol/memory error. */
 static int read_and_handle(ddmc__session *s) {
@@ -69,27 +89,14 @@ static int read_and_handle(ddmc__session *s) {
     }
     atomic_fetch_add_explicit(&vm->st_bytes_in, (uint64_t)n, memory_order_relaxed);
     budget -= DDMC__MIN(budget, (size_t)n);
-    int rc = ddmc__framer_feed(&s->fr, tmp, (size_t)n);
+    int rc = ddmc__session_input(s, tmp, (size_t)n);
     if (rc != 0) return rc;
-    for (;;) {
-      ddmc__packet pkt;
-      rc = ddmc__framer_next(&s->fr, &pkt);
-      if (rc == DDMC__FRAME_NEED_MORE) break;
-      if (rc == DDMC__FRAME_HANDSHAKE) {
-        session_handshake_done(s);
-        continue;
-      }
-      if (rc < 0) return rc;
-      atomic_fetch_add_explicit(&vm->st_packets_in, 1, memory_order_relaxed);
-      rc = ddmc__session_packet(s, &pkt);
-      if (rc != 0) return rc;
-      if (atomic_load(&vm->stopping)) return 0;
-    }
+    if (atomic_load(&vm->stopping)) return 0;
   }
   return 0;
 }
 
-static void session_end(ddmc__session *s, int why) {
+void ddmc__session_end(ddmc__session *s, int why) {
   ddmc_vm *vm = s->vm;
   if (why == DDMC_EPROTO || why == DDMC_ETOOBIG) {
     atomic_fetch_add(&vm->st_protocol_errors, 1);
@@ -121,6 +128,19 @@ static void session_end(ddmc__session *s, int why) {
   ddmc__buf_free(&s->zbuf);
 }
 
+void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd) {
+  memset(s, 0, sizeof(*s));
+  s->vm = vm;
+  s->fd = fd;
+  ddmc__framer_init(&s->fr, &vm->mem, vm->opt.max_packet);
+  ddmc__buf_init(&s->out, &vm->mem, SIZE_MAX);
+  ddmc__buf_init(&s->reply, &vm->mem, UINT32_MAX - 64);
+  ddmc__buf_init(&s->hbuf, &vm->mem, UINT32_MAX - 64);
+  ddmc__buf_init(&s->extra, &vm->mem, SIZE_MAX);
+  ddmc__buf_init(&s->zbuf, &vm->mem, UINT32_MAX - 64);
+  s->hs_deadline = ddmc__now_ms() + vm->opt.handshake_timeout_ms;
+}
+
 static void drain_wake(ddmc_vm *vm) {
   uint64_t v;
   if (read(vm->wake_fd, &v, sizeof(v)) > 0 || errno == EAGAIN) atomic_store(&vm->wake_pending, 0);
@@ -128,16 +148,7 @@ static void drain_wake(ddmc_vm *vm) {
 
 static void run_session(ddmc_vm *vm, int fd) {
   ddmc__session s;
-  memset(&s, 0, sizeof(s));
-  s.vm = vm;
-  s.fd = fd;
-  ddmc__framer_init(&s.fr, &vm->mem, vm->opt.max_packet);
-  ddmc__buf_init(&s.out, &vm->mem, SIZE_MAX);
-  ddmc__buf_init(&s.reply, &vm->mem, UINT32_MAX - 64);
-  ddmc__buf_init(&s.hbuf, &vm->mem, UINT32_MAX - 64);
-  ddmc__buf_init(&s.extra, &vm->mem, SIZE_MAX);
-  ddmc__buf_init(&s.zbuf, &vm->mem, UINT32_MAX - 64);
-  s.hs_deadline = ddmc__now_ms() + vm->opt.handshake_timeout_ms;
+  ddmc__session_init(&s, vm, fd);
 
   int why = 0;
   while (!atomic_load(&vm->stopping)) {
@@ -185,7 +196,7 @@ static void run_session(ddmc_vm *vm, int fd) {
     }
     if (out_pending(&s) && (why = flush_out(&s)) != 0) break;
   }
-  session_end(&s, why);
+  ddmc__session_end(&s, why);
 }
 
 void *ddmc__jdwp_thread_main(void *arg) {
