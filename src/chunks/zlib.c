@@ -14,9 +14,14 @@
 
 #include "vm_int.h"
 
+/* zlib's own allocations go through the VM's allocator too. */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
+  return ddmc__calloc(opaque, items, size);
+}
+static void z_free(voidpf opaque, voidpf p) { ddmc__free(opaque, p); }
+
 int ddmc__zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t cap, uint32_t *inner_type,
                       ddmc_buf *out) {
-  (void)mem;
   if (n < 12) return DDMC_EPROTO;
   uint32_t clen = ddmc__get_u32(p);
   uint32_t type = ddmc__get_u32(p + 4);
@@ -27,6 +32,9 @@ int ddmc__zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t c
   uint8_t *dst = ddmc__buf_append(out, ilen);
   if (dst == NULL && ilen > 0) return out->err;
   z_stream zs = {0};
+  zs.zalloc = z_alloc;
+  zs.zfree = z_free;
+  zs.opaque = (voidpf)mem;
   if (inflateInit(&zs) != Z_OK) return DDMC_ENOMEM;
   zs.next_in = (Bytef *)(p + 12);
   zs.avail_in = clen;
@@ -46,10 +54,28 @@ int ddmc__zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t c
 int ddmc__zlib_wrap(uint32_t type, const uint8_t *p, size_t n, ddmc_buf *out) {
   if (n > UINT32_MAX) return DDMC_ETOOBIG;
   uLong bound = compressBound((uLong)n);
+  size_t at = out->len;
   uint8_t *h = ddmc__buf_append(out, 12 + (size_t)bound);
   if (h == NULL) return out->err;
-  uLongf clen = bound;
-  if (compress2(h + 12, &clen, p, (uLong)n, Z_BEST_SPEED) != Z_OK) return DDMC_ENOMEM;
+  z_stream zs = {0};
+  zs.zalloc = z_alloc;
+  zs.zfree = z_free;
+  zs.opaque = (voidpf)out->mem;
+  if (deflateInit(&zs, Z_BEST_SPEED) != Z_OK) {
+    out->len = at;
+    return DDMC_ENOMEM;
+  }
+  zs.next_in = (Bytef *)p;
+  zs.avail_in = (uInt)n;
+  zs.next_out = h + 12;
+  zs.avail_out = (uInt)bound;
+  int zr = deflate(&zs, Z_FINISH);
+  uLong clen = zs.total_out;
+  deflateEnd(&zs);
+  if (zr != Z_STREAM_END) {
+    out->len = at;
+    return DDMC_ENOMEM;
+  }
   ddmc__put_u32(h, (uint32_t)clen);
   ddmc__put_u32(h + 4, type);
   ddmc__put_u32(h + 8, (uint32_t)n);

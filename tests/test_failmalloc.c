@@ -1,0 +1,197 @@
+/* Fault injection: a full session (start, connect, HELO, FEAT, threads, a heap dump at GC, a custom
+ * handler, disconnect, stop) with the Nth allocation failing, for every N until a run needs no
+ * failure. Each run must end cleanly (no crash, nothing leaked through the VM's allocator) and,
+ * once allocations succeed again, the same VM must serve the next peer normally. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <stdatomic.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "ddmc/ddmc.h"
+#include "ddmc_host.h"
+
+#define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
+
+typedef struct failer {
+  atomic_long count;    /* allocations so far */
+  atomic_long fail_at;  /* 1-based; 0 = never */
+  atomic_long failed;
+  atomic_long live;     /* outstanding blocks */
+} failer;
+
+static void *f_malloc(void *ud, size_t n) {
+  failer *f = ud;
+  long c = atomic_fetch_add(&f->count, 1) + 1;
+  if (c == atomic_load(&f->fail_at)) {
+    atomic_fetch_add(&f->failed, 1);
+    return NULL;
+  }
+  void *p = malloc(n);
+  if (p) atomic_fetch_add(&f->live, 1);
+  return p;
+}
+static void *f_realloc(void *ud, void *p, size_t n) {
+  failer *f = ud;
+  long c = atomic_fetch_add(&f->count, 1) + 1;
+  if (c == atomic_load(&f->fail_at)) {
+    atomic_fetch_add(&f->failed, 1);
+    return NULL;
+  }
+  void *q = realloc(p, n);
+  if (q && p == NULL) atomic_fetch_add(&f->live, 1);
+  return q;
+}
+static void f_free(void *ud, void *p) {
+  failer *f = ud;
+  if (p) atomic_fetch_sub(&f->live, 1);
+  free(p);
+}
+
+/* The fake VM: two threads, a small heap. */
+static int for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
+  (void)d;
+  ddmc_thread_info a = {1, (uint32_t)getpid(), "main", DDMC_THREAD_RUNNING, 0};
+  ddmc_thread_info b = {2, (uint32_t)getpid(), "a rather long worker thread name, over sixty-four characters long", DDMC_THREAD_WAIT, 1};
+  int rc = fn(arg, &a);
+  return rc ? rc : fn(arg, &b);
+}
+static int heap_info(void *d, int heap, ddmc_heap_info *out) {
+  (void)d;
+  (void)heap;
+  out->max_bytes = 1 << 20;
+  out->footprint = 65536;
+  out->allocated_bytes = 4096;
+  out->allocated_objects = 10;
+  out->base = 0x100000;
+  return 0;
+}
+static int walk_heap(void *d, int heap, ddmc_heap_visit_fn fn, void *arg) {
+  (void)d;
+  (void)heap;
+  for (uintptr_t a = 0x100000; a < 0x100000 + 65536; a += 64) {
+    int rc = fn(arg, a, 64, (a / 64) % 3 ? DDMC_KIND_OBJECT : DDMC_KIND_ARRAY_4, (a / 64) % 5 ? DDMC_SOLID_HARD : DDMC_SOLID_FREE);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int mine(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rt, ddmc_buf *reply) {
+  (void)ud;
+  (void)vm;
+  (void)rt;
+  for (int i = 0; i < 3000; i++) ddmc_buf_put_u32(reply, (uint32_t)i); /* grows the reply buffer */
+  return ddmc_buf_put_bytes(reply, req->data, req->len);
+}
+
+/* One peer session; returns 0 if everything answered as expected. */
+static int session(uint16_t port, ddmc_vm *vm, int do_gc) {
+  ddmc_host *h = NULL;
+  int rc = ddmc_host_connect_tcp(&h, "127.0.0.1", port, 2000);
+  if (rc == 0) rc = ddmc_host_handshake(h, 2000);
+  ddmc_host_helo helo;
+  memset(&helo, 0, sizeof(helo));
+  if (rc == 0) rc = ddmc_host_hello(h, &helo, 2000);
+  if (rc == 0 && (helo.pid != (uint32_t)getpid() || strcmp(helo.app_name, "app") != 0)) rc = -1;
+  ddmc_host_helo_free(&helo);
+  ddmc_host_packet p;
+  if (rc == 0) rc = ddmc_host_request(h, T('T', 'H', 'E', 'N'), "\1", 1, &p, 2000);
+  if (rc == 0) rc = ddmc_host_request(h, T('T', 'H', 'S', 'T'), NULL, 0, &p, 2000);
+  if (rc == 0 && p.chunk_type != T('T', 'H', 'S', 'T')) rc = -2;
+  if (rc == 0) rc = ddmc_host_request(h, T('M', 'I', 'N', 'E'), "xyz", 3, &p, 2000);
+  if (rc == 0 && (p.chunk_type != T('M', 'I', 'N', 'E') || p.chunk_len != 12003)) rc = -3;
+  if (rc == 0) rc = ddmc_host_request(h, T('H', 'P', 'S', 'G'), "\1\0", 2, &p, 2000);
+  if (rc == 0) rc = ddmc_host_request(h, T('H', 'P', 'I', 'F'), "\3", 1, &p, 2000);
+  if (rc == 0 && do_gc) {
+    ddmc_gc_walk(vm); /* may fail with ENOMEM: that is the point */
+    ddmc_gc_done(vm);
+    /* a whole dump or none: if HPST arrives, HPEN must follow */
+    int seen_st = 0, seen_en = 0;
+    for (;;) {
+      int r = ddmc_host_recv(h, &p, 300);
+      if (r != 0) break;
+      if (p.chunk_type == T('H', 'P', 'S', 'T')) seen_st = 1;
+      if (p.chunk_type == T('H', 'P', 'E', 'N')) seen_en = 1;
+    }
+    if (seen_st != seen_en) rc = -4;
+  }
+  ddmc_host_free(h);
+  return rc;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static void wait_idle(ddmc_vm *vm) {
+  for (int i = 0; i < 300 && ddmc_vm_is_connected(vm); i++) sleep_ms(5);
+}
+
+static void test_every_allocation_fails_once(void **state) {
+  (void)state;
+  failer f;
+  ddmc_allocator a = {&f, f_malloc, f_realloc, f_free};
+  ddmc_vm_ops ops = {0};
+  ops.for_each_thread = for_each_thread;
+  ops.heap_info = heap_info;
+  ops.walk_heap = walk_heap;
+  ddmc_chunk_handler h = {.handle = mine};
+  long total = -1;
+  int failed_sessions = 0;
+  for (long n = 1; n < 100000; n++) {
+    atomic_init(&f.count, 0);
+    atomic_init(&f.fail_at, n);
+    atomic_init(&f.failed, 0);
+    atomic_init(&f.live, 0);
+    ddmc_options o;
+    ddmc_options_init(&o);
+    assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", NULL, 0), 0);
+    ddmc_vm *vm = NULL;
+    int rc = ddmc_vm_new(&vm, &o, &ops, &a, NULL);
+    if (rc == 0) rc = ddmc_vm_add_feature(vm, "f");
+    if (rc == 0) {
+      rc = ddmc_notify_app_name(vm, "app", "pkg", 0); /* stored; no peer yet */
+      if (rc == DDMC_ENOTCONN) rc = 0;
+    }
+    if (rc == 0) rc = ddmc_register_handler(vm, T('M', 'I', 'N', 'E'), &h, NULL);
+    if (rc == 0) rc = ddmc_vm_start(vm);
+    if (rc != 0) {
+      assert_int_equal(rc, DDMC_ENOMEM); /* the only way set-up may fail here */
+      ddmc_vm_free(vm);
+    } else {
+      uint16_t port = ddmc_vm_port(vm);
+      if (session(port, vm, 1) != 0) failed_sessions++;
+      wait_idle(vm);
+      /* allocations work again: the next peer is served normally */
+      atomic_store(&f.fail_at, 0);
+      int ok = session(port, vm, 0);
+      if (ok != 0) print_error("n=%ld: the session after the failure did not work: %d\n", n, ok);
+      assert_int_equal(ok, 0);
+      ddmc_vm_free(vm);
+    }
+    if (atomic_load(&f.live) != 0) print_error("n=%ld: %ld blocks leaked\n", n, atomic_load(&f.live));
+    assert_int_equal(atomic_load(&f.live), 0);
+    if (getenv("FAILMALLOC_VERBOSE"))
+      print_message("n=%ld count=%ld failed=%ld\n", n, atomic_load(&f.count), atomic_load(&f.failed));
+    if (atomic_load(&f.failed) == 0) { /* the whole run needed fewer than n allocations */
+      total = n - 1;
+      break;
+    }
+  }
+  print_message("failmalloc: %ld allocation points, each failed once; %d sessions saw the failure\n", total,
+                failed_sessions);
+  assert_true(total > 20);
+  assert_true(failed_sessions > 0);
+}
+
+int main(void) {
+  alarm(600);
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_allocation_fails_once)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
