@@ -436,7 +436,7 @@ static int parse_directive(asm_ctx *a, tok *t, int n) {
 
 static int parse_line(asm_ctx *a, const char *line) {
   tok t[MAX_TOKENS];
-  int n;
+  int n = 0;
   if (tokenize(a, line, t, &n)) return -1;
   if (!n) return 0;
   if (t[0].str) return fail(a, a->line, "unexpected string");

@@ -158,6 +158,7 @@ struct mvm_vm {
   pthread_cond_t thread_cond;   /* a thread left the list */
   mvm_thread *threads;
   uint32_t next_id;
+  int live_pthreads;            /* spawned threads not yet done touching the VM */
 
   pthread_mutex_t stw_lock;
   pthread_cond_t stw_cond;      /* running dropped to 0 */

@@ -147,6 +147,12 @@ static void *thread_main(void *arg) {
   mvm_monitor_release_all(t);
   mvm_thread_unregister(t);
   mvm_thread_free(t);
+  /* Last touch of the VM: mvm_vm_free waits for this count, not just for the list, since the
+   * thread still frees its own structures after leaving the list. */
+  pthread_mutex_lock(&vm->thread_lock);
+  vm->live_pthreads--;
+  pthread_cond_broadcast(&vm->thread_cond);
+  pthread_mutex_unlock(&vm->thread_lock);
   return NULL;
 }
 
@@ -163,6 +169,9 @@ uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, cons
   if (tag == MVM_REFTAG) t->pins[MVM_PIN_ARG] = (mvm_ref)arg;
   mvm_thread_register(t, MVM_TS_STARTING);
   uint32_t id = t->id;
+  pthread_mutex_lock(&vm->thread_lock);
+  vm->live_pthreads++;
+  pthread_mutex_unlock(&vm->thread_lock);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -171,6 +180,9 @@ uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, cons
   if (rc) {
     mvm_thread_unregister(t);
     mvm_thread_free(t);
+    pthread_mutex_lock(&vm->thread_lock);
+    vm->live_pthreads--;
+    pthread_mutex_unlock(&vm->thread_lock);
     return 0;
   }
   return id;
@@ -213,7 +225,7 @@ static void wait_until_none(mvm_vm *vm, int daemons_too) {
   for (;;) {
     mvm_thread *t = vm->threads;
     while (t && !(t->interp && (daemons_too || !t->daemon))) t = t->next;
-    if (!t) break;
+    if (!t && (!daemons_too || !vm->live_pthreads)) break;
     pthread_cond_wait(&vm->thread_cond, &vm->thread_lock);
   }
   pthread_mutex_unlock(&vm->thread_lock);

@@ -2,6 +2,7 @@
  * thread is doing; ids, tids, daemon flags, names, stacks; start/end/rename hooks; join and
  * wait/notify ordering; shutdown with threads blocked everywhere. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,7 @@ static const expect_state expected[] = {
 };
 #define NEXPECTED (sizeof expected / sizeof expected[0])
 
-static volatile int release_debuggee;
+static atomic_int release_debuggee;
 static int debugger_hook(void *ud, int timeout_ms) {
   usleep(1000 * (unsigned)(timeout_ms < 20 ? timeout_ms : 20));
   return release_debuggee ? 0 : 1;
@@ -67,7 +68,8 @@ static int debugger_hook(void *ud, int timeout_ms) {
 /* Hook log: "+id name" at start (with the status the thread had then), "-id" at end, "=id name". */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char hook_log[8192];
-static mvm_vm *log_vm;
+/* Set once the VM exists; the GC daemon's start hook fires inside mvm_vm_new, before that. */
+static _Atomic(mvm_vm *) log_vm;
 static void logf_(const char *fmt, uint32_t id, const char *name, int st) {
   pthread_mutex_lock(&log_lock);
   size_t n = strlen(hook_log);
@@ -81,7 +83,8 @@ static int status_of(void *arg, const mvm_thread_info *t) {
 }
 static void on_start(void *ud, uint32_t id, const char *name) {
   uint32_t st = id;
-  mvm_for_each_thread(log_vm, status_of, &st);
+  mvm_vm *vm = atomic_load(&log_vm);
+  if (vm) mvm_for_each_thread(vm, status_of, &st);
   logf_("+%u %s %d;", id, name, (int)st);
 }
 static void on_end(void *ud, uint32_t id) { logf_("-%u%s;", id, "", 0); }
@@ -124,7 +127,9 @@ static void reported_states_match(void **state) {
                  .thread_name = on_name};
   hook_log[0] = '\0';
   release_debuggee = 0;
-  mvm_vm *vm = log_vm = t_vm(0, 0, &h);
+  atomic_store(&log_vm, NULL);
+  mvm_vm *vm = t_vm(0, 0, &h);
+  atomic_store(&log_vm, vm);
   t_load(vm, states_program);
   pthread_t main_thread;
   pthread_create(&main_thread, NULL, run_main, vm);
