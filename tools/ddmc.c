@@ -1,0 +1,976 @@
+/* ddmc: a command-line DDM monitor (the host side ddmlib/DDMS plays), for VMs that link libddmc
+ * or any other DDM-speaking VM reachable over a JDWP socket.
+ *
+ *   ddmc [-c HOST:PORT] [--json] [-v] [-t MS] [--no-zlib] COMMAND [ARGS]
+ *
+ * Every command connects, does the JDWP handshake, HELO + FEAT and (unless --no-zlib) the ZLIB
+ * opt-in, runs, and disconnects. See usage() for the commands and exit codes. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ddmc_host.h"
+#include "heapimg.h"
+#include "heapseg.h"
+#include "json.h"
+#include "monitor.h"
+#include "session.h"
+
+#ifndef DDMC_TOOL_VERSION
+#define DDMC_TOOL_VERSION "0"
+#endif
+
+#define T_THEN DDMC_HOST_FOURCC('T', 'H', 'E', 'N')
+#define T_THST DDMC_HOST_FOURCC('T', 'H', 'S', 'T')
+#define T_STKL DDMC_HOST_FOURCC('S', 'T', 'K', 'L')
+#define T_HPIF DDMC_HOST_FOURCC('H', 'P', 'I', 'F')
+#define T_HPGC DDMC_HOST_FOURCC('H', 'P', 'G', 'C')
+#define T_HPSG DDMC_HOST_FOURCC('H', 'P', 'S', 'G')
+#define T_EXIT DDMC_HOST_FOURCC('E', 'X', 'I', 'T')
+#define T_FAIL DDMC_HOST_FOURCC('F', 'A', 'I', 'L')
+
+static void usage(FILE *f) {
+  fputs("usage: ddmc [-c HOST:PORT] [--json] [-v] [-t MS] [--no-zlib] COMMAND [ARGS]\n"
+        "\n"
+        "A DDM monitor: connects to a VM's JDWP socket (-agentlib:jdwp=transport=dt_socket,...)\n"
+        "and speaks the host side of DDM, as Android's DDMS/ddmlib does.\n"
+        "\n"
+        "Commands:\n"
+        "  info                   pid, VM, app name, user id, ABI, flags, features, debugger status\n"
+        "  threads [--watch SECS] thread table (id, tid, status, daemon, utime, stime, name);\n"
+        "                         --watch redraws it every second for SECS seconds or until Ctrl-C\n"
+        "  stack ID               stack trace of thread ID (STKL)\n"
+        "  heap                   heap summary (HPIF): max, footprint, allocated bytes and objects\n"
+        "  heap --bitmap FILE.png collect (HPGC), take the segment dump (HPSG) and draw it: one\n"
+        "                         pixel per 8-byte unit, coloured by kind, legend below; prints\n"
+        "                         per-kind unit counts. [--max-width PX] [--dump-timeout MS]\n"
+        "  gc                     ask the VM to collect (HPGC); reports the heap before and after\n"
+        "  exit STATUS            ask the VM to exit with STATUS (EXIT)\n"
+        "  send TYPE [HEX...]     send one raw chunk (e.g. send HELO 00000001), print the reply\n"
+        "\n"
+        "Options (before the command):\n"
+        "  -c, --connect HOST:PORT  VM to talk to (default 127.0.0.1:8700; [v6addr]:port works)\n"
+        "      --json               one JSON document on stdout, for scripts (errors too)\n"
+        "  -v, --verbose            wire statistics on stderr at the end; -vv logs every chunk\n"
+        "  -t, --timeout MS         connect, handshake and per-request timeout (default 5000)\n"
+        "      --no-zlib            do not opt in to ZLIB-compressed chunks (default: opt in)\n"
+        "  -h, --help               this text;  --version  the version\n"
+        "\n"
+        "Exit codes:\n"
+        "  0   success\n"
+        "  1   other error: the connection was lost, a file could not be written, ...\n"
+        "  2   cannot connect (connection refused, unknown host, connect timeout)\n"
+        "  3   the peer is not a JDWP VM (bad or no handshake answer), not DDM-aware, or broke\n"
+        "      the protocol\n"
+        "  4   the VM completed the handshake but did not answer (HELO or a request) in time\n"
+        "  5   the VM answered with a FAIL chunk (e.g. stack of a thread that does not exist)\n"
+        "  64  usage error\n",
+        f);
+}
+
+static void usage_error(const char *fmt, const char *arg) {
+  fputs("ddmc: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\nTry 'ddmc --help'.\n", stderr);
+  exit(EXIT_USAGE);
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
+  if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || isspace((unsigned char)*s)) return -1;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 0);
+  if (errno || *end != '\0' || v > max) return -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_target(opts *o, const char *t) {
+  const char *colon = strrchr(t, ':');
+  uint64_t port;
+  if (colon == NULL) {
+    /* A bare port. */
+    if (parse_u64(t, 65535, &port) || port == 0) return -1;
+    snprintf(o->host, sizeof o->host, "127.0.0.1");
+  } else {
+    if (parse_u64(colon + 1, 65535, &port) || port == 0) return -1;
+    size_t n = (size_t)(colon - t);
+    const char *h = t;
+    if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+      h++;
+      n -= 2;
+    }
+    if (n == 0 || n >= sizeof o->host) return -1;
+    memcpy(o->host, h, n);
+    o->host[n] = '\0';
+  }
+  o->port = (uint16_t)port;
+  snprintf(o->target_buf, sizeof o->target_buf, strchr(o->host, ':') ? "[%s]:%u" : "%s:%u", o->host,
+           (unsigned)o->port);
+  o->target = o->target_buf;
+  return 0;
+}
+
+/* ---- output helpers ---------------------------------------------------------------------------- */
+
+static const char *human_bytes(uint64_t b, char *buf, size_t n) {
+  if (b >= 10ull << 30) snprintf(buf, n, "%.1f GiB", (double)b / (1 << 30));
+  else if (b >= 10ull << 20) snprintf(buf, n, "%.1f MiB", (double)b / (1 << 20));
+  else if (b >= 10ull << 10) snprintf(buf, n, "%.1f KiB", (double)b / (1 << 10));
+  else snprintf(buf, n, "%llu B", (unsigned long long)b);
+  return buf;
+}
+
+static void json_begin(sess *s, jw *w) {
+  jw_init(w, stdout);
+  jw_obj(w);
+  sess_json_head(s, w, 1);
+}
+
+static int json_finish(sess *s, jw *w) {
+  sess_json_wire(s, w);
+  jw_close(w);
+  return jw_end(w) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+static int finish_text(sess *s) {
+  if (s->o->verbose) sess_print_wire(s);
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fprintf(stderr, "ddmc: cannot write the output: %s\n", strerror(errno));
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}
+
+/* ---- info ------------------------------------------------------------------------------------- */
+
+static int cmd_info(sess *s) {
+  /* A WAIT goes out right after the VM's first DDM packet, and an APNM may follow late: listen a
+   * little before reporting. */
+  sess_pump(s, 200, NULL);
+  if (s->o->json) {
+    jw w;
+    json_begin(s, &w);
+    jw_kstr(&w, "debugger", s->waiting ? "waiting" : "not-waiting");
+    return json_finish(s, &w);
+  }
+  const ddmc_host_helo *h = &s->helo;
+  const char *app = s->apnm_seen ? s->apnm.name : h->app_name;
+  printf("%-18s %u\n", "pid", (unsigned)h->pid);
+  printf("%-18s %s\n", "vm", h->vm_ident);
+  printf("%-18s %s%s\n", "app name", app[0] ? app : "(none)", s->apnm_seen ? "" : "");
+  if (s->apnm_seen && s->apnm.has_user_id) printf("%-18s %d\n", "user id", (int)s->apnm.user_id);
+  else if (h->present & DDMC_HOST_HELO_USER_ID) printf("%-18s %d\n", "user id", (int)h->user_id);
+  const char *pkg = s->apnm_seen && s->apnm.pkg_name ? s->apnm.pkg_name : h->pkg_name;
+  if (pkg && pkg[0]) printf("%-18s %s\n", "package", pkg);
+  if (h->abi) printf("%-18s %s\n", "abi", h->abi);
+  if (h->jvm_flags) printf("%-18s %s\n", "flags", h->jvm_flags);
+  if (h->present & DDMC_HOST_HELO_NATIVE_DEBUGGABLE)
+    printf("%-18s %s\n", "native debuggable", h->native_debuggable ? "yes" : "no");
+  printf("%-18s ", "features");
+  if (!(h->present & DDMC_HOST_HELO_FEATURES) || h->n_features == 0) {
+    printf("(none)\n");
+  } else {
+    for (size_t i = 0; i < h->n_features; i++) printf("%s%s", i ? ", " : "", h->features[i]);
+    putchar('\n');
+  }
+  printf("%-18s %s\n", "debugger", s->waiting ? "waiting for a debugger (WAIT)" : "not waiting");
+  return finish_text(s);
+}
+
+/* ---- threads ---------------------------------------------------------------------------------- */
+
+typedef struct watch_state {
+  sess *s;
+  jw *w;           /* JSON: events are written as they come */
+  int64_t t0;
+  uint64_t events;
+} watch_state;
+
+static const char *tev_name(ddmc_host_thread_event ev) {
+  switch (ev) {
+    case DDMC_HOST_TEV_CREATED: return "created";
+    case DDMC_HOST_TEV_ENDED: return "ended";
+    case DDMC_HOST_TEV_RENAMED: return "renamed";
+    case DDMC_HOST_TEV_STATS: return "stats";
+    default: return "none";
+  }
+}
+
+/* Thread events seen during --watch, kept for the JSON document. */
+typedef struct tevent {
+  int64_t t_ms;
+  ddmc_host_thread_event ev;
+  uint32_t id;
+  char *name;
+} tevent;
+static tevent *g_events;
+static size_t g_n_events, g_cap_events;
+static int64_t g_watch_t0;
+
+static void on_thread_event(void *ud, ddmc_host_thread_event ev, uint32_t id, const char *name) {
+  (void)ud;
+  if (ev == DDMC_HOST_TEV_STATS) return;
+  if (g_n_events == g_cap_events) {
+    size_t cap = g_cap_events ? g_cap_events * 2 : 64;
+    tevent *v = realloc(g_events, cap * sizeof *v);
+    if (v == NULL) return; /* events are a report extra; losing them under OOM is fine */
+    g_events = v;
+    g_cap_events = cap;
+  }
+  g_events[g_n_events++] = (tevent){mono_ms() - g_watch_t0, ev, id, name ? strdup(name) : NULL};
+}
+
+static int parse_thst_reply(void *ud, const ddmc_host_packet *r) {
+  sess *s = ud;
+  if (!r->is_ddm || r->chunk_type != T_THST) return -1;
+  int rc = ddmc_host_threads_feed(&s->threads, r, NULL, NULL);
+  if (rc) sess_fail(s, EXIT_NOT_DDM, "malformed THST reply: %s", ddmc_host_strerror(rc));
+  return 0;
+}
+
+static void query_thst(sess *s) {
+  if (sess_request(s, "the thread status query", T_THST, NULL, 0, parse_thst_reply, s) != 0)
+    sess_fail(s, EXIT_NOT_DDM, "the VM has no THST answer (empty reply): no thread support");
+}
+
+static void print_thread_table(sess *s, FILE *f) {
+  fprintf(f, "%6s %8s  %-12s %-6s %7s %7s  %s\n", "ID", "TID", "STATUS", "DAEMON", "UTIME", "STIME", "NAME");
+  for (size_t i = 0; i < s->threads.count; i++) {
+    const ddmc_host_thread *t = &s->threads.v[i];
+    char tid[16], ut[16], st[16];
+    if (t->has_stats) {
+      snprintf(tid, sizeof tid, "%u", (unsigned)t->tid);
+      snprintf(ut, sizeof ut, "%u", (unsigned)t->utime);
+      snprintf(st, sizeof st, "%u", (unsigned)t->stime);
+    } else {
+      snprintf(tid, sizeof tid, "-");
+      snprintf(ut, sizeof ut, "-");
+      snprintf(st, sizeof st, "-");
+    }
+    fprintf(f, "%6u %8s  %-12s %-6s %7s %7s  %s\n", (unsigned)t->id, tid,
+            t->has_stats ? ddmc_host_thread_status_name(t->status) : "?",
+            t->daemon < 0 ? "?" : t->daemon ? "yes" : "no", ut, st, t->named ? t->name : "(unnamed)");
+  }
+}
+
+static void json_threads(sess *s, jw *w) {
+  jw_arr(w);
+  for (size_t i = 0; i < s->threads.count; i++) {
+    const ddmc_host_thread *t = &s->threads.v[i];
+    jw_obj(w);
+    jw_kuint(w, "id", t->id);
+    jw_kstr(w, "name", t->named ? t->name : NULL);
+    if (t->has_stats) {
+      jw_kuint(w, "tid", t->tid);
+      jw_kstr(w, "status", ddmc_host_thread_status_name(t->status));
+      jw_kuint(w, "status_code", t->status);
+      jw_key(w, "daemon");
+      if (t->daemon < 0) jw_null(w);
+      else jw_bool(w, t->daemon);
+      jw_kuint(w, "utime", t->utime);
+      jw_kuint(w, "stime", t->stime);
+    } else {
+      jw_key(w, "tid");
+      jw_null(w);
+      jw_key(w, "status");
+      jw_null(w);
+    }
+    jw_close(w);
+  }
+  jw_close(w);
+}
+
+static void on_sigint(int sig) {
+  (void)sig;
+  g_interrupted = 1;
+}
+
+static int cmd_threads(sess *s, double watch) {
+  s->track_threads = 1;
+  g_watch_t0 = mono_ms();
+  /* THEN 1: the VM sends a THCR for every live thread before its (empty) reply; they are queued
+   * while we wait and dispatched right after. */
+  uint8_t on = 1;
+  sess_request(s, "thread notifications (THEN)", T_THEN, &on, 1, NULL, NULL);
+  query_thst(s);
+  if (watch < 0) {
+    if (s->o->json) {
+      jw w;
+      json_begin(s, &w);
+      jw_key(&w, "threads");
+      json_threads(s, &w);
+      return json_finish(s, &w);
+    }
+    print_thread_table(s, stdout);
+    return finish_text(s);
+  }
+
+  /* --watch: like top. SIGINT ends the loop cleanly (exit 0). */
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  s->on_thread_event = on_thread_event;
+  s->ud = s;
+  int tty = isatty(STDOUT_FILENO);
+  int64_t end = mono_ms() + (int64_t)(watch * 1000.0);
+  unsigned samples = 0;
+  jw w;
+  if (s->o->json) {
+    json_begin(s, &w);
+    jw_key(&w, "samples");
+    jw_arr(&w);
+  }
+  for (;;) {
+    samples++;
+    if (s->o->json) {
+      jw_obj(&w);
+      jw_kint(&w, "t_ms", mono_ms() - g_watch_t0);
+      jw_key(&w, "threads");
+      json_threads(s, &w);
+      jw_close(&w);
+    } else {
+      if (tty) fputs("\033[H\033[2J", stdout);
+      time_t now = time(NULL);
+      char hhmmss[16];
+      strftime(hhmmss, sizeof hhmmss, "%H:%M:%S", localtime(&now));
+      const char *app = s->apnm_seen ? s->apnm.name : s->helo.app_name;
+      printf("ddmc threads  %s  pid %u  %s  %zu threads  %s  (every 1 s, %.0f s left, Ctrl-C quits)\n\n",
+             s->o->target, (unsigned)s->helo.pid, app[0] ? app : "(no name)", s->threads.count, hhmmss,
+             (double)(end - mono_ms()) / 1000.0 < 0 ? 0.0 : (double)(end - mono_ms()) / 1000.0);
+      print_thread_table(s, stdout);
+      if (!tty) putchar('\n');
+      fflush(stdout);
+    }
+    int64_t left = end - mono_ms();
+    if (left <= 0 || g_interrupted) break;
+    sess_pump(s, left < 1000 ? (int)left : 1000, NULL);
+    if (g_interrupted || mono_ms() >= end) {
+      /* one last picture of the final state */
+      if (!g_interrupted) query_thst(s);
+      if (g_interrupted) break;
+      continue;
+    }
+    query_thst(s);
+  }
+  if (s->o->json) {
+    jw_close(&w);
+    jw_kuint(&w, "sample_count", samples);
+    jw_kbool(&w, "interrupted", g_interrupted != 0);
+    jw_key(&w, "threads");
+    json_threads(s, &w);
+    jw_key(&w, "events");
+    jw_arr(&w);
+    for (size_t i = 0; i < g_n_events; i++) {
+      jw_obj(&w);
+      jw_kint(&w, "t_ms", g_events[i].t_ms);
+      jw_kstr(&w, "event", tev_name(g_events[i].ev));
+      jw_kuint(&w, "id", g_events[i].id);
+      jw_kstr(&w, "name", g_events[i].name);
+      jw_close(&w);
+    }
+    jw_close(&w);
+    for (size_t i = 0; i < g_n_events; i++) free(g_events[i].name);
+    free(g_events);
+    return json_finish(s, &w);
+  }
+  for (size_t i = 0; i < g_n_events; i++) free(g_events[i].name);
+  free(g_events);
+  if (g_interrupted) fprintf(stderr, "ddmc: interrupted\n");
+  return finish_text(s);
+}
+
+/* ---- stack ------------------------------------------------------------------------------------ */
+
+typedef struct stack_ctx {
+  sess *s;
+  ddmc_host_stkl st;
+} stack_ctx;
+
+static int parse_stkl(void *ud, const ddmc_host_packet *r) {
+  stack_ctx *c = ud;
+  if (!r->is_ddm) return -1;
+  if (r->chunk_type != T_STKL) return -2;
+  int rc = ddmc_host_stkl_parse(r->chunk, r->chunk_len, &c->st);
+  if (rc) sess_fail(c->s, EXIT_NOT_DDM, "malformed STKL reply: %s", ddmc_host_strerror(rc));
+  return 0;
+}
+
+static int cmd_stack(sess *s, uint32_t id) {
+  stack_ctx c = {s, {0}};
+  uint8_t req[4] = {(uint8_t)(id >> 24), (uint8_t)(id >> 16), (uint8_t)(id >> 8), (uint8_t)id};
+  char what[64];
+  snprintf(what, sizeof what, "the stack of thread %u", (unsigned)id);
+  int rc = sess_request(s, what, T_STKL, req, 4, parse_stkl, &c);
+  if (rc == -1) sess_fail(s, EXIT_NOT_DDM, "the VM has no STKL answer (empty reply): no stack support");
+  if (rc == -2) sess_fail(s, EXIT_NOT_DDM, "the VM answered STKL with another chunk type");
+  if (s->o->json) {
+    jw w;
+    json_begin(s, &w);
+    jw_kuint(&w, "thread_id", c.st.thread_id);
+    jw_key(&w, "frames");
+    jw_arr(&w);
+    for (size_t i = 0; i < c.st.count; i++) {
+      const ddmc_host_frame *f = &c.st.frames[i];
+      jw_obj(&w);
+      jw_kstr(&w, "class", f->class_name);
+      jw_kstr(&w, "method", f->method);
+      jw_kstr(&w, "file", f->file);
+      jw_kint(&w, "line", f->line);
+      jw_close(&w);
+    }
+    jw_close(&w);
+    ddmc_host_stkl_free(&c.st);
+    return json_finish(s, &w);
+  }
+  printf("thread %u: %zu frame%s\n", (unsigned)c.st.thread_id, c.st.count, c.st.count == 1 ? "" : "s");
+  for (size_t i = 0; i < c.st.count; i++) {
+    const ddmc_host_frame *f = &c.st.frames[i];
+    if (f->file && f->line >= 0) printf("  at %s.%s(%s:%d)\n", f->class_name, f->method, f->file, (int)f->line);
+    else if (f->file) printf("  at %s.%s(%s)\n", f->class_name, f->method, f->file);
+    else printf("  at %s.%s(Unknown Source)\n", f->class_name, f->method);
+  }
+  ddmc_host_stkl_free(&c.st);
+  return finish_text(s);
+}
+
+/* ---- heap ------------------------------------------------------------------------------------- */
+
+static int hpif_newer(sess *s) { return s->hpif_seq > 0; }
+
+static void json_hpif(jw *w, const char *key, const ddmc_host_heap_info *h) {
+  jw_key(w, key);
+  jw_obj(w);
+  jw_kuint(w, "heap_id", h->heap_id);
+  jw_kuint(w, "timestamp_ms", h->timestamp_ms);
+  jw_kuint(w, "reason", h->reason);
+  jw_kuint(w, "max_bytes", h->max_bytes);
+  jw_kuint(w, "footprint", h->footprint);
+  jw_kuint(w, "allocated_bytes", h->allocated_bytes);
+  jw_kuint(w, "allocated_objects", h->allocated_objects);
+  jw_close(w);
+}
+
+static void print_hpif(const ddmc_host_heap_info *h) {
+  char a[32], b[32], c[32];
+  time_t secs = (time_t)(h->timestamp_ms / 1000);
+  char when[32];
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&secs));
+  printf("heap %u at %s.%03u\n", (unsigned)h->heap_id, when, (unsigned)(h->timestamp_ms % 1000));
+  printf("  %-18s %12" PRIu32 "  (%s)\n", "max", h->max_bytes, human_bytes(h->max_bytes, a, sizeof a));
+  printf("  %-18s %12" PRIu32 "  (%s)\n", "footprint", h->footprint, human_bytes(h->footprint, b, sizeof b));
+  printf("  %-18s %12" PRIu32 "  (%s, %.1f%% of the footprint)\n", "allocated bytes", h->allocated_bytes,
+         human_bytes(h->allocated_bytes, c, sizeof c),
+         h->footprint ? 100.0 * (double)h->allocated_bytes / (double)h->footprint : 0.0);
+  printf("  %-18s %12" PRIu32 "\n", "allocated objects", h->allocated_objects);
+}
+
+/* HPIF 1: the HPIF chunk comes before the empty reply. */
+static void heap_now(sess *s) {
+  uint8_t when = 1;
+  int seq = s->hpif_seq;
+  sess_request(s, "the heap info (HPIF)", T_HPIF, &when, 1, NULL, NULL);
+  if (s->hpif_seq == seq) sess_pump(s, s->o->timeout_ms, hpif_newer);
+  if (s->hpif_seq == seq)
+    sess_fail(s, EXIT_TIMEOUT, "the VM accepted HPIF but sent no heap info within %d ms", s->o->timeout_ms);
+}
+
+static int dump_ready(sess *s) {
+  /* A complete dump, and the HPIF (reason NEXT_GC) the same collection sends after it. */
+  return s->dump.state == DDMC_HOST_DUMP_DONE && s->hpif_seq > s->dump_done_seq && s->hpif.reason == 2;
+}
+
+static int cmd_heap_bitmap(sess *s, const char *path, unsigned max_width, int dump_timeout_ms) {
+  s->track_heap = 1;
+  uint8_t hpsg_on[2] = {1, 0}, hpsg_off[2] = {0, 0}, next_gc = 2;
+  int64_t t_start = mono_ms();
+  sess_request(s, "heap segment dumps (HPSG 1,0)", T_HPSG, hpsg_on, 2, NULL, NULL);
+  sess_request(s, "heap info at the next GC (HPIF 2)", T_HPIF, &next_gc, 1, NULL, NULL);
+  s->hpif_seq = s->dump_done_seq = 0;
+  s->hpif.reason = 0;
+  sess_request(s, "a garbage collection (HPGC)", T_HPGC, NULL, 0, NULL, NULL);
+  int got = sess_pump(s, dump_timeout_ms, dump_ready);
+  /* Off again before anything can fail, so the VM stops dumping at every GC. */
+  sess_request(s, "the end of heap dumps (HPSG 0,0)", T_HPSG, hpsg_off, 2, NULL, NULL);
+  if (!got) {
+    if (g_interrupted) sess_fail(s, EXIT_ERROR, "interrupted");
+    sess_fail(s, EXIT_TIMEOUT, "no complete heap dump (HPST..HPEN + HPIF) within %d ms (%s)", dump_timeout_ms,
+              s->dump.state == DDMC_HOST_DUMP_OPEN ? "a dump started but did not end"
+              : s->dump.state == DDMC_HOST_DUMP_DONE ? "the dump came without its HPIF"
+                                                    : "no dump started");
+  }
+  int64_t t_dump = mono_ms() - t_start;
+  char err[300];
+  heapimg_geom g;
+  if (heapimg_write_png(path, &s->dump, max_width, HEAPIMG_DEFAULT_MAX_PIXELS, &g, err, sizeof err) != 0)
+    sess_fail(s, EXIT_ERROR, "%s", err);
+
+  const ddmc_host_heapdump *d = &s->dump;
+  uint64_t unit = d->unit_size;
+  uint64_t covered_bytes = g.units * unit;
+  int matches = covered_bytes == s->hpif.footprint;
+  static const int order[] = {HEAPIMG_KIND0 + 0, HEAPIMG_KIND0 + 1, HEAPIMG_KIND0 + 2, HEAPIMG_KIND0 + 3,
+                              HEAPIMG_KIND0 + 4, HEAPIMG_KIND0 + 5, HEAPIMG_KIND0 + 6, HEAPIMG_KIND0 + 7,
+                              HEAPIMG_FREE,      HEAPIMG_GAP};
+  if (s->o->json) {
+    jw w;
+    json_begin(s, &w);
+    json_hpif(&w, "heap", &s->hpif);
+    jw_key(&w, "dump");
+    jw_obj(&w);
+    jw_kuint(&w, "heap_id", d->heap_id);
+    jw_kstr(&w, "chunk_type", d->distinct ? "HPSO" : "HPSG");
+    jw_kuint(&w, "unit_size", unit);
+    jw_kuint(&w, "chunks", d->chunks);
+    jw_kuint(&w, "runs", d->n_runs);
+    jw_kuint(&w, "first_unit", d->first_unit);
+    jw_kuint(&w, "units", g.units);
+    jw_kuint(&w, "bytes", covered_bytes);
+    jw_kuint(&w, "covered_units", d->covered_units);
+    jw_kuint(&w, "free_units", d->free_units);
+    jw_kuint(&w, "gap_units", g.gap_units);
+    jw_kbool(&w, "covers_footprint", matches);
+    jw_kint(&w, "elapsed_ms", t_dump);
+    jw_key(&w, "kinds");
+    jw_obj(&w);
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+      int ci = order[i];
+      const heapimg_color *c = heapimg_color_of(ci);
+      uint64_t units = ci == HEAPIMG_FREE ? d->free_units
+                       : ci == HEAPIMG_GAP ? g.gap_units
+                                           : d->kind_units[ci - HEAPIMG_KIND0];
+      jw_key(&w, c->name);
+      jw_obj(&w);
+      jw_kuint(&w, "units", units);
+      jw_kuint(&w, "bytes", units * unit);
+      if (ci >= HEAPIMG_KIND0 && ci < HEAPIMG_KIND0 + 8) jw_kuint(&w, "runs", d->kind_runs[ci - HEAPIMG_KIND0]);
+      char hex[8];
+      snprintf(hex, sizeof hex, "#%02x%02x%02x", c->r, c->g, c->b);
+      jw_kstr(&w, "color", hex);
+      jw_kstr(&w, "label", c->label);
+      jw_close(&w);
+    }
+    jw_close(&w);
+    jw_close(&w);
+    jw_key(&w, "bitmap");
+    jw_obj(&w);
+    jw_kstr(&w, "path", path);
+    jw_kuint(&w, "width", g.width);
+    jw_kuint(&w, "height", g.height);
+    jw_kuint(&w, "bitmap_width", g.bitmap_width);
+    jw_kuint(&w, "bitmap_rows", g.bitmap_rows);
+    jw_kuint(&w, "legend_y", g.legend_y);
+    jw_kuint(&w, "units_per_pixel", g.upp);
+    jw_kuint(&w, "pixels", g.pixels);
+    jw_close(&w);
+    return json_finish(s, &w);
+  }
+  print_hpif(&s->hpif);
+  char hb[32];
+  printf("\nsegment dump: %" PRIu64 " units of %u bytes (%s) in %" PRIu64 " %s chunks, %zu runs, %.2f s\n", g.units,
+         (unsigned)unit, human_bytes(covered_bytes, hb, sizeof hb), d->chunks, d->distinct ? "HPSO" : "HPSG",
+         d->n_runs, (double)t_dump / 1000.0);
+  if (!matches)
+    printf("note: the dump covers %" PRIu64 " bytes, the footprint is %" PRIu32 " bytes\n", covered_bytes,
+           s->hpif.footprint);
+  printf("\n  %-8s %-24s %12s %14s %7s  %s\n", "COLOUR", "KIND", "UNITS", "BYTES", "SHARE", "RUNS");
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+    int ci = order[i];
+    const heapimg_color *c = heapimg_color_of(ci);
+    uint64_t units = ci == HEAPIMG_FREE ? d->free_units
+                     : ci == HEAPIMG_GAP ? g.gap_units
+                                         : d->kind_units[ci - HEAPIMG_KIND0];
+    if (ci == HEAPIMG_GAP && units == 0) continue;
+    char runs[24] = "";
+    if (ci >= HEAPIMG_KIND0 && ci < HEAPIMG_KIND0 + 8)
+      snprintf(runs, sizeof runs, "%" PRIu64, d->kind_runs[ci - HEAPIMG_KIND0]);
+    /* A truecolour swatch on terminals; the hex code always. */
+    if (isatty(STDOUT_FILENO))
+      printf("  \033[48;2;%u;%u;%um  \033[0m #%02x%02x%02x", c->r, c->g, c->b, c->r, c->g, c->b);
+    else
+      printf("  #%02x%02x%02x   ", c->r, c->g, c->b);
+    printf(" %-24s %12" PRIu64 " %14" PRIu64 " %6.2f%%  %s\n", c->label, units, units * unit,
+           g.units ? 100.0 * (double)units / (double)g.units : 0.0, runs);
+  }
+  printf("\nwrote %s: %ux%u px, %" PRIu64 " unit%s per pixel, %u per row, legend from row %u\n", path, g.width,
+         g.height, g.upp, g.upp == 1 ? "" : "s", g.bitmap_width, g.legend_y);
+  return finish_text(s);
+}
+
+static int cmd_heap(sess *s, const char *bitmap, uint64_t max_width, uint64_t dump_timeout) {
+  if (bitmap) {
+    /* A collection on a big heap takes a while: default to the larger of 30 s and -t. */
+    int dt = dump_timeout ? (int)dump_timeout : (s->o->timeout_ms > 30000 ? s->o->timeout_ms : 30000);
+    return cmd_heap_bitmap(s, bitmap, (unsigned)max_width, dt);
+  }
+  heap_now(s);
+  if (s->o->json) {
+    jw w;
+    json_begin(s, &w);
+    json_hpif(&w, "heap", &s->hpif);
+    return json_finish(s, &w);
+  }
+  print_hpif(&s->hpif);
+  return finish_text(s);
+}
+
+/* ---- gc --------------------------------------------------------------------------------------- */
+
+static int hpif_after_gc(sess *s) { return s->hpif_seq > 0 && s->hpif.reason == 2; }
+
+static int cmd_gc(sess *s) {
+  heap_now(s);
+  ddmc_host_heap_info before = s->hpif;
+  uint8_t next_gc = 2;
+  sess_request(s, "heap info at the next GC (HPIF 2)", T_HPIF, &next_gc, 1, NULL, NULL);
+  s->hpif_seq = 0;
+  int64_t t = mono_ms();
+  sess_request(s, "a garbage collection (HPGC)", T_HPGC, NULL, 0, NULL, NULL);
+  int done = sess_pump(s, s->o->timeout_ms, hpif_after_gc);
+  int64_t ms = mono_ms() - t;
+  if (s->o->json) {
+    jw w;
+    json_begin(s, &w);
+    jw_kbool(&w, "requested", 1);
+    jw_kbool(&w, "completed", done);
+    json_hpif(&w, "before", &before);
+    if (done) {
+      json_hpif(&w, "after", &s->hpif);
+      jw_kint(&w, "freed_bytes", (int64_t)before.allocated_bytes - (int64_t)s->hpif.allocated_bytes);
+      jw_kint(&w, "elapsed_ms", ms);
+    }
+    return json_finish(s, &w);
+  }
+  if (!done) {
+    printf("GC requested; the VM sent no heap info after it within %d ms\n", s->o->timeout_ms);
+  } else {
+    char a[32], b[32], c[32];
+    int64_t freed = (int64_t)before.allocated_bytes - (int64_t)s->hpif.allocated_bytes;
+    printf("GC done in %.2f s: allocated %s -> %s (%s %s), objects %" PRIu32 " -> %" PRIu32 ", footprint %s\n",
+           (double)ms / 1000.0, human_bytes(before.allocated_bytes, a, sizeof a),
+           human_bytes(s->hpif.allocated_bytes, b, sizeof b), freed >= 0 ? "freed" : "grew by",
+           human_bytes((uint64_t)(freed >= 0 ? freed : -freed), c, sizeof c), before.allocated_objects,
+           s->hpif.allocated_objects, human_bytes(s->hpif.footprint, a, sizeof a));
+  }
+  return finish_text(s);
+}
+
+/* ---- exit ------------------------------------------------------------------------------------- */
+
+static int cmd_exit(sess *s, int32_t status) {
+  uint8_t req[4] = {(uint8_t)((uint32_t)status >> 24), (uint8_t)((uint32_t)status >> 16),
+                    (uint8_t)((uint32_t)status >> 8), (uint8_t)status};
+  ddmc_host_packet r;
+  const char *result;
+  int rc = ddmc_host_request(s->h, T_EXIT, req, 4, &r, s->o->timeout_ms);
+  int code = EXIT_OK;
+  if (rc == 0 && r.is_ddm && r.chunk_type == T_FAIL) {
+    ddmc_host_fail f;
+    char msg[300] = "";
+    if (ddmc_host_fail_parse(r.chunk, r.chunk_len, &f) == 0) {
+      snprintf(msg, sizeof msg, ": %s (FAIL code %d)", f.msg, (int)f.code);
+      ddmc_host_fail_free(&f);
+    }
+    sess_fail(s, EXIT_FAIL, "the VM refused EXIT%s", msg);
+  }
+  if (rc == DDMC_ECLOSED) {
+    result = "closed";
+  } else if (rc == 0) {
+    /* Acknowledged: the connection should now close as the process goes. */
+    ddmc_host_packet p;
+    int64_t deadline = mono_ms() + s->o->timeout_ms;
+    result = "acknowledged";
+    for (;;) {
+      int64_t left = deadline - mono_ms();
+      if (left <= 0) break;
+      int e = ddmc_host_recv(s->h, &p, (int)left);
+      if (e == DDMC_ECLOSED || e == DDMC_EIO) {
+        result = "closed";
+        break;
+      }
+      if (e == DDMC_ETIMEDOUT) break;
+      if (e) break;
+    }
+    if (strcmp(result, "closed") != 0) code = EXIT_TIMEOUT;
+  } else if (rc == DDMC_ETIMEDOUT) {
+    result = "no-answer";
+    code = EXIT_TIMEOUT;
+  } else {
+    result = "error";
+    code = sess_exit_code(rc);
+  }
+  if (s->o->json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    sess_json_head(s, &w, code == EXIT_OK);
+    jw_kint(&w, "status", status);
+    jw_kstr(&w, "result", result);
+    jw_kbool(&w, "exited", strcmp(result, "closed") == 0);
+    jw_kint(&w, "exit_code", code);
+    json_finish(s, &w);
+    return code;
+  }
+  if (code == EXIT_OK) printf("VM %u exited (status %d requested; connection closed)\n", (unsigned)s->helo.pid, (int)status);
+  else fprintf(stderr, "ddmc: EXIT %d sent, but the VM %s within %d ms\n", (int)status,
+               strcmp(result, "acknowledged") == 0 ? "acknowledged it and did not exit" : "did not answer",
+               s->o->timeout_ms);
+  finish_text(s);
+  return code;
+}
+
+/* ---- send ------------------------------------------------------------------------------------- */
+
+static void hexdump(FILE *f, const uint8_t *p, size_t n) {
+  for (size_t off = 0; off < n; off += 16) {
+    fprintf(f, "  %08zx ", off);
+    for (size_t i = 0; i < 16; i++) {
+      if (i == 8) fputc(' ', f);
+      if (off + i < n) fprintf(f, " %02x", p[off + i]);
+      else fputs("   ", f);
+    }
+    fputs("  |", f);
+    for (size_t i = 0; i < 16 && off + i < n; i++) fputc(p[off + i] >= 0x20 && p[off + i] < 0x7f ? p[off + i] : '.', f);
+    fputs("|\n", f);
+  }
+}
+
+static void json_hex(jw *w, const char *key, const uint8_t *p, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  jw_key(w, key);
+  char *s = malloc(2 * n + 1);
+  if (s == NULL) {
+    jw_null(w);
+    return;
+  }
+  for (size_t i = 0; i < n; i++) {
+    s[2 * i] = digits[p[i] >> 4];
+    s[2 * i + 1] = digits[p[i] & 15];
+  }
+  jw_strn(w, s, 2 * n);
+  free(s);
+}
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static int cmd_send(sess *s, const char *type_s, uint8_t *data, size_t len) {
+  uint32_t type = DDMC_HOST_FOURCC(type_s[0], type_s[1], type_s[2], type_s[3]);
+  ddmc_host_packet r;
+  int rc = ddmc_host_request(s->h, type, data, len, &r, s->o->timeout_ms);
+  if (rc == DDMC_ETIMEDOUT)
+    sess_fail(s, EXIT_TIMEOUT, "no reply to %s within %d ms", type_s, s->o->timeout_ms);
+  if (rc == DDMC_ECLOSED) sess_fail(s, EXIT_ERROR, "the VM closed the connection (no reply to %s)", type_s);
+  if (rc) sess_fail(s, sess_exit_code(rc), "sending %s failed: %s", type_s, ddmc_host_strerror(rc));
+  char t[5] = "";
+  int fail = 0;
+  ddmc_host_fail f = {0, NULL};
+  if (r.is_ddm) {
+    ddmc_host_fourcc_str(r.chunk_type, t);
+    if (r.chunk_type == T_FAIL && ddmc_host_fail_parse(r.chunk, r.chunk_len, &f) == 0) fail = 1;
+  }
+  int code = fail || (r.is_ddm && r.chunk_type == T_FAIL) ? EXIT_FAIL : EXIT_OK;
+  if (s->o->json) {
+    jw w;
+    json_begin(s, &w);
+    jw_key(&w, "request");
+    jw_obj(&w);
+    jw_kstr(&w, "type", type_s);
+    jw_kuint(&w, "length", len);
+    json_hex(&w, "hex", data, len);
+    jw_close(&w);
+    jw_kuint(&w, "jdwp_error", r.error);
+    jw_key(&w, "reply");
+    if (r.is_ddm) {
+      jw_obj(&w);
+      jw_kstr(&w, "type", t);
+      jw_kuint(&w, "length", r.chunk_len);
+      jw_kbool(&w, "compressed", r.was_compressed);
+      json_hex(&w, "hex", r.chunk, r.chunk_len);
+      if (fail) {
+        jw_key(&w, "fail");
+        jw_obj(&w);
+        jw_kint(&w, "code", f.code);
+        jw_kstr(&w, "message", f.msg);
+        jw_close(&w);
+      }
+      jw_close(&w);
+    } else {
+      jw_null(&w);
+    }
+    jw_kbool(&w, "empty", !r.is_ddm);
+    ddmc_host_fail_free(&f);
+    json_finish(s, &w);
+    return code;
+  }
+  if (r.error) {
+    printf("JDWP error reply %u\n", (unsigned)r.error);
+  } else if (!r.is_ddm) {
+    printf("empty reply\n");
+  } else {
+    printf("reply %s, %zu bytes%s\n", t, r.chunk_len, r.was_compressed ? " (arrived ZLIB-compressed)" : "");
+    hexdump(stdout, r.chunk, r.chunk_len);
+    if (fail) printf("FAIL code %d: %s\n", (int)f.code, f.msg);
+  }
+  ddmc_host_fail_free(&f);
+  finish_text(s);
+  if (code == EXIT_FAIL) fprintf(stderr, "ddmc: the VM answered %s with FAIL\n", type_s);
+  return code;
+}
+
+/* ---- main ------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  opts o;
+  memset(&o, 0, sizeof o);
+  o.target = "127.0.0.1:8700";
+  o.zlib = 1;
+  o.timeout_ms = 5000;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *a = argv[i];
+    if (a[0] != '-' || strcmp(a, "-") == 0) break;
+    if (strcmp(a, "--") == 0) {
+      i++;
+      break;
+    }
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return EXIT_OK;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("ddmc %s\n", DDMC_TOOL_VERSION);
+      return EXIT_OK;
+    } else if (strcmp(a, "--json") == 0) {
+      o.json = 1;
+    } else if (strcmp(a, "--no-zlib") == 0) {
+      o.zlib = 0;
+    } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+      o.verbose++;
+    } else if (strcmp(a, "-vv") == 0) {
+      o.verbose += 2;
+    } else if (strcmp(a, "-c") == 0 || strcmp(a, "--connect") == 0) {
+      if (++i >= argc) usage_error("%s needs HOST:PORT", a);
+      o.target = argv[i];
+    } else if (strncmp(a, "--connect=", 10) == 0) {
+      o.target = a + 10;
+    } else if (strcmp(a, "-t") == 0 || strcmp(a, "--timeout") == 0) {
+      uint64_t v;
+      if (++i >= argc || parse_u64(argv[i], 3600000, &v) || v == 0)
+        usage_error("%s needs a timeout in milliseconds (1..3600000)", a);
+      o.timeout_ms = (int)v;
+    } else {
+      usage_error("unknown option '%s'", a);
+    }
+  }
+  if (parse_target(&o, o.target) != 0) usage_error("bad address '%s' (want HOST:PORT)", o.target);
+  if (i >= argc) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  o.command = argv[i++];
+  int nargs = argc - i;
+  char **args = argv + i;
+
+  /* Validate the arguments before connecting, so a usage error never touches the VM. */
+  uint64_t num = 0, max_width = HEAPIMG_DEFAULT_MAX_WIDTH, dump_timeout = 0;
+  double watch = -1;
+  const char *bitmap = NULL;
+  uint8_t *send_data = NULL;
+  size_t send_len = 0;
+  const char *cmd = o.command;
+  if (strcmp(cmd, "stack") == 0) {
+    if (nargs != 1 || parse_u64(args[0], UINT32_MAX, &num)) usage_error("usage: ddmc stack THREAD-ID%s", "");
+  } else if (strcmp(cmd, "exit") == 0) {
+    int64_t st = 0;
+    char *end = NULL;
+    if (nargs == 1) {
+      errno = 0;
+      long long v = strtoll(args[0], &end, 0);
+      st = v;
+      if (errno || *end || end == args[0] || v < INT32_MIN || v > INT32_MAX) nargs = -1;
+    }
+    if (nargs != 1) usage_error("usage: ddmc exit STATUS (a 32-bit integer)%s", "");
+    num = (uint64_t)(uint32_t)(int32_t)st;
+  } else if (strcmp(cmd, "send") == 0) {
+    if (nargs < 1 || strlen(args[0]) != 4) usage_error("usage: ddmc send TYPE [HEX...]  (TYPE: 4 characters)%s", "");
+    size_t digits = 0;
+    for (int k = 1; k < nargs; k++) digits += strlen(args[k]);
+    send_data = malloc(digits / 2 + 1);
+    if (send_data == NULL) return EXIT_ERROR;
+    int hi = -1;
+    for (int k = 1; k < nargs; k++) {
+      for (const char *p = args[k]; *p; p++) {
+        if (*p == ' ' || *p == ':' || *p == '_') continue;
+        int v = hexval((unsigned char)*p);
+        if (v < 0) usage_error("send: '%s' is not hex", args[k]);
+        if (hi < 0) hi = v;
+        else {
+          send_data[send_len++] = (uint8_t)(hi << 4 | v);
+          hi = -1;
+        }
+      }
+    }
+    if (hi >= 0) usage_error("send: odd number of hex digits%s", "");
+  } else if (strcmp(cmd, "threads") == 0) {
+    for (int k = 0; k < nargs; k++) {
+      if (strcmp(args[k], "--watch") == 0 || strcmp(args[k], "-w") == 0) {
+        if (k + 1 >= nargs) usage_error("%s needs SECONDS", args[k]);
+        char *end;
+        errno = 0;
+        watch = strtod(args[++k], &end);
+        if (errno || *end || end == args[k] || !(watch >= 0) || watch > 7 * 24 * 3600.0)
+          usage_error("--watch: '%s' is not a number of seconds", args[k]);
+      } else {
+        usage_error("threads: unknown argument '%s'", args[k]);
+      }
+    }
+  } else if (strcmp(cmd, "heap") == 0) {
+    for (int k = 0; k < nargs; k++) {
+      if (strcmp(args[k], "--bitmap") == 0 || strcmp(args[k], "-b") == 0) {
+        if (k + 1 >= nargs) usage_error("%s needs a FILE.png", args[k]);
+        bitmap = args[++k];
+      } else if (strcmp(args[k], "--max-width") == 0) {
+        if (k + 1 >= nargs || parse_u64(args[k + 1], 65536, &max_width) || max_width < 64)
+          usage_error("--max-width needs a width in pixels, 64..65536 (got '%s')", k + 1 < nargs ? args[k + 1] : "");
+        k++;
+      } else if (strcmp(args[k], "--dump-timeout") == 0) {
+        if (k + 1 >= nargs || parse_u64(args[k + 1], 3600000, &dump_timeout) || dump_timeout == 0)
+          usage_error("--dump-timeout needs milliseconds (got '%s')", k + 1 < nargs ? args[k + 1] : "");
+        k++;
+      } else {
+        usage_error("heap: unknown argument '%s'", args[k]);
+      }
+    }
+  } else if (strcmp(cmd, "info") == 0 || strcmp(cmd, "gc") == 0) {
+    if (nargs > 0) usage_error("this command takes no arguments (got '%s')", args[0]);
+  } else {
+    usage_error("unknown command '%s'", cmd);
+  }
+
+  sess s;
+  sess_open(&s, &o);
+  int rc;
+  if (strcmp(cmd, "info") == 0) rc = cmd_info(&s);
+  else if (strcmp(cmd, "threads") == 0) rc = cmd_threads(&s, watch);
+  else if (strcmp(cmd, "stack") == 0) rc = cmd_stack(&s, (uint32_t)num);
+  else if (strcmp(cmd, "heap") == 0) rc = cmd_heap(&s, bitmap, max_width, dump_timeout);
+  else if (strcmp(cmd, "gc") == 0) rc = cmd_gc(&s);
+  else if (strcmp(cmd, "exit") == 0) rc = cmd_exit(&s, (int32_t)(uint32_t)num);
+  else rc = cmd_send(&s, args[0], send_data, send_len);
+  free(send_data);
+  sess_close(&s);
+  return rc;
+}

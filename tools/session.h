@@ -1,0 +1,101 @@
+/* One ddmc run's connection to a VM: connect, handshake, HELO/FEAT, ZLIB opt-in, requests, and
+ * the bookkeeping of everything the VM sends on its own (APNM, WAIT, thread and heap chunks).
+ *
+ * Failures end the program through sess_fail(): one message on stderr ("ddmc: ..."), one JSON
+ * error document on stdout with --json, and the documented exit code. Commands therefore never
+ * see an error return from the sess_* calls that take no `soft` flag. */
+#ifndef DDMC_TOOLS_SESSION_H
+#define DDMC_TOOLS_SESSION_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "ddmc_host.h"
+#include "json.h"
+#include "monitor.h"
+
+/* Exit codes (also in `ddmc --help`). */
+enum {
+  EXIT_OK = 0,
+  EXIT_ERROR = 1,      /* anything else: lost connection, cannot write a file, bad reply */
+  EXIT_CONNECT = 2,    /* cannot connect: refused, unknown host, connect timed out */
+  EXIT_NOT_DDM = 3,    /* the peer is not a JDWP VM, not DDM-aware, or broke the protocol */
+  EXIT_TIMEOUT = 4,    /* the VM did not answer in time */
+  EXIT_FAIL = 5,       /* the VM answered with a FAIL chunk */
+  EXIT_USAGE = 64      /* bad command line (EX_USAGE) */
+};
+
+typedef struct opts {
+  const char *target;  /* "HOST:PORT", normalised */
+  char target_buf[300];
+  char host[256];
+  uint16_t port;
+  int json;
+  int verbose;
+  int zlib;            /* opt in to ZLIB chunks (default 1) */
+  int timeout_ms;      /* connect, handshake, each request */
+  const char *command;
+} opts;
+
+typedef struct sess {
+  const opts *o;
+  ddmc_host *h;
+  int64_t t0_ms;
+  ddmc_host_helo helo;
+  int hello_done;
+  /* ZLIB opt-in */
+  int zlib_sent, zlib_answered;
+  /* unsolicited state */
+  int waiting;          /* a WAIT chunk arrived */
+  int apnm_seen;
+  ddmc_host_apnm apnm;  /* the latest APNM */
+  ddmc_host_threads threads;
+  int track_threads;    /* feed thread chunks into `threads` */
+  ddmc_host_heapdump dump;
+  int track_heap;       /* feed HPST/HPSG/HPEN into `dump` */
+  int dump_done_seq;    /* hpif_seq when the last dump completed */
+  ddmc_host_heap_info hpif; /* the latest HPIF (first heap) */
+  int hpif_seq;         /* HPIF chunks seen */
+  uint64_t unsolicited; /* packets handled by sess_dispatch */
+  /* optional observer for thread events (watch mode) */
+  void (*on_thread_event)(void *ud, ddmc_host_thread_event ev, uint32_t id, const char *name);
+  void *ud;
+} sess;
+
+extern volatile sig_atomic_t g_interrupted;
+
+int64_t mono_ms(void);
+
+/* Connects, handshakes, sends HELO+FEAT and (with o->zlib) the ZLIB opt-in; fails the program on
+ * any error. */
+void sess_open(sess *s, const opts *o);
+void sess_close(sess *s);
+
+/* Handles one packet that is not the reply being waited for. */
+void sess_dispatch(sess *s, const ddmc_host_packet *p);
+/* Receives and dispatches packets for up to ms milliseconds (returns early on SIGINT, or when
+ * stop(s) becomes true). Returns 1 if stop() became true. stop may be NULL. */
+int sess_pump(sess *s, int ms, int (*stop)(sess *s));
+/* Dispatches what has already arrived, without waiting. */
+void sess_drain(sess *s);
+
+/* Sends a DDM request and waits o->timeout_ms for its reply, then dispatches the packets that
+ * arrived meanwhile. The reply is parsed by parse(ud, reply) before that (the packet is gone
+ * afterwards); parse may be NULL. A FAIL reply fails the program (EXIT_FAIL) with `what` in the
+ * message, a timeout with EXIT_TIMEOUT. Returns what parse returned (0 without parse). */
+int sess_request(sess *s, const char *what, uint32_t type, const void *data, size_t len,
+                 int (*parse)(void *ud, const ddmc_host_packet *reply), void *ud);
+
+/* Ends the program: message on stderr (printf-style), JSON error document with --json. */
+void sess_fail(sess *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4), noreturn));
+/* Maps a DDMC_E* from the host library to an exit code, for failures after the handshake. */
+int sess_exit_code(int err);
+
+/* JSON: the common head of every document ("command", "ok", "target", "vm") and tail ("wire"). */
+void sess_json_head(sess *s, jw *w, int ok);
+void sess_json_vm(sess *s, jw *w);
+void sess_json_wire(sess *s, jw *w);
+/* -v: one line on stderr with the wire counters. */
+void sess_print_wire(sess *s);
+
+#endif
