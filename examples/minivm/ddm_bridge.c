@@ -57,11 +57,15 @@ static void on_thread_name(void *ud, uint32_t id, const char *name) {
 static void on_app_name(void *ud, const char *name) {
   if (ddm(ud)) ddmc_notify_app_name(ddm(ud), name, NULL, 0);
 }
-static int on_wait_for_debugger(void *ud, int timeout_ms) {
-  if (!ddm(ud)) return 0;
-  int rc = ddmc_wait_for_debugger(ddm(ud), timeout_ms);
-  /* DDMC_ESTATE: JDWP stopped, no debugger can come; carry on rather than wait forever. */
-  return rc == DDMC_ETIMEDOUT ? 1 : 0;
+static void on_wait_for_debugger(void *ud) {
+  /* No timeout: each call sends WAIT to the peer. Returns when a debugger is active or when
+   * on_shutdown stopped the instance (DDMC_ESTATE); either way the program carries on. */
+  if (ddm(ud)) ddmc_wait_for_debugger(ddm(ud), -1);
+}
+static void on_shutdown(void *ud) {
+  /* An exit instruction: stop JDWP now so a thread in ddmc_wait_for_debugger wakes up. This
+   * runs on a VM thread, never on the JDWP thread (which may not call ddmc_vm_stop). */
+  if (ddm(ud)) ddmc_vm_stop(ddm(ud));
 }
 static void on_gc_marked(void *ud) {
   /* World stopped, marks set, nothing swept: walk_heap below reports unmarked blocks as free,
@@ -80,6 +84,7 @@ void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out) {
   out->thread_name = on_thread_name;
   out->app_name = on_app_name;
   out->wait_for_debugger = on_wait_for_debugger;
+  out->shutdown = on_shutdown;
   out->gc_marked = on_gc_marked;
   out->gc_done = on_gc_done;
 }

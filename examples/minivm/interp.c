@@ -185,10 +185,8 @@ static int64_t arith(int op, int64_t x, int64_t y) {
 static int waitdbg(mvm_thread *t) {
   mvm_vm *vm = t->vm;
   mvm_set_status(t, MVM_TS_VMWAIT);
-  /* Poll in slices so an exit elsewhere in the program is noticed. */
-  while (vm->hooks.wait_for_debugger && !atomic_load(&vm->shutdown) &&
-         vm->hooks.wait_for_debugger(vm->hooks.ud, 250) != 0) {
-  }
+  /* Without a debugger bridge there is nobody to wait for, as on a VM without JDWP. */
+  if (vm->hooks.wait_for_debugger && !atomic_load(&vm->shutdown)) vm->hooks.wait_for_debugger(vm->hooks.ud);
   mvm_set_status(t, MVM_TS_RUNNING);
   return atomic_load(&vm->shutdown) ? -1 : 0;
 }

@@ -44,9 +44,12 @@ typedef struct mvm_hooks {
   void (*thread_end)(void *ud, uint32_t id);
   void (*thread_name)(void *ud, uint32_t id, const char *name);
   void (*app_name)(void *ud, const char *name);
-  /* Waits up to timeout_ms for a debugger to be active: 0 if one is, non-zero otherwise. The
-   * calling thread is in VMWAIT; the VM calls again in a loop so it can notice shutdown. */
-  int (*wait_for_debugger)(void *ud, int timeout_ms);
+  /* Blocks until a debugger is active, or until the shutdown hook has run; the calling thread
+   * is in VMWAIT meanwhile. Called once per wait-for-debugger: libddmc sends WAIT per call. */
+  void (*wait_for_debugger)(void *ud);
+  /* The VM is shutting down (exit instruction, mvm_vm_free): a wait_for_debugger in progress or
+   * to come must return. Any thread, no VM lock held. */
+  void (*shutdown)(void *ud);
   /* On the GC thread with the world stopped: after mark (the heap walk then shows what the sweep
    * will leave), and after the whole collection. */
   void (*gc_marked)(void *ud);

@@ -306,7 +306,8 @@ fail:
 }
 
 void mvm_request_shutdown(mvm_vm *vm) {
-  atomic_store(&vm->shutdown, 1);
+  if (atomic_exchange(&vm->shutdown, 1)) return;
+  if (vm->hooks.shutdown) vm->hooks.shutdown(vm->hooks.ud);
   /* stw_req doubles as the "look up" flag every safepoint poll reads. */
   atomic_store(&vm->stw_req, 1);
   pthread_mutex_lock(&vm->sleep_lock);

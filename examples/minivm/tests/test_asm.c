@@ -135,11 +135,10 @@ static int stack_hook_calls;
 static char stack_seen[512];
 static mvm_vm *stack_vm;
 /* Runs on the program's thread at wait-for-debugger: its own stack is a stable snapshot. */
-static int stack_hook(void *ud, int timeout) {
+static void stack_hook(void *ud) {
   stack_hook_calls++;
   stack_seen[0] = '\0';
   mvm_thread_stack(stack_vm, 1, collect_frames, stack_seen);
-  return 0;
 }
 
 static void line_directives_map_frames(void **state) {

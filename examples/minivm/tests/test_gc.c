@@ -154,9 +154,8 @@ static void steady_load_does_not_grow_the_heap(void **state) {
 static mvm_heap_stats marks[4];
 static int nmarks;
 static mvm_vm *mark_vm;
-static int record_stats(void *ud, int timeout) {
+static void record_stats(void *ud) {
   if (nmarks < 4) mvm_heap_get_stats(mark_vm, &marks[nmarks++]);
-  return 0;
 }
 
 static void holes_are_reused(void **state) {

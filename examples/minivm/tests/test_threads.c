@@ -59,11 +59,11 @@ static const expect_state expected[] = {
 };
 #define NEXPECTED (sizeof expected / sizeof expected[0])
 
-static atomic_int release_debuggee;
-static int debugger_hook(void *ud, int timeout_ms) {
-  usleep(1000 * (unsigned)(timeout_ms < 20 ? timeout_ms : 20));
-  return release_debuggee ? 0 : 1;
+static atomic_int release_debuggee, shut_down;
+static void debugger_hook(void *ud) {
+  while (!atomic_load(&release_debuggee) && !atomic_load(&shut_down)) usleep(5000);
 }
+static void shutdown_hook(void *ud) { atomic_store(&shut_down, 1); }
 
 /* Hook log: "+id name" at start (with the status the thread had then), "-id" at end, "=id name". */
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -123,10 +123,11 @@ static int collect_ids(void *arg, const mvm_thread_info *t) {
 }
 
 static void reported_states_match(void **state) {
-  mvm_hooks h = {.wait_for_debugger = debugger_hook, .thread_start = on_start, .thread_end = on_end,
-                 .thread_name = on_name};
+  mvm_hooks h = {.wait_for_debugger = debugger_hook, .shutdown = shutdown_hook, .thread_start = on_start,
+                 .thread_end = on_end, .thread_name = on_name};
   hook_log[0] = '\0';
-  release_debuggee = 0;
+  atomic_store(&release_debuggee, 0);
+  atomic_store(&shut_down, 0);
   atomic_store(&log_vm, NULL);
   mvm_vm *vm = t_vm(0, 0, &h);
   atomic_store(&log_vm, vm);
@@ -192,7 +193,7 @@ static void reported_states_match(void **state) {
   pthread_mutex_unlock(&log_lock);
 
   /* The debuggee leaves VMWAIT once the debugger "attaches". */
-  release_debuggee = 1;
+  atomic_store(&release_debuggee, 1);
   for (int i = 0; i < 500 && t_find_thread(vm, "Debuggee", &t) == 0; i++) usleep(10000);
   assert_int_equal(t_find_thread(vm, "Debuggee", &t), -1);
 
