@@ -186,13 +186,6 @@ static int cmd_info(sess *s) {
 
 /* ---- threads ---------------------------------------------------------------------------------- */
 
-typedef struct watch_state {
-  sess *s;
-  jw *w;           /* JSON: events are written as they come */
-  int64_t t0;
-  uint64_t events;
-} watch_state;
-
 static const char *tev_name(ddmc_host_thread_event ev) {
   switch (ev) {
     case DDMC_HOST_TEV_CREATED: return "created";
@@ -260,10 +253,10 @@ static void print_thread_table(sess *s, FILE *f) {
   }
 }
 
-static void json_threads(sess *s, jw *w) {
+static void json_threads(const ddmc_host_thread *v, size_t count, jw *w) {
   jw_arr(w);
-  for (size_t i = 0; i < s->threads.count; i++) {
-    const ddmc_host_thread *t = &s->threads.v[i];
+  for (size_t i = 0; i < count; i++) {
+    const ddmc_host_thread *t = &v[i];
     jw_obj(w);
     jw_kuint(w, "id", t->id);
     jw_kstr(w, "name", t->named ? t->name : NULL);
@@ -292,6 +285,47 @@ static void on_sigint(int sig) {
   g_interrupted = 1;
 }
 
+/* --watch --json: every picture of the table, emitted at the end. */
+typedef struct snapshot {
+  int64_t t_ms;
+  ddmc_host_thread *v;
+  size_t count;
+} snapshot;
+static snapshot *g_snaps;
+static size_t g_n_snaps, g_cap_snaps;
+
+static int snapshot_add(const ddmc_host_threads *t, int64_t t_ms) {
+  if (g_n_snaps == g_cap_snaps) {
+    size_t cap = g_cap_snaps ? 2 * g_cap_snaps : 16;
+    snapshot *v = realloc(g_snaps, cap * sizeof *v);
+    if (v == NULL) return 0;
+    g_snaps = v;
+    g_cap_snaps = cap;
+  }
+  snapshot *sn = &g_snaps[g_n_snaps];
+  sn->t_ms = t_ms;
+  sn->count = t->count;
+  sn->v = calloc(t->count ? t->count : 1, sizeof *sn->v);
+  if (sn->v == NULL) return 0;
+  for (size_t i = 0; i < t->count; i++) {
+    sn->v[i] = t->v[i];
+    sn->v[i].name = strdup(t->v[i].name);
+    if (sn->v[i].name == NULL) return 0;
+  }
+  g_n_snaps++;
+  return 1;
+}
+
+static void snapshots_free(void) {
+  for (size_t i = 0; i < g_n_snaps; i++) {
+    for (size_t k = 0; k < g_snaps[i].count; k++) free(g_snaps[i].v[k].name);
+    free(g_snaps[i].v);
+  }
+  free(g_snaps);
+  g_snaps = NULL;
+  g_n_snaps = g_cap_snaps = 0;
+}
+
 static int cmd_threads(sess *s, double watch) {
   s->track_threads = 1;
   g_watch_t0 = mono_ms();
@@ -305,7 +339,7 @@ static int cmd_threads(sess *s, double watch) {
       jw w;
       json_begin(s, &w);
       jw_key(&w, "threads");
-      json_threads(s, &w);
+      json_threads(s->threads.v, s->threads.count, &w);
       return json_finish(s, &w);
     }
     print_thread_table(s, stdout);
@@ -324,20 +358,11 @@ static int cmd_threads(sess *s, double watch) {
   int tty = isatty(STDOUT_FILENO);
   int64_t end = mono_ms() + (int64_t)(watch * 1000.0);
   unsigned samples = 0;
-  jw w;
-  if (s->o->json) {
-    json_begin(s, &w);
-    jw_key(&w, "samples");
-    jw_arr(&w);
-  }
   for (;;) {
     samples++;
     if (s->o->json) {
-      jw_obj(&w);
-      jw_kint(&w, "t_ms", mono_ms() - g_watch_t0);
-      jw_key(&w, "threads");
-      json_threads(s, &w);
-      jw_close(&w);
+      /* Kept until the end: the document's "vm" part must describe the VM as it is then. */
+      if (!snapshot_add(&s->threads, mono_ms() - g_watch_t0)) sess_fail(s, EXIT_ERROR, "out of memory");
     } else {
       if (tty) fputs("\033[H\033[2J", stdout);
       time_t now = time(NULL);
@@ -351,23 +376,30 @@ static int cmd_threads(sess *s, double watch) {
       if (!tty) putchar('\n');
       fflush(stdout);
     }
+    if (g_interrupted || mono_ms() >= end) break;
     int64_t left = end - mono_ms();
-    if (left <= 0 || g_interrupted) break;
     sess_pump(s, left < 1000 ? (int)left : 1000, NULL);
-    if (g_interrupted || mono_ms() >= end) {
-      /* one last picture of the final state */
-      if (!g_interrupted) query_thst(s);
-      if (g_interrupted) break;
-      continue;
-    }
-    query_thst(s);
+    /* After the last interval too: the final picture shows the final state. */
+    if (!g_interrupted) query_thst(s);
   }
   if (s->o->json) {
+    jw w;
+    json_begin(s, &w);
+    jw_key(&w, "samples");
+    jw_arr(&w);
+    for (size_t i = 0; i < g_n_snaps; i++) {
+      jw_obj(&w);
+      jw_kint(&w, "t_ms", g_snaps[i].t_ms);
+      jw_key(&w, "threads");
+      json_threads(g_snaps[i].v, g_snaps[i].count, &w);
+      jw_close(&w);
+    }
     jw_close(&w);
+    snapshots_free();
     jw_kuint(&w, "sample_count", samples);
     jw_kbool(&w, "interrupted", g_interrupted != 0);
     jw_key(&w, "threads");
-    json_threads(s, &w);
+    json_threads(s->threads.v, s->threads.count, &w);
     jw_key(&w, "events");
     jw_arr(&w);
     for (size_t i = 0; i < g_n_events; i++) {
@@ -785,7 +817,9 @@ static int cmd_send(sess *s, const char *type_s, uint8_t *data, size_t len) {
   int code = fail || (r.is_ddm && r.chunk_type == T_FAIL) ? EXIT_FAIL : EXIT_OK;
   if (s->o->json) {
     jw w;
-    json_begin(s, &w);
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    sess_json_head(s, &w, code == EXIT_OK);
     jw_key(&w, "request");
     jw_obj(&w);
     jw_kstr(&w, "type", type_s);

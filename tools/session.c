@@ -82,6 +82,7 @@ void sess_json_vm(sess *s, jw *w) {
   /* The latest name wins: an APNM after HELO (e.g. a zygote child renaming itself). */
   jw_kstr(w, "app_name", s->apnm_seen ? s->apnm.name : h->app_name);
   jw_kstr(w, "app_name_source", s->apnm_seen ? "APNM" : "HELO");
+  jw_kstr(w, "app_name_at_hello", h->app_name);
   jw_key(w, "user_id");
   if (s->apnm_seen && s->apnm.has_user_id) jw_int(w, s->apnm.user_id);
   else if (h->present & DDMC_HOST_HELO_USER_ID) jw_int(w, h->user_id);
