@@ -140,11 +140,11 @@ static int json_finish(sess *s, jw *w) {
 }
 
 static int finish_text(sess *s) {
-  if (s->o->verbose) sess_print_wire(s);
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fprintf(stderr, "ddmc: cannot write the output: %s\n", strerror(errno));
     return EXIT_ERROR;
   }
+  if (s->o->verbose) sess_print_wire(s);
   return EXIT_OK;
 }
 
@@ -614,7 +614,9 @@ static int cmd_heap_bitmap(sess *s, const char *path, unsigned max_width, int du
   if (!matches)
     printf("note: the dump covers %" PRIu64 " bytes, the footprint is %" PRIu32 " bytes\n", covered_bytes,
            s->hpif.footprint);
-  printf("\n  %-8s %-24s %12s %14s %7s  %s\n", "COLOUR", "KIND", "UNITS", "BYTES", "SHARE", "RUNS");
+  int tty = isatty(STDOUT_FILENO);
+  printf("\n  %s%-7s  %-24s %12s %14s %7s  %s\n", tty ? "   " : "", "COLOUR", "KIND", "UNITS", "BYTES", "SHARE",
+         "RUNS");
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
     int ci = order[i];
     const heapimg_color *c = heapimg_color_of(ci);
@@ -626,11 +628,9 @@ static int cmd_heap_bitmap(sess *s, const char *path, unsigned max_width, int du
     if (ci >= HEAPIMG_KIND0 && ci < HEAPIMG_KIND0 + 8)
       snprintf(runs, sizeof runs, "%" PRIu64, d->kind_runs[ci - HEAPIMG_KIND0]);
     /* A truecolour swatch on terminals; the hex code always. */
-    if (isatty(STDOUT_FILENO))
-      printf("  \033[48;2;%u;%u;%um  \033[0m #%02x%02x%02x", c->r, c->g, c->b, c->r, c->g, c->b);
-    else
-      printf("  #%02x%02x%02x   ", c->r, c->g, c->b);
-    printf(" %-24s %12" PRIu64 " %14" PRIu64 " %6.2f%%  %s\n", c->label, units, units * unit,
+    if (tty) printf("  \033[48;2;%u;%u;%um  \033[0m #%02x%02x%02x", c->r, c->g, c->b, c->r, c->g, c->b);
+    else printf("  #%02x%02x%02x", c->r, c->g, c->b);
+    printf("  %-24s %12" PRIu64 " %14" PRIu64 " %6.2f%%  %s\n", c->label, units, units * unit,
            g.units ? 100.0 * (double)units / (double)g.units : 0.0, runs);
   }
   printf("\nwrote %s: %ux%u px, %" PRIu64 " unit%s per pixel, %u per row, legend from row %u\n", path, g.width,
