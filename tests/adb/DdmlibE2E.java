@@ -1,0 +1,419 @@
+// The real ddmlib (Debian libandroid-ddms-java, 25.2.2) looks at minivm through the real adb
+// server and the adbd stand-in, through ddmlib's public API only, as DDMS and Android Studio did.
+//
+//   java DdmlibE2E --serial 127.0.0.1:PORT [--timeout S] [--abi "64-bit (x86_64)"]
+//        [--client PID:KIND]...     KIND: idle | hello | threads | alloc | zygote
+//        [--many PID,PID,...]       wait for all, then kill each (SIGTERM) and see it dropped
+//
+// The adb server port comes from ANDROID_ADB_SERVER_PORT (how this ddmlib picks it). Prints one
+// "ok - ..." or "FAIL - ..." line per check and exits 0 only when every check passed and ddmlib
+// logged no error and no heap-segment parse failure.
+import com.android.ddmlib.AndroidDebugBridge;
+import com.android.ddmlib.Client;
+import com.android.ddmlib.ClientData;
+import com.android.ddmlib.DdmPreferences;
+import com.android.ddmlib.HeapSegment;
+import com.android.ddmlib.IDevice;
+import com.android.ddmlib.Log;
+import com.android.ddmlib.ThreadInfo;
+import java.lang.reflect.Field;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Supplier;
+
+public class DdmlibE2E {
+  static int passed = 0, failed = 0;
+  static long deadline;
+  static final ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+  static final ConcurrentLinkedQueue<String> changes = new ConcurrentLinkedQueue<>();
+  static final String STATUS_NAMES[] = {"zombie", "running", "sleeping", "monitor", "wait", "initializing",
+                                        "starting", "native", "vmwait", "suspended"};
+
+  static void check(boolean ok, String what) {
+    if (ok) {
+      passed++;
+      System.out.println("ok - " + what);
+    } else {
+      failed++;
+      System.out.println("FAIL - " + what);
+    }
+    System.out.flush();
+  }
+
+  static void note(String s) {
+    System.out.println("# " + s);
+    System.out.flush();
+  }
+
+  static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Polls cond every 100 ms until it holds, ms pass, or the global deadline passes. */
+  static boolean waitFor(long ms, Supplier<Boolean> cond) {
+    long end = Math.min(System.currentTimeMillis() + ms, deadline);
+    while (true) {
+      try {
+        if (cond.get()) return true;
+      } catch (RuntimeException e) {
+        // ddmlib objects can be mid-update; try again
+      }
+      if (System.currentTimeMillis() >= end) return false;
+      sleep(100);
+    }
+  }
+
+  static IDevice findDevice(AndroidDebugBridge bridge, String serial) {
+    for (IDevice d : bridge.getDevices())
+      if (d.getSerialNumber().equals(serial)) return d;
+    return null;
+  }
+
+  static Client findClient(IDevice dev, int pid) {
+    for (Client c : dev.getClients())
+      if (c.getClientData().getPid() == pid) return c;
+    return null;
+  }
+
+  @SuppressWarnings("unchecked")
+  static Set<String> features(ClientData cd) {
+    try {
+      Field f = ClientData.class.getDeclaredField("mFeatures");
+      f.setAccessible(true);
+      Object v = f.get(cd);
+      if (v instanceof Collection) return new TreeSet<>((Collection<String>) v);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      note("cannot read ClientData.mFeatures: " + e);
+    }
+    return null;
+  }
+
+  static String describe(ClientData cd) {
+    return String.format("pid=%d ident='%s' name='%s' user=%d(valid=%b) abi='%s' flags='%s' ddm=%b debugger=%s",
+        cd.getPid(), cd.getVmIdentifier(), cd.getClientDescription(), cd.getUserId(), cd.isValidUserId(),
+        cd.getAbi(), cd.getJvmFlags(), cd.isDdmAware(), cd.getDebuggerConnectionStatus());
+  }
+
+  // ------------------------------------------------------------------------------ per client
+
+  static void checkIdentity(IDevice dev, int pid, String kind, String abi) {
+    String tag = kind + " pid " + pid;
+    boolean seen = waitFor(30000, () -> findClient(dev, pid) != null);
+    check(seen, tag + ": listed by ddmlib (track-jdwp through adb)");
+    if (!seen) return;
+    Client c = findClient(dev, pid);
+    ClientData cd = c.getClientData();
+    check(waitFor(20000, () -> cd.isDdmAware() && cd.getVmIdentifier() != null),
+        tag + ": DDM-aware after HELO");
+    note(describe(cd));
+    check(cd.getPid() == pid, tag + ": HELO pid equals the pid adb reports (" + cd.getPid() + ")");
+    check("minivm v0.1".equals(cd.getVmIdentifier()), tag + ": VM ident 'minivm v0.1' (" + cd.getVmIdentifier() + ")");
+    check(abi.equals(cd.getAbi()), tag + ": ABI '" + abi + "' (" + cd.getAbi() + ")");
+    check("CheckJNI=false".equals(cd.getJvmFlags()), tag + ": JVM flags 'CheckJNI=false' (" + cd.getJvmFlags() + ")");
+    check(cd.isValidUserId() && cd.getUserId() == 0, tag + ": user id 0 from HELO (" + cd.getUserId() + ")");
+    check(!cd.isNativeDebuggable(), tag + ": not native-debuggable");
+    Set<String> feats = features(cd);
+    note(tag + ": features " + feats);
+    check(feats != null && !cd.hasFeature(ClientData.FEATURE_PROFILING)
+              && !cd.hasFeature(ClientData.FEATURE_HPROF),
+        tag + ": FEAT processed; no profiling/hprof claimed (minivm has neither)");
+    if (kind.equals("zygote")) {
+      boolean renamed = waitFor(15000, () -> "com.example.zygote".equals(cd.getClientDescription()));
+      check(renamed, tag + ": app name follows the rename to 'com.example.zygote' (" + cd.getClientDescription()
+                         + ")");
+      boolean waiting =
+          waitFor(15000, () -> cd.getDebuggerConnectionStatus() == ClientData.DebuggerStatus.WAITING);
+      check(waiting, tag + ": WAIT seen: debugger status WAITING (" + cd.getDebuggerConnectionStatus() + ")");
+    } else {
+      String d = cd.getClientDescription();
+      check(d == null || d.equals("<pre-initialized>"),
+          tag + ": app name is the start-up '<pre-initialized>' (" + d + ")");
+      check(cd.getDebuggerConnectionStatus() == ClientData.DebuggerStatus.DEFAULT,
+          tag + ": no WAIT: debugger status DEFAULT (" + cd.getDebuggerConnectionStatus() + ")");
+    }
+  }
+
+  static void checkThreads(IDevice dev, int pid) {
+    String tag = "threads pid " + pid;
+    Client c = findClient(dev, pid);
+    if (c == null) return;
+    ClientData cd = c.getClientData();
+    c.setThreadUpdateEnabled(true);
+    c.requestThreadUpdate();
+    check(waitFor(15000, () -> cd.getThreads().length >= 8), tag + ": THEN/THCR/THST: thread list arrived ("
+                                                              + cd.getThreads().length + " threads)");
+    // Statuses move; sample for a few seconds and record every (name -> statuses) pair seen.
+    Map<String, Set<String>> seen = new LinkedHashMap<>();
+    Set<Integer> tids = new HashSet<>();
+    long end = Math.min(System.currentTimeMillis() + 6000, deadline);
+    while (System.currentTimeMillis() < end) {
+      c.requestThreadUpdate();
+      sleep(400);
+      for (ThreadInfo t : cd.getThreads()) {
+        int st = t.getStatus();
+        if (st == -1) continue; // ddmlib's "no THST for this thread yet" (just created by THCR)
+        String sn = st >= 0 && st < STATUS_NAMES.length ? STATUS_NAMES[st] : ("?" + st);
+        seen.computeIfAbsent(String.valueOf(t.getThreadName()), k -> new TreeSet<>()).add(sn);
+        tids.add(t.getThreadId());
+      }
+    }
+    note(tag + ": statuses seen " + seen);
+    check(seen.containsKey("main"), tag + ": a thread named 'main'");
+    String[][] want = {{"Sleeper", "sleeping"}, {"Busy", "running"}, {"Native", "native"},
+                       {"Waiter-1", "wait"}, {"Blocked-1", "monitor"}};
+    for (String[] w : want) {
+      Set<String> s = seen.get(w[0]);
+      check(s != null && s.contains(w[1]), tag + ": " + w[0] + " seen " + w[1] + " (" + s + ")");
+    }
+    Set<String> all = new TreeSet<>();
+    for (Set<String> s : seen.values()) all.addAll(s);
+    check(all.size() >= 5 && !all.stream().anyMatch(x -> x.startsWith("?")),
+        tag + ": at least 5 distinct known statuses " + all);
+    check(tids.size() == new HashSet<>(tids).size() && tids.size() >= 8, tag + ": distinct thread ids");
+    c.setThreadUpdateEnabled(false);
+  }
+
+  static void checkHeap(IDevice dev, int pid) {
+    String tag = "alloc pid " + pid;
+    Client c = findClient(dev, pid);
+    if (c == null) return;
+    ClientData cd = c.getClientData();
+    c.setHeapUpdateEnabled(true); // HPIF(3) + HPSG(1, 0): info and segments after every GC
+    boolean info = waitFor(20000, () -> {
+      ClientData.HeapInfo hi = cd.getVmHeapInfo(1);
+      return hi != null && hi.maxSizeInBytes > 0 && hi.sizeInBytes > 0;
+    });
+    if (!info) {
+      note(tag + ": no heap info yet; asking for a GC");
+      c.executeGarbageCollector();
+      info = waitFor(15000, () -> cd.getVmHeapInfo(1) != null);
+    }
+    check(info, tag + ": HPIF heap info after a GC");
+    if (info) {
+      ClientData.HeapInfo hi = cd.getVmHeapInfo(1);
+      note(String.format("%s: heap 1 max=%d size=%d allocated=%d objects=%d reason=%d", tag, hi.maxSizeInBytes,
+          hi.sizeInBytes, hi.bytesAllocated, hi.objectsAllocated, hi.reason));
+      check(hi.maxSizeInBytes >= hi.sizeInBytes && hi.sizeInBytes >= hi.bytesAllocated && hi.objectsAllocated > 0,
+          tag + ": max >= size >= allocated, objects > 0");
+    }
+    // An explicit GC (HPGC) too, as DDMS's "Cause GC" button does.
+    c.executeGarbageCollector();
+    boolean segs = waitFor(20000, () -> {
+      ClientData.HeapData hd = cd.getVmHeapData();
+      return hd.isHeapDataComplete() && !hd.getHeapSegments().isEmpty();
+    });
+    check(segs, tag + ": HPST/HPSG/HPEN: a complete set of heap segments");
+    if (!segs) return;
+    Collection<HeapSegment> list;
+    synchronized (cd.getVmHeapData()) {
+      list = new ArrayList<>(cd.getVmHeapData().getHeapSegments());
+    }
+    int nseg = 0, bad = 0, elements = 0;
+    long bytes = 0;
+    Map<Integer, Long> byKind = new HashMap<>();
+    for (HeapSegment hs : list) {
+      nseg++;
+      if (!hs.isValid()) {
+        bad++;
+        continue;
+      }
+      hs.rewindElements();
+      long sum = 0;
+      HeapSegment.HeapSegmentElement e = null;
+      while ((e = hs.getNextElement(e)) != null) {
+        elements++;
+        sum += e.getLength();
+        byKind.merge(e.getKind(), (long) e.getLength(), Long::sum);
+      }
+      // getNextElement returns null at the end of the data AND on a ParseException: only a
+      // segment whose runs add up to its length was decoded to the end.
+      if (sum != hs.getLength()) {
+        bad++;
+        note(tag + ": segment " + hs + " decodes to " + sum + " of " + hs.getLength() + " bytes");
+      }
+      bytes += sum;
+    }
+    note(String.format("%s: %d segments, %d runs, %d bytes; bytes by kind %s", tag, nseg, elements, bytes, byKind));
+    check(nseg > 0 && bad == 0, tag + ": ddmlib's HeapSegment decoder accepts every segment (" + bad + " bad of "
+                                    + nseg + ")");
+    check(elements > 0 && bytes > 0, tag + ": segments carry runs");
+    c.setHeapUpdateEnabled(false);
+  }
+
+  static void checkMany(IDevice dev, List<Integer> pids) {
+    String tag = "many(" + pids.size() + ")";
+    boolean all = waitFor(60000, () -> {
+      for (int p : pids) {
+        Client c = findClient(dev, p);
+        if (c == null || !c.getClientData().isDdmAware()) return false;
+      }
+      return true;
+    });
+    int n = 0;
+    for (int p : pids)
+      if (findClient(dev, p) != null) n++;
+    check(all, tag + ": ddmlib lists all " + pids.size() + " VMs and each answered HELO (" + n + " listed)");
+    if (!all) return;
+    int ok = 0;
+    for (int p : pids) {
+      ClientData cd = findClient(dev, p).getClientData();
+      if (cd.getPid() == p && "minivm v0.1".equals(cd.getVmIdentifier())) ok++;
+    }
+    check(ok == pids.size(), tag + ": every HELO names its own pid and 'minivm v0.1' (" + ok + ")");
+    List<Integer> alive = new ArrayList<>(pids);
+    int dropped = 0;
+    for (int p : pids) {
+      ProcessHandle.of(p).ifPresent(ProcessHandle::destroy); // a VM the test started: SIGTERM
+      alive.remove(Integer.valueOf(p));
+      boolean gone = waitFor(15000, () -> findClient(dev, p) == null);
+      boolean othersStay = true;
+      for (int q : alive)
+        if (findClient(dev, q) == null) othersStay = false;
+      if (gone && othersStay) dropped++;
+      else note(tag + ": after killing " + p + ": gone=" + gone + " others listed=" + othersStay);
+    }
+    check(dropped == pids.size(), tag + ": each VM dropped from ddmlib's list as it exits, the others kept ("
+                                      + dropped + "/" + pids.size() + ")");
+    check(waitFor(5000, () -> dev.getClients().length == 0), tag + ": no client left (" + dev.getClients().length
+                                                                  + ")");
+  }
+
+  // ------------------------------------------------------------------------------ main
+
+  static int freePort() {
+    try (java.net.ServerSocket ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+      return ss.getLocalPort();
+    } catch (java.io.IOException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  static boolean portFree(int p) {
+    try (java.net.ServerSocket ss = new java.net.ServerSocket()) {
+      ss.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByName("localhost"), p));
+      return true;
+    } catch (java.io.IOException e) {
+      return false;
+    }
+  }
+
+  /** A base b with b..b+n-1 all free, away from adb's 5037/5555-5585 and the defaults. */
+  static int freeRange(int n) {
+    java.util.Random r = new java.util.Random();
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int base = 20000 + r.nextInt(12000);
+      boolean ok = true;
+      for (int p = base; p < base + n && ok; p++) ok = portFree(p);
+      if (ok) return base;
+    }
+    throw new RuntimeException("no free range of " + n + " ports");
+  }
+
+  public static void main(String[] args) {
+    String serial = null;
+    int timeout = 150;
+    String abi = "64-bit (x86_64)";
+    List<int[]> clients = new ArrayList<>();
+    List<String> kinds = new ArrayList<>();
+    List<Integer> many = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--serial": serial = args[++i]; break;
+        case "--timeout": timeout = Integer.parseInt(args[++i]); break;
+        case "--abi": abi = args[++i]; break;
+        case "--client": {
+          String[] pk = args[++i].split(":");
+          clients.add(new int[] {Integer.parseInt(pk[0])});
+          kinds.add(pk[1]);
+          break;
+        }
+        case "--many":
+          for (String p : args[++i].split(",")) many.add(Integer.parseInt(p));
+          break;
+        default:
+          System.err.println("unknown argument " + args[i]);
+          System.exit(2);
+      }
+    }
+    if (serial == null) {
+      System.err.println("usage: DdmlibE2E --serial S [--client PID:KIND]... [--many PIDS]");
+      System.exit(2);
+    }
+    deadline = System.currentTimeMillis() + timeout * 1000L;
+
+    Log.setLogOutput(new Log.ILogOutput() {
+      @Override
+      public void printLog(Log.LogLevel level, String tag, String message) {
+        String line = Log.getLogFormatString(level, tag, message);
+        System.out.print("# ddmlib " + line);
+        if (!line.endsWith("\n")) System.out.println();
+        if (level.getPriority() >= Log.LogLevel.ERROR.getPriority()) problems.add(tag + ": " + message);
+        // Not errors in ddmlib's eyes, but each means a chunk it could not use.
+        if (message.contains("unsupported chunk") || message.contains("Discarding") || message.contains("Exception"))
+          problems.add(tag + ": " + message);
+      }
+
+      @Override
+      public void printAndPromptLog(Log.LogLevel level, String tag, String message) {
+        printLog(level, tag, message);
+      }
+    });
+    DdmPreferences.setLogLevel(System.getenv("DDMLIB_VERBOSE") != null ? "verbose" : "info");
+    DdmPreferences.setTimeOut(10000);
+    // ddmlib listens on a "selected VM" port (8700) and one debugger port per client from 8600
+    // up: other ddmlib instances, real VMs or parallel tests may hold those. Pick free ones.
+    int nports = clients.size() + many.size() + 8;
+    DdmPreferences.setSelectedDebugPort(freePort());
+    DdmPreferences.setDebugPortBase(freeRange(nports));
+    note("debug ports: selected " + DdmPreferences.getSelectedDebugPort() + ", clients from "
+         + DdmPreferences.getDebugPortBase());
+
+    note("ANDROID_ADB_SERVER_PORT=" + System.getenv("ANDROID_ADB_SERVER_PORT"));
+    AndroidDebugBridge.init(true); // client support: ddmlib opens jdwp:<pid> for each VM
+    AndroidDebugBridge.addClientChangeListener((c, mask) ->
+        changes.add(c.getClientData().getPid() + ":" + Integer.toHexString(mask)));
+    AndroidDebugBridge bridge = AndroidDebugBridge.createBridge(); // the server the test started
+    check(waitFor(20000, () -> bridge.isConnected() && bridge.hasInitialDeviceList()),
+        "ddmlib connected to the adb server and got the device list");
+    final String s = serial;
+    boolean online = waitFor(20000, () -> {
+      IDevice d = findDevice(bridge, s);
+      return d != null && d.isOnline();
+    });
+    check(online, "device " + serial + " online through the stand-in");
+    if (online) {
+      IDevice dev = findDevice(bridge, serial);
+      check(waitFor(10000, () -> "29".equals(dev.getProperty(IDevice.PROP_BUILD_API_LEVEL))),
+          "device properties via shell:getprop (sdk " + dev.getProperty(IDevice.PROP_BUILD_API_LEVEL) + ", abi "
+              + dev.getProperty(IDevice.PROP_DEVICE_CPU_ABI) + ")");
+      for (int i = 0; i < clients.size(); i++) checkIdentity(dev, clients.get(i)[0], kinds.get(i), abi);
+      for (int i = 0; i < clients.size(); i++) {
+        if (kinds.get(i).equals("threads")) checkThreads(dev, clients.get(i)[0]);
+        if (kinds.get(i).equals("alloc")) checkHeap(dev, clients.get(i)[0]);
+      }
+      if (!many.isEmpty()) checkMany(dev, many);
+    }
+    sleep(300); // let late log lines from ddmlib's monitor thread land
+    List<String> probs = new ArrayList<>(problems);
+    for (String p : probs) note("ddmlib problem: " + p);
+    check(probs.isEmpty(), "ddmlib logged no errors, unsupported chunks or parse failures (" + probs.size() + ")");
+    note("client change events: " + changes.size());
+    AndroidDebugBridge.disconnectBridge();
+    AndroidDebugBridge.terminate();
+    System.out.println(passed + " passed, " + failed + " failed");
+    System.out.flush();
+    Runtime.getRuntime().halt(failed == 0 ? 0 : 1);
+  }
+}

@@ -1,0 +1,571 @@
+#!/usr/bin/env python3
+"""End-to-end runs of dt_android_adb with the real adb host server (Debian `adb`, 29) and the
+real ddmlib (Debian `libandroid-ddms-java`, 25.2.2), through the adbd stand-in.
+
+  run_e2e.py MODE --minivm BIN --programs DIR --workdir DIR [--timeout S]
+
+MODE:
+  selftest  the stand-in under the real adb, no Java: devices -l, getprop, jdwp, track-jdwp,
+            a fake VM on the SOCK_SEQPACKET control socket (raw pid, fd passing, relay), and
+            minivm on dt_android_adb reached with `adb forward tcp:N jdwp:PID` (handshake + HELO)
+  ddmlib    minivm (threads, alloc, zygote) on dt_android_adb; DdmlibE2E checks identity, names,
+            WAIT, threads, heap info and segments
+  socket    the same ddmlib checks with minivm on dt_socket, reached by the stand-in's --tcp-vm
+  many      N (default 20) minivm idle.mvm on one stand-in; ddmlib lists all and drops each
+
+Everything it starts (stand-in, adb server, VMs) gets its own ports and names, its HOME and
+TMPDIR point into the work dir, the adb server runs in the foreground on its own port (never
+5037) and is stopped with `adb -P PORT kill-server`, then by pid if needed. If adb, the JDK or
+ddmlib is missing the run FAILS (it never skips): scripts/setup.sh --e2e installs them.
+"""
+import argparse
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import array
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+STANDIN = os.path.join(HERE, "adbd_standin.py")
+JAVA_SRC = os.path.join(HERE, "DdmlibE2E.java")
+JARS = {
+    "ddmlib": ["/usr/share/java/com.android.tools.ddms.ddmlib.jar", "/usr/share/java/ddmlib.jar"],
+    "tools-common": ["/usr/share/java/com.android.tools.common.jar", "/usr/share/java/common.jar"],
+    "guava": ["/usr/share/java/guava.jar"],
+    "kxml2": ["/usr/share/java/kxml2.jar"],
+}
+
+T0 = time.time()
+
+
+def say(msg):
+    print("[%6.2f] %s" % (time.time() - T0, msg), flush=True)
+
+
+class Fail(Exception):
+    pass
+
+
+def free_port():
+    """A free TCP port on 127.0.0.1 outside 5037 and the emulator range 5554-5585."""
+    for _ in range(50):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        p = s.getsockname()[1]
+        s.close()
+        if p != 5037 and not 5550 <= p <= 5590:
+            return p
+    raise Fail("no free port")
+
+
+def find_tools():
+    missing = []
+    adb = shutil.which("adb") or ("/usr/lib/android-sdk/platform-tools/adb"
+                                  if os.path.exists("/usr/lib/android-sdk/platform-tools/adb") else None)
+    if not adb:
+        missing.append("adb (Debian package 'adb')")
+    java, javac = shutil.which("java"), shutil.which("javac")
+    if not java or not javac:
+        missing.append("java/javac (Debian package 'default-jdk-headless')")
+    cp = []
+    for name, cands in JARS.items():
+        found = next((c for c in cands if os.path.exists(c)), None)
+        if not found:
+            missing.append("%s jar (Debian package 'libandroid-ddms-java' and its dependencies)" % name)
+        else:
+            cp.append(found)
+    return adb, java, javac, cp, missing
+
+
+class Run:
+    def __init__(self, args):
+        self.args = args
+        os.makedirs(args.workdir, exist_ok=True)
+        self.dir = tempfile.mkdtemp(prefix=args.mode + "-", dir=args.workdir)
+        self.procs = []  # (name, Popen, logpath)
+        self.adb = None
+        self.adb_port = None
+        self.adb_server = None
+        self.standin = None
+        self.serial = None
+        self.control = "@ddmc-e2e-%d-%s" % (os.getpid(), args.mode)
+        home = os.path.join(self.dir, "home")
+        tmp = os.path.join(self.dir, "tmp")
+        os.makedirs(home)
+        os.makedirs(tmp)
+        env = dict(os.environ)
+        for k in ("ANDROID_SERIAL", "ADB_VENDOR_KEYS", "ADB_TRACE", "ANDROID_ADB_SERVER_ADDRESS"):
+            env.pop(k, None)
+        env.update({"HOME": home, "TMPDIR": tmp, "ANDROID_SDK_HOME": home, "ANDROID_USER_HOME":
+                    os.path.join(home, ".android"), "ADB_LOCAL_TRANSPORT_MAX_PORT": "5553"})
+        self.env = env
+
+    def log(self, name):
+        return os.path.join(self.dir, name + ".log")
+
+    def spawn(self, name, argv, env=None, stdout=None):
+        lf = open(self.log(name), "wb")
+        p = subprocess.Popen(argv, env=env or self.env, stdin=subprocess.DEVNULL,
+                             stdout=stdout if stdout is not None else lf, stderr=lf)
+        self.procs.append((name, p, self.log(name)))
+        return p
+
+    def adbcmd(self, *a, timeout=15, check=True):
+        argv = [self.adb, "-P", str(self.adb_port)] + list(a)
+        try:
+            r = subprocess.run(argv, env=self.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise Fail("'%s' did not finish in %d s" % (" ".join(argv[1:]), timeout))
+        out = r.stdout.decode(errors="replace")
+        if check and r.returncode != 0:
+            raise Fail("'%s' exited %d: %s %s" % (" ".join(argv[1:]), r.returncode, out.strip(),
+                                                   r.stderr.decode(errors="replace").strip()))
+        return out
+
+    # ---- the pieces
+    def start_standin(self, extra=()):
+        pf = os.path.join(self.dir, "standin.port")
+        self.standin = self.spawn("standin", [sys.executable, STANDIN, "--control", self.control, "--port-file", pf,
+                                              "--die-with-parent", "--log", self.log("standin-events")] + list(extra))
+        for _ in range(100):
+            if os.path.exists(pf):
+                break
+            if self.standin.poll() is not None:
+                raise Fail("the adbd stand-in exited with %d (see %s)" % (self.standin.returncode, self.log("standin")))
+            time.sleep(0.05)
+        else:
+            raise Fail("the adbd stand-in did not come up in 5 s")
+        self.standin_port = int(open(pf).read())
+        self.serial = "127.0.0.1:%d" % self.standin_port
+        say("stand-in on 127.0.0.1:%d, control socket %s" % (self.standin_port, self.control))
+
+    def start_adb(self):
+        self.adb_port = free_port()
+        self.env["ANDROID_ADB_SERVER_PORT"] = str(self.adb_port)
+        # Foreground server: its pid is ours to stop, and it never touches 5037.
+        self.adb_server = self.spawn("adb-server", [self.adb, "-P", str(self.adb_port), "nodaemon", "server"])
+        deadline = time.time() + 20
+        while True:
+            if self.adb_server.poll() is not None:
+                raise Fail("adb server exited with %d (see %s)" % (self.adb_server.returncode, self.log("adb-server")))
+            try:
+                socket.create_connection(("127.0.0.1", self.adb_port), timeout=1).close()
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise Fail("adb server did not listen on %d in 20 s" % self.adb_port)
+                time.sleep(0.1)
+        say("adb server (pid %d) on port %d: %s" % (self.adb_server.pid, self.adb_port,
+                                                     self.adbcmd("version").splitlines()[0]))
+
+    def connect(self):
+        # adb 29's `connect` exits 0 even when it fails: poll get-state until "device".
+        deadline = time.time() + 30
+        last = ""
+        while time.time() < deadline:
+            out = self.adbcmd("connect", self.serial, check=False)
+            for _ in range(10):
+                last = self.adbcmd("-s", self.serial, "get-state", check=False).strip()
+                if last == "device":
+                    say("adb connect %s: %s; get-state: device" % (self.serial, out.strip()))
+                    return
+                time.sleep(0.2)
+        raise Fail("device %s never reached state 'device' (last: %r)" % (self.serial, last))
+
+    def start_vm(self, program, name, transport="adb", extra_env=None):
+        if transport == "adb":
+            flag = "-agentlib:jdwp=transport=dt_android_adb,server=y,suspend=n"
+        else:
+            flag = "-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n"
+        env = dict(self.env)
+        env["DDMC_ADB_CONTROL"] = self.control
+        if extra_env:
+            env.update(extra_env)
+        argv = [self.args.minivm, "-verbose:jdwp", flag, os.path.join(self.args.programs, program)]
+        p = self.spawn(name, argv, env=env)
+        return p
+
+    def wait_listed(self, pids, timeout=20):
+        deadline = time.time() + timeout
+        out = ""
+        while time.time() < deadline:
+            out = self.adbcmd("-s", self.serial, "jdwp", timeout=10, check=False)
+            listed = set(int(x) for x in out.split() if x.isdigit())
+            if set(pids) <= listed:
+                return listed
+            time.sleep(0.3)
+        raise Fail("adb jdwp lists %r, want %r" % (out.split(), sorted(pids)))
+
+    def java(self, argv, timeout):
+        jdir = os.path.join(self.dir, "java")
+        os.makedirs(jdir)
+        cp = ":".join(self.cp)
+        r = subprocess.run([self.javac, "-nowarn", "-d", jdir, "-cp", cp, JAVA_SRC], capture_output=True, timeout=120)
+        if r.returncode != 0:
+            raise Fail("javac failed:\n" + r.stdout.decode() + r.stderr.decode())
+        say("running DdmlibE2E %s" % " ".join(argv))
+        p = subprocess.Popen([self.java_bin, "-cp", jdir + ":" + cp, "DdmlibE2E", "--serial", self.serial,
+                              "--timeout", str(timeout)] + argv, env=self.env, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.procs.append(("java", p, None))
+        fails = []
+        with open(self.log("java"), "w") as jl:
+            for line in p.stdout:
+                line = line.decode(errors="replace")
+                jl.write(line)
+                if not line.startswith("# ddmlib") or os.environ.get("DDMLIB_VERBOSE"):
+                    sys.stdout.write("    " + line)
+                if line.startswith("FAIL"):
+                    fails.append(line.strip())
+        try:
+            rc = p.wait(timeout=timeout + 20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            raise Fail("DdmlibE2E did not finish")
+        if rc != 0 or fails:
+            raise Fail("DdmlibE2E exited %d with %d failed checks:\n  %s" % (rc, len(fails), "\n  ".join(fails)))
+
+    # ---- teardown
+    def stop(self):
+        for name, p, _ in reversed(self.procs):
+            if name in ("adb-server", "standin") or p.poll() is not None:
+                continue
+            p.terminate()
+        for name, p, _ in self.procs:
+            if name in ("adb-server", "standin"):
+                continue
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        if self.adb_server is not None and self.adb_server.poll() is None:
+            try:
+                self.adbcmd("kill-server", timeout=10, check=False)
+            except Fail:
+                pass
+            try:
+                self.adb_server.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                say("adb server ignored kill-server; killing pid %d" % self.adb_server.pid)
+                self.adb_server.kill()
+                self.adb_server.wait()
+        if self.standin is not None and self.standin.poll() is None:
+            self.standin.terminate()
+            try:
+                self.standin.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.standin.kill()
+                self.standin.wait()
+
+    def dump_logs(self):
+        for name, p, path in self.procs:
+            if not path or not os.path.exists(path):
+                continue
+            data = open(path, "rb").read().decode(errors="replace").splitlines()
+            print("----- %s (last 40 of %d lines; %s)" % (name, len(data), path))
+            for l in data[-40:]:
+                print("  " + l)
+        ev = self.log("standin-events")
+        if os.path.exists(ev):
+            data = open(ev).read().splitlines()
+            print("----- stand-in events (last 60 of %d lines; %s)" % (len(data), ev))
+            for l in data[-60:]:
+                print("  " + l)
+
+
+# ------------------------------------------------------------------------------ JDWP bits
+
+def jdwp_hello(sock, timeout=10):
+    """Handshake, then DDM HELO over sock; returns (pid, vm_ident)."""
+    sock.settimeout(timeout)
+    sock.sendall(b"JDWP-Handshake")
+    buf = b""
+    while len(buf) < 14:
+        d = sock.recv(14 - len(buf))
+        if not d:
+            raise Fail("EOF during the JDWP handshake")
+        buf += d
+    if buf != b"JDWP-Handshake":
+        raise Fail("bad handshake echo %r" % buf)
+    body = struct.pack(">II", 0x48454C4F, 4) + struct.pack(">I", 1)
+    sock.sendall(struct.pack(">IIBBB", 11 + len(body), 0x40000001, 0, 199, 1) + body)
+    while True:
+        hdr = b""
+        while len(hdr) < 11:
+            d = sock.recv(11 - len(hdr))
+            if not d:
+                raise Fail("EOF waiting for the HELO reply")
+            hdr += d
+        length, pid_, flags = struct.unpack(">IIB", hdr[:9])
+        rest = b""
+        while len(rest) < length - 11:
+            d = sock.recv(length - 11 - len(rest))
+            if not d:
+                raise Fail("EOF in a packet")
+            rest += d
+        if flags == 0x80 and pid_ == 0x40000001:
+            break
+    ctype, clen = struct.unpack(">II", rest[:8])
+    if ctype != 0x48454C4F:
+        raise Fail("HELO answered with chunk %r" % struct.pack(">I", ctype))
+    p = rest[8:]
+    _ver, vpid, vlen, alen = struct.unpack(">IIII", p[:16])
+    ident = p[16:16 + 2 * vlen].decode("utf-16-be")
+    return vpid, ident
+
+
+# ------------------------------------------------------------------------------ modes
+
+def mode_selftest(run):
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    out = run.adbcmd("devices", "-l")
+    line = next((l for l in out.splitlines() if l.startswith(run.serial)), "")
+    say("devices -l: %s" % line)
+    if "device product:minivm model:minivm device:minivm" not in line:
+        raise Fail("devices -l does not show the stand-in's banner: %r" % out)
+    sdk = run.adbcmd("-s", run.serial, "shell", "getprop", "ro.build.version.sdk").strip()
+    if sdk != "29":
+        raise Fail("getprop ro.build.version.sdk = %r" % sdk)
+    props = run.adbcmd("-s", run.serial, "shell", "getprop")
+    for want in ("[ro.build.version.sdk]: [29]", "[ro.product.cpu.abi]: [x86_64]", "[ro.debuggable]: [1]"):
+        if want not in props:
+            raise Fail("getprop lacks %s" % want)
+    say("shell getprop: %d lines, sdk 29" % len(props.splitlines()))
+    if run.adbcmd("-s", run.serial, "jdwp").strip() != "":
+        raise Fail("jdwp lists processes before any VM started")
+
+    # track-jdwp through `adb track-jdwp`: the initial (empty) list, then every change.
+    track = subprocess.Popen([run.adb, "-P", str(run.adb_port), "-s", run.serial, "track-jdwp"], env=run.env,
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    run.procs.append(("track-jdwp", track, None))
+
+    def track_msg(timeout=10):
+        import select
+        buf = b""
+        end = time.time() + timeout
+        while True:
+            need = 4 if len(buf) < 4 else 4 + int(buf[:4], 16)
+            if len(buf) >= need and len(buf) >= 4:
+                return buf[4:need].decode()
+            left = end - time.time()
+            if left <= 0 or not select.select([track.stdout], [], [], left)[0]:
+                raise Fail("track-jdwp: no message in %d s (have %r)" % (timeout, buf))
+            d = os.read(track.stdout.fileno(), 1 if len(buf) < 4 else need - len(buf))
+            if not d:
+                raise Fail("track-jdwp closed")
+            buf += d
+
+    if track_msg() != "":
+        raise Fail("track-jdwp: the first list is not empty")
+
+    # A fake VM on the SOCK_SEQPACKET control socket: raw u32 pid, then it gets a descriptor.
+    fake_pid = os.getpid()
+    ctl = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ctl.connect("\0" + run.control[1:])
+    ctl.send(struct.pack("=I", fake_pid))
+    if track_msg() != "%d\n" % fake_pid:
+        raise Fail("track-jdwp did not report the seqpacket VM")
+    run.wait_listed([fake_pid])
+    say("fake VM pid %d announced raw32 on SOCK_SEQPACKET: listed by track-jdwp and jdwp" % fake_pid)
+    fwd = free_port()
+    run.adbcmd("-s", run.serial, "forward", "tcp:%d" % fwd, "jdwp:%d" % fake_pid)
+    dbg = socket.create_connection(("127.0.0.1", fwd), timeout=10)
+    dbg.sendall(b"JDWP-Handshake")  # adb opens jdwp:<pid> when the forward gets a connection
+    ctl.settimeout(10)
+    msg, anc, flags, _ = ctl.recvmsg(1, socket.CMSG_SPACE(4))
+    fds = [array.array("i", d[:4])[0] for lvl, typ, d in anc if lvl == socket.SOL_SOCKET and typ == socket.SCM_RIGHTS]
+    if len(msg) != 1 or len(fds) != 1:
+        raise Fail("the stand-in sent %r with %d descriptors (want 1 byte, 1 fd)" % (msg, len(fds)))
+    vmside = socket.socket(fileno=fds[0])
+    vmside.settimeout(10)
+    got = b""
+    while len(got) < 14:
+        got += vmside.recv(14 - len(got))
+    if got != b"JDWP-Handshake":
+        raise Fail("relayed handshake %r" % got)
+    vmside.sendall(b"JDWP-Handshake" + b"x" * 300000)  # more than one WRTE: exercises OKAY pacing
+    want = b"JDWP-Handshake" + b"x" * 300000
+    got = b""
+    dbg.settimeout(10)
+    while len(got) < len(want):
+        d = dbg.recv(65536)
+        if not d:
+            break
+        got += d
+    if got != want:
+        raise Fail("relay returned %d of %d bytes" % (len(got), len(want)))
+    dbg.sendall(b"y" * 200000)
+    got = b""
+    while len(got) < 200000:
+        d = vmside.recv(65536)
+        if not d:
+            break
+        got += d
+    if got != b"y" * 200000:
+        raise Fail("relay to the VM delivered %d of 200000 bytes" % len(got))
+    dbg.close()
+    vmside.settimeout(10)
+    if vmside.recv(10) != b"":
+        raise Fail("closing the debugger side did not close the VM side")
+    vmside.close()
+    say("fd passing + relay: handshake and 300 KB / 200 KB each way through adb forward, then close")
+    ctl.close()
+    if track_msg() != "":
+        raise Fail("track-jdwp did not drop the seqpacket VM when its control socket closed")
+    run.adbcmd("-s", run.serial, "forward", "--remove", "tcp:%d" % fwd)
+
+    # minivm on dt_android_adb: listed, and a HELO through adb forward answers with its pid.
+    vm = run.start_vm("idle.mvm", "minivm-idle")
+    if track_msg(15) != "%d\n" % vm.pid:
+        raise Fail("track-jdwp did not report minivm pid %d" % vm.pid)
+    listed = run.wait_listed([vm.pid])
+    out = run.adbcmd("-s", run.serial, "jdwp").split()
+    say("adb jdwp: %s (minivm pid %d)" % (" ".join(out), vm.pid))
+    if out != [str(vm.pid)]:
+        raise Fail("adb jdwp printed %r" % out)
+    run.adbcmd("-s", run.serial, "forward", "tcp:%d" % fwd, "jdwp:%d" % vm.pid)
+    for attempt in range(2):  # twice: the VM takes the next debugger after a session ends
+        s = socket.create_connection(("127.0.0.1", fwd), timeout=10)
+        pid, ident = jdwp_hello(s)
+        s.close()
+        say("HELO through adb forward: pid %d ident %r" % (pid, ident))
+        if pid != vm.pid or ident != "minivm v0.1":
+            raise Fail("HELO pid %d ident %r, want %d 'minivm v0.1'" % (pid, ident, vm.pid))
+        time.sleep(0.3)
+    vm.terminate()
+    vm.wait(timeout=5)
+    if track_msg(10) != "":
+        raise Fail("track-jdwp still lists minivm after it exited")
+    say("minivm exit: dropped from track-jdwp")
+    track.terminate()
+
+
+def mode_ddmlib(run):
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    vms = [(run.start_vm("threads.mvm", "minivm-threads"), "threads"),
+           (run.start_vm("alloc.mvm", "minivm-alloc"), "alloc"),
+           (run.start_vm("zygote.mvm", "minivm-zygote"), "zygote")]
+    run.wait_listed([p.pid for p, _ in vms])
+    argv = []
+    for p, kind in vms:
+        argv += ["--client", "%d:%s" % (p.pid, kind)]
+    run.java(argv, run.args.java_timeout)
+
+
+def mode_socket(run):
+    # minivm on dt_socket first (it scans 8000-8040 with address 0... here: a free port of its own).
+    vms = []
+    for prog, kind in (("threads.mvm", "threads"), ("alloc.mvm", "alloc"), ("zygote.mvm", "zygote")):
+        port = free_port()
+        run.args  # noqa
+        env = dict(run.env)
+        argv = [run.args.minivm, "-verbose:jdwp",
+                "-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:%d,server=y,suspend=n" % port,
+                os.path.join(run.args.programs, prog)]
+        p = run.spawn("minivm-" + kind, argv, env=env)
+        vms.append((p, kind, port))
+    for p, kind, port in vms:
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if p.poll() is not None or time.time() > deadline:
+                    raise Fail("minivm %s never listened on %d" % (kind, port))
+                time.sleep(0.1)
+    # That probe connection was a peer without a handshake: the VM drops it after its timeout or
+    # at EOF; either way it listens again.
+    extra = []
+    for p, kind, port in vms:
+        extra += ["--tcp-vm", "%d:%d" % (p.pid, port)]
+    run.start_standin(extra)
+    run.start_adb()
+    run.connect()
+    run.wait_listed([p.pid for p, _, _ in vms])
+    argv = []
+    for p, kind, _ in vms:
+        argv += ["--client", "%d:%s" % (p.pid, kind)]
+    run.java(argv, run.args.java_timeout)
+
+
+def mode_many(run):
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    vms = [run.start_vm("idle.mvm", "minivm-idle-%02d" % i) for i in range(run.args.count)]
+    listed = run.wait_listed([p.pid for p in vms], timeout=30)
+    say("adb jdwp lists all %d VMs" % len(vms))
+    run.java(["--many", ",".join(str(p.pid) for p in vms)], run.args.java_timeout)
+    out = run.adbcmd("-s", run.serial, "jdwp").split()
+    if out:
+        raise Fail("adb jdwp still lists %r after every VM exited" % out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many"])
+    ap.add_argument("--minivm", required=True)
+    ap.add_argument("--programs", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--count", type=int, default=20)
+    ap.add_argument("--java-timeout", type=int, default=120)
+    ap.add_argument("--setup", help="run this (scripts/setup.sh) with --e2e first")
+    args = ap.parse_args()
+
+    if args.setup:
+        say("%s --e2e" % args.setup)
+        r = subprocess.run([args.setup, "--e2e"], stdin=subprocess.DEVNULL)
+        if r.returncode != 0:
+            print("FAIL: %s --e2e exited %d: could not install adb / libandroid-ddms-java / default-jdk-headless "
+                  "(no network to the Debian mirrors?). These tests need them; they do not skip." %
+                  (args.setup, r.returncode), flush=True)
+            return 1
+    adb, java, javac, cp, missing = find_tools()
+    if args.mode == "selftest":
+        missing = [m for m in missing if m.startswith("adb")]
+    if missing:
+        print("FAIL: missing for the adb end-to-end tests: %s. Install them with `scripts/setup.sh --e2e` "
+              "(needs the Debian package mirrors). These tests fail, never skip, without them." %
+              "; ".join(missing), flush=True)
+        return 1
+    if not os.access(args.minivm, os.X_OK):
+        print("FAIL: minivm not built at %s" % args.minivm, flush=True)
+        return 1
+
+    run = Run(args)
+    run.adb, run.java_bin, run.javac, run.cp = adb, java, javac, cp
+    say("mode %s, work dir %s" % (args.mode, run.dir))
+    ok = False
+    try:
+        {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many}[args.mode](run)
+        ok = True
+    except Fail as e:
+        print("FAIL: %s" % e, flush=True)
+    except Exception as e:  # a bug in the driver is a failure too, with its traceback
+        import traceback
+        traceback.print_exc()
+        print("FAIL: %s: %s" % (type(e).__name__, e), flush=True)
+    finally:
+        run.stop()
+    if not ok:
+        run.dump_logs()
+        return 1
+    say("PASS (%s)" % args.mode)
+    if not os.environ.get("DDMC_KEEP_WORK"):
+        shutil.rmtree(run.dir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
