@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [--e2e]   (--e2e adds the real peers: adb, ddmlib, a JDK)
 set -euo pipefail
 
-pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3)
+pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind)
 if [[ "${1:-}" == "--e2e" ]]; then
   pkgs+=(adb libandroid-ddms-java default-jdk-headless)
 fi

@@ -1,14 +1,50 @@
 #!/usr/bin/env bash
-# Runs every test: builds the project (RelWithDebInfo) and runs the whole ctest suite.
-# Usage: scripts/test.sh            all tests
-#        BUILD_DIR=out scripts/test.sh
+# Runs every test. Installs what is missing first (scripts/setup.sh).
+#
+#   scripts/test.sh           all of it: the normal build's suite, the same suite under
+#                             AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
+#                             ThreadSanitizer, and each libFuzzer target for DDMC_FUZZ_SECONDS (20)
+#   scripts/test.sh --quick   the normal build's suite only
+#
+# Build trees: build/ (RelWithDebInfo), build-asan/, build-tsan/, build-fuzz/ (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+scripts/setup.sh --e2e
 
-build=${BUILD_DIR:-build}
+quick=0
+[[ "${1:-}" == "--quick" ]] && quick=1
 jobs=$(nproc 2>/dev/null || echo 2)
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$jobs"
-cd "$build"
-ctest --output-on-failure -j"$jobs" --timeout 300
+fuzz_secs=${DDMC_FUZZ_SECONDS:-20}
+failed=()
+
+suite() { # suite NAME BUILD_DIR CTEST_ARGS... -- CMAKE_ARGS...
+  local name=$1 dir=$2
+  shift 2
+  local ctest_args=() cmake_args=()
+  while (($#)) && [[ $1 != -- ]]; do ctest_args+=("$1"); shift; done
+  (($#)) && shift
+  cmake_args=("$@")
+  echo "=== $name ($dir)"
+  cmake -S . -B "$dir" "${cmake_args[@]}" >/dev/null
+  cmake --build "$dir" -j"$jobs" >/dev/null
+  if ! (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600 "${ctest_args[@]}"); then
+    failed+=("$name")
+  fi
+}
+
+suite "tests" build -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=ON
+if ((quick == 0)); then
+  suite "tests under ASan+UBSan" build-asan -- -DCMAKE_BUILD_TYPE=Debug -DDDMC_SANITIZE=address
+  # The threaded tests: the library's session and fault-injection tests, minivm's threads, adb.
+  suite "threaded tests under TSan" build-tsan -R 'test_session|test_failmalloc|minivm_test_threads|adb_transport' \
+    -- -DCMAKE_BUILD_TYPE=Debug -DDDMC_SANITIZE=thread -DDDMC_BUILD_TOOLS=OFF
+  CC=clang suite "fuzzing (${fuzz_secs}s per target)" build-fuzz -V -- -DDDMC_FUZZ=ON \
+    -DDDMC_FUZZ_SECONDS="$fuzz_secs" -DDDMC_BUILD_EXAMPLES=OFF -DDDMC_BUILD_TOOLS=OFF -DDDMC_BUILD_BENCH=OFF
+fi
+
+if ((${#failed[@]})); then
+  echo "FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "all test suites passed"

@@ -319,6 +319,16 @@ void mvm_heap_collect(mvm_vm *vm, mvm_gc_reason why) {
   int64_t t0 = mvm_now_ms();
   mark_all(vm);
   mvm_monitor_sweep(vm);
+  /* Size the heap for what survives before the walk, not after the sweep: a heap dump taken at
+   * the walk then covers exactly the footprint that HPIF reports after this collection. */
+  pthread_mutex_lock(&h->lock);
+  uint64_t marked = 0;
+  for (uint32_t u = 0; u < fp_units(h); u += at(h, u)->units)
+    if (at(h, u)->kind != MVM_BLK_FREE && at(h, u)->mark) marked += (uint64_t)at(h, u)->units * MVM_UNIT;
+  /* Keep the heap at most half full after a collection, so the next one is not imminent. */
+  if (marked * 2 > h->footprint && h->footprint < h->max)
+    grow(h, (marked * 2 - h->footprint + MVM_UNIT - 1) / MVM_UNIT);
+  pthread_mutex_unlock(&h->lock);
   h->marked_phase = 1;
   if (vm->hooks.gc_marked) vm->hooks.gc_marked(vm->hooks.ud);
   h->marked_phase = 0;
@@ -329,9 +339,6 @@ void mvm_heap_collect(mvm_vm *vm, mvm_gc_reason why) {
   sweep(h, &live_bytes, &live_objects);
   h->allocated_bytes = live_bytes;
   h->allocated_objects = live_objects;
-  /* Keep the heap at most half full after a collection, so the next one is not imminent. */
-  if (live_bytes * 2 > h->footprint && h->footprint < h->max)
-    grow(h, (live_bytes * 2 - h->footprint + MVM_UNIT - 1) / MVM_UNIT);
   h->gc_count++;
   size_t footprint = h->footprint;
   pthread_mutex_unlock(&h->lock);
