@@ -74,10 +74,27 @@ static void usage(FILE *f) {
         f);
 }
 
+static int g_json; /* --json seen: usage errors are reported as a JSON document too */
+static const char *g_command;
+
 static void usage_error(const char *fmt, const char *arg) {
-  fputs("ddmc: ", stderr);
-  fprintf(stderr, fmt, arg);
-  fputs("\nTry 'ddmc --help'.\n", stderr);
+  char msg[512];
+  snprintf(msg, sizeof msg, fmt, arg);
+  fprintf(stderr, "ddmc: %s\nTry 'ddmc --help'.\n", msg);
+  if (g_json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    jw_kstr(&w, "command", g_command);
+    jw_kbool(&w, "ok", 0);
+    jw_key(&w, "error");
+    jw_obj(&w);
+    jw_kint(&w, "exit", EXIT_USAGE);
+    jw_kstr(&w, "message", msg);
+    jw_close(&w);
+    jw_close(&w);
+    jw_end(&w);
+  }
   exit(EXIT_USAGE);
 }
 
@@ -888,7 +905,7 @@ int main(int argc, char **argv) {
       printf("ddmc %s\n", DDMC_TOOL_VERSION);
       return EXIT_OK;
     } else if (strcmp(a, "--json") == 0) {
-      o.json = 1;
+      o.json = g_json = 1;
     } else if (strcmp(a, "--no-zlib") == 0) {
       o.zlib = 0;
     } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
@@ -911,10 +928,11 @@ int main(int argc, char **argv) {
   }
   if (parse_target(&o, o.target) != 0) usage_error("bad address '%s' (want HOST:PORT)", o.target);
   if (i >= argc) {
+    if (g_json) usage_error("no command given%s", "");
     usage(stderr);
     return EXIT_USAGE;
   }
-  o.command = argv[i++];
+  o.command = g_command = argv[i++];
   int nargs = argc - i;
   char **args = argv + i;
 

@@ -138,10 +138,14 @@ typedef struct painter {
   uint64_t counts[HEAPIMG_NCOLORS];
 } painter;
 
+/* A scaled pixel shows the most common allocated kind if any of its units is allocated, else free
+ * or gap, whichever covers more: a sparse heap stays visible at the price of over-stating
+ * occupancy (the unit counts printed beside the picture are exact). */
 static void flush_pixel(painter *p) {
-  int best = HEAPIMG_GAP;
-  for (int i = 0; i < HEAPIMG_NCOLORS; i++)
-    if (p->counts[i] > p->counts[best]) best = i;
+  int best = -1;
+  for (int i = HEAPIMG_KIND0; i < HEAPIMG_KIND0 + 8; i++)
+    if (p->counts[i] > 0 && (best < 0 || p->counts[i] > p->counts[best])) best = i;
+  if (best < 0) best = p->counts[HEAPIMG_GAP] > p->counts[HEAPIMG_FREE] ? HEAPIMG_GAP : HEAPIMG_FREE;
   p->px[p->pix++] = (uint8_t)best;
   memset(p->counts, 0, sizeof p->counts);
   p->filled = 0;

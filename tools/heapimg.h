@@ -7,8 +7,9 @@
  *     [first_unit + i * upp, first_unit + (i + 1) * upp) of the dump. With upp = 1 (the default,
  *     kept until the heap exceeds max_pixels units) each pixel is exactly one unit, so per-colour
  *     pixel counts over the first `pixels` pixels equal the per-kind unit counts. With upp > 1 a
- *     pixel takes the colour that covers most of its units. Pixels from `pixels` to the end of the
- *     last bitmap row, and columns right of bitmap_width, are background.
+ *     pixel shows the most common allocated kind among its units if any is allocated, else free
+ *     (or gap) space: sparse heaps stay visible, occupancy is over-stated. Pixels from `pixels` to
+ *     the end of the last bitmap row, and columns right of bitmap_width, are background.
  *   rows [legend_y, height): the legend on a background strip: a swatch per colour and its label
  *     drawn with a built-in 5x7 font (text in its own colour, used nowhere in the bitmap).
  * The image is palette-indexed (8-bit), so the colours are exact. */

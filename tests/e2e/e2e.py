@@ -498,6 +498,27 @@ def case_bitmap():
     check(doc["dump"]["covers_footprint"], "second dump", doc["dump"])
 
 
+def case_bitmap_scaled():
+    # 64 MiB = 8 Mi units: over the 4 Mi-pixel cap, so 2 units per pixel; 512 px rows.
+    vm = VM("alloc", ["-Xmx64m", "-Xms64m"])
+    time.sleep(0.5)
+    png = os.path.join(ARGS.workdir, "e2e-heap-scaled.png")
+    doc, _, _ = ddmc("heap", "--bitmap", png, "--max-width", "512", target=vm.target)
+    d, b = doc["dump"], doc["bitmap"]
+    check(d["units"] == 8 << 20 and d["covers_footprint"], "64 MiB dump", d)
+    check(b["units_per_pixel"] == 2 and b["bitmap_width"] == 512 and b["pixels"] == 4 << 20, "scaled geometry", b)
+    r = subprocess.run([ARGS.pngcheck, png], capture_output=True, timeout=60)
+    check(r.returncode == 0, "pngcheck failed", r.stderr.decode())
+    pc = json.loads(r.stdout)
+    counts = pc["bitmap_colors"]
+    check(sum(counts.values()) == b["pixels"] and pc["geometry"]["upp"] == 2, "every bitmap pixel counted", pc)
+    check(set(counts) <= set(PALETTE.values()), "only palette colours in the bitmap", counts)
+    for k, v in d["kinds"].items():
+        if k not in ("free", "gap") and v["units"] > 0:
+            # An allocated unit colours its pixel: each present kind shows, on at most units pixels.
+            check(0 < counts.get(PALETTE[k], 0) <= v["units"], f"{k} visible when scaled", counts, v)
+
+
 def case_gc():
     vm = VM("alloc", ["-Xmx4m"])
     time.sleep(0.5)
@@ -632,6 +653,9 @@ def case_usage():
         check(re.search(rf"^\s+{code}\s+\S", out, re.M), f"--help documents exit code {code}", out)
     for cmd in ("info", "threads", "stack", "heap", "gc", "exit", "send"):
         check(re.search(rf"^\s+{cmd}\b", out, re.M), f"--help documents {cmd}", out)
+    r = subprocess.run([ARGS.ddmc, "--json", "stack", "x"], capture_output=True, timeout=10)
+    doc = json.loads(r.stdout)
+    check(r.returncode == 64 and doc["ok"] is False and doc["error"]["exit"] == 64, "--json usage error", doc)
     bad = [[], ["bogus"], ["-c", "nohostport:", "info"], ["-c", "h:70000", "info"], ["stack"], ["stack", "x"],
            ["threads", "--watch"], ["threads", "--watch", "-1"], ["heap", "--bitmap"], ["info", "extra"],
            ["--frobnicate", "info"], ["-t", "0", "info"], ["exit"], ["send"], ["send", "TOOLONG"]]
@@ -678,7 +702,8 @@ def case_json_escaping():
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
-NEEDS_VM = {"info", "zygote", "threads", "watch_sigint", "stack", "heap", "bitmap", "gc", "exit", "send", "zlib"}
+NEEDS_VM = {"info", "zygote", "threads", "watch_sigint", "stack", "heap", "bitmap", "bitmap_scaled", "gc", "exit",
+            "send", "zlib"}
 
 
 def main():
