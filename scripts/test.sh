@@ -10,7 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/setup.sh --e2e
+# The real peers (adb, ddmlib, a JDK) for the end-to-end tests. Without them those tests fail
+# with a message naming what is missing; every other test still runs.
+scripts/setup.sh --e2e || echo "test.sh: could not install adb/ddmlib/JDK; the adb end-to-end tests will fail" >&2
 
 quick=0
 [[ "${1:-}" == "--quick" ]] && quick=1

@@ -8,6 +8,7 @@ int ddmc__sendq_init(ddmc__sendq *q, size_t cap) {
   q->bytes = 0;
   q->cap = cap;
   q->open = 0;
+  atomic_init(&q->approx_bytes, 0);
   atomic_init(&q->dropped, 0);
   atomic_init(&q->peak, 0);
   return pthread_mutex_init(&q->lock, NULL) == 0 ? 0 : DDMC_ENOMEM;
@@ -38,6 +39,13 @@ ddmc__qpkt *ddmc__qpkt_new(const ddmc__mem *mem, size_t n) {
 }
 
 int ddmc__sendq_push(ddmc__sendq *q, ddmc__qpkt *first, ddmc__qpkt *last, size_t bytes, size_t count) {
+  /* Under a stalled peer the queue stays full and every VM thread lands here: refuse without
+   * taking the lock, so they do not queue up behind each other on it. */
+  size_t approx = atomic_load_explicit(&q->approx_bytes, memory_order_relaxed);
+  if (bytes > q->cap || approx > q->cap - bytes) {
+    atomic_fetch_add_explicit(&q->dropped, count, memory_order_relaxed);
+    return DDMC_EQFULL;
+  }
   pthread_mutex_lock(&q->lock);
   if (!q->open) {
     pthread_mutex_unlock(&q->lock);
@@ -54,6 +62,7 @@ int ddmc__sendq_push(ddmc__sendq *q, ddmc__qpkt *first, ddmc__qpkt *last, size_t
   q->tail = last;
   q->bytes += bytes;
   size_t now = q->bytes;
+  atomic_store_explicit(&q->approx_bytes, now, memory_order_relaxed);
   pthread_mutex_unlock(&q->lock);
   uint_fast64_t peak = atomic_load_explicit(&q->peak, memory_order_relaxed);
   while (now > peak && !atomic_compare_exchange_weak_explicit(&q->peak, &peak, now, memory_order_relaxed,
@@ -68,6 +77,7 @@ ddmc__qpkt *ddmc__sendq_take(ddmc__sendq *q, size_t *bytes) {
   *bytes = q->bytes;
   q->head = q->tail = NULL;
   q->bytes = 0;
+  atomic_store_explicit(&q->approx_bytes, 0, memory_order_relaxed);
   pthread_mutex_unlock(&q->lock);
   return h;
 }
@@ -84,6 +94,7 @@ void ddmc__sendq_close(ddmc__sendq *q, const ddmc__mem *mem) {
   ddmc__qpkt *h = q->head;
   q->head = q->tail = NULL;
   q->bytes = 0;
+  atomic_store_explicit(&q->approx_bytes, 0, memory_order_relaxed);
   pthread_mutex_unlock(&q->lock);
   uint64_t n = 0;
   for (ddmc__qpkt *p = h; p != NULL; p = p->next) n++;

@@ -24,6 +24,7 @@ typedef struct ddmc__sendq {
   ddmc__qpkt *head DDMC_GUARDED_BY(lock);
   ddmc__qpkt *tail DDMC_GUARDED_BY(lock);
   size_t bytes DDMC_GUARDED_BY(lock);
+  atomic_size_t approx_bytes; /* bytes, readable without the lock: a full queue refuses fast */
   size_t cap;
   int open DDMC_GUARDED_BY(lock);
   atomic_uint_fast64_t dropped;
