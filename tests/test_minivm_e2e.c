@@ -22,92 +22,10 @@
 #include "ddmc/ddmc.h"
 #include "ddmc_host.h"
 #include "heapseg.h"
+#include "minivm_proc.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 5000
-
-typedef struct child {
-  pid_t pid;
-  uint16_t port;
-  char log[64];
-} child;
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return NULL;
-  char *buf = calloc(1, 1 << 20);
-  size_t n = fread(buf, 1, (1 << 20) - 1, f);
-  buf[n] = '\0';
-  fclose(f);
-  return buf;
-}
-
-/* Starts minivm on program with its stderr in a file; waits for "JDWP listening on ...:PORT". */
-static void spawn(child *c, const char *program, const char *extra) {
-  snprintf(c->log, sizeof(c->log), "/tmp/ddmc-e2e-%d-XXXXXX", (int)getpid());
-  int fd = mkstemp(c->log);
-  assert_true(fd >= 0);
-  char prog[512];
-  snprintf(prog, sizeof(prog), "%s/%s.mvm", MINIVM_PROGRAMS, program);
-  c->pid = fork();
-  assert_true(c->pid >= 0);
-  if (c->pid == 0) {
-    dup2(fd, 2);
-    int devnull = open("/dev/null", O_WRONLY);
-    dup2(devnull, 1);
-    const char *argv[8];
-    int i = 0;
-    argv[i++] = MINIVM_PATH;
-    argv[i++] = "-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n";
-    if (extra) {
-      static char e1[64], e2[64], e3[64];
-      if (sscanf(extra, "%63s %63s %63s", e1, e2, e3) >= 1) argv[i++] = e1;
-      if (sscanf(extra, "%*s %63s", e2) == 1) argv[i++] = e2;
-      if (sscanf(extra, "%*s %*s %63s", e3) == 1) argv[i++] = e3;
-    }
-    argv[i++] = prog;
-    argv[i] = NULL;
-    execv(MINIVM_PATH, (char *const *)argv);
-    _exit(127);
-  }
-  close(fd);
-  c->port = 0;
-  for (int64_t end = now_ms() + 10000; now_ms() < end && c->port == 0;) {
-    char *s = slurp(c->log);
-    const char *p = s ? strstr(s, "JDWP listening on 127.0.0.1:") : NULL;
-    if (p) c->port = (uint16_t)atoi(p + strlen("JDWP listening on 127.0.0.1:"));
-    free(s);
-    if (!c->port) sleep_ms(20);
-  }
-  if (c->port == 0) print_error("minivm did not report its port; log %s\n", c->log);
-  assert_true(c->port != 0);
-}
-
-static void reap(child *c) {
-  if (c->pid > 0) {
-    kill(c->pid, SIGKILL);
-    waitpid(c->pid, NULL, 0);
-  }
-  unlink(c->log);
-}
-
-static ddmc_host *attach(const child *c) {
-  ddmc_host *h = NULL;
-  assert_int_equal(ddmc_host_connect_tcp(&h, "127.0.0.1", c->port, TMO), 0);
-  assert_int_equal(ddmc_host_handshake(h, TMO), 0);
-  return h;
-}
 
 static void test_hello_runs(void **state) {
   (void)state;
@@ -140,9 +58,9 @@ static void test_hello_runs(void **state) {
 
 static void test_zygote_helo_apnm_wait(void **state) {
   (void)state;
-  child c;
-  spawn(&c, "zygote", NULL);
-  ddmc_host *h = attach(&c);
+  minivm_proc c;
+  minivm_spawn(&c, "zygote", NULL);
+  ddmc_host *h = minivm_attach(&c);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
   assert_int_equal(helo.pid, (uint32_t)c.pid);
@@ -153,7 +71,7 @@ static void test_zygote_helo_apnm_wait(void **state) {
   /* within a few seconds: the rename (APNM) and the wait for a debugger (WAIT) */
   int seen_wait = 0;
   ddmc_host_packet p;
-  for (int64_t end = now_ms() + 8000; now_ms() < end && !(renamed && seen_wait);) {
+  for (int64_t end = test_now_ms() + 8000; test_now_ms() < end && !(renamed && seen_wait);) {
     int rc = ddmc_host_recv(h, &p, 500);
     if (rc == DDMC_ETIMEDOUT) continue;
     assert_int_equal(rc, 0);
@@ -174,7 +92,7 @@ static void test_zygote_helo_apnm_wait(void **state) {
   assert_string_equal(helo.app_name, "com.example.zygote");
   ddmc_host_helo_free(&helo);
   ddmc_host_free(h);
-  reap(&c);
+  minivm_reap(&c);
 }
 
 /* ---- threads */
@@ -193,10 +111,10 @@ static tinfo *find(tinfo *t, int n, const char *name) {
 
 static void test_threads_states(void **state) {
   (void)state;
-  child c;
-  spawn(&c, "threads", NULL);
-  sleep_ms(500); /* let the program start its threads */
-  ddmc_host *h = attach(&c);
+  minivm_proc c;
+  minivm_spawn(&c, "threads", NULL);
+  test_sleep_ms(500); /* let the program start its threads */
+  ddmc_host *h = minivm_attach(&c);
   ddmc_host_packet p;
   tinfo t[64];
   int n = 0;
@@ -233,7 +151,7 @@ static void test_threads_states(void **state) {
       assert_true(st.entries[i].tid > 0);
     }
     ddmc_host_thst_free(&st);
-    sleep_ms(100);
+    test_sleep_ms(100);
   }
   assert_true(find(t, n, "Sleeper")->seen[DDMC_THREAD_SLEEPING]);
   assert_true(find(t, n, "Native")->seen[DDMC_THREAD_NATIVE]);
@@ -255,7 +173,7 @@ static void test_threads_states(void **state) {
   assert_int_equal(ddmc_host_request(h, T('S', 'T', 'K', 'L'), bad, 4, &p, TMO), 0);
   assert_int_equal(p.chunk_type, T('F', 'A', 'I', 'L'));
   ddmc_host_free(h);
-  reap(&c);
+  minivm_reap(&c);
 }
 
 /* ---- heap */
@@ -277,9 +195,9 @@ static int count_run(void *arg, uint32_t off, uint32_t units, uint8_t state) {
 
 static void test_alloc_heap(void **state) {
   (void)state;
-  child c;
-  spawn(&c, "alloc", "-Xms2m -Xmx16m -verbose:gc");
-  ddmc_host *h = attach(&c);
+  minivm_proc c;
+  minivm_spawn(&c, "alloc", "-Xms2m -Xmx16m -verbose:gc");
+  ddmc_host *h = minivm_attach(&c);
   ddmc_host_packet p;
   assert_int_equal(ddmc_host_request(h, T('H', 'P', 'I', 'F'), "\3", 1, &p, TMO), 0);
   assert_int_equal(ddmc_host_request(h, T('H', 'P', 'S', 'G'), "\1\0", 2, &p, TMO), 0);
@@ -292,7 +210,7 @@ static void test_alloc_heap(void **state) {
   uint64_t seen_kinds[8] = {0};
   ddmc_host_hpif last_hpif;
   memset(&last_hpif, 0, sizeof(last_hpif));
-  for (int64_t end = now_ms() + 15000; now_ms() < end && gcs < 3;) {
+  for (int64_t end = test_now_ms() + 15000; test_now_ms() < end && gcs < 3;) {
     int rc = ddmc_host_recv(h, &p, 500);
     if (rc == DDMC_ETIMEDOUT) continue;
     assert_int_equal(rc, 0);
@@ -351,16 +269,16 @@ static void test_alloc_heap(void **state) {
   char *log = NULL;
   for (int i = 0; i < 50; i++) {
     free(log);
-    log = slurp(c.log);
+    log = minivm_log(&c);
     if (log && strstr(log, want)) break;
-    sleep_ms(50);
+    test_sleep_ms(50);
   }
   if (!log || !strstr(log, want)) print_error("no GC line with '%s' in:\n%s\n", want, log ? log : "");
   assert_non_null(strstr(log, want));
   free(log);
   ddmc_host_hpif_free(&last_hpif);
   ddmc_host_free(h);
-  reap(&c);
+  minivm_reap(&c);
 }
 
 int main(void) {
