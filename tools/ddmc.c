@@ -181,7 +181,7 @@ static int cmd_info(sess *s) {
   const char *app = s->apnm_seen ? s->apnm.name : h->app_name;
   printf("%-18s %u\n", "pid", (unsigned)h->pid);
   printf("%-18s %s\n", "vm", h->vm_ident);
-  printf("%-18s %s%s\n", "app name", app[0] ? app : "(none)", s->apnm_seen ? "" : "");
+  printf("%-18s %s\n", "app name", app[0] ? app : "(none)");
   if (s->apnm_seen && s->apnm.has_user_id) printf("%-18s %d\n", "user id", (int)s->apnm.user_id);
   else if (h->present & DDMC_HOST_HELO_USER_ID) printf("%-18s %d\n", "user id", (int)h->user_id);
   const char *pkg = s->apnm_seen && s->apnm.pkg_name ? s->apnm.pkg_name : h->pkg_name;
