@@ -494,7 +494,8 @@ static int cmd_stack(sess *s, uint32_t id) {
 
 /* ---- heap ------------------------------------------------------------------------------------- */
 
-static int hpif_newer(sess *s) { return s->hpif_seq > 0; }
+static int g_hpif_base; /* hpif_seq before the request whose HPIF is awaited */
+static int hpif_newer(sess *s) { return s->hpif_seq > g_hpif_base; }
 
 static void json_hpif(jw *w, const char *key, const ddmc_host_heap_info *h) {
   jw_key(w, key);
@@ -526,7 +527,7 @@ static void print_hpif(const ddmc_host_heap_info *h) {
 /* HPIF 1: the HPIF chunk comes before the empty reply. */
 static void heap_now(sess *s) {
   uint8_t when = 1;
-  int seq = s->hpif_seq;
+  int seq = g_hpif_base = s->hpif_seq;
   sess_request(s, "the heap info (HPIF)", T_HPIF, &when, 1, NULL, NULL);
   if (s->hpif_seq == seq) sess_pump(s, s->o->timeout_ms, hpif_newer);
   if (s->hpif_seq == seq)
