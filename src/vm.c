@@ -45,19 +45,36 @@ void ddmc__wake(ddmc_vm *vm) {
   }
 }
 
+void ddmc__drain_wake(ddmc_vm *vm) {
+  uint64_t v;
+  /* Cleared before the caller looks at the queue, so a send racing with it is never missed. */
+  if (read(vm->wake_fd, &v, sizeof(v)) > 0 || errno == EAGAIN) atomic_store(&vm->wake_pending, 0);
+}
+
 int ddmc__sleep_interruptible(ddmc_vm *vm, int ms) {
   int64_t deadline = ddmc__now_ms() + ms;
   while (!atomic_load(&vm->stopping)) {
     int64_t left = deadline - ddmc__now_ms();
     if (left <= 0) return 0;
     struct pollfd pfd = {.fd = vm->wake_fd, .events = POLLIN};
-    int rc = poll(&pfd, 1, (int)left);
-    if (rc > 0) {
-      uint64_t v;
-      if (read(vm->wake_fd, &v, sizeof(v)) > 0) atomic_store(&vm->wake_pending, 0);
-    }
+    if (poll(&pfd, 1, (int)left) > 0) ddmc__drain_wake(vm);
   }
   return 1;
+}
+
+int ddmc__wait_readable(ddmc_vm *vm, int fd) {
+  struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = vm->wake_fd, .events = POLLIN}};
+  int rc = poll(p, 2, -1);
+  if (rc < 0) {
+    if (errno != EINTR) {
+      /* Cannot poll at all (ENOMEM): back off rather than spin. */
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: poll: %s", strerror(errno));
+      ddmc__sleep_interruptible(vm, 100);
+    }
+    return 0;
+  }
+  if (p[1].revents & POLLIN) ddmc__drain_wake(vm);
+  return !atomic_load(&vm->stopping) && (p[0].revents & (POLLIN | POLLHUP | POLLERR));
 }
 
 int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops,

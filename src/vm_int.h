@@ -103,6 +103,11 @@ extern const ddmc__transport ddmc__transport_adb;
 
 /* Sleeps on the wake fd until ms pass or ddmc_vm_stop; returns non-zero when stopping. */
 int ddmc__sleep_interruptible(ddmc_vm *vm, int ms);
+/* Blocks until fd is readable (or hung up) or the wake fd fires. Returns 1 when fd is ready,
+ * 0 when woken, stopping or interrupted: the caller loops. JDWP thread. */
+int ddmc__wait_readable(ddmc_vm *vm, int fd);
+/* Consumes a wake-up and clears wake_pending. */
+void ddmc__drain_wake(ddmc_vm *vm);
 void ddmc__wake(ddmc_vm *vm);
 
 /* ---- the JDWP thread (jdwp/thread.c) */

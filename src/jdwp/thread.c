@@ -141,11 +141,6 @@ void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd) {
   s->hs_deadline = ddmc__now_ms() + vm->opt.handshake_timeout_ms;
 }
 
-static void drain_wake(ddmc_vm *vm) {
-  uint64_t v;
-  if (read(vm->wake_fd, &v, sizeof(v)) > 0 || errno == EAGAIN) atomic_store(&vm->wake_pending, 0);
-}
-
 static void run_session(ddmc_vm *vm, int fd) {
   ddmc__session s;
   ddmc__session_init(&s, vm, fd);
@@ -178,7 +173,7 @@ static void run_session(ddmc_vm *vm, int fd) {
       why = DDMC_EIO;
       break;
     }
-    if (p[1].revents & POLLIN) drain_wake(vm);
+    if (p[1].revents & POLLIN) ddmc__drain_wake(vm);
     if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       why = read_and_handle(&s);
       if (why != 0) {

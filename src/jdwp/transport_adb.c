@@ -252,20 +252,7 @@ static int adb_acquire(ddmc_vm *vm) {
       }
       first = 1; /* log the next outage once at INFO again */
     }
-    struct pollfd p[2] = {{.fd = vm->listen_fd, .events = POLLIN}, {.fd = vm->wake_fd, .events = POLLIN}};
-    int rc = poll(p, 2, -1);
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: poll: %s", strerror(errno));
-      ddmc__sleep_interruptible(vm, 100);
-      continue;
-    }
-    if (p[1].revents & POLLIN) {
-      uint64_t v;
-      if (read(vm->wake_fd, &v, sizeof(v)) > 0) atomic_store(&vm->wake_pending, 0);
-    }
-    if (atomic_load(&vm->stopping)) break;
-    if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+    if (ddmc__wait_readable(vm, vm->listen_fd)) {
       int fd = adb_recv_fd(vm, vm->listen_fd);
       if (fd == -2) {
         /* adbd restarted, died, or dropped us. Back off before re-dialing too: an adbd that

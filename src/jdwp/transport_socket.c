@@ -100,19 +100,7 @@ static int accept_one(ddmc_vm *vm) {
 
 static int socket_acquire_listen(ddmc_vm *vm) {
   while (!atomic_load(&vm->stopping)) {
-    struct pollfd p[2] = {{.fd = vm->listen_fd, .events = POLLIN}, {.fd = vm->wake_fd, .events = POLLIN}};
-    int rc = poll(p, 2, -1);
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: poll: %s", strerror(errno));
-      ddmc__sleep_interruptible(vm, 100);
-      continue;
-    }
-    if (p[1].revents & POLLIN) {
-      uint64_t v;
-      if (read(vm->wake_fd, &v, sizeof(v)) > 0) atomic_store(&vm->wake_pending, 0);
-    }
-    if (p[0].revents & POLLIN) {
+    if (ddmc__wait_readable(vm, vm->listen_fd)) {
       int fd = accept_one(vm);
       if (fd >= 0) {
         set_peer_options(fd);
