@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fakevm.h"
+#include "heapseg.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 5000
@@ -607,6 +608,212 @@ static void test_dial_out(void **state) {
   close(lfd);
 }
 
+
+/* ---- thread and heap chunk families against the fake VM */
+
+static void test_thread_chunks(void **state) {
+  (void)state;
+  fakevm f;
+  uint16_t port = fakevm_start(&f, NULL, 0);
+  ddmc_host *h = peer_connect(port);
+  ddmc_host_packet p;
+  /* notifications are off until THEN(1) */
+  assert_int_equal(ddmc_host_request(h, T('H', 'E', 'L', 'O'), "\0\0\0\1", 4, &p, TMO), 0);
+  assert_int_equal(ddmc_notify_thread_start(f.vm, 77, "early"), DDMC_ENOTCONN);
+  assert_int_equal(ddmc_host_request(h, T('T', 'H', 'E', 'N'), "\1", 1, &p, TMO), 0);
+  assert_int_equal(p.length, 11);
+  int thcr = 0, longest = 0;
+  while (ddmc_host_recv(h, &p, 200) == 0) {
+    assert_int_equal(p.chunk_type, T('T', 'H', 'C', 'R'));
+    ddmc_host_thname th;
+    assert_int_equal(ddmc_host_thname_parse(p.chunk, p.chunk_len, &th), 0);
+    if ((int)strlen(th.name) > longest) longest = (int)strlen(th.name);
+    if (th.thread_id == 2) assert_string_equal(th.name, "worker \xe2\x98\x83");
+    ddmc_host_thname_free(&th);
+    thcr++;
+  }
+  assert_int_equal(thcr, 3);
+  assert_true(longest > 124); /* Dalvik clipped at 124 characters; nothing is clipped here */
+  /* THCR, THNM, THDE from VM threads */
+  assert_int_equal(ddmc_notify_thread_start(f.vm, 9, "new"), 0);
+  assert_int_equal(ddmc_notify_thread_name(f.vm, 9, "renamed"), 0);
+  assert_int_equal(ddmc_notify_thread_end(f.vm, 9), 0);
+  const uint32_t want[3] = {T('T', 'H', 'C', 'R'), T('T', 'H', 'N', 'M'), T('T', 'H', 'D', 'E')};
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(ddmc_host_recv(h, &p, TMO), 0);
+    assert_int_equal(p.chunk_type, want[i]);
+  }
+  /* THST, the shipped layout: [u1 4][u1 18][u2 count] + 18-byte entries */
+  assert_int_equal(ddmc_host_request(h, T('T', 'H', 'S', 'T'), NULL, 0, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('T', 'H', 'S', 'T'));
+  assert_int_equal(p.chunk[0], 4);
+  assert_int_equal(p.chunk[1], 18);
+  assert_int_equal(p.chunk_len, 4 + 3 * 18);
+  ddmc_host_thst st;
+  assert_int_equal(ddmc_host_thst_parse(p.chunk, p.chunk_len, &st), 0);
+  assert_int_equal(st.count, 3);
+  assert_int_equal(st.entries[1].status, DDMC_THREAD_SLEEPING);
+  assert_int_equal(st.entries[2].status, DDMC_THREAD_WAIT);
+  assert_int_equal(st.entries[2].daemon, 1);
+  assert_int_equal(st.entries[0].tid, (uint32_t)getpid());
+  ddmc_host_thst_free(&st);
+  /* THST [u4 interval]: periodic unsolicited updates, 0 turns them off */
+  assert_int_equal(ddmc_host_request(h, T('T', 'H', 'S', 'T'), "\0\0\0\x32", 4, &p, TMO), 0); /* 50 ms */
+  assert_int_equal(p.length, 11);
+  int periodic = 0;
+  for (int64_t i = 0; i < 30 && periodic < 3; i++)
+    if (ddmc_host_recv(h, &p, 200) == 0 && p.chunk_type == T('T', 'H', 'S', 'T')) periodic++;
+  assert_int_equal(periodic, 3);
+  assert_int_equal(ddmc_host_request(h, T('T', 'H', 'S', 'T'), "\0\0\0\0", 4, &p, TMO), 0);
+  while (ddmc_host_recv(h, &p, 150) == 0) {
+  }
+  assert_int_equal(ddmc_host_recv(h, &p, 300), DDMC_ETIMEDOUT);
+  /* STKL: frames; unknown thread: FAIL */
+  assert_int_equal(ddmc_host_request(h, T('S', 'T', 'K', 'L'), "\0\0\0\1", 4, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('S', 'T', 'K', 'L'));
+  ddmc_host_stkl sk;
+  assert_int_equal(ddmc_host_stkl_parse(p.chunk, p.chunk_len, &sk), 0);
+  assert_int_equal(sk.thread_id, 1);
+  assert_int_equal(sk.count, 2);
+  assert_string_equal(sk.frames[0].class_name, "Main");
+  assert_string_equal(sk.frames[0].method, "loop");
+  assert_string_equal(sk.frames[0].file, "Main.mvm");
+  assert_int_equal(sk.frames[0].line, 12);
+  assert_null(sk.frames[1].file);
+  ddmc_host_stkl_free(&sk);
+  assert_int_equal(ddmc_host_request(h, T('S', 'T', 'K', 'L'), "\0\0\0\5", 4, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('F', 'A', 'I', 'L'));
+  /* the peer leaves: notification switches off */
+  ddmc_host_free(h);
+  for (int i = 0; i < 100 && ddmc_vm_is_connected(f.vm); i++) sleep_ms(10);
+  h = peer_connect(port);
+  assert_int_equal(ddmc_host_request(h, T('H', 'E', 'L', 'O'), "\0\0\0\1", 4, &p, TMO), 0);
+  assert_int_equal(ddmc_notify_thread_start(f.vm, 10, "x"), DDMC_ENOTCONN);
+  ddmc_host_free(h);
+  fakevm_stop(&f);
+}
+
+/* A VM with no thread or heap hooks answers FAIL, never crashes. */
+static void test_vm_without_hooks(void **state) {
+  (void)state;
+  ddmc_options o;
+  ddmc_options_init(&o);
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0", NULL, 0), 0);
+  ddmc_vm_ops ops = {0};
+  ddmc_vm *vm;
+  assert_int_equal(ddmc_vm_new(&vm, &o, &ops, NULL, NULL), 0);
+  assert_int_equal(ddmc_vm_start(vm), 0);
+  ddmc_host *h = peer_connect(ddmc_vm_port(vm));
+  ddmc_host_packet p;
+  const struct {
+    uint32_t type;
+    const char *data;
+    size_t n;
+  } reqs[] = {{T('S', 'T', 'K', 'L'), "\0\0\0\1", 4}, {T('T', 'H', 'S', 'T'), NULL, 0}, {T('H', 'P', 'I', 'F'), "\1", 1},
+              {T('H', 'P', 'G', 'C'), NULL, 0},        {T('H', 'P', 'S', 'G'), "\1\0", 2}, {T('E', 'X', 'I', 'T'), "\0\0\0\1", 4}};
+  for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
+    assert_int_equal(ddmc_host_request(h, reqs[i].type, reqs[i].data, reqs[i].n, &p, TMO), 0);
+    assert_int_equal(p.chunk_type, T('F', 'A', 'I', 'L'));
+  }
+  assert_int_equal(ddmc_gc_walk(vm), DDMC_ENOTCONN); /* no dump was accepted */
+  ddmc_host_free(h);
+  ddmc_vm_free(vm);
+}
+
+typedef struct dumpcount {
+  uint64_t units;
+  uint32_t first_addr;
+  int segs;
+} dumpcount;
+
+static int add_units(void *arg, uint32_t off, uint32_t units, uint8_t state) {
+  (void)off;
+  (void)state;
+  ((dumpcount *)arg)->units += units;
+  return 0;
+}
+
+/* Receives HPST, segments of seg_type, HPEN; returns the units covered. */
+static dumpcount recv_dump(ddmc_host *h, uint32_t st, uint32_t seg_type, uint32_t en) {
+  ddmc_host_packet p;
+  dumpcount d = {0, 0, 0};
+  do {
+    assert_int_equal(ddmc_host_recv(h, &p, TMO), 0);
+  } while (p.chunk_type != st);
+  for (;;) {
+    assert_int_equal(ddmc_host_recv(h, &p, TMO), 0);
+    if (p.chunk_type == en) break;
+    assert_int_equal(p.chunk_type, seg_type);
+    assert_true(p.chunk_len <= 16368);
+    ddmc_host_heapseg seg;
+    assert_int_equal(ddmc_host_heapseg_parse(p.chunk, p.chunk_len, &seg), 0);
+    if (d.segs++ == 0) d.first_addr = seg.addr;
+    assert_int_equal(ddmc_host_heapseg_decode(&seg, add_units, &d), 0);
+  }
+  return d;
+}
+
+static void test_heap_chunks(void **state) {
+  (void)state;
+  fakevm f;
+  uint16_t port = fakevm_start(&f, NULL, 0);
+  ddmc_host *h = peer_connect(port);
+  ddmc_host_packet p;
+  assert_int_equal(ddmc_gc_walk(f.vm), DDMC_ENOTCONN); /* nobody asked */
+  /* HPIF now: the 33-byte info chunk before the empty reply */
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'I', 'F'), "\1", 1, &p, TMO), 0);
+  assert_int_equal(p.length, 11);
+  assert_int_equal(ddmc_host_recv(h, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('H', 'P', 'I', 'F'));
+  assert_int_equal(p.chunk_len, 33);
+  ddmc_host_hpif hp;
+  assert_int_equal(ddmc_host_hpif_parse(p.chunk, p.chunk_len, &hp), 0);
+  assert_int_equal(hp.heaps[0].heap_id, 1);
+  assert_int_equal(hp.heaps[0].reason, 1);
+  assert_int_equal(hp.heaps[0].max_bytes, 64u << 20);
+  assert_int_equal(hp.heaps[0].footprint, 1u << 20);
+  assert_int_equal(hp.heaps[0].allocated_objects, 1234);
+  assert_true(hp.heaps[0].timestamp_ms > 1600000000000ull);
+  ddmc_host_hpif_free(&hp);
+  /* bad requests: FAIL */
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'I', 'F'), "\7", 1, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('F', 'A', 'I', 'L'));
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'S', 'G'), "\2\0", 2, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('F', 'A', 'I', 'L'));
+  /* HPGC asks the VM for a collection */
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'G', 'C'), NULL, 0, &p, TMO), 0);
+  assert_int_equal(p.length, 11);
+  assert_int_equal(atomic_load(&f.gc_requests), 1);
+  /* HPIF at the next GC only, HPSG merged, NHSG */
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'I', 'F'), "\2", 1, &p, TMO), 0);
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'S', 'G'), "\1\0", 2, &p, TMO), 0);
+  assert_int_equal(ddmc_host_request(h, T('N', 'H', 'S', 'G'), "\1\0", 2, &p, TMO), 0);
+  assert_true(ddmc_gc_walk_wanted(f.vm));
+  assert_int_equal(ddmc_gc_walk(f.vm), 0);
+  assert_int_equal(ddmc_gc_done(f.vm), 0);
+  dumpcount d = recv_dump(h, T('H', 'P', 'S', 'T'), T('H', 'P', 'S', 'G'), T('H', 'P', 'E', 'N'));
+  assert_int_equal(d.units * 8, f.heap_footprint); /* the whole heap, exactly */
+  assert_int_equal(d.first_addr, 0);                /* relative to the base above 4 GiB */
+  dumpcount nd = recv_dump(h, T('N', 'H', 'S', 'T'), T('N', 'H', 'S', 'G'), T('N', 'H', 'E', 'N'));
+  assert_int_equal(nd.units * 8, 4096);
+  assert_int_equal(ddmc_host_recv(h, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('H', 'P', 'I', 'F'));
+  assert_int_equal(p.chunk[16], 2); /* reason: next GC */
+  /* the next GC sends no HPIF (it was one-shot); HPSO now, one run per object: more bytes */
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'S', 'G'), "\1\1", 2, &p, TMO), 0);
+  assert_int_equal(ddmc_host_request(h, T('N', 'H', 'S', 'G'), "\0\0", 2, &p, TMO), 0);
+  assert_int_equal(ddmc_gc_walk(f.vm), 0);
+  assert_int_equal(ddmc_gc_done(f.vm), 0);
+  dumpcount o = recv_dump(h, T('H', 'P', 'S', 'T'), T('H', 'P', 'S', 'O'), T('H', 'P', 'E', 'N'));
+  assert_int_equal(o.units * 8, f.heap_footprint);
+  assert_int_equal(ddmc_host_recv(h, &p, 300), DDMC_ETIMEDOUT);
+  /* the peer leaves: dumps stop */
+  ddmc_host_free(h);
+  for (int i = 0; i < 100 && ddmc_vm_is_connected(f.vm); i++) sleep_ms(10);
+  assert_false(ddmc_gc_walk_wanted(f.vm));
+  fakevm_stop(&f);
+}
+
 int main(void) {
   alarm(170);
   const struct CMUnitTest tests[] = {
@@ -622,6 +829,9 @@ int main(void) {
       cmocka_unit_test(test_wait_for_debugger),
       cmocka_unit_test(test_exit_chunk),
       cmocka_unit_test(test_dial_out),
+      cmocka_unit_test(test_thread_chunks),
+      cmocka_unit_test(test_vm_without_hooks),
+      cmocka_unit_test(test_heap_chunks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
