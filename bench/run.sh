@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# bench/run.sh: builds the libddmc benchmarks in Release mode (build-bench/, or $BENCH_BUILD_DIR),
+# runs every section once, one after the other (never two at a time: the machine has 2 CPUs), and
+# prints ONE table: a line per figure, each beside its reference measured in the same run, as a
+# ratio, with the target and met / MISSED (info: no target; n/a: no java).
+#
+#   bench/run.sh                    everything (about 1-2 minutes after the build)
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem
+#   BENCH_SCALE=0.2 bench/run.sh    shorter runs (e.g. under a profiler)
+#   BENCH_PIN=0 bench/run.sh        no CPU pinning (the round trips then run once, "unpinned")
+#
+# Java: OpenJDK 17's agent is the comparison for the JDWP figures. scripts/setup.sh --e2e installs
+# a JDK; without java (or javac) those lines print "n/a (no java)" and the run still completes.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${BENCH_BUILD_DIR:-$root/build-bench}
+scale=${BENCH_SCALE:-1}
+sections=("$@")
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem); fi
+
+t_start=$(date +%s)
+echo "bench: building $build (Release)" >&2
+mkdir -p "$build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDDMC_BUILD_BENCH=ON -DDDMC_BUILD_TESTS=OFF \
+  -DDDMC_BUILD_EXAMPLES=OFF -DDDMC_BUILD_TOOLS=OFF >"$build/bench-cmake.log" 2>&1 ||
+  { cat "$build/bench-cmake.log" >&2; exit 1; }
+cmake --build "$build" --target ddmc_bench -j"$(nproc)" >"$build/bench-build.log" 2>&1 ||
+  { cat "$build/bench-build.log" >&2; exit 1; }
+bin="$build/bench/ddmc_bench"
+
+java_args=()
+java_desc="none (OpenJDK lines are n/a)"
+if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
+  classdir="$build/bench/java"
+  mkdir -p "$classdir"
+  if javac -d "$classdir" "$root/bench/java/Idle.java" 2>/dev/null; then
+    java_bin=$(readlink -f "$(command -v java)")
+    java_args=(--java "$java_bin" --classdir "$classdir")
+    java_desc=$("$java_bin" -version 2>&1 | head -n 2 | tail -n 1)
+  fi
+fi
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for s in "${sections[@]}"; do
+  echo "bench: section $s" >&2
+  t0=$(date +%s)
+  rc=0
+  timeout 300 "$bin" "$s" --scale "$scale" "${java_args[@]}" >>"$out" || rc=$?
+  if ((rc != 0)); then printf 'NOTE\tsection %s failed (exit %d)\n' "$s" "$rc" >>"$out"; fi
+  echo "bench: section $s took $(($(date +%s) - t0)) s" >&2
+done
+t_total=$(($(date +%s) - t_start))
+
+model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
+echo "libddmc benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "machine: nproc $(nproc), ${model:-unknown CPU}, kernel $(uname -r); java: $java_desc"
+echo "pinning: $(if [[ ${BENCH_PIN:-1} == 0 ]]; then echo off; else echo 'servers on CPU 0; clients as each group says'; fi)"
+echo
+awk -F'\t' '
+  $1 == "ROW" { n++; for (i = 2; i <= 9; i++) { c[n, i] = $i; if (length($i) > w[i]) w[i] = length($i) } }
+  $1 == "NOTE" { notes[++m] = $2 }
+  END {
+    h[2] = "group"; h[3] = "figure"; h[4] = "value"; h[5] = "reference (same run)"; h[6] = "reference value";
+    h[7] = "ratio"; h[8] = "target"; h[9] = "status";
+    for (i = 2; i <= 9; i++) if (length(h[i]) > w[i]) w[i] = length(h[i]);
+    wn = length(n "") < 1 ? 1 : length(n "");
+    line = sprintf("| %*s |", wn, "#");
+    sep = "|" sprintf("%*s", wn + 2, "") "|"; gsub(/ /, "-", sep);
+    for (i = 2; i <= 9; i++) { line = line sprintf(" %-*s |", w[i], h[i]); s = sprintf("%*s", w[i] + 2, ""); gsub(/ /, "-", s); sep = sep s "|" }
+    print line; print sep;
+    for (r = 1; r <= n; r++) {
+      line = sprintf("| %*d |", wn, r);
+      for (i = 2; i <= 9; i++) line = line sprintf(" %-*s |", w[i], c[r, i]);
+      print line
+    }
+    met = 0; missed = 0; for (r = 1; r <= n; r++) { if (c[r, 9] == "met") met++; if (c[r, 9] == "MISSED") missed++ }
+    printf "\n%d lines: %d met, %d MISSED, %d without a target (info / n/a)\n", n, met, missed, n - met - missed;
+    if (m > 0) { print "\nNotes:"; for (k = 1; k <= m; k++) print "- " notes[k] }
+  }' "$out"
+echo "- total run time ${t_total} s, build included"
