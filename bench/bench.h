@@ -14,6 +14,7 @@
 #ifndef DDMC_BENCH_H
 #define DDMC_BENCH_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -125,6 +126,8 @@ typedef struct bvm {
   ddmc_vm *vm;
   uint16_t port;
   int pin_jdwp;              /* the JDWP thread pins itself to BENCH_CPU_SERVER (from jdwp_thread_start) */
+  pthread_t jdwp;            /* the JDWP thread, once jdwp_ready */
+  atomic_int jdwp_ready;
   /* threads: visited by for_each_thread; tid cycles over real tids so THST reads /proc */
   uint32_t nthreads;
   char (*names)[24];
@@ -141,6 +144,8 @@ typedef struct bvm {
  * caller fills the thread/heap fields before a peer asks. Exits the process on failure. */
 void bvm_start(bvm *b, size_t sendq_bytes);
 void bvm_stop(bvm *b);
+/* CPU time the JDWP thread has used so far (ns), or -1. */
+int64_t bvm_jdwp_cpu_ns(bvm *b);
 /* Fills names for n threads ("Thread-<i>", "Binder:<pid>_<i>", ...). */
 void bvm_set_threads(bvm *b, uint32_t n, const uint32_t *tids, size_t ntids);
 /* Length of the Version (1,1) reply body the bench VM gives: OpenJDK 17's layout and strings,
@@ -184,5 +189,7 @@ void bench_section_send(const bench_opts *o);    /* VM-side cost of sending */
 void bench_section_threads(const bench_opts *o); /* THEN / THST */
 void bench_section_heap(const bench_opts *o);    /* heap dump */
 void bench_section_mem(const bench_opts *o);     /* resident memory */
+void bench_section_prof_helo(const bench_opts *o); /* profiling aids, not in the table */
+void bench_section_prof_send(const bench_opts *o);
 
 #endif

@@ -369,7 +369,10 @@ static void build_version_body(void) {
 
 static void on_jdwp_thread_start(void *d) {
   bvm *b = d;
+  pthread_setname_np(pthread_self(), "JDWP"); /* as a VM names it; profiles tell the threads apart */
   if (b->pin_jdwp) bench_pin(BENCH_CPU_SERVER);
+  b->jdwp = pthread_self();
+  atomic_store(&b->jdwp_ready, 1);
 }
 
 static int jdwp_command(void *d, uint8_t set, uint8_t cmd, const uint8_t *in, size_t n, ddmc_buf *reply) {
@@ -462,6 +465,14 @@ void bvm_start(bvm *b, size_t sendq_bytes) {
   }
   ddmc_notify_app_name(b->vm, "com.example.bench", "com.example.bench", 0);
   b->port = ddmc_vm_port(b->vm);
+}
+
+int64_t bvm_jdwp_cpu_ns(bvm *b) {
+  clockid_t cid;
+  struct timespec ts;
+  if (!atomic_load(&b->jdwp_ready) || pthread_getcpuclockid(b->jdwp, &cid) != 0 || clock_gettime(cid, &ts) != 0)
+    return -1;
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 void bvm_stop(bvm *b) {

@@ -30,6 +30,8 @@ int main(int argc, char **argv) {
     if (all || strcmp(sections[i], "threads") == 0) bench_section_threads(&o), known = 1;
     if (all || strcmp(sections[i], "heap") == 0) bench_section_heap(&o), known = 1;
     if (all || strcmp(sections[i], "mem") == 0) bench_section_mem(&o), known = 1;
+    if (strcmp(sections[i], "prof-helo") == 0) bench_section_prof_helo(&o), known = 1;
+    if (strcmp(sections[i], "prof-send") == 0) bench_section_prof_send(&o), known = 1;
     if (!known) {
       fprintf(stderr, "unknown section '%s'\n", sections[i]);
       return 2;

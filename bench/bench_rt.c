@@ -297,9 +297,11 @@ static void rt_placement(const bench_opts *o, bvm *b, bjava *j, int cpu, const c
   /* ---- 64 in flight */
   enum { DEPTH = 64 };
   double secs = 0.6 * sc + 0.05;
-  double r_helo[3] = {0}, r_fhelo[3] = {0}, r_jddm[3] = {0}, r_ver[3] = {0}, r_jver[3] = {0};
+  double r_helo[3] = {0}, r_fhelo[3] = {0}, r_jddm[3] = {0}, r_ver[3] = {0}, r_jver[3] = {0}, busy[3] = {0};
   for (int r = 0; r < 3; r++) {
+    int64_t c0 = bvm_jdwp_cpu_ns(b), w0 = bench_now_ns();
     r_helo[r] = pipe_rate(&cd, helo, helo_len, DEPTH, secs);
+    busy[r] = (double)(bvm_jdwp_cpu_ns(b) - c0) / (double)(bench_now_ns() - w0);
     r_fhelo[r] = pipe_rate(&ce1, helo, helo_len, DEPTH, secs);
     r_ver[r] = pipe_rate(&cd, ver, ver_len, DEPTH, secs);
     if (have_java) {
@@ -309,6 +311,10 @@ static void rt_placement(const bench_opts *o, bvm *b, bjava *j, int cpu, const c
   }
   double helo_rate = bench_median(r_helo, 3), fhelo = bench_median(r_fhelo, 3), ver_rate = bench_median(r_ver, 3);
   double jddm = have_java ? bench_median(r_jddm, 3) : 0, jver = have_java ? bench_median(r_jver, 3) : 0;
+  double helo_busy = bench_median(busy, 3);
+  bench_note("%s: the JDWP thread was on a CPU %.0f%% of the time during the HELO runs (%.0f ns of its CPU per "
+             "request)",
+             G_pipe, 100 * helo_busy, helo_busy * 1e9 / helo_rate);
   bench_row(G_pipe, "DDM HELO requests/s", rate_str(helo_rate),
             bench_fmt("loopback echo floor, 64 in flight (%zu B -> %u B)", helo_len, t_helo.rep_len), rate_str(fhelo),
             helo_rate / fhelo, ">= 1.00 M/s", bench_status(helo_rate >= 1e6));
@@ -347,6 +353,31 @@ static void rt_placement(const bench_opts *o, bvm *b, bjava *j, int cpu, const c
   echo_stop(&e_helo);
   echo_stop(&e_ver);
   for (int i = 0; i < NT; i++) free(all[i]->s);
+}
+
+/* For profilers: 64 DDM HELO requests in flight against the bench VM for 4 s x scale, client on
+ * cpu (BENCH_PROF_CPU, default 0). `perf record -g ddmc_bench prof-helo`; the VM's thread is "JDWP".
+ * BENCH_PROF_REQ=version pipelines VirtualMachine.Version instead. */
+void bench_section_prof_helo(const bench_opts *o) {
+  bvm b;
+  memset(&b, 0, sizeof(b));
+  b.pin_jdwp = 1;
+  bvm_start(&b, 0);
+  const char *cpu = getenv("BENCH_PROF_CPU"), *req = getenv("BENCH_PROF_REQ");
+  bench_pin(cpu ? atoi(cpu) : 0);
+  uint8_t pkt[32];
+  size_t len = req && strcmp(req, "version") == 0 ? jc_build_cmd(pkt, 0x40000002u, 1, 1)
+                                                   : jc_build_ddm(pkt, 0x40000001u, HELO, "\0\0\0\1", 4);
+  jc c;
+  jc_init(&c);
+  if (jc_open(&c, b.port, bench_now_ns() + 5000000000LL) != 0) exit(2);
+  int64_t c0 = bvm_jdwp_cpu_ns(&b), w0 = bench_now_ns();
+  double r = pipe_rate(&c, pkt, len, 64, 4.0 * o->scale);
+  double busy = (double)(bvm_jdwp_cpu_ns(&b) - c0) / (double)(bench_now_ns() - w0);
+  fprintf(stderr, "prof: %.2f M requests/s; JDWP thread on a CPU %.0f%% of the time, %.0f ns per request\n", r / 1e6,
+          100 * busy, busy * 1e9 / r);
+  jc_close(&c);
+  bvm_stop(&b);
 }
 
 void bench_section_rt(const bench_opts *o) {

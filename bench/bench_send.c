@@ -37,6 +37,7 @@ typedef struct sender {
 
 static void *sender_main(void *arg) {
   sender *s = arg;
+  pthread_setname_np(pthread_self(), "vm-sender");
   if (s->pin) bench_pin(BENCH_CPU_CLIENT);
   pthread_barrier_wait(s->bar);
   ddmc_vm *vm = s->vm;
@@ -118,6 +119,7 @@ typedef struct reader {
 
 static void *reader_main(void *arg) {
   reader *r = arg;
+  pthread_setname_np(pthread_self(), "peer");
   bench_pin(BENCH_CPU_SERVER);
   static uint8_t buf[1 << 20];
   for (;;) {
@@ -259,4 +261,37 @@ void bench_section_send(const bench_opts *o) {
   bench_note("send cost references: mutex lock+unlock %s, memcpy of the %d-byte payload %s, clock_gettime %s "
              "(inside every stalled-peer sample)",
              bench_time(mtx), PAYLOAD, bench_time(mcp), bench_time(bench_clock_cost_ns()));
+}
+
+/* For profilers: BENCH_PROF_THREADS (1) VM threads call ddmc_send_chunk for 3 s x scale with a
+ * reading peer, or with BENCH_PROF_MODE=stalled a stalled one (2,000,000 calls each). Threads:
+ * "vm-sender", "peer", "JDWP". */
+void bench_section_prof_send(const bench_opts *o) {
+  const char *m = getenv("BENCH_PROF_MODE"), *t = getenv("BENCH_PROF_THREADS");
+  int stalled = m != NULL && strcmp(m, "stalled") == 0, n = t ? atoi(t) : 1;
+  if (n < 1 || n > 16) n = 1;
+  bvm b;
+  memset(&b, 0, sizeof(b));
+  b.pin_jdwp = 1;
+  bvm_start(&b, stalled ? 0 : (size_t)256 << 20);
+  reader r;
+  memset(&r, 0, sizeof(r));
+  jc_init(&r.c);
+  uint8_t pkt[64];
+  if (jc_open(&r.c, b.port, bench_now_ns() + 5000000000LL) != 0 ||
+      jc_request(&r.c, pkt, jc_build_ddm(pkt, 0x40000001u, FOURCC('T', 'H', 'E', 'N'), "\1", 1), NULL) == 0)
+    exit(2);
+  if (!stalled) pthread_create(&r.th, NULL, reader_main, &r);
+  bhist h;
+  uint64_t calls, ok, full;
+  int64_t c0 = bvm_jdwp_cpu_ns(&b), w0 = bench_now_ns();
+  run_senders(b.vm, n, stalled ? MODE_STALLED : MODE_PEER, 3.0 * o->scale, &h, &calls, &ok, &full);
+  double busy = (double)(bvm_jdwp_cpu_ns(&b) - c0) / (double)(bench_now_ns() - w0);
+  fprintf(stderr, "prof: %.2f M calls, %.2f M queued, %.2f M refused; p50 %.0f, p99 %.0f, p99.9 %.0f, max %.0f (%s); "
+          "JDWP thread on a CPU %.0f%%\n", calls / 1e6, ok / 1e6, full / 1e6, bhist_pct(&h, 50), bhist_pct(&h, 99),
+          bhist_pct(&h, 99.9), (double)h.max, stalled ? "ns per call" : "ns/100 per call, 64-call bursts", 100 * busy);
+  shutdown(r.c.fd, SHUT_RDWR);
+  if (!stalled) pthread_join(r.th, NULL);
+  jc_close(&r.c);
+  bvm_stop(&b);
 }
