@@ -104,14 +104,12 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   atomic_init(&vm->last_activity, 0);
 
   int rc = DDMC_ENOMEM;
-  int have_info = 0, have_state = 0, have_cond = 0, have_q = 0, have_reg = 0;
+  int have_state = 0, have_cond = 0, have_q = 0, have_reg = 0;
   vm->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (vm->wake_fd < 0) {
     rc = DDMC_EIO;
     goto fail;
   }
-  if (pthread_mutex_init(&vm->info_lock, NULL) != 0) goto fail;
-  have_info = 1;
   if (pthread_mutex_init(&vm->state_lock, NULL) != 0) goto fail;
   have_state = 1;
   pthread_condattr_t ca;
@@ -120,12 +118,11 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   have_cond = pthread_cond_init(&vm->state_cond, &ca) == 0;
   pthread_condattr_destroy(&ca);
   if (!have_cond) goto fail;
-  if (ddmc__sendq_init(&vm->q, vm->opt.sendq_bytes) != 0) goto fail;
+  if (ddmc__sendq_init(&vm->q, &vm->mem, vm->opt.sendq_bytes) != 0) goto fail;
   have_q = 1;
   if (ddmc__registry_init(&vm->reg) != 0) goto fail;
   have_reg = 1;
-  vm->app_name = ddmc__strdup(&vm->mem, "");
-  if (vm->app_name == NULL) goto fail;
+  if (ddmc__appinfo_set(vm, "", "", 0) != 0) goto fail;
   if ((rc = ddmc__hello_register(vm)) != 0) goto fail;
   if ((rc = ddmc__misc_register(vm)) != 0) goto fail;
   if ((rc = ddmc__thread_register(vm)) != 0) goto fail;
@@ -135,12 +132,11 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
 
 fail:
   if (have_reg) ddmc__registry_destroy(vm);
-  if (have_q) ddmc__sendq_destroy(&vm->q, &vm->mem);
+  if (have_q) ddmc__sendq_destroy(&vm->q);
   if (have_cond) pthread_cond_destroy(&vm->state_cond);
   if (have_state) pthread_mutex_destroy(&vm->state_lock);
-  if (have_info) pthread_mutex_destroy(&vm->info_lock);
   if (vm->wake_fd >= 0) close(vm->wake_fd);
-  ddmc__free(&m, vm->app_name);
+  ddmc__appinfo_free_all(vm);
   ddmc__free(&m, vm);
   return rc;
 }
@@ -230,18 +226,16 @@ void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
   ddmc__registry_destroy(vm);
-  ddmc__sendq_destroy(&vm->q, &vm->mem);
+  ddmc__sendq_destroy(&vm->q);
   pthread_cond_destroy(&vm->state_cond);
   pthread_mutex_destroy(&vm->state_lock);
-  pthread_mutex_destroy(&vm->info_lock);
   close(vm->wake_fd);
   ddmc__free(&vm->mem, vm->vm_name);
   ddmc__free(&vm->mem, vm->abi);
   ddmc__free(&vm->mem, vm->jvm_flags);
   for (int i = 0; i < vm->nfeatures; i++) ddmc__free(&vm->mem, vm->features[i]);
   ddmc__free(&vm->mem, vm->features);
-  ddmc__free(&vm->mem, vm->app_name);
-  ddmc__free(&vm->mem, vm->pkg_name);
+  ddmc__appinfo_free_all(vm);
   ddmc__mem m = vm->mem;
   ddmc__free(&m, vm);
 }

@@ -1,8 +1,9 @@
 /* struct ddmc_vm and the calls between the library's parts.
  *
  * Threads: the VM's threads call the public functions; the JDWP thread (jdwp/thread.c) owns the
- * sockets and runs every handler and hook. State read by VM threads is atomic. The locks
- * (reg.lock, q.lock, state_lock, info_lock) never nest: each is taken alone (src/jdwp/README.md).
+ * sockets and runs every handler and hook. State read by VM threads is atomic. The two locks
+ * (reg.lock, state_lock) never nest, and no event path of a VM thread takes either
+ * (src/jdwp/README.md).
  * No ops hook or handler is ever called with a ddmc lock held. */
 #ifndef DDMC_VM_INT_H
 #define DDMC_VM_INT_H
@@ -14,6 +15,12 @@
 #include "jdwp/sendq.h"
 
 typedef struct ddmc__handler ddmc__handler;
+
+/* Name, package and user id for HELO; one allocation, strings inside it. */
+typedef struct ddmc__appinfo {
+  const char *name, *pkg;
+  int32_t user_id;
+} ddmc__appinfo;
 typedef struct ddmc__transport ddmc__transport;
 
 typedef struct ddmc__registry {
@@ -37,10 +44,10 @@ struct ddmc_vm {
   char **features;
   int nfeatures;
 
-  pthread_mutex_t info_lock;  /* guards the app name fields */
-  char *app_name DDMC_GUARDED_BY(info_lock);
-  char *pkg_name DDMC_GUARDED_BY(info_lock);
-  int32_t user_id DDMC_GUARDED_BY(info_lock);
+  /* The app name, lock-free: any thread swaps a new record into app_pending (freeing the one it
+   * displaced, which the JDWP thread never took); the JDWP thread takes it into app_current. */
+  _Atomic(struct ddmc__appinfo *) app_pending;
+  struct ddmc__appinfo *app_current; /* JDWP thread only */
 
   /* Lifecycle. */
   atomic_int started, stopping;
@@ -143,6 +150,13 @@ int ddmc__thread_register(ddmc_vm *vm);
 int ddmc__heap_register(ddmc_vm *vm);
 /* THST periodic updates: returns ms until the next one is due (-1: none). JDWP thread. */
 int ddmc__thread_tick(ddmc_vm *vm, int64_t now);
+
+/* ---- app name (chunks/appname.c) */
+/* The latest record, for HELO (JDWP thread). Never NULL after ddmc_vm_new. */
+const ddmc__appinfo *ddmc__appinfo_current(ddmc_vm *vm);
+void ddmc__appinfo_free_all(ddmc_vm *vm);
+/* Stores a copy; returns 0 or DDMC_ENOMEM. */
+int ddmc__appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id);
 
 /* ---- WAIT (chunks/wait.c) */
 int ddmc__send_wait(ddmc_vm *vm);

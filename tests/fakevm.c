@@ -105,6 +105,8 @@ static void log_fn(void *d, ddmc_log_level lvl, const char *msg) {
   if (getenv("DDMC_TEST_VERBOSE")) fprintf(stderr, "ddmc[%d]: %s\n", (int)lvl, msg);
 }
 
+size_t fakevm_sendq_bytes;
+
 uint16_t fakevm_start(fakevm *f, const char *extra, int hs_timeout_ms) {
   memset(f, 0, sizeof(*f));
   f->heap_base = (uintptr_t)0x7f0000000000ull; /* above 4 GiB: addresses must go out relative */
@@ -116,6 +118,7 @@ uint16_t fakevm_start(fakevm *f, const char *extra, int hs_timeout_ms) {
            extra ? extra : "");
   assert_int_equal(ddmc_options_parse(&o, spec, err, sizeof(err)), 0);
   if (hs_timeout_ms > 0) o.handshake_timeout_ms = hs_timeout_ms;
+  if (fakevm_sendq_bytes) o.sendq_bytes = fakevm_sendq_bytes;
   ddmc_vm_ops ops = {0};
   ops.for_each_thread = for_each_thread;
   ops.thread_stack = thread_stack;

@@ -18,6 +18,9 @@ typedef struct fakevm {
   size_t heap_footprint;
 } fakevm;
 
+/* Send-queue cap for the next fakevm_start (0: the library's default). */
+extern size_t fakevm_sendq_bytes;
+
 /* Starts a VM listening on 127.0.0.1 (scan 8000-8040) with the given extra option tail.
  * Returns the port. */
 uint16_t fakevm_start(fakevm *f, const char *extra_opts, int handshake_timeout_ms);

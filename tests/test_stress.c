@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,40 +36,59 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
+/* Per-call latency in 1 us buckets up to 100 ms, and the voluntary context switches made inside
+ * library calls: a call that blocked (on a lock, on the socket) shows up there, while a
+ * preemption by the scheduler (2 cores, more runnable threads) is involuntary and does not. */
+#define BUCKETS 100000
 typedef struct vmthread {
   ddmc_vm *vm;
   atomic_int *stop;
   int64_t worst_ns;
   uint64_t calls, queued, full;
+  long vcsw; /* voluntary context switches inside the calls */
+  uint32_t *hist;
 } vmthread;
+
+static long vcsw_now(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_THREAD, &ru);
+  return ru.ru_nvcsw;
+}
+
+static void record(vmthread *t, int64_t d) {
+  if (d > t->worst_ns) t->worst_ns = d;
+  int64_t b = d / 1000;
+  t->hist[b < BUCKETS ? b : BUCKETS - 1]++;
+  t->calls++;
+}
 
 static void *thread_events(void *arg) {
   vmthread *t = arg;
   uint32_t id = 100;
+  long v0 = vcsw_now(); /* the loop makes no blocking call of its own */
   while (!atomic_load(t->stop)) {
     int64_t t0 = now_ns();
     int rc = (id & 3) == 0 ? ddmc_notify_app_name(t->vm, "app", "pkg", 0)
              : (id & 1)    ? ddmc_notify_thread_start(t->vm, id, "worker thread with a name")
                            : ddmc_notify_thread_end(t->vm, id);
-    int64_t d = now_ns() - t0;
-    if (d > t->worst_ns) t->worst_ns = d;
-    t->calls++;
+    record(t, now_ns() - t0);
     if (rc == 0) t->queued++;
     else if (rc == DDMC_EQFULL) t->full++;
     id++;
   }
+  t->vcsw = vcsw_now() - v0;
   return NULL;
 }
 
 static void *gc_loop(void *arg) {
   vmthread *t = arg;
   while (!atomic_load(t->stop)) {
+    long v0 = vcsw_now();
     int64_t t0 = now_ns();
     int rc = ddmc_gc_walk(t->vm); /* a 1 MiB heap dump each time */
     ddmc_gc_done(t->vm);
-    int64_t d = now_ns() - t0;
-    if (d > t->worst_ns) t->worst_ns = d;
-    t->calls++;
+    record(t, now_ns() - t0);
+    t->vcsw += vcsw_now() - v0;
     if (rc == 0) t->queued++;
     else if (rc == DDMC_EQFULL) t->full++;
     sleep_ms(2);
@@ -76,46 +96,69 @@ static void *gc_loop(void *arg) {
   return NULL;
 }
 
+static double pct_us(uint32_t *hist, uint64_t total, double pct) {
+  uint64_t want = (uint64_t)(total * pct), acc = 0;
+  for (int b = 0; b < BUCKETS; b++)
+    if ((acc += hist[b]) >= want) return b;
+  return BUCKETS;
+}
+
 static void test_stalled_peer(void **state) {
   (void)state;
   fakevm f;
+  fakevm_sendq_bytes = 4u << 20; /* fill quickly, however slow the build (sanitizers) */
   uint16_t port = fakevm_start(&f, NULL, 0);
+  fakevm_sendq_bytes = 0;
   ddmc_host *h = peer_connect(port);
   ddmc_host_packet p;
   assert_int_equal(ddmc_host_request(h, T('T', 'H', 'E', 'N'), "\1", 1, &p, TMO), 0);
   assert_int_equal(ddmc_host_request(h, T('H', 'P', 'S', 'G'), "\1\0", 2, &p, TMO), 0);
   assert_int_equal(ddmc_host_request(h, T('H', 'P', 'I', 'F'), "\3", 1, &p, TMO), 0);
-  /* From here the peer reads nothing. */
+  /* From here the peer reads nothing. Two VM threads send events, one runs GCs. */
   atomic_int stop = 0;
-  enum { N = 4 };
+  enum { N = 3 };
   vmthread v[N];
   pthread_t th[N];
   for (int i = 0; i < N; i++) {
-    v[i] = (vmthread){f.vm, &stop, 0, 0, 0, 0};
+    v[i] = (vmthread){f.vm, &stop, 0, 0, 0, 0, 0, calloc(BUCKETS, sizeof(uint32_t))};
     pthread_create(&th[i], NULL, i == N - 1 ? gc_loop : thread_events, &v[i]);
   }
   sleep_ms(3000);
   atomic_store(&stop, 1);
-  int64_t worst_event = 0, worst_gc = v[N - 1].worst_ns;
-  uint64_t calls = 0, full = 0;
+  int64_t worst_event = 0;
+  uint64_t calls = 0, full = 0, event_calls = 0;
+  long vcsw = 0;
+  uint32_t *hist = calloc(BUCKETS, sizeof(uint32_t));
+  for (int i = 0; i < N; i++) pthread_join(th[i], NULL);
   for (int i = 0; i < N; i++) {
-    pthread_join(th[i], NULL);
-    if (i < N - 1 && v[i].worst_ns > worst_event) worst_event = v[i].worst_ns;
+    if (i < N - 1) {
+      if (v[i].worst_ns > worst_event) worst_event = v[i].worst_ns;
+      for (int b = 0; b < BUCKETS; b++) hist[b] += v[i].hist[b];
+      event_calls += v[i].calls;
+    }
     calls += v[i].calls;
     full += v[i].full;
+    vcsw += v[i].vcsw;
+    free(v[i].hist);
   }
   ddmc_stats st;
   ddmc_vm_get_stats(f.vm, &st);
-  print_message("stalled peer: %llu calls, %llu refused with EQFULL, %llu chunks dropped; worst event call %.3f ms, "
-                "worst GC dump call %.3f ms\n",
+  print_message("stalled peer: %llu calls, %llu refused with EQFULL, %llu chunks dropped; event calls p50 %.0f us, "
+                "p99.9 %.0f us, worst %.3f ms; worst GC dump call %.3f ms; voluntary context switches inside "
+                "calls: %ld\n",
                 (unsigned long long)calls, (unsigned long long)full, (unsigned long long)st.chunks_dropped,
-                worst_event / 1e6, worst_gc / 1e6);
+                pct_us(hist, event_calls, 0.5), pct_us(hist, event_calls, 0.999), worst_event / 1e6,
+                v[N - 1].worst_ns / 1e6, vcsw);
+  free(hist);
+  if (vcsw) print_error("voluntary switches: events %ld + %ld, gc %ld\n", v[0].vcsw, v[1].vcsw, v[2].vcsw);
   assert_true(full > 0);              /* the queue filled up ... */
   assert_true(st.chunks_dropped > 0); /* ... drops are visible through the API ... */
-  assert_true(calls > 1000);          /* ... and nobody blocked: the threads kept calling */
-  /* A bound that a call blocked on the socket could not meet (it would wait until the peer
-   * reads, i.e. forever). The figure itself is the benchmark's business. */
-  assert_true(worst_event < 200 * 1000000LL);
+  assert_true(calls > 1000);          /* ... and nobody waited for the peer: */
+  /* A send path that waited on the peer, or on a lock a stalled JDWP thread holds, would sleep in
+   * nearly every one of these millions of calls. libddmc takes no lock there; what is left is
+   * the allocator's (glibc arena locks, page faults under mmap_lock): a handful per run, which a
+   * VM can remove by passing its own ddmc_allocator. */
+  assert_true(vcsw < 200);
   /* The peer now reads everything: whole dumps only (an HPST always has its HPEN). */
   int open_dump = 0, dumps = 0;
   for (;;) {
@@ -158,7 +201,7 @@ static void test_shutdown_under_load(void **state) {
     vmthread v[3];
     pthread_t th[3];
     for (int i = 0; i < 3; i++) {
-      v[i] = (vmthread){f.vm, &stop, 0, 0, 0, 0};
+      v[i] = (vmthread){f.vm, &stop, 0, 0, 0, 0, 0, calloc(BUCKETS, sizeof(uint32_t))};
       pthread_create(&th[i], NULL, i == 2 ? gc_loop : thread_events, &v[i]);
     }
     sleep_ms(20 + round * 7);
@@ -166,7 +209,10 @@ static void test_shutdown_under_load(void **state) {
     assert_false(ddmc_vm_is_connected(f.vm));
     assert_int_equal(ddmc_send_chunk(f.vm, T('T', 'E', 'S', 'T'), "x", 1), DDMC_ENOTCONN);
     atomic_store(&stop, 1);
-    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 3; i++) {
+      pthread_join(th[i], NULL);
+      free(v[i].hist);
+    }
     ddmc_host_free(h);
     fakevm_stop(&f);
   }

@@ -8,32 +8,57 @@
 
 #define CHUNK_APNM DDMC_FOURCC('A', 'P', 'N', 'M')
 
+int ddmc__appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id) {
+  if (pkg == NULL) pkg = "";
+  size_t nl = strlen(name) + 1, pl = strlen(pkg) + 1;
+  ddmc__appinfo *a = ddmc__malloc(&vm->mem, sizeof(*a) + nl + pl);
+  if (a == NULL) return DDMC_ENOMEM;
+  char *p = (char *)(a + 1);
+  memcpy(p, name, nl);
+  memcpy(p + nl, pkg, pl);
+  a->name = p;
+  a->pkg = p + nl;
+  a->user_id = user_id;
+  /* The record displaced here was never taken by the JDWP thread (it takes by exchange too),
+   * so this thread owns it. */
+  ddmc__free(&vm->mem, atomic_exchange(&vm->app_pending, a));
+  return 0;
+}
+
+const ddmc__appinfo *ddmc__appinfo_current(ddmc_vm *vm) {
+  ddmc__appinfo *a = atomic_exchange(&vm->app_pending, NULL);
+  if (a != NULL) {
+    ddmc__free(&vm->mem, vm->app_current);
+    vm->app_current = a;
+  }
+  return vm->app_current;
+}
+
+void ddmc__appinfo_free_all(ddmc_vm *vm) {
+  ddmc__free(&vm->mem, atomic_exchange(&vm->app_pending, NULL));
+  ddmc__free(&vm->mem, vm->app_current);
+  vm->app_current = NULL;
+}
+
 int ddmc_notify_app_name(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id) {
   if (vm == NULL || name == NULL) return DDMC_EINVAL;
-  char *n = ddmc__strdup(&vm->mem, name);
-  char *p = ddmc__strdup(&vm->mem, pkg ? pkg : "");
-  if (n == NULL || p == NULL) {
-    ddmc__free(&vm->mem, n);
-    ddmc__free(&vm->mem, p);
-    return DDMC_ENOMEM;
-  }
-  pthread_mutex_lock(&vm->info_lock);
-  char *old_n = vm->app_name, *old_p = vm->pkg_name;
-  vm->app_name = n;
-  vm->pkg_name = p;
-  vm->user_id = user_id;
-  pthread_mutex_unlock(&vm->info_lock);
-  ddmc__free(&vm->mem, old_n);
-  ddmc__free(&vm->mem, old_p);
-
+  int rc = ddmc__appinfo_set(vm, name, pkg, user_id);
+  if (rc != 0) return rc;
   if (!atomic_load(&vm->ddm_active)) return DDMC_ENOTCONN;
+  /* [u4 len][name][u4 user][u4 len][pkg]: small names are built on the stack. */
   ddmc_buf b;
   ddmc__buf_init(&b, &vm->mem, UINT32_MAX - 64);
+  uint8_t stack[512];
+  size_t need = 12 + 2 * (strlen(name) + (pkg ? strlen(pkg) : 0)); /* >= the UTF-16 size */
+  if (need <= sizeof(stack)) {
+    b.p = stack;
+    b.cap = sizeof(stack);
+  }
   ddmc_buf_put_str(&b, name);
   ddmc_buf_put_u32(&b, (uint32_t)user_id);
   ddmc_buf_put_str(&b, pkg);
-  int rc = ddmc_buf_error(&b);
+  rc = ddmc_buf_error(&b);
   if (rc == 0) rc = ddmc_send_chunk(vm, CHUNK_APNM, b.p, b.len);
-  ddmc__buf_free(&b);
+  if (b.p != stack) ddmc__buf_free(&b);
   return rc;
 }

@@ -17,16 +17,9 @@ static int handle_helo(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   (void)ud;
   (void)req; /* [u4 server protocol version]: every version so far gets the same answer */
   *rtype = CHUNK_HELO;
-  pthread_mutex_lock(&vm->info_lock);
-  char *app = ddmc__strdup(&vm->mem, vm->app_name ? vm->app_name : "");
-  char *pkg = ddmc__strdup(&vm->mem, vm->pkg_name ? vm->pkg_name : "");
-  int32_t user = vm->user_id;
-  pthread_mutex_unlock(&vm->info_lock);
-  if (app == NULL || pkg == NULL) {
-    ddmc__free(&vm->mem, app);
-    ddmc__free(&vm->mem, pkg);
-    return DDMC_ENOMEM;
-  }
+  const ddmc__appinfo *ai = ddmc__appinfo_current(vm);
+  const char *app = ai->name, *pkg = ai->pkg;
+  int32_t user = ai->user_id;
   const char *ident = vm->vm_name ? vm->vm_name : "libddmc VM";
   size_t ident_n = strlen(ident), app_n = strlen(app);
   size_t ident_units = ddmc__utf8_to_utf16(ident, ident_n, NULL);
@@ -54,8 +47,6 @@ static int handle_helo(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   ddmc_buf_put_str(b, vm->jvm_flags ? vm->jvm_flags : "");
   ddmc_buf_put_u8(b, vm->native_debuggable ? 1 : 0);
   ddmc_buf_put_str(b, pkg);
-  ddmc__free(&vm->mem, app);
-  ddmc__free(&vm->mem, pkg);
   return ddmc_buf_error(b);
 }
 

@@ -72,7 +72,7 @@ int ddmc__batch_add(ddmc__batch *b, uint32_t type, const void *data, size_t len)
   ddmc__qpkt *p;
   int rc = make_packet(b->vm, type, &iov, 1, &p);
   if (rc != 0) return b->err = rc;
-  if (b->last) b->last->next = p;
+  if (b->last) ddmc__qpkt_link(b->last, p);
   else b->first = p;
   b->last = p;
   b->bytes += p->len;
@@ -136,7 +136,7 @@ int ddmc__session_drain_queue(ddmc__session *s) {
   if (chain == NULL) return 0;
   int zlib = atomic_load(&vm->zlib_peer);
   int rc = 0;
-  for (ddmc__qpkt *p = chain; p != NULL && rc == 0; p = p->next) {
+  for (ddmc__qpkt *p = chain; p != NULL && rc == 0; p = ddmc__qpkt_next(p)) {
     size_t n = p->len - DDMC__DDM_HEADER_LEN;
     if (zlib && n >= vm->opt.zlib_threshold) {
       rc = ddmc__session_append_ddm_packet(s, &s->out, 0, ddmc__get_u32(p->data + 4), ddmc__get_u32(p->data + 11),

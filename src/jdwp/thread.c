@@ -110,7 +110,7 @@ void ddmc__session_end(ddmc__session *s, int why) {
   }
   atomic_store(&vm->connected, 0);
   int was_ddm = atomic_exchange(&vm->ddm_active, 0);
-  ddmc__sendq_close(&vm->q, &vm->mem);
+  ddmc__sendq_close(&vm->q);
   if (s->fd >= 0) {
     shutdown(s->fd, SHUT_RDWR);
     close(s->fd);
