@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -31,6 +32,7 @@ typedef struct sender {
   int mode, pin;
   int64_t until;
   uint64_t calls, ok, full, notconn;
+  long vcsw, ivcsw; /* context switches of this thread during its run: blocked / preempted */
   bhist *h;
   pthread_barrier_t *bar;
 } sender;
@@ -40,6 +42,8 @@ static void *sender_main(void *arg) {
   pthread_setname_np(pthread_self(), "vm-sender");
   if (s->pin) bench_pin(BENCH_CPU_CLIENT);
   pthread_barrier_wait(s->bar);
+  struct rusage ru0, ru1;
+  getrusage(RUSAGE_THREAD, &ru0);
   ddmc_vm *vm = s->vm;
   if (s->mode == MODE_NOPEER) {
     enum { B = 10000 };
@@ -74,10 +78,15 @@ static void *sender_main(void *arg) {
     }
     s->calls = 2000000;
   }
+  getrusage(RUSAGE_THREAD, &ru1);
+  s->vcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
+  s->ivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
   return NULL;
 }
 
 /* Runs n threads in mode; the merged histogram goes into *out. */
+static long last_vcsw, last_ivcsw; /* of the last run_senders, all threads */
+
 static void run_senders(ddmc_vm *vm, int n, int mode, double secs, bhist *out, uint64_t *calls, uint64_t *ok,
                         uint64_t *full) {
   sender s[16];
@@ -98,8 +107,11 @@ static void run_senders(ddmc_vm *vm, int n, int mode, double secs, bhist *out, u
   pthread_barrier_wait(&bar);
   memset(out, 0, sizeof(*out));
   *calls = *ok = *full = 0;
+  last_vcsw = last_ivcsw = 0;
   for (int i = 0; i < n; i++) {
     pthread_join(th[i], NULL);
+    last_vcsw += s[i].vcsw;
+    last_ivcsw += s[i].ivcsw;
     bhist_merge(out, s[i].h);
     *calls += s[i].calls;
     *ok += s[i].ok;
@@ -212,9 +224,9 @@ void bench_section_send(const bench_opts *o) {
       bench_row(G, bench_fmt("ddmc_send_chunk, reading peer, %d thread%s", threads[k], threads[k] > 1 ? "s" : ""),
                 bench_fmt("%.0f ns/call", ns), mref, mval, ns / mtx, "<= 300 ns", bench_status(ns <= 300.0));
       bench_note("reading peer, %d threads: %.2f M calls, %.2f M queued, %llu refused (EQFULL); p99 of 64-call "
-                 "bursts %.0f ns/call; queue peak so far %.1f MiB",
+                 "bursts %.0f ns/call; queue peak so far %.1f MiB; callers blocked %ld times, preempted %ld times",
                  threads[k], calls / 1e6, ok / 1e6, (unsigned long long)full, p99,
-                 st.bytes_queued_peak / 1048576.0);
+                 st.bytes_queued_peak / 1048576.0, last_vcsw, last_ivcsw);
       /* let the JDWP thread catch up before the next thread count */
       for (int64_t t = bench_now_ns() + 3000000000LL; bench_now_ns() < t;) {
         uint64_t before = atomic_load(&r.bytes);
@@ -253,8 +265,9 @@ void bench_section_send(const bench_opts *o) {
               p999 / mtx, "-", "info");
     bench_row(G, bench_fmt("stalled peer, %d thread%s: worst call", n, n > 1 ? "s" : ""), bench_time(mx), mref, mval,
               mx / mtx, "-", "info");
-    bench_note("stalled peer, %d threads: %.1f M calls, %.2f M queued before the queue filled, %.1f M refused; p50 %s",
-               n, calls / 1e6, ok / 1e6, full / 1e6, bench_time(p50));
+    bench_note("stalled peer, %d threads: %.1f M calls, %.2f M queued before the queue filled, %.1f M refused; p50 %s; "
+               "the callers blocked %ld times (voluntary context switches) and were preempted %ld times",
+               n, calls / 1e6, ok / 1e6, full / 1e6, bench_time(p50), last_vcsw, last_ivcsw);
     jc_close(&c);
     bvm_stop(&b);
   }
@@ -288,8 +301,9 @@ void bench_section_prof_send(const bench_opts *o) {
   run_senders(b.vm, n, stalled ? MODE_STALLED : MODE_PEER, 3.0 * o->scale, &h, &calls, &ok, &full);
   double busy = (double)(bvm_jdwp_cpu_ns(&b) - c0) / (double)(bench_now_ns() - w0);
   fprintf(stderr, "prof: %.2f M calls, %.2f M queued, %.2f M refused; p50 %.0f, p99 %.0f, p99.9 %.0f, max %.0f (%s); "
-          "JDWP thread on a CPU %.0f%%\n", calls / 1e6, ok / 1e6, full / 1e6, bhist_pct(&h, 50), bhist_pct(&h, 99),
-          bhist_pct(&h, 99.9), (double)h.max, stalled ? "ns per call" : "ns/100 per call, 64-call bursts", 100 * busy);
+          "JDWP thread on a CPU %.0f%%; callers blocked %ld, preempted %ld times\n", calls / 1e6, ok / 1e6, full / 1e6,
+          bhist_pct(&h, 50), bhist_pct(&h, 99), bhist_pct(&h, 99.9), (double)h.max,
+          stalled ? "ns per call" : "ns/100 per call, 64-call bursts", 100 * busy, last_vcsw, last_ivcsw);
   shutdown(r.c.fd, SHUT_RDWR);
   if (!stalled) pthread_join(r.th, NULL);
   jc_close(&r.c);
