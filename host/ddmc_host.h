@@ -79,6 +79,15 @@ int ddmc_host_connect_tcp(ddmc_host **out, const char *host, uint16_t port, int 
  * Returns 0, DDMC_EINVAL (NULL out, fd < 0, or fd not a socket), DDMC_ENOMEM. */
 int ddmc_host_from_fd(ddmc_host **out, int fd);
 
+/* Connects through a local adb server (adb_host:adb_port, e.g. 127.0.0.1:5037) to the JDWP
+ * stream of process pid on the device serial (NULL or "": the only device), as ddmlib does:
+ * the adb requests host:transport:<serial> then jdwp:<pid>. The handle then needs
+ * ddmc_host_handshake like a TCP one. Returns 0; DDMC_ECONNREFUSED / DDMC_ETIMEDOUT (no adb
+ * server); DDMC_ENOENT (adb refused: no such device or process; its message goes to err);
+ * DDMC_EPROTO (not an adb server); DDMC_EIO; DDMC_ENOMEM. Thread: the caller's. */
+int ddmc_host_connect_adb(ddmc_host **out, const char *adb_host, uint16_t adb_port, const char *serial, uint32_t pid,
+                          int timeout_ms, char *err, size_t errlen);
+
 /* Closes the socket (idempotent); the handle stays valid and later I/O returns DDMC_ECLOSED.
  * Packets already received and queued can still be read with ddmc_host_recv(). */
 void ddmc_host_close(ddmc_host *h);

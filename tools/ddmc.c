@@ -1,7 +1,7 @@
 /* ddmc: a command-line DDM monitor (the host side ddmlib/DDMS plays), for VMs that link libddmc
  * or any other DDM-speaking VM reachable over a JDWP socket.
  *
- *   ddmc [-c HOST:PORT] [--json] [-v] [-t MS] [--no-zlib] COMMAND [ARGS]
+ *   ddmc [-c HOST:PORT | -p PID [-s SERIAL] [-P ADB_PORT]] [--json] [-v] [-t MS] [--no-zlib] COMMAND [ARGS]
  *
  * Every command connects, does the JDWP handshake, HELO + FEAT and (unless --no-zlib) the ZLIB
  * opt-in, runs, and disconnects. See usage() for the commands and exit codes. */
@@ -36,7 +36,8 @@
 #define T_FAIL DDMC_HOST_FOURCC('F', 'A', 'I', 'L')
 
 static void usage(FILE *f) {
-  fputs("usage: ddmc [-c HOST:PORT] [--json] [-v] [-t MS] [--no-zlib] COMMAND [ARGS]\n"
+  fputs("usage: ddmc [-c HOST:PORT | -p PID [-s SERIAL] [-P ADB_PORT]] [--json] [-v] [-t MS] [--no-zlib]\n"
+        "            COMMAND [ARGS]\n"
         "\n"
         "A DDM monitor: connects to a VM's JDWP socket (-agentlib:jdwp=transport=dt_socket,...)\n"
         "and speaks the host side of DDM, as Android's DDMS/ddmlib does.\n"
@@ -56,6 +57,9 @@ static void usage(FILE *f) {
         "\n"
         "Options (before the command):\n"
         "  -c, --connect HOST:PORT  VM to talk to (default 127.0.0.1:8700; [v6addr]:port works)\n"
+        "  -p, --pid PID            instead: process PID through the local adb server (jdwp:PID)\n"
+        "  -s, --serial SERIAL      the adb device (default: the only one)\n"
+        "  -P, --adb-port PORT      the adb server's port (default $ANDROID_ADB_SERVER_PORT or 5037)\n"
         "      --json               one JSON document on stdout, for scripts (errors too)\n"
         "  -v, --verbose            wire statistics on stderr at the end; -vv logs every chunk\n"
         "  -t, --timeout MS         connect, handshake and per-request timeout (default 5000)\n"
@@ -918,6 +922,17 @@ int main(int argc, char **argv) {
       o.target = argv[i];
     } else if (strncmp(a, "--connect=", 10) == 0) {
       o.target = a + 10;
+    } else if (strcmp(a, "-p") == 0 || strcmp(a, "--pid") == 0) {
+      uint64_t v;
+      if (++i >= argc || parse_u64(argv[i], UINT32_MAX, &v) || v == 0) usage_error("%s needs a process id", a);
+      o.pid = (uint32_t)v;
+    } else if (strcmp(a, "-s") == 0 || strcmp(a, "--serial") == 0) {
+      if (++i >= argc) usage_error("%s needs a device serial", a);
+      o.serial = argv[i];
+    } else if (strcmp(a, "-P") == 0 || strcmp(a, "--adb-port") == 0) {
+      uint64_t v;
+      if (++i >= argc || parse_u64(argv[i], 65535, &v) || v == 0) usage_error("%s needs a port", a);
+      o.adb_port = (uint16_t)v;
     } else if (strcmp(a, "-t") == 0 || strcmp(a, "--timeout") == 0) {
       uint64_t v;
       if (++i >= argc || parse_u64(argv[i], 3600000, &v) || v == 0)
@@ -928,6 +943,19 @@ int main(int argc, char **argv) {
     }
   }
   if (parse_target(&o, o.target) != 0) usage_error("bad address '%s' (want HOST:PORT)", o.target);
+  if (o.pid) {
+    if (o.adb_port == 0) {
+      const char *env = getenv("ANDROID_ADB_SERVER_PORT");
+      uint64_t v = 5037;
+      if (env && *env && (parse_u64(env, 65535, &v) || v == 0)) usage_error("bad ANDROID_ADB_SERVER_PORT '%s'", env);
+      o.adb_port = (uint16_t)v;
+    }
+    snprintf(o.target_buf, sizeof o.target_buf, "pid %u via adb 127.0.0.1:%u%s%s", (unsigned)o.pid,
+             (unsigned)o.adb_port, o.serial ? " device " : "", o.serial ? o.serial : "");
+    o.target = o.target_buf;
+  } else if (o.serial || o.adb_port) {
+    usage_error("%s goes with -p PID", o.serial ? "-s" : "-P");
+  }
   if (i >= argc) {
     if (g_json) usage_error("no command given%s", "");
     usage(stderr);

@@ -288,7 +288,21 @@ void sess_open(sess *s, const opts *o) {
   s->t0_ms = mono_ms();
   ddmc_host_threads_init(&s->threads);
   ddmc_host_heapdump_init(&s->dump, 0);
-  int rc = ddmc_host_connect_tcp(&s->h, o->host, o->port, o->timeout_ms);
+  int rc;
+  if (o->pid) {
+    char why[300];
+    rc = ddmc_host_connect_adb(&s->h, "127.0.0.1", o->adb_port, o->serial, o->pid, o->timeout_ms, why, sizeof why);
+    if (rc == DDMC_ENOENT) {
+      s->h = NULL;
+      sess_fail(s, EXIT_CONNECT, "cannot reach %s: adb says %s", o->target, why);
+    }
+    if (rc == DDMC_EPROTO) {
+      s->h = NULL;
+      sess_fail(s, EXIT_CONNECT, "cannot reach %s: 127.0.0.1:%u is not an adb server", o->target, (unsigned)o->adb_port);
+    }
+  } else {
+    rc = ddmc_host_connect_tcp(&s->h, o->host, o->port, o->timeout_ms);
+  }
   if (rc) {
     const char *why = rc == DDMC_ECONNREFUSED ? "connection refused"
                       : rc == DDMC_EADDR      ? "unknown host"

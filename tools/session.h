@@ -34,6 +34,9 @@ typedef struct opts {
   int verbose;
   int zlib;            /* opt in to ZLIB chunks (default 1) */
   int timeout_ms;      /* connect, handshake, each request */
+  uint32_t pid;        /* -p: reach this process through a local adb server instead */
+  const char *serial;  /* -s: the adb device (NULL: the only one) */
+  uint16_t adb_port;   /* -P: the adb server's port */
   const char *command;
 } opts;
 

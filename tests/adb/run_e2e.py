@@ -19,6 +19,7 @@ TMPDIR point into the work dir, the adb server runs in the foreground on its own
 ddmlib is missing the run FAILS (it never skips): scripts/setup.sh --e2e installs them.
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -512,9 +513,55 @@ def mode_many(run):
         raise Fail("adb jdwp still lists %r after every VM exited" % out)
 
 
+def mode_ddmc(run):
+    # The project's own monitor through the same real adb server: ddmc -p PID (adb jdwp:PID).
+    if not run.args.ddmc or not os.access(run.args.ddmc, os.X_OK):
+        raise Fail("ddmc not built at %r" % run.args.ddmc)
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    z = run.start_vm("zygote.mvm", "minivm-zygote")
+    t = run.start_vm("threads.mvm", "minivm-threads")
+    run.wait_listed([z.pid, t.pid])
+
+    def ddmc(*a):
+        argv = [run.args.ddmc, "-P", str(run.adb_port), "-s", run.serial, "--json"] + list(a)
+        r = subprocess.run(argv, env=run.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        try:
+            doc = json.loads(r.stdout.decode() or "null")
+        except ValueError:
+            raise Fail("ddmc %s printed no JSON: %r %r" % (" ".join(a), r.stdout[:200], r.stderr[:200]))
+        return r.returncode, doc
+
+    deadline = time.time() + 15
+    while True:  # the zygote renames itself within two seconds
+        rc, doc = ddmc("-p", str(z.pid), "info")
+        if rc != 0:
+            raise Fail("ddmc -p %d info exited %d: %s" % (z.pid, rc, doc))
+        if doc["vm"]["app_name"] == "com.example.zygote" or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    vm = doc["vm"]
+    if vm["pid"] != z.pid or vm["vm_ident"] != "minivm v0.1" or vm["app_name"] != "com.example.zygote":
+        raise Fail("ddmc info through adb: %s" % vm)
+    if not vm["waiting_for_debugger"]:
+        raise Fail("ddmc info through adb: the zygote should be waiting for a debugger: %s" % vm)
+    say("ddmc -p %d info via adb: pid, ident, app name %r, waiting for a debugger" % (z.pid, vm["app_name"]))
+    rc, doc = ddmc("-p", str(t.pid), "threads")
+    names = set(th["name"] for th in doc.get("threads", []))
+    if rc != 0 or not {"main", "Sleeper", "Waiter-1", "Busy"} <= names:
+        raise Fail("ddmc -p %d threads via adb: exit %d, threads %s" % (t.pid, rc, sorted(names)))
+    say("ddmc -p %d threads via adb: %d threads" % (t.pid, len(names)))
+    rc, doc = ddmc("-p", "999999", "info")
+    if rc != 2:
+        raise Fail("ddmc -p 999999 (no such process) exited %d, want 2: %s" % (rc, doc))
+    say("ddmc -p 999999: exit 2 (%s)" % doc.get("error", {}).get("message", doc))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many"])
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc"])
+    ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
     ap.add_argument("--programs", required=True)
     ap.add_argument("--workdir", required=True)
@@ -548,7 +595,8 @@ def main():
     say("mode %s, work dir %s" % (args.mode, run.dir))
     ok = False
     try:
-        {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many}[args.mode](run)
+        {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
+         "ddmc": mode_ddmc}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)
