@@ -10,8 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -198,6 +200,9 @@ int jc_connect(jc *c, uint16_t port, int64_t deadline_ns) {
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      /* a server that never answers fails the run instead of hanging it */
+      struct timeval tv = {30, 0};
+      setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
       c->fd = fd;
       break;
     }
@@ -548,7 +553,8 @@ int bjava_start(bjava *j, const char *java, const char *classdir) {
   pid_t pid = fork();
   if (pid < 0) return -1;
   if (pid == 0) {
-    bench_pin(BENCH_CPU_SERVER); /* every JVM thread inherits it, like libddmc's VM side */
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive the benchmark */
+    bench_pin(BENCH_CPU_SERVER);      /* every JVM thread inherits it, like libddmc's VM side */
     int dn = open("/dev/null", O_RDWR);
     dup2(dn, 1);
     dup2(dn, 2);

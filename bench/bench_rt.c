@@ -341,6 +341,7 @@ static void rt_placement(const bench_opts *o, bvm *b, bjava *j, int cpu, const c
   /* ---- connection set-up: one peer at a time, so the measuring connections go first */
   jc_disconnect(&cd);
   jc_disconnect(&cj);
+  jc_disconnect(&ce1); /* the echo thread serves one connection at a time too */
   for (int64_t until = bench_now_ns() + 5000000000LL; ddmc_vm_is_connected(b->vm) && bench_now_ns() < until;)
     bench_sleep_us(100);
   int nd = (int)(1500 * sc) + 20, nj = (int)(150 * sc) + 5;
