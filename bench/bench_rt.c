@@ -206,6 +206,46 @@ static double conn_cycles(uint16_t port, const uint8_t *req, size_t req_len, int
   return i == n ? (double)n / secs : 0;
 }
 
+/* ---- the wake-up floor: a one-byte pipe ping-pong between two threads, no TCP at all */
+
+typedef struct pingpong {
+  int a[2], b[2];
+  int n;
+} pingpong;
+
+static void *pong_main(void *arg) {
+  pingpong *p = arg;
+  bench_pin(BENCH_CPU_SERVER);
+  char c;
+  for (int i = 0; i < p->n; i++)
+    if (read(p->a[0], &c, 1) != 1 || write(p->b[1], &c, 1) != 1) break;
+  return NULL;
+}
+
+/* Median round trip, with the calling thread wherever it is pinned now. */
+static double pingpong_ns(int n) {
+  pingpong p;
+  p.n = n;
+  if (pipe(p.a) != 0 || pipe(p.b) != 0) exit(2);
+  pthread_t th;
+  pthread_create(&th, NULL, pong_main, &p);
+  double *v = malloc(sizeof(double) * (size_t)n);
+  char c = 'x';
+  for (int i = 0; i < n; i++) {
+    int64_t t0 = bench_now_ns();
+    if (write(p.a[1], &c, 1) != 1 || read(p.b[0], &c, 1) != 1) exit(2);
+    v[i] = (double)(bench_now_ns() - t0);
+  }
+  pthread_join(th, NULL);
+  double m = bench_median(v + n / 10, (size_t)(n - n / 10)); /* the first 10% warm up */
+  free(v);
+  close(p.a[0]);
+  close(p.a[1]);
+  close(p.b[0]);
+  close(p.b[1]);
+  return m;
+}
+
 static const char *rate_str(double r) {
   if (r >= 1e6) return bench_fmt("%.2f M/s", r / 1e6);
   if (r >= 1e3) return bench_fmt("%.1f k/s", r / 1e3);
@@ -298,16 +338,20 @@ static void rt_placement(const bench_opts *o, bvm *b, bjava *j, int cpu, const c
     bench_row(G_rt, bench_fmt("%s p99", rt[i].fig), bench_time(x99), rt[i].jdk_name,
               j99 > 0 ? bench_time(j99) : "n/a (no java)", j99 > 0 ? x99 / j99 : -1, "-", "info");
   }
+  double pp = pingpong_ns((int)(4000 * sc) + 200);
+  bench_row(G_rt, "bound: thread wake-up round trip (pipe ping-pong, no TCP)", bench_time(pp),
+            "loopback echo floor (23 B -> 204 B)", bench_time(P(&f_helo, 50)), pp / P(&f_helo, 50), "-", "info");
   bench_note("%s: %zu round trips per server in %d alternating rounds; replies: libddmc HELO %u B, Version %u B; "
              "OpenJDK DDM %u B, Version %u B",
              G_rt, t_helo.n, rounds, t_helo.rep_len, t_ver.rep_len, j_ddm.rep_len, j_ver.rep_len);
 
   /* ---- 64 in flight */
   enum { DEPTH = 64 };
-  double secs = 0.6 * sc + 0.05;
-  double r_helo[3] = {0}, r_fhelo[3] = {0}, r_jddm[3] = {0}, r_ver[3] = {0}, r_jver[3] = {0}, busy[3] = {0};
-  double bat[3] = {0}, fbat[3] = {0};
-  for (int r = 0; r < 3; r++) {
+  double secs = 0.5 * sc + 0.05; /* per run; PR runs per server, interleaved, median */
+  enum { PR = 5 };
+  double r_helo[PR] = {0}, r_fhelo[PR] = {0}, r_jddm[PR] = {0}, r_ver[PR] = {0}, r_jver[PR] = {0}, busy[PR] = {0};
+  double bat[PR] = {0}, fbat[PR] = {0};
+  for (int r = 0; r < PR; r++) {
     int64_t c0 = bvm_jdwp_cpu_ns(b), w0 = bench_now_ns();
     r_helo[r] = pipe_rate(&cd, helo, helo_len, DEPTH, secs);
     bat[r] = last_batch;
@@ -320,12 +364,12 @@ static void rt_placement(const bench_opts *o, bvm *b, bjava *j, int cpu, const c
       r_jver[r] = pipe_rate(&cj, ver, ver_len, DEPTH, secs);
     }
   }
-  double helo_rate = bench_median(r_helo, 3), fhelo = bench_median(r_fhelo, 3), ver_rate = bench_median(r_ver, 3);
-  double jddm = have_java ? bench_median(r_jddm, 3) : 0, jver = have_java ? bench_median(r_jver, 3) : 0;
-  double helo_busy = bench_median(busy, 3);
+  double helo_rate = bench_median(r_helo, PR), fhelo = bench_median(r_fhelo, PR), ver_rate = bench_median(r_ver, PR);
+  double jddm = have_java ? bench_median(r_jddm, PR) : 0, jver = have_java ? bench_median(r_jver, PR) : 0;
+  double helo_busy = bench_median(busy, PR);
   bench_note("%s: the JDWP thread was on a CPU %.0f%% of the time during the HELO runs (%.0f ns of its CPU per "
              "request); the client read %.1f replies per wake-up from libddmc, %.1f from the echo floor",
-             G_pipe, 100 * helo_busy, helo_busy * 1e9 / helo_rate, bench_median(bat, 3), bench_median(fbat, 3));
+             G_pipe, 100 * helo_busy, helo_busy * 1e9 / helo_rate, bench_median(bat, PR), bench_median(fbat, PR));
   bench_row(G_pipe, "DDM HELO requests/s", rate_str(helo_rate),
             bench_fmt("loopback echo floor, 64 in flight (%zu B -> %u B)", helo_len, t_helo.rep_len), rate_str(fhelo),
             helo_rate / fhelo, ">= 1.00 M/s", bench_status(helo_rate >= 1e6));
