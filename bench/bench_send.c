@@ -33,6 +33,7 @@ typedef struct sender {
   int64_t until;
   uint64_t calls, ok, full, notconn;
   long vcsw, ivcsw; /* context switches of this thread during its run: blocked / preempted */
+  long minflt;      /* page faults taken (fresh memory for queued chunks) */
   bhist *h;
   pthread_barrier_t *bar;
 } sender;
@@ -81,11 +82,12 @@ static void *sender_main(void *arg) {
   getrusage(RUSAGE_THREAD, &ru1);
   s->vcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
   s->ivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
+  s->minflt = ru1.ru_minflt - ru0.ru_minflt;
   return NULL;
 }
 
 /* Runs n threads in mode; the merged histogram goes into *out. */
-static long last_vcsw, last_ivcsw; /* of the last run_senders, all threads */
+static long last_vcsw, last_ivcsw, last_minflt; /* of the last run_senders, all threads */
 
 static void run_senders(ddmc_vm *vm, int n, int mode, double secs, bhist *out, uint64_t *calls, uint64_t *ok,
                         uint64_t *full) {
@@ -107,11 +109,12 @@ static void run_senders(ddmc_vm *vm, int n, int mode, double secs, bhist *out, u
   pthread_barrier_wait(&bar);
   memset(out, 0, sizeof(*out));
   *calls = *ok = *full = 0;
-  last_vcsw = last_ivcsw = 0;
+  last_vcsw = last_ivcsw = last_minflt = 0;
   for (int i = 0; i < n; i++) {
     pthread_join(th[i], NULL);
     last_vcsw += s[i].vcsw;
     last_ivcsw += s[i].ivcsw;
+    last_minflt += s[i].minflt;
     bhist_merge(out, s[i].h);
     *calls += s[i].calls;
     *ok += s[i].ok;
@@ -266,8 +269,9 @@ void bench_section_send(const bench_opts *o) {
     bench_row(G, bench_fmt("stalled peer, %d thread%s: worst call", n, n > 1 ? "s" : ""), bench_time(mx), mref, mval,
               mx / mtx, "-", "info");
     bench_note("stalled peer, %d threads: %.1f M calls, %.2f M queued before the queue filled, %.1f M refused; p50 %s; "
-               "the callers blocked %ld times (voluntary context switches) and were preempted %ld times",
-               n, calls / 1e6, ok / 1e6, full / 1e6, bench_time(p50), last_vcsw, last_ivcsw);
+               "the callers blocked %ld times (voluntary context switches), were preempted %ld times and took %ld "
+               "page faults",
+               n, calls / 1e6, ok / 1e6, full / 1e6, bench_time(p50), last_vcsw, last_ivcsw, last_minflt);
     jc_close(&c);
     bvm_stop(&b);
   }
@@ -301,9 +305,9 @@ void bench_section_prof_send(const bench_opts *o) {
   run_senders(b.vm, n, stalled ? MODE_STALLED : MODE_PEER, 3.0 * o->scale, &h, &calls, &ok, &full);
   double busy = (double)(bvm_jdwp_cpu_ns(&b) - c0) / (double)(bench_now_ns() - w0);
   fprintf(stderr, "prof: %.2f M calls, %.2f M queued, %.2f M refused; p50 %.0f, p99 %.0f, p99.9 %.0f, max %.0f (%s); "
-          "JDWP thread on a CPU %.0f%%; callers blocked %ld, preempted %ld times\n", calls / 1e6, ok / 1e6, full / 1e6,
+          "JDWP thread on a CPU %.0f%%; callers blocked %ld, preempted %ld times, %ld page faults\n", calls / 1e6, ok / 1e6, full / 1e6,
           bhist_pct(&h, 50), bhist_pct(&h, 99), bhist_pct(&h, 99.9), (double)h.max,
-          stalled ? "ns per call" : "ns/100 per call, 64-call bursts", 100 * busy, last_vcsw, last_ivcsw);
+          stalled ? "ns per call" : "ns/100 per call, 64-call bursts", 100 * busy, last_vcsw, last_ivcsw, last_minflt);
   shutdown(r.c.fd, SHUT_RDWR);
   if (!stalled) pthread_join(r.th, NULL);
   jc_close(&r.c);
