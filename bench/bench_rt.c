@@ -336,7 +336,7 @@ static void rt_placement(const bench_opts *o, bvm *b, bjava *j, int cpu, const c
               j50 > 0 ? bench_time(j50) : "n/a (no java)", j50 > 0 ? f50 / j50 : -1, "-", j50 > 0 ? "info" : "n/a");
     bench_row(G_rt, bench_fmt("%s p99", rt[i].fig), bench_time(x99), fl, bench_time(f99), x99 / f99, "-", "info");
     bench_row(G_rt, bench_fmt("%s p99", rt[i].fig), bench_time(x99), rt[i].jdk_name,
-              j99 > 0 ? bench_time(j99) : "n/a (no java)", j99 > 0 ? x99 / j99 : -1, "-", "info");
+              j99 > 0 ? bench_time(j99) : "n/a (no java)", j99 > 0 ? x99 / j99 : -1, "-", j99 > 0 ? "info" : "n/a");
   }
   double pp = pingpong_ns((int)(4000 * sc) + 200);
   bench_row(G_rt, "bound: thread wake-up round trip (pipe ping-pong, no TCP)", bench_time(pp),
