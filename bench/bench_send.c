@@ -1,9 +1,11 @@
 /* The VM-side cost of ddmc_send_chunk: what a VM thread pays to report an event.
  *   no peer        the call returns DDMC_ENOTCONN; timed in bursts of 10,000 calls
- *   reading peer   a peer that sent one DDM packet and reads and discards everything; every VM
- *                  thread calls back to back (bursts of 64 calls timed, median burst / 64), with a
- *                  256 MiB queue cap so a peer that falls behind shows up as queue growth rather
- *                  than as cheap DDMC_EQFULL refusals (counted and printed, expected 0)
+ *   reading peer   a peer that sent one DDM packet and reads and discards everything; bursts of 64
+ *                  calls timed, median burst / 64, with a 256 MiB queue cap so a JDWP thread that
+ *                  falls behind shows up as queue growth rather than as cheap DDMC_EQFULL refusals
+ *                  (counted and printed, expected 0). Two loads: every thread calling back to back
+ *                  (more than the JDWP thread drains once the callers outnumber the CPUs), and
+ *                  paced to 250,000 chunks/s from all threads together
  *   stalled peer   a peer that enabled thread updates (THEN 1) and never reads again, default
  *                  32 MiB cap: each thread makes 2,000,000 calls, each one timed (clock_gettime
  *                  overhead included); the queue fills, then every call is refused
@@ -25,11 +27,14 @@
 
 static uint8_t payload[PAYLOAD];
 
-enum { MODE_NOPEER, MODE_PEER, MODE_STALLED };
+enum { MODE_NOPEER, MODE_PEER, MODE_PACED, MODE_STALLED };
+/* MODE_PACED: every thread sends a 64-call burst, then sleeps, so that all threads together offer
+ * PACED_RATE chunks per second: a load the JDWP thread keeps up with, unlike back-to-back calls. */
+#define PACED_RATE 250000.0
 
 typedef struct sender {
   ddmc_vm *vm;
-  int mode, pin;
+  int mode, pin, nthreads;
   int64_t until;
   uint64_t calls, ok, full, notconn;
   long vcsw, ivcsw; /* context switches of this thread during its run: blocked / preempted */
@@ -55,9 +60,15 @@ static void *sender_main(void *arg) {
       bhist_add(s->h, (uint64_t)((t1 - t0) * 100 / B)); /* hundredths of a ns per call */
       s->calls += B;
     }
-  } else if (s->mode == MODE_PEER) {
+  } else if (s->mode == MODE_PEER || s->mode == MODE_PACED) {
     enum { B = 64 };
+    int64_t period = (int64_t)(1e9 * B * s->nthreads / PACED_RATE), next = bench_now_ns();
     while (bench_now_ns() < s->until) {
+      if (s->mode == MODE_PACED) {
+        next += period;
+        int64_t now = bench_now_ns();
+        if (next > now) bench_sleep_us((next - now) / 1000);
+      }
       int64_t t0 = bench_now_ns();
       for (int i = 0; i < B; i++) {
         int rc = ddmc_send_chunk(vm, TEST_TYPE, payload, PAYLOAD);
@@ -100,6 +111,7 @@ static void run_senders(ddmc_vm *vm, int n, int mode, double secs, bhist *out, u
     s[i].vm = vm;
     s[i].mode = mode;
     s[i].pin = n == 1;
+    s[i].nthreads = n;
     s[i].h = calloc(1, sizeof(bhist));
     s[i].bar = &bar;
     pthread_create(&th[i], NULL, sender_main, &s[i]);
@@ -217,26 +229,31 @@ void bench_section_send(const bench_opts *o) {
       exit(2);
     }
     pthread_create(&r.th, NULL, reader_main, &r);
-    for (int k = 0; k < 3; k++) {
-      bhist h;
-      uint64_t calls, ok, full;
-      run_senders(b.vm, threads[k], MODE_PEER, 0.3 * sc + 0.05, &h, &calls, &ok, &full);
-      double ns = bhist_pct(&h, 50) / 100.0, p99 = bhist_pct(&h, 99) / 100.0;
-      ddmc_stats st;
-      ddmc_vm_get_stats(b.vm, &st);
-      bench_row(G, bench_fmt("ddmc_send_chunk, reading peer, %d thread%s", threads[k], threads[k] > 1 ? "s" : ""),
-                bench_fmt("%.0f ns/call", ns), mref, mval, ns / mtx, "<= 300 ns", bench_status(ns <= 300.0));
-      bench_note("reading peer, %d threads: %.2f M calls, %.2f M queued, %llu refused (EQFULL); p99 of 64-call "
-                 "bursts %.0f ns/call; queue peak so far %.1f MiB; callers blocked %ld times, preempted %ld times",
-                 threads[k], calls / 1e6, ok / 1e6, (unsigned long long)full, p99,
-                 st.bytes_queued_peak / 1048576.0, last_vcsw, last_ivcsw);
-      /* let the JDWP thread catch up before the next thread count */
-      for (int64_t t = bench_now_ns() + 3000000000LL; bench_now_ns() < t;) {
-        uint64_t before = atomic_load(&r.bytes);
-        bench_sleep_us(20000);
-        if (atomic_load(&r.bytes) == before) break;
+    for (int pm = 0; pm < 2; pm++)
+      for (int k = 0; k < 3; k++) {
+        int mode = pm == 0 ? MODE_PEER : MODE_PACED;
+        bhist h;
+        uint64_t calls, ok, full;
+        ddmc_stats st0, st;
+        ddmc_vm_get_stats(b.vm, &st0);
+        run_senders(b.vm, threads[k], mode, (pm ? 0.4 : 0.3) * sc + 0.05, &h, &calls, &ok, &full);
+        double ns = bhist_pct(&h, 50) / 100.0, p99 = bhist_pct(&h, 99) / 100.0;
+        ddmc_vm_get_stats(b.vm, &st);
+        const char *how = pm == 0 ? "back to back" : "paced, 250k chunks/s in all";
+        bench_row(G, bench_fmt("ddmc_send_chunk, reading peer, %d thread%s, %s", threads[k], threads[k] > 1 ? "s" : "", how),
+                  bench_fmt("%.0f ns/call", ns), mref, mval, ns / mtx, "<= 300 ns", bench_status(ns <= 300.0));
+        bench_note("reading peer, %d threads, %s: %.2f M calls, %.2f M queued, %llu refused (EQFULL); p99 of 64-call "
+                   "bursts %.0f ns/call; queue peak so far %.1f MiB; callers blocked %ld times, preempted %ld times, "
+                   "%ld page faults",
+                   threads[k], how, calls / 1e6, ok / 1e6, (unsigned long long)full, p99,
+                   st.bytes_queued_peak / 1048576.0, last_vcsw, last_ivcsw, last_minflt);
+        /* let the JDWP thread catch up before the next run */
+        for (int64_t t = bench_now_ns() + 3000000000LL; bench_now_ns() < t;) {
+          uint64_t before = atomic_load(&r.bytes);
+          bench_sleep_us(20000);
+          if (atomic_load(&r.bytes) == before) break;
+        }
       }
-    }
     shutdown(r.c.fd, SHUT_RDWR);
     pthread_join(r.th, NULL);
     jc_close(&r.c);
