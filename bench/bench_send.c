@@ -298,11 +298,13 @@ void bench_section_send(const bench_opts *o) {
 }
 
 /* For profilers: BENCH_PROF_THREADS (1) VM threads call ddmc_send_chunk for 3 s x scale with a
- * reading peer, or with BENCH_PROF_MODE=stalled a stalled one (2,000,000 calls each). Threads:
+ * reading peer (BENCH_PROF_MODE=paced: 250k chunks/s in all), or with BENCH_PROF_MODE=stalled a
+ * stalled one (2,000,000 calls each). Threads:
  * "vm-sender", "peer", "JDWP". */
 void bench_section_prof_send(const bench_opts *o) {
   const char *m = getenv("BENCH_PROF_MODE"), *t = getenv("BENCH_PROF_THREADS");
   int stalled = m != NULL && strcmp(m, "stalled") == 0, n = t ? atoi(t) : 1;
+  int paced = m != NULL && strcmp(m, "paced") == 0;
   if (n < 1 || n > 16) n = 1;
   bvm b;
   memset(&b, 0, sizeof(b));
@@ -319,7 +321,7 @@ void bench_section_prof_send(const bench_opts *o) {
   bhist h;
   uint64_t calls, ok, full;
   int64_t c0 = bvm_jdwp_cpu_ns(&b), w0 = bench_now_ns();
-  run_senders(b.vm, n, stalled ? MODE_STALLED : MODE_PEER, 3.0 * o->scale, &h, &calls, &ok, &full);
+  run_senders(b.vm, n, stalled ? MODE_STALLED : paced ? MODE_PACED : MODE_PEER, 3.0 * o->scale, &h, &calls, &ok, &full);
   double busy = (double)(bvm_jdwp_cpu_ns(&b) - c0) / (double)(bench_now_ns() - w0);
   fprintf(stderr, "prof: %.2f M calls, %.2f M queued, %.2f M refused; p50 %.0f, p99 %.0f, p99.9 %.0f, max %.0f (%s); "
           "JDWP thread on a CPU %.0f%%; callers blocked %ld, preempted %ld times, %ld page faults\n", calls / 1e6, ok / 1e6, full / 1e6,
