@@ -42,6 +42,12 @@ size_t ddmc__utf8_to_utf16(const char *str, size_t n, uint16_t *out) {
   const unsigned char *s = (const unsigned char *)str;
   size_t i = 0, units = 0;
   while (i < n) {
+    if (s[i] < 0x80) { /* ASCII, nearly every name: no decoding */
+      if (out) out[units] = s[i];
+      units++;
+      i++;
+      continue;
+    }
     uint32_t cp = next_cp(s, n, &i);
     if (cp >= 0x10000) {
       cp -= 0x10000;

@@ -48,6 +48,8 @@ struct ddmc_vm {
    * displaced, which the JDWP thread never took); the JDWP thread takes it into app_current. */
   _Atomic(struct ddmc__appinfo *) app_pending;
   struct ddmc__appinfo *app_current; /* JDWP thread only */
+  ddmc_buf helo_cache;        /* JDWP thread only: the HELO reply body for app_current */
+  int helo_cache_valid;
 
   /* Lifecycle. */
   atomic_int started, stopping;

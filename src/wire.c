@@ -104,6 +104,22 @@ int ddmc_buf_put_utf16(ddmc_buf *b, const uint16_t *s, size_t n) {
 int ddmc_buf_put_str(ddmc_buf *b, const char *utf8) {
   if (utf8 == NULL) utf8 = "";
   size_t n = strlen(utf8);
+  size_t ascii = 0;
+  while (ascii < n && (unsigned char)utf8[ascii] < 0x80) ascii++;
+  if (ascii == n) { /* one pass: each byte is one code unit */
+    if (n > UINT32_MAX || n > (SIZE_MAX - 4) / 2) {
+      if (!b->err) b->err = DDMC_ETOOBIG;
+      return b->err;
+    }
+    uint8_t *p = ddmc__buf_append(b, 4 + 2 * n);
+    if (p == NULL) return b->err;
+    ddmc__put_u32(p, (uint32_t)n);
+    for (size_t i = 0; i < n; i++) {
+      p[4 + 2 * i] = 0;
+      p[5 + 2 * i] = (uint8_t)utf8[i];
+    }
+    return 0;
+  }
   size_t units = ddmc__utf8_to_utf16(utf8, n, NULL);
   if (units > UINT32_MAX || units > (SIZE_MAX - 4) / 2) {
     if (!b->err) b->err = DDMC_ETOOBIG;

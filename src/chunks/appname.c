@@ -30,6 +30,7 @@ const ddmc__appinfo *ddmc__appinfo_current(ddmc_vm *vm) {
   if (a != NULL) {
     ddmc__free(&vm->mem, vm->app_current);
     vm->app_current = a;
+    vm->helo_cache_valid = 0; /* HELO embeds the name */
   }
   return vm->app_current;
 }
@@ -38,6 +39,8 @@ void ddmc__appinfo_free_all(ddmc_vm *vm) {
   ddmc__free(&vm->mem, atomic_exchange(&vm->app_pending, NULL));
   ddmc__free(&vm->mem, vm->app_current);
   vm->app_current = NULL;
+  ddmc__buf_free(&vm->helo_cache);
+  vm->helo_cache_valid = 0;
 }
 
 int ddmc_notify_app_name(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id) {

@@ -13,17 +13,12 @@
 #define CHUNK_HELO DDMC_FOURCC('H', 'E', 'L', 'O')
 #define CHUNK_FEAT DDMC_FOURCC('F', 'E', 'A', 'T')
 
-static int handle_helo(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
-  (void)ud;
-  (void)req; /* [u4 server protocol version]: every version so far gets the same answer */
-  *rtype = CHUNK_HELO;
-  const ddmc__appinfo *ai = ddmc__appinfo_current(vm);
+/* Builds the reply body for the current identity and app name. */
+static int build_helo(ddmc_vm *vm, const ddmc__appinfo *ai, ddmc_buf *b) {
   const char *app = ai->name, *pkg = ai->pkg;
-  int32_t user = ai->user_id;
   const char *ident = vm->vm_name ? vm->vm_name : "libddmc VM";
-  size_t ident_n = strlen(ident), app_n = strlen(app);
-  size_t ident_units = ddmc__utf8_to_utf16(ident, ident_n, NULL);
-  size_t app_units = ddmc__utf8_to_utf16(app, app_n, NULL);
+  size_t ident_units = ddmc__utf8_to_utf16(ident, strlen(ident), NULL);
+  size_t app_units = ddmc__utf8_to_utf16(app, strlen(app), NULL);
   ddmc_buf_put_u32(b, 1);
   ddmc_buf_put_u32(b, vm->pid);
   ddmc_buf_put_u32(b, (uint32_t)ident_units);
@@ -42,12 +37,29 @@ static int handle_helo(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
     memmove(b->p + at, b->p + at + 4, b->len - at - 4);
     b->len -= 4;
   }
-  ddmc_buf_put_u32(b, (uint32_t)user);
+  ddmc_buf_put_u32(b, (uint32_t)ai->user_id);
   ddmc_buf_put_str(b, vm->abi ? vm->abi : "");
   ddmc_buf_put_str(b, vm->jvm_flags ? vm->jvm_flags : "");
   ddmc_buf_put_u8(b, vm->native_debuggable ? 1 : 0);
   ddmc_buf_put_str(b, pkg);
   return ddmc_buf_error(b);
+}
+
+static int handle_helo(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
+  (void)ud;
+  (void)req; /* [u4 server protocol version]: every version so far gets the same answer */
+  *rtype = CHUNK_HELO;
+  const ddmc__appinfo *ai = ddmc__appinfo_current(vm); /* may invalidate the cache */
+  /* Everything in the reply is fixed but the app record, so it is encoded once per change
+   * rather than per request (monitors poll HELO). */
+  if (!vm->helo_cache_valid) {
+    if (vm->helo_cache.mem == NULL) ddmc__buf_init(&vm->helo_cache, &vm->mem, UINT32_MAX - 64);
+    ddmc__buf_reset(&vm->helo_cache);
+    int rc = build_helo(vm, ai, &vm->helo_cache);
+    if (rc != 0) return rc;
+    vm->helo_cache_valid = 1;
+  }
+  return ddmc_buf_put_bytes(b, vm->helo_cache.p, vm->helo_cache.len);
 }
 
 static int handle_feat(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
