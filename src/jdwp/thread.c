@@ -13,6 +13,9 @@
 
 #include "jdwp/session.h"
 
+/* After it drains unsolicited chunks the JDWP thread keeps wake-ups pending this long. */
+#define DDMC__WAKE_GRACE_MS 1
+
 static int flush_out(ddmc__session *s) {
   ddmc_vm *vm = s->vm;
   while (s->out_off < s->out.len) {
@@ -146,6 +149,7 @@ static void run_session(ddmc_vm *vm, int fd) {
   ddmc__session_init(&s, vm, fd);
 
   int why = 0;
+  int64_t grace_until = 0; /* while non-zero, wake-ups are left pending on purpose */
   while (!atomic_load(&vm->stopping)) {
     int64_t now = ddmc__now_ms();
     int timeout = -1;
@@ -158,6 +162,10 @@ static void run_session(ddmc_vm *vm, int fd) {
     } else if (atomic_load(&vm->ddm_active)) {
       int t = ddmc__thread_tick(vm, now);
       if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
+    }
+    if (grace_until) {
+      int t = grace_until > now ? (int)(grace_until - now) : 0;
+      if (timeout < 0 || t < timeout) timeout = t;
     }
     struct pollfd p[3];
     int extra = vm->transport->extra_fd(vm);
@@ -187,11 +195,26 @@ static void run_session(ddmc_vm *vm, int fd) {
      * for a second peer. */
     if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
     if (s.shaken && out_pending(&s) < DDMC__OUT_HIGH_WATER) {
+      size_t before = s.out.len;
       if ((why = ddmc__session_drain_queue(&s)) != 0) break;
+      if (s.out.len == before && grace_until && ddmc__now_ms() >= grace_until) {
+        /* Quiet for a grace period: re-arm wake-ups, then look once more, so a chunk pushed
+         * just before the re-arm (whose sender skipped the wake) is not left behind. */
+        grace_until = 0;
+        atomic_store(&vm->wake_pending, 0);
+        if ((why = ddmc__session_drain_queue(&s)) != 0) break;
+      }
+      if (s.out.len != before) {
+        /* Traffic: stay awake a little. Senders see a wake-up pending and skip the eventfd
+         * write (a system call on a VM thread); their chunks wait at most the grace period. */
+        atomic_store(&vm->wake_pending, 1);
+        grace_until = ddmc__now_ms() + DDMC__WAKE_GRACE_MS;
+      }
     }
     if (out_pending(&s) && (why = flush_out(&s)) != 0) break;
   }
   ddmc__session_end(&s, why);
+  atomic_store(&vm->wake_pending, 0); /* the next session starts with wake-ups armed */
 }
 
 void *ddmc__jdwp_thread_main(void *arg) {
