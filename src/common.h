@@ -34,11 +34,17 @@ struct ddmc_buf {
   const ddmc__mem *mem;
   uint8_t *p;
   size_t len, cap;
-  size_t max; /* growth past this sets DDMC_ETOOBIG */
-  int err;    /* sticky */
+  size_t max;   /* growth past this sets DDMC_ETOOBIG */
+  int err;      /* sticky */
+  int borrowed; /* p is the caller's storage: copied out, never freed, on growth */
 };
 
 void ddmc__buf_init(ddmc_buf *b, const ddmc__mem *mem, size_t max);
+/* Starts on caller storage (a stack array): small messages then need no allocation. */
+void ddmc__buf_init_on(ddmc_buf *b, const ddmc__mem *mem, size_t max, void *storage, size_t n);
+/* The UTF-16BE code units of utf8 (NULL means ""), without the [u4] count ddmc_buf_put_str adds:
+ * HELO gives its two string lengths ahead of both strings. */
+int ddmc__buf_put_chars(ddmc_buf *b, const char *utf8);
 void ddmc__buf_reset(ddmc_buf *b); /* len = 0, err = 0; keeps the memory */
 void ddmc__buf_free(ddmc_buf *b);
 /* Makes room for n more bytes and returns a pointer to them (len grows), or NULL + sticky err. */
@@ -64,9 +70,9 @@ static inline uint32_t ddmc__get_u32(const uint8_t *p) {
 }
 
 /* ---- UTF conversion (utf.c) */
-/* UTF-8 (n bytes) to UTF-16 code units; out may be NULL to measure. Invalid input -> U+FFFD.
- * Returns the number of code units. */
-size_t ddmc__utf8_to_utf16(const char *s, size_t n, uint16_t *out);
+/* UTF-8 (n bytes) to UTF-16BE bytes, 2 per code unit; out may be NULL to measure. Invalid
+ * input -> U+FFFD. Returns the number of code units. */
+size_t ddmc__utf8_to_utf16be(const char *s, size_t n, uint8_t *out);
 /* UTF-16BE bytes (units code units at p) to UTF-8 in out (outlen bytes, NUL-terminated when
  * outlen > 0). Returns the UTF-8 length needed, excluding the NUL. Unpaired surrogates -> U+FFFD. */
 size_t ddmc__utf16be_to_utf8(const uint8_t *p, size_t units, char *out, size_t outlen);

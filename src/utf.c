@@ -38,12 +38,15 @@ static uint32_t next_cp(const unsigned char *s, size_t n, size_t *i) {
   return cp;
 }
 
-size_t ddmc__utf8_to_utf16(const char *str, size_t n, uint16_t *out) {
+size_t ddmc__utf8_to_utf16be(const char *str, size_t n, uint8_t *out) {
   const unsigned char *s = (const unsigned char *)str;
   size_t i = 0, units = 0;
   while (i < n) {
     if (s[i] < 0x80) { /* ASCII, nearly every name: no decoding */
-      if (out) out[units] = s[i];
+      if (out) {
+        out[2 * units] = 0;
+        out[2 * units + 1] = s[i];
+      }
       units++;
       i++;
       continue;
@@ -52,12 +55,12 @@ size_t ddmc__utf8_to_utf16(const char *str, size_t n, uint16_t *out) {
     if (cp >= 0x10000) {
       cp -= 0x10000;
       if (out) {
-        out[units] = (uint16_t)(0xD800 | (cp >> 10));
-        out[units + 1] = (uint16_t)(0xDC00 | (cp & 0x3FF));
+        ddmc__put_u16(out + 2 * units, (uint16_t)(0xD800 | (cp >> 10)));
+        ddmc__put_u16(out + 2 * units + 2, (uint16_t)(0xDC00 | (cp & 0x3FF)));
       }
       units += 2;
     } else {
-      if (out) out[units] = (uint16_t)cp;
+      if (out) ddmc__put_u16(out + 2 * units, (uint16_t)cp);
       units++;
     }
   }

@@ -209,8 +209,8 @@ void ddmc_vm_stop(ddmc_vm *vm) {
   pthread_cond_broadcast(&vm->state_cond);
   pthread_mutex_unlock(&vm->state_lock);
   if (vm->thread_running) {
-    ddmc__wake(vm);
-    /* The wake may have been coalesced with one the thread already consumed: write again. */
+    /* Unconditionally, not through ddmc__wake: the JDWP thread leaves wake_pending set on
+     * purpose after traffic, and a pending flag must not swallow the stop. */
     uint64_t one = 1;
     if (write(vm->wake_fd, &one, sizeof(one)) < 0) { /* a full eventfd still wakes it */ }
     pthread_join(vm->thread, NULL);

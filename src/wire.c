@@ -10,6 +10,14 @@ void ddmc__buf_init(ddmc_buf *b, const ddmc__mem *mem, size_t max) {
   b->len = b->cap = 0;
   b->max = max;
   b->err = 0;
+  b->borrowed = 0;
+}
+
+void ddmc__buf_init_on(ddmc_buf *b, const ddmc__mem *mem, size_t max, void *storage, size_t n) {
+  ddmc__buf_init(b, mem, max);
+  b->p = storage;
+  b->cap = n;
+  b->borrowed = 1;
 }
 
 void ddmc__buf_reset(ddmc_buf *b) {
@@ -18,7 +26,8 @@ void ddmc__buf_reset(ddmc_buf *b) {
 }
 
 void ddmc__buf_free(ddmc_buf *b) {
-  ddmc__free(b->mem, b->p);
+  if (!b->borrowed) ddmc__free(b->mem, b->p);
+  b->borrowed = 0;
   b->p = NULL;
   b->len = b->cap = 0;
 }
@@ -32,11 +41,13 @@ uint8_t *ddmc__buf_append(ddmc_buf *b, size_t n) {
   if (b->len + n > b->cap) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n) cap = cap > SIZE_MAX / 2 ? b->len + n : cap * 2;
-    uint8_t *np = ddmc__realloc(b->mem, b->p, cap);
+    uint8_t *np = b->borrowed ? ddmc__malloc(b->mem, cap) : ddmc__realloc(b->mem, b->p, cap);
     if (np == NULL) {
       b->err = DDMC_ENOMEM;
       return NULL;
     }
+    if (b->borrowed && b->len) memcpy(np, b->p, b->len);
+    b->borrowed = 0;
     b->p = np;
     b->cap = cap;
   }
@@ -101,52 +112,26 @@ int ddmc_buf_put_utf16(ddmc_buf *b, const uint16_t *s, size_t n) {
   return b->err;
 }
 
-int ddmc_buf_put_str(ddmc_buf *b, const char *utf8) {
+/* Measures, then converts straight into the buffer: one allocation at most, none for the
+ * common ASCII name once the buffer has room. */
+static int put_utf16(ddmc_buf *b, const char *utf8, int with_count) {
   if (utf8 == NULL) utf8 = "";
   size_t n = strlen(utf8);
-  size_t ascii = 0;
-  while (ascii < n && (unsigned char)utf8[ascii] < 0x80) ascii++;
-  if (ascii == n) { /* one pass: each byte is one code unit */
-    if (n > UINT32_MAX || n > (SIZE_MAX - 4) / 2) {
-      if (!b->err) b->err = DDMC_ETOOBIG;
-      return b->err;
-    }
-    uint8_t *p = ddmc__buf_append(b, 4 + 2 * n);
-    if (p == NULL) return b->err;
-    ddmc__put_u32(p, (uint32_t)n);
-    for (size_t i = 0; i < n; i++) {
-      p[4 + 2 * i] = 0;
-      p[5 + 2 * i] = (uint8_t)utf8[i];
-    }
-    return 0;
-  }
-  size_t units = ddmc__utf8_to_utf16(utf8, n, NULL);
+  size_t units = ddmc__utf8_to_utf16be(utf8, n, NULL);
   if (units > UINT32_MAX || units > (SIZE_MAX - 4) / 2) {
     if (!b->err) b->err = DDMC_ETOOBIG;
     return b->err;
   }
-  /* Convert into a small stack buffer in pieces is not possible (surrogates may straddle), so
-   * measure first, then convert straight into the reply in place. */
-  uint8_t *p = ddmc__buf_append(b, 4 + 2 * units);
+  size_t head = with_count ? 4 : 0;
+  uint8_t *p = ddmc__buf_append(b, head + 2 * units);
   if (p == NULL) return b->err;
-  ddmc__put_u32(p, (uint32_t)units);
-  uint16_t tmp[256];
-  if (units <= 256) {
-    ddmc__utf8_to_utf16(utf8, n, tmp);
-    for (size_t i = 0; i < units; i++) ddmc__put_u16(p + 4 + 2 * i, tmp[i]);
-  } else {
-    uint16_t *big = ddmc__malloc(b->mem, units * sizeof(uint16_t));
-    if (big == NULL) {
-      b->len -= 4 + 2 * units;
-      b->err = DDMC_ENOMEM;
-      return b->err;
-    }
-    ddmc__utf8_to_utf16(utf8, n, big);
-    for (size_t i = 0; i < units; i++) ddmc__put_u16(p + 4 + 2 * i, big[i]);
-    ddmc__free(b->mem, big);
-  }
-  return b->err;
+  if (with_count) ddmc__put_u32(p, (uint32_t)units);
+  ddmc__utf8_to_utf16be(utf8, n, p + head);
+  return 0;
 }
+
+int ddmc_buf_put_str(ddmc_buf *b, const char *utf8) { return put_utf16(b, utf8, 1); }
+int ddmc__buf_put_chars(ddmc_buf *b, const char *utf8) { return put_utf16(b, utf8, 0); }
 
 size_t ddmc_buf_len(const ddmc_buf *b) { return b->len; }
 int ddmc_buf_error(const ddmc_buf *b) { return b->err; }

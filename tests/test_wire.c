@@ -51,6 +51,31 @@ static void test_buf_cap_is_sticky(void **state) {
   ddmc__buf_free(&b);
 }
 
+/* A buffer that starts on caller storage copies itself out when it outgrows it, and never frees
+ * or reallocates that storage. */
+static void test_buf_on_caller_storage(void **state) {
+  (void)state;
+  uint8_t stack[8];
+  memset(stack, 0xEE, sizeof(stack));
+  ddmc_buf b;
+  ddmc__buf_init_on(&b, &g_mem, 1 << 20, stack, sizeof(stack));
+  ddmc_buf_put_u32(&b, 0x01020304u);
+  assert_ptr_equal(b.p, stack); /* fits: no allocation */
+  ddmc_buf_put_str(&b, "long enough to outgrow eight bytes");
+  assert_int_equal(ddmc_buf_error(&b), 0);
+  assert_ptr_not_equal(b.p, stack);
+  const uint8_t head[] = {1, 2, 3, 4, 0, 0, 0, 34, 0, 'l'};
+  assert_memory_equal(b.p, head, sizeof(head));
+  assert_int_equal(ddmc_buf_len(&b), 4 + 4 + 2 * 34);
+  ddmc__buf_free(&b); /* frees the heap copy only */
+  ddmc__buf_init_on(&b, &g_mem, 1 << 20, stack, sizeof(stack));
+  ddmc__buf_put_chars(&b, "ab"); /* no count */
+  const uint8_t ab[] = {0, 'a', 0, 'b'};
+  assert_memory_equal(b.p, ab, 4);
+  assert_int_equal(b.len, 4);
+  ddmc__buf_free(&b);
+}
+
 static void test_reader_str_bounds(void **state) {
   (void)state;
   /* claims 0x7fffffff units with 2 bytes behind it */
@@ -70,13 +95,13 @@ static void test_reader_str_bounds(void **state) {
 
 static void test_utf8_invalid_becomes_replacement(void **state) {
   (void)state;
-  uint16_t out[16];
+  uint8_t out[32];
   /* stray continuation, overlong '/', truncated 3-byte, encoded surrogate */
   const char in[] = "\x80" "\xc0\xaf" "\xe2\x82" "\xed\xa0\x80" "z";
-  size_t n = ddmc__utf8_to_utf16(in, strlen(in), out);
+  size_t n = ddmc__utf8_to_utf16be(in, strlen(in), out);
   assert_true(n >= 4);
-  for (size_t i = 0; i + 1 < n; i++) assert_int_equal(out[i], 0xFFFD);
-  assert_int_equal(out[n - 1], 'z');
+  for (size_t i = 0; i + 1 < n; i++) assert_int_equal(ddmc__get_u16(out + 2 * i), 0xFFFD);
+  assert_int_equal(ddmc__get_u16(out + 2 * (n - 1)), 'z');
   /* unpaired surrogates from the wire */
   const uint8_t w[] = {0xd8, 0x00, 0, 'x', 0xdc, 0x00};
   char s[16];
@@ -102,6 +127,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_buf_put_and_read_back),
       cmocka_unit_test(test_buf_cap_is_sticky),
+      cmocka_unit_test(test_buf_on_caller_storage),
       cmocka_unit_test(test_reader_str_bounds),
       cmocka_unit_test(test_utf8_invalid_becomes_replacement),
       cmocka_unit_test(test_errors_and_version),

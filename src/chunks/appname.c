@@ -48,20 +48,15 @@ int ddmc_notify_app_name(ddmc_vm *vm, const char *name, const char *pkg, int32_t
   int rc = ddmc__appinfo_set(vm, name, pkg, user_id);
   if (rc != 0) return rc;
   if (!atomic_load(&vm->ddm_active)) return DDMC_ENOTCONN;
-  /* [u4 len][name][u4 user][u4 len][pkg]: small names are built on the stack. */
-  ddmc_buf b;
-  ddmc__buf_init(&b, &vm->mem, UINT32_MAX - 64);
+  /* [u4 len][name][u4 user][u4 len][pkg]: small ones are built on the stack. */
   uint8_t stack[512];
-  size_t need = 12 + 2 * (strlen(name) + (pkg ? strlen(pkg) : 0)); /* >= the UTF-16 size */
-  if (need <= sizeof(stack)) {
-    b.p = stack;
-    b.cap = sizeof(stack);
-  }
+  ddmc_buf b;
+  ddmc__buf_init_on(&b, &vm->mem, UINT32_MAX - 64, stack, sizeof(stack));
   ddmc_buf_put_str(&b, name);
   ddmc_buf_put_u32(&b, (uint32_t)user_id);
   ddmc_buf_put_str(&b, pkg);
   rc = ddmc_buf_error(&b);
   if (rc == 0) rc = ddmc_send_chunk(vm, CHUNK_APNM, b.p, b.len);
-  if (b.p != stack) ddmc__buf_free(&b);
+  ddmc__buf_free(&b);
   return rc;
 }

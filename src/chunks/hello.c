@@ -17,26 +17,15 @@
 static int build_helo(ddmc_vm *vm, const ddmc__appinfo *ai, ddmc_buf *b) {
   const char *app = ai->name, *pkg = ai->pkg;
   const char *ident = vm->vm_name ? vm->vm_name : "libddmc VM";
-  size_t ident_units = ddmc__utf8_to_utf16(ident, strlen(ident), NULL);
-  size_t app_units = ddmc__utf8_to_utf16(app, strlen(app), NULL);
+  size_t ident_units = ddmc__utf8_to_utf16be(ident, strlen(ident), NULL);
+  size_t app_units = ddmc__utf8_to_utf16be(app, strlen(app), NULL);
   ddmc_buf_put_u32(b, 1);
   ddmc_buf_put_u32(b, vm->pid);
   ddmc_buf_put_u32(b, (uint32_t)ident_units);
   ddmc_buf_put_u32(b, (uint32_t)app_units);
-  /* The two strings follow their lengths without a length of their own: write [u4][chars] with
-   * put_str and drop the 4-byte prefix it adds. */
-  size_t at = ddmc_buf_len(b);
-  ddmc_buf_put_str(b, ident);
-  if (!ddmc_buf_error(b)) {
-    memmove(b->p + at, b->p + at + 4, b->len - at - 4);
-    b->len -= 4;
-  }
-  at = ddmc_buf_len(b);
-  ddmc_buf_put_str(b, app);
-  if (!ddmc_buf_error(b)) {
-    memmove(b->p + at, b->p + at + 4, b->len - at - 4);
-    b->len -= 4;
-  }
+  /* The two strings follow both their lengths, with no length of their own. */
+  ddmc__buf_put_chars(b, ident);
+  ddmc__buf_put_chars(b, app);
   ddmc_buf_put_u32(b, (uint32_t)ai->user_id);
   ddmc_buf_put_str(b, vm->abi ? vm->abi : "");
   ddmc_buf_put_str(b, vm->jvm_flags ? vm->jvm_flags : "");

@@ -98,7 +98,7 @@ int ddmc_unregister_handler(ddmc_vm *vm, ddmc_chunk_type type) {
   return 0;
 }
 
-/* Marks e in flight; returns 0 if it is gone. Call with the lock held. */
+/* Marks e in flight. Call with the lock held. */
 static void enter(ddmc__registry *r, ddmc__handler *e) { r->current = e; }
 
 static void leave(ddmc_vm *vm, ddmc__handler *e) {

@@ -25,34 +25,15 @@
 static int send_name_chunk(ddmc_vm *vm, uint32_t type, uint32_t id, const char *name) {
   if (!atomic_load_explicit(&vm->thread_notify, memory_order_acquire) || !atomic_load(&vm->ddm_active))
     return DDMC_ENOTCONN;
-  if (name == NULL) name = "";
-  size_t n = strlen(name);
-  size_t units = ddmc__utf8_to_utf16(name, n, NULL);
-  if (units > (UINT32_MAX - 8) / 2) return DDMC_ETOOBIG;
-  size_t len = 8 + 2 * units;
-  uint8_t small[8 + 2 * 64];
-  uint16_t u16s[64];
-  uint8_t *p = small;
-  uint16_t *u = u16s;
-  /* Small names (nearly all) are built on the stack; long ones get exactly the room they need. */
-  if (units > 64) {
-    p = ddmc__malloc(&vm->mem, len);
-    u = ddmc__malloc(&vm->mem, units * sizeof(uint16_t));
-    if (p == NULL || u == NULL) {
-      ddmc__free(&vm->mem, p);
-      ddmc__free(&vm->mem, u);
-      return DDMC_ENOMEM;
-    }
-  }
-  ddmc__utf8_to_utf16(name, n, u);
-  ddmc__put_u32(p, id);
-  ddmc__put_u32(p + 4, (uint32_t)units);
-  for (size_t i = 0; i < units; i++) ddmc__put_u16(p + 8 + 2 * i, u[i]);
-  int rc = ddmc_send_chunk(vm, type, p, len);
-  if (p != small) {
-    ddmc__free(&vm->mem, p);
-    ddmc__free(&vm->mem, u);
-  }
+  /* Names are never clipped; the usual short one is built on the stack. */
+  uint8_t stack[8 + 2 * 64];
+  ddmc_buf b;
+  ddmc__buf_init_on(&b, &vm->mem, UINT32_MAX - 64, stack, sizeof(stack));
+  ddmc_buf_put_u32(&b, id);
+  ddmc_buf_put_str(&b, name);
+  int rc = ddmc_buf_error(&b);
+  if (rc == 0) rc = ddmc_send_chunk(vm, type, b.p, b.len);
+  ddmc__buf_free(&b);
   return rc;
 }
 

@@ -10,8 +10,6 @@
 
 #include "jdwp/session.h"
 
-#define DDMC__CHUNK_FAIL DDMC_FOURCC('F', 'A', 'I', 'L')
-
 /* ---- send path (any thread) */
 
 static int make_packet(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt, ddmc__qpkt **out) {
