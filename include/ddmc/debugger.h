@@ -1,0 +1,340 @@
+/* The debugger bridge: what a VM fills in so that any JDWP debugger (jdb, IntelliJ, Eclipse)
+ * can debug it, and the calls its threads make to report events.
+ *
+ * The split is Dalvik's (vm/jdwp kept apart from vm/Debugger.cpp): libddmc owns the protocol
+ * (command sets 1-17, the composite Event 64/100), the IDs on the wire, event requests and their
+ * modifiers, suspend counts, stepping by line, and the clean-up at disconnect. The VM answers
+ * typed questions about its classes, objects, threads and frames, patches its code for
+ * breakpoints, and reports what its threads do. The same accessors and event calls serve heap
+ * dumps, tracing and JVM TI: one bridge into the VM, not one per client.
+ *
+ * Names. The VM names things in its own terms and the library never dereferences them:
+ *   ddmc_ref      an object (0 is null): whatever the VM uses, a pointer or a handle;
+ *   ddmc_class    a loaded reference type (class, interface or array type; 0 is none);
+ *   methods and fields are indexes into their class's tables (0 .. nmethods-1, 0 .. nfields-1);
+ *   threads are the DDM thread ids of ddmc_thread_info.id.
+ * The library maps them to wire IDs (objectID, referenceTypeID, methodID, fieldID, frameID)
+ * through its own registry: a stale or forged ID from a debugger becomes a JDWP error reply,
+ * never a call into the VM with a bad value. Indexes are checked against the class's counts
+ * before any op sees them.
+ *
+ * The GC. Every object the debugger has been given an ID for is held until the debugger
+ * disposes of it (VirtualMachine.DisposeObjects) or disconnects: a VM's collector must treat
+ * them as roots by calling ddmc_dbg_visit_roots while it marks (Dalvik's choice: IDs are never
+ * reused within a session and an object the debugger shows never vanishes under it). A moving
+ * collector updates each reference in place through the visitor.
+ *
+ * Return values. Every op returns 0 or a JDWP error code (DDMC_JDWP_*, positive), which the
+ * library sends to the debugger unchanged; a NULL op makes the commands that need it answer
+ * NOT_IMPLEMENTED and the matching capability false.
+ *
+ * Threads. Ops run on the JDWP thread, never while the library holds one of its locks. The
+ * reflective ones (reference types, line tables, object_class, thread_info) may also run on a VM
+ * thread inside its own ddmc_dbg_post_* call, to match filters and encode the event. A VM thread
+ * whose event asks for suspension is parked inside the post call (thread_parking tells the VM)
+ * until the debugger resumes it; threads the debugger suspends by command are stopped by the
+ * VM's own suspend_thread. */
+#ifndef DDMC_DEBUGGER_H
+#define DDMC_DEBUGGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export.h"
+#include "vm.h"
+#include "wire.h"
+
+DDMC_BEGIN_DECLS
+
+typedef uint64_t ddmc_ref;
+typedef uint64_t ddmc_class;
+
+/* JDWP error codes beyond those in error.h (the values are the wire's). */
+enum {
+  DDMC_JDWP_INVALID_THREAD_GROUP = 11,
+  DDMC_JDWP_THREAD_NOT_SUSPENDED = 13,
+  DDMC_JDWP_THREAD_SUSPENDED = 14,
+  DDMC_JDWP_THREAD_NOT_ALIVE = 15,
+  DDMC_JDWP_INVALID_OBJECT = 20,
+  DDMC_JDWP_INVALID_CLASS = 21,
+  DDMC_JDWP_CLASS_NOT_PREPARED = 22,
+  DDMC_JDWP_INVALID_METHODID = 23,
+  DDMC_JDWP_INVALID_LOCATION = 24,
+  DDMC_JDWP_INVALID_FIELDID = 25,
+  DDMC_JDWP_INVALID_FRAMEID = 30,
+  DDMC_JDWP_NO_MORE_FRAMES = 31,
+  DDMC_JDWP_OPAQUE_FRAME = 32,
+  DDMC_JDWP_TYPE_MISMATCH = 34,
+  DDMC_JDWP_INVALID_SLOT = 35,
+  DDMC_JDWP_DUPLICATE = 40,
+  DDMC_JDWP_NOT_FOUND = 41,
+  DDMC_JDWP_INVALID_MONITOR = 50,
+  DDMC_JDWP_NOT_MONITOR_OWNER = 51,
+  DDMC_JDWP_INTERRUPT = 52,
+  DDMC_JDWP_ABSENT_INFORMATION = 101,
+  DDMC_JDWP_INVALID_EVENT_TYPE = 102,
+  DDMC_JDWP_INVALID_TAG = 500,
+  DDMC_JDWP_ALREADY_INVOKING = 502,
+  DDMC_JDWP_INVALID_INDEX = 503,
+  DDMC_JDWP_INVALID_STRING = 506,
+  DDMC_JDWP_INVALID_CLASS_LOADER = 507,
+  DDMC_JDWP_INVALID_ARRAY = 508,
+  DDMC_JDWP_NATIVE_METHOD = 511,
+  DDMC_JDWP_INVALID_COUNT = 512
+};
+
+/* JDWP type tags (ReferenceType), class status bits, thread status, access flags. */
+enum { DDMC_TYPE_CLASS = 1, DDMC_TYPE_INTERFACE = 2, DDMC_TYPE_ARRAY = 3 };
+enum { DDMC_CLASS_VERIFIED = 1, DDMC_CLASS_PREPARED = 2, DDMC_CLASS_INITIALIZED = 4, DDMC_CLASS_ERROR = 8 };
+enum {
+  DDMC_TS_ZOMBIE = 0,
+  DDMC_TS_RUNNING = 1,
+  DDMC_TS_SLEEPING = 2,
+  DDMC_TS_MONITOR = 3,
+  DDMC_TS_WAIT = 4
+};
+enum {
+  DDMC_ACC_PUBLIC = 0x0001,
+  DDMC_ACC_PRIVATE = 0x0002,
+  DDMC_ACC_PROTECTED = 0x0004,
+  DDMC_ACC_STATIC = 0x0008,
+  DDMC_ACC_FINAL = 0x0010,
+  DDMC_ACC_SYNCHRONIZED = 0x0020,
+  DDMC_ACC_NATIVE = 0x0100,
+  DDMC_ACC_INTERFACE = 0x0200,
+  DDMC_ACC_ABSTRACT = 0x0400,
+  DDMC_ACC_SYNTHETIC = 0x1000
+};
+
+/* Event kinds (EventRequest.Set eventKind, Event.Composite). */
+typedef enum ddmc_event_kind {
+  DDMC_EV_SINGLE_STEP = 1,
+  DDMC_EV_BREAKPOINT = 2,
+  DDMC_EV_FRAME_POP = 3,
+  DDMC_EV_EXCEPTION = 4,
+  DDMC_EV_USER_DEFINED = 5,
+  DDMC_EV_THREAD_START = 6,
+  DDMC_EV_THREAD_DEATH = 7,
+  DDMC_EV_CLASS_PREPARE = 8,
+  DDMC_EV_CLASS_UNLOAD = 9,
+  DDMC_EV_CLASS_LOAD = 10,
+  DDMC_EV_FIELD_ACCESS = 20,
+  DDMC_EV_FIELD_MODIFICATION = 21,
+  DDMC_EV_EXCEPTION_CATCH = 30,
+  DDMC_EV_METHOD_ENTRY = 40,
+  DDMC_EV_METHOD_EXIT = 41,
+  DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE = 42,
+  DDMC_EV_MONITOR_CONTENDED_ENTER = 43,
+  DDMC_EV_MONITOR_CONTENDED_ENTERED = 44,
+  DDMC_EV_MONITOR_WAIT = 45,
+  DDMC_EV_MONITOR_WAITED = 46,
+  DDMC_EV_VM_START = 90,
+  DDMC_EV_VM_DEATH = 99
+} ddmc_event_kind;
+
+/* A value. tag is a JDWP signature byte: 'Z' 'B' 'C' 'S' 'I' (in i), 'J' (j), 'F' (f), 'D' (d),
+ * 'V' (none), or 'L' for any reference (in l): the library sends the most specific object tag
+ * ('s' string, '[' array, 't' thread, 'g' thread group, 'c' class object, 'l' class loader)
+ * from the object's class, so a VM need not work it out. */
+typedef struct ddmc_value {
+  char tag;
+  union {
+    int32_t i;
+    int64_t j;
+    float f;
+    double d;
+    ddmc_ref l;
+  } u;
+} ddmc_value;
+
+/* A code position: the class, the method's index in it, and the instruction index in the units
+ * the line table uses (-1 for a native method). */
+typedef struct ddmc_location {
+  ddmc_class cls;
+  uint32_t method;
+  int64_t index;
+} ddmc_location;
+
+/* Strings here are UTF-8 (modified UTF-8 for names with NUL), borrowed: they must stay valid and
+ * unchanged while the class is loaded. The library copies what it keeps. */
+typedef struct ddmc_class_info {
+  const char *signature;     /* JNI form: "LDebug;", "[I", "[Ljava/lang/String;" */
+  const char *generic;       /* generic signature, or NULL */
+  const char *source_file;   /* "Debug.java", or NULL: ABSENT_INFORMATION */
+  uint8_t type_tag;          /* DDMC_TYPE_* */
+  uint32_t status;           /* DDMC_CLASS_* bits; report at least VERIFIED|PREPARED once listed */
+  uint32_t modifiers;        /* DDMC_ACC_* */
+  ddmc_class superclass;     /* 0 for java.lang.Object, interfaces and primitives */
+  uint32_t ninterfaces;      /* direct superinterfaces (see class_interface) */
+  uint32_t nfields;          /* declared fields, static and instance */
+  uint32_t nmethods;         /* declared methods */
+  ddmc_ref class_object;     /* the java.lang.Class instance, or 0 */
+  ddmc_ref loader;           /* 0: the boot loader */
+} ddmc_class_info;
+
+typedef struct ddmc_field_info {
+  const char *name;
+  const char *signature;     /* "I", "Ljava/lang/String;" */
+  const char *generic;       /* or NULL */
+  uint32_t modifiers;        /* DDMC_ACC_STATIC for statics */
+} ddmc_field_info;
+
+typedef struct ddmc_method_info {
+  const char *name;          /* "<init>" for constructors, "<clinit>" for class initialisers */
+  const char *signature;     /* JVM descriptor: "(I)I", "([Ljava/lang/String;)V" */
+  const char *generic;       /* or NULL */
+  uint32_t modifiers;        /* DDMC_ACC_STATIC, DDMC_ACC_NATIVE, ... */
+  int64_t code_start;        /* first and last instruction index (-1, -1 for native) */
+  int64_t code_end;
+  int32_t arg_slots;         /* slots of the arguments, 'this' included (VariableTable argCnt) */
+  int32_t max_locals;        /* number of slots */
+} ddmc_method_info;
+
+/* One local variable: visible at index i when start <= i < start + length. */
+typedef struct ddmc_variable {
+  int64_t start;
+  int32_t length;
+  int32_t slot;
+  const char *name;
+  const char *signature;
+  const char *generic;       /* or NULL */
+} ddmc_variable;
+
+typedef struct ddmc_dbg_thread_info {
+  ddmc_ref object;           /* its java.lang.Thread: its objectID is the threadID on the wire */
+  ddmc_ref group;            /* its java.lang.ThreadGroup */
+  const char *name;          /* borrowed until the op returns */
+  int status;                /* DDMC_TS_* */
+  int internal;              /* non-zero: never shown to a debugger (the JDWP thread, ...) */
+} ddmc_dbg_thread_info;
+
+typedef int (*ddmc_class_visit_fn)(void *arg, ddmc_class c);
+typedef int (*ddmc_line_visit_fn)(void *arg, int64_t index, int32_t line);
+typedef int (*ddmc_variable_visit_fn)(void *arg, const ddmc_variable *v);
+typedef int (*ddmc_group_visit_fn)(void *arg, ddmc_ref group, ddmc_ref parent, const char *name);
+/* Roots: the callee may update *ref in place (a moving collector). */
+typedef void (*ddmc_root_visit_fn)(void *arg, ddmc_ref *ref);
+
+/* The VM's side. Append-only: ddmc_dbg_attach passes sizeof so an older VM binary keeps working.
+ * Ops marked "VM thread" run on a VM thread; the rest on the JDWP thread. */
+typedef struct ddmc_dbg_ops {
+  /* ---- reference types */
+  /* Every loaded type the debugger may see (array types too), in any order. */
+  int (*for_each_class)(void *vm_data, ddmc_class_visit_fn fn, void *arg);
+  int (*class_info)(void *vm_data, ddmc_class c, ddmc_class_info *out);
+  int (*class_interface)(void *vm_data, ddmc_class c, uint32_t index, ddmc_class *out);
+  int (*field_info)(void *vm_data, ddmc_class c, uint32_t field, ddmc_field_info *out);
+  int (*method_info)(void *vm_data, ddmc_class c, uint32_t method, ddmc_method_info *out);
+  /* In index order. DDMC_JDWP_ABSENT_INFORMATION when the method has no line information. */
+  int (*line_table)(void *vm_data, ddmc_class c, uint32_t method, ddmc_line_visit_fn fn, void *arg);
+  /* DDMC_JDWP_ABSENT_INFORMATION when the method has no variable information. */
+  int (*variable_table)(void *vm_data, ddmc_class c, uint32_t method, ddmc_variable_visit_fn fn, void *arg);
+
+  /* ---- objects (JDWP thread, or a VM thread for the event paths). o is never 0. */
+  int (*object_class)(void *vm_data, ddmc_ref o, ddmc_class *out);
+  /* Static field when o == 0. out->tag from the field's signature ('L' for any reference). */
+  int (*get_field)(void *vm_data, ddmc_ref o, ddmc_class c, uint32_t field, ddmc_value *out);
+  int (*set_field)(void *vm_data, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_value *v);
+  /* Appends the string's characters as UTF-8 to out. */
+  int (*string_value)(void *vm_data, ddmc_ref s, ddmc_buf *out);
+  /* A new string the debugger holds (pinned by the registry). */
+  int (*create_string)(void *vm_data, const char *utf8, size_t n, ddmc_ref *out);
+  int (*array_length)(void *vm_data, ddmc_ref a, int32_t *out);
+  /* Elements [first, first + n), already checked against the length. */
+  int (*array_get)(void *vm_data, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out);
+  int (*array_set)(void *vm_data, ddmc_ref a, int32_t first, int32_t n, const ddmc_value *v);
+
+  /* ---- threads */
+  int (*thread_info)(void *vm_data, uint32_t thread, ddmc_dbg_thread_info *out);
+  /* Every thread group, parents before children (parent 0 for a top-level group). */
+  int (*for_each_group)(void *vm_data, ddmc_group_visit_fn fn, void *arg);
+  /* The thread VM_START names (the one that runs the program's entry point). */
+  int (*main_thread)(void *vm_data, uint32_t *out);
+  /* Stop thread at its next safepoint, and return once it runs no more bytecode: stopped there,
+   * or in sleep / wait / native / a monitor, from which it does not return to bytecode until
+   * resume_thread. Called once per 0 -> 1 transition of the library's suspend count. */
+  int (*suspend_thread)(void *vm_data, uint32_t thread);
+  int (*resume_thread)(void *vm_data, uint32_t thread);
+  /* VM thread: the calling thread is about to park inside a ddmc_dbg_post_* call (parked = 1) or
+   * has just left it (parked = 0). While parked it runs no bytecode and touches no heap: a VM
+   * treats it like a thread in native code (safe for its collector). */
+  void (*thread_parking)(void *vm_data, uint32_t thread, int parked);
+
+  /* ---- frames of a suspended thread; depth 0 is the innermost */
+  int (*frame_count)(void *vm_data, uint32_t thread, int32_t *out);
+  int (*frame_location)(void *vm_data, uint32_t thread, int32_t depth, ddmc_location *out);
+  /* 'this' of the frame, 0 for a static or native method. */
+  int (*frame_this)(void *vm_data, uint32_t thread, int32_t depth, ddmc_ref *out);
+  /* Slot as the variable table numbers it; tag is what the debugger asked for. INVALID_SLOT,
+   * TYPE_MISMATCH, OPAQUE_FRAME as JDWP says. */
+  int (*get_local)(void *vm_data, uint32_t thread, int32_t depth, int32_t slot, char tag, ddmc_value *out);
+  int (*set_local)(void *vm_data, uint32_t thread, int32_t depth, int32_t slot, const ddmc_value *v);
+
+  /* ---- execution control. The library counts requests per location: one set per location
+   * with a breakpoint, one clear when the last goes. The VM then reports the location with
+   * DDMC_DBG_AT_BREAKPOINT each time a thread reaches it. */
+  int (*set_breakpoint)(void *vm_data, const ddmc_location *loc);
+  int (*clear_breakpoint)(void *vm_data, const ddmc_location *loc);
+  /* While on, the thread calls ddmc_dbg_post_location before each instruction it executes (the
+   * library decides where a step by line ends). */
+  int (*set_stepping)(void *vm_data, uint32_t thread, int on);
+  /* While on, every thread calls ddmc_dbg_post_location with DDMC_DBG_METHOD_ENTRY at the first
+   * instruction of each method and ddmc_dbg_post_method_exit when a method returns. */
+  int (*set_method_events)(void *vm_data, int on);
+
+  /* ---- VM */
+  /* VirtualMachine.Exit: end the process with status (after the reply is sent). */
+  void (*exit)(void *vm_data, int32_t status);
+} ddmc_dbg_ops;
+
+/* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
+ * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.
+ * Before ddmc_vm_start. Returns 0, DDMC_EINVAL, DDMC_ENOMEM, DDMC_ESTATE (started, or twice).
+ * Thread: VM init thread. */
+DDMC_EXTERN int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size);
+#define ddmc_dbg_attach(vm, ops) ddmc_dbg_attach_((vm), (ops), sizeof(ddmc_dbg_ops))
+
+/* Non-zero while a debugger session has an enabled request of this kind. One atomic read: a VM
+ * checks it before doing the work an event would need. VM_START and VM_DEATH are always wanted
+ * while a debugger is connected. Thread: any. */
+DDMC_EXTERN int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind);
+/* Non-zero while a debugger is connected (a JDWP peer past the handshake). Thread: any. */
+DDMC_EXTERN int ddmc_dbg_active(const ddmc_vm *vm);
+
+/* ---- events, reported by the VM thread they happen on. Each matches the session's requests,
+ * queues one composite packet for every match, and, when the strongest matching suspend policy
+ * says so, parks the calling thread inside the call until the debugger resumes it (or leaves).
+ * They never wait for the network and take no lock the JDWP thread holds while doing I/O.
+ * Return 0 (sent, or nothing matched), DDMC_ENOTCONN (no debugger), DDMC_EQFULL, DDMC_ENOMEM. */
+DDMC_EXTERN int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread);
+DDMC_EXTERN int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread);
+/* The class is prepared (its fields and methods are final). thread: the thread that caused it. */
+DDMC_EXTERN int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c);
+
+/* Flags for ddmc_dbg_post_location. */
+#define DDMC_DBG_AT_BREAKPOINT 1u   /* loc carries a breakpoint the library set */
+#define DDMC_DBG_METHOD_ENTRY 2u    /* loc is the first instruction of its method */
+/* Before the thread executes the instruction at loc, at frame depth depth (frame count - 1).
+ * One call per instruction gathers BREAKPOINT, SINGLE_STEP and METHOD_ENTRY into one composite,
+ * as JDI expects. this_obj: the frame's 'this' or 0 (for InstanceOnly). */
+DDMC_EXTERN int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                       ddmc_ref this_obj, unsigned flags);
+/* The method at loc (the return instruction) returns ret (NULL or tag 'V' for void). */
+DDMC_EXTERN int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                          ddmc_ref this_obj, const ddmc_value *ret);
+/* The VM is ending (normally from its exit path, before threads are torn down): VM_DEATH goes
+ * out with every matching request and the call returns once it has been handed to the JDWP
+ * thread (it waits up to timeout_ms for the packet to be written). Thread: any. */
+DDMC_EXTERN int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms);
+
+/* For the VM's collector, while it marks with the world stopped: visits every object the
+ * debugger holds an ID for. Thread: the GC thread. */
+DDMC_EXTERN void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg);
+
+/* Debugger suspend count of a thread (0 when no debugger), for a VM that wants to show it.
+ * Thread: any. */
+DDMC_EXTERN int ddmc_dbg_suspend_count(ddmc_vm *vm, uint32_t thread);
+
+DDMC_END_DECLS
+
+#endif

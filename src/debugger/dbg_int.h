@@ -1,0 +1,153 @@
+/* The debugger layer's private declarations: its state, the ID registry, the wire codecs every
+ * command handler uses, thread suspension, and event requests.
+ *
+ * Layering: this layer sits on the JDWP layer (src/jdwp: it registers a service for command sets
+ * 1-17 and sends through src/send.h) and reaches the VM only through ddmc_dbg_ops. Nothing below
+ * it includes this header.
+ *
+ * Threads and locks (see README.md here): the JDWP thread runs every command handler; VM threads
+ * run the ddmc_dbg_post_* calls. Three leaf locks, never nested, never held across an op call,
+ * a send or a wait on another thread: ids.lock (registry), thr.lock (per-thread state; its
+ * condition variable parks event threads), req.lock (the request list snapshot pointer). */
+#ifndef DDMC_DBG_INT_H
+#define DDMC_DBG_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "common.h"
+#include "ddmc/debugger.h"
+
+typedef struct ddmc__dbg ddmc__dbg;
+
+/* ---- the registry (ids.c): wire IDs for objects and reference types.
+ * An ID is (generation << 32) | (slot + 1): a slot freed by DisposeObjects or reset at disconnect
+ * gets a new generation, so an old ID never names the new occupant. Objects are held (GC roots,
+ * ddmc_dbg_visit_roots) while they have an ID. */
+typedef struct ddmc__cls {
+  ddmc_class handle;
+  uint64_t id;          /* its referenceTypeID */
+  char *signature;      /* copied JNI signature */
+  char *dotted;         /* "pkg.Cls$Inner" / "int[]": what ClassMatch compares */
+  char *source;         /* copied source file name or NULL */
+  uint8_t type_tag;
+  uint8_t object_tag;   /* tag of its instances: 'L' 's' '[' 't' 'g' 'c' 'l' */
+  ddmc_class superclass;
+  ddmc_ref class_object; /* its java.lang.Class, or 0 */
+  uint32_t nfields, nmethods, ninterfaces;
+} ddmc__cls;
+
+/* The objectID for o (allocating one), 0 for null. Returns 0 on success or a JDWP error
+ * (OUT_OF_MEMORY when the registry is full). Thread: any. */
+int ddmc__id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id);
+/* The object behind id, or INVALID_OBJECT. id 0 gives 0 (null) and success. Thread: any. */
+int ddmc__object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out);
+/* The class behind a referenceTypeID (or the classObjectID of its class object), with its cached
+ * description. INVALID_CLASS (INVALID_OBJECT when the id names a plain object). Thread: any. */
+int ddmc__class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__cls **out);
+/* The cached description of c, registering it (and its referenceTypeID) on first sight.
+ * Thread: any. The pointer stays valid until the session ends. */
+int ddmc__cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out);
+/* DisposeObjects: drops one reference count of the ID; the slot is freed at zero. */
+void ddmc__id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
+/* DisableCollection (pin 1) / EnableCollection (pin 0) / IsCollected (pin -1: only checks).
+ * Returns 0, or INVALID_OBJECT for an ID that names nothing (disposed, stale, forged). */
+int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin);
+
+/* ---- the wire (codec.c). Readers return 0 or a JDWP error, and leave the reader's sticky
+ * error set on truncation: the dispatcher (table.c) answers a request that ran past its end with
+ * INVALID_LENGTH and one with bytes left over with ILLEGAL_ARGUMENT, whatever the handler said. */
+int ddmc__rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out);
+int ddmc__rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls **out);
+/* methodID / fieldID of class c: INVALID_METHODID / INVALID_FIELDID when out of range. */
+int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, uint32_t *out);
+int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, uint32_t *out);
+/* threadID: INVALID_OBJECT for an unknown ID, INVALID_THREAD when the object is not a live
+ * thread the debugger may see. */
+int ddmc__rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread);
+/* frameID of thread: INVALID_FRAMEID when stale (the thread ran since) or unknown;
+ * THREAD_NOT_SUSPENDED when the thread is not suspended. */
+int ddmc__rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth);
+int ddmc__rd_location(ddmc__dbg *d, ddmc_reader *r, ddmc_location *out);
+/* A value: tagged when tag == 0, otherwise untagged of that signature byte. Object tags come
+ * back as 'L'. */
+int ddmc__rd_value(ddmc__dbg *d, ddmc_reader *r, char tag, ddmc_value *out);
+/* A JDWP string: [u4 n][n bytes], copied NUL-terminated into out (cap bytes); ILLEGAL_ARGUMENT
+ * when longer than cap - 1. */
+int ddmc__rd_string(ddmc_reader *r, char *out, size_t cap);
+
+void ddmc__wr_string(ddmc_buf *b, const char *s); /* NULL as "" */
+void ddmc__wr_id(ddmc_buf *b, uint64_t id);       /* 8 bytes: every ID size is 8 */
+/* A value, tagged or not; references get their objectID and, tagged, the specific tag. */
+int ddmc__wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged);
+int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o);
+int ddmc__wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc);
+/* The specific tag of an object ('L' if its class does not say more). */
+char ddmc__object_tag(ddmc__dbg *d, ddmc_ref o);
+/* Size of an untagged value of this signature byte (0 for an unknown tag). */
+size_t ddmc__value_size(char tag);
+
+/* ---- threads (threads.c): the debugger's view of suspension. */
+/* The thread's debugger suspend count (0 for an unknown thread). */
+int ddmc__thr_count(ddmc__dbg *d, uint32_t thread);
+/* ThreadReference.Suspend / Resume and VirtualMachine.Suspend / Resume. JDWP thread. */
+int ddmc__thr_suspend(ddmc__dbg *d, uint32_t thread);
+int ddmc__thr_resume(ddmc__dbg *d, uint32_t thread);
+int ddmc__thr_suspend_all(ddmc__dbg *d);
+int ddmc__thr_resume_all(ddmc__dbg *d);
+/* The frameID for depth of a suspended thread: (epoch << 32) | (depth + 1), the epoch moving on
+ * each time the thread's count returns to 0. */
+uint64_t ddmc__frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth);
+/* The depth a frameID names: THREAD_NOT_SUSPENDED when the thread's count is 0, INVALID_FRAMEID
+ * when the ID is of an earlier epoch or malformed. The depth is not checked against the VM's
+ * frame count here (ddmc__rd_frame does that). */
+int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth);
+/* The VM thread whose java.lang.Thread is o: INVALID_THREAD when o is no live thread a debugger
+ * may see. Thread: any. */
+int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread);
+/* Visits the threads a debugger may see (not internal, alive). */
+typedef int (*ddmc__thr_visit_fn)(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info);
+int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg);
+
+/* ---- command handlers (cmd_*.c). One shape: read the request from in, write the reply body to
+ * out, return a JDWP error (0 = success; on an error the body is dropped). JDWP thread. */
+typedef int (*ddmc__cmd_fn)(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
+typedef struct ddmc__cmd {
+  uint8_t set, cmd;
+  ddmc__cmd_fn fn;
+  const char *name; /* "VirtualMachine.Version" */
+} ddmc__cmd;
+/* Each file's entries, ended by {0}. */
+extern const ddmc__cmd ddmc__cmds_vm[];      /* 1 */
+extern const ddmc__cmd ddmc__cmds_type[];    /* 2 ReferenceType, 3 ClassType, 4 ArrayType, 5 InterfaceType, 17 ClassObjectReference */
+extern const ddmc__cmd ddmc__cmds_method[];  /* 6 Method, 8 Field */
+extern const ddmc__cmd ddmc__cmds_object[];  /* 9 ObjectReference, 10 StringReference, 13 ArrayReference, 14 ClassLoaderReference */
+extern const ddmc__cmd ddmc__cmds_thread[];  /* 11 ThreadReference, 12 ThreadGroupReference */
+extern const ddmc__cmd ddmc__cmds_frame[];   /* 16 StackFrame */
+extern const ddmc__cmd ddmc__cmds_event[];   /* 15 EventRequest */
+
+/* ---- the state (table.c) */
+/* A debugger for vm (not yet a service of its JDWP thread: ddmc_dbg_attach does both). Tests and
+ * fuzzers use it to drive handlers without a socket. */
+int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__dbg **out);
+void ddmc__dbg_free(ddmc__dbg *d);
+/* Runs one command as the JDWP thread would (the checks of table.c included). Returns the JDWP
+ * error; the reply body is in reply. */
+int ddmc__dbg_run(ddmc__dbg *d, uint8_t set, uint8_t cmd, const uint8_t *body, size_t len, ddmc_buf *reply);
+const ddmc__cmd *ddmc__dbg_lookup(uint8_t set, uint8_t cmd);
+/* What a disconnect does (JDWP 2.7); also VirtualMachine.Dispose. JDWP thread. */
+void ddmc__dbg_reset(ddmc__dbg *d);
+/* Marks a session live without a peer (tests): events are then matched and queued. */
+void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session);
+
+const ddmc_dbg_ops *ddmc__dbg_ops(const ddmc__dbg *d);
+void *ddmc__dbg_vm_data(const ddmc__dbg *d);
+ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d);
+const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
+
+/* Calls op `name` of d with the VM's data first; NOT_IMPLEMENTED when the VM left it NULL. */
+#define DDMC__DBG_CALL(d, name, ...) \
+  (ddmc__dbg_ops(d)->name ? ddmc__dbg_ops(d)->name(ddmc__dbg_vm_data(d), __VA_ARGS__) : DDMC_JDWP_NOT_IMPLEMENTED)
+#define DDMC__DBG_HAS(d, name) (ddmc__dbg_ops(d)->name != NULL)
+
+#endif

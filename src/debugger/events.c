@@ -1,0 +1,422 @@
+/* Events from VM threads: matching the session's requests, the composite packet (64/100), and
+ * suspension by policy.
+ *
+ * One call per trigger point gathers every request that matches there into one composite, with
+ * the strongest policy among them (JDWP 2.4): a step that lands on a breakpoint is one stop. The
+ * packet is built on the reporting thread and queued for the JDWP thread, the only writer of the
+ * socket; nothing here waits for the network. Counts are raised before the packet is queued and
+ * the thread parks after, so the debugger's Resume always finds them raised. */
+#include <string.h>
+#include <time.h>
+
+#include "debugger/glue.h"
+#include "debugger/requests.h"
+#include "send.h"
+
+#define DDMC__EVENT_MAX ((size_t)1 << 20)
+
+/* ---- entering and leaving a post call */
+
+static ddmc__dbg *enter(ddmc_vm *vm) {
+  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  if (d == NULL) return NULL;
+  atomic_fetch_add(&d->inflight, 1);
+  if (!atomic_load(&d->connected)) {
+    atomic_fetch_sub(&d->inflight, 1);
+    return NULL;
+  }
+  return d;
+}
+
+static void leave(ddmc__dbg *d) { atomic_fetch_sub(&d->inflight, 1); }
+
+void ddmc__events_quiesce(ddmc__dbg *d) {
+  while (atomic_load(&d->inflight) != 0) {
+    struct timespec ts = {0, 200000};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* ---- matching */
+
+int ddmc__pattern_match(const char *pattern, const char *name) {
+  size_t pl = strlen(pattern), nl = strlen(name);
+  if (pl > 0 && pattern[0] == '*') return nl >= pl - 1 && memcmp(name + nl - (pl - 1), pattern + 1, pl - 1) == 0;
+  if (pl > 0 && pattern[pl - 1] == '*') return nl >= pl - 1 && memcmp(name, pattern, pl - 1) == 0;
+  return strcmp(pattern, name) == 0;
+}
+
+int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor) {
+  for (int depth = 0; c != 0 && depth < 64; depth++) {
+    if (c == ancestor) return 1;
+    const ddmc__cls *k;
+    if (ddmc__cls_get(d, c, &k) != 0) return 0;
+    c = k->superclass;
+  }
+  return 0;
+}
+
+/* What happened, for the modifiers to look at. */
+typedef struct basket {
+  uint32_t thread;
+  const ddmc_location *loc;
+  int32_t depth;
+  ddmc_class cls;
+  ddmc_ref this_obj;
+} basket;
+
+static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
+  return a->cls == b->cls && a->method == b->method && a->index == b->index;
+}
+
+static int class_name_matches(ddmc__dbg *d, ddmc_class c, const char *pattern) {
+  const ddmc__cls *k;
+  return c != 0 && ddmc__cls_get(d, c, &k) == 0 && ddmc__pattern_match(pattern, k->dotted);
+}
+
+/* Every modifier in order; Count is spent only by events that got that far. */
+static int matches(ddmc__dbg *d, ddmc__req *r, const basket *b) {
+  if (atomic_load_explicit(&r->expired, memory_order_relaxed)) return 0;
+  for (uint32_t i = 0; i < r->nmods; i++) {
+    ddmc__mod *m = &r->mods[i];
+    const ddmc__cls *k;
+    switch (m->kind) {
+      case DDMC__MOD_COUNT: {
+        int left = atomic_fetch_sub(&m->left, 1);
+        if (left != 1) return 0; /* not yet (> 1), or already spent (< 1) */
+        atomic_store(&r->expired, 1);
+        break;
+      }
+      case DDMC__MOD_THREAD_ONLY:
+        if (b->thread != m->thread) return 0;
+        break;
+      case DDMC__MOD_CLASS_ONLY:
+        if (!ddmc__is_subclass(d, b->cls, m->cls)) return 0;
+        break;
+      case DDMC__MOD_CLASS_MATCH:
+        if (!class_name_matches(d, b->cls, m->pattern)) return 0;
+        break;
+      case DDMC__MOD_CLASS_EXCLUDE:
+        if (class_name_matches(d, b->cls, m->pattern)) return 0;
+        break;
+      case DDMC__MOD_LOCATION_ONLY:
+        if (b->loc == NULL || !loc_eq(b->loc, &m->loc)) return 0;
+        break;
+      case DDMC__MOD_STEP:
+        if (b->loc == NULL || r->step == NULL || b->thread != m->thread ||
+            !ddmc__step_stops(d, r->step, b->loc, b->depth))
+          return 0;
+        break;
+      case DDMC__MOD_INSTANCE_ONLY:
+        if (b->this_obj == 0 || b->this_obj != m->instance) return 0;
+        break;
+      case DDMC__MOD_SOURCE_NAME_MATCH:
+        if (b->cls == 0 || ddmc__cls_get(d, b->cls, &k) != 0 || k->source == NULL ||
+            !ddmc__pattern_match(m->pattern, k->source))
+          return 0;
+        break;
+      case DDMC__MOD_PLATFORM_THREADS_ONLY: break;
+      default: return 0; /* ExceptionOnly / FieldOnly: their events are not reported yet */
+    }
+  }
+  if (r->step != NULL) atomic_store(&r->step->done, 1);
+  return 1;
+}
+
+/* ---- the composite */
+
+typedef struct composite {
+  ddmc_buf b;
+  uint8_t storage[256];
+  uint32_t n;
+  int policy;
+} composite;
+
+static void comp_init(ddmc__dbg *d, composite *c) {
+  ddmc__buf_init_on(&c->b, d->mem, DDMC__EVENT_MAX, c->storage, sizeof(c->storage));
+  c->n = 0;
+  c->policy = 0;
+  ddmc_buf_put_u8(&c->b, 0);  /* policy, patched */
+  ddmc_buf_put_u32(&c->b, 0); /* count, patched */
+}
+
+static void comp_event(composite *c, int kind, int32_t request, int policy) {
+  ddmc_buf_put_u8(&c->b, (uint8_t)kind);
+  ddmc_buf_put_u32(&c->b, (uint32_t)request);
+  c->n++;
+  if (policy > c->policy) c->policy = policy;
+}
+
+static int thread_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
+  ddmc_dbg_thread_info info;
+  memset(&info, 0, sizeof(info));
+  int rc = DDMC__DBG_CALL(d, thread_info, thread, &info);
+  if (rc != 0) return rc;
+  if (info.internal) return DDMC_JDWP_INVALID_THREAD;
+  return ddmc__id_of_object(d, info.object, id);
+}
+
+#define DDMC__HELD_MAX ((size_t)1 << 20)
+
+/* Queues a composite, or keeps it while the debugger holds events. */
+static int queue_composite(ddmc__dbg *d, const uint8_t *p, size_t n) {
+  if (atomic_load_explicit(&d->holding, memory_order_acquire)) {
+    int rc = DDMC_ENOTCONN;
+    pthread_mutex_lock(&d->hold_lock);
+    if (atomic_load(&d->holding)) {
+      rc = d->held.len + 4 + n > DDMC__HELD_MAX ? DDMC_EQFULL : 0;
+      if (rc == 0) {
+        ddmc_buf_put_u32(&d->held, (uint32_t)n);
+        ddmc_buf_put_bytes(&d->held, p, n);
+        rc = d->held.err ? DDMC_ENOMEM : 0;
+      }
+    }
+    pthread_mutex_unlock(&d->hold_lock);
+    if (rc != DDMC_ENOTCONN) return rc; /* released meanwhile: send it now */
+  }
+  ddmc_iov iov = {p, n};
+  return ddmc__send_cmd(d->vm, d->session, 64, 100, &iov, 1);
+}
+
+void ddmc__events_hold(ddmc__dbg *d, int on) {
+  pthread_mutex_lock(&d->hold_lock);
+  atomic_store(&d->holding, on);
+  if (on) {
+    pthread_mutex_unlock(&d->hold_lock);
+    return;
+  }
+  ddmc_buf held = d->held; /* take it whole; new events go straight out */
+  ddmc__buf_init(&d->held, d->mem, DDMC__HELD_MAX + 64);
+  pthread_mutex_unlock(&d->hold_lock);
+  ddmc_reader r;
+  ddmc_reader_init(&r, held.p, held.len);
+  while (ddmc_reader_left(&r) >= 4) {
+    uint32_t n = ddmc_read_u32(&r);
+    const uint8_t *p = ddmc_read_bytes(&r, n);
+    if (p == NULL) break;
+    ddmc_iov iov = {p, n};
+    ddmc__send_cmd(d->vm, d->session, 64, 100, &iov, 1);
+  }
+  ddmc__buf_free(&held);
+}
+
+/* Sends c (if it holds any event) and suspends by its policy. Always leaves the post call. */
+static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
+  int rc = 0;
+  if (c->n == 0 || c->b.err != 0) {
+    rc = c->b.err ? DDMC_ENOMEM : 0;
+    ddmc__buf_free(&c->b);
+    leave(d);
+    return rc;
+  }
+  c->b.p[0] = (uint8_t)c->policy;
+  ddmc__put_u32(c->b.p + 1, c->n);
+  int policy = c->policy;
+  if (policy != DDMC__POLICY_NONE) {
+    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
+    if (ddmc__thr_event_suspend(d, thread, policy) != 0) {
+      ddmc__thr_event_undo(d, thread, policy);
+      policy = DDMC__POLICY_NONE; /* report the event all the same, without stopping */
+      if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
+    }
+  }
+  rc = queue_composite(d, c->b.p, c->b.len);
+  ddmc__buf_free(&c->b);
+  leave(d);
+  if (policy != DDMC__POLICY_NONE) {
+    if (rc != 0) ddmc__thr_event_undo(d, thread, policy); /* the debugger will never resume it */
+    else ddmc__thr_park(d, thread);
+    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
+  }
+  return rc;
+}
+
+/* Adds every request of kind that matches b; encode writes each event's data. */
+typedef int (*encode_fn)(ddmc__dbg *d, composite *c, int kind, const void *arg);
+
+static void collect(ddmc__dbg *d, ddmc__snap *s, int kind, const basket *b, composite *c, encode_fn enc,
+                    const void *arg) {
+  if (s == NULL || atomic_load_explicit(&d->want[kind], memory_order_relaxed) == 0) return;
+  for (uint32_t i = 0; i < s->n; i++) {
+    ddmc__req *r = s->r[i];
+    if (r->kind != kind || !matches(d, r, b)) continue;
+    comp_event(c, kind, r->id, r->policy);
+    enc(d, c, kind, arg);
+  }
+}
+
+/* ---- event data */
+
+typedef struct loc_arg {
+  uint64_t thread_id;
+  const ddmc_location *loc;
+  const ddmc_value *ret;
+} loc_arg;
+
+static int enc_location(ddmc__dbg *d, composite *c, int kind, const void *arg) {
+  const loc_arg *a = arg;
+  ddmc__wr_id(&c->b, a->thread_id);
+  int rc = ddmc__wr_location(d, &c->b, a->loc);
+  if (kind == DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE) {
+    ddmc_value v = {'V', {0}};
+    rc = ddmc__wr_value(d, &c->b, a->ret ? a->ret : &v, 1);
+  }
+  return rc;
+}
+
+static int enc_thread(ddmc__dbg *d, composite *c, int kind, const void *arg) {
+  ddmc__wr_id(&c->b, *(const uint64_t *)arg);
+  return 0;
+}
+
+static int enc_nothing(ddmc__dbg *d, composite *c, int kind, const void *arg) { return 0; }
+
+typedef struct prep_arg {
+  uint64_t thread_id;
+  const ddmc__cls *cls;
+  uint32_t status;
+} prep_arg;
+
+static int enc_prepare(ddmc__dbg *d, composite *c, int kind, const void *arg) {
+  const prep_arg *a = arg;
+  ddmc__wr_id(&c->b, a->thread_id);
+  ddmc_buf_put_u8(&c->b, a->cls->type_tag);
+  ddmc__wr_id(&c->b, a->cls->id);
+  ddmc__wr_string(&c->b, a->cls->signature);
+  ddmc_buf_put_u32(&c->b, a->status);
+  return 0;
+}
+
+/* ---- the public calls */
+
+int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind) {
+  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  if (d == NULL || !atomic_load_explicit(&d->connected, memory_order_relaxed)) return 0;
+  if (kind == DDMC_EV_VM_START || kind == DDMC_EV_VM_DEATH) return 1;
+  return (unsigned)kind < 128 && atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0;
+}
+
+int ddmc_dbg_active(const ddmc_vm *vm) {
+  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  return d != NULL && atomic_load_explicit(&d->connected, memory_order_relaxed);
+}
+
+static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
+  ddmc__dbg *d = enter(vm);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  uint64_t tid;
+  if (atomic_load(&d->want[kind]) > 0 && thread_id(d, thread, &tid) == 0) {
+    basket b = {thread, NULL, 0, 0, 0};
+    ddmc__snap *s = ddmc__snap_get(d);
+    collect(d, s, kind, &b, &c, enc_thread, &tid);
+    ddmc__snap_put(d, s);
+  }
+  return deliver(d, thread, &c);
+}
+
+int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_START); }
+
+int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_DEATH); }
+
+int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
+  ddmc__dbg *d = enter(vm);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  prep_arg a = {0, NULL, 0};
+  ddmc_class_info info;
+  memset(&info, 0, sizeof(info));
+  if (atomic_load(&d->want[DDMC_EV_CLASS_PREPARE]) > 0 && ddmc__cls_get(d, cls, &a.cls) == 0 &&
+      DDMC__DBG_CALL(d, class_info, cls, &info) == 0) {
+    a.status = info.status;
+    if (thread_id(d, thread, &a.thread_id) != 0) a.thread_id = 0;
+    basket b = {thread, NULL, 0, cls, 0};
+    ddmc__snap *s = ddmc__snap_get(d);
+    collect(d, s, DDMC_EV_CLASS_PREPARE, &b, &c, enc_prepare, &a);
+    ddmc__snap_put(d, s);
+  }
+  return deliver(d, thread, &c);
+}
+
+int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                           ddmc_ref this_obj, unsigned flags) {
+  if (loc == NULL) return DDMC_EINVAL;
+  ddmc__dbg *d = enter(vm);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  ddmc__snap *s = ddmc__snap_get(d);
+  if (s != NULL) {
+    loc_arg a = {0, loc, NULL};
+    basket b = {thread, loc, depth, loc->cls, this_obj};
+    if (thread_id(d, thread, &a.thread_id) == 0) {
+      if (flags & DDMC_DBG_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
+      collect(d, s, DDMC_EV_SINGLE_STEP, &b, &c, enc_location, &a);
+      if (flags & DDMC_DBG_AT_BREAKPOINT) collect(d, s, DDMC_EV_BREAKPOINT, &b, &c, enc_location, &a);
+    }
+    ddmc__snap_put(d, s);
+  }
+  return deliver(d, thread, &c);
+}
+
+int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                              ddmc_ref this_obj, const ddmc_value *ret) {
+  if (loc == NULL) return DDMC_EINVAL;
+  ddmc__dbg *d = enter(vm);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  ddmc__snap *s = ddmc__snap_get(d);
+  if (s != NULL) {
+    loc_arg a = {0, loc, ret};
+    basket b = {thread, loc, depth, loc->cls, this_obj};
+    if (thread_id(d, thread, &a.thread_id) == 0) {
+      collect(d, s, DDMC_EV_METHOD_EXIT, &b, &c, enc_location, &a);
+      collect(d, s, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, &b, &c, enc_location, &a);
+    }
+    ddmc__snap_put(d, s);
+  }
+  return deliver(d, thread, &c);
+}
+
+int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms) {
+  ddmc__dbg *d = enter(vm);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  comp_event(&c, DDMC_EV_VM_DEATH, 0, DDMC__POLICY_NONE); /* the automatic one */
+  basket b = {0, NULL, 0, 0, 0};
+  ddmc__snap *s = ddmc__snap_get(d);
+  collect(d, s, DDMC_EV_VM_DEATH, &b, &c, enc_nothing, NULL);
+  ddmc__snap_put(d, s);
+  c.policy = DDMC__POLICY_NONE; /* a dying VM suspends nobody */
+  int rc = deliver(d, 0, &c);
+  if (rc == 0 && timeout_ms != 0) ddmc__send_flush(vm, timeout_ms);
+  return rc;
+}
+
+void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all) {
+  uint32_t main_thread = 0;
+  uint64_t tid = 0;
+  if (DDMC__DBG_CALL(d, main_thread, &main_thread) != 0 || thread_id(d, main_thread, &tid) != 0) {
+    ddmc__log(d->vm, DDMC_LOG_WARN, "JDWP: no main thread for VM_START");
+    return;
+  }
+  if (suspend_all) ddmc__thr_suspend_all(d);
+  composite c;
+  comp_init(d, &c);
+  comp_event(&c, DDMC_EV_VM_START, 0, suspend_all ? DDMC__POLICY_ALL : DDMC__POLICY_NONE);
+  ddmc__wr_id(&c.b, tid);
+  c.b.p[0] = (uint8_t)c.policy;
+  ddmc__put_u32(c.b.p + 1, c.n);
+  ddmc_iov iov = {c.b.p, c.b.len};
+  if (c.b.err == 0) ddmc__send_cmd(d->vm, d->session, 64, 100, &iov, 1);
+  ddmc__buf_free(&c.b);
+}
+
+void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
+  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  if (d != NULL && fn != NULL) ddmc__ids_visit_roots(d, fn, arg);
+}

@@ -1,0 +1,401 @@
+/* The ID registry: objectIDs and referenceTypeIDs for the VM's objects and classes.
+ *
+ * One table of slots serves both. An ID is (generation << 32) | (slot + 1), with generations
+ * drawn from one counter that never restarts, so an ID from a slot's earlier occupant, from an
+ * earlier session, or made up by a peer never names anything: it is an error reply, never a
+ * call into the VM with a bad value. A hash table (linear probing, backward-shift deletion) finds
+ * the slot of an object or class the registry already knows, so the same object always gets the
+ * same ID, as JDI's == on mirrors requires.
+ *
+ * Objects with an ID are roots for the VM's collector (ddmc_dbg_visit_roots) until the debugger
+ * disposes of them or leaves. The table is bounded (max_slots): past it, OUT_OF_MEMORY.
+ *
+ * Classes get a description (ddmc__cls) copied from ops.class_info on first sight: filters match
+ * on it from VM threads without calling the VM again. */
+#include <string.h>
+
+#include "debugger/state.h"
+
+#define DDMC__IDS_MAX_SLOTS (1u << 20)
+#define DDMC__SUPER_DEPTH 64
+
+int ddmc__ids_init(ddmc__ids *ids) {
+  memset(ids, 0, sizeof(*ids));
+  ids->next_gen = 1;
+  ids->max_slots = DDMC__IDS_MAX_SLOTS;
+  return pthread_mutex_init(&ids->lock, NULL) == 0 ? 0 : DDMC_ENOMEM;
+}
+
+static uint64_t mix(uint64_t x, int kind) {
+  x ^= (uint64_t)kind * 0x9e3779b97f4a7c15ull;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+static uint64_t make_id(const ddmc__ids *ids, uint32_t slot) {
+  return ((uint64_t)ids->slots[slot].gen << 32) | (uint64_t)(slot + 1);
+}
+
+/* Slot index of (kind, key), or -1. Lock held. */
+static int64_t find(const ddmc__ids *ids, int kind, uint64_t key) {
+  if (ids->hash_cap == 0) return -1;
+  uint32_t mask = ids->hash_cap - 1;
+  for (uint32_t i = (uint32_t)mix(key, kind) & mask;; i = (i + 1) & mask) {
+    uint32_t h = ids->hash[i];
+    if (h == 0) return -1;
+    const ddmc__slot *s = &ids->slots[h - 1];
+    if (s->kind == kind && s->key == key) return h - 1;
+  }
+}
+
+static void hash_put(ddmc__ids *ids, uint32_t slot) {
+  uint32_t mask = ids->hash_cap - 1;
+  const ddmc__slot *s = &ids->slots[slot];
+  uint32_t i = (uint32_t)mix(s->key, s->kind) & mask;
+  while (ids->hash[i] != 0) i = (i + 1) & mask;
+  ids->hash[i] = slot + 1;
+}
+
+static void hash_del(ddmc__ids *ids, uint32_t slot) {
+  uint32_t mask = ids->hash_cap - 1;
+  const ddmc__slot *s = &ids->slots[slot];
+  uint32_t i = (uint32_t)mix(s->key, s->kind) & mask;
+  while (ids->hash[i] != slot + 1) {
+    if (ids->hash[i] == 0) return;
+    i = (i + 1) & mask;
+  }
+  /* Backward shift: pull later members of the probe run into the hole. */
+  uint32_t hole = i;
+  for (uint32_t j = (i + 1) & mask; ids->hash[j] != 0; j = (j + 1) & mask) {
+    const ddmc__slot *o = &ids->slots[ids->hash[j] - 1];
+    uint32_t home = (uint32_t)mix(o->key, o->kind) & mask;
+    /* j's entry may move to hole if its home is not in (hole, j]. */
+    int in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+    if (!in_range) {
+      ids->hash[hole] = ids->hash[j];
+      hole = j;
+    }
+  }
+  ids->hash[hole] = 0;
+}
+
+static int rehash(ddmc__dbg *d, uint32_t cap) {
+  ddmc__ids *ids = &d->ids;
+  uint32_t *h = ddmc__calloc(d->mem, cap, sizeof(uint32_t));
+  if (h == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  ddmc__free(d->mem, ids->hash);
+  ids->hash = h;
+  ids->hash_cap = cap;
+  for (uint32_t i = 0; i < ids->nslots; i++)
+    if (ids->slots[i].kind != DDMC__SLOT_FREE) hash_put(ids, i);
+  return 0;
+}
+
+/* A new slot for (kind, key), in the hash. Lock held. Returns the index or -1 (full / no memory). */
+static int64_t occupy(ddmc__dbg *d, int kind, uint64_t key) {
+  ddmc__ids *ids = &d->ids;
+  if (ids->count >= ids->max_slots) return -1;
+  if ((uint64_t)(ids->count + 1) * 2 > ids->hash_cap) {
+    uint32_t cap = ids->hash_cap ? ids->hash_cap * 2 : 256;
+    if (rehash(d, cap) != 0) return -1;
+  }
+  uint32_t idx;
+  if (ids->free_head != 0) {
+    idx = ids->free_head - 1;
+    ids->free_head = ids->slots[idx].next_free;
+  } else {
+    if (ids->nslots == ids->cap) {
+      uint32_t cap = ids->cap ? ids->cap * 2 : 256;
+      ddmc__slot *s = ddmc__realloc(d->mem, ids->slots, (size_t)cap * sizeof(*s));
+      if (s == NULL) return -1;
+      ids->slots = s;
+      ids->cap = cap;
+    }
+    idx = ids->nslots++;
+  }
+  ddmc__slot *s = &ids->slots[idx];
+  memset(s, 0, sizeof(*s));
+  s->gen = ids->next_gen++;
+  if (ids->next_gen == 0) ids->next_gen = 1;
+  s->kind = (uint8_t)kind;
+  s->key = key;
+  ids->count++;
+  hash_put(ids, idx);
+  return idx;
+}
+
+static void vacate(ddmc__dbg *d, uint32_t idx) {
+  ddmc__ids *ids = &d->ids;
+  hash_del(ids, idx);
+  ddmc__slot *s = &ids->slots[idx];
+  s->kind = DDMC__SLOT_FREE;
+  s->gen = 0;
+  s->next_free = ids->free_head;
+  ids->free_head = idx + 1;
+  ids->count--;
+}
+
+/* The slot an ID names, or -1. Lock held. */
+static int64_t slot_of(const ddmc__ids *ids, uint64_t id) {
+  uint32_t slot = (uint32_t)id, gen = (uint32_t)(id >> 32);
+  if (slot == 0 || slot > ids->nslots || gen == 0) return -1;
+  const ddmc__slot *s = &ids->slots[slot - 1];
+  if (s->kind == DDMC__SLOT_FREE || s->gen != gen) return -1;
+  return slot - 1;
+}
+
+int ddmc__id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id) {
+  *id = 0;
+  if (o == 0) return 0;
+  ddmc__ids *ids = &d->ids;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = find(ids, DDMC__SLOT_OBJECT, o);
+  if (idx < 0) idx = occupy(d, DDMC__SLOT_OBJECT, o);
+  int rc = DDMC_JDWP_OUT_OF_MEMORY;
+  if (idx >= 0) {
+    if (ids->slots[idx].refs < INT32_MAX) ids->slots[idx].refs++;
+    *id = make_id(ids, (uint32_t)idx);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&ids->lock);
+  return rc;
+}
+
+int ddmc__object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
+  *out = 0;
+  if (id == 0) return 0;
+  ddmc__ids *ids = &d->ids;
+  int rc = DDMC_JDWP_INVALID_OBJECT;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = slot_of(ids, id);
+  if (idx >= 0) {
+    const ddmc__slot *s = &ids->slots[idx];
+    if (s->kind == DDMC__SLOT_OBJECT) {
+      *out = s->key;
+      rc = 0;
+    } else if (s->cls->class_object != 0) { /* a referenceTypeID where an object was due: its Class */
+      *out = s->cls->class_object;
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&ids->lock);
+  return rc;
+}
+
+int ddmc__class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__cls **out) {
+  *out = NULL;
+  ddmc__ids *ids = &d->ids;
+  int rc = DDMC_JDWP_INVALID_CLASS;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = slot_of(ids, id);
+  if (idx >= 0) {
+    const ddmc__slot *s = &ids->slots[idx];
+    if (s->kind == DDMC__SLOT_CLASS) {
+      *out = s->cls;
+      rc = 0;
+    } else {
+      /* A classObjectID: the class whose java.lang.Class it is (a short scan: classes are few,
+       * and JDI sends these rarely). */
+      rc = DDMC_JDWP_INVALID_OBJECT;
+      for (uint32_t i = 0; i < ids->nslots; i++) {
+        const ddmc__slot *c = &ids->slots[i];
+        if (c->kind == DDMC__SLOT_CLASS && c->cls->class_object == s->key) {
+          *out = c->cls;
+          rc = 0;
+          break;
+        }
+      }
+    }
+  }
+  pthread_mutex_unlock(&ids->lock);
+  return rc;
+}
+
+/* "LDebug;" -> "Debug", "Lp/Q$R;" -> "p.Q$R", "[I" -> "int[]", "[[Ljava/lang/String;" -> ... */
+static char *dotted_name(const ddmc__mem *mem, const char *sig) {
+  size_t dims = 0;
+  while (sig[dims] == '[') dims++;
+  const char *base = sig + dims;
+  const char *prim = NULL;
+  size_t blen;
+  switch (*base) {
+    case 'Z': prim = "boolean"; break;
+    case 'B': prim = "byte"; break;
+    case 'C': prim = "char"; break;
+    case 'S': prim = "short"; break;
+    case 'I': prim = "int"; break;
+    case 'J': prim = "long"; break;
+    case 'F': prim = "float"; break;
+    case 'D': prim = "double"; break;
+    case 'V': prim = "void"; break;
+    default: break;
+  }
+  if (prim != NULL) {
+    base = prim;
+    blen = strlen(prim);
+  } else if (*base == 'L') {
+    base++;
+    blen = strlen(base);
+    if (blen > 0 && base[blen - 1] == ';') blen--;
+  } else {
+    blen = strlen(base);
+  }
+  if (dims > (SIZE_MAX - blen - 1) / 2) return NULL;
+  char *out = ddmc__malloc(mem, blen + 2 * dims + 1);
+  if (out == NULL) return NULL;
+  for (size_t i = 0; i < blen; i++) out[i] = base[i] == '/' ? '.' : base[i];
+  for (size_t i = 0; i < dims; i++) memcpy(out + blen + 2 * i, "[]", 2);
+  out[blen + 2 * dims] = '\0';
+  return out;
+}
+
+static void cls_free(const ddmc__mem *mem, ddmc__cls *c) {
+  if (c == NULL) return;
+  ddmc__free(mem, c->signature);
+  ddmc__free(mem, c->dotted);
+  ddmc__free(mem, c->source);
+  ddmc__free(mem, c);
+}
+
+static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth);
+
+/* The tag JDWP wants for instances of a class: decided by its name, or an ancestor's. */
+static uint8_t instance_tag(ddmc__dbg *d, const ddmc__cls *c, int depth) {
+  const char *s = c->signature;
+  if (s[0] == '[') return '[';
+  if (strcmp(s, "Ljava/lang/String;") == 0) return 's';
+  if (strcmp(s, "Ljava/lang/Class;") == 0) return 'c';
+  if (strcmp(s, "Ljava/lang/Thread;") == 0) return 't';
+  if (strcmp(s, "Ljava/lang/ThreadGroup;") == 0) return 'g';
+  if (strcmp(s, "Ljava/lang/ClassLoader;") == 0) return 'l';
+  const ddmc__cls *sup;
+  if (c->superclass != 0 && depth < DDMC__SUPER_DEPTH && cls_get(d, c->superclass, &sup, depth + 1) == 0) {
+    uint8_t t = sup->object_tag;
+    if (t == 't' || t == 'g' || t == 'l') return t;
+  }
+  return 'L';
+}
+
+static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth) {
+  *out = NULL;
+  if (c == 0) return DDMC_JDWP_INVALID_CLASS;
+  ddmc__ids *ids = &d->ids;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = find(ids, DDMC__SLOT_CLASS, c);
+  if (idx >= 0) *out = ids->slots[idx].cls;
+  pthread_mutex_unlock(&ids->lock);
+  if (*out != NULL) return 0;
+
+  /* First sight: describe it outside the lock (the op may take the VM's own locks). */
+  if (d->ops.class_info == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
+  ddmc_class_info info;
+  memset(&info, 0, sizeof(info));
+  int rc = d->ops.class_info(d->vm_data, c, &info);
+  if (rc != 0) return rc;
+  if (info.signature == NULL || info.signature[0] == '\0') return DDMC_JDWP_INVALID_CLASS;
+  ddmc__cls *k = ddmc__calloc(d->mem, 1, sizeof(*k));
+  if (k == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  k->handle = c;
+  k->signature = ddmc__strdup(d->mem, info.signature);
+  k->dotted = k->signature ? dotted_name(d->mem, info.signature) : NULL;
+  k->source = info.source_file ? ddmc__strdup(d->mem, info.source_file) : NULL;
+  if (k->signature == NULL || k->dotted == NULL || (info.source_file && k->source == NULL)) {
+    cls_free(d->mem, k);
+    return DDMC_JDWP_OUT_OF_MEMORY;
+  }
+  k->type_tag = info.type_tag ? info.type_tag : DDMC_TYPE_CLASS;
+  k->superclass = info.superclass != c ? info.superclass : 0;
+  k->nfields = info.nfields;
+  k->nmethods = info.nmethods;
+  k->ninterfaces = info.ninterfaces;
+  k->class_object = info.class_object;
+  k->object_tag = instance_tag(d, k, depth);
+
+  pthread_mutex_lock(&ids->lock);
+  idx = find(ids, DDMC__SLOT_CLASS, c);
+  if (idx >= 0) { /* another thread described it meanwhile */
+    *out = ids->slots[idx].cls;
+  } else {
+    idx = occupy(d, DDMC__SLOT_CLASS, c);
+    if (idx >= 0) {
+      ids->slots[idx].cls = k;
+      k->id = make_id(ids, (uint32_t)idx);
+      *out = k;
+      k = NULL;
+    }
+  }
+  pthread_mutex_unlock(&ids->lock);
+  cls_free(d->mem, k);
+  return *out != NULL ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
+}
+
+int ddmc__cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out) { return cls_get(d, c, out, 0); }
+
+void ddmc__id_release(ddmc__dbg *d, uint64_t id, int32_t refs) {
+  ddmc__ids *ids = &d->ids;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = slot_of(ids, id);
+  if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) {
+    ddmc__slot *s = &ids->slots[idx];
+    s->refs = refs >= s->refs ? 0 : s->refs - refs;
+    if (s->refs == 0 && !s->pinned) vacate(d, (uint32_t)idx);
+  }
+  pthread_mutex_unlock(&ids->lock);
+}
+
+int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin) {
+  ddmc__ids *ids = &d->ids;
+  int rc = DDMC_JDWP_INVALID_OBJECT;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = slot_of(ids, id);
+  if (idx >= 0) {
+    if (pin >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) ids->slots[idx].pinned = (uint8_t)(pin != 0);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&ids->lock);
+  return rc;
+}
+
+void ddmc__ids_reset(ddmc__dbg *d) {
+  ddmc__ids *ids = &d->ids;
+  pthread_mutex_lock(&ids->lock);
+  for (uint32_t i = 0; i < ids->nslots; i++)
+    if (ids->slots[i].kind == DDMC__SLOT_CLASS) cls_free(d->mem, ids->slots[i].cls);
+  ddmc__free(d->mem, ids->slots);
+  ddmc__free(d->mem, ids->hash);
+  ids->slots = NULL;
+  ids->hash = NULL;
+  ids->nslots = ids->cap = ids->hash_cap = ids->count = ids->free_head = 0;
+  pthread_mutex_unlock(&ids->lock);
+}
+
+void ddmc__ids_destroy(ddmc__dbg *d) {
+  ddmc__ids_reset(d);
+  pthread_mutex_destroy(&d->ids.lock);
+}
+
+void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
+  ddmc__ids *ids = &d->ids;
+  pthread_mutex_lock(&ids->lock);
+  int moved = 0;
+  for (uint32_t i = 0; i < ids->nslots; i++) {
+    ddmc__slot *s = &ids->slots[i];
+    if (s->kind != DDMC__SLOT_OBJECT) continue;
+    ddmc_ref r = s->key;
+    fn(arg, &r);
+    if (r != s->key) {
+      s->key = r;
+      moved = 1;
+    }
+  }
+  if (moved && ids->hash_cap) {
+    memset(ids->hash, 0, (size_t)ids->hash_cap * sizeof(uint32_t));
+    for (uint32_t i = 0; i < ids->nslots; i++)
+      if (ids->slots[i].kind != DDMC__SLOT_FREE) hash_put(ids, i);
+  }
+  pthread_mutex_unlock(&ids->lock);
+}

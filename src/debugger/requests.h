@@ -1,0 +1,91 @@
+/* Event requests: what EventRequest.Set made (cmd_event.c) and what VM threads match against
+ * (events.c).
+ *
+ * The JDWP thread owns the list. After each change it publishes an immutable snapshot (an array
+ * of requests, reference-counted); a VM thread reporting an event takes the snapshot with one
+ * short lock (req.lock, a leaf held for a pointer copy and an increment) and matches without any
+ * lock. The only state a match changes is atomic: a Count modifier's remaining count and the
+ * request's expired flag. */
+#ifndef DDMC_DBG_REQUESTS_H
+#define DDMC_DBG_REQUESTS_H
+
+#include "debugger/state.h"
+
+/* Modifier kinds (EventRequest.Set). */
+enum {
+  DDMC__MOD_COUNT = 1,
+  DDMC__MOD_CONDITIONAL = 2,
+  DDMC__MOD_THREAD_ONLY = 3,
+  DDMC__MOD_CLASS_ONLY = 4,
+  DDMC__MOD_CLASS_MATCH = 5,
+  DDMC__MOD_CLASS_EXCLUDE = 6,
+  DDMC__MOD_LOCATION_ONLY = 7,
+  DDMC__MOD_EXCEPTION_ONLY = 8,
+  DDMC__MOD_FIELD_ONLY = 9,
+  DDMC__MOD_STEP = 10,
+  DDMC__MOD_INSTANCE_ONLY = 11,
+  DDMC__MOD_SOURCE_NAME_MATCH = 12,
+  DDMC__MOD_PLATFORM_THREADS_ONLY = 13
+};
+
+enum { DDMC__POLICY_NONE = 0, DDMC__POLICY_EVENT_THREAD = 1, DDMC__POLICY_ALL = 2 };
+
+typedef struct ddmc__mod {
+  uint8_t kind;
+  atomic_int left;        /* Count: occurrences still to skip, plus one */
+  uint32_t thread;        /* ThreadOnly, Step */
+  ddmc_class cls;         /* ClassOnly, ExceptionOnly (0: any), FieldOnly */
+  uint32_t field;         /* FieldOnly */
+  char *pattern;          /* ClassMatch, ClassExclude, SourceNameMatch */
+  ddmc_location loc;      /* LocationOnly */
+  uint8_t caught, uncaught;
+  ddmc_ref instance;      /* InstanceOnly */
+} ddmc__mod;
+
+typedef struct ddmc__req {
+  atomic_int refs;        /* the list's reference plus one per snapshot holding it */
+  int32_t id;
+  uint8_t kind, policy;
+  atomic_int expired;     /* a Count ran out: never fires again */
+  uint32_t nmods;
+  ddmc__mod *mods;
+  ddmc__step *step;       /* SINGLE_STEP: where the step began */
+  uint32_t step_thread;
+  int bp_set;             /* BREAKPOINT: holds a reference on bp_loc */
+  ddmc_location bp_loc;
+} ddmc__req;
+
+typedef struct ddmc__snap {
+  atomic_int refs;
+  uint32_t n;
+  ddmc__req *r[];
+} ddmc__snap;
+
+typedef struct ddmc__bp {
+  ddmc_location loc;
+  uint32_t count;
+} ddmc__bp;
+
+struct ddmc__reqs {
+  pthread_mutex_t lock;   /* guards snap (the pointer) and taking a reference on it */
+  ddmc__snap *snap;
+  /* JDWP thread only: */
+  ddmc__req **list;
+  uint32_t n, cap;
+  int32_t next_id;
+  ddmc__bp *bps;
+  uint32_t nbps, cap_bps;
+  uint32_t method_events; /* METHOD_ENTRY / EXIT requests: the VM reports them while > 0 */
+};
+
+/* The current snapshot with a reference (NULL: no requests). Thread: any. */
+ddmc__snap *ddmc__snap_get(ddmc__dbg *d);
+void ddmc__snap_put(ddmc__dbg *d, ddmc__snap *s);
+void ddmc__req_put(ddmc__dbg *d, ddmc__req *r);
+
+/* Does the class of c descend from (or equal) ancestor? Thread: any. */
+int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
+/* JDWP's restricted patterns: exact, "*suffix" or "prefix*". */
+int ddmc__pattern_match(const char *pattern, const char *name);
+
+#endif

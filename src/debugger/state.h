@@ -1,0 +1,137 @@
+/* The debugger's state, for the files that keep it (ids.c, threads.c, events.c, step.c,
+ * table.c). Command handlers use the accessors and functions of dbg_int.h instead. */
+#ifndef DDMC_DBG_STATE_H
+#define DDMC_DBG_STATE_H
+
+#include "debugger/dbg_int.h"
+
+/* ---- registry (ids.c) */
+enum { DDMC__SLOT_FREE = 0, DDMC__SLOT_OBJECT = 1, DDMC__SLOT_CLASS = 2 };
+
+typedef struct ddmc__slot {
+  uint32_t gen;    /* generation of the current occupant; IDs carry it */
+  uint8_t kind;    /* DDMC__SLOT_* */
+  uint8_t pinned;  /* DisableCollection */
+  int32_t refs;    /* times the ID was sent (DisposeObjects counts down) */
+  uint64_t key;    /* the ddmc_ref or ddmc_class */
+  ddmc__cls *cls;  /* DDMC__SLOT_CLASS */
+  uint32_t next_free;
+} ddmc__slot;
+
+typedef struct ddmc__ids {
+  pthread_mutex_t lock;
+  ddmc__slot *slots;       /* grows; slot i has ID (gen << 32) | (i + 1) */
+  uint32_t nslots, cap;
+  uint32_t free_head;      /* index + 1 of the first free slot, 0 = none */
+  uint32_t *hash;          /* open addressing, linear probing: slot index + 1, 0 = empty */
+  uint32_t hash_cap;       /* power of two */
+  uint32_t count;          /* occupied slots */
+  uint32_t next_gen;
+  uint32_t max_slots;      /* the bound: past it, OUT_OF_MEMORY */
+} ddmc__ids;
+
+int ddmc__ids_init(ddmc__ids *ids);
+/* Frees every slot and description (session end). Thread: JDWP thread. */
+void ddmc__ids_reset(ddmc__dbg *d);
+void ddmc__ids_destroy(ddmc__dbg *d);
+/* ddmc_dbg_visit_roots: every object with an ID; a moved reference is rehashed. GC thread. */
+void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
+
+/* ---- threads (threads.c) */
+typedef struct ddmc__thr {
+  uint32_t id;             /* VM thread id */
+  int32_t count;           /* debugger suspend count */
+  uint32_t epoch;          /* bumped when count returns to 0: frameIDs of the old epoch are dead */
+  uint8_t vm_suspended;    /* the library called ops.suspend_thread */
+  uint8_t parking;         /* between an event that suspends and the park (the JDWP thread waits) */
+  uint8_t parked;          /* inside a ddmc_dbg_post_* call, waiting for count 0 */
+  uint8_t dead;
+  ddmc_ref object;         /* its java.lang.Thread, once seen */
+} ddmc__thr;
+
+typedef struct ddmc__thrs {
+  /* Every change of a suspend count, and the ops.suspend_thread / resume_thread call it causes,
+   * happens under sus_lock, so those calls never cross for one thread. It is the one library lock
+   * held across ops calls (the VM waits there for a thread to stop): a VM thread that wants it
+   * declares itself parked first (ops.thread_parking), so the VM never waits for a thread that
+   * waits for sus_lock. Order: sus_lock, then lock. */
+  pthread_mutex_t sus_lock;
+  pthread_mutex_t lock;      /* the table, parked flags */
+  pthread_cond_t parked_cv;  /* parked threads wait here for their count to reach 0 */
+  ddmc__thr **v;             /* entries, never moved or freed during a session */
+  uint32_t n, cap;
+  uint32_t *hash;            /* thread id -> index + 1 */
+  uint32_t hash_cap;
+} ddmc__thrs;
+
+int ddmc__thrs_init(ddmc__thrs *t);
+void ddmc__thrs_destroy(ddmc__dbg *d);
+/* Session end: every count to 0, VM-suspended threads resumed, parked ones woken. JDWP thread. */
+void ddmc__thrs_release_all(ddmc__dbg *d);
+/* An event with policy 1 (EVENT_THREAD) or 2 (ALL) is about to be queued by thread: counts go up
+ * (and the other threads are stopped for ALL) before the debugger can see the event. The caller
+ * has called ops.thread_parking(thread, 1). Returns 0 or a JDWP error. */
+int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy);
+/* The event could not be queued: undoes ddmc__thr_event_suspend. */
+void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy);
+/* Session end: forgets the thread objects learnt (their IDs die with the registry). */
+void ddmc__thrs_forget(ddmc__dbg *d);
+/* Waits, inside the post call, until the thread's count is back to 0 or the debugger left. */
+void ddmc__thr_park(ddmc__dbg *d, uint32_t thread);
+
+/* ---- requests (requests.h, cmd_event.c, events.c) */
+typedef struct ddmc__reqs ddmc__reqs;
+typedef struct ddmc__step ddmc__step;
+int ddmc__reqs_init(ddmc__dbg *d);
+void ddmc__reqs_destroy(ddmc__dbg *d);
+/* Session end: clears every request (breakpoints, steps, method events undone). JDWP thread. */
+void ddmc__reqs_clear_all(ddmc__dbg *d);
+/* VM_START for a session that just began (SUSPEND_ALL with suspend_all). JDWP thread. */
+void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all);
+/* HoldEvents (on) / ReleaseEvents (off: what was held is queued, in order). JDWP thread. */
+void ddmc__events_hold(ddmc__dbg *d, int on);
+/* Session end: waits until no VM thread is matching or encoding an event. JDWP thread. */
+void ddmc__events_quiesce(ddmc__dbg *d);
+
+/* ---- steps (step.c) */
+struct ddmc__step {
+  int size, depth;               /* JDWP StepSize (0 MIN, 1 LINE), StepDepth (0 INTO, 1 OVER, 2 OUT) */
+  ddmc_location start;
+  int32_t start_depth;
+  int32_t start_line;
+  atomic_int done;               /* the step fired; ignore further locations */
+};
+/* The line of loc (-1 unknown), from a cache of line tables. Thread: any. */
+int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc);
+/* Non-zero when a step started as s ends at loc / depth. Thread: the stepping thread. */
+int ddmc__step_stops(ddmc__dbg *d, const ddmc__step *s, const ddmc_location *loc, int32_t depth);
+int ddmc__lines_init(ddmc__dbg *d);
+void ddmc__lines_reset(ddmc__dbg *d);
+void ddmc__lines_destroy(ddmc__dbg *d);
+
+/* ---- the whole */
+typedef struct ddmc__lines ddmc__lines;
+
+struct ddmc__dbg {
+  ddmc_vm *vm;
+  ddmc_dbg_ops ops;
+  void *vm_data;
+  const ddmc__mem *mem;
+  atomic_int connected;    /* a debugger session is live */
+  atomic_int inflight;     /* VM threads inside a post call, before any park: session end waits
+                              for 0 before it frees what they may be reading */
+  uint32_t session;
+  atomic_int want[128];    /* enabled requests per event kind (ddmc_dbg_wants) */
+  ddmc__ids ids;
+  ddmc__thrs thr;
+  ddmc__reqs *req;
+  ddmc__lines *lines;
+  /* VirtualMachine.HoldEvents: composites wait here ([u4 n][n bytes] each) until released. */
+  pthread_mutex_t hold_lock;
+  atomic_int holding;
+  ddmc_buf held;
+  int suspend_on_start;    /* suspend=y: the first session's VM_START suspends all */
+  int started_once;
+};
+
+#endif

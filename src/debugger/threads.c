@@ -1,0 +1,388 @@
+/* Suspension as the debugger sees it: a count per thread (JDWP 2.6), kept apart from whatever
+ * the VM does to its threads for itself.
+ *
+ * A count going 0 -> 1 asks the VM to stop the thread (ops.suspend_thread), 1 -> 0 lets it go
+ * (ops.resume_thread), except for a thread that stopped itself for an event: it waits inside its
+ * ddmc_dbg_post_* call, on parked_cv, until its count is 0 again. When a count returns to 0 the
+ * thread's epoch moves on, and every frameID handed out before is dead (INVALID_FRAMEID).
+ *
+ * An event that suspends raises the counts before its packet is queued, so a Resume from the
+ * debugger always finds them raised: Dalvik needed a hand-off token for that race, this order
+ * needs none. */
+#include <string.h>
+
+#include "debugger/glue.h"
+#include "debugger/state.h"
+
+#define DDMC__MAX_THREADS 65536u
+
+int ddmc__thrs_init(ddmc__thrs *t) {
+  memset(t, 0, sizeof(*t));
+  if (pthread_mutex_init(&t->sus_lock, NULL) != 0) return DDMC_ENOMEM;
+  if (pthread_mutex_init(&t->lock, NULL) != 0) {
+    pthread_mutex_destroy(&t->sus_lock);
+    return DDMC_ENOMEM;
+  }
+  if (pthread_cond_init(&t->parked_cv, NULL) != 0) {
+    pthread_mutex_destroy(&t->lock);
+    pthread_mutex_destroy(&t->sus_lock);
+    return DDMC_ENOMEM;
+  }
+  return 0;
+}
+
+static uint32_t hash32(uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+/* The entry of thread id, created when create is set. lock held. NULL: unknown / no memory. */
+static ddmc__thr *entry(ddmc__dbg *d, uint32_t id, int create) {
+  ddmc__thrs *t = &d->thr;
+  if (t->hash_cap) {
+    uint32_t mask = t->hash_cap - 1;
+    for (uint32_t i = hash32(id) & mask; t->hash[i] != 0; i = (i + 1) & mask)
+      if (t->v[t->hash[i] - 1]->id == id) return t->v[t->hash[i] - 1];
+  }
+  if (!create || t->n >= DDMC__MAX_THREADS) return NULL;
+  if (t->n == t->cap) {
+    uint32_t cap = t->cap ? t->cap * 2 : 32;
+    ddmc__thr **v = ddmc__realloc(d->mem, t->v, (size_t)cap * sizeof(*v));
+    if (v == NULL) return NULL;
+    t->v = v;
+    t->cap = cap;
+  }
+  if ((t->n + 1) * 2 > t->hash_cap) {
+    uint32_t cap = t->hash_cap ? t->hash_cap * 2 : 64;
+    uint32_t *h = ddmc__calloc(d->mem, cap, sizeof(uint32_t));
+    if (h == NULL) return NULL;
+    for (uint32_t k = 0; k < t->n; k++) {
+      uint32_t i = hash32(t->v[k]->id) & (cap - 1);
+      while (h[i] != 0) i = (i + 1) & (cap - 1);
+      h[i] = k + 1;
+    }
+    ddmc__free(d->mem, t->hash);
+    t->hash = h;
+    t->hash_cap = cap;
+  }
+  ddmc__thr *e = ddmc__calloc(d->mem, 1, sizeof(*e));
+  if (e == NULL) return NULL;
+  e->id = id;
+  e->epoch = 1;
+  t->v[t->n] = e;
+  uint32_t i = hash32(id) & (t->hash_cap - 1);
+  while (t->hash[i] != 0) i = (i + 1) & (t->hash_cap - 1);
+  t->hash[i] = ++t->n;
+  return e;
+}
+
+static ddmc__thr *get(ddmc__dbg *d, uint32_t id, int create) {
+  pthread_mutex_lock(&d->thr.lock);
+  ddmc__thr *e = entry(d, id, create);
+  pthread_mutex_unlock(&d->thr.lock);
+  return e;
+}
+
+int ddmc__thr_count(ddmc__dbg *d, uint32_t thread) {
+  pthread_mutex_lock(&d->thr.lock);
+  ddmc__thr *e = entry(d, thread, 0);
+  int n = e ? e->count : 0;
+  pthread_mutex_unlock(&d->thr.lock);
+  return n;
+}
+
+uint64_t ddmc__frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth) {
+  pthread_mutex_lock(&d->thr.lock);
+  ddmc__thr *e = entry(d, thread, 0);
+  uint32_t epoch = e ? e->epoch : 0;
+  pthread_mutex_unlock(&d->thr.lock);
+  return ((uint64_t)epoch << 32) | (uint32_t)(depth + 1);
+}
+
+int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth) {
+  pthread_mutex_lock(&d->thr.lock);
+  ddmc__thr *e = entry(d, thread, 0);
+  int rc = 0;
+  if (e == NULL || e->count == 0) rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  else if ((uint32_t)(frame_id >> 32) != e->epoch || (uint32_t)frame_id == 0 || (uint32_t)frame_id > INT32_MAX)
+    rc = DDMC_JDWP_INVALID_FRAMEID;
+  else *depth = (int32_t)((uint32_t)frame_id - 1);
+  pthread_mutex_unlock(&d->thr.lock);
+  return rc;
+}
+
+/* ---- counts. sus_lock held by every caller of these two. */
+
+static int suspend_locked(ddmc__dbg *d, ddmc__thr *e) {
+  pthread_mutex_lock(&d->thr.lock);
+  int first = e->count++ == 0 && !e->parked;
+  pthread_mutex_unlock(&d->thr.lock);
+  if (!first || e->vm_suspended) return 0;
+  int rc = d->ops.suspend_thread ? d->ops.suspend_thread(d->vm_data, e->id) : DDMC_JDWP_NOT_IMPLEMENTED;
+  if (rc != 0) {
+    pthread_mutex_lock(&d->thr.lock);
+    e->count--;
+    pthread_mutex_unlock(&d->thr.lock);
+    return rc;
+  }
+  e->vm_suspended = 1;
+  return 0;
+}
+
+static int resume_locked(ddmc__dbg *d, ddmc__thr *e, int to_zero) {
+  pthread_mutex_lock(&d->thr.lock);
+  if (e->count == 0) {
+    pthread_mutex_unlock(&d->thr.lock);
+    return 0; /* never below 0 */
+  }
+  e->count = to_zero ? 0 : e->count - 1;
+  int last = e->count == 0;
+  if (last) {
+    e->epoch++;
+    if (e->parked) pthread_cond_broadcast(&d->thr.parked_cv);
+  }
+  pthread_mutex_unlock(&d->thr.lock);
+  if (last && e->vm_suspended) {
+    e->vm_suspended = 0;
+    if (d->ops.resume_thread) return d->ops.resume_thread(d->vm_data, e->id);
+  }
+  return 0;
+}
+
+int ddmc__thr_suspend(ddmc__dbg *d, uint32_t thread) {
+  ddmc__thr *e = get(d, thread, 1);
+  if (e == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  pthread_mutex_lock(&d->thr.sus_lock);
+  int rc = suspend_locked(d, e);
+  pthread_mutex_unlock(&d->thr.sus_lock);
+  return rc;
+}
+
+int ddmc__thr_resume(ddmc__dbg *d, uint32_t thread) {
+  ddmc__thr *e = get(d, thread, 0);
+  if (e == NULL) return 0;
+  pthread_mutex_lock(&d->thr.sus_lock);
+  int rc = resume_locked(d, e, 0);
+  pthread_mutex_unlock(&d->thr.sus_lock);
+  return rc;
+}
+
+/* ---- the threads a debugger sees */
+
+typedef struct collect {
+  ddmc__dbg *d;
+  uint32_t *ids;
+  uint32_t n, cap;
+  int err;
+} collect;
+
+static int collect_visit(void *arg, const ddmc_thread_info *t) {
+  collect *c = arg;
+  if (c->n == c->cap) {
+    if (c->cap >= DDMC__MAX_THREADS) return 0;
+    uint32_t cap = c->cap ? c->cap * 2 : 64;
+    uint32_t *v = ddmc__realloc(c->d->mem, c->ids, (size_t)cap * sizeof(uint32_t));
+    if (v == NULL) {
+      c->err = DDMC_JDWP_OUT_OF_MEMORY;
+      return 1;
+    }
+    c->ids = v;
+    c->cap = cap;
+  }
+  c->ids[c->n++] = t->id;
+  return 0;
+}
+
+/* Ids of the VM's threads, copied out first: the visitor then calls ops outside the VM's own
+ * iteration (and its locks). */
+static int collect_threads(ddmc__dbg *d, collect *c) {
+  memset(c, 0, sizeof(*c));
+  c->d = d;
+  const ddmc_vm_ops *vo = ddmc__vm_ops(d->vm);
+  if (vo->for_each_thread == NULL || d->ops.thread_info == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
+  vo->for_each_thread(ddmc_vm_data(d->vm), collect_visit, c);
+  return c->err;
+}
+
+int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg) {
+  collect c;
+  int rc = collect_threads(d, &c);
+  for (uint32_t i = 0; rc == 0 && i < c.n; i++) {
+    ddmc_dbg_thread_info info;
+    memset(&info, 0, sizeof(info));
+    if (d->ops.thread_info(d->vm_data, c.ids[i], &info) != 0 || info.internal || info.object == 0) continue;
+    ddmc__thr *e = get(d, c.ids[i], 1);
+    if (e != NULL) {
+      pthread_mutex_lock(&d->thr.lock);
+      e->object = info.object;
+      e->dead = 0;
+      pthread_mutex_unlock(&d->thr.lock);
+    }
+    rc = fn(arg, c.ids[i], &info);
+  }
+  ddmc__free(d->mem, c.ids);
+  return rc;
+}
+
+static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
+  int found = 0;
+  pthread_mutex_lock(&d->thr.lock);
+  for (uint32_t i = 0; i < d->thr.n && !found; i++) {
+    ddmc__thr *e = d->thr.v[i];
+    if (e->object == o && !e->dead) {
+      *thread = e->id;
+      found = 1;
+    }
+  }
+  pthread_mutex_unlock(&d->thr.lock);
+  return found;
+}
+
+static int noop_visit(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) { return 0; }
+
+int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
+  if (o == 0) return DDMC_JDWP_INVALID_THREAD;
+  if (!lookup_object(d, o, thread)) {
+    ddmc__thr_for_each(d, noop_visit, NULL); /* learn threads started since */
+    if (!lookup_object(d, o, thread)) return DDMC_JDWP_INVALID_THREAD;
+  }
+  /* Still alive and visible? */
+  ddmc_dbg_thread_info info;
+  memset(&info, 0, sizeof(info));
+  if (d->ops.thread_info == NULL || d->ops.thread_info(d->vm_data, *thread, &info) != 0 || info.internal ||
+      info.object != o) {
+    ddmc__thr *e = get(d, *thread, 0);
+    if (e != NULL) {
+      pthread_mutex_lock(&d->thr.lock);
+      e->dead = 1;
+      pthread_mutex_unlock(&d->thr.lock);
+    }
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  return 0;
+}
+
+typedef struct all_arg {
+  ddmc__dbg *d;
+  uint32_t except;
+  int suspend;
+  int err;
+} all_arg;
+
+static int all_visit(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) {
+  all_arg *a = arg;
+  if (thread == a->except) return 0;
+  ddmc__thr *e = get(a->d, thread, 1);
+  if (e == NULL) {
+    a->err = DDMC_JDWP_OUT_OF_MEMORY;
+    return 0;
+  }
+  int rc = a->suspend ? suspend_locked(a->d, e) : resume_locked(a->d, e, 0);
+  if (rc != 0 && a->err == 0) a->err = rc;
+  return 0;
+}
+
+static int all_locked(ddmc__dbg *d, int suspend, uint32_t except) {
+  all_arg a = {d, except, suspend, 0};
+  int rc = ddmc__thr_for_each(d, all_visit, &a);
+  return rc ? rc : a.err;
+}
+
+int ddmc__thr_suspend_all(ddmc__dbg *d) {
+  pthread_mutex_lock(&d->thr.sus_lock);
+  int rc = all_locked(d, 1, 0);
+  pthread_mutex_unlock(&d->thr.sus_lock);
+  return rc;
+}
+
+int ddmc__thr_resume_all(ddmc__dbg *d) {
+  /* Every known thread, dead or unlisted ones too: none may stay counted. */
+  pthread_mutex_lock(&d->thr.sus_lock);
+  pthread_mutex_lock(&d->thr.lock);
+  uint32_t n = d->thr.n;
+  pthread_mutex_unlock(&d->thr.lock);
+  int rc = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    pthread_mutex_lock(&d->thr.lock);
+    ddmc__thr *e = d->thr.v[i];
+    pthread_mutex_unlock(&d->thr.lock);
+    int r = resume_locked(d, e, 0);
+    if (r != 0 && rc == 0) rc = r;
+  }
+  pthread_mutex_unlock(&d->thr.sus_lock);
+  return rc;
+}
+
+void ddmc__thrs_release_all(ddmc__dbg *d) {
+  pthread_mutex_lock(&d->thr.sus_lock);
+  pthread_mutex_lock(&d->thr.lock);
+  uint32_t n = d->thr.n;
+  pthread_mutex_unlock(&d->thr.lock);
+  for (uint32_t i = 0; i < n; i++) {
+    pthread_mutex_lock(&d->thr.lock);
+    ddmc__thr *e = d->thr.v[i];
+    pthread_mutex_unlock(&d->thr.lock);
+    resume_locked(d, e, 1);
+  }
+  pthread_mutex_lock(&d->thr.lock);
+  pthread_cond_broadcast(&d->thr.parked_cv); /* 'connected' is already 0: parked threads leave */
+  pthread_mutex_unlock(&d->thr.lock);
+  pthread_mutex_unlock(&d->thr.sus_lock);
+}
+
+/* ---- events from VM threads */
+
+int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
+  ddmc__thr *self = get(d, thread, 1);
+  if (self == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  pthread_mutex_lock(&d->thr.sus_lock);
+  pthread_mutex_lock(&d->thr.lock);
+  self->count++; /* stops itself: no ops.suspend_thread */
+  pthread_mutex_unlock(&d->thr.lock);
+  int rc = policy == 2 ? all_locked(d, 1, thread) : 0;
+  pthread_mutex_unlock(&d->thr.sus_lock);
+  return rc;
+}
+
+void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
+  ddmc__thr *self = get(d, thread, 0);
+  pthread_mutex_lock(&d->thr.sus_lock);
+  if (self != NULL) resume_locked(d, self, 0);
+  if (policy == 2) all_locked(d, 0, thread);
+  pthread_mutex_unlock(&d->thr.sus_lock);
+}
+
+void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
+  ddmc__thr *self = get(d, thread, 0);
+  if (self == NULL) return;
+  pthread_mutex_lock(&d->thr.lock);
+  self->parked = 1;
+  while (self->count > 0 && atomic_load(&d->connected)) pthread_cond_wait(&d->thr.parked_cv, &d->thr.lock);
+  self->parked = 0;
+  pthread_mutex_unlock(&d->thr.lock);
+}
+
+void ddmc__thrs_forget(ddmc__dbg *d) {
+  pthread_mutex_lock(&d->thr.lock);
+  for (uint32_t i = 0; i < d->thr.n; i++) d->thr.v[i]->object = 0;
+  pthread_mutex_unlock(&d->thr.lock);
+}
+
+void ddmc__thrs_destroy(ddmc__dbg *d) {
+  ddmc__thrs *t = &d->thr;
+  for (uint32_t i = 0; i < t->n; i++) ddmc__free(d->mem, t->v[i]);
+  ddmc__free(d->mem, t->v);
+  ddmc__free(d->mem, t->hash);
+  pthread_cond_destroy(&t->parked_cv);
+  pthread_mutex_destroy(&t->lock);
+  pthread_mutex_destroy(&t->sus_lock);
+}
+
+int ddmc_dbg_suspend_count(ddmc_vm *vm, uint32_t thread) {
+  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  return d ? ddmc__thr_count(d, thread) : 0;
+}
