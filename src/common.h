@@ -77,15 +77,8 @@ size_t ddmc__utf8_to_utf16be(const char *s, size_t n, uint8_t *out);
  * outlen > 0). Returns the UTF-8 length needed, excluding the NUL. Unpaired surrogates -> U+FFFD. */
 size_t ddmc__utf16be_to_utf8(const uint8_t *p, size_t units, char *out, size_t outlen);
 
-/* ---- time (vm.c) */
+/* ---- time (clock.c) */
 int64_t ddmc__now_ms(void);       /* CLOCK_MONOTONIC */
 int64_t ddmc__wall_ms(void);      /* CLOCK_REALTIME, ms since the epoch */
-
-/* ---- logging (vm.c); goes to ops.log only */
-void ddmc__log(ddmc_vm *vm, ddmc_log_level lvl, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 #endif

@@ -12,71 +12,6 @@
 
 #include "vm_int.h"
 
-int64_t ddmc__now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t ddmc__wall_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void ddmc__log(ddmc_vm *vm, ddmc_log_level lvl, const char *fmt, ...) {
-  if (vm == NULL || vm->ops.log == NULL) return;
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line, sizeof(line), fmt, ap);
-  va_end(ap);
-  vm->ops.log(vm->vm_data, lvl, line);
-}
-
-void ddmc__wake(ddmc_vm *vm) {
-  /* One write per wake-up: publishers that find a wake already pending skip the syscall. */
-  if (atomic_exchange_explicit(&vm->wake_pending, 1, memory_order_acq_rel) == 0) {
-    uint64_t one = 1;
-    ssize_t rc;
-    do {
-      rc = write(vm->wake_fd, &one, sizeof(one));
-    } while (rc < 0 && errno == EINTR);
-  }
-}
-
-void ddmc__drain_wake(ddmc_vm *vm) {
-  uint64_t v;
-  /* Cleared before the caller looks at the queue, so a send racing with it is never missed. */
-  if (read(vm->wake_fd, &v, sizeof(v)) > 0 || errno == EAGAIN) atomic_store(&vm->wake_pending, 0);
-}
-
-int ddmc__sleep_interruptible(ddmc_vm *vm, int ms) {
-  int64_t deadline = ddmc__now_ms() + ms;
-  while (!atomic_load(&vm->stopping)) {
-    int64_t left = deadline - ddmc__now_ms();
-    if (left <= 0) return 0;
-    struct pollfd pfd = {.fd = vm->wake_fd, .events = POLLIN};
-    if (poll(&pfd, 1, (int)left) > 0) ddmc__drain_wake(vm);
-  }
-  return 1;
-}
-
-int ddmc__wait_readable(ddmc_vm *vm, int fd) {
-  struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = vm->wake_fd, .events = POLLIN}};
-  int rc = poll(p, 2, -1);
-  if (rc < 0) {
-    if (errno != EINTR) {
-      /* Cannot poll at all (ENOMEM): back off rather than spin. */
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: poll: %s", strerror(errno));
-      ddmc__sleep_interruptible(vm, 100);
-    }
-    return 0;
-  }
-  if (p[1].revents & POLLIN) ddmc__drain_wake(vm);
-  return !atomic_load(&vm->stopping) && (p[0].revents & (POLLIN | POLLHUP | POLLERR));
-}
-
 int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops,
                  size_t ops_size, const ddmc_allocator *mem, void *vm_data, unsigned header_version) {
   if (out == NULL) return DDMC_EINVAL;
@@ -97,6 +32,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if (vm->opt.redial_max_ms < 500) vm->opt.redial_max_ms = 500;
   if (ops != NULL) memcpy(&vm->ops, ops, ops_size); /* an older, shorter table leaves the rest NULL */
   vm->vm_data = vm_data;
+  ddmc__logger_init(&vm->log, vm->ops.log, vm_data);
   vm->transport = o->transport == DDMC_TRANSPORT_ADB ? &ddmc__transport_adb : &ddmc__transport_socket;
   vm->listen_fd = -1;
   vm->pid = (uint32_t)getpid();
@@ -118,7 +54,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   have_cond = pthread_cond_init(&vm->state_cond, &ca) == 0;
   pthread_condattr_destroy(&ca);
   if (!have_cond) goto fail;
-  if (ddmc__sendq_init(&vm->q, &vm->mem, vm->opt.sendq_bytes) != 0) goto fail;
+  if (ddmc__ring_init(&vm->ring, &vm->mem, DDMC__MIN(vm->opt.sendq_bytes, DDMC__RING_BYTES)) != 0) goto fail;
   have_q = 1;
   if (ddmc__registry_init(&vm->reg) != 0) goto fail;
   have_reg = 1;
@@ -127,12 +63,13 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if ((rc = ddmc__misc_register(vm)) != 0) goto fail;
   if ((rc = ddmc__thread_register(vm)) != 0) goto fail;
   if ((rc = ddmc__heap_register(vm)) != 0) goto fail;
+  if ((rc = ddmc__wait_register(vm)) != 0) goto fail;
   *out = vm;
   return 0;
 
 fail:
   if (have_reg) ddmc__registry_destroy(vm);
-  if (have_q) ddmc__sendq_destroy(&vm->q);
+  if (have_q) ddmc__ring_destroy(&vm->ring);
   if (have_cond) pthread_cond_destroy(&vm->state_cond);
   if (have_state) pthread_mutex_destroy(&vm->state_lock);
   if (vm->wake_fd >= 0) close(vm->wake_fd);
@@ -211,8 +148,7 @@ void ddmc_vm_stop(ddmc_vm *vm) {
   if (vm->thread_running) {
     /* Unconditionally, not through ddmc__wake: the JDWP thread leaves wake_pending set on
      * purpose after traffic, and a pending flag must not swallow the stop. */
-    uint64_t one = 1;
-    if (write(vm->wake_fd, &one, sizeof(one)) < 0) { /* a full eventfd still wakes it */ }
+    ddmc__wake_force(vm);
     pthread_join(vm->thread, NULL);
     vm->thread_running = 0;
   }
@@ -226,7 +162,7 @@ void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
   ddmc__registry_destroy(vm);
-  ddmc__sendq_destroy(&vm->q);
+  ddmc__ring_destroy(&vm->ring);
   pthread_cond_destroy(&vm->state_cond);
   pthread_mutex_destroy(&vm->state_lock);
   close(vm->wake_fd);
@@ -267,7 +203,7 @@ void ddmc_vm_get_stats(const ddmc_vm *cvm, ddmc_stats *out) {
   out->packets_out = atomic_load(&vm->st_packets_out);
   out->bytes_in = atomic_load(&vm->st_bytes_in);
   out->bytes_out = atomic_load(&vm->st_bytes_out);
-  out->chunks_dropped = atomic_load(&vm->q.dropped);
-  out->bytes_queued_peak = atomic_load(&vm->q.peak);
+  out->chunks_dropped = atomic_load(&vm->ring.dropped);
+  out->bytes_queued_peak = atomic_load(&vm->ring.peak);
   out->protocol_errors = atomic_load(&vm->st_protocol_errors);
 }

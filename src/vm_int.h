@@ -11,8 +11,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "chunks/heap_state.h"
+#include "chunks/thread_state.h"
 #include "common.h"
-#include "jdwp/sendq.h"
+#include "log.h"
+#include "send/ring.h"
 
 typedef struct ddmc__handler ddmc__handler;
 
@@ -30,8 +33,13 @@ typedef struct ddmc__registry {
   ddmc__handler *current DDMC_GUARDED_BY(lock); /* the entry whose hook the JDWP thread is in */
 } ddmc__registry;
 
+/* Small packets from VM threads go through a ring of this size (or opt.sendq_bytes when smaller);
+ * bigger payloads are queued outside it, still within opt.sendq_bytes. */
+#define DDMC__RING_BYTES ((size_t)1 << 20)
+
 struct ddmc_vm {
   ddmc__mem mem;
+  ddmc__logger log;
   ddmc_options opt;
   ddmc_vm_ops ops;
   void *vm_data;
@@ -68,13 +76,12 @@ struct ddmc_vm {
   atomic_llong last_activity; /* ms timestamp of the last debugger request; 0 = in progress */
   atomic_int zlib_peer;       /* the peer opted in to ZLIB chunks */
   atomic_uint next_id;        /* ids for VM-originated packets */
+  atomic_uint session_no;     /* the live session's number, 0 between sessions */
+  atomic_uint sessions_begun;
 
-  /* Chunk-family state (chunks/thread.c, chunks/heap.c), reset when the DDM peer leaves. */
-  atomic_int thread_notify;   /* THEN */
-  atomic_int thst_interval_ms;
-  int64_t thst_next_due;      /* JDWP thread only */
-  atomic_int hpif_when;       /* 0 never, 2 next GC, 3 every GC */
-  atomic_int hpsg_when, hpsg_what, nhsg_when, nhsg_what;
+  /* Chunk-family state, each owned by its own file. */
+  ddmc__thread_state thr;
+  ddmc__heap_state heap;
 
   /* suspend=y and wait_for_debugger sleep here. */
   pthread_mutex_t state_lock;
@@ -82,7 +89,8 @@ struct ddmc_vm {
   int waiters DDMC_GUARDED_BY(state_lock);
   atomic_int waiting;         /* mirrors waiters > 0 for lock-free readers */
 
-  ddmc__sendq q;
+  ddmc__ring ring;            /* the send path (send/send.h); DDMC__RING_BYTES or sendq_bytes */
+  atomic_size_t ext_bytes;    /* queued in batches and streams, charged against opt.sendq_bytes */
   ddmc__registry reg;
 
   /* Statistics. */
@@ -110,6 +118,7 @@ struct ddmc__transport {
 extern const ddmc__transport ddmc__transport_socket;
 extern const ddmc__transport ddmc__transport_adb;
 
+/* ---- wake-ups (wake.c) */
 /* Sleeps on the wake fd until ms pass or ddmc_vm_stop; returns non-zero when stopping. */
 int ddmc__sleep_interruptible(ddmc_vm *vm, int ms);
 /* Blocks until fd is readable (or hung up) or the wake fd fires. Returns 1 when fd is ready,
@@ -118,23 +127,18 @@ int ddmc__wait_readable(ddmc_vm *vm, int fd);
 /* Consumes a wake-up and clears wake_pending. */
 void ddmc__drain_wake(ddmc_vm *vm);
 void ddmc__wake(ddmc_vm *vm);
+/* Always writes the eventfd (ddmc_vm_stop: a pending flag must not swallow the stop). */
+void ddmc__wake_force(ddmc_vm *vm);
+
+/* ---- logging (log.c): rate-limited, through ops.log */
+void ddmc__log(ddmc_vm *vm, ddmc_log_level lvl, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* ---- the JDWP thread (jdwp/thread.c) */
 void *ddmc__jdwp_thread_main(void *arg);
-
-/* ---- unsolicited sends (jdwp/dispatch.c). Thread: any. */
-int ddmc__send_chunk_iov(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt);
-/* A preassembled chain of DDM packets that goes into the queue as one unit (heap dumps). */
-typedef struct ddmc__batch {
-  ddmc_vm *vm;
-  ddmc__qpkt *first, *last;
-  size_t bytes, count;
-  int err;
-} ddmc__batch;
-void ddmc__batch_init(ddmc__batch *b, ddmc_vm *vm);
-int ddmc__batch_add(ddmc__batch *b, uint32_t type, const void *data, size_t len);
-int ddmc__batch_commit(ddmc__batch *b); /* queues all or nothing; frees on failure */
-void ddmc__batch_discard(ddmc__batch *b);
 
 /* ---- handler registry (chunks/registry.c) */
 int ddmc__registry_init(ddmc__registry *r);
@@ -161,7 +165,7 @@ void ddmc__appinfo_free_all(ddmc_vm *vm);
 int ddmc__appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id);
 
 /* ---- WAIT (chunks/wait.c) */
-int ddmc__send_wait(ddmc_vm *vm);
+int ddmc__wait_register(ddmc_vm *vm);
 
 /* ---- ZLIB (chunks/zlib.c). */
 #define DDMC__CHUNK_ZLIB DDMC_FOURCC('Z', 'L', 'I', 'B')

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "heap/rle.h"
-#include "vm_int.h"
+#include "send/send.h"
 
 #define CHUNK_HPIF DDMC_FOURCC('H', 'P', 'I', 'F')
 #define CHUNK_HPGC DDMC_FOURCC('H', 'P', 'G', 'C')
@@ -58,7 +58,7 @@ static int handle_hpif(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
     int rc = send_hpif(vm, 1);
     if (rc != 0) return ddmc_reply_fail(b, rtype, rc, ddmc_strerror(rc));
   } else {
-    atomic_store(&vm->hpif_when, when);
+    atomic_store(&vm->heap.hpif_when, when);
   }
   return 0;
 }
@@ -81,20 +81,20 @@ static int handle_segments(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_ch
     return ddmc_reply_fail(b, rtype, DDMC_EINVAL, native ? "Unsupported NHSG what/when" : "Unsupported HPSG what/when");
   if (vm->ops.walk_heap == NULL) return ddmc_reply_fail(b, rtype, DDMC_ENOTSUP, "this VM cannot walk its heap");
   if (native) {
-    atomic_store(&vm->nhsg_what, what);
-    atomic_store(&vm->nhsg_when, when);
+    atomic_store(&vm->heap.nhsg_what, what);
+    atomic_store(&vm->heap.nhsg_when, when);
   } else {
-    atomic_store(&vm->hpsg_what, what);
-    atomic_store(&vm->hpsg_when, when);
+    atomic_store(&vm->heap.hpsg_what, what);
+    atomic_store(&vm->heap.hpsg_when, when);
   }
   return 0;
 }
 
 static void heap_disconnected(void *ud, ddmc_vm *vm) {
   (void)ud;
-  atomic_store(&vm->hpif_when, 0);
-  atomic_store(&vm->hpsg_when, 0);
-  atomic_store(&vm->nhsg_when, 0);
+  atomic_store(&vm->heap.hpif_when, 0);
+  atomic_store(&vm->heap.hpsg_when, 0);
+  atomic_store(&vm->heap.nhsg_when, 0);
 }
 
 int ddmc__heap_register(ddmc_vm *vm) {
@@ -143,7 +143,7 @@ static int dump_heap(ddmc_vm *vm, ddmc__rle *rle, int heap, int merge, uint32_t 
   int rc = vm->ops.walk_heap(vm->vm_data, heap, visit_region, &c);
   if (rc == 0) rc = ddmc__rle_finish(rle);
   if (rc == 0) rc = ddmc__batch_add(&batch, end, id, 4);
-  if (rc != 0 && batch.err == 0) {
+  if (rc != 0 && batch.data.err == 0) {
     ddmc__batch_discard(&batch);
     ddmc__log(vm, DDMC_LOG_WARN, "heap dump abandoned: %s", ddmc_strerror(rc));
     return rc;
@@ -156,7 +156,7 @@ static int dump_heap(ddmc_vm *vm, ddmc__rle *rle, int heap, int merge, uint32_t 
 int ddmc_gc_walk_wanted(const ddmc_vm *cvm) {
   ddmc_vm *vm = (ddmc_vm *)cvm;
   return vm != NULL && atomic_load_explicit(&vm->ddm_active, memory_order_acquire) &&
-         (atomic_load(&vm->hpsg_when) || atomic_load(&vm->nhsg_when));
+         (atomic_load(&vm->heap.hpsg_when) || atomic_load(&vm->heap.nhsg_when));
 }
 
 int ddmc_gc_walk(ddmc_vm *vm) {
@@ -167,11 +167,11 @@ int ddmc_gc_walk(ddmc_vm *vm) {
   ddmc__rle *rle = ddmc__malloc(&vm->mem, sizeof(*rle));
   if (rle == NULL) return DDMC_ENOMEM;
   int rc = 0;
-  if (atomic_load(&vm->hpsg_when)) {
-    int merge = atomic_load(&vm->hpsg_what) == 0;
+  if (atomic_load(&vm->heap.hpsg_when)) {
+    int merge = atomic_load(&vm->heap.hpsg_what) == 0;
     rc = dump_heap(vm, rle, DDMC_HEAP_MANAGED, merge, CHUNK_HPST, merge ? CHUNK_HPSG : CHUNK_HPSO, CHUNK_HPEN);
   }
-  if (atomic_load(&vm->nhsg_when)) {
+  if (atomic_load(&vm->heap.nhsg_when)) {
     int rc2 = dump_heap(vm, rle, DDMC_HEAP_NATIVE, 0, CHUNK_NHST, CHUNK_NHSG, CHUNK_NHEN);
     if (rc == 0) rc = rc2;
   }
@@ -182,10 +182,10 @@ int ddmc_gc_walk(ddmc_vm *vm) {
 int ddmc_gc_done(ddmc_vm *vm) {
   if (vm == NULL) return DDMC_EINVAL;
   if (!atomic_load_explicit(&vm->ddm_active, memory_order_acquire)) return DDMC_ENOTCONN;
-  int when = atomic_load(&vm->hpif_when);
+  int when = atomic_load(&vm->heap.hpif_when);
   if (when == 2) {
     int expected = 2;
-    if (!atomic_compare_exchange_strong(&vm->hpif_when, &expected, 0)) return 0;
+    if (!atomic_compare_exchange_strong(&vm->heap.hpif_when, &expected, 0)) return 0;
     return send_hpif(vm, 2);
   }
   if (when == 3) return send_hpif(vm, 3);

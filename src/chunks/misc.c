@@ -1,30 +1,12 @@
-/* EXIT, DBGD and FAIL, plus the chunk-type helper.
+/* EXIT and DBGD.
  *   EXIT [u4 status]            host asks the VM to end (ddmlib's Client.kill sends EXIT 1)
  *   DBGD (empty)                the draft's "debugger has disconnected": the VM drops its debugger
  *                               state but keeps the connection; answered with an empty reply
- *   FAIL [u4 code][u4 n][UTF-16 message]   a handler's error, as the reply to its request */
+ * FAIL, the error reply, is built by chunks/reply.c. */
 #include "vm_int.h"
 
 #define CHUNK_EXIT DDMC_FOURCC('E', 'X', 'I', 'T')
 #define CHUNK_DBGD DDMC_FOURCC('D', 'B', 'G', 'D')
-#define CHUNK_FAIL DDMC_FOURCC('F', 'A', 'I', 'L')
-
-char *ddmc_chunk_type_str(ddmc_chunk_type t, char out[5]) {
-  for (int i = 0; i < 4; i++) {
-    unsigned char c = (unsigned char)(t >> (24 - 8 * i));
-    out[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
-  }
-  out[4] = '\0';
-  return out;
-}
-
-int ddmc_reply_fail(ddmc_buf *reply, ddmc_chunk_type *reply_type, int32_t code, const char *msg) {
-  if (reply == NULL || reply_type == NULL) return DDMC_EINVAL;
-  *reply_type = CHUNK_FAIL;
-  ddmc_buf_put_u32(reply, (uint32_t)code);
-  ddmc_buf_put_str(reply, msg ? msg : "");
-  return ddmc_buf_error(reply);
-}
 
 static int handle_exit(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
   (void)ud;

@@ -23,7 +23,7 @@
 #define CHUNK_STKL DDMC_FOURCC('S', 'T', 'K', 'L')
 
 static int send_name_chunk(ddmc_vm *vm, uint32_t type, uint32_t id, const char *name) {
-  if (!atomic_load_explicit(&vm->thread_notify, memory_order_acquire) || !atomic_load(&vm->ddm_active))
+  if (!atomic_load_explicit(&vm->thr.notify, memory_order_acquire) || !atomic_load(&vm->ddm_active))
     return DDMC_ENOTCONN;
   /* Names are never clipped; the usual short one is built on the stack. */
   uint8_t stack[8 + 2 * 64];
@@ -49,7 +49,7 @@ int ddmc_notify_thread_name(ddmc_vm *vm, uint32_t id, const char *name) {
 
 int ddmc_notify_thread_end(ddmc_vm *vm, uint32_t id) {
   if (vm == NULL) return DDMC_EINVAL;
-  if (!atomic_load_explicit(&vm->thread_notify, memory_order_acquire)) return DDMC_ENOTCONN;
+  if (!atomic_load_explicit(&vm->thr.notify, memory_order_acquire)) return DDMC_ENOTCONN;
   uint8_t p[4];
   ddmc__put_u32(p, id);
   return ddmc_send_chunk(vm, CHUNK_THDE, p, 4);
@@ -70,7 +70,7 @@ static int handle_then(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   if (r.err) return ddmc_reply_fail(b, rtype, DDMC_EPROTO, "THEN needs [u1 enable]");
   /* On before the burst: a thread that starts meanwhile is reported by its own THCR (perhaps
    * twice, which the host's thread map absorbs) rather than missed. */
-  atomic_store_explicit(&vm->thread_notify, enable, memory_order_release);
+  atomic_store_explicit(&vm->thr.notify, enable, memory_order_release);
   if (enable && vm->ops.for_each_thread) {
     int rc = vm->ops.for_each_thread(vm->vm_data, thcr_visit, vm);
     if (rc == DDMC_EQFULL) return ddmc_reply_fail(b, rtype, DDMC_EQFULL, "send queue full during THCR burst");
@@ -80,8 +80,8 @@ static int handle_then(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
 
 static void thread_disconnected(void *ud, ddmc_vm *vm) {
   (void)ud;
-  atomic_store(&vm->thread_notify, 0);
-  atomic_store(&vm->thst_interval_ms, 0);
+  atomic_store(&vm->thr.notify, 0);
+  atomic_store(&vm->thr.thst_interval_ms, 0);
 }
 
 /* ---- THST */
@@ -154,7 +154,8 @@ static int handle_thst(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
     ddmc_reader_init(&r, req->data, req->len);
     uint32_t interval = ddmc_read_u32(&r);
     if (interval > 3600 * 1000) return ddmc_reply_fail(b, rtype, DDMC_EINVAL, "THST interval over an hour");
-    atomic_store(&vm->thst_interval_ms, (int)interval);
+    if (interval > 0 && interval < DDMC__THST_MIN_INTERVAL_MS) interval = DDMC__THST_MIN_INTERVAL_MS;
+    atomic_store(&vm->thr.thst_interval_ms, (int)interval);
     return 0;
   }
   int rc = build_thst(vm, b);
@@ -167,15 +168,15 @@ static int handle_thst(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
 }
 
 int ddmc__thread_tick(ddmc_vm *vm, int64_t now) {
-  int64_t next_due = vm->thst_next_due; /* JDWP thread only */
-  int interval = atomic_load(&vm->thst_interval_ms);
+  int64_t next_due = vm->thr.thst_next_due; /* JDWP thread only */
+  int interval = atomic_load(&vm->thr.thst_interval_ms);
   if (interval <= 0) {
-    vm->thst_next_due = 0;
+    vm->thr.thst_next_due = 0;
     return -1;
   }
-  if (next_due == 0) next_due = vm->thst_next_due = now + interval;
+  if (next_due == 0) next_due = vm->thr.thst_next_due = now + interval;
   if (now < next_due) return (int)(next_due - now);
-  vm->thst_next_due = now + interval;
+  vm->thr.thst_next_due = now + interval;
   ddmc_buf b;
   ddmc__buf_init(&b, &vm->mem, UINT32_MAX - 64);
   if (build_thst(vm, &b) == 0) ddmc_send_chunk(vm, CHUNK_THST, b.p, b.len);

@@ -8,9 +8,31 @@
 
 #define CHUNK_WAIT DDMC_FOURCC('W', 'A', 'I', 'T')
 
-int ddmc__send_wait(ddmc_vm *vm) {
+static int send_wait(ddmc_vm *vm) {
   uint8_t reason = 0;
   return ddmc_send_chunk(vm, CHUNK_WAIT, &reason, 1);
+}
+
+/* A DDM peer that arrives while a thread waits hears it at once (its first DDM packet is what
+ * makes it a DDM peer). */
+static void wait_connected(void *ud, ddmc_vm *vm) {
+  (void)ud;
+  if (atomic_load(&vm->waiting)) send_wait(vm);
+}
+
+/* WAIT is VM-to-host only: one sent to us gets the empty reply any unknown chunk gets. */
+static int handle_wait(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
+  (void)ud;
+  (void)vm;
+  (void)req;
+  (void)rtype;
+  (void)b;
+  return 0;
+}
+
+int ddmc__wait_register(ddmc_vm *vm) {
+  static const ddmc_chunk_handler h = {.handle = handle_wait, .connected = wait_connected};
+  return ddmc_register_handler(vm, CHUNK_WAIT, &h, NULL);
 }
 
 int ddmc_vm_waiting_for_debugger(const ddmc_vm *vm) {
@@ -36,7 +58,7 @@ int ddmc_wait_for_debugger(ddmc_vm *vm, int timeout_ms) {
 
   /* A DDM peer already there hears about it now; one that connects later hears it from the
    * dispatcher on its first DDM packet. */
-  if (!atomic_load(&vm->debugger_active)) ddmc__send_wait(vm);
+  if (!atomic_load(&vm->debugger_active)) send_wait(vm);
 
   int rc = 0;
   pthread_mutex_lock(&vm->state_lock);

@@ -1,18 +1,29 @@
-/* One peer connection as the JDWP thread sees it. Only the JDWP thread touches a session. */
+/* One peer connection as the JDWP thread sees it. Only the JDWP thread touches a session.
+ *
+ * Bounds (what one peer can make the VM hold or do):
+ * - out: at most DDMC__OUT_HIGH_WATER unsent bytes before the JDWP thread stops reading requests
+ *   and stops draining the queue, plus one reply (DDMC__REPLY_MAX) past it; a peer that does not
+ *   read cannot make the VM buffer without bound, and VM threads see DDMC_EQFULL instead of
+ *   blocking.
+ * - one request packet runs at most DDMC__PACKET_CHUNKS chunks and produces at most
+ *   DDMC__PACKET_REPLY_BYTES of reply; the rest of a packet past either budget is answered with a
+ *   single FAIL and not run. */
 #ifndef DDMC_SESSION_H
 #define DDMC_SESSION_H
 
 #include "jdwp/framer.h"
+#include "send/send.h"
 #include "vm_int.h"
 
-/* Above this many unsent bytes the JDWP thread stops reading requests and stops draining the
- * queue: a peer that does not read cannot make the VM buffer without bound, and VM threads see
- * DDMC_EQFULL instead of blocking. */
 #define DDMC__OUT_HIGH_WATER ((size_t)1 << 20)
+#define DDMC__REPLY_MAX ((size_t)64 << 20)
+#define DDMC__PACKET_CHUNKS 64
+#define DDMC__PACKET_REPLY_BYTES ((size_t)1 << 20)
 
 typedef struct ddmc__session {
   ddmc_vm *vm;
   int fd;
+  uint32_t number; /* vm->session_no while shaken */
   ddmc__framer fr;
   ddmc_buf out;    /* bytes to write; out_off of them already written */
   size_t out_off;
@@ -20,6 +31,7 @@ typedef struct ddmc__session {
   ddmc_buf hbuf;   /* scratch for handler replies after the first chunk of a packet */
   ddmc_buf extra;  /* whole packets to send right after the current reply */
   ddmc_buf zbuf;   /* ZLIB inflate/deflate scratch */
+  ddmc__ext *ext;  /* a batch or stream being sent: nothing else goes out until it ends */
   int shaken;
   int64_t hs_deadline;
 } ddmc__session;
@@ -32,13 +44,24 @@ int ddmc__session_input(ddmc__session *s, const uint8_t *p, size_t n);
 /* Ends the session: hooks (disconnected, debugger_detached) run, fd closed, memory freed. why is
  * 0 or the error that ended it (for the log). */
 void ddmc__session_end(ddmc__session *s, int why);
+static inline size_t ddmc__session_pending(const ddmc__session *s) { return s->out.len - s->out_off; }
 
 /* Handles one complete packet (dispatch.c). Returns 0, or an error that ends the session. */
 int ddmc__session_packet(ddmc__session *s, const ddmc__packet *pkt);
-/* Moves queued unsolicited packets into s->out (compressing for a ZLIB peer). */
-int ddmc__session_drain_queue(ddmc__session *s);
-/* Appends the current DDM reply (or a bare header when there is no payload) to s->out. */
-int ddmc__session_append_ddm_packet(ddmc__session *s, ddmc_buf *dst, int is_reply, uint32_t id,
-                                    uint32_t type, const uint8_t *payload, size_t n);
+
+/* ---- output (output.c): packets into s->out, headers written here */
+/* A DDM chunk as a command (is_reply 0, a fresh id) or as the reply to id; compressed for a
+ * ZLIB peer when that makes it smaller. dst is s->out or s->extra. */
+int ddmc__out_ddm(ddmc__session *s, ddmc_buf *dst, int is_reply, uint32_t id, uint32_t type,
+                  const uint8_t *payload, size_t n);
+int ddmc__out_reply(ddmc__session *s, uint32_t id, uint16_t error, const uint8_t *payload, size_t n);
+/* Moves queued packets into s->out until the queue is empty or out reaches the high-water mark.
+ * With inline_only (inside a request), stops at a batch or stream, which starts only between
+ * requests. Returns 0 or an error that ends the session. */
+int ddmc__session_drain_queue(ddmc__session *s, int inline_only);
+/* Continues the batch or stream in s->ext while out has room. */
+int ddmc__session_pump(ddmc__session *s);
+/* Drops everything still queued or in progress (the session ends). */
+void ddmc__session_drop_output(ddmc__session *s, int why);
 
 #endif

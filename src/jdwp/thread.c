@@ -39,7 +39,6 @@ static int flush_out(ddmc__session *s) {
   return 0;
 }
 
-static size_t out_pending(const ddmc__session *s) { return s->out.len - s->out_off; }
 
 static void session_handshake_done(ddmc__session *s) {
   ddmc_vm *vm = s->vm;
@@ -47,7 +46,9 @@ static void session_handshake_done(ddmc__session *s) {
   /* The echo is the first thing the peer receives: the queue opens only now, so no chunk can
    * overtake it (Dalvik's race with the early APNM, which newer ddmlib had to work around). */
   ddmc_buf_put_bytes(&s->out, DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN);
-  ddmc__sendq_open(&vm->q);
+  s->number = atomic_fetch_add(&vm->sessions_begun, 1) + 1;
+  atomic_store_explicit(&vm->session_no, s->number, memory_order_release);
+  ddmc__ring_open(&vm->ring);
   atomic_store(&vm->connected, 1);
   pthread_mutex_lock(&vm->state_lock);
   atomic_fetch_add(&vm->st_sessions, 1);
@@ -82,7 +83,7 @@ static int read_and_handle(ddmc__session *s) {
   ddmc_vm *vm = s->vm;
   uint8_t tmp[65536];
   size_t budget = 4 * sizeof(tmp); /* bounded work per wake-up keeps the queue drained */
-  while (budget > 0 && out_pending(s) < DDMC__OUT_HIGH_WATER) {
+  while (budget > 0 && ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER && s->ext == NULL) {
     ssize_t n = recv(s->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
     if (n == 0) return DDMC_ECLOSED;
     if (n < 0) {
@@ -112,8 +113,9 @@ void ddmc__session_end(ddmc__session *s, int why) {
     ddmc__log(vm, DDMC_LOG_INFO, "JDWP: peer disconnected");
   }
   atomic_store(&vm->connected, 0);
+  atomic_store(&vm->session_no, 0);
   int was_ddm = atomic_exchange(&vm->ddm_active, 0);
-  ddmc__sendq_close(&vm->q);
+  ddmc__session_drop_output(s, why);
   if (s->fd >= 0) {
     shutdown(s->fd, SHUT_RDWR);
     close(s->fd);
@@ -136,11 +138,13 @@ void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd) {
   s->vm = vm;
   s->fd = fd;
   ddmc__framer_init(&s->fr, &vm->mem, vm->opt.max_packet);
-  ddmc__buf_init(&s->out, &vm->mem, SIZE_MAX);
-  ddmc__buf_init(&s->reply, &vm->mem, UINT32_MAX - 64);
-  ddmc__buf_init(&s->hbuf, &vm->mem, UINT32_MAX - 64);
-  ddmc__buf_init(&s->extra, &vm->mem, SIZE_MAX);
-  ddmc__buf_init(&s->zbuf, &vm->mem, UINT32_MAX - 64);
+  /* Every buffer has a cap: out holds the high-water mark plus one reply and the extras of one
+   * packet past it. */
+  ddmc__buf_init(&s->out, &vm->mem, DDMC__OUT_HIGH_WATER + DDMC__REPLY_MAX + 2 * DDMC__PACKET_REPLY_BYTES);
+  ddmc__buf_init(&s->reply, &vm->mem, DDMC__REPLY_MAX);
+  ddmc__buf_init(&s->hbuf, &vm->mem, DDMC__REPLY_MAX);
+  ddmc__buf_init(&s->extra, &vm->mem, 2 * DDMC__PACKET_REPLY_BYTES);
+  ddmc__buf_init(&s->zbuf, &vm->mem, DDMC__REPLY_MAX + 4096);
   s->hs_deadline = ddmc__now_ms() + vm->opt.handshake_timeout_ms;
 }
 
@@ -170,7 +174,8 @@ static void run_session(ddmc_vm *vm, int fd) {
     struct pollfd p[3];
     int extra = vm->transport->extra_fd(vm);
     p[0].fd = fd;
-    p[0].events = (short)((out_pending(&s) ? POLLOUT : 0) | (out_pending(&s) < DDMC__OUT_HIGH_WATER ? POLLIN : 0));
+    int can_read = ddmc__session_pending(&s) < DDMC__OUT_HIGH_WATER && s.ext == NULL;
+    p[0].events = (short)((ddmc__session_pending(&s) ? POLLOUT : 0) | (can_read ? POLLIN : 0));
     p[1].fd = vm->wake_fd;
     p[1].events = POLLIN;
     p[2].fd = extra;
@@ -194,15 +199,15 @@ static void run_session(ddmc_vm *vm, int fd) {
      * its EOF and its new connection in the same wake-up, and the new one must not be taken
      * for a second peer. */
     if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
-    if (s.shaken && out_pending(&s) < DDMC__OUT_HIGH_WATER) {
+    if (s.shaken && ddmc__session_pending(&s) < DDMC__OUT_HIGH_WATER) {
       size_t before = s.out.len;
-      if ((why = ddmc__session_drain_queue(&s)) != 0) break;
+      if ((why = ddmc__session_drain_queue(&s, 0)) != 0) break;
       if (s.out.len == before && grace_until && ddmc__now_ms() >= grace_until) {
         /* Quiet for a grace period: re-arm wake-ups, then look once more, so a chunk pushed
          * just before the re-arm (whose sender skipped the wake) is not left behind. */
         grace_until = 0;
         atomic_store(&vm->wake_pending, 0);
-        if ((why = ddmc__session_drain_queue(&s)) != 0) break;
+        if ((why = ddmc__session_drain_queue(&s, 0)) != 0) break;
       }
       if (s.out.len != before) {
         /* Traffic: stay awake a little. Senders see a wake-up pending and skip the eventfd
@@ -211,7 +216,7 @@ static void run_session(ddmc_vm *vm, int fd) {
         grace_until = ddmc__now_ms() + DDMC__WAKE_GRACE_MS;
       }
     }
-    if (out_pending(&s) && (why = flush_out(&s)) != 0) break;
+    if (ddmc__session_pending(&s) && (why = flush_out(&s)) != 0) break;
   }
   ddmc__session_end(&s, why);
   atomic_store(&vm->wake_pending, 0); /* the next session starts with wake-ups armed */
@@ -219,6 +224,7 @@ static void run_session(ddmc_vm *vm, int fd) {
 
 void *ddmc__jdwp_thread_main(void *arg) {
   ddmc_vm *vm = arg;
+  ddmc__send_mark_jdwp_thread();
   if (vm->ops.jdwp_thread_start) vm->ops.jdwp_thread_start(vm->vm_data);
   while (!atomic_load(&vm->stopping)) {
     int fd = vm->transport->acquire(vm);
