@@ -13,11 +13,15 @@
 #include "vm_int.h"
 
 int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops,
-                 size_t ops_size, const ddmc_allocator *mem, void *vm_data, unsigned header_version) {
+                 size_t ops_size, const ddmc_allocator *mem, void *vm_data, unsigned header_version,
+                 size_t thread_info_size, size_t frame_size) {
   if (out == NULL) return DDMC_EINVAL;
   *out = NULL;
   if ((header_version >> 16) != DDMC_VERSION_MAJOR) return DDMC_EVERSION;
-  if (o == NULL || options_size != sizeof(ddmc_options) || ops_size > sizeof(ddmc_vm_ops))
+  /* Every struct at least as big as in the first release (today's sizes), none bigger than this
+   * library knows: a newer caller needs a newer library. */
+  if (o == NULL || options_size != sizeof(ddmc_options) || ops_size > sizeof(ddmc_vm_ops) ||
+      thread_info_size != sizeof(ddmc_thread_info) || frame_size != sizeof(ddmc_frame))
     return DDMC_EVERSION;
   if (o->transport != DDMC_TRANSPORT_SOCKET && o->transport != DDMC_TRANSPORT_ADB) return DDMC_EINVAL;
 
@@ -194,16 +198,20 @@ int64_t ddmc_vm_last_activity_ms(const ddmc_vm *vm) {
   return d > 0 ? d : 1; /* 0 means "busy": never report it for an idle debugger */
 }
 
-void ddmc_vm_get_stats(const ddmc_vm *cvm, ddmc_stats *out) {
+void ddmc_vm_get_stats_(const ddmc_vm *cvm, ddmc_stats *caller, size_t size) {
   ddmc_vm *vm = (ddmc_vm *)cvm;
-  memset(out, 0, sizeof(*out));
-  if (vm == NULL) return;
-  out->sessions = atomic_load(&vm->st_sessions);
-  out->packets_in = atomic_load(&vm->st_packets_in);
-  out->packets_out = atomic_load(&vm->st_packets_out);
-  out->bytes_in = atomic_load(&vm->st_bytes_in);
-  out->bytes_out = atomic_load(&vm->st_bytes_out);
-  out->chunks_dropped = atomic_load(&vm->ring.dropped);
-  out->bytes_queued_peak = atomic_load(&vm->ring.peak);
-  out->protocol_errors = atomic_load(&vm->st_protocol_errors);
+  if (caller == NULL) return;
+  ddmc_stats st;
+  memset(&st, 0, sizeof(st));
+  if (vm != NULL) {
+    st.sessions = atomic_load(&vm->st_sessions);
+    st.packets_in = atomic_load(&vm->st_packets_in);
+    st.packets_out = atomic_load(&vm->st_packets_out);
+    st.bytes_in = atomic_load(&vm->st_bytes_in);
+    st.bytes_out = atomic_load(&vm->st_bytes_out);
+    st.chunks_dropped = atomic_load(&vm->ring.dropped);
+    st.bytes_queued_peak = atomic_load(&vm->ring.peak);
+    st.protocol_errors = atomic_load(&vm->st_protocol_errors);
+  }
+  memcpy(caller, &st, DDMC__MIN(size, sizeof(st))); /* an older caller's smaller struct is not overrun */
 }

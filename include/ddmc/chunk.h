@@ -45,9 +45,12 @@ typedef struct ddmc_chunk_handler {
 
 /* Registers h (copied) for type; ud is passed to every hook. Thread: any.
  * Returns 0, DDMC_EEXIST (type taken: the built-ins take HELO FEAT EXIT DBGD THEN THST STKL
- * HPIF HPGC HPSG NHSG), DDMC_EINVAL (no handle), DDMC_ENOMEM. */
-DDMC_EXTERN int ddmc_register_handler(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_chunk_handler *h,
-                                      void *ud);
+ * HPIF HPGC HPSG NHSG WAIT), DDMC_EINVAL (no handle), DDMC_ENOMEM. */
+DDMC_EXTERN int ddmc_register_handler_(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_chunk_handler *h,
+                                       size_t size, void *ud);
+/* ABI: passes the caller's sizeof(ddmc_chunk_handler); hooks added later read as NULL. */
+#define ddmc_register_handler(vm, type, h, ud) \
+  ddmc_register_handler_((vm), (type), (h), sizeof(ddmc_chunk_handler), (ud))
 /* On return no call of the handler is in flight (unless called from inside that handler, which
  * is allowed), and its destroy has run. Returns 0 or DDMC_ENOENT. Thread: any. */
 DDMC_EXTERN int ddmc_unregister_handler(ddmc_vm *vm, ddmc_chunk_type type);

@@ -2,7 +2,10 @@
  *
  * Every function that can fail returns 0 (DDMC_OK) or one of the negative DDMC_E* values below;
  * functions that return a count return the count (>= 0) or an error. Wire-level JDWP error codes
- * (ddmc_jdwp_error) are a separate type: they go to the peer, never to the caller. */
+ * (ddmc_jdwp_error) are a separate type: they go to the peer, never to the caller.
+ *
+ * ABI: the list is append-only. A code's value is fixed once released (DDMC_EINVAL is -999, the
+ * next -998, ...); new codes go at the end of DDMC_ERRNO_MAP, never between. */
 #ifndef DDMC_ERROR_H
 #define DDMC_ERROR_H
 

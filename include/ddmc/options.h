@@ -52,8 +52,11 @@ typedef struct ddmc_options {
 #define DDMC_DEFAULT_MAX_PACKET (4u << 20)
 #define DDMC_DEFAULT_SENDQ_BYTES ((size_t)32 << 20)
 
-/* Defaults: no transport, server=y, suspend=n, loopback, the caps above. Thread: any. */
-DDMC_EXTERN void ddmc_options_init(ddmc_options *o);
+/* Defaults: no transport, server=y, suspend=n, loopback, the caps above. Thread: any.
+ * ABI: the macro passes sizeof(ddmc_options) as the caller's header has it; the library writes no
+ * more than that (a struct that grows in a later version never overruns an older caller's). */
+DDMC_EXTERN void ddmc_options_init_(ddmc_options *o, size_t size);
+#define ddmc_options_init(o) ddmc_options_init_((o), sizeof(ddmc_options))
 
 /* Parses spec into o (which ddmc_options_init must have prepared; fields the spec does not name
  * keep their values). spec is either the whole flag ("-agentlib:jdwp=..." / "-Xrunjdwp:...") or
@@ -62,7 +65,8 @@ DDMC_EXTERN void ddmc_options_init(ddmc_options *o);
  * "JDWP address has junk in port field 'x80'". "help" sets o->help and returns DDMC_EINVAL with
  * err = "JDWP help requested". Accepted and ignored: launch, onthrow, oncaught, timeout.
  * Thread: any. */
-DDMC_EXTERN int ddmc_options_parse(ddmc_options *o, const char *spec, char *err, size_t errlen);
+DDMC_EXTERN int ddmc_options_parse_(ddmc_options *o, size_t size, const char *spec, char *err, size_t errlen);
+#define ddmc_options_parse(o, spec, err, errlen) ddmc_options_parse_((o), sizeof(ddmc_options), (spec), (err), (errlen))
 
 /* Non-zero if arg starts with "-agentlib:jdwp=" or "-Xrunjdwp:". Thread: any. */
 DDMC_EXTERN int ddmc_options_is_jdwp_flag(const char *arg);

@@ -176,12 +176,16 @@ typedef struct ddmc_vm_ident {
  * copied; vm_data is borrowed until ddmc_vm_free. Returns 0, DDMC_EINVAL (o->transport is
  * NONE, NULL arguments), DDMC_ENOMEM, DDMC_EVERSION (header and library majors differ).
  * Thread: any (typically the VM's init thread). */
+/* ABI: the macro passes the sizes of the structs the VM fills and the library reads, as the VM's
+ * header has them (options, ops, ddmc_thread_info, ddmc_frame): a later library reads members
+ * added after those sizes only when the VM's struct has them, and treats missing hooks as NULL. */
 DDMC_EXTERN int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size,
                              const ddmc_vm_ops *ops, size_t ops_size, const ddmc_allocator *mem,
-                             void *vm_data, unsigned header_version);
+                             void *vm_data, unsigned header_version, size_t thread_info_size,
+                             size_t frame_size);
 #define ddmc_vm_new(out, o, ops, mem, vm_data)                                                 \
   ddmc_vm_new_((out), (o), sizeof(ddmc_options), (ops), sizeof(ddmc_vm_ops), (mem), (vm_data), \
-               DDMC_VERSION_HEX)
+               DDMC_VERSION_HEX, sizeof(ddmc_thread_info), sizeof(ddmc_frame))
 
 /* Before ddmc_vm_start. Returns 0, DDMC_ENOMEM, DDMC_ESTATE (already started). */
 DDMC_EXTERN int ddmc_vm_set_ident(ddmc_vm *vm, const ddmc_vm_ident *ident);
@@ -222,7 +226,9 @@ typedef struct ddmc_stats {
   uint64_t protocol_errors;     /* sessions ended for a protocol violation */
 } ddmc_stats;
 /* Thread: any. */
-DDMC_EXTERN void ddmc_vm_get_stats(const ddmc_vm *vm, ddmc_stats *out);
+/* ABI: the macro passes the caller's sizeof(ddmc_stats); the library fills no more than that. */
+DDMC_EXTERN void ddmc_vm_get_stats_(const ddmc_vm *vm, ddmc_stats *out, size_t size);
+#define ddmc_vm_get_stats(vm, out) ddmc_vm_get_stats_((vm), (out), sizeof(ddmc_stats))
 
 /* ---- Events from VM threads. Thread: any; none blocks on the network. Each copies its input and
  * returns 0 (queued), DDMC_ENOTCONN (no peer, or the peer has not asked for this kind of event:

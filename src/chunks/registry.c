@@ -48,12 +48,12 @@ void ddmc__registry_destroy(ddmc_vm *vm) {
   pthread_mutex_destroy(&r->lock);
 }
 
-int ddmc_register_handler(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_chunk_handler *h, void *ud) {
-  if (vm == NULL || h == NULL || h->handle == NULL) return DDMC_EINVAL;
+int ddmc_register_handler_(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_chunk_handler *h, size_t size, void *ud) {
+  if (vm == NULL || h == NULL || size < sizeof(h->handle) || h->handle == NULL) return DDMC_EINVAL;
   ddmc__handler *e = ddmc__calloc(&vm->mem, 1, sizeof(*e));
   if (e == NULL) return DDMC_ENOMEM;
   e->type = type;
-  e->h = *h;
+  memcpy(&e->h, h, DDMC__MIN(size, sizeof(e->h))); /* hooks an older caller lacks stay NULL */
   e->ud = ud;
   ddmc__registry *r = &vm->reg;
   pthread_mutex_lock(&r->lock);

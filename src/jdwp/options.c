@@ -14,7 +14,7 @@
 static const char kAgentlib[] = "-agentlib:jdwp=";
 static const char kXrun[] = "-Xrunjdwp:";
 
-void ddmc_options_init(ddmc_options *o) {
+static void init_defaults(ddmc_options *o) {
   memset(o, 0, sizeof(*o));
   o->transport = DDMC_TRANSPORT_NONE;
   o->server = 1;
@@ -25,6 +25,16 @@ void ddmc_options_init(ddmc_options *o) {
   o->redial_max_ms = 2000;
   o->zlib_threshold = 1024;
   o->adb_announce = DDMC_ADB_HEX4_STREAM;
+}
+
+/* The first release's layout: no caller can have a smaller struct. */
+#define OPTIONS_V0_SIZE sizeof(ddmc_options)
+
+void ddmc_options_init_(ddmc_options *o, size_t size) {
+  if (o == NULL || size < OPTIONS_V0_SIZE) return;
+  ddmc_options t;
+  init_defaults(&t);
+  memcpy(o, &t, DDMC__MIN(size, sizeof(t)));
 }
 
 int ddmc_options_is_jdwp_flag(const char *arg) {
@@ -103,7 +113,22 @@ static int parse_address(ddmc_options *o, const char *v, size_t n, char *err, si
   return 0;
 }
 
-int ddmc_options_parse(ddmc_options *o, const char *spec, char *err, size_t errlen) {
+static int parse(ddmc_options *o, const char *spec, char *err, size_t errlen);
+
+int ddmc_options_parse_(ddmc_options *o, size_t size, const char *spec, char *err, size_t errlen) {
+  if (o != NULL && size < OPTIONS_V0_SIZE) {
+    if (err != NULL && errlen > 0) snprintf(err, errlen, "JDWP opts: ddmc_options from an incompatible header");
+    return DDMC_EVERSION;
+  }
+  ddmc_options t; /* the caller's fields, the rest at their defaults */
+  init_defaults(&t);
+  if (o != NULL) memcpy(&t, o, DDMC__MIN(size, sizeof(t)));
+  int rc = parse(o ? &t : NULL, spec, err, errlen);
+  if (rc == 0 || (o != NULL && t.help)) memcpy(o, &t, DDMC__MIN(size, sizeof(t)));
+  return rc;
+}
+
+static int parse(ddmc_options *o, const char *spec, char *err, size_t errlen) {
   if (err != NULL && errlen > 0) err[0] = '\0';
   if (o == NULL || spec == NULL) return fail(err, errlen, "JDWP opts: %.*s", "no options given", 16);
   if (strncmp(spec, kAgentlib, sizeof(kAgentlib) - 1) == 0) spec += sizeof(kAgentlib) - 1;
