@@ -79,6 +79,94 @@ static void put_header(uint8_t *b, uint32_t len, uint32_t id, uint8_t flags, uin
   b[8] = flags; b[9] = set; b[10] = cmd;
 }
 
+/* A field of /proc/PID/status in KiB (VmRSS, VmHWM). */
+static long status_kib(pid_t pid, const char *field) {
+  char path[64], line[256];
+  snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  long v = -1;
+  size_t n = strlen(field);
+  while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+    if (strncmp(line, field, n) == 0 && line[n] == ':') v = atol(line + n + 1);
+  if (f != NULL) fclose(f);
+  return v;
+}
+
+/* One DDM packet as big as the VM accepts (4 MiB), holding nothing but copies of one chunk. */
+static uint8_t *flood_packet(const uint8_t *chunk, size_t chunk_len, size_t *len, size_t *count) {
+  size_t body = ((4u << 20) - 11) / chunk_len * chunk_len;
+  uint8_t *b = malloc(11 + body);
+  assert_non_null(b);
+  put_header(b, (uint32_t)(11 + body), 9, 0, 199, 1);
+  for (size_t off = 0; off < body; off += chunk_len) memcpy(b + 11 + off, chunk, chunk_len);
+  *len = 11 + body;
+  *count = body / chunk_len;
+  return b;
+}
+
+/* Issue 12: a 4 MiB packet of half a million chunks from a peer that leaves at once used to keep
+ * the JDWP thread busy for 30-100 s on this program and grow the VM by 80-320 MB. Now the work
+ * per packet is bounded: the next peer is served within a second, and memory stays put. */
+static int flood_cases(void) {
+  static const struct {
+    const char *name;
+    uint8_t chunk[12];
+    size_t len;
+  } kinds[] = {
+      {"THST", "THST\0\0\0\0", 8},
+      {"HELO", "HELO\0\0\0\4\0\0\0\1", 12},
+      {"FEAT", "FEAT\0\0\0\0", 8},
+      {"HPIF", "HPIF\0\0\0\0", 8},
+      {"STKL", "STKL\0\0\0\4\0\0\0\1", 12},
+  };
+  int cases = 0;
+  long rss0 = status_kib(g_vm.pid, "VmRSS");
+  assert_true(rss0 > 0);
+  for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+    size_t len, count;
+    uint8_t *b = flood_packet(kinds[k].chunk, kinds[k].len, &len, &count);
+    ddmc_host *h = raw_peer(1);
+    ddmc_host_send_raw(h, b, len);
+    free(b);
+    ddmc_host_free(h); /* gone before the VM has read it all */
+    int64_t t0 = test_now_ms();
+    uint32_t busy;
+    size_t n;
+    char what[96];
+    snprintf(what, sizeof(what), "a 4 MiB packet of %zu %s chunks", count, kinds[k].name);
+    check_healthy(what, &busy, &n);
+    int64_t ms = test_now_ms() - t0;
+    long hwm = status_kib(g_vm.pid, "VmHWM");
+    print_message("flood %s: %zu chunks; next peer served after %lld ms; VmHWM %ld KiB (VmRSS before %ld KiB)\n",
+                  kinds[k].name, count, (long long)ms, hwm, rss0);
+    if (ms >= 1000) print_error("%s: next peer served after %lld ms\n", what, (long long)ms);
+    assert_true(ms < 1000);
+    assert_true(hwm - rss0 < 64 * 1024);
+    cases++;
+  }
+  { /* a reading peer: 64 chunks run and answered, then one FAIL for the rest */
+    size_t len, count;
+    uint8_t *b = flood_packet(kinds[0].chunk, kinds[0].len, &len, &count);
+    ddmc_host *h = raw_peer(1);
+    ddmc_host_send_raw(h, b, len);
+    free(b);
+    ddmc_host_packet p;
+    int thst = 0, fail = 0;
+    while (!fail && ddmc_host_recv(h, &p, TMO) == 0) {
+      if (p.chunk_type == T('T', 'H', 'S', 'T')) thst++;
+      if (p.chunk_type == T('F', 'A', 'I', 'L')) fail++;
+    }
+    assert_int_equal(thst, 64);
+    assert_int_equal(fail, 1);
+    ddmc_host_helo helo; /* the session goes on */
+    assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
+    ddmc_host_helo_free(&helo);
+    ddmc_host_free(h);
+    cases++;
+  }
+  return cases;
+}
+
 static void test_adversaries(void **state) {
   (void)state;
   minivm_spawn(&g_vm, "threads", NULL);
@@ -228,6 +316,7 @@ static void test_adversaries(void **state) {
     check_healthy("HTTP request", &busy, &n);
     cases++;
   }
+  cases += flood_cases();
   /* the VM's threads kept running the whole time */
   assert_true(busy > busy0);
   assert_true(n >= n0 - 2);
