@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vm_int.h"
+#include "send/send.h"
 
 int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops,
                  size_t ops_size, const ddmc_allocator *mem, void *vm_data, unsigned header_version,
@@ -58,7 +58,8 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   have_cond = pthread_cond_init(&vm->state_cond, &ca) == 0;
   pthread_condattr_destroy(&ca);
   if (!have_cond) goto fail;
-  if (ddmc__ring_init(&vm->ring, &vm->mem, DDMC__MIN(vm->opt.sendq_bytes, DDMC__RING_BYTES)) != 0) goto fail;
+  if (ddmc__ring_init(&vm->ring, &vm->mem, DDMC__MIN(vm->opt.sendq_bytes, DDMC__RING_BYTES), ddmc__send_drop, vm) != 0)
+    goto fail;
   have_q = 1;
   if (ddmc__registry_init(&vm->reg) != 0) goto fail;
   have_reg = 1;

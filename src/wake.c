@@ -9,8 +9,13 @@
 #include "vm_int.h"
 
 void ddmc__wake(ddmc_vm *vm) {
-  /* One write per wake-up: publishers that find a wake already pending skip the syscall. */
-  if (atomic_exchange_explicit(&vm->wake_pending, 1, memory_order_acq_rel) == 0) {
+  /* One write per wake-up: publishers that find a wake already pending skip the syscall, and
+   * look before they swap, so a busy period costs them a shared read, not a contended write. The
+   * fence orders the caller's publish before that read (the JDWP thread clears the flag, then
+   * looks at the queue): without it the read could pass the publish and the wake-up be lost. */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load_explicit(&vm->wake_pending, memory_order_relaxed) == 0 &&
+      atomic_exchange_explicit(&vm->wake_pending, 1, memory_order_acq_rel) == 0) {
     uint64_t one = 1;
     ssize_t rc;
     do {

@@ -79,7 +79,7 @@ static int emit(ddmc__session *s, ddmc__rec *rec, uint32_t kind) {
     return 0;
   case DDMC__REC_REPLY:
     if (stale(s, rec)) return 0;
-    return ddmc__out_reply(s, rec->a, (uint16_t)ddmc__get_u32(d), d + 4, rec->len - 4);
+    return ddmc__out_reply(s, rec->a, (uint16_t)rec->c, d, rec->len);
   default:
     return DDMC_EPROTO; /* cannot happen: the ring hands out only published kinds */
   }
@@ -89,26 +89,28 @@ int ddmc__session_drain_queue(ddmc__session *s, int inline_only) {
   ddmc_vm *vm = s->vm;
   if (s->ext != NULL) return inline_only ? 0 : ddmc__session_pump(s);
   ddmc__rec *rec;
-  while (ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER && (rec = ddmc__ring_peek(&vm->ring)) != NULL) {
-    uint32_t kind = atomic_load_explicit(&rec->kind, memory_order_relaxed);
-    if (kind == DDMC__REC_EXT) {
-      if (inline_only) return 0;
-      ddmc__ext *e = ext_of(rec);
+  int rc = 0;
+  while (rc == 0 && ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER && (rec = ddmc__ring_peek(&vm->ring)) != NULL) {
+    uint32_t kind = ddmc__rec_kind(rec);
+    if (kind != DDMC__REC_EXT) {
+      rc = emit(s, rec, kind);
       ddmc__ring_pop(&vm->ring);
-      if (stale(s, rec)) {
-        ddmc__ext_finish(vm, e, DDMC_ENOTCONN);
-        continue;
-      }
-      s->ext = e;
-      int rc = ddmc__session_pump(s);
-      if (rc != 0 || s->ext != NULL) return rc;
       continue;
     }
-    int rc = emit(s, rec, kind);
+    if (inline_only) break;
+    ddmc__ext *e = ext_of(rec);
+    int old = stale(s, rec);
     ddmc__ring_pop(&vm->ring);
-    if (rc != 0) return rc;
+    if (old) {
+      ddmc__ext_finish(vm, e, DDMC_ENOTCONN);
+      continue;
+    }
+    s->ext = e;
+    ddmc__ring_release(&vm->ring);
+    return ddmc__session_pump(s); /* which comes back here when the payload is out */
   }
-  return 0;
+  ddmc__ring_release(&vm->ring);
+  return rc;
 }
 
 /* Next chunk of a batch: [u4 type][u4 len][payload]. */
@@ -165,12 +167,6 @@ int ddmc__session_pump(ddmc__session *s) {
   return ddmc__session_drain_queue(s, 0);
 }
 
-static void drop_rec(void *arg, ddmc__rec *rec) {
-  ddmc_vm *vm = arg;
-  if (atomic_load_explicit(&rec->kind, memory_order_relaxed) == DDMC__REC_EXT)
-    ddmc__ext_finish(vm, ext_of(rec), DDMC_ENOTCONN);
-}
-
 void ddmc__session_drop_output(ddmc__session *s, int why) {
   ddmc_vm *vm = s->vm;
   if (s->ext != NULL) {
@@ -178,5 +174,5 @@ void ddmc__session_drop_output(ddmc__session *s, int why) {
     atomic_fetch_add_explicit(&vm->ring.dropped, 1, memory_order_relaxed);
     s->ext = NULL;
   }
-  ddmc__ring_close(&vm->ring, drop_rec, vm);
+  ddmc__ring_close(&vm->ring);
 }

@@ -1,36 +1,33 @@
 /* See ring.h. Load: one append per unsolicited packet from any number of VM threads; the JDWP
  * thread takes everything published at each wake-up. */
-#include <sched.h>
 #include <string.h>
 
 #include "send/ring.h"
+
+#define EPOCH_MASK 0xffffffu
 
 static size_t span_of(size_t len) {
   return (sizeof(ddmc__rec) + len + DDMC__REC_ALIGN - 1) & ~(size_t)(DDMC__REC_ALIGN - 1);
 }
 
-int ddmc__ring_init(ddmc__ring *r, const ddmc__mem *mem, size_t size) {
+int ddmc__ring_init(ddmc__ring *r, const ddmc__mem *mem, size_t size, ddmc__ring_drop_fn drop, void *drop_arg) {
   size_t n = 4096;
   while (n < size && n < ((size_t)1 << 40)) n <<= 1;
   memset(r, 0, sizeof(*r));
   r->mem = mem;
   r->size = n;
-  /* calloc: untouched pages cost no memory until a burst reaches them; and a zero kind word is
-   * what "not yet published" means. */
+  r->drop = drop;
+  r->drop_arg = drop_arg;
+  /* calloc: untouched pages cost no memory until a burst reaches them; and a zero word is what
+   * "not yet published" means. */
   r->buf = ddmc__calloc(mem, 1, n);
   if (r->buf == NULL) return DDMC_ENOMEM;
+  atomic_init(&r->epoch, 0);
   atomic_init(&r->head, 0);
   atomic_init(&r->tail, 0);
-  atomic_init(&r->open, 0);
-  atomic_init(&r->pushers, 0);
   atomic_init(&r->dropped, 0);
   atomic_init(&r->peak, 0);
   return 0;
-}
-
-void ddmc__ring_destroy(ddmc__ring *r) {
-  ddmc__free(r->mem, r->buf);
-  r->buf = NULL;
 }
 
 size_t ddmc__ring_max_payload(const ddmc__ring *r) { return r->size / 4 - sizeof(ddmc__rec); }
@@ -38,14 +35,13 @@ size_t ddmc__ring_max_payload(const ddmc__ring *r) { return r->size / 4 - sizeof
 static ddmc__rec *at(const ddmc__ring *r, size_t pos) { return (ddmc__rec *)(r->buf + (pos & (r->size - 1))); }
 
 ddmc__rec *ddmc__ring_reserve(ddmc__ring *r, size_t len, int *err) {
-  if (len > ddmc__ring_max_payload(r)) {
-    *err = DDMC_ETOOBIG;
+  unsigned epoch = atomic_load_explicit(&r->epoch, memory_order_acquire);
+  if (!(epoch & 1)) {
+    *err = DDMC_ENOTCONN;
     return NULL;
   }
-  atomic_fetch_add_explicit(&r->pushers, 1, memory_order_seq_cst);
-  if (!atomic_load_explicit(&r->open, memory_order_seq_cst)) {
-    atomic_fetch_sub_explicit(&r->pushers, 1, memory_order_release);
-    *err = DDMC_ENOTCONN;
+  if (len > ddmc__ring_max_payload(r)) {
+    *err = DDMC_ETOOBIG;
     return NULL;
   }
   size_t span = span_of(len), pad, h = atomic_load_explicit(&r->head, memory_order_relaxed);
@@ -54,7 +50,6 @@ ddmc__rec *ddmc__ring_reserve(ddmc__ring *r, size_t len, int *err) {
     size_t off = h & (r->size - 1);
     pad = off + span > r->size ? r->size - off : 0;
     if (h + pad + span - t > r->size) {
-      atomic_fetch_sub_explicit(&r->pushers, 1, memory_order_release);
       atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
       *err = DDMC_EQFULL;
       return NULL;
@@ -65,55 +60,70 @@ ddmc__rec *ddmc__ring_reserve(ddmc__ring *r, size_t len, int *err) {
   }
   size_t used = h + pad + span - atomic_load_explicit(&r->tail, memory_order_relaxed);
   if (used > atomic_load_explicit(&r->peak, memory_order_relaxed)) atomic_store_explicit(&r->peak, used, memory_order_relaxed);
+  uint32_t ep = (epoch & EPOCH_MASK) << 8;
   if (pad) {
     ddmc__rec *p = at(r, h);
     p->len = (uint32_t)pad;
-    atomic_store_explicit(&p->kind, DDMC__REC_PAD, memory_order_release);
+    atomic_store_explicit(&p->word, DDMC__REC_PAD | ep, memory_order_release);
   }
   ddmc__rec *rec = at(r, h + pad);
   rec->len = (uint32_t)len;
+  rec->epoch = ep;
   return rec;
 }
 
 void ddmc__ring_publish(ddmc__ring *r, ddmc__rec *rec, uint32_t kind) {
-  atomic_store_explicit(&rec->kind, kind, memory_order_release);
-  atomic_fetch_sub_explicit(&r->pushers, 1, memory_order_release);
+  (void)r;
+  atomic_store_explicit(&rec->word, kind | rec->epoch, memory_order_release);
 }
 
-/* The consumer's own position is tail: nobody else writes it. */
-static void release(ddmc__ring *r, size_t span) {
-  size_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-  memset(at(r, t), 0, span);
-  atomic_store_explicit(&r->tail, t + span, memory_order_release);
+static void discard(ddmc__ring *r, ddmc__rec *rec) {
+  if (r->drop) r->drop(r->drop_arg, rec);
+  atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
 }
+
+static void consume(ddmc__ring *r, size_t span) {
+  memset(at(r, r->ctail), 0, span);
+  r->ctail += span;
+  /* Hand space back now and then even inside a long drain, so producers never see the ring
+   * fuller than it is by more than an eighth. */
+  if (r->ctail - atomic_load_explicit(&r->tail, memory_order_relaxed) >= r->size / 8) ddmc__ring_release(r);
+}
+
+void ddmc__ring_release(ddmc__ring *r) { atomic_store_explicit(&r->tail, r->ctail, memory_order_release); }
 
 ddmc__rec *ddmc__ring_peek(ddmc__ring *r) {
+  uint32_t want = (atomic_load_explicit(&r->epoch, memory_order_relaxed) & EPOCH_MASK) << 8;
   for (;;) {
-    size_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    ddmc__rec *rec = at(r, t);
-    uint32_t kind = atomic_load_explicit(&rec->kind, memory_order_acquire);
-    if (kind == 0) return NULL;
-    if (kind != DDMC__REC_PAD) return rec;
-    release(r, rec->len);
+    ddmc__rec *rec = at(r, r->ctail);
+    uint32_t w = atomic_load_explicit(&rec->word, memory_order_acquire);
+    if (w == 0) return NULL;
+    if ((w & 0xff) == DDMC__REC_PAD) {
+      consume(r, rec->len);
+      continue;
+    }
+    if ((w & ~0xffu) == want) return rec;
+    discard(r, rec); /* published for a session that has ended */
+    consume(r, span_of(rec->len));
   }
 }
 
-void ddmc__ring_pop(ddmc__ring *r) {
-  size_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-  release(r, span_of(at(r, t)->len));
+void ddmc__ring_pop(ddmc__ring *r) { consume(r, span_of(at(r, r->ctail)->len)); }
+
+void ddmc__ring_open(ddmc__ring *r) { atomic_fetch_add_explicit(&r->epoch, 1, memory_order_release); }
+
+void ddmc__ring_close(ddmc__ring *r) {
+  atomic_fetch_add_explicit(&r->epoch, 1, memory_order_release);
+  /* Every record now has an old epoch: peek drops them all and returns NULL at the first one
+   * still being filled (dropped later, when a peek reaches it). */
+  (void)ddmc__ring_peek(r);
+  ddmc__ring_release(r);
 }
 
-void ddmc__ring_open(ddmc__ring *r) { atomic_store(&r->open, 1); }
-
-void ddmc__ring_close(ddmc__ring *r, void (*drop)(void *arg, ddmc__rec *rec), void *arg) {
-  atomic_store(&r->open, 0);
-  /* A producer that saw the ring open publishes within a few instructions: wait it out, so
-   * nothing is published after the drain below. */
-  while (atomic_load(&r->pushers) != 0) sched_yield();
-  ddmc__rec *rec;
-  while ((rec = ddmc__ring_peek(r)) != NULL) {
-    if (drop) drop(arg, rec);
-    atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
-    ddmc__ring_pop(r);
-  }
+void ddmc__ring_destroy(ddmc__ring *r) {
+  if (r->buf == NULL) return;
+  if (atomic_load(&r->epoch) & 1) atomic_fetch_add(&r->epoch, 1);
+  (void)ddmc__ring_peek(r);
+  ddmc__free(r->mem, r->buf);
+  r->buf = NULL;
 }

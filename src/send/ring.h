@@ -6,13 +6,19 @@
  * a peer, and a send costs one compare-and-swap and a copy into memory allocated once, not a
  * malloc and a free.
  *
- * A record is a 16-byte header and its payload, padded to 16 bytes. A producer reserves its span
+ * A record is a 24-byte header and its payload, padded to 8 bytes. A producer reserves its span
  * by moving head with a CAS (skipping to the start with a padding record when the span would
- * straddle the end), fills it, and publishes it by storing a non-zero kind with release order.
- * The consumer walks from tail and stops at the first record not yet published, so records come
- * out in reservation order; it zeroes what it consumed, so a kind word it later reads as non-zero
- * can only have been published. The ring is open only while a peer session is live: appending to
- * a closed ring returns DDMC_ENOTCONN, past its size DDMC_EQFULL, both at once. */
+ * straddle the end), fills it, and publishes it by storing a non-zero kind word with release
+ * order. The consumer walks from tail and stops at the first record not yet published, so records
+ * come out in reservation order; it zeroes what it consumed, so a kind word it later reads as
+ * non-zero can only have been published, and it hands space back to producers once per drain, not
+ * per record, so the line producers read is not bounced on every pop.
+ *
+ * The ring is open only while a peer session is live: appending to a closed ring returns
+ * DDMC_ENOTCONN, past its size DDMC_EQFULL, both at once. Open and closed are the parity of an
+ * epoch that every record carries: a producer that saw session N open but publishes after it
+ * closed leaves a record of epoch N, which the consumer drops unseen. So closing never waits for
+ * producers, and producers share no counter besides head. */
 #ifndef DDMC_SEND_RING_H
 #define DDMC_SEND_RING_H
 
@@ -30,27 +36,34 @@ enum ddmc__rec_kind {
 };
 
 typedef struct ddmc__rec {
-  _Atomic uint32_t kind; /* 0 until published */
-  uint32_t len;          /* payload bytes after the header */
-  uint32_t a, b;
+  _Atomic uint32_t word; /* 0 until published, then kind | epoch << 8 */
+  uint32_t len;          /* payload bytes after the header (PAD: the whole span) */
+  uint32_t a, b, c;
+  uint32_t epoch;        /* the producer's, until publish puts it in word */
 } ddmc__rec;
 
-#define DDMC__REC_ALIGN 16u
+#define DDMC__REC_ALIGN 8u
+
+/* Called for each record discarded unsent (closed session, stale epoch, destroy). */
+typedef void (*ddmc__ring_drop_fn)(void *arg, ddmc__rec *rec);
 
 typedef struct ddmc__ring {
   uint8_t *buf;
   size_t size;                     /* a power of two */
   const ddmc__mem *mem;
+  ddmc__ring_drop_fn drop;
+  void *drop_arg;
+  alignas(64) atomic_uint epoch;   /* odd: open; read by producers, written at open/close */
   alignas(64) atomic_size_t head;  /* producers reserve here */
-  atomic_int open;
-  atomic_int pushers;              /* producers between their open check and their publish */
-  alignas(64) atomic_size_t tail;  /* the consumer releases here */
-  atomic_uint_fast64_t dropped;    /* records refused (full) or discarded at close */
+  alignas(64) atomic_size_t tail;  /* space up to here is free again (consumer publishes) */
+  size_t ctail;                    /* consumer only: what it has consumed */
+  atomic_uint_fast64_t dropped;    /* records refused (full) or discarded unsent */
   atomic_uint_fast64_t peak;       /* most bytes ever reserved at once */
 } ddmc__ring;
 
-/* size is rounded up to a power of two (at least 4 KiB). */
-int ddmc__ring_init(ddmc__ring *r, const ddmc__mem *mem, size_t size);
+/* size is rounded up to a power of two (at least 4 KiB); drop may be NULL. */
+int ddmc__ring_init(ddmc__ring *r, const ddmc__mem *mem, size_t size, ddmc__ring_drop_fn drop, void *drop_arg);
+/* Drops what is still queued. No producer may run any more. */
 void ddmc__ring_destroy(ddmc__ring *r);
 /* The largest payload one record can carry; bigger ones go as DDMC__REC_EXT. */
 size_t ddmc__ring_max_payload(const ddmc__ring *r);
@@ -62,15 +75,21 @@ ddmc__rec *ddmc__ring_reserve(ddmc__ring *r, size_t len, int *err);
 void ddmc__ring_publish(ddmc__ring *r, ddmc__rec *rec, uint32_t kind);
 
 static inline uint8_t *ddmc__rec_data(ddmc__rec *rec) { return (uint8_t *)(rec + 1); }
+static inline uint32_t ddmc__rec_kind(ddmc__rec *rec) {
+  return atomic_load_explicit(&rec->word, memory_order_relaxed) & 0xff;
+}
 
-/* Consumer (JDWP thread): the oldest published record, or NULL when there is none (or the oldest
- * is still being filled). ddmc__ring_pop releases it. */
+/* Consumer (JDWP thread): the oldest published record of the open session, or NULL when there
+ * is none (or the oldest is still being filled); records of an earlier session are dropped on
+ * the way. ddmc__ring_pop consumes it; ddmc__ring_release hands the space consumed so far back
+ * to producers (call it when done with a batch of pops). */
 ddmc__rec *ddmc__ring_peek(ddmc__ring *r);
 void ddmc__ring_pop(ddmc__ring *r);
+void ddmc__ring_release(ddmc__ring *r);
 /* Opens for a new session. JDWP thread. */
 void ddmc__ring_open(ddmc__ring *r);
-/* Closes, waits out producers caught mid-append, and hands every record still queued to drop
- * (which may be NULL) before discarding it, counting it as dropped. JDWP thread. */
-void ddmc__ring_close(ddmc__ring *r, void (*drop)(void *arg, ddmc__rec *rec), void *arg);
+/* Closes and drops every record published so far (producers still filling one leave it to be
+ * dropped later). JDWP thread. */
+void ddmc__ring_close(ddmc__ring *r);
 
 #endif

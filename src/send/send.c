@@ -23,15 +23,12 @@ static int append(ddmc_vm *vm, uint32_t kind, uint32_t a, uint32_t b, uint32_t c
   size_t n;
   int err = total_len(iov, iovcnt, &n);
   if (err != 0) return err;
-  ddmc__rec *rec = ddmc__ring_reserve(&vm->ring, n + (kind == DDMC__REC_REPLY ? 4 : 0), &err);
+  ddmc__rec *rec = ddmc__ring_reserve(&vm->ring, n, &err);
   if (rec == NULL) return err;
   rec->a = a;
   rec->b = b;
+  rec->c = c;
   uint8_t *d = ddmc__rec_data(rec);
-  if (kind == DDMC__REC_REPLY) {
-    ddmc__put_u32(d, c);
-    d += 4;
-  }
   for (int i = 0; i < iovcnt; i++) {
     if (iov[i].len) memcpy(d, iov[i].base, iov[i].len);
     d += iov[i].len;
@@ -168,6 +165,13 @@ void ddmc__ext_finish(ddmc_vm *vm, ddmc__ext *e, int status) {
   else e->src.done(e->src.ud, status);
   if (e->charged) atomic_fetch_sub_explicit(&vm->ext_bytes, e->charged, memory_order_relaxed);
   ddmc__free(&vm->mem, e);
+}
+
+void ddmc__send_drop(void *vm, ddmc__rec *rec) {
+  if (ddmc__rec_kind(rec) != DDMC__REC_EXT) return;
+  ddmc__ext *e;
+  memcpy(&e, ddmc__rec_data(rec), sizeof(e));
+  ddmc__ext_finish(vm, e, DDMC_ENOTCONN);
 }
 
 int ddmc_send_chunk(ddmc_vm *vm, ddmc_chunk_type type, const void *data, size_t len) {

@@ -76,5 +76,7 @@ typedef struct ddmc__ext {
 } ddmc__ext;
 /* Ends an external payload: calls done (streams), frees it, returns its charge. JDWP thread. */
 void ddmc__ext_finish(ddmc_vm *vm, ddmc__ext *e, int status);
+/* The ring's drop callback (arg: the vm): frees what an unsent record owns. */
+void ddmc__send_drop(void *vm, ddmc__rec *rec);
 
 #endif
