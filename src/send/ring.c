@@ -110,10 +110,15 @@ ddmc__rec *ddmc__ring_peek(ddmc__ring *r) {
 
 void ddmc__ring_pop(ddmc__ring *r) { consume(r, span_of(at(r, r->ctail)->len)); }
 
-void ddmc__ring_open(ddmc__ring *r) { atomic_fetch_add_explicit(&r->epoch, 1, memory_order_release); }
+/* Both are idempotent: a session that ends before its handshake closes a ring it never opened. */
+void ddmc__ring_open(ddmc__ring *r) {
+  if (!(atomic_load_explicit(&r->epoch, memory_order_relaxed) & 1))
+    atomic_fetch_add_explicit(&r->epoch, 1, memory_order_release);
+}
 
 void ddmc__ring_close(ddmc__ring *r) {
-  atomic_fetch_add_explicit(&r->epoch, 1, memory_order_release);
+  if (atomic_load_explicit(&r->epoch, memory_order_relaxed) & 1)
+    atomic_fetch_add_explicit(&r->epoch, 1, memory_order_release);
   /* Every record now has an old epoch: peek drops them all and returns NULL at the first one
    * still being filled (dropped later, when a peek reaches it). */
   (void)ddmc__ring_peek(r);
@@ -122,8 +127,7 @@ void ddmc__ring_close(ddmc__ring *r) {
 
 void ddmc__ring_destroy(ddmc__ring *r) {
   if (r->buf == NULL) return;
-  if (atomic_load(&r->epoch) & 1) atomic_fetch_add(&r->epoch, 1);
-  (void)ddmc__ring_peek(r);
+  ddmc__ring_close(r);
   ddmc__free(r->mem, r->buf);
   r->buf = NULL;
 }
