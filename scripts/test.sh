@@ -6,7 +6,8 @@
 #                             ThreadSanitizer, and each libFuzzer target for DDMC_FUZZ_SECONDS (20)
 #   scripts/test.sh --quick   the normal build's suite only
 #
-# Build trees: build/ (RelWithDebInfo), build-asan/, build-tsan/, build-fuzz/ (clang).
+# Build trees: build/ (RelWithDebInfo), build-asan/, build-tsan/, build-fuzz/ (clang); every one
+# with -Werror (DDMC_WERROR). Line coverage of src/: scripts/coverage.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -28,7 +29,7 @@ suite() { # suite NAME BUILD_DIR CTEST_ARGS... -- CMAKE_ARGS...
   (($#)) && shift
   cmake_args=("$@")
   echo "=== $name ($dir)"
-  cmake -S . -B "$dir" "${cmake_args[@]}" >/dev/null
+  cmake -S . -B "$dir" -DDDMC_WERROR=ON "${cmake_args[@]}" >/dev/null
   cmake --build "$dir" -j"$jobs" >/dev/null
   if ! (cd "$dir" && ctest --output-on-failure -j"$jobs" --timeout 600 "${ctest_args[@]}"); then
     failed+=("$name")

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Fails if src/ has a circle: between files through #include "..." lines, or between
+object files through calls and data references.
+
+    check_layers.py SRC_DIR OBJ_DIR
+
+Include graph: a node per file under SRC_DIR (.c and .h), an edge for each #include "x" that
+names another file there. Call graph: a node per .c file, an edge A -> B when A's object file
+uses a global symbol that B's object file defines (read with nm). Both graphs must be acyclic;
+each strongly connected component of more than one node is printed as a circle. A header and
+its .c are separate nodes: struct ddmc_vm in vm_int.h is shared state every part may include,
+while the code of vm.c is the top of the call graph and nothing may call back into it."""
+import os
+import re
+import subprocess
+import sys
+
+
+def sccs(graph):
+    """Tarjan's algorithm, iterative; returns the components of more than one node."""
+    index, low, on, stack, out, counter = {}, {}, set(), [], [], [0]
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter[0]
+        counter[0] += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in graph:
+                    continue
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter[0]
+                    counter[0] += 1
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    advanced = True
+                    break
+                if nxt in on:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    n = stack.pop()
+                    on.discard(n)
+                    comp.append(n)
+                    if n == node:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def include_graph(src):
+    graph = {}
+    for dirpath, _, files in os.walk(src):
+        for f in files:
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, src)
+            graph.setdefault(rel, set())
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                for line in fh:
+                    m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                    if not m:
+                        continue
+                    for cand in (os.path.join(os.path.dirname(rel), m.group(1)), m.group(1)):
+                        cand = os.path.normpath(cand)
+                        if os.path.exists(os.path.join(src, cand)):
+                            graph[rel].add(cand)
+                            break
+    return graph
+
+
+def call_graph(src, objdir):
+    defined, used = {}, {}
+    for dirpath, _, files in os.walk(objdir):
+        for f in files:
+            if not f.endswith(".o"):
+                continue
+            path = os.path.join(dirpath, f)
+            rel = os.path.relpath(path, objdir)[: -len(".o")]  # src/x.c
+            if rel.startswith("src" + os.sep):
+                rel = rel[len("src" + os.sep):]
+            out = subprocess.run(["nm", "-P", path], capture_output=True, text=True, check=True).stdout
+            d, u = set(), set()
+            for line in out.splitlines():
+                parts = line.split()
+                if len(parts) < 2:
+                    continue
+                name, kind = parts[0], parts[1]
+                if kind == "U":
+                    u.add(name)
+                elif kind in "TDBRCGSV":  # global code and data
+                    d.add(name)
+            defined[rel] = d
+            used[rel] = u
+    owner = {}
+    for f, names in defined.items():
+        for n in names:
+            owner[n] = f
+    graph = {f: set() for f in defined}
+    for f, names in used.items():
+        for n in names:
+            o = owner.get(n)
+            if o is not None and o != f:
+                graph[f].add(o)
+    return graph
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    src, objdir = sys.argv[1], sys.argv[2]
+    bad = 0
+    inc = include_graph(src)
+    for comp in sccs(inc):
+        print("include circle: " + " <-> ".join(comp))
+        bad += 1
+    calls = call_graph(src, objdir)
+    if not calls:
+        print(f"no object files under {objdir}")
+        return 1
+    for comp in sccs(calls):
+        print("call circle: " + " <-> ".join(comp))
+        for a in comp:
+            for b in sorted(calls[a]):
+                if b in comp:
+                    print(f"    {a} -> {b}")
+        bad += 1
+    print(f"check_layers: {len(inc)} files, {len(calls)} objects, {bad} circle(s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

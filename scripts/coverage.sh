@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Line coverage of the library: builds build-cov/ with gcc --coverage, runs the test suite (the
+# adb/ddmlib end-to-end runs too; set DDMC_COVERAGE_CTEST_ARGS to narrow it), and prints the lines
+# of src/ executed, per file and in total.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cmake -S . -B build-cov -DCMAKE_BUILD_TYPE=Debug -DDDMC_COVERAGE=ON -DDDMC_BUILD_BENCH=OFF >/dev/null
+cmake --build build-cov -j"$(nproc)" >/dev/null
+find build-cov -name '*.gcda' -delete
+# shellcheck disable=SC2086
+(cd build-cov && ctest -j"$(nproc)" --timeout 600 ${DDMC_COVERAGE_CTEST_ARGS:-} >/dev/null) || echo "coverage: some tests failed" >&2
+cmake --build build-cov --target coverage
