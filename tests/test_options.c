@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -23,6 +24,8 @@ static const good_case kGood[] = {
     {"transport=dt_socket,address=127.0.0.1:65535", DDMC_TRANSPORT_SOCKET, 1, 0, "127.0.0.1", 65535},
     {"transport=dt_socket,address=[::1]:8700,server=n", DDMC_TRANSPORT_SOCKET, 0, 0, "::1", 8700},
     {"transport=dt_android_adb,server=y,suspend=n", DDMC_TRANSPORT_ADB, 1, 0, "", 0},
+    {"transport=dt_socket,address=localhost:08000", DDMC_TRANSPORT_SOCKET, 1, 0, "localhost", 8000},
+    {"transport=dt_socket,address=0000000000065535", DDMC_TRANSPORT_SOCKET, 1, 0, "", 65535},
     {"-agentlib:jdwp=transport=dt_socket,address=8000,launch=x,onthrow=y,oncaught=z,timeout=5", DDMC_TRANSPORT_SOCKET,
      1, 0, "", 8000},
 };
@@ -57,6 +60,7 @@ static const bad_case kBad[] = {
     {"transport=dt_socket,address=65536", "junk in port"},
     {"transport=dt_socket,address=99999999999", "junk in port"},
     {"transport=dt_socket,address=-1", "junk in port"},
+    {"transport=dt_socket,address=0065536", "junk in port"},
     {"transport=dt_socket,address=host:", "missing port"},
     {"transport=dt_socket,address=:80", "empty host"},
     {"transport=dt_socket,server=n", "server=n, must specify host and port"},
@@ -87,6 +91,61 @@ static void test_bad(void **state) {
     assert_null(strchr(err, '\n')); /* one line */
     assert_int_equal(o.port, 1234);  /* a failed parse leaves o alone */
   }
+}
+
+/* Messages quote exactly the address the user wrote. */
+static void test_exact_messages(void **state) {
+  (void)state;
+  static const struct {
+    const char *spec, *msg;
+  } kCases[] = {
+      {"transport=dt_socket,address=[]:8000,server=y", "JDWP address has an empty host '[]:8000'"},
+      {"transport=dt_socket,address=:8000", "JDWP address has an empty host ':8000'"},
+      {"transport=dt_socket,address=localhost:80x0,server=y",
+       "JDWP address has junk in port field '80x0' (want 0-65535)"},
+  };
+  for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); i++) {
+    ddmc_options o;
+    ddmc_options_init(&o);
+    char err[512];
+    assert_int_equal(ddmc_options_parse(&o, kCases[i].spec, err, sizeof(err)), DDMC_EINVAL);
+    assert_string_equal(err, kCases[i].msg);
+  }
+  char spec[400], want[400], host[300], err[512];
+  memset(host, 'h', 256);
+  host[256] = '\0';
+  snprintf(spec, sizeof(spec), "transport=dt_socket,address=[%s]:8000,server=y", host);
+  snprintf(want, sizeof(want), "JDWP address host too long '[%s]:8000'", host);
+  ddmc_options o;
+  ddmc_options_init(&o);
+  assert_int_equal(ddmc_options_parse(&o, spec, err, sizeof(err)), DDMC_EINVAL);
+  assert_string_equal(err, want);
+}
+
+static char g_log[2048];
+static void log_hook(void *ud, ddmc_log_level lvl, const char *msg) {
+  (void)ud;
+  (void)lvl;
+  size_t n = strlen(g_log);
+  snprintf(g_log + n, sizeof(g_log) - n, "%s\n", msg);
+}
+
+/* A host that does not resolve is reported as that, not followed by a listen error carrying
+ * whatever errno an earlier call left behind. */
+static void test_unresolvable_host(void **state) {
+  (void)state;
+  ddmc_options o;
+  ddmc_options_init(&o);
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=no-such-host.invalid:8000", NULL, 0), 0);
+  ddmc_vm_ops ops = {0};
+  ops.log = log_hook;
+  ddmc_vm *vm;
+  g_log[0] = '\0';
+  assert_int_equal(ddmc_vm_new(&vm, &o, &ops, NULL, NULL), 0);
+  assert_int_equal(ddmc_vm_start(vm), DDMC_EADDR);
+  ddmc_vm_free(vm);
+  assert_non_null(strstr(g_log, "cannot resolve 'no-such-host.invalid'"));
+  assert_null(strstr(g_log, "cannot listen"));
 }
 
 static void test_help_and_flags(void **state) {
@@ -132,7 +191,7 @@ static void test_prefixes(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_good),
-      cmocka_unit_test(test_bad),
+      cmocka_unit_test(test_bad), cmocka_unit_test(test_exact_messages), cmocka_unit_test(test_unresolvable_host),
       cmocka_unit_test(test_help_and_flags),
       cmocka_unit_test(test_prefixes),
   };

@@ -73,12 +73,14 @@ static int parse_yn(const char *v, size_t n, int *out) {
   return -1;
 }
 
+/* Decimal, leading zeros allowed as the JDK allows them ("08000" is 8000). */
 static int parse_port(const char *v, size_t n, uint16_t *out) {
-  if (n == 0 || n > 5) return -1;
+  if (n == 0) return -1;
   unsigned long port = 0;
   for (size_t i = 0; i < n; i++) {
     if (v[i] < '0' || v[i] > '9') return -1;
     port = port * 10 + (unsigned long)(v[i] - '0');
+    if (port > 0xffff) return -1;
   }
   if (port > 0xffff) return -1;
   *out = (uint16_t)port;
@@ -86,6 +88,8 @@ static int parse_port(const char *v, size_t n, uint16_t *out) {
 }
 
 static int parse_address(ddmc_options *o, const char *v, size_t n, char *err, size_t errlen) {
+  const char *addr = v; /* messages quote the whole address as given */
+  size_t addrlen = n;
   const char *colon = NULL;
   for (size_t i = n; i > 0; i--) {
     if (v[i - 1] == ':') {
@@ -105,8 +109,8 @@ static int parse_address(ddmc_options *o, const char *v, size_t n, char *err, si
       v++;
       hostlen -= 2;
     }
-    if (hostlen == 0) return fail(err, errlen, "JDWP address has an empty host '%.*s'", v, n);
-    if (hostlen >= sizeof(o->host)) return fail(err, errlen, "JDWP address host too long '%.*s'", v, n);
+    if (hostlen == 0) return fail(err, errlen, "JDWP address has an empty host '%.*s'", addr, addrlen);
+    if (hostlen >= sizeof(o->host)) return fail(err, errlen, "JDWP address host too long '%.*s'", addr, addrlen);
     memcpy(o->host, v, hostlen);
     o->host[hostlen] = '\0';
   }

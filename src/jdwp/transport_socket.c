@@ -39,16 +39,24 @@ static int resolve(ddmc_vm *vm, const char *host, uint16_t port, int passive, st
   return 0;
 }
 
-static int try_listen(ddmc_vm *vm, const char *host, uint16_t port) {
+/* Returns a listening fd, -2 when host does not resolve (already logged), or -1 with *why set to
+ * the errno of the step that failed. A normal backlog: with a short one a connect storm drops
+ * SYNs and stalls the clients that retry a second later. */
+static int try_listen(ddmc_vm *vm, const char *host, uint16_t port, int *why) {
   struct addrinfo *res;
   if (resolve(vm, host, port, 1, &res) != 0) return -2;
   int fd = -1;
+  *why = EADDRNOTAVAIL;
   for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
     fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      *why = errno;
+      continue;
+    }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 5) == 0) break;
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) break;
+    *why = errno;
     close(fd);
     fd = -1;
   }
@@ -59,19 +67,20 @@ static int try_listen(ddmc_vm *vm, const char *host, uint16_t port) {
 static int socket_prepare(ddmc_vm *vm) {
   if (!vm->opt.server) return 0; /* dialing happens on the JDWP thread */
   const char *host = vm->opt.host[0] ? vm->opt.host : "127.0.0.1";
-  int fd = -1;
+  int fd = -1, why = 0;
   uint16_t port = vm->opt.port;
   if (port != 0) {
-    fd = try_listen(vm, host, port);
+    fd = try_listen(vm, host, port, &why);
   } else {
     for (port = DDMC_SCAN_PORT_FIRST; port <= DDMC_SCAN_PORT_LAST; port++) {
-      fd = try_listen(vm, host, port);
+      fd = try_listen(vm, host, port, &why);
       if (fd >= 0 || fd == -2) break;
     }
   }
+  if (fd == -2) return DDMC_EADDR; /* resolve() said why */
   if (fd < 0) {
     if (vm->opt.port != 0)
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)vm->opt.port, strerror(errno));
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)vm->opt.port, strerror(why));
     else
       ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: no free port in %d-%d on %s", DDMC_SCAN_PORT_FIRST, DDMC_SCAN_PORT_LAST, host);
     return DDMC_EADDR;
