@@ -184,15 +184,21 @@ static int adb_dial_once(ddmc_vm *vm, int first) {
 }
 
 /* Receives one descriptor from the control socket. Returns the fd (>= 0); -1 when there was
- * nothing to receive (EAGAIN) or the message carried no descriptor; -2 when the control socket
- * is gone (EOF or error). */
+ * nothing to receive (EAGAIN); -2 when the control socket is gone (EOF or error) or is not a
+ * jdwp-control stream.
+ *
+ * adbd sends exactly one byte with each descriptor. Bytes without one mean the other end is not
+ * speaking that protocol (or the stream lost its framing): reading them a byte at a time and
+ * logging each cost a fifth of a core for 100,000 stray bytes and could block the JDWP thread
+ * in the log hook. So they are read in bulk, logged once, and the control socket is treated as
+ * broken: the caller closes it and re-dials with back-off. */
 static int adb_recv_fd(ddmc_vm *vm, int ctl) {
   for (;;) {
-    char byte;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    char data[4096];
+    struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
     union {
       struct cmsghdr h;
-      char buf[CMSG_SPACE(sizeof(int))];
+      char buf[CMSG_SPACE(8 * sizeof(int))];
     } cm;
     memset(&cm, 0, sizeof(cm));
     struct msghdr msg;
@@ -223,9 +229,12 @@ static int adb_recv_fd(ddmc_vm *vm, int ctl) {
     if (msg.msg_flags & MSG_CTRUNC)
       ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent more descriptors than expected; extras dropped");
     if (fd < 0) {
-      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent a message without a descriptor; ignored");
-      return -1;
+      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: %s sent %zd byte(s) without a descriptor: not a jdwp-control stream; re-dialing",
+                vm->opt.adb_control, n);
+      return -2;
     }
+    if (n > 1)
+      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent %zd stray byte(s) with a descriptor; ignored", n - 1);
     return fd;
   }
 }

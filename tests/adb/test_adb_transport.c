@@ -46,6 +46,7 @@ static atomic_int g_unreachable; /* "cannot reach adbd" log lines: one per faile
 static atomic_int g_untrusted;   /* "not trusted" log lines */
 static atomic_int g_dropped;     /* "already connected; dropping" */
 static atomic_int g_announced;   /* "announced pid" */
+static atomic_int g_warnings;    /* WARN and ERROR lines */
 
 static void log_fn(void *d, ddmc_log_level lvl, const char *msg) {
   (void)d;
@@ -53,6 +54,7 @@ static void log_fn(void *d, ddmc_log_level lvl, const char *msg) {
   if (strstr(msg, "not trusted")) atomic_fetch_add(&g_untrusted, 1);
   if (strstr(msg, "dropping the new one")) atomic_fetch_add(&g_dropped, 1);
   if (strstr(msg, "announced pid")) atomic_fetch_add(&g_announced, 1);
+  if (lvl >= DDMC_LOG_WARN) atomic_fetch_add(&g_warnings, 1);
   if (getenv("DDMC_TEST_VERBOSE")) fprintf(stderr, "ddmc[%d]: %s\n", (int)lvl, msg);
 }
 
@@ -61,6 +63,7 @@ static void reset_counters(void) {
   atomic_store(&g_untrusted, 0);
   atomic_store(&g_dropped, 0);
   atomic_store(&g_announced, 0);
+  atomic_store(&g_warnings, 0);
 }
 
 /* A fresh abstract name per use, so tests (and parallel ctest runs) never collide. */
@@ -500,9 +503,11 @@ static void test_control_dies_during_session(void **state) {
   close(l);
 }
 
-/* A message without a descriptor is ignored; the next real one works. */
+/* adbd sends one byte with each descriptor. Bytes without one mean the control stream is not
+ * what it should be: the VM drops it and dials again, and the new one works. */
 static void test_message_without_fd(void **state) {
   (void)state;
+  reset_counters();
   char name[64];
   unique_name(name, sizeof(name));
   int l = ctl_listen(name, SOCK_STREAM);
@@ -512,9 +517,91 @@ static void test_message_without_fd(void **state) {
   assert_true(c >= 0);
   expect_hex4(c, "1111");
   assert_int_equal(send(c, "x", 1, MSG_NOSIGNAL), 1);
-  sleep_ms(100);
+  assert_true(sees_eof(c, TMO)); /* dropped */
+  close(c);
+  c = ctl_accept(l, 3000); /* and dialled again */
+  assert_true(c >= 0);
+  expect_hex4(c, "1111");
   int near = hand_over(c, NULL);
   check_hello(near, 0x1111);
+  adbvm_stop(&a);
+  close(c);
+  close(l);
+}
+
+/* 100,000 stray bytes used to be read one recvmsg per byte and logged as 100,001 WARN lines. Now:
+ * read in bulk, a line or two, a re-dial, and the next debugger is served at once. */
+static void test_stray_bytes_flood(void **state) {
+  (void)state;
+  reset_counters();
+  char name[64];
+  unique_name(name, sizeof(name));
+  int l = ctl_listen(name, SOCK_STREAM);
+  adbvm a;
+  adbvm_start(&a, name, DDMC_ADB_HEX4_STREAM, 0x2222);
+  int c = ctl_accept(l, TMO);
+  assert_true(c >= 0);
+  expect_hex4(c, "2222");
+  static char junk[100000];
+  memset(junk, 'j', sizeof(junk));
+  size_t sent = 0;
+  while (sent < sizeof(junk)) {
+    ssize_t w = send(c, junk + sent, sizeof(junk) - sent, MSG_NOSIGNAL);
+    if (w <= 0) break; /* the VM closed it partway: fine */
+    sent += (size_t)w;
+  }
+  assert_true(sees_eof(c, TMO));
+  close(c);
+  int64_t t0 = now_ms();
+  c = ctl_accept(l, 3000);
+  assert_true(c >= 0);
+  expect_hex4(c, "2222");
+  int near = hand_over(c, NULL);
+  check_hello(near, 0x2222);
+  assert_true(now_ms() - t0 < 2500); /* one back-off step, then served */
+  assert_true(atomic_load(&g_warnings) <= 3);
+  assert_int_equal(atomic_load(&g_announced), 2);
+  adbvm_stop(&a);
+  close(c);
+  close(l);
+}
+
+/* A descriptor that arrives with stray bytes in the same read is still taken. */
+static void test_fd_with_stray_bytes(void **state) {
+  (void)state;
+  reset_counters();
+  char name[64];
+  unique_name(name, sizeof(name));
+  int l = ctl_listen(name, SOCK_STREAM);
+  adbvm a;
+  adbvm_start(&a, name, DDMC_ADB_HEX4_STREAM, 0x3333);
+  int c = ctl_accept(l, TMO);
+  assert_true(c >= 0);
+  expect_hex4(c, "3333");
+  int sv[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  char bytes[16] = "0123456789abcdef";
+  struct iovec iov = {.iov_base = bytes, .iov_len = sizeof(bytes)};
+  union {
+    struct cmsghdr h;
+    char buf[CMSG_SPACE(sizeof(int))];
+  } cm;
+  memset(&cm, 0, sizeof(cm));
+  struct msghdr msg;
+  memset(&msg, 0, sizeof(msg));
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = cm.buf;
+  msg.msg_controllen = sizeof(cm.buf);
+  struct cmsghdr *ch = CMSG_FIRSTHDR(&msg);
+  ch->cmsg_level = SOL_SOCKET;
+  ch->cmsg_type = SCM_RIGHTS;
+  ch->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(ch), &sv[1], sizeof(int));
+  assert_int_equal(sendmsg(c, &msg, MSG_NOSIGNAL), (ssize_t)sizeof(bytes));
+  close(sv[1]);
+  check_hello(sv[0], 0x3333);
+  assert_int_equal(atomic_load(&g_announced), 1); /* the control socket was kept */
   adbvm_stop(&a);
   close(c);
   close(l);
@@ -745,7 +832,8 @@ int main(void) {
       cmocka_unit_test(test_retry_forever_capped),
       cmocka_unit_test(test_control_dies_while_idle),
       cmocka_unit_test(test_control_dies_during_session),
-      cmocka_unit_test(test_message_without_fd),
+      cmocka_unit_test(test_message_without_fd), cmocka_unit_test(test_stray_bytes_flood),
+      cmocka_unit_test(test_fd_with_stray_bytes),
       cmocka_unit_test(test_peercred_rejected),
       cmocka_unit_test(test_peercred_default_set),
       cmocka_unit_test(test_name_from_env),
