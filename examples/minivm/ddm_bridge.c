@@ -132,36 +132,47 @@ static ddmc_thread_status map_status(mvm_status s) {
   return DDMC_THREAD_RUNNING;
 }
 
-typedef struct visit {
-  void *fn;
+/* The library's visitor and its argument, carried through minivm's own visitor. One struct per
+ * visitor type: a function pointer never passes through void * (ISO C has no such conversion). */
+typedef struct thread_visit {
+  ddmc_thread_visit_fn fn;
   void *arg;
-} visit;
+} thread_visit;
+typedef struct frame_visit {
+  ddmc_frame_visit_fn fn;
+  void *arg;
+} frame_visit;
+typedef struct heap_visit {
+  ddmc_heap_visit_fn fn;
+  void *arg;
+} heap_visit;
 
 static int thread_adapter(void *arg, const mvm_thread_info *t) {
-  visit *v = arg;
-  ddmc_thread_info info = {t->id, (uint32_t)t->tid, t->name, map_status(t->status), t->daemon};
-  return ((ddmc_thread_visit_fn)v->fn)(v->arg, &info);
+  thread_visit *v = arg;
+  ddmc_thread_info info = {
+      .id = t->id, .tid = (uint32_t)t->tid, .name = t->name, .status = map_status(t->status), .daemon = t->daemon};
+  return v->fn(v->arg, &info);
 }
 
 static int op_for_each_thread(void *vm_data, ddmc_thread_visit_fn fn, void *arg) {
   ddm_bridge *b = vm_data;
   jdwp_busy(b, 1);
-  visit v = {(void *)fn, arg};
+  thread_visit v = {fn, arg};
   int rc = mvm_for_each_thread(b->vm, thread_adapter, &v);
   jdwp_busy(b, 0);
   return rc;
 }
 
 static int frame_adapter(void *arg, const mvm_frame_info *f) {
-  visit *v = arg;
-  ddmc_frame fr = {f->class_name, f->method_name, f->file, f->line};
-  return ((ddmc_frame_visit_fn)v->fn)(v->arg, &fr);
+  frame_visit *v = arg;
+  ddmc_frame fr = {.class_name = f->class_name, .method_name = f->method_name, .file = f->file, .line = f->line};
+  return v->fn(v->arg, &fr);
 }
 
 static int op_thread_stack(void *vm_data, uint32_t id, ddmc_frame_visit_fn fn, void *arg) {
   ddm_bridge *b = vm_data;
   jdwp_busy(b, 1);
-  visit v = {(void *)fn, arg};
+  frame_visit v = {fn, arg};
   int rc = mvm_thread_stack(b->vm, id, frame_adapter, &v);
   jdwp_busy(b, 0);
   return rc == -1 ? DDMC_ENOENT : rc;
@@ -188,14 +199,13 @@ static int region_adapter(void *arg, uintptr_t addr, size_t bytes, mvm_region_ki
       [MVM_RK_ARRAY_1] = DDMC_KIND_ARRAY_1, [MVM_RK_ARRAY_2] = DDMC_KIND_ARRAY_2,
       [MVM_RK_ARRAY_4] = DDMC_KIND_ARRAY_4, [MVM_RK_ARRAY_8] = DDMC_KIND_ARRAY_8,
       [MVM_RK_NATIVE] = DDMC_KIND_NATIVE};
-  visit *v = arg;
-  return ((ddmc_heap_visit_fn)v->fn)(v->arg, addr, bytes, kinds[k],
-                                     k == MVM_RK_FREE ? DDMC_SOLID_FREE : DDMC_SOLID_HARD);
+  heap_visit *v = arg;
+  return v->fn(v->arg, addr, bytes, kinds[k], k == MVM_RK_FREE ? DDMC_SOLID_FREE : DDMC_SOLID_HARD);
 }
 
 static int op_walk_heap(void *vm_data, int heap, ddmc_heap_visit_fn fn, void *arg) {
   ddm_bridge *b = vm_data;
-  visit v = {(void *)fn, arg};
+  heap_visit v = {fn, arg};
   if (heap == DDMC_HEAP_MANAGED) return mvm_heap_walk(b->vm, region_adapter, &v);
   if (heap == DDMC_HEAP_NATIVE) return mvm_native_walk(b->vm, region_adapter, &v) ? DDMC_ENOMEM : 0;
   return DDMC_ENOENT;
@@ -211,7 +221,9 @@ static void op_log(void *vm_data, ddmc_log_level level, const char *msg) {
   ddm_bridge *b = vm_data;
   if (level < DDMC_LOG_WARN && !b->verbose) return;
   static const char *names[] = {"debug", "info", "warning", "error"};
-  fprintf(stderr, "minivm: jdwp %s: %s\n", names[level], msg);
+  /* A level from a newer library than this table knows still prints. */
+  const char *name = (unsigned)level < sizeof(names) / sizeof(names[0]) ? names[level] : "log";
+  fprintf(stderr, "minivm: jdwp %s: %s\n", name, msg);
 }
 
 static const char *abi(void) {

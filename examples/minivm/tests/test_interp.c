@@ -150,6 +150,11 @@ static void errors_end_the_thread_not_the_process(void **state) {
 
 static void exit_status_and_args(void **state) {
   expect(".class A\n.method main\n.registers 2\n  const v0, 7\n  exit v0\n.end method\n", 7, "");
+  expect(".class A\n.method main\n.registers 2\n  const v0, 255\n  exit v0\n.end method\n", 255, "");
+  /* Out of 0-255 is failure, never a wrapped-around 0. */
+  expect(".class A\n.method main\n.registers 2\n  const v0, 256\n  exit v0\n.end method\n", 1, "");
+  expect(".class A\n.method main\n.registers 2\n  const v0, -2147483648\n  exit v0\n.end method\n", 1, "");
+  expect(".class A\n.method main\n.registers 2\n  const v0, -1\n  exit v0\n.end method\n", 1, "");
   mvm_vm *vm = t_vm(0, 0, NULL);
   t_load(vm, ".class A\n.method main\n.registers 3\n.params 1\n"
              "  array-length v0, p0\n  println v0\n  const v1, 1\n  aget v0, p0, v1\n  println v0\n"
