@@ -129,7 +129,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   ddmc_gc_walk(g_vm);
   ddmc_gc_done(g_vm);
-  ddmc__session_drain_queue(&s);
+  ddmc__session_drain_queue(&s, 0);
   ddmc__session_end(&s, rc);
   return 0;
 }
