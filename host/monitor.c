@@ -2,6 +2,7 @@
 #include "monitor.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "heapseg.h"
@@ -29,6 +30,66 @@ char *ddmc_host_fourcc_str(uint32_t type, char out[5]) {
 }
 
 /* ---- threads ---------------------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 if it is not one; *cp gets the code point. */
+static size_t utf8_seq(const unsigned char *p, uint32_t *cp) {
+  unsigned c = p[0];
+  size_t n;
+  uint32_t v, min;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  if (c >= 0xc2 && c <= 0xdf) n = 2, v = c & 0x1f, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef) n = 3, v = c & 0x0f, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4) n = 4, v = c & 0x07, min = 0x10000;
+  else return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    v = v << 6 | (p[i] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
+size_t ddmc_host_term_escape(const char *in, char *out, size_t outlen) {
+  const unsigned char *p = (const unsigned char *)(in ? in : "");
+  size_t need = 0, at = 0;
+  int full = 0;
+  while (*p) {
+    char esc[8];
+    const char *piece = esc;
+    size_t len;
+    uint32_t cp;
+    size_t n = utf8_seq(p, &cp);
+    if (n == 0) {
+      len = (size_t)snprintf(esc, sizeof esc, "\\x%02x", *p);
+      n = 1;
+    } else if (cp == '\n' || cp == '\r' || cp == '\t' || cp == '\\') {
+      esc[0] = '\\';
+      esc[1] = cp == '\n' ? 'n' : cp == '\r' ? 'r' : cp == '\t' ? 't' : '\\';
+      len = 2;
+    } else if (cp < 0x20 || cp == 0x7f) {
+      len = (size_t)snprintf(esc, sizeof esc, "\\x%02x", (unsigned)cp);
+    } else if (cp >= 0x80 && cp <= 0x9f) {
+      len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp);
+    } else {
+      piece = (const char *)p;
+      len = n;
+    }
+    if (!full && outlen > 0 && at + len < outlen) {
+      memcpy(out + at, piece, len);
+      at += len;
+    } else {
+      full = 1;
+    }
+    need += len;
+    p += n;
+  }
+  if (outlen > 0) out[at] = '\0';
+  return need;
+}
 
 const char *ddmc_host_thread_status_name(unsigned status) {
   static const char *const names[] = {"zombie", "running",      "sleeping", "monitor", "wait",

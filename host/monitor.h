@@ -26,6 +26,14 @@ extern "C" {
  * Returns out. */
 char *ddmc_host_fourcc_str(uint32_t type, char out[5]);
 
+/* A VM-supplied string made safe for a terminal: C0 controls, DEL and backslash become \n \r \t
+ * \\ or \xHH, C1 controls (U+0080..U+009F) \u00HH, bytes that are not valid UTF-8 \xHH; printable
+ * UTF-8 stays as it is. A name with ESC[2J or ESC]0;...BEL can then neither clear the screen nor
+ * retitle the window, and a newline cannot break a table row. Writes at most outlen bytes,
+ * always NUL-terminated (outlen > 0), cutting only between escapes; returns the length the whole
+ * escaped string needs (excluding the NUL), like snprintf. NULL in -> "". */
+size_t ddmc_host_term_escape(const char *in, char *out, size_t outlen);
+
 /* ---- Threads ---------------------------------------------------------------------------------- */
 
 /* Word for a THST status code, with Dalvik's numbering (which libddmc sends and ddmlib shows):

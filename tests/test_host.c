@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "ddmc_host.h"
+#include "monitor.h"
 
 #define FOURCC DDMC_HOST_FOURCC
 #define ID0 0x40000000u
@@ -1637,10 +1638,44 @@ static void test_strerror(void **state) {
   assert_string_equal(ddmc_host_strerror(0), "success");
 }
 
+/* Names a VM sends reach the terminal escaped: no control sequence gets through. */
+static void test_term_escape(void **state) {
+  (void)state;
+  static const struct {
+    const char *in, *out;
+  } kCases[] = {
+      {"main", "main"},
+      {"\x1b[2Jcleared", "\\x1b[2Jcleared"},
+      {"\x1b]0;pwned\x07title", "\\x1b]0;pwned\\x07title"},
+      {"two\nlines\r\t", "two\\nlines\\r\\t"},
+      {"back\\slash", "back\\\\slash"},
+      {"del\x7f", "del\\x7f"},
+      {"c1 \xc2\x9b csi", "c1 \\u009b csi"},       /* U+009B, the 8-bit CSI */
+      {"bad \xff\xc3 utf8", "bad \\xff\\xc3 utf8"}, /* invalid and truncated sequences */
+      {"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x99\x82", "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x99\x82"},
+      {"\xed\xa0\x80", "\\xed\\xa0\\x80"},       /* a UTF-16 surrogate encoded in UTF-8 */
+      {"", ""},
+  };
+  for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); i++) {
+    char out[128];
+    size_t n = ddmc_host_term_escape(kCases[i].in, out, sizeof(out));
+    if (strcmp(out, kCases[i].out) != 0) print_error("case %zu: got '%s'\n", i, out);
+    assert_string_equal(out, kCases[i].out);
+    assert_int_equal(n, strlen(kCases[i].out));
+    for (const char *p = out; *p; p++) assert_true((unsigned char)*p >= 0x20 && *p != 0x7f);
+  }
+  char small[6];
+  assert_int_equal(ddmc_host_term_escape("ab\x1b" "cd", small, sizeof(small)), 8); /* ab\x1bcd */
+  assert_string_equal(small, "ab"); /* cut between escapes, never inside one */
+  assert_int_equal(ddmc_host_term_escape(NULL, small, sizeof(small)), 0);
+  assert_string_equal(small, "");
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup_alarm, teardown_alarm)
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      T(test_term_escape),
       T(test_utf16_to_utf8),
       T(test_utf8_to_utf16),
       T(test_helo_all_fields),

@@ -22,6 +22,21 @@
 #include "monitor.h"
 #include "session.h"
 
+/* Every string a VM sent goes through this before it reaches the terminal (JSON output has its
+ * own escaping). The results live in a small pool, enough for one printf's arguments. */
+static const char *tx(const char *str) {
+  static char *pool[8];
+  static int next;
+  size_t need = ddmc_host_term_escape(str, NULL, 0) + 1;
+  char *b = realloc(pool[next], need);
+  if (b == NULL) return "(out of memory)";
+  pool[next] = b;
+  next = (next + 1) % 8;
+  ddmc_host_term_escape(str, b, need);
+  return b;
+}
+
+
 #ifndef DDMC_TOOL_VERSION
 #define DDMC_TOOL_VERSION "0"
 #endif
@@ -184,21 +199,21 @@ static int cmd_info(sess *s) {
   const ddmc_host_helo *h = &s->helo;
   const char *app = s->apnm_seen ? s->apnm.name : h->app_name;
   printf("%-18s %u\n", "pid", (unsigned)h->pid);
-  printf("%-18s %s\n", "vm", h->vm_ident);
-  printf("%-18s %s\n", "app name", app[0] ? app : "(none)");
+  printf("%-18s %s\n", "vm", tx(h->vm_ident));
+  printf("%-18s %s\n", "app name", app[0] ? tx(app) : "(none)");
   if (s->apnm_seen && s->apnm.has_user_id) printf("%-18s %d\n", "user id", (int)s->apnm.user_id);
   else if (h->present & DDMC_HOST_HELO_USER_ID) printf("%-18s %d\n", "user id", (int)h->user_id);
   const char *pkg = s->apnm_seen && s->apnm.pkg_name ? s->apnm.pkg_name : h->pkg_name;
-  if (pkg && pkg[0]) printf("%-18s %s\n", "package", pkg);
-  if (h->abi) printf("%-18s %s\n", "abi", h->abi);
-  if (h->jvm_flags) printf("%-18s %s\n", "flags", h->jvm_flags);
+  if (pkg && pkg[0]) printf("%-18s %s\n", "package", tx(pkg));
+  if (h->abi) printf("%-18s %s\n", "abi", tx(h->abi));
+  if (h->jvm_flags) printf("%-18s %s\n", "flags", tx(h->jvm_flags));
   if (h->present & DDMC_HOST_HELO_NATIVE_DEBUGGABLE)
     printf("%-18s %s\n", "native debuggable", h->native_debuggable ? "yes" : "no");
   printf("%-18s ", "features");
   if (!(h->present & DDMC_HOST_HELO_FEATURES) || h->n_features == 0) {
     printf("(none)\n");
   } else {
-    for (size_t i = 0; i < h->n_features; i++) printf("%s%s", i ? ", " : "", h->features[i]);
+    for (size_t i = 0; i < h->n_features; i++) printf("%s%s", i ? ", " : "", tx(h->features[i]));
     putchar('\n');
   }
   printf("%-18s %s\n", "debugger", s->waiting ? "waiting for a debugger (WAIT)" : "not waiting");
@@ -270,7 +285,7 @@ static void print_thread_table(sess *s, FILE *f) {
     }
     fprintf(f, "%6u %8s  %-12s %-6s %7s %7s  %s\n", (unsigned)t->id, tid,
             t->has_stats ? ddmc_host_thread_status_name(t->status) : "?",
-            t->daemon < 0 ? "?" : t->daemon ? "yes" : "no", ut, st, t->named ? t->name : "(unnamed)");
+            t->daemon < 0 ? "?" : t->daemon ? "yes" : "no", ut, st, t->named ? tx(t->name) : "(unnamed)");
   }
 }
 
@@ -391,7 +406,7 @@ static int cmd_threads(sess *s, double watch) {
       strftime(hhmmss, sizeof hhmmss, "%H:%M:%S", localtime(&now));
       const char *app = s->apnm_seen ? s->apnm.name : s->helo.app_name;
       printf("ddmc threads  %s  pid %u  %s  %zu threads  %s  (every 1 s, %.0f s left, Ctrl-C quits)\n\n",
-             s->o->target, (unsigned)s->helo.pid, app[0] ? app : "(no name)", s->threads.count, hhmmss,
+             s->o->target, (unsigned)s->helo.pid, app[0] ? tx(app) : "(no name)", s->threads.count, hhmmss,
              (double)(end - mono_ms()) / 1000.0 < 0 ? 0.0 : (double)(end - mono_ms()) / 1000.0);
       print_thread_table(s, stdout);
       if (!tty) putchar('\n');
@@ -488,9 +503,10 @@ static int cmd_stack(sess *s, uint32_t id) {
   printf("thread %u: %zu frame%s\n", (unsigned)c.st.thread_id, c.st.count, c.st.count == 1 ? "" : "s");
   for (size_t i = 0; i < c.st.count; i++) {
     const ddmc_host_frame *f = &c.st.frames[i];
-    if (f->file && f->line >= 0) printf("  at %s.%s(%s:%d)\n", f->class_name, f->method, f->file, (int)f->line);
-    else if (f->file) printf("  at %s.%s(%s)\n", f->class_name, f->method, f->file);
-    else printf("  at %s.%s(Unknown Source)\n", f->class_name, f->method);
+    if (f->file && f->line >= 0)
+      printf("  at %s.%s(%s:%d)\n", tx(f->class_name), tx(f->method), tx(f->file), (int)f->line);
+    else if (f->file) printf("  at %s.%s(%s)\n", tx(f->class_name), tx(f->method), tx(f->file));
+    else printf("  at %s.%s(Unknown Source)\n", tx(f->class_name), tx(f->method));
   }
   ddmc_host_stkl_free(&c.st);
   return finish_text(s);
@@ -731,7 +747,7 @@ static int cmd_exit(sess *s, int32_t status) {
     ddmc_host_fail f;
     char msg[300] = "";
     if (ddmc_host_fail_parse(r.chunk, r.chunk_len, &f) == 0) {
-      snprintf(msg, sizeof msg, ": %s (FAIL code %d)", f.msg, (int)f.code);
+      snprintf(msg, sizeof msg, ": %s (FAIL code %d)", tx(f.msg), (int)f.code);
       ddmc_host_fail_free(&f);
     }
     sess_fail(s, EXIT_FAIL, "the VM refused EXIT%s", msg);
@@ -879,7 +895,7 @@ static int cmd_send(sess *s, const char *type_s, uint8_t *data, size_t len) {
   } else {
     printf("reply %s, %zu bytes%s\n", t, r.chunk_len, r.was_compressed ? " (arrived ZLIB-compressed)" : "");
     hexdump(stdout, r.chunk, r.chunk_len);
-    if (fail) printf("FAIL code %d: %s\n", (int)f.code, f.msg);
+    if (fail) printf("FAIL code %d: %s\n", (int)f.code, tx(f.msg));
   }
   ddmc_host_fail_free(&f);
   finish_text(s);
