@@ -115,10 +115,9 @@ static ssize_t read_some(int fd, void *buf, size_t n, int timeout_ms) {
   return (ssize_t)got;
 }
 
-/* Sends fd over the control connection the way adbd does: one fd, 1-byte payload. */
-static void send_fd(int conn, int fd) {
-  char byte = '!';
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+/* Sends fd over the control connection with n payload bytes in the same message. */
+static void send_fd_with(int conn, int fd, const char *bytes, size_t n) {
+  struct iovec iov = {.iov_base = (void *)bytes, .iov_len = n};
   union {
     struct cmsghdr h;
     char buf[CMSG_SPACE(sizeof(int))];
@@ -135,8 +134,11 @@ static void send_fd(int conn, int fd) {
   c->cmsg_type = SCM_RIGHTS;
   c->cmsg_len = CMSG_LEN(sizeof(int));
   memcpy(CMSG_DATA(c), &fd, sizeof(int));
-  assert_int_equal(sendmsg(conn, &msg, MSG_NOSIGNAL), 1);
+  assert_int_equal(sendmsg(conn, &msg, MSG_NOSIGNAL), (ssize_t)n);
 }
+
+/* The way adbd does it: one fd, 1-byte payload. */
+static void send_fd(int conn, int fd) { send_fd_with(conn, fd, "!", 1); }
 
 /* A debugger connection as adbd makes it: a socketpair whose far end goes to the VM. Returns
  * the near end; *far_ino is the inode of the far end (to find the VM's copy of it). */
@@ -580,25 +582,7 @@ static void test_fd_with_stray_bytes(void **state) {
   expect_hex4(c, "3333");
   int sv[2];
   assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-  char bytes[16] = "0123456789abcdef";
-  struct iovec iov = {.iov_base = bytes, .iov_len = sizeof(bytes)};
-  union {
-    struct cmsghdr h;
-    char buf[CMSG_SPACE(sizeof(int))];
-  } cm;
-  memset(&cm, 0, sizeof(cm));
-  struct msghdr msg;
-  memset(&msg, 0, sizeof(msg));
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = cm.buf;
-  msg.msg_controllen = sizeof(cm.buf);
-  struct cmsghdr *ch = CMSG_FIRSTHDR(&msg);
-  ch->cmsg_level = SOL_SOCKET;
-  ch->cmsg_type = SCM_RIGHTS;
-  ch->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(ch), &sv[1], sizeof(int));
-  assert_int_equal(sendmsg(c, &msg, MSG_NOSIGNAL), (ssize_t)sizeof(bytes));
+  send_fd_with(c, sv[1], "0123456789abcdef", 16);
   close(sv[1]);
   check_hello(sv[0], 0x3333);
   assert_int_equal(atomic_load(&g_announced), 1); /* the control socket was kept */
