@@ -13,8 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "ddmc/ddmc.h"
-#include "ddmc_host.h"
+#include "fakevm.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 
@@ -53,32 +52,30 @@ static void f_free(void *ud, void *p) {
   free(p);
 }
 
-/* The fake VM: two threads, a small heap. */
-static int for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
-  (void)d;
-  ddmc_thread_info a = {1, (uint32_t)getpid(), "main", DDMC_THREAD_RUNNING, 0};
-  ddmc_thread_info b = {2, (uint32_t)getpid(), "a rather long worker thread name, over sixty-four characters long", DDMC_THREAD_WAIT, 1};
-  int rc = fn(arg, &a);
-  return rc ? rc : fn(arg, &b);
-}
-static int heap_info(void *d, int heap, ddmc_heap_info *out) {
-  (void)d;
-  (void)heap;
-  out->max_bytes = 1 << 20;
-  out->footprint = 65536;
-  out->allocated_bytes = 4096;
-  out->allocated_objects = 10;
-  out->base = 0x100000;
-  return 0;
-}
-static int walk_heap(void *d, int heap, ddmc_heap_visit_fn fn, void *arg) {
-  (void)d;
-  (void)heap;
-  for (uintptr_t a = 0x100000; a < 0x100000 + 65536; a += 64) {
-    int rc = fn(arg, a, 64, (a / 64) % 3 ? DDMC_KIND_OBJECT : DDMC_KIND_ARRAY_4, (a / 64) % 5 ? DDMC_SOLID_HARD : DDMC_SOLID_FREE);
-    if (rc) return rc;
-  }
-  return 0;
+/* The fake VM: two threads, a 64 KiB heap of 64-byte runs: objects and int[], one in five free. */
+static const fakevm_thread kThreads[] = {
+    {.info = {.id = 1, .name = "main", .status = DDMC_THREAD_RUNNING}},
+    {.info = {.id = 2,
+              .name = "a rather long worker thread name, over sixty-four characters long",
+              .status = DDMC_THREAD_WAIT,
+              .daemon = 1}},
+};
+#define HEAP_BASE 0x100000u
+#define HEAP_RUNS 15 /* run i at HEAP_BASE + 64 * i: kind by i % 3, solidity by i % 5 */
+static fakevm_region heap_pattern[HEAP_RUNS];
+
+static fakevm_config config(void) {
+  for (uintptr_t i = 0, a = HEAP_BASE; i < HEAP_RUNS; i++, a += 64)
+    heap_pattern[i] = (fakevm_region){64, (a / 64) % 3 ? DDMC_KIND_OBJECT : DDMC_KIND_ARRAY_4,
+                                      (a / 64) % 5 ? DDMC_SOLID_HARD : DDMC_SOLID_FREE};
+  fakevm_heap heap = {.info = {.max_bytes = 1 << 20,
+                               .footprint = 65536,
+                               .allocated_bytes = 4096,
+                               .allocated_objects = 10,
+                               .base = HEAP_BASE},
+                      .pattern = heap_pattern,
+                      .npattern = HEAP_RUNS};
+  return (fakevm_config){.threads = kThreads, .nthreads = 2, .managed = heap, .native = heap};
 }
 
 static int mine(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rt, ddmc_buf *reply) {
@@ -137,10 +134,8 @@ static void test_every_allocation_fails_once(void **state) {
   (void)state;
   failer f;
   ddmc_allocator a = {&f, f_malloc, f_realloc, f_free};
-  ddmc_vm_ops ops = {0};
-  ops.for_each_thread = for_each_thread;
-  ops.heap_info = heap_info;
-  ops.walk_heap = walk_heap;
+  fakevm_config cfg = config();
+  fakevm fv;
   ddmc_chunk_handler h = {.handle = mine};
   long total = -1;
   int failed_sessions = 0;
@@ -152,8 +147,9 @@ static void test_every_allocation_fails_once(void **state) {
     ddmc_options o;
     ddmc_options_init(&o);
     assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", NULL, 0), 0);
-    ddmc_vm *vm = NULL;
-    int rc = ddmc_vm_new(&vm, &o, &ops, &a, NULL);
+    fakevm_init(&fv, &cfg);
+    int rc = fakevm_new(&fv, &o, &a);
+    ddmc_vm *vm = fv.vm;
     if (rc == 0) rc = ddmc_vm_add_feature(vm, "f");
     if (rc == 0) {
       rc = ddmc_notify_app_name(vm, "app", "pkg", 0); /* stored; no peer yet */
@@ -163,7 +159,7 @@ static void test_every_allocation_fails_once(void **state) {
     if (rc == 0) rc = ddmc_vm_start(vm);
     if (rc != 0) {
       assert_int_equal(rc, DDMC_ENOMEM); /* the only way set-up may fail here */
-      ddmc_vm_free(vm);
+      fakevm_stop(&fv);
     } else {
       uint16_t port = ddmc_vm_port(vm);
       if (session(port, vm, 1) != 0) failed_sessions++;
@@ -173,7 +169,7 @@ static void test_every_allocation_fails_once(void **state) {
       int ok = session(port, vm, 0);
       if (ok != 0) print_error("n=%ld: the session after the failure did not work: %d\n", n, ok);
       assert_int_equal(ok, 0);
-      ddmc_vm_free(vm);
+      fakevm_stop(&fv);
     }
     if (atomic_load(&f.live) != 0) print_error("n=%ld: %ld blocks leaked\n", n, atomic_load(&f.live));
     assert_int_equal(atomic_load(&f.live), 0);

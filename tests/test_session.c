@@ -792,7 +792,7 @@ static void test_heap_chunks(void **state) {
   assert_int_equal(ddmc_gc_walk(f.vm), 0);
   assert_int_equal(ddmc_gc_done(f.vm), 0);
   dumpcount d = recv_dump(h, T('H', 'P', 'S', 'T'), T('H', 'P', 'S', 'G'), T('H', 'P', 'E', 'N'));
-  assert_int_equal(d.units * 8, f.heap_footprint); /* the whole heap, exactly */
+  assert_int_equal(d.units * 8, f.cfg.managed.info.footprint); /* the whole heap, exactly */
   assert_int_equal(d.first_addr, 0);                /* relative to the base above 4 GiB */
   dumpcount nd = recv_dump(h, T('N', 'H', 'S', 'T'), T('N', 'H', 'S', 'G'), T('N', 'H', 'E', 'N'));
   assert_int_equal(nd.units * 8, 4096);
@@ -805,7 +805,7 @@ static void test_heap_chunks(void **state) {
   assert_int_equal(ddmc_gc_walk(f.vm), 0);
   assert_int_equal(ddmc_gc_done(f.vm), 0);
   dumpcount o = recv_dump(h, T('H', 'P', 'S', 'T'), T('H', 'P', 'S', 'O'), T('H', 'P', 'E', 'N'));
-  assert_int_equal(o.units * 8, f.heap_footprint);
+  assert_int_equal(o.units * 8, f.cfg.managed.info.footprint);
   assert_int_equal(ddmc_host_recv(h, &p, 300), DDMC_ETIMEDOUT);
   /* the peer leaves: dumps stop */
   ddmc_host_free(h);

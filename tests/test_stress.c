@@ -106,9 +106,9 @@ static double pct_us(uint32_t *hist, uint64_t total, double pct) {
 static void test_stalled_peer(void **state) {
   (void)state;
   fakevm f;
-  fakevm_sendq_bytes = 4u << 20; /* fill quickly, however slow the build (sanitizers) */
-  uint16_t port = fakevm_start(&f, NULL, 0);
-  fakevm_sendq_bytes = 0;
+  fakevm_config cfg = fakevm_default;
+  cfg.sendq_bytes = 4u << 20; /* fill quickly, however slow the build (sanitizers) */
+  uint16_t port = fakevm_start_cfg(&f, &cfg, NULL, 0);
   ddmc_host *h = peer_connect(port);
   ddmc_host_packet p;
   assert_int_equal(ddmc_host_request(h, T('T', 'H', 'E', 'N'), "\1", 1, &p, TMO), 0);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakevm.h"
 #include "jdwp/session.h"
 
 static const uint32_t kTypes[] = {
@@ -21,57 +22,43 @@ static const uint32_t kTypes[] = {
 };
 #define NTYPES (sizeof(kTypes) / sizeof(kTypes[0]))
 
-static int for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
-  (void)d;
-  ddmc_thread_info a = {1, 1, "main", DDMC_THREAD_RUNNING, 0};
-  ddmc_thread_info b = {2, 1, "w\xff\xfe", DDMC_THREAD_WAIT, 1};
-  int rc = fn(arg, &a);
-  return rc ? rc : fn(arg, &b);
-}
-static int thread_stack(void *d, uint32_t id, ddmc_frame_visit_fn fn, void *arg) {
-  (void)d;
-  if (id > 2) return DDMC_ENOENT;
-  ddmc_frame f = {"C", "m", id == 1 ? "F.java" : NULL, 3};
-  return fn(arg, &f);
-}
-static int heap_info(void *d, int heap, ddmc_heap_info *out) {
-  (void)d;
-  (void)heap;
-  out->max_bytes = 1 << 20;
-  out->footprint = 4096;
-  out->allocated_bytes = 100;
-  out->allocated_objects = 3;
-  out->base = 0x10000;
-  return 0;
-}
-static int walk_heap(void *d, int heap, ddmc_heap_visit_fn fn, void *arg) {
-  (void)d;
-  (void)heap;
-  int rc = fn(arg, 0x10000, 24, DDMC_KIND_OBJECT, DDMC_SOLID_HARD);
-  if (!rc) rc = fn(arg, 0x10018, 2048, DDMC_KIND_ARRAY_1, DDMC_SOLID_HARD);
-  if (!rc) rc = fn(arg, 0x10818, 4096 - 0x818, DDMC_KIND_OBJECT, DDMC_SOLID_FREE);
-  return rc;
-}
-static int request_gc(void *d) { (void)d; return 0; }
-static void on_exit_hook(void *d, int32_t s) { (void)d; (void)s; }
-
+/* The tests' fake VM (../fakevm.c), set up once: two threads with one-frame stacks (one with no
+ * file, one with a name that is not UTF-8), a 4 KiB heap; OS tid 1, so no /proc read per thread.
+ * Every hook is there, the log included (printed only with DDMC_TEST_VERBOSE). */
+static const ddmc_frame kFrameWithFile[] = {{.class_name = "C", .method_name = "m", .file = "F.java", .line = 3}};
+static const ddmc_frame kFrameNoFile[] = {{.class_name = "C", .method_name = "m", .file = NULL, .line = 3}};
+static const fakevm_thread kThreads[] = {
+    {.info = {.id = 1, .tid = 1, .name = "main", .status = DDMC_THREAD_RUNNING}, .stack = kFrameWithFile, .depth = 1},
+    {.info = {.id = 2, .tid = 1, .name = "w\xff\xfe", .status = DDMC_THREAD_WAIT, .daemon = 1},
+     .stack = kFrameNoFile,
+     .depth = 1},
+};
+static const fakevm_region kHeap[] = {
+    {24, DDMC_KIND_OBJECT, DDMC_SOLID_HARD},
+    {2048, DDMC_KIND_ARRAY_1, DDMC_SOLID_HARD},
+    {4096 - 0x818, DDMC_KIND_OBJECT, DDMC_SOLID_FREE},
+};
+static fakevm g_fake;
 static ddmc_vm *g_vm;
 
 static void setup(void) {
+  const fakevm_heap heap = {.info = {.max_bytes = 1 << 20,
+                                     .footprint = 4096,
+                                     .allocated_bytes = 100,
+                                     .allocated_objects = 3,
+                                     .base = 0x10000},
+                            .pattern = kHeap,
+                            .npattern = sizeof(kHeap) / sizeof(kHeap[0])};
+  const fakevm_config cfg = {.threads = kThreads, .nthreads = 2, .managed = heap, .native = heap};
+  fakevm_init(&g_fake, &cfg);
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;
   o.max_packet = 1 << 16;
   o.sendq_bytes = 1 << 20;
   o.zlib_threshold = 64;
-  ddmc_vm_ops ops = {0};
-  ops.for_each_thread = for_each_thread;
-  ops.thread_stack = thread_stack;
-  ops.heap_info = heap_info;
-  ops.walk_heap = walk_heap;
-  ops.request_gc = request_gc;
-  ops.exit = on_exit_hook;
-  if (ddmc_vm_new(&g_vm, &o, &ops, NULL, NULL) != 0) abort();
+  if (fakevm_new(&g_fake, &o, NULL) != 0) abort();
+  g_vm = g_fake.vm;
 }
 
 static size_t put_packet(uint8_t *out, uint32_t id, uint8_t set, uint8_t cmd, const uint8_t *body, size_t n) {
