@@ -6,7 +6,10 @@
  * descriptor is the session's socket; thread.c speaks JDWP on it. While a session is live the
  * control socket stays in the session's poll set: a second descriptor is received and closed at
  * once ("Ignoring second debugger -- accepting and dropping", Dalvik), and a failed receive there
- * means adbd went away, so the control socket is closed and re-dialed after the session.
+ * means adbd went away, so the control socket is closed and re-dialed after the session. Bytes
+ * without a descriptor count as such a failure (adb_recv_fd says why): they are read 4 KiB at a
+ * time, logged in one line, and the control socket is re-dialed; they never cost a read and a log
+ * line per byte.
  *
  * When adbd is not there, or the control socket breaks, the thread re-dials forever with back-off
  * (500 ms, x1.5, capped at 2 s) until ddmc_vm_stop. Dalvik gave up for good after 5 failures in
@@ -183,22 +186,36 @@ static int adb_dial_once(ddmc_vm *vm, int first) {
   return fd;
 }
 
+/* Room for this many descriptors per message: adbd sends one, but whatever arrives must be
+ * received (and closed), not left to the kernel's MSG_CTRUNC path. */
+#define ADB_MAX_FDS 8
+
 /* Receives one descriptor from the control socket. Returns the fd (>= 0); -1 when there was
  * nothing to receive (EAGAIN); -2 when the control socket is gone (EOF or error) or is not a
  * jdwp-control stream.
  *
- * adbd sends exactly one byte with each descriptor. Bytes without one mean the other end is not
- * speaking that protocol (or the stream lost its framing): reading them a byte at a time and
- * logging each cost a fifth of a core for 100,000 stray bytes and could block the JDWP thread
- * in the log hook. So they are read in bulk, logged once, and the control socket is treated as
- * broken: the caller closes it and re-dials with back-off. */
+ * adbd sends exactly one byte with each descriptor (Android 1-7: '!', jdwp_service.c; 8 on:
+ * SendFileDescriptors(fd, "", 1, ...)) and never anything else after the pid. So:
+ *   - Data without a descriptor means the other end does not speak the protocol, or the stream
+ *     lost its framing; nothing later on it can be trusted. The whole read (up to 4 KiB at once)
+ *     is logged in one line and the control socket is reported broken: the caller closes it and
+ *     re-dials with back-off. Any stray byte counts, not "more than N": there is no legitimate
+ *     stray byte to tolerate, and skipping them instead would cost a read (and, before, a log
+ *     line) per burst for as long as the peer cares to send. Reading a byte per recvmsg and
+ *     logging each cost a fifth of a core for 100,000 stray bytes and blocked the JDWP thread
+ *     in a log hook whose stderr nobody drained.
+ *   - A descriptor is taken whatever came with it: stray bytes glued to it in the same read
+ *     (a stream socket returns earlier descriptor-less bytes together with the next message
+ *     that carries one), or no byte at all (a 0-byte SOCK_SEQPACKET message can carry
+ *     descriptors; before, it read as EOF and the descriptor leaked). One line says so.
+ *   - Extra descriptors in one message are closed here, one line for all of them. */
 static int adb_recv_fd(ddmc_vm *vm, int ctl) {
   for (;;) {
     char data[4096];
     struct iovec iov = {.iov_base = data, .iov_len = sizeof(data)};
     union {
       struct cmsghdr h;
-      char buf[CMSG_SPACE(8 * sizeof(int))];
+      char buf[CMSG_SPACE(ADB_MAX_FDS * sizeof(int))];
     } cm;
     memset(&cm, 0, sizeof(cm));
     struct msghdr msg;
@@ -210,31 +227,47 @@ static int adb_recv_fd(ddmc_vm *vm, int ctl) {
     ssize_t n = recvmsg(ctl, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -1;
-    if (n <= 0) {
-      ddmc__log(vm, DDMC_LOG_INFO, "JDWP: adbd closed %s%s%s", vm->opt.adb_control, n < 0 ? ": " : "",
-                n < 0 ? strerror(errno) : "");
+    if (n < 0) {
+      ddmc__log(vm, DDMC_LOG_INFO, "JDWP: adbd closed %s: %s", vm->opt.adb_control, strerror(errno));
       return -2;
     }
+    /* Descriptors first: a 0-byte message may carry them, so n == 0 is not EOF until this
+     * says there was none. */
     int fd = -1;
+    size_t extra = 0;
     for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c != NULL; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0)) continue;
       size_t nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
       for (size_t i = 0; i < nfd; i++) {
         int x;
         memcpy(&x, CMSG_DATA(c) + i * sizeof(int), sizeof(int)); /* CMSG_DATA may be unaligned */
-        if (fd < 0) fd = x;
-        else close(x); /* one fd per message is the protocol: never leak extras */
+        if (x < 0) continue;
+        if (fd < 0) {
+          fd = x;
+        } else {
+          close(x); /* one fd per message is the protocol: never leak extras */
+          extra++;
+        }
       }
     }
-    if (msg.msg_flags & MSG_CTRUNC)
-      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent more descriptors than expected; extras dropped");
+    if (extra > 0 || (msg.msg_flags & MSG_CTRUNC))
+      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent several descriptors in one message; %zu extra closed%s", extra,
+                (msg.msg_flags & MSG_CTRUNC) ? ", more dropped by the kernel" : "");
     if (fd < 0) {
-      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: %s sent %zd byte(s) without a descriptor: not a jdwp-control stream; re-dialing",
-                vm->opt.adb_control, n);
+      if (n == 0) {
+        ddmc__log(vm, DDMC_LOG_INFO, "JDWP: adbd closed %s", vm->opt.adb_control);
+      } else {
+        ddmc__log(vm, DDMC_LOG_WARN,
+                  "JDWP: %s sent %zd%s byte(s) without a descriptor: not a jdwp-control stream; re-dialing",
+                  vm->opt.adb_control, n, ((size_t)n == sizeof(data) || (msg.msg_flags & MSG_TRUNC)) ? "+" : "");
+      }
       return -2;
     }
-    if (n > 1)
-      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent %zd stray byte(s) with a descriptor; ignored", n - 1);
+    if (n == 0)
+      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent a descriptor without its data byte; taken");
+    else if (n > 1)
+      ddmc__log(vm, DDMC_LOG_WARN, "JDWP: adbd sent a descriptor with %zd%s stray byte(s); taken, the bytes ignored",
+                n - 1, ((size_t)n == sizeof(data) || (msg.msg_flags & MSG_TRUNC)) ? "+" : "");
     return fd;
   }
 }
