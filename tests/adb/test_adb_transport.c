@@ -616,8 +616,8 @@ static void test_stray_bytes_flood(void **state) {
   assert_true(c >= 0);
   expect_hex4(c, "2222");
   int near = hand_over(c, NULL);
-  check_hello(near, 0x2222);              /* (c) a peer over the passed descriptor... */
-  assert_true(now_ms() - t0 < 2500);      /* ...within one back-off step and then some */
+  check_hello(near, 0x2222);                  /* (c) a peer over the passed descriptor... */
+  assert_true(now_ms() - t0 < 2500);          /* ...within one back-off step and then some */
   assert_true(atomic_load(&g_warnings) <= 3); /* (a) a line or so, not 100,001 */
   assert_int_equal(atomic_load(&g_announced), 2);
   if (getenv("DDMC_TEST_VERBOSE"))
@@ -682,7 +682,7 @@ static void test_stray_bytes_during_session(void **state) {
   assert_int_equal(find_fd_by_peer(name), -1); /* the VM's control fd is gone */
   check_hello_h(h, 0x888);                     /* the debugger is untouched */
   assert_true(ddmc_vm_is_connected(a.vm));
-  assert_int_equal(ctl_accept(l, 300), -1);    /* no re-dial while the session is live */
+  assert_int_equal(ctl_accept(l, 300), -1); /* no re-dial while the session is live */
   ddmc_host_free(h);
   c = ctl_accept(l, 3000);
   assert_true(c >= 0);
