@@ -36,7 +36,6 @@ static const char *tx(const char *str) {
   return b;
 }
 
-
 #ifndef DDMC_TOOL_VERSION
 #define DDMC_TOOL_VERSION "0"
 #endif
@@ -747,7 +746,7 @@ static int cmd_exit(sess *s, int32_t status) {
     ddmc_host_fail f;
     char msg[300] = "";
     if (ddmc_host_fail_parse(r.chunk, r.chunk_len, &f) == 0) {
-      snprintf(msg, sizeof msg, ": %s (FAIL code %d)", tx(f.msg), (int)f.code);
+      snprintf(msg, sizeof msg, ": %s (FAIL code %d)", f.msg, (int)f.code); /* sess_fail escapes */
       ddmc_host_fail_free(&f);
     }
     sess_fail(s, EXIT_FAIL, "the VM refused EXIT%s", msg);

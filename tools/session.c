@@ -36,6 +36,21 @@ int sess_exit_code(int err) {
   }
 }
 
+/* One line on stderr. Messages quote what a VM (or an adb server) sent, so the whole line goes
+ * through the terminal escaper: a FAIL message with ESC]0;...BEL must not retitle the window. */
+static void eprint_line(const char *prefix, const char *msg) {
+  char small[1200];
+  size_t need = ddmc_host_term_escape(msg, NULL, 0) + 1;
+  char *buf = need <= sizeof small ? small : malloc(need);
+  if (buf == NULL) {
+    fprintf(stderr, "%s(a message too large to show)\n", prefix);
+    return;
+  }
+  ddmc_host_term_escape(msg, buf, need);
+  fprintf(stderr, "%s%s\n", prefix, buf);
+  if (buf != small) free(buf);
+}
+
 void sess_fail(sess *s, int code, const char *fmt, ...) {
   char msg[1024];
   va_list ap;
@@ -43,7 +58,7 @@ void sess_fail(sess *s, int code, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   fflush(stdout);
-  fprintf(stderr, "ddmc: %s\n", msg);
+  eprint_line("ddmc: ", msg); /* JSON below carries msg as it is: the writer escapes for JSON */
   if (s->o->json) {
     jw w;
     jw_init(&w, stdout);
@@ -148,12 +163,13 @@ void sess_print_wire(sess *s) {
 static void vlog(sess *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void vlog(sess *s, const char *fmt, ...) {
   if (s->o->verbose < 2) return;
+  char msg[1024], prefix[40];
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "ddmc: [%6lld ms] ", (long long)(mono_ms() - s->t0_ms));
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  snprintf(prefix, sizeof prefix, "ddmc: [%6lld ms] ", (long long)(mono_ms() - s->t0_ms));
+  eprint_line(prefix, msg);
 }
 
 void sess_dispatch(sess *s, const ddmc_host_packet *p) {

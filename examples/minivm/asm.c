@@ -97,6 +97,64 @@ static int grow(mvm_vm *vm, void **arr, uint32_t *cap, uint32_t need, size_t sz)
   return 0;
 }
 
+static int hex_digits(const char *p, int n, uint32_t *out) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; i++) {
+    /* Stops at the first non-digit, so a string ending early is never read past its NUL. */
+    if (!isxdigit((unsigned char)p[i])) return -1;
+    int c = tolower((unsigned char)p[i]);
+    v = v << 4 | (uint32_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+  }
+  *out = v;
+  return 0;
+}
+
+static char *put_utf8(char *out, uint32_t cp) {
+  if (cp < 0x80) {
+    *out++ = (char)cp;
+  } else if (cp < 0x800) {
+    *out++ = (char)(0xc0 | cp >> 6);
+    *out++ = (char)(0x80 | (cp & 0x3f));
+  } else {
+    *out++ = (char)(0xe0 | cp >> 12);
+    *out++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+    *out++ = (char)(0x80 | (cp & 0x3f));
+  }
+  return out;
+}
+
+/* The escape after a backslash at *pp, appended at *outp. \xHH is one raw byte (so a test can
+ * write invalid UTF-8), \uHHHH a BMP code point as UTF-8. Strings are C strings inside the VM,
+ * hence no NUL; a lone surrogate has no UTF-8 form. Each escape is at least as long as what it
+ * writes, so the scratch line buffer cannot overflow. */
+static int unescape(asm_ctx *a, const char **pp, char **outp) {
+  const char *p = *pp;
+  char c = *p++;
+  uint32_t v;
+  switch (c) {
+    case 'n': *(*outp)++ = '\n'; break;
+    case 't': *(*outp)++ = '\t'; break;
+    case 'r': *(*outp)++ = '\r'; break;
+    case '"': case '\\': *(*outp)++ = c; break;
+    case 'x':
+      if (hex_digits(p, 2, &v)) return fail(a, a->line, "'\\x' needs two hex digits in string");
+      if (v == 0) return fail(a, a->line, "a string cannot hold NUL ('\\x00')");
+      *(*outp)++ = (char)v;
+      p += 2;
+      break;
+    case 'u':
+      if (hex_digits(p, 4, &v)) return fail(a, a->line, "'\\u' needs four hex digits in string");
+      if (v == 0) return fail(a, a->line, "a string cannot hold NUL ('\\u0000')");
+      if (v >= 0xd800 && v <= 0xdfff) return fail(a, a->line, "'\\u%.4s' is a lone surrogate", p);
+      *outp = put_utf8(*outp, v);
+      p += 4;
+      break;
+    default: return fail(a, a->line, "unknown escape '\\%c' in string", c ? c : '0');
+  }
+  *pp = p;
+  return 0;
+}
+
 /* Splits a line into words, quoted strings (unescaped) and single-character braces.
  * Commas and blanks separate; '#' outside a string starts a comment. */
 static int tokenize(asm_ctx *a, const char *line, tok *t, int *count) {
@@ -113,17 +171,8 @@ static int tokenize(asm_ctx *a, const char *line, tok *t, int *count) {
       t[n].str = 1;
       p++;
       while (*p && *p != '"') {
-        char c = *p++;
-        if (c == '\\') {
-          c = *p++;
-          switch (c) {
-            case 'n': c = '\n'; break;
-            case 't': c = '\t'; break;
-            case '"': case '\\': break;
-            default: return fail(a, a->line, "unknown escape '\\%c' in string", c ? c : '0');
-          }
-        }
-        *out++ = c;
+        if (*p != '\\') *out++ = *p++;
+        else if (p++, unescape(a, &p, &out)) return -1;
       }
       if (*p != '"') return fail(a, a->line, "unterminated string");
       p++;

@@ -7,7 +7,9 @@ Each test case is one ctest test: `e2e.py --ddmc PATH [--minivm PATH --programs 
 8000-8040 for a free port) and read the port from minivm's "JDWP listening on HOST:PORT" line.
 Error cases run against peers made here: nothing listening, `python3 -m http.server`, a listener
 that answers garbage, one that completes the JDWP handshake and then stays silent, a JDWP VM that
-is not DDM-aware, and a scripted DDM VM whose strings stress the JSON writer.
+is not DDM-aware, and a scripted DDM VM whose strings stress the JSON writer. hostile_names runs a
+minivm program (written to the workdir) and a scripted VM whose names carry terminal control
+sequences: text output must show them escaped, JSON exactly.
 
 Every process started here is killed by pid when the case ends (also on SIGTERM from ctest), and
 every wait is bounded.
@@ -79,7 +81,9 @@ class VM:
     """A running minivm; .port is its JDWP port."""
 
     def __init__(self, program, vm_args=(), prog_args=()):
-        path = os.path.join(ARGS.programs, program + ".mvm")
+        """program: a name from examples/minivm/programs, or the path of a .mvm file."""
+        path = program if program.endswith(".mvm") else os.path.join(ARGS.programs, program + ".mvm")
+        program = os.path.basename(program)
         cmd = [ARGS.minivm, "-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n",
                *vm_args, path, *prog_args]
         self.out_path = os.path.join(ARGS.workdir, f"{ARGS.case}-{program}-{len(CHILDREN)}.out")
@@ -701,9 +705,149 @@ def case_json_escaping():
     check("\u2603" in out and "pid                4242" in out, "text info", out)
 
 
+# A VM that names itself, a thread and a source file with terminal control sequences: clear the
+# screen, retitle the window (OSC 0 ... BEL), a newline to break the table, the 8-bit CSI (U+009B).
+HOSTILE = "\x1b[2J\x1b]0;x\x07evil\nname\u009b"
+HOSTILE_MVM = r"\x1b[2J\x1b]0;x\u0007evil\nname\u009b"       # the same in .mvm string escapes
+HOSTILE_SHOWN = r"\x1b[2J\x1b]0;x\x07evil\nname\u009b"     # what ddmc's text output must print
+# Anything a terminal acts on: C0 controls but the newline that ends ddmc's own lines, DEL, C1.
+RAW_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+HOSTILE_PROGRAM = f"""
+.source "File-{HOSTILE_MVM}.java"
+.class Hostile
+.method main
+.registers 3
+    .line 10
+    const-string v0, "app-{HOSTILE_MVM}"
+    set-app-name v0
+    const-string v1, "thread-{HOSTILE_MVM}"
+    start-daemon v2, v1, Hostile.sleeper
+    const v0, 1000
+:idle
+    sleep v0
+    goto :idle
+.end method
+.method sleeper
+.registers 1
+    const v0, 1000
+:again
+    .line 20
+    sleep v0
+    goto :again
+.end method
+"""
+
+
+def check_no_raw_control(text, what):
+    m = RAW_CONTROL.search(text)
+    check(m is None, f"{what}: a raw control character reaches the terminal", repr(text[:600]))
+
+
+def run_on_pty(cmd, timeout):
+    """Runs cmd with stdout on a pseudo-terminal until it exits; returns (exit code, bytes)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdout=slave, stderr=subprocess.PIPE)
+    CHILDREN.append(p)
+    os.close(slave)
+    buf = b""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:      # EIO: the child closed its side
+                break
+            if not chunk:
+                break
+            buf += chunk
+        elif p.poll() is not None:
+            break
+    os.close(master)
+    return p.wait(timeout=10), buf
+
+
+def case_hostile_names():
+    path = os.path.join(ARGS.workdir, "hostile.mvm")
+    with open(path, "w") as f:
+        f.write(HOSTILE_PROGRAM)
+    vm = VM(path)
+    app = "app-" + HOSTILE
+
+    def named():  # main names the app as it starts, maybe after a first session
+        v = ddmc("info", target=vm.target)[0]["vm"]
+        return v if v["app_name"] == app else None
+    check(wait_until(named, 10), "JSON: the app name exactly as the VM set it", named())
+    out, err, _ = ddmc("info", target=vm.target, json_out=False)
+    check_no_raw_control(out + err, "info")
+    check(re.search(r"^app name\s+" + re.escape("app-" + HOSTILE_SHOWN) + "$", out, re.M), "text: escaped app name",
+          out)
+
+    doc, _, _ = ddmc("threads", target=vm.target)
+    names = threads_by_name(doc["threads"])
+    check("thread-" + HOSTILE in names, "JSON: the thread name exactly as the VM set it", sorted(names))
+    tid = names["thread-" + HOSTILE]["id"]
+    out, err, _ = ddmc("threads", target=vm.target, json_out=False)
+    check_no_raw_control(out + err, "threads")
+    rows = out.rstrip("\n").split("\n")
+    check(len(rows) == 1 + len(doc["threads"]), "text: one line per thread (no name breaks a row)", out)
+    check(any(r.endswith("  thread-" + HOSTILE_SHOWN) for r in rows), "text: escaped thread name", out)
+
+    # --watch on a terminal: ddmc's own clear-and-home is the only control sequence.
+    rc, raw = run_on_pty([ARGS.ddmc, "-c", vm.target, "threads", "--watch", "1"], 30)
+    text = raw.decode("utf-8", "replace").replace("\x1b[H\x1b[2J", "").replace("\r\n", "\n")
+    check(rc == 0 and ("thread-" + HOSTILE_SHOWN) in text, f"--watch on a tty: exit {rc}", repr(text[:600]))
+    check_no_raw_control(text, "threads --watch on a tty")
+    check(("app-" + HOSTILE_SHOWN) in text, "--watch title: escaped app name", repr(text[:600]))
+
+    doc, _, _ = ddmc("stack", tid, target=vm.target)
+    check(doc["frames"] and doc["frames"][0]["file"] == f"File-{HOSTILE}.java", "JSON: the file name exactly",
+          doc["frames"])
+    out, err, _ = ddmc("-vv", "stack", tid, target=vm.target, json_out=False)
+    check_no_raw_control(out + err, "stack")
+    check(f"at Hostile.sleeper(File-{HOSTILE_SHOWN}.java:20)" in out, "text: escaped file name", out)
+
+    # What only a scripted peer sends: VM ident, package and feature names, and a FAIL message.
+    ident, pkg, feature, msg = "vm-" + HOSTILE, "pkg-" + HOSTILE, "feat-" + HOSTILE, "fail-" + HOSTILE
+
+    def helo(_payload):
+        p = struct.pack(">II", 1, 4242) + struct.pack(">II", len(ident), len("app")) + ident.encode("utf-16-be")
+        p += "app".encode("utf-16-be") + struct.pack(">i", 0) + utf16("abi") + utf16("flags") + b"\x00" + utf16(pkg)
+        return "HELO", p
+
+    def feat(_payload):
+        return "FEAT", struct.pack(">I", 1) + utf16(feature)
+
+    def fail(_payload):
+        return "FAIL", struct.pack(">i", 7) + utf16(msg)
+
+    s, port = listen()
+    serve(s, fake_vm({"HELO": helo, "FEAT": feat, "STKL": fail, "ZZZZ": fail}))
+    peer = f"127.0.0.1:{port}"
+    doc, _, _ = ddmc("info", target=peer)
+    check((doc["vm"]["vm_ident"], doc["vm"]["package"], doc["vm"]["features"]) == (ident, pkg, [feature]),
+          "JSON: HELO and FEAT strings exactly", doc["vm"])
+    out, err, _ = ddmc("-vv", "info", target=peer, json_out=False)
+    check_no_raw_control(out + err, "info from a scripted peer")
+    for label, value in (("vm", "vm-"), ("package", "pkg-"), ("features", "feat-")):
+        check(re.search(rf"^{label}\s+" + re.escape(value + HOSTILE_SHOWN) + "$", out, re.M), f"text: escaped {label}",
+              out)
+    doc, err, _ = ddmc("stack", 1, target=peer, rc=5)
+    check(doc["error"]["message"] == f"the VM refused the stack of thread 1: {msg} (FAIL code 7)",
+          "JSON: the FAIL message exactly", doc["error"])
+    check_no_raw_control(err, "FAIL message on stderr (with --json)")
+    _, err, _ = ddmc("stack", 1, target=peer, rc=5, json_out=False)
+    check(err == f"ddmc: the VM refused the stack of thread 1: fail-{HOSTILE_SHOWN} (FAIL code 7)\n",
+          "text: escaped FAIL message on stderr", repr(err))
+    out, err, _ = ddmc("send", "ZZZZ", target=peer, rc=5, json_out=False)
+    check_no_raw_control(out + err, "send")
+    check(f"FAIL code 7: fail-{HOSTILE_SHOWN}\n" in out, "send: escaped FAIL message", out)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 NEEDS_VM = {"info", "zygote", "threads", "watch_sigint", "stack", "heap", "bitmap", "bitmap_scaled", "gc", "exit",
-            "send", "zlib"}
+            "send", "zlib", "hostile_names"}
 
 
 def main():

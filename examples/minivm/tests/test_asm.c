@@ -38,6 +38,20 @@ static void loads_and_runs(void **state) {
   mvm_vm_free(vm);
 }
 
+/* \x and \u let a program name itself with control characters, as a hostile app could. */
+static void string_escapes(void **state) {
+  mvm_vm *vm = t_vm(0, 0, NULL);
+  t_load(vm,
+         ".class A\n.method main\n.registers 1\n"
+         "  const-string v0, \"\\x1b[2J\\x1B]0;x\\u0007 \\r\\n \\u009b \\u00e9\\u4e2d \\xff.\"\n"
+         "  print v0\n  return-void\n.end method\n");
+  char *out;
+  assert_int_equal(t_run(vm, &out), 0);
+  assert_string_equal(out, "\x1b[2J\x1b]0;x\x07 \r\n \xc2\x9b \xc3\xa9\xe4\xb8\xad \xff.");
+  free(out);
+  mvm_vm_free(vm);
+}
+
 static void shipped_programs_assemble(void **state) {
   const char *dir = getenv("MINIVM_PROGRAMS");
   if (!dir) skip();
@@ -78,6 +92,12 @@ static const bad cases[] = {
     {M("  const v0, 1\n  return-void\n"), "t.mvm:6: ", "missing .end method"},
     {M("  const v0, 1\n.end method\n"), "t.mvm:5: ", "fall off its end"},
     {M("  const-string v0, \"open\n  return-void\n.end method\n"), "t.mvm:4: ", "unterminated string"},
+    {M("  const-string v0, \"\\x1\"\n  return-void\n.end method\n"), "t.mvm:4: ", "'\\x' needs two hex digits"},
+    {M("  const-string v0, \"\\u12\"\n  return-void\n.end method\n"), "t.mvm:4: ", "'\\u' needs four hex digits"},
+    {M("  const-string v0, \"a\\x00b\"\n  return-void\n.end method\n"), "t.mvm:4: ", "cannot hold NUL ('\\x00')"},
+    {M("  const-string v0, \"\\u0000\"\n  return-void\n.end method\n"), "t.mvm:4: ", "cannot hold NUL ('\\u0000')"},
+    {M("  const-string v0, \"\\ud800\"\n  return-void\n.end method\n"), "t.mvm:4: ", "'\\ud800' is a lone surrogate"},
+    {M("  const-string v0, \"\\x"), "t.mvm:4: ", "'\\x' needs two hex digits"},
     {".class A\n.class A\n", "t.mvm:2: ", "class 'A' already defined"},
     {M("  const v0, 12abc\n  return-void\n.end method\n"), "t.mvm:4: ", "bad integer '12abc'"},
     {".class A\n  const v0, 1\n", "t.mvm:2: ", "outside a method"},
@@ -169,6 +189,7 @@ static void line_directives_map_frames(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(loads_and_runs),
+      cmocka_unit_test(string_escapes),
       cmocka_unit_test(shipped_programs_assemble),
       cmocka_unit_test(malformed_reports_file_and_line),
       cmocka_unit_test(missing_file),
