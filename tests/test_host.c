@@ -1654,6 +1654,10 @@ static void test_term_escape(void **state) {
       {"bad \xff\xc3 utf8", "bad \\xff\\xc3 utf8"}, /* invalid and truncated sequences */
       {"caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x99\x82", "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x99\x82"},
       {"\xed\xa0\x80", "\\xed\\xa0\\x80"},       /* a UTF-16 surrogate encoded in UTF-8 */
+      {"\x9b[31m", "\\x9b[31m"},                 /* a bare 8-bit CSI byte is not UTF-8 either */
+      {"\xc0\x80 \xe0\x80\x80", "\\xc0\\x80 \\xe0\\x80\\x80"}, /* overlong forms (of NUL) */
+      {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"}, /* past U+10FFFF */
+      {"end \xf0\x9f\x99", "end \\xf0\\x9f\\x99"},    /* cut short by the end of the string */
       {"", ""},
   };
   for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); i++) {
