@@ -2,12 +2,18 @@
 """Fails if src/ has a circle: between files through #include "..." lines, or between
 object files through calls and data references.
 
-    check_layers.py SRC_DIR OBJ_DIR
+    check_layers.py SRC_DIR OBJ...
+
+OBJ is an object file of the library, a ';'-separated list of them (what CMake's
+$<TARGET_OBJECTS:ddmc_obj> expands to; the ctest test passes that, so objects of files that have
+left DDMC_SOURCES but still lie in the build tree are not read), or a directory searched for *.o.
+Each object is named after the source file under SRC_DIR it was compiled from.
 
 Include graph: a node per file under SRC_DIR (.c and .h), an edge for each #include "x" that
 names another file there. Call graph: a node per .c file, an edge A -> B when A's object file
-uses a global symbol that B's object file defines (read with nm). Both graphs must be acyclic;
-each strongly connected component of more than one node is printed as a circle. A header and
+uses a global symbol that B's object file defines (read with nm; the edge is printed with the
+symbols that make it). Both graphs must be acyclic; each strongly connected component of more
+than one node is printed as a circle, with its edges. A header and
 its .c are separate nodes: struct ddmc_vm in vm_int.h is shared state every part may include,
 while the code of vm.c is the top of the call graph and nothing may call back into it."""
 import os
@@ -83,62 +89,89 @@ def include_graph(src):
     return graph
 
 
-def call_graph(src, objdir):
-    defined, used = {}, {}
-    for dirpath, _, files in os.walk(objdir):
-        for f in files:
-            if not f.endswith(".o"):
+def object_files(args):
+    objs = []
+    for arg in args:
+        for item in arg.split(";"):
+            if not item:
                 continue
-            path = os.path.join(dirpath, f)
-            rel = os.path.relpath(path, objdir)[: -len(".o")]  # src/x.c
-            if rel.startswith("src" + os.sep):
-                rel = rel[len("src" + os.sep):]
-            out = subprocess.run(["nm", "-P", path], capture_output=True, text=True, check=True).stdout
-            d, u = set(), set()
-            for line in out.splitlines():
-                parts = line.split()
-                if len(parts) < 2:
-                    continue
-                name, kind = parts[0], parts[1]
-                if kind == "U":
-                    u.add(name)
-                elif kind in "TDBRCGSV":  # global code and data
-                    d.add(name)
-            defined[rel] = d
-            used[rel] = u
+            if os.path.isdir(item):
+                for dirpath, _, files in os.walk(item):
+                    objs += [os.path.join(dirpath, f) for f in sorted(files) if f.endswith(".o")]
+            else:
+                objs.append(item)
+    return objs
+
+
+def source_of(src, obj):
+    """src/jdwp/dispatch.c for .../ddmc_obj.dir/src/jdwp/dispatch.c.o: the longest tail of the
+    object's path (without .o) that names a file under SRC_DIR."""
+    parts = os.path.normpath(obj[: -len(".o")] if obj.endswith(".o") else obj).split(os.sep)
+    for i in range(len(parts)):
+        rel = os.path.join(*parts[i:])
+        if os.path.isfile(os.path.join(src, rel)):
+            return rel
+    return os.path.basename(obj)
+
+
+def call_graph(src, objs):
+    defined, used = {}, {}
+    for path in objs:
+        rel = source_of(src, path)
+        out = subprocess.run(["nm", "-P", path], capture_output=True, text=True, check=True).stdout
+        d, u = set(), set()
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) < 2:
+                continue
+            name, kind = parts[0], parts[1]
+            if kind == "U":
+                u.add(name)
+            elif kind in ("T", "D", "B", "R", "C", "G", "S", "V", "W"):  # global code and data
+                d.add(name)
+        defined[rel] = d
+        used[rel] = u
     owner = {}
-    for f, names in defined.items():
-        for n in names:
-            owner[n] = f
-    graph = {f: set() for f in defined}
+    for f in sorted(defined):
+        for n in defined[f]:
+            if n in owner:
+                print(f"warning: {n} defined in both {owner[n]} and {f}")
+            owner.setdefault(n, f)
+    graph = {f: {} for f in defined}  # graph[a][b] = symbols of b that a uses
     for f, names in used.items():
-        for n in names:
+        for n in sorted(names):
             o = owner.get(n)
             if o is not None and o != f:
-                graph[f].add(o)
+                graph[f].setdefault(o, []).append(n)
     return graph
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) < 3:
         print(__doc__)
         return 2
-    src, objdir = sys.argv[1], sys.argv[2]
+    src, objs = sys.argv[1], object_files(sys.argv[2:])
     bad = 0
     inc = include_graph(src)
     for comp in sccs(inc):
         print("include circle: " + " <-> ".join(comp))
+        for a in comp:
+            for b in sorted(inc[a]):
+                if b in comp:
+                    print(f"    {a} includes {b}")
         bad += 1
-    calls = call_graph(src, objdir)
+    calls = call_graph(src, objs)
     if not calls:
-        print(f"no object files under {objdir}")
+        print(f"no object files in {' '.join(sys.argv[2:])}")
         return 1
     for comp in sccs(calls):
         print("call circle: " + " <-> ".join(comp))
         for a in comp:
             for b in sorted(calls[a]):
                 if b in comp:
-                    print(f"    {a} -> {b}")
+                    syms = calls[a][b]
+                    more = f", ... ({len(syms)})" if len(syms) > 4 else ""
+                    print(f"    {a} -> {b}: {', '.join(syms[:4])}{more}")
         bad += 1
     print(f"check_layers: {len(inc)} files, {len(calls)} objects, {bad} circle(s)")
     return 1 if bad else 0
