@@ -9,5 +9,8 @@ cmake -S . -B build-cov -DCMAKE_BUILD_TYPE=Debug -DDDMC_COVERAGE=ON -DDDMC_BUILD
 cmake --build build-cov -j"$(nproc)" >/dev/null
 find build-cov -name '*.gcda' -delete
 # shellcheck disable=SC2086
-(cd build-cov && ctest -j"$(nproc)" --timeout 600 ${DDMC_COVERAGE_CTEST_ARGS:-} >/dev/null) || echo "coverage: some tests failed" >&2
+if ! (cd build-cov && ctest -j"$(nproc)" --timeout 600 ${DDMC_COVERAGE_CTEST_ARGS:-} >/dev/null); then
+  echo "coverage: tests failed (build-cov/Testing/Temporary/LastTest.log):" \
+    "$(cut -d: -f2 build-cov/Testing/Temporary/LastTestsFailed.log 2>/dev/null | tr '\n' ' ')" >&2
+fi
 cmake --build build-cov --target coverage
