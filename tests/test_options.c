@@ -6,6 +6,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "ddmc/ddmc.h"
 
 typedef struct good_case {
@@ -26,6 +33,8 @@ static const good_case kGood[] = {
     {"transport=dt_android_adb,server=y,suspend=n", DDMC_TRANSPORT_ADB, 1, 0, "", 0},
     {"transport=dt_socket,address=localhost:08000", DDMC_TRANSPORT_SOCKET, 1, 0, "localhost", 8000},
     {"transport=dt_socket,address=0000000000065535", DDMC_TRANSPORT_SOCKET, 1, 0, "", 65535},
+    {"transport=dt_socket,address=[::1]:08000", DDMC_TRANSPORT_SOCKET, 1, 0, "::1", 8000},
+    {"transport=dt_socket,address=::1:8000", DDMC_TRANSPORT_SOCKET, 1, 0, "::1", 8000}, /* the last colon splits */
     {"-agentlib:jdwp=transport=dt_socket,address=8000,launch=x,onthrow=y,oncaught=z,timeout=5", DDMC_TRANSPORT_SOCKET,
      1, 0, "", 8000},
 };
@@ -57,10 +66,10 @@ static const bad_case kBad[] = {
     {"server=y,address=8000", "must specify transport"},
     {"transport=dt_shmem", "not supported"},
     {"transport=dt_socket,address=80x0", "junk in port"},
-    {"transport=dt_socket,address=65536", "junk in port"},
-    {"transport=dt_socket,address=99999999999", "junk in port"},
+    {"transport=dt_socket,address=65536", "port out of range"},
+    {"transport=dt_socket,address=99999999999", "port out of range"},
     {"transport=dt_socket,address=-1", "junk in port"},
-    {"transport=dt_socket,address=0065536", "junk in port"},
+    {"transport=dt_socket,address=0065536", "port out of range"},
     {"transport=dt_socket,address=host:", "missing port"},
     {"transport=dt_socket,address=:80", "empty host"},
     {"transport=dt_socket,server=n", "server=n, must specify host and port"},
@@ -93,7 +102,7 @@ static void test_bad(void **state) {
   }
 }
 
-/* Messages quote exactly the address the user wrote. */
+/* Messages quote exactly the address the user wrote, and name the actual problem. */
 static void test_exact_messages(void **state) {
   (void)state;
   static const struct {
@@ -103,6 +112,17 @@ static void test_exact_messages(void **state) {
       {"transport=dt_socket,address=:8000", "JDWP address has an empty host ':8000'"},
       {"transport=dt_socket,address=localhost:80x0,server=y",
        "JDWP address has junk in port field '80x0' (want 0-65535)"},
+      /* Leading zeros are fine; the range still holds, whatever the zeros. */
+      {"transport=dt_socket,address=localhost:0065536", "JDWP address port out of range '0065536' (want 0-65535)"},
+      {"transport=dt_socket,address=65536", "JDWP address port out of range '65536' (want 0-65535)"},
+      {"transport=dt_socket,address=host:", "JDWP address missing port 'host:'"},
+      {"transport=dt_socket,address=[::1]", "JDWP address missing port '[::1]'"},
+      {"transport=dt_socket,address=[::1]:", "JDWP address missing port '[::1]:'"},
+      {"transport=dt_socket,address=[::1]8000", "JDWP address has junk after ']' '[::1]8000' (want [HOST]:PORT)"},
+      {"transport=dt_socket,address=[::1:8000", "JDWP address has '[' without ']' '[::1:8000'"},
+      /* Quoted text stays on one line and shows what was typed. */
+      {"transport=dt_socket,sus\npend=y", "JDWP option 'sus\\npend' not recognized"},
+      {"transport=dt_\x1bsocket", "JDWP transport 'dt_\\x1bsocket' not supported (want dt_socket or dt_android_adb)"},
   };
   for (size_t i = 0; i < sizeof(kCases) / sizeof(kCases[0]); i++) {
     ddmc_options o;
@@ -130,22 +150,69 @@ static void log_hook(void *ud, ddmc_log_level lvl, const char *msg) {
   snprintf(g_log + n, sizeof(g_log) - n, "%s\n", msg);
 }
 
-/* A host that does not resolve is reported as that, not followed by a listen error carrying
- * whatever errno an earlier call left behind. */
-static void test_unresolvable_host(void **state) {
-  (void)state;
+/* ddmc_vm_start with spec's options; what the library logged is in g_log. */
+static int start_logged(const char *spec) {
   ddmc_options o;
   ddmc_options_init(&o);
-  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=no-such-host.invalid:8000", NULL, 0), 0);
+  assert_int_equal(ddmc_options_parse(&o, spec, NULL, 0), 0);
   ddmc_vm_ops ops = {0};
   ops.log = log_hook;
   ddmc_vm *vm;
   g_log[0] = '\0';
   assert_int_equal(ddmc_vm_new(&vm, &o, &ops, NULL, NULL), 0);
-  assert_int_equal(ddmc_vm_start(vm), DDMC_EADDR);
+  int rc = ddmc_vm_start(vm);
   ddmc_vm_free(vm);
-  assert_non_null(strstr(g_log, "cannot resolve 'no-such-host.invalid'"));
+  return rc;
+}
+
+/* A host that does not resolve is reported as that, with getaddrinfo's reason, not followed by
+ * a listen error carrying whatever errno an earlier call left behind. */
+static void test_unresolvable_host(void **state) {
+  (void)state;
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *res;
+  int gai = getaddrinfo("no-such-host.invalid", "8000", &hints, &res);
+  if (gai == 0) freeaddrinfo(res);
+  assert_int_not_equal(gai, 0); /* .invalid never resolves (RFC 6761) */
+  char want[300];
+  snprintf(want, sizeof(want), "JDWP: cannot resolve 'no-such-host.invalid': %s\n", gai_strerror(gai));
+  assert_int_equal(start_logged("transport=dt_socket,address=no-such-host.invalid:8000"), DDMC_EADDR);
+  if (strstr(g_log, want) == NULL) print_error("log: %s", g_log);
+  assert_non_null(strstr(g_log, want));
   assert_null(strstr(g_log, "cannot listen"));
+}
+
+/* A port in use is named as such, with the port that was asked for. */
+static void test_port_in_use(void **state) {
+  (void)state;
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t sl = sizeof(sa);
+  assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+  assert_int_equal(listen(fd, 1), 0);
+  assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &sl), 0);
+  unsigned port = ntohs(sa.sin_port);
+  char spec[100], want[200];
+  snprintf(spec, sizeof(spec), "transport=dt_socket,address=127.0.0.1:%05u", port); /* leading zeros too */
+  snprintf(want, sizeof(want), "JDWP: cannot listen on 127.0.0.1:%u: %s\n", port, strerror(EADDRINUSE));
+  assert_int_equal(start_logged(spec), DDMC_EADDR);
+  close(fd);
+  if (strstr(g_log, want) == NULL) print_error("log: %s", g_log);
+  assert_non_null(strstr(g_log, want));
+}
+
+/* An address that is not this machine's fails on every port alike: the port scan stops at the
+ * first and names the reason, instead of claiming that 8000-8040 are all taken. */
+static void test_foreign_address(void **state) {
+  (void)state;
+  char want[200];
+  snprintf(want, sizeof(want), "JDWP: cannot listen on 192.0.2.1:8000: %s\n", strerror(EADDRNOTAVAIL));
+  assert_int_equal(start_logged("transport=dt_socket,address=192.0.2.1:8000"), DDMC_EADDR); /* TEST-NET-1 */
+  if (strstr(g_log, want) == NULL) print_error("log: %s", g_log);
+  assert_non_null(strstr(g_log, want));
+  assert_int_equal(start_logged("transport=dt_socket,address=192.0.2.1:0"), DDMC_EADDR);
+  if (strstr(g_log, want) == NULL) print_error("log: %s", g_log);
+  assert_non_null(strstr(g_log, want));
+  assert_null(strstr(g_log, "no free port"));
 }
 
 static void test_help_and_flags(void **state) {
@@ -190,10 +257,10 @@ static void test_prefixes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_good),
-      cmocka_unit_test(test_bad), cmocka_unit_test(test_exact_messages), cmocka_unit_test(test_unresolvable_host),
-      cmocka_unit_test(test_help_and_flags),
-      cmocka_unit_test(test_prefixes),
+      cmocka_unit_test(test_good),           cmocka_unit_test(test_bad),
+      cmocka_unit_test(test_exact_messages), cmocka_unit_test(test_unresolvable_host),
+      cmocka_unit_test(test_port_in_use),    cmocka_unit_test(test_foreign_address),
+      cmocka_unit_test(test_help_and_flags), cmocka_unit_test(test_prefixes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -61,8 +61,11 @@ DDMC_EXTERN void ddmc_options_init_(ddmc_options *o, size_t size);
 /* Parses spec into o (which ddmc_options_init must have prepared; fields the spec does not name
  * keep their values). spec is either the whole flag ("-agentlib:jdwp=..." / "-Xrunjdwp:...") or
  * just its tail ("transport=dt_socket,address=8000,server=y").
- * Returns 0, or DDMC_EINVAL with a one-line message in err (if err != NULL), such as
- * "JDWP address has junk in port field 'x80'". "help" sets o->help and returns DDMC_EINVAL with
+ * address is PORT, HOST:PORT or [IPV6]:PORT; PORT is decimal, leading zeros allowed as the JDK
+ * allows them ("08000" is 8000), at most 65535.
+ * Returns 0, or DDMC_EINVAL with a one-line message in err (if err != NULL) that quotes what was
+ * written, such as "JDWP address has junk in port field 'x80' (want 0-65535)" or "JDWP address
+ * port out of range '0065536' (want 0-65535)". "help" sets o->help and returns DDMC_EINVAL with
  * err = "JDWP help requested". Accepted and ignored: launch, onthrow, oncaught, timeout.
  * Thread: any. */
 DDMC_EXTERN int ddmc_options_parse_(ddmc_options *o, size_t size, const char *spec, char *err, size_t errlen);

@@ -56,8 +56,26 @@ const char *ddmc_options_help(void) {
          "  -agentlib:jdwp=transport=dt_android_adb,server=y,suspend=n\n";
 }
 
+/* The quoted part of a message, control characters as \n or \xHH: a spec with a newline in it
+ * must not break the promise of one line. Stops when q is full (the message is cut anyway). */
+static size_t quote_visible(const char *a, size_t alen, char *q, size_t qlen) {
+  size_t at = 0;
+  for (size_t i = 0; i < alen && at + 5 < qlen; i++) {
+    unsigned char c = (unsigned char)a[i];
+    if (c == '\n') at += (size_t)snprintf(q + at, qlen - at, "\\n");
+    else if (c < 0x20 || c == 0x7f) at += (size_t)snprintf(q + at, qlen - at, "\\x%02x", c);
+    else q[at++] = (char)c;
+  }
+  q[at] = '\0';
+  return at;
+}
+
 static int fail(char *err, size_t errlen, const char *fmt, const char *a, size_t alen) {
-  if (err != NULL && errlen > 0) snprintf(err, errlen, fmt, (int)alen, a);
+  if (err != NULL && errlen > 0) {
+    char q[1024];
+    size_t n = quote_visible(a, alen, q, sizeof(q));
+    snprintf(err, errlen, fmt, (int)n, q);
+  }
   return DDMC_EINVAL;
 }
 
@@ -73,47 +91,66 @@ static int parse_yn(const char *v, size_t n, int *out) {
   return -1;
 }
 
-/* Decimal, leading zeros allowed as the JDK allows them ("08000" is 8000). */
+/* Decimal, leading zeros allowed as the JDK allows them ("08000" is 8000). Returns 0, -1 for a
+ * character that is not a digit, -2 for a number past 65535 (however many leading zeros). */
 static int parse_port(const char *v, size_t n, uint16_t *out) {
   if (n == 0) return -1;
+  for (size_t i = 0; i < n; i++)
+    if (v[i] < '0' || v[i] > '9') return -1;
   unsigned long port = 0;
   for (size_t i = 0; i < n; i++) {
-    if (v[i] < '0' || v[i] > '9') return -1;
     port = port * 10 + (unsigned long)(v[i] - '0');
-    if (port > 0xffff) return -1;
+    if (port > 0xffff) return -2; /* stops before the value can overflow */
   }
-  if (port > 0xffff) return -1;
   *out = (uint16_t)port;
   return 0;
 }
 
-static int parse_address(ddmc_options *o, const char *v, size_t n, char *err, size_t errlen) {
-  const char *addr = v; /* messages quote the whole address as given */
-  size_t addrlen = n;
-  const char *colon = NULL;
+/* Where "[HOST]:PORT", "HOST:PORT" or "PORT" puts its host and port. The brackets let an IPv6
+ * host hold colons; without them the last colon splits. Messages quote the whole address as
+ * the user wrote it. */
+static int split_address(const char *v, size_t n, const char **host, size_t *hostlen, const char **port, char *err,
+                         size_t errlen) {
+  *host = NULL;
+  *hostlen = 0;
+  *port = v;
+  if (n > 0 && v[0] == '[') {
+    const char *close = memchr(v, ']', n);
+    if (close == NULL) return fail(err, errlen, "JDWP address has '[' without ']' '%.*s'", v, n);
+    *host = v + 1;
+    *hostlen = (size_t)(close - *host);
+    *port = close + 1;
+    if (*port < v + n && **port != ':')
+      return fail(err, errlen, "JDWP address has junk after ']' '%.*s' (want [HOST]:PORT)", v, n);
+    if (*port < v + n) ++*port;
+    return 0;
+  }
   for (size_t i = n; i > 0; i--) {
     if (v[i - 1] == ':') {
-      colon = v + i - 1;
+      *host = v;
+      *hostlen = i - 1;
+      *port = v + i;
       break;
     }
   }
-  const char *port = colon ? colon + 1 : v;
+  return 0;
+}
+
+static int parse_address(ddmc_options *o, const char *v, size_t n, char *err, size_t errlen) {
+  const char *host, *port;
+  size_t hostlen;
+  int rc = split_address(v, n, &host, &hostlen, &port, err, errlen);
+  if (rc != 0) return rc;
   size_t portlen = (size_t)(v + n - port);
   if (portlen == 0) return fail(err, errlen, "JDWP address missing port '%.*s'", v, n);
-  if (parse_port(port, portlen, &o->port) != 0)
-    return fail(err, errlen, "JDWP address has junk in port field '%.*s' (want 0-65535)", port, portlen);
-  if (colon) {
-    size_t hostlen = (size_t)(colon - v);
-    /* "[::1]:8000" names an IPv6 host. */
-    if (hostlen >= 2 && v[0] == '[' && v[hostlen - 1] == ']') {
-      v++;
-      hostlen -= 2;
-    }
-    if (hostlen == 0) return fail(err, errlen, "JDWP address has an empty host '%.*s'", addr, addrlen);
-    if (hostlen >= sizeof(o->host)) return fail(err, errlen, "JDWP address host too long '%.*s'", addr, addrlen);
-    memcpy(o->host, v, hostlen);
-    o->host[hostlen] = '\0';
-  }
+  rc = parse_port(port, portlen, &o->port);
+  if (rc == -1) return fail(err, errlen, "JDWP address has junk in port field '%.*s' (want 0-65535)", port, portlen);
+  if (rc == -2) return fail(err, errlen, "JDWP address port out of range '%.*s' (want 0-65535)", port, portlen);
+  if (host == NULL) return 0;
+  if (hostlen == 0) return fail(err, errlen, "JDWP address has an empty host '%.*s'", v, n);
+  if (hostlen >= sizeof(o->host)) return fail(err, errlen, "JDWP address host too long '%.*s'", v, n);
+  memcpy(o->host, host, hostlen);
+  o->host[hostlen] = '\0';
   return 0;
 }
 

@@ -31,12 +31,22 @@ static int resolve(ddmc_vm *vm, const char *host, uint16_t port, int passive, st
   hints.ai_flags = passive ? AI_PASSIVE : 0;
   char ports[8];
   snprintf(ports, sizeof(ports), "%u", (unsigned)port);
+  errno = 0;
   int rc = getaddrinfo(host, ports, &hints, res);
   if (rc != 0) {
-    ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot resolve '%s': %s", host, gai_strerror(rc));
+    /* EAI_SYSTEM's own text is "System error": the problem is in errno. */
+    const char *why = rc == EAI_SYSTEM && errno != 0 ? strerror(errno) : gai_strerror(rc);
+    ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot resolve '%s': %s", host, why);
     return DDMC_EADDR;
   }
   return 0;
+}
+
+/* A port in use on any of the host's addresses makes the port "in use", whatever the other
+ * addresses said: "localhost" may be ::1 on a machine without IPv6 (EADDRNOTAVAIL) and
+ * 127.0.0.1 taken, and the port scan must move on rather than stop. */
+static void note_failure(int *why, int err) {
+  if (*why != EADDRINUSE) *why = err;
 }
 
 /* Returns a listening fd, -2 when host does not resolve (already logged), or -1 with *why set to
@@ -50,13 +60,13 @@ static int try_listen(ddmc_vm *vm, const char *host, uint16_t port, int *why) {
   for (struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
     fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
     if (fd < 0) {
-      *why = errno;
+      note_failure(why, errno);
       continue;
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) break;
-    *why = errno;
+    note_failure(why, errno);
     close(fd);
     fd = -1;
   }
@@ -72,17 +82,20 @@ static int socket_prepare(ddmc_vm *vm) {
   if (port != 0) {
     fd = try_listen(vm, host, port, &why);
   } else {
+    /* Only a port in use sends the scan on: any other failure (a host that is not this
+     * machine's, no permission) would fail on every port alike, and is the thing to report. */
     for (port = DDMC_SCAN_PORT_FIRST; port <= DDMC_SCAN_PORT_LAST; port++) {
       fd = try_listen(vm, host, port, &why);
-      if (fd >= 0 || fd == -2) break;
+      if (fd >= 0 || fd == -2 || why != EADDRINUSE) break;
     }
   }
   if (fd == -2) return DDMC_EADDR; /* resolve() said why */
   if (fd < 0) {
-    if (vm->opt.port != 0)
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)vm->opt.port, strerror(why));
+    if (vm->opt.port == 0 && why == EADDRINUSE)
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: no free port in %d-%d on %s: all in use", DDMC_SCAN_PORT_FIRST,
+                DDMC_SCAN_PORT_LAST, host);
     else
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: no free port in %d-%d on %s", DDMC_SCAN_PORT_FIRST, DDMC_SCAN_PORT_LAST, host);
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)port, strerror(why));
     return DDMC_EADDR;
   }
   /* With an explicit port of 0 after the scan, or a kernel-chosen port, report the real one. */
@@ -125,28 +138,38 @@ static int socket_acquire_listen(ddmc_vm *vm) {
   return -1;
 }
 
-/* One non-blocking connect attempt, bounded and interruptible. */
-static int dial_once(ddmc_vm *vm) {
+/* Waits for a non-blocking connect to finish (10 s at most, or until woken). Returns 0, or the
+ * errno-style reason it did not connect. */
+static int connect_result(ddmc_vm *vm, int fd) {
+  struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = vm->wake_fd, .events = POLLIN}};
+  int rc;
+  do {
+    rc = poll(p, 2, 10000);
+  } while (rc < 0 && errno == EINTR);
+  if (rc < 0) return errno;
+  if (!(p[0].revents & (POLLOUT | POLLERR | POLLHUP))) return rc == 0 ? ETIMEDOUT : EINTR; /* EINTR: woken */
+  int soerr = 0;
+  socklen_t sl = sizeof(soerr);
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0) return errno;
+  return soerr;
+}
+
+/* One non-blocking connect attempt, bounded and interruptible. On failure *why is the errno of
+ * the last address tried (0 when the host did not resolve: resolve() logged that). */
+static int dial_once(ddmc_vm *vm, int *why) {
   struct addrinfo *res;
+  *why = 0;
   if (resolve(vm, vm->opt.host, vm->opt.port, 0, &res) != 0) return -1;
   int out = -1;
   for (struct addrinfo *ai = res; ai != NULL && out < 0 && !atomic_load(&vm->stopping); ai = ai->ai_next) {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
-    if (fd < 0) continue;
-    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
-    if (rc != 0 && errno == EINPROGRESS) {
-      struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = vm->wake_fd, .events = POLLIN}};
-      do {
-        rc = poll(p, 2, 10000);
-      } while (rc < 0 && errno == EINTR);
-      int soerr = 0;
-      socklen_t sl = sizeof(soerr);
-      if (rc > 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP)) &&
-          getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
-        rc = 0;
-      else
-        rc = -1;
+    if (fd < 0) {
+      *why = errno;
+      continue;
     }
+    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc != 0) rc = errno == EINPROGRESS ? connect_result(vm, fd) : errno;
+    *why = rc;
     if (rc == 0) {
       set_peer_options(fd);
       out = fd;
@@ -161,10 +184,11 @@ static int dial_once(ddmc_vm *vm) {
 static int socket_acquire_dial(ddmc_vm *vm) {
   int delay = 500;
   while (!atomic_load(&vm->stopping)) {
-    int fd = dial_once(vm);
+    int why;
+    int fd = dial_once(vm, &why);
     if (fd >= 0) return fd;
-    ddmc__log(vm, DDMC_LOG_DEBUG, "JDWP: cannot reach %s:%u; retrying in %d ms", vm->opt.host,
-              (unsigned)vm->opt.port, delay);
+    ddmc__log(vm, DDMC_LOG_DEBUG, "JDWP: cannot reach %s:%u: %s; retrying in %d ms", vm->opt.host,
+              (unsigned)vm->opt.port, why ? strerror(why) : "host not resolved", delay);
     if (ddmc__sleep_interruptible(vm, delay)) break;
     delay += delay / 2;
     if (delay > vm->opt.redial_max_ms) delay = vm->opt.redial_max_ms;

@@ -17,6 +17,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (rc != 0 && rc != DDMC_EINVAL) __builtin_trap();
   if (rc == 0 && o.transport == DDMC_TRANSPORT_NONE) __builtin_trap();
   if (strlen(err) >= sizeof(err)) __builtin_trap();
+  /* Every failure says why, on one line; a success leaves a terminated host. */
+  if (rc != 0 && (err[0] == '\0' || strchr(err, '\n') != NULL)) __builtin_trap();
+  if (rc == 0 && memchr(o.host, '\0', sizeof(o.host)) == NULL) __builtin_trap();
   free(s);
   return 0;
 }
