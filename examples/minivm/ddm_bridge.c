@@ -110,10 +110,12 @@ static void op_jdwp_thread_end(void *vm_data) {
 }
 
 static void op_exit(void *vm_data, int32_t status) {
+  (void)vm_data;
   /* Runtime.halt: no shutdown of the other threads, but keep what they printed. _exit, not exit:
-   * running atexit handlers while VM threads still run would race with them. */
+   * running atexit handlers while VM threads still run would race with them. The status is
+   * clamped as the exit instruction's is: EXIT 256 must not report success. */
   fflush(NULL);
-  _exit(status);
+  _exit(mvm_exit_status(status));
 }
 
 static ddmc_thread_status map_status(mvm_status s) {
@@ -220,9 +222,10 @@ static int op_request_gc(void *vm_data) {
 static void op_log(void *vm_data, ddmc_log_level level, const char *msg) {
   ddm_bridge *b = vm_data;
   if (level < DDMC_LOG_WARN && !b->verbose) return;
-  static const char *names[] = {"debug", "info", "warning", "error"};
+  static const char *const names[] = {
+      [DDMC_LOG_DEBUG] = "debug", [DDMC_LOG_INFO] = "info", [DDMC_LOG_WARN] = "warning", [DDMC_LOG_ERROR] = "error"};
   /* A level from a newer library than this table knows still prints. */
-  const char *name = (unsigned)level < sizeof(names) / sizeof(names[0]) ? names[level] : "log";
+  const char *name = (unsigned)level < sizeof(names) / sizeof(names[0]) && names[level] ? names[level] : "log";
   fprintf(stderr, "minivm: jdwp %s: %s\n", name, msg);
 }
 

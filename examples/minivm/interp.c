@@ -449,8 +449,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_TIME_MS: SETP(in->a, mvm_now_ms()); break;
       case OP_EXIT:
         NUM(in->a);
-        /* A process status is 8 bits: 256 would leave as 0 (success). Out of range means failure. */
-        atomic_store(&vm->exit_status, regs[in->a] >= 0 && regs[in->a] <= 255 ? (int)regs[in->a] : 1);
+        atomic_store(&vm->exit_status, mvm_exit_status(regs[in->a]));
         mvm_request_shutdown(vm);
         goto unwind;
       case MVM_OP_COUNT: break;

@@ -74,6 +74,11 @@ int mvm_load_text(mvm_vm *vm, const char *filename, const char *text, char *err,
  * status of an exit instruction, 1 if main died of an error, else 0. */
 int mvm_run_main(mvm_vm *vm, int argc, char **argv);
 
+/* The process status for a requested exit status: 0-255 as it is, anything else 1. A status is
+ * 8 bits, so 256 or INT_MIN would otherwise leave as 0, success. For the exit instruction and
+ * for an exit a debugger asks for (DDM EXIT). */
+int mvm_exit_status(int64_t requested);
+
 /* ---- Threads seen from outside. */
 typedef struct mvm_thread_info {
   uint32_t id;

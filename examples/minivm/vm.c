@@ -305,6 +305,8 @@ fail:
   return NULL;
 }
 
+int mvm_exit_status(int64_t requested) { return requested >= 0 && requested <= 255 ? (int)requested : 1; }
+
 void mvm_request_shutdown(mvm_vm *vm) {
   if (atomic_exchange(&vm->shutdown, 1)) return;
   if (vm->hooks.shutdown) vm->hooks.shutdown(vm->hooks.ud);

@@ -547,6 +547,13 @@ def case_exit():
     out, _, _ = ddmc("exit", 0, target=vm2.target, json_out=False)
     check("exited" in out, "text exit", out)
     check(vm2.proc.wait(timeout=10) == 0, "status 0")
+    # A process status is 8 bits: minivm turns what would wrap to 0 (success) into 1.
+    for status in (256, -2147483648):
+        vm3 = VM("idle")
+        doc, _, _ = ddmc("exit", status, target=vm3.target)
+        check(doc["status"] == status and doc["exited"], f"EXIT {status}", doc)
+        code = vm3.proc.wait(timeout=10)
+        check(code == 1, f"EXIT {status}: VM exit status {code}, expected 1")
     _, err, _ = ddmc("exit", "seven", json_out=False, rc=64)
 
 
