@@ -142,6 +142,13 @@ int ddmc_vm_start(ddmc_vm *vm) {
   return 0;
 }
 
+int ddmc__service_add(ddmc_vm *vm, const ddmc__service *s) {
+  if (atomic_load(&vm->started)) return DDMC_ESTATE;
+  if (vm->nservices >= DDMC__MAX_SERVICES) return DDMC_ENOMEM;
+  vm->services[vm->nservices++] = *s;
+  return 0;
+}
+
 uint16_t ddmc_vm_port(const ddmc_vm *vm) { return vm ? (uint16_t)atomic_load(&((ddmc_vm *)vm)->port) : 0; }
 
 void ddmc_vm_stop(ddmc_vm *vm) {
@@ -166,6 +173,8 @@ void ddmc_vm_stop(ddmc_vm *vm) {
 void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
+  struct ddmc__dbg *dbg = atomic_exchange(&vm->dbg, NULL);
+  if (dbg != NULL && vm->dbg_destroy != NULL) vm->dbg_destroy(dbg);
   ddmc__registry_destroy(vm);
   ddmc__ring_destroy(&vm->ring);
   pthread_cond_destroy(&vm->state_cond);

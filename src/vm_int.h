@@ -15,6 +15,7 @@
 #include "chunks/thread_state.h"
 #include "common.h"
 #include "log.h"
+#include "jdwp/service.h"
 #include "send/ring.h"
 
 typedef struct ddmc__handler ddmc__handler;
@@ -92,6 +93,17 @@ struct ddmc_vm {
   ddmc__ring ring;            /* the send path (send/send.h); DDMC__RING_BYTES or sendq_bytes */
   atomic_size_t ext_bytes;    /* queued in batches and streams, charged against opt.sendq_bytes */
   ddmc__registry reg;
+
+  /* Services (jdwp/service.h): written before start, read-only after. */
+  ddmc__service services[DDMC__MAX_SERVICES];
+  int nservices;
+  /* The debugger layer's state (debugger/glue.h) and how to free it with the VM. */
+  _Atomic(struct ddmc__dbg *) dbg;
+  void (*dbg_destroy)(struct ddmc__dbg *d);
+
+  /* ddmc__send_flush: a flusher takes a number from flush_seq; the JDWP thread stores in
+   * flushed_seq the number it read before a drain that left nothing unsent. */
+  atomic_uint flush_seq, flushed_seq;
 
   /* Statistics. */
   atomic_uint_fast64_t st_sessions, st_packets_in, st_packets_out, st_bytes_in, st_bytes_out,

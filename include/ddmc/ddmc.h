@@ -10,6 +10,7 @@
 #include "wire.h"
 #include "vm.h"
 #include "chunk.h"
+#include "debugger.h"
 
 DDMC_BEGIN_DECLS
 

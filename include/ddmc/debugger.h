@@ -248,7 +248,11 @@ typedef struct ddmc_dbg_ops {
   int (*thread_info)(void *vm_data, uint32_t thread, ddmc_dbg_thread_info *out);
   /* Every thread group, parents before children (parent 0 for a top-level group). */
   int (*for_each_group)(void *vm_data, ddmc_group_visit_fn fn, void *arg);
-  /* The thread VM_START names (the one that runs the program's entry point). */
+  /* The thread VM_START names (the one that runs the program's entry point). With suspend=y,
+   * VM_START goes out when the debugger connects, while the VM waits in ddmc_vm_start: the main
+   * thread must then already be known (thread_info answers for it) and count as stopped, like a
+   * thread in native code, so suspend_thread returns at once; it runs no bytecode until resumed.
+   * Create the main thread (and prepare the entry point's class) before ddmc_vm_start. */
   int (*main_thread)(void *vm_data, uint32_t *out);
   /* Stop thread at its next safepoint, and return once it runs no more bytecode: stopped there,
    * or in sleep / wait / native / a monitor, from which it does not return to bytecode until

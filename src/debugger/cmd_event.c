@@ -12,65 +12,6 @@
 #define DDMC__MAX_REQUESTS 10000
 #define DDMC__MAX_PATTERN 1024
 
-/* ---- snapshots */
-
-ddmc__snap *ddmc__snap_get(ddmc__dbg *d) {
-  ddmc__reqs *q = d->req;
-  pthread_mutex_lock(&q->lock);
-  ddmc__snap *s = q->snap;
-  if (s != NULL) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-  pthread_mutex_unlock(&q->lock);
-  return s;
-}
-
-void ddmc__req_put(ddmc__dbg *d, ddmc__req *r) {
-  if (r == NULL || atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1) return;
-  for (uint32_t i = 0; i < r->nmods; i++) ddmc__free(d->mem, r->mods[i].pattern);
-  ddmc__free(d->mem, r->mods);
-  ddmc__free(d->mem, r->step);
-  ddmc__free(d->mem, r);
-}
-
-void ddmc__snap_put(ddmc__dbg *d, ddmc__snap *s) {
-  if (s == NULL || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
-  for (uint32_t i = 0; i < s->n; i++) ddmc__req_put(d, s->r[i]);
-  ddmc__free(d->mem, s);
-}
-
-/* Publishes the list as the new snapshot. Returns 0 or OUT_OF_MEMORY (the old one stays). */
-static int publish(ddmc__dbg *d) {
-  ddmc__reqs *q = d->req;
-  ddmc__snap *s = NULL;
-  if (q->n > 0) {
-    s = ddmc__malloc(d->mem, sizeof(*s) + (size_t)q->n * sizeof(ddmc__req *));
-    if (s == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
-    atomic_init(&s->refs, 1);
-    s->n = q->n;
-    for (uint32_t i = 0; i < q->n; i++) {
-      s->r[i] = q->list[i];
-      atomic_fetch_add_explicit(&q->list[i]->refs, 1, memory_order_relaxed);
-    }
-  }
-  pthread_mutex_lock(&q->lock);
-  ddmc__snap *old = q->snap;
-  q->snap = s;
-  pthread_mutex_unlock(&q->lock);
-  ddmc__snap_put(d, old);
-  return 0;
-}
-
-int ddmc__reqs_init(ddmc__dbg *d) {
-  ddmc__reqs *q = ddmc__calloc(d->mem, 1, sizeof(*q));
-  if (q == NULL) return DDMC_ENOMEM;
-  if (pthread_mutex_init(&q->lock, NULL) != 0) {
-    ddmc__free(d->mem, q);
-    return DDMC_ENOMEM;
-  }
-  q->next_id = 1;
-  d->req = q;
-  return 0;
-}
-
 /* ---- breakpoints: one ops.set_breakpoint per location, however many requests name it */
 
 static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
@@ -218,10 +159,12 @@ static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__mod *m) {
       return rc;
     case DDMC__MOD_FIELD_ONLY:
       rc = ddmc__rd_class(d, in, &c);
-      if (rc == 0) {
-        m->cls = c->handle;
-        rc = ddmc__rd_field(d, in, c, &m->field);
+      if (rc != 0) {
+        ddmc_read_u64(in);
+        return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
       }
+      rc = ddmc__rd_field(d, in, c, &c, &m->field);
+      if (rc == 0) m->cls = c->handle;
       return rc;
     case DDMC__MOD_STEP: {
       rc = ddmc__rd_thread(d, in, &m->thread);
@@ -363,7 +306,7 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (q->next_id <= 0) q->next_id = 1;
   q->list[q->n++] = r;
   atomic_fetch_add(&d->want[kind & 127], 1);
-  if (publish(d) != 0) { /* keep the list and the VM consistent: take it back out */
+  if (ddmc__reqs_publish(d) != 0) { /* keep the list and the VM consistent: take it back out */
     q->n--;
     detach(d, r);
     ddmc__req_put(d, r);
@@ -391,7 +334,7 @@ static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   for (uint32_t i = 0; i < q->n; i++) {
     if (q->list[i]->id == id && q->list[i]->kind == kind) {
       remove_at(d, i);
-      return publish(d);
+      return ddmc__reqs_publish(d);
     }
   }
   return 0; /* an unknown or already-cleared request is not an error (JDWP; HotSpot agrees) */
@@ -401,13 +344,13 @@ static int ev_clear_all_breakpoints(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out
   ddmc__reqs *q = d->req;
   for (uint32_t i = q->n; i-- > 0;)
     if (q->list[i]->kind == DDMC_EV_BREAKPOINT) remove_at(d, i);
-  return publish(d);
+  return ddmc__reqs_publish(d);
 }
 
 void ddmc__reqs_clear_all(ddmc__dbg *d) {
   ddmc__reqs *q = d->req;
   while (q->n > 0) remove_at(d, q->n - 1);
-  publish(d); /* an empty list publishes NULL: cannot fail */
+  ddmc__reqs_publish(d); /* an empty list publishes NULL: cannot fail */
   q->next_id = 1;
 }
 

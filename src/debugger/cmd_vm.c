@@ -67,7 +67,7 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
     ddmc__free(d->mem, l.v);
     return rc;
   }
-  uint8_t *count = ddmc__buf_append(out, 4);
+  size_t count = ddmc__count_begin(out);
   uint32_t n = 0;
   for (uint32_t i = 0; i < l.n && out->err == 0; i++) {
     const ddmc__cls *c;
@@ -84,7 +84,7 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
   }
   ddmc__free(d->mem, l.v);
   if (out->err) return DDMC_JDWP_OUT_OF_MEMORY;
-  ddmc__put_u32(count, n);
+  ddmc__count_end(out, count, n);
   return 0;
 }
 
@@ -122,12 +122,12 @@ static int put_thread(void *arg, uint32_t thread, const ddmc_dbg_thread_info *in
 }
 
 static int vm_all_threads(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  uint8_t *count = ddmc__buf_append(out, 4);
+  size_t count = ddmc__count_begin(out);
   id_list l = {d, out, 0, 0};
   int rc = ddmc__thr_for_each(d, put_thread, &l);
   if (rc == 0) rc = l.err;
   if (rc == 0 && out->err) rc = DDMC_JDWP_OUT_OF_MEMORY;
-  if (rc == 0) ddmc__put_u32(count, l.n);
+  if (rc == 0) ddmc__count_end(out, count, l.n);
   return rc;
 }
 
@@ -146,12 +146,12 @@ static int put_top_group(void *arg, ddmc_ref group, ddmc_ref parent, const char 
 }
 
 static int vm_top_level_thread_groups(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  uint8_t *count = ddmc__buf_append(out, 4);
+  size_t count = ddmc__count_begin(out);
   id_list l = {d, out, 0, 0};
   int rc = DDMC__DBG_CALL(d, for_each_group, put_top_group, &l);
   if (rc == 0) rc = l.err;
   if (rc == 0 && out->err) rc = DDMC_JDWP_OUT_OF_MEMORY;
-  if (rc == 0) ddmc__put_u32(count, l.n);
+  if (rc == 0) ddmc__count_end(out, count, l.n);
   return rc;
 }
 

@@ -48,6 +48,8 @@ int ddmc__class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__cls **out);
 /* The cached description of c, registering it (and its referenceTypeID) on first sight.
  * Thread: any. The pointer stays valid until the session ends. */
 int ddmc__cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out);
+/* Does c descend from (or equal) ancestor, by superclasses? Thread: any. */
+int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
 /* DisposeObjects: drops one reference count of the ID; the slot is freed at zero. */
 void ddmc__id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
 /* DisableCollection (pin 1) / EnableCollection (pin 0) / IsCollected (pin -1: only checks).
@@ -59,9 +61,17 @@ int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin);
  * INVALID_LENGTH and one with bytes left over with ILLEGAL_ARGUMENT, whatever the handler said. */
 int ddmc__rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out);
 int ddmc__rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls **out);
-/* methodID / fieldID of class c: INVALID_METHODID / INVALID_FIELDID when out of range. */
+/* methodID of class c (its index + 1): INVALID_METHODID when out of range. */
 int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, uint32_t *out);
-int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, uint32_t *out);
+/* A fieldID names its declaring class too (ObjectReference.GetValues sends none):
+ * (low 19 bits of the class ID's generation << 45) | (class slot + 1) << 24 | (index + 1).
+ * ddmc__rd_field gives the declaring class and index; with want set, the field must be declared
+ * by want or one of its superclasses (INVALID_FIELDID otherwise, as for a stale or forged ID). */
+uint64_t ddmc__field_id(const ddmc__cls *c, uint32_t index);
+int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *want, const ddmc__cls **decl, uint32_t *out);
+/* The class a fieldID names (ids.c): INVALID_FIELDID when the slot holds no class of that
+ * generation. */
+int ddmc__class_of_field_id(ddmc__dbg *d, uint64_t fid, const ddmc__cls **out, uint32_t *index);
 /* threadID: INVALID_OBJECT for an unknown ID, INVALID_THREAD when the object is not a live
  * thread the debugger may see. */
 int ddmc__rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread);
@@ -84,6 +94,9 @@ int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o);
 int ddmc__wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc);
 /* The specific tag of an object ('L' if its class does not say more). */
 char ddmc__object_tag(ddmc__dbg *d, ddmc_ref o);
+/* The value tag of a JNI type signature: its first byte, with 'L' for classes and arrays alike
+ * ('V' for NULL or an empty one). */
+char ddmc__sig_tag(const char *sig);
 /* Size of an untagged value of this signature byte (0 for an unknown tag). */
 size_t ddmc__value_size(char tag);
 
@@ -144,6 +157,28 @@ const ddmc_dbg_ops *ddmc__dbg_ops(const ddmc__dbg *d);
 void *ddmc__dbg_vm_data(const ddmc__dbg *d);
 ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d);
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
+
+/* The field's description, with a non-NULL name and signature (INVALID_FIELDID otherwise). */
+int ddmc__field_info(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out);
+/* Reads [count] and checks it against the bytes left at min_each bytes per element: INVALID_LENGTH
+ * (and the reader's error set) when the request cannot hold them. */
+int ddmc__rd_count(ddmc_reader *r, size_t min_each, uint32_t *out);
+/* Skips the rest of a request whose feature is not offered; NOT_IMPLEMENTED. */
+int ddmc__not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
+/* A reply that was an error on the VM's side ('out' over its cap): OUT_OF_MEMORY, else rc. */
+static inline int ddmc__reply_rc(const ddmc_buf *out, int rc) {
+  return rc == 0 && ddmc_buf_error(out) ? DDMC_JDWP_OUT_OF_MEMORY : rc;
+}
+
+/* A count written before the elements it counts: its offset (the buffer may move as it grows). */
+static inline size_t ddmc__count_begin(ddmc_buf *out) {
+  size_t at = ddmc_buf_len(out);
+  ddmc_buf_put_u32(out, 0);
+  return at;
+}
+static inline void ddmc__count_end(ddmc_buf *out, size_t at, uint32_t n) {
+  if (!ddmc_buf_error(out) && at + 4 <= ddmc_buf_len(out)) ddmc__put_u32(out->p + at, n);
+}
 
 /* Calls op `name` of d with the VM's data first; NOT_IMPLEMENTED when the VM left it NULL. */
 #define DDMC__DBG_CALL(d, name, ...) \

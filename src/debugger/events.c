@@ -11,7 +11,7 @@
 
 #include "debugger/glue.h"
 #include "debugger/requests.h"
-#include "send.h"
+#include "send/send.h"
 
 #define DDMC__EVENT_MAX ((size_t)1 << 20)
 
@@ -44,16 +44,6 @@ int ddmc__pattern_match(const char *pattern, const char *name) {
   if (pl > 0 && pattern[0] == '*') return nl >= pl - 1 && memcmp(name + nl - (pl - 1), pattern + 1, pl - 1) == 0;
   if (pl > 0 && pattern[pl - 1] == '*') return nl >= pl - 1 && memcmp(name, pattern, pl - 1) == 0;
   return strcmp(pattern, name) == 0;
-}
-
-int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor) {
-  for (int depth = 0; c != 0 && depth < 64; depth++) {
-    if (c == ancestor) return 1;
-    const ddmc__cls *k;
-    if (ddmc__cls_get(d, c, &k) != 0) return 0;
-    c = k->superclass;
-  }
-  return 0;
 }
 
 /* What happened, for the modifiers to look at. */

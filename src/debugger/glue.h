@@ -1,9 +1,10 @@
-/* What the debugger layer needs from the core (implemented in vm.c): the VM's DDM ops (thread
+/* What the debugger layer needs from the core (glue.c reads them from struct ddmc_vm): the VM's DDM ops (thread
  * enumeration), its identity and options, and the slot where the debugger's state hangs. */
 #ifndef DDMC_DBG_GLUE_H
 #define DDMC_DBG_GLUE_H
 
 #include "common.h"
+#include "jdwp/service.h"
 
 struct ddmc__dbg;
 
@@ -12,9 +13,6 @@ const ddmc__mem *ddmc__vm_mem(const ddmc_vm *vm);
 const ddmc_options *ddmc__vm_options(const ddmc_vm *vm);
 const char *ddmc__vm_name(const ddmc_vm *vm);
 int ddmc__vm_stopping(const ddmc_vm *vm);
-/* Waits until everything queued so far has been written to the peer, the peer is gone, or
- * timeout_ms passed. Thread: any but the JDWP thread. */
-int ddmc__send_flush(ddmc_vm *vm, int timeout_ms);
 /* The debugger hung on vm by ddmc_dbg_attach (NULL: none). Thread: any (an atomic load). */
 struct ddmc__dbg *ddmc__vm_dbg(const ddmc_vm *vm);
 void ddmc__vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d));

@@ -335,6 +335,24 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth)
 
 int ddmc__cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out) { return cls_get(d, c, out, 0); }
 
+int ddmc__class_of_field_id(ddmc__dbg *d, uint64_t fid, const ddmc__cls **out, uint32_t *index) {
+  uint32_t slot1 = (uint32_t)(fid >> 24) & 0x1fffff, gen = (uint32_t)(fid >> 45), idx1 = (uint32_t)fid & 0xffffff;
+  *out = NULL;
+  int rc = DDMC_JDWP_INVALID_FIELDID;
+  ddmc__ids *ids = &d->ids;
+  pthread_mutex_lock(&ids->lock);
+  if (slot1 != 0 && slot1 <= ids->nslots && idx1 != 0) {
+    const ddmc__slot *s = &ids->slots[slot1 - 1];
+    if (s->kind == DDMC__SLOT_CLASS && (s->gen & 0x7ffff) == gen && idx1 <= s->cls->nfields) {
+      *out = s->cls;
+      *index = idx1 - 1;
+      rc = 0;
+    }
+  }
+  pthread_mutex_unlock(&ids->lock);
+  return rc;
+}
+
 void ddmc__id_release(ddmc__dbg *d, uint64_t id, int32_t refs) {
   ddmc__ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
@@ -398,4 +416,14 @@ void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
       if (ids->slots[i].kind != DDMC__SLOT_FREE) hash_put(ids, i);
   }
   pthread_mutex_unlock(&ids->lock);
+}
+
+int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor) {
+  for (int depth = 0; c != 0 && depth < 64; depth++) {
+    if (c == ancestor) return 1;
+    const ddmc__cls *k;
+    if (ddmc__cls_get(d, c, &k) != 0) return 0;
+    c = k->superclass;
+  }
+  return 0;
 }

@@ -82,9 +82,10 @@ struct ddmc__reqs {
 ddmc__snap *ddmc__snap_get(ddmc__dbg *d);
 void ddmc__snap_put(ddmc__dbg *d, ddmc__snap *s);
 void ddmc__req_put(ddmc__dbg *d, ddmc__req *r);
+/* Publishes the list as the new snapshot. Returns 0 or OUT_OF_MEMORY (the old one stays).
+ * JDWP thread. */
+int ddmc__reqs_publish(ddmc__dbg *d);
 
-/* Does the class of c descend from (or equal) ancestor? Thread: any. */
-int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
 /* JDWP's restricted patterns: exact, "*suffix" or "prefix*". */
 int ddmc__pattern_match(const char *pattern, const char *name);
 

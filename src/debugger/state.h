@@ -109,6 +109,10 @@ int ddmc__lines_init(ddmc__dbg *d);
 void ddmc__lines_reset(ddmc__dbg *d);
 void ddmc__lines_destroy(ddmc__dbg *d);
 
+/* ---- sessions (session.c): the service hooks of jdwp/service.h. JDWP thread. */
+void ddmc__dbg_session_start(ddmc_vm *vm, void *ud);
+void ddmc__dbg_session_end(ddmc_vm *vm, void *ud);
+
 /* ---- the whole */
 typedef struct ddmc__lines ddmc__lines;
 

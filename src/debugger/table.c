@@ -12,7 +12,7 @@
 #include "debugger/glue.h"
 #include "debugger/requests.h"
 #include "jdwp/service.h"
-#include "send.h"
+#include "send/send.h"
 
 #define DDMC__MAX_SET 17
 #define DDMC__MAX_CMD 32
@@ -37,13 +37,6 @@ const ddmc__cmd *ddmc__dbg_lookup(uint8_t set, uint8_t cmd) {
   return set <= DDMC__MAX_SET && cmd < DDMC__MAX_CMD ? g_index[set][cmd] : NULL;
 }
 
-/* ---- accessors */
-
-const ddmc_dbg_ops *ddmc__dbg_ops(const ddmc__dbg *d) { return &d->ops; }
-void *ddmc__dbg_vm_data(const ddmc__dbg *d) { return d->vm_data; }
-ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d) { return d->vm; }
-const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d) { return d->mem; }
-
 /* ---- the service */
 
 static int claims(void *ud, uint8_t set) { return set >= 1 && set <= DDMC__MAX_SET; }
@@ -64,41 +57,6 @@ static int handle(ddmc_vm *vm, void *ud, const ddmc__request *rq, ddmc_buf *repl
   if (ddmc__vm_stopping(vm)) return DDMC_JDWP_VM_DEAD;
   return ddmc__dbg_run(d, rq->cmd_set, rq->cmd, rq->body, rq->len, reply);
 }
-
-static void session_start(ddmc_vm *vm, void *ud) {
-  ddmc__dbg *d = ud;
-  d->session = ddmc__session_number(vm);
-  atomic_store(&d->connected, 1);
-  /* VM_START names the main thread; with suspend=y the first session's holds every thread until
-   * the debugger resumes (what HotSpot does). A later peer attaches to a running VM and gets none,
-   * as on HotSpot. */
-  if (d->suspend_on_start && !d->started_once) ddmc__events_vm_start(d, 1);
-  d->started_once = 1;
-}
-
-/* JDWP 2.7: requests cancelled (breakpoints and steps undone in the VM), every thread back to
- * count 0, IDs forgotten. VM threads inside a post call are waited out first: they may be
- * reading what is freed here. */
-void ddmc__dbg_reset(ddmc__dbg *d) {
-  atomic_store(&d->connected, 0);
-  ddmc__events_quiesce(d);
-  ddmc__reqs_clear_all(d);
-  ddmc__thrs_release_all(d);
-  ddmc__thrs_forget(d);
-  ddmc__lines_reset(d);
-  ddmc__ids_reset(d);
-  pthread_mutex_lock(&d->hold_lock);
-  atomic_store(&d->holding, 0);
-  ddmc__buf_reset(&d->held);
-  pthread_mutex_unlock(&d->hold_lock);
-}
-
-void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session) {
-  d->session = session;
-  atomic_store(&d->connected, 1);
-}
-
-static void session_end(ddmc_vm *vm, void *ud) { ddmc__dbg_reset(ud); }
 
 static void dbg_destroy(ddmc__dbg *d) {
   if (d == NULL) return;
@@ -162,8 +120,8 @@ int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size) {
   s.name = "debugger";
   s.claims = claims;
   s.handle = handle;
-  s.session_start = session_start;
-  s.session_end = session_end;
+  s.session_start = ddmc__dbg_session_start;
+  s.session_end = ddmc__dbg_session_end;
   s.ud = d;
   rc = ddmc__service_add(vm, &s);
   if (rc != 0) {

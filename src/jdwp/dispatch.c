@@ -148,8 +148,19 @@ static int handle_jdwp(ddmc__session *s, const ddmc__packet *pkt) {
   }
   ddmc__buf_reset(&s->reply);
   int err = DDMC_JDWP_NOT_IMPLEMENTED;
-  if (vm->ops.jdwp_command)
+  const ddmc__service *svc = NULL;
+  for (int i = 0; i < vm->nservices && svc == NULL; i++)
+    if (vm->services[i].claims(vm->services[i].ud, pkt->cmd_set)) svc = &vm->services[i];
+  if (svc != NULL) {
+    ddmc__request rq = {pkt->cmd_set, pkt->cmd, pkt->id, pkt->body, pkt->body_len};
+    err = svc->handle(vm, svc->ud, &rq, &s->reply);
+  }
+  /* What no service answers goes to the VM's own hook, the fallback for anything else. */
+  if (err == DDMC_JDWP_NOT_IMPLEMENTED && vm->ops.jdwp_command) {
+    ddmc__buf_reset(&s->reply);
     err = vm->ops.jdwp_command(vm->vm_data, pkt->cmd_set, pkt->cmd, pkt->body, pkt->body_len, &s->reply);
+  }
+  if (err != 0) ddmc__buf_reset(&s->reply);
   if (err == 0 && s->reply.err != 0) err = s->reply.err == DDMC_ENOMEM ? DDMC_JDWP_OUT_OF_MEMORY : DDMC_JDWP_INTERNAL;
   if (err < 0 || err > 0xffff) err = DDMC_JDWP_INTERNAL;
   int64_t now = ddmc__now_ms();

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jdwp/session.h"
@@ -50,6 +51,9 @@ static void session_handshake_done(ddmc__session *s) {
   atomic_store_explicit(&vm->session_no, s->number, memory_order_release);
   ddmc__ring_open(&vm->ring);
   atomic_store(&vm->connected, 1);
+  /* Services first (VM_START is queued there): a suspend=y VM wakes only after it. */
+  for (int i = 0; i < vm->nservices; i++)
+    if (vm->services[i].session_start) vm->services[i].session_start(vm, vm->services[i].ud);
   pthread_mutex_lock(&vm->state_lock);
   atomic_fetch_add(&vm->st_sessions, 1);
   pthread_cond_broadcast(&vm->state_cond); /* suspend=y */
@@ -114,6 +118,9 @@ void ddmc__session_end(ddmc__session *s, int why) {
   }
   atomic_store(&vm->connected, 0);
   atomic_store(&vm->session_no, 0);
+  if (s->shaken)
+    for (int i = 0; i < vm->nservices; i++)
+      if (vm->services[i].session_end) vm->services[i].session_end(vm, vm->services[i].ud);
   int was_ddm = atomic_exchange(&vm->ddm_active, 0);
   ddmc__session_drop_output(s, why);
   if (s->fd >= 0) {
@@ -156,6 +163,7 @@ static void run_session(ddmc_vm *vm, int fd) {
   int64_t grace_until = 0; /* while non-zero, wake-ups are left pending on purpose */
   while (!atomic_load(&vm->stopping)) {
     int64_t now = ddmc__now_ms();
+    unsigned flush_seq = atomic_load(&vm->flush_seq);
     int timeout = -1;
     if (!s.shaken) {
       if (now >= s.hs_deadline) {
@@ -217,9 +225,25 @@ static void run_session(ddmc_vm *vm, int fd) {
       }
     }
     if (ddmc__session_pending(&s) && (why = flush_out(&s)) != 0) break;
+    if (s.shaken && ddmc__session_pending(&s) == 0 && s.ext == NULL && ddmc__ring_peek(&vm->ring) == NULL)
+      atomic_store(&vm->flushed_seq, flush_seq);
   }
   ddmc__session_end(&s, why);
   atomic_store(&vm->wake_pending, 0); /* the next session starts with wake-ups armed */
+}
+
+int ddmc__send_flush(ddmc_vm *vm, int timeout_ms) {
+  unsigned want = atomic_fetch_add(&vm->flush_seq, 1) + 1;
+  uint32_t session = atomic_load(&vm->session_no);
+  ddmc__wake_force(vm);
+  int64_t deadline = ddmc__now_ms() + timeout_ms;
+  for (;;) {
+    if ((int)(atomic_load(&vm->flushed_seq) - want) >= 0) return 0;
+    if (session == 0 || atomic_load(&vm->session_no) != session) return DDMC_ENOTCONN;
+    if (ddmc__now_ms() >= deadline) return DDMC_ETIMEDOUT;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
 }
 
 void *ddmc__jdwp_thread_main(void *arg) {

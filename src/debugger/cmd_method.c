@@ -1,0 +1,107 @@
+/* Method (6); Field (8) has no commands.
+ *
+ * Tables are streamed from the VM's visitors straight into the reply, counted as they go and
+ * bounded (DDMC__MAX_TABLE rows): a VM with a corrupt table cannot make one request run away. */
+#include <string.h>
+
+#include "debugger/dbg_int.h"
+
+#define DDMC__MAX_TABLE 65536u
+
+static int rd_method(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls **c, uint32_t *m, ddmc_method_info *info) {
+  int rc = ddmc__rd_class(d, in, c);
+  if (rc != 0) {
+    ddmc_read_u64(in);
+    return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
+  }
+  if ((rc = ddmc__rd_method(d, in, *c, m)) != 0) return rc;
+  memset(info, 0, sizeof(*info));
+  return DDMC__DBG_CALL(d, method_info, (*c)->handle, *m, info);
+}
+
+typedef struct rows {
+  ddmc__dbg *d;
+  ddmc_buf *out;
+  uint32_t n;
+  int generic;
+} rows;
+
+static int put_line(void *arg, int64_t index, int32_t line) {
+  rows *r = arg;
+  if (r->n >= DDMC__MAX_TABLE) return 1;
+  ddmc_buf_put_u64(r->out, (uint64_t)index);
+  ddmc_buf_put_u32(r->out, (uint32_t)line);
+  r->n++;
+  return 0;
+}
+
+static int m_line_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  uint32_t m;
+  ddmc_method_info info;
+  int rc = rd_method(d, in, &c, &m, &info);
+  if (rc != 0) return rc;
+  ddmc_buf_put_u64(out, (uint64_t)info.code_start);
+  ddmc_buf_put_u64(out, (uint64_t)info.code_end);
+  if (info.modifiers & DDMC_ACC_NATIVE) { /* no code: -1, -1 and no lines, as HotSpot answers */
+    ddmc_buf_put_u32(out, 0);
+    return ddmc__reply_rc(out, 0);
+  }
+  rows r = {d, out, 0, 0};
+  size_t count = ddmc__count_begin(out);
+  if ((rc = DDMC__DBG_CALL(d, line_table, c->handle, m, put_line, &r)) != 0) return rc;
+  ddmc__count_end(out, count, r.n);
+  return ddmc__reply_rc(out, 0);
+}
+
+static int put_variable(void *arg, const ddmc_variable *v) {
+  rows *r = arg;
+  if (r->n >= DDMC__MAX_TABLE) return 1;
+  ddmc_buf_put_u64(r->out, (uint64_t)v->start);
+  ddmc__wr_string(r->out, v->name);
+  ddmc__wr_string(r->out, v->signature);
+  if (r->generic) ddmc__wr_string(r->out, v->generic);
+  ddmc_buf_put_u32(r->out, (uint32_t)v->length);
+  ddmc_buf_put_u32(r->out, (uint32_t)v->slot);
+  r->n++;
+  return 0;
+}
+
+static int variable_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
+  const ddmc__cls *c;
+  uint32_t m;
+  ddmc_method_info info;
+  int rc = rd_method(d, in, &c, &m, &info);
+  if (rc != 0) return rc;
+  if (info.modifiers & DDMC_ACC_NATIVE) return DDMC_JDWP_ABSENT_INFORMATION;
+  ddmc_buf_put_u32(out, (uint32_t)info.arg_slots);
+  rows r = {d, out, 0, generic};
+  size_t count = ddmc__count_begin(out);
+  if ((rc = DDMC__DBG_CALL(d, variable_table, c->handle, m, put_variable, &r)) != 0) return rc;
+  ddmc__count_end(out, count, r.n);
+  return ddmc__reply_rc(out, 0);
+}
+
+static int m_variable_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return variable_table(d, in, out, 0); }
+
+static int m_variable_table_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  return variable_table(d, in, out, 1);
+}
+
+static int m_is_obsolete(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  uint32_t m;
+  ddmc_method_info info;
+  int rc = rd_method(d, in, &c, &m, &info);
+  if (rc == 0) ddmc_buf_put_u8(out, 0); /* nothing is ever redefined */
+  return rc;
+}
+
+const ddmc__cmd ddmc__cmds_method[] = {
+    {6, 1, m_line_table, "Method.LineTable"},
+    {6, 2, m_variable_table, "Method.VariableTable"},
+    {6, 3, ddmc__not_offered, "Method.Bytecodes"}, /* canGetBytecodes */
+    {6, 4, m_is_obsolete, "Method.IsObsolete"},
+    {6, 5, m_variable_table_generic, "Method.VariableTableWithGeneric"},
+    {0, 0, NULL, NULL},
+};

@@ -1,0 +1,219 @@
+/* ThreadReference (11), ThreadGroupReference (12).
+ *
+ * A thread's frames are only read while the debugger holds it suspended (JDWP: otherwise
+ * THREAD_NOT_SUSPENDED): a VM can then answer from a stack that cannot move under it. */
+#include <string.h>
+
+#include "debugger/dbg_int.h"
+
+static int thread_info(ddmc__dbg *d, uint32_t t, ddmc_dbg_thread_info *info) {
+  memset(info, 0, sizeof(*info));
+  int rc = DDMC__DBG_CALL(d, thread_info, t, info);
+  if (rc != 0) return rc == DDMC_JDWP_INVALID_OBJECT ? DDMC_JDWP_INVALID_THREAD : rc;
+  return info->internal ? DDMC_JDWP_INVALID_THREAD : 0;
+}
+
+static int tr_name(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  ddmc_dbg_thread_info info;
+  int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) rc = thread_info(d, t, &info);
+  if (rc == 0) ddmc__wr_string(out, info.name);
+  return rc;
+}
+
+static int tr_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  int rc = ddmc__rd_thread(d, in, &t);
+  return rc != 0 ? rc : ddmc__thr_suspend(d, t);
+}
+
+static int tr_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  int rc = ddmc__rd_thread(d, in, &t);
+  return rc != 0 ? rc : ddmc__thr_resume(d, t);
+}
+
+static int tr_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  ddmc_dbg_thread_info info;
+  int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) rc = thread_info(d, t, &info);
+  if (rc != 0) return rc;
+  ddmc_buf_put_u32(out, (uint32_t)info.status);
+  ddmc_buf_put_u32(out, ddmc__thr_count(d, t) > 0 ? 1 : 0); /* SUSPEND_STATUS_SUSPENDED */
+  return 0;
+}
+
+static int tr_thread_group(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  ddmc_dbg_thread_info info;
+  int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) rc = thread_info(d, t, &info);
+  if (rc != 0) return rc;
+  uint64_t id;
+  if ((rc = ddmc__id_of_object(d, info.group, &id)) == 0) ddmc__wr_id(out, id);
+  return rc;
+}
+
+static int suspended_frames(ddmc__dbg *d, uint32_t t, int32_t *n) {
+  if (ddmc__thr_count(d, t) == 0) return DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  *n = 0;
+  int rc = DDMC__DBG_CALL(d, frame_count, t, n);
+  return rc == 0 && *n < 0 ? DDMC_JDWP_INTERNAL : rc;
+}
+
+static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  int rc = ddmc__rd_thread(d, in, &t);
+  int32_t start = (int32_t)ddmc_read_u32(in), len = (int32_t)ddmc_read_u32(in);
+  if (in->err) return DDMC_JDWP_INVALID_LENGTH;
+  if (rc != 0) return rc;
+  int32_t n;
+  if ((rc = suspended_frames(d, t, &n)) != 0) return rc;
+  if (start < 0 || start > n) return DDMC_JDWP_INVALID_INDEX;
+  if (len == -1) len = n - start;
+  if (len < 0 || len > n - start) return DDMC_JDWP_INVALID_LENGTH;
+  ddmc_buf_put_u32(out, (uint32_t)len);
+  for (int32_t i = start; i < start + len; i++) {
+    ddmc_location loc;
+    memset(&loc, 0, sizeof(loc));
+    if ((rc = DDMC__DBG_CALL(d, frame_location, t, i, &loc)) != 0) return rc;
+    ddmc__wr_id(out, ddmc__frame_id(d, t, i));
+    if ((rc = ddmc__wr_location(d, out, &loc)) != 0) return rc;
+  }
+  return ddmc__reply_rc(out, 0);
+}
+
+static int tr_frame_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  int32_t n;
+  int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) rc = suspended_frames(d, t, &n);
+  if (rc == 0) ddmc_buf_put_u32(out, (uint32_t)n);
+  return rc;
+}
+
+static int tr_suspend_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) ddmc_buf_put_u32(out, (uint32_t)ddmc__thr_count(d, t));
+  return rc;
+}
+
+static int tr_is_virtual(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) ddmc_buf_put_u8(out, 0);
+  return rc;
+}
+
+/* ---- ThreadGroupReference */
+
+typedef struct group_find {
+  ddmc_ref want;
+  int found;
+  ddmc_ref parent;
+  const char *name; /* borrowed: copied into the reply inside the visitor */
+  ddmc_buf *out;
+  int put_name;
+} group_find;
+
+static int find_group(void *arg, ddmc_ref group, ddmc_ref parent, const char *name) {
+  group_find *g = arg;
+  if (group != g->want) return 0;
+  g->found = 1;
+  g->parent = parent;
+  if (g->put_name) ddmc__wr_string(g->out, name);
+  return 1;
+}
+
+static int rd_group(ddmc__dbg *d, ddmc_reader *in, group_find *g, ddmc_buf *out, int put_name) {
+  memset(g, 0, sizeof(*g));
+  int rc = ddmc__rd_object(d, in, &g->want);
+  if (rc != 0) return rc;
+  if (g->want == 0) return DDMC_JDWP_INVALID_THREAD_GROUP;
+  g->out = out;
+  g->put_name = put_name;
+  if ((rc = DDMC__DBG_CALL(d, for_each_group, find_group, g)) != 0) return rc;
+  return g->found ? 0 : DDMC_JDWP_INVALID_THREAD_GROUP;
+}
+
+static int tg_name(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  group_find g;
+  return rd_group(d, in, &g, out, 1);
+}
+
+static int tg_parent(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  group_find g;
+  int rc = rd_group(d, in, &g, out, 0);
+  if (rc != 0) return rc;
+  uint64_t id;
+  if ((rc = ddmc__id_of_object(d, g.parent, &id)) == 0) ddmc__wr_id(out, id);
+  return rc;
+}
+
+typedef struct children {
+  ddmc__dbg *d;
+  ddmc_buf *out;
+  ddmc_ref group;
+  uint32_t n;
+  int err;
+} children;
+
+static int put_child_thread(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) {
+  children *c = arg;
+  if (info->group != c->group) return 0;
+  uint64_t id;
+  if ((c->err = ddmc__id_of_object(c->d, info->object, &id)) != 0) return 1;
+  ddmc__wr_id(c->out, id);
+  c->n++;
+  return 0;
+}
+
+static int put_child_group(void *arg, ddmc_ref group, ddmc_ref parent, const char *name) {
+  children *c = arg;
+  if (parent != c->group) return 0;
+  uint64_t id;
+  if ((c->err = ddmc__id_of_object(c->d, group, &id)) != 0) return 1;
+  ddmc__wr_id(c->out, id);
+  c->n++;
+  return 0;
+}
+
+static int tg_children(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  group_find g;
+  int rc = rd_group(d, in, &g, out, 0);
+  if (rc != 0) return rc;
+  children c = {d, out, g.want, 0, 0};
+  size_t at = ddmc__count_begin(out);
+  if ((rc = ddmc__thr_for_each(d, put_child_thread, &c)) != 0 || (rc = c.err) != 0) return rc;
+  ddmc__count_end(out, at, c.n);
+  c.n = 0;
+  at = ddmc__count_begin(out);
+  if ((rc = DDMC__DBG_CALL(d, for_each_group, put_child_group, &c)) != 0 || (rc = c.err) != 0) return rc;
+  ddmc__count_end(out, at, c.n);
+  return ddmc__reply_rc(out, 0);
+}
+
+const ddmc__cmd ddmc__cmds_thread[] = {
+    {11, 1, tr_name, "ThreadReference.Name"},
+    {11, 2, tr_suspend, "ThreadReference.Suspend"},
+    {11, 3, tr_resume, "ThreadReference.Resume"},
+    {11, 4, tr_status, "ThreadReference.Status"},
+    {11, 5, tr_thread_group, "ThreadReference.ThreadGroup"},
+    {11, 6, tr_frames, "ThreadReference.Frames"},
+    {11, 7, tr_frame_count, "ThreadReference.FrameCount"},
+    {11, 8, ddmc__not_offered, "ThreadReference.OwnedMonitors"},            /* canGetOwnedMonitorInfo */
+    {11, 9, ddmc__not_offered, "ThreadReference.CurrentContendedMonitor"},  /* canGetCurrentContendedMonitor */
+    {11, 10, ddmc__not_offered, "ThreadReference.Stop"},                    /* no asynchronous exceptions yet */
+    {11, 11, ddmc__not_offered, "ThreadReference.Interrupt"},
+    {11, 12, tr_suspend_count, "ThreadReference.SuspendCount"},
+    {11, 13, ddmc__not_offered, "ThreadReference.OwnedMonitorsStackDepthInfo"}, /* canGetMonitorFrameInfo */
+    {11, 14, ddmc__not_offered, "ThreadReference.ForceEarlyReturn"},        /* canForceEarlyReturn */
+    {11, 15, tr_is_virtual, "ThreadReference.IsVirtual"},
+    {12, 1, tg_name, "ThreadGroupReference.Name"},
+    {12, 2, tg_parent, "ThreadGroupReference.Parent"},
+    {12, 3, tg_children, "ThreadGroupReference.Children"},
+    {0, 0, NULL, NULL},
+};

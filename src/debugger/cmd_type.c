@@ -1,0 +1,253 @@
+/* ReferenceType (2), ClassType (3), ArrayType (4), InterfaceType (5), ClassObjectReference (17).
+ *
+ * Descriptions come from the VM's class_info / field_info / method_info each time: only what
+ * filters need on VM threads is cached (ids.c). Strings the VM returns are borrowed and copied
+ * into the reply at once. */
+#include <string.h>
+
+#include "debugger/dbg_int.h"
+
+static int class_info(ddmc__dbg *d, const ddmc__cls *c, ddmc_class_info *info) {
+  memset(info, 0, sizeof(*info));
+  return DDMC__DBG_CALL(d, class_info, c->handle, info);
+}
+
+static int rt_signature_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  ddmc__wr_string(out, c->signature);
+  if (generic) {
+    ddmc_class_info info;
+    if ((rc = class_info(d, c, &info)) != 0) return rc;
+    ddmc__wr_string(out, info.generic);
+  }
+  return ddmc__reply_rc(out, 0);
+}
+
+static int rt_signature(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_signature_(d, in, out, 0); }
+static int rt_signature_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  return rt_signature_(d, in, out, 1);
+}
+
+static int rt_class_loader(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  ddmc_class_info info;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc == 0) rc = class_info(d, c, &info);
+  if (rc != 0) return rc;
+  uint64_t id;
+  if ((rc = ddmc__id_of_object(d, info.loader, &id)) == 0) ddmc__wr_id(out, id);
+  return rc;
+}
+
+static int rt_modifiers(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  ddmc_class_info info;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc == 0) rc = class_info(d, c, &info);
+  if (rc == 0) ddmc_buf_put_u32(out, info.modifiers);
+  return rc;
+}
+
+static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  ddmc_buf_put_u32(out, c->nfields);
+  for (uint32_t i = 0; i < c->nfields; i++) {
+    ddmc_field_info f;
+    if ((rc = ddmc__field_info(d, c, i, &f)) != 0) return rc;
+    ddmc__wr_id(out, ddmc__field_id(c, i));
+    ddmc__wr_string(out, f.name);
+    ddmc__wr_string(out, f.signature);
+    if (generic) ddmc__wr_string(out, f.generic);
+    ddmc_buf_put_u32(out, f.modifiers);
+  }
+  return ddmc__reply_rc(out, 0);
+}
+
+static int rt_fields(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_fields_(d, in, out, 0); }
+static int rt_fields_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_fields_(d, in, out, 1); }
+
+static int rt_methods_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  ddmc_buf_put_u32(out, c->nmethods);
+  for (uint32_t i = 0; i < c->nmethods; i++) {
+    ddmc_method_info m;
+    memset(&m, 0, sizeof(m));
+    if ((rc = DDMC__DBG_CALL(d, method_info, c->handle, i, &m)) != 0) return rc;
+    if (m.name == NULL || m.signature == NULL) return DDMC_JDWP_INVALID_METHODID;
+    ddmc__wr_id(out, (uint64_t)i + 1);
+    ddmc__wr_string(out, m.name);
+    ddmc__wr_string(out, m.signature);
+    if (generic) ddmc__wr_string(out, m.generic);
+    ddmc_buf_put_u32(out, m.modifiers);
+  }
+  return ddmc__reply_rc(out, 0);
+}
+
+static int rt_methods(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_methods_(d, in, out, 0); }
+static int rt_methods_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_methods_(d, in, out, 1); }
+
+/* Static values: every field must be static and declared by the type or a superclass. */
+static int rt_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  uint32_t n;
+  if (rc == 0) rc = ddmc__rd_count(in, 8, &n);
+  if (rc != 0) return rc;
+  ddmc_buf_put_u32(out, n);
+  for (uint32_t i = 0; i < n; i++) {
+    const ddmc__cls *decl;
+    uint32_t f;
+    ddmc_field_info fi;
+    ddmc_value v;
+    if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
+    if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
+    if (!(fi.modifiers & DDMC_ACC_STATIC)) return DDMC_JDWP_INVALID_FIELDID;
+    memset(&v, 0, sizeof(v));
+    if ((rc = DDMC__DBG_CALL(d, get_field, 0, decl->handle, f, &v)) != 0) return rc;
+    if ((rc = ddmc__wr_value(d, out, &v, 1)) != 0) return rc;
+  }
+  return ddmc__reply_rc(out, 0);
+}
+
+static int rt_source_file(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  if (c->source == NULL) return DDMC_JDWP_ABSENT_INFORMATION;
+  ddmc__wr_string(out, c->source);
+  return 0;
+}
+
+static int rt_nested_types(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc == 0) ddmc_buf_put_u32(out, 0); /* the VM reports no nesting */
+  return rc;
+}
+
+static int rt_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  ddmc_class_info info;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc == 0) rc = class_info(d, c, &info);
+  if (rc == 0) ddmc_buf_put_u32(out, info.status);
+  return rc;
+}
+
+static int rt_interfaces(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  ddmc_buf_put_u32(out, c->ninterfaces);
+  for (uint32_t i = 0; i < c->ninterfaces; i++) {
+    ddmc_class ic = 0;
+    const ddmc__cls *k;
+    if ((rc = DDMC__DBG_CALL(d, class_interface, c->handle, i, &ic)) != 0) return rc;
+    if ((rc = ddmc__cls_get(d, ic, &k)) != 0) return rc;
+    ddmc__wr_id(out, k->id);
+  }
+  return ddmc__reply_rc(out, 0);
+}
+
+static int rt_class_object(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  if (c->class_object == 0) return DDMC_JDWP_NOT_IMPLEMENTED; /* the VM has no Class objects */
+  uint64_t id;
+  if ((rc = ddmc__id_of_object(d, c->class_object, &id)) == 0) ddmc__wr_id(out, id);
+  return rc;
+}
+
+/* The type exists but carries no such data: ABSENT_INFORMATION, as JDWP documents (JDI then
+ * shows nothing, where NOT_IMPLEMENTED would be an exception in the IDE). */
+static int rt_absent(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  return rc != 0 ? rc : DDMC_JDWP_ABSENT_INFORMATION;
+}
+
+/* ---- ClassType */
+
+static int ct_superclass(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c, *s;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  if (c->type_tag != DDMC_TYPE_CLASS) return DDMC_JDWP_INVALID_CLASS;
+  if (c->superclass == 0) {
+    ddmc__wr_id(out, 0);
+    return 0;
+  }
+  if ((rc = ddmc__cls_get(d, c->superclass, &s)) != 0) return rc;
+  ddmc__wr_id(out, s->id);
+  return 0;
+}
+
+static int ct_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  uint32_t n;
+  if (rc == 0) rc = ddmc__rd_count(in, 9, &n);
+  if (rc != 0) return rc;
+  for (uint32_t i = 0; i < n; i++) {
+    const ddmc__cls *decl;
+    uint32_t f;
+    ddmc_field_info fi;
+    ddmc_value v;
+    if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
+    if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
+    if (!(fi.modifiers & DDMC_ACC_STATIC)) return DDMC_JDWP_INVALID_FIELDID;
+    if ((rc = ddmc__rd_value(d, in, ddmc__sig_tag(fi.signature), &v)) != 0) return rc;
+    if ((rc = DDMC__DBG_CALL(d, set_field, 0, decl->handle, f, &v)) != 0) return rc;
+  }
+  return 0;
+}
+
+/* ---- ClassObjectReference */
+
+static int cor_reflected_type(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  uint64_t id = ddmc_read_u64(in);
+  if (in->err) return DDMC_JDWP_INVALID_LENGTH;
+  int rc = ddmc__class_of_id(d, id, &c);
+  if (rc == DDMC_JDWP_INVALID_CLASS) rc = DDMC_JDWP_INVALID_OBJECT;
+  if (rc != 0) return rc;
+  ddmc_buf_put_u8(out, c->type_tag);
+  ddmc__wr_id(out, c->id);
+  return 0;
+}
+
+const ddmc__cmd ddmc__cmds_type[] = {
+    {2, 1, rt_signature, "ReferenceType.Signature"},
+    {2, 2, rt_class_loader, "ReferenceType.ClassLoader"},
+    {2, 3, rt_modifiers, "ReferenceType.Modifiers"},
+    {2, 4, rt_fields, "ReferenceType.Fields"},
+    {2, 5, rt_methods, "ReferenceType.Methods"},
+    {2, 6, rt_get_values, "ReferenceType.GetValues"},
+    {2, 7, rt_source_file, "ReferenceType.SourceFile"},
+    {2, 8, rt_nested_types, "ReferenceType.NestedTypes"},
+    {2, 9, rt_status, "ReferenceType.Status"},
+    {2, 10, rt_interfaces, "ReferenceType.Interfaces"},
+    {2, 11, rt_class_object, "ReferenceType.ClassObject"},
+    {2, 12, rt_absent, "ReferenceType.SourceDebugExtension"},
+    {2, 13, rt_signature_generic, "ReferenceType.SignatureWithGeneric"},
+    {2, 14, rt_fields_generic, "ReferenceType.FieldsWithGeneric"},
+    {2, 15, rt_methods_generic, "ReferenceType.MethodsWithGeneric"},
+    {2, 16, ddmc__not_offered, "ReferenceType.Instances"},     /* canGetInstanceInfo */
+    {2, 17, rt_absent, "ReferenceType.ClassFileVersion"},
+    {2, 18, ddmc__not_offered, "ReferenceType.ConstantPool"},  /* canGetConstantPool */
+    {3, 1, ct_superclass, "ClassType.Superclass"},
+    {3, 2, ct_set_values, "ClassType.SetValues"},
+    {3, 3, ddmc__not_offered, "ClassType.InvokeMethod"},       /* method calls: not yet */
+    {3, 4, ddmc__not_offered, "ClassType.NewInstance"},
+    {4, 1, ddmc__not_offered, "ArrayType.NewInstance"},
+    {5, 1, ddmc__not_offered, "InterfaceType.InvokeMethod"},
+    {17, 1, cor_reflected_type, "ClassObjectReference.ReflectedType"},
+    {0, 0, NULL, NULL},
+};

@@ -1,0 +1,44 @@
+/* Services: layers above the JDWP thread that answer whole command sets (the debugger answers
+ * 1-17) and want to know when a session begins and ends. The JDWP layer knows them only through
+ * this table, so nothing here includes a layer above.
+ *
+ * Order of a session: the handshake echo is queued, the send path opens, every service's
+ * session_start runs (the debugger queues VM_START there), and only then does a VM thread waiting
+ * in ddmc_vm_start (suspend=y) wake. At the end every session_end runs before the next peer is
+ * taken. Thread: every hook runs on the JDWP thread. */
+#ifndef DDMC_SERVICE_H
+#define DDMC_SERVICE_H
+
+#include "common.h"
+
+#define DDMC__MAX_SERVICES 4
+
+typedef struct ddmc__request {
+  uint8_t cmd_set, cmd;
+  uint32_t id;
+  const uint8_t *body;
+  size_t len;
+} ddmc__request;
+
+typedef struct ddmc__service {
+  const char *name;
+  /* Non-zero when the service answers command set `set`. */
+  int (*claims)(void *ud, uint8_t set);
+  /* Writes the reply body into reply and returns 0 or a JDWP error code (the reply is then
+   * empty). JDWP thread. */
+  int (*handle)(ddmc_vm *vm, void *ud, const ddmc__request *rq, ddmc_buf *reply);
+  void (*session_start)(ddmc_vm *vm, void *ud);
+  void (*session_end)(ddmc_vm *vm, void *ud);
+  void *ud;
+} ddmc__service;
+
+/* Adds a copy of s. Before ddmc_vm_start. Returns 0, DDMC_ESTATE (started) or DDMC_ENOMEM (the
+ * table is full). Thread: VM init thread. */
+int ddmc__service_add(ddmc_vm *vm, const ddmc__service *s);
+
+/* Waits until everything queued so far has been written to the peer, the session ended, or
+ * timeout_ms passed. Returns 0 when flushed, DDMC_ETIMEDOUT, or DDMC_ENOTCONN. Thread: any but
+ * the JDWP thread. */
+int ddmc__send_flush(ddmc_vm *vm, int timeout_ms);
+
+#endif
