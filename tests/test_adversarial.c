@@ -188,7 +188,7 @@ static void test_adversaries(void **state) {
   { /* split handshake, one byte at a time: the echo comes back whole, then HELO is answered */
     ddmc_host *h = raw_peer(0);
     for (int i = 0; i < 14; i++) {
-      ddmc_host_send_raw(h, "JDWP-Handshake" + i, 1);
+      ddmc_host_send_raw(h, &"JDWP-Handshake"[i], 1);
       test_sleep_ms(5);
     }
     uint8_t b[11 + 12];

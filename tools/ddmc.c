@@ -95,7 +95,7 @@ static void usage(FILE *f) {
 static int g_json; /* --json seen: usage errors are reported as a JSON document too */
 static const char *g_command;
 
-static void usage_error(const char *fmt, const char *arg) {
+static _Noreturn void usage_error(const char *fmt, const char *arg) {
   char msg[512];
   snprintf(msg, sizeof msg, fmt, arg);
   fprintf(stderr, "ddmc: %s\nTry 'ddmc --help'.\n", msg);
