@@ -1,0 +1,738 @@
+#include "fakedbg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "debugger/dbg_int.h"
+#include "debugger/glue.h"
+#include "jdwp/session.h"
+
+/* ---- the program */
+
+typedef struct fd_class {
+  ddmc_class_info info;
+} fd_class;
+
+static const fd_class kClasses[FD_NCLASSES] = {
+    [FD_C_OBJECT - FD_C_OBJECT] = {{.signature = "Ljava/lang/Object;",
+                                    .source_file = "Object.java",
+                                    .type_tag = DDMC_TYPE_CLASS,
+                                    .status = 7,
+                                    .modifiers = DDMC_ACC_PUBLIC}},
+    [FD_C_STRING - FD_C_OBJECT] = {{.signature = "Ljava/lang/String;",
+                                    .source_file = "String.java",
+                                    .type_tag = DDMC_TYPE_CLASS,
+                                    .status = 7,
+                                    .modifiers = DDMC_ACC_PUBLIC | DDMC_ACC_FINAL,
+                                    .superclass = FD_C_OBJECT}},
+    [FD_C_THREAD - FD_C_OBJECT] = {{.signature = "Ljava/lang/Thread;",
+                                    .source_file = "Thread.java",
+                                    .type_tag = DDMC_TYPE_CLASS,
+                                    .status = 7,
+                                    .modifiers = DDMC_ACC_PUBLIC,
+                                    .superclass = FD_C_OBJECT,
+                                    .nfields = 1}},
+    [FD_C_GROUP - FD_C_OBJECT] = {{.signature = "Ljava/lang/ThreadGroup;",
+                                   .source_file = "ThreadGroup.java",
+                                   .type_tag = DDMC_TYPE_CLASS,
+                                   .status = 7,
+                                   .modifiers = DDMC_ACC_PUBLIC,
+                                   .superclass = FD_C_OBJECT}},
+    [FD_C_CLASS - FD_C_OBJECT] = {{.signature = "Ljava/lang/Class;",
+                                   .source_file = "Class.java",
+                                   .type_tag = DDMC_TYPE_CLASS,
+                                   .status = 7,
+                                   .modifiers = DDMC_ACC_PUBLIC | DDMC_ACC_FINAL,
+                                   .superclass = FD_C_OBJECT}},
+    [FD_C_RUNNABLE - FD_C_OBJECT] = {{.signature = "Ljava/lang/Runnable;",
+                                      .source_file = "Runnable.java",
+                                      .type_tag = DDMC_TYPE_INTERFACE,
+                                      .status = 7,
+                                      .modifiers = DDMC_ACC_PUBLIC | DDMC_ACC_INTERFACE | DDMC_ACC_ABSTRACT}},
+    [FD_C_DEBUG - FD_C_OBJECT] = {{.signature = "LDebug;",
+                                   .source_file = "Debug.java",
+                                   .type_tag = DDMC_TYPE_CLASS,
+                                   .status = 7,
+                                   .modifiers = DDMC_ACC_PUBLIC,
+                                   .superclass = FD_C_OBJECT,
+                                   .ninterfaces = 1,
+                                   .nfields = FD_NFIELDS,
+                                   .nmethods = FD_NMETHODS,
+                                   .class_object = FD_O_CLASS_DEBUG}},
+    [FD_C_INT_ARRAY - FD_C_OBJECT] = {{.signature = "[I",
+                                       .type_tag = DDMC_TYPE_ARRAY,
+                                       .status = 7,
+                                       .modifiers = DDMC_ACC_PUBLIC | DDMC_ACC_FINAL | DDMC_ACC_ABSTRACT,
+                                       .superclass = FD_C_OBJECT}},
+};
+
+static const ddmc_field_info kDebugFields[FD_NFIELDS] = {
+    [FD_F_COUNTER] = {"counter", "I", NULL, DDMC_ACC_STATIC},
+    [FD_F_FLAG] = {"flag", "Z", NULL, DDMC_ACC_STATIC | DDMC_ACC_PRIVATE},
+    [FD_F_BIG] = {"big", "J", NULL, DDMC_ACC_STATIC},
+    [FD_F_RATIO] = {"ratio", "D", NULL, DDMC_ACC_STATIC},
+    [FD_F_LABEL] = {"label", "Ljava/lang/String;", NULL, DDMC_ACC_STATIC | DDMC_ACC_FINAL},
+    [FD_F_X] = {"x", "I", NULL, DDMC_ACC_PUBLIC},
+    [FD_F_B] = {"b", "B", NULL, 0},
+    [FD_F_C] = {"c", "C", NULL, 0},
+    [FD_F_S] = {"s", "S", NULL, 0},
+    [FD_F_F] = {"f", "F", NULL, 0},
+    [FD_F_NEXT] = {"next", "LDebug;", NULL, DDMC_ACC_PRIVATE},
+    [FD_F_ARR] = {"arr", "[I", NULL, 0},
+};
+static const ddmc_field_info kThreadFields[1] = {{"priority", "I", NULL, DDMC_ACC_PRIVATE}};
+
+static const ddmc_method_info kMethods[FD_NMETHODS] = {
+    [FD_M_INIT] = {"<init>", "()V", NULL, DDMC_ACC_PUBLIC, 0, 3, 1, 1},
+    [FD_M_MAIN] = {"main", "([Ljava/lang/String;)V", NULL, DDMC_ACC_PUBLIC | DDMC_ACC_STATIC, 0, 20, 1, 3},
+    [FD_M_COMPUTE] = {"compute", "(I)J", "<T:Ljava/lang/Object;>(I)J", 0, 0, 10, 2, 4},
+};
+
+typedef struct fd_line {
+  int64_t index;
+  int32_t line;
+} fd_line;
+static const fd_line kLinesInit[] = {{0, 5}, {2, 6}};
+static const fd_line kLinesMain[] = {{0, 10}, {4, 11}, {8, 12}, {12, 13}, {16, 14}};
+static const fd_line kLinesCompute[] = {{0, 20}, {5, 21}, {8, 22}};
+static const struct {
+  const fd_line *v;
+  size_t n;
+} kLines[FD_NMETHODS] = {{kLinesInit, 2}, {kLinesMain, 5}, {kLinesCompute, 3}};
+
+static const ddmc_variable kVarsInit[] = {{0, 4, 0, "this", "LDebug;", NULL}};
+static const ddmc_variable kVarsMain[] = {
+    {0, 21, 0, "args", "[Ljava/lang/String;", NULL},
+    {4, 17, 1, "i", "I", NULL},
+    {8, 13, 2, "s", "Ljava/lang/String;", NULL},
+};
+static const ddmc_variable kVarsCompute[] = {
+    {0, 11, 0, "this", "LDebug;", NULL},
+    {0, 11, 1, "n", "I", NULL},
+    {5, 6, 2, "r", "J", NULL},
+};
+static const struct {
+  const ddmc_variable *v;
+  size_t n;
+} kVars[FD_NMETHODS] = {{kVarsInit, 1}, {kVarsMain, 3}, {kVarsCompute, 3}};
+
+static const fakevm_thread kThreads[FD_NTHREADS] = {
+    {.info = {.id = FD_T_MAIN, .tid = 1, .name = "main", .status = DDMC_THREAD_RUNNING}},
+    {.info = {.id = FD_T_WORKER, .tid = 1, .name = "Worker", .status = DDMC_THREAD_SLEEPING}},
+    {.info = {.id = FD_T_JDWP, .tid = 1, .name = "JDWP", .status = DDMC_THREAD_VMWAIT, .daemon = 1}},
+};
+
+/* ---- helpers */
+
+static fakedbg *FD(void *vm_data) { return vm_data; }
+static void bad(fakedbg *f) { atomic_fetch_add(&f->bad_calls, 1); }
+
+static const ddmc_class_info *class_of(ddmc_class c) {
+  return c >= FD_C_OBJECT && c < FD_C_END ? &kClasses[c - FD_C_OBJECT].info : NULL;
+}
+
+fd_object *fakedbg_object(fakedbg *f, ddmc_ref r) {
+  for (int i = 0; i < f->nobj; i++)
+    if (f->obj[i].ref == r) return &f->obj[i];
+  return NULL;
+}
+
+static const ddmc_field_info *field_of(ddmc_class c, uint32_t field) {
+  if (c == FD_C_DEBUG && field < FD_NFIELDS) return &kDebugFields[field];
+  if (c == FD_C_THREAD && field < 1) return &kThreadFields[field];
+  return NULL;
+}
+
+static ddmc_value vi(char tag, int32_t i) {
+  ddmc_value v = {.tag = tag};
+  v.u.i = i;
+  return v;
+}
+static ddmc_value vl(ddmc_ref r) {
+  ddmc_value v = {.tag = 'L'};
+  v.u.l = r;
+  return v;
+}
+static ddmc_value vj(int64_t j) {
+  ddmc_value v = {.tag = 'J'};
+  v.u.j = j;
+  return v;
+}
+
+static fd_object *add_object(fakedbg *f, ddmc_ref r, ddmc_class c) {
+  if (f->nobj >= FD_MAX_OBJECTS) return NULL;
+  fd_object *o = &f->obj[f->nobj++];
+  memset(o, 0, sizeof(*o));
+  o->ref = r;
+  o->cls = c;
+  return o;
+}
+
+static int thread_ok(uint32_t t) { return t == FD_T_MAIN || t == FD_T_WORKER; }
+
+/* ---- reference types */
+
+static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
+  (void)vd;
+  for (ddmc_class c = FD_C_OBJECT; c < FD_C_END; c++)
+    if (fn(arg, c)) break;
+  return 0;
+}
+
+static int class_info(void *vd, ddmc_class c, ddmc_class_info *out) {
+  const ddmc_class_info *i = class_of(c);
+  if (i == NULL) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_CLASS;
+  }
+  *out = *i;
+  return 0;
+}
+
+static int class_interface(void *vd, ddmc_class c, uint32_t index, ddmc_class *out) {
+  if (c != FD_C_DEBUG || index != 0) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_CLASS;
+  }
+  *out = FD_C_RUNNABLE;
+  return 0;
+}
+
+static int field_info(void *vd, ddmc_class c, uint32_t field, ddmc_field_info *out) {
+  const ddmc_field_info *fi = field_of(c, field);
+  if (fi == NULL) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_FIELDID;
+  }
+  *out = *fi;
+  return 0;
+}
+
+static int method_info(void *vd, ddmc_class c, uint32_t method, ddmc_method_info *out) {
+  if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  *out = kMethods[method];
+  return 0;
+}
+
+static int line_table(void *vd, ddmc_class c, uint32_t method, ddmc_line_visit_fn fn, void *arg) {
+  fakedbg *f = FD(vd);
+  if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  if (atomic_load(&f->absent_info)) return DDMC_JDWP_ABSENT_INFORMATION;
+  for (size_t i = 0; i < kLines[method].n; i++)
+    if (fn(arg, kLines[method].v[i].index, kLines[method].v[i].line)) break;
+  return 0;
+}
+
+static int variable_table(void *vd, ddmc_class c, uint32_t method, ddmc_variable_visit_fn fn, void *arg) {
+  fakedbg *f = FD(vd);
+  if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  if (atomic_load(&f->absent_info)) return DDMC_JDWP_ABSENT_INFORMATION;
+  for (size_t i = 0; i < kVars[method].n; i++)
+    if (fn(arg, &kVars[method].v[i])) break;
+  return 0;
+}
+
+/* ---- objects */
+
+static int object_class(void *vd, ddmc_ref o, ddmc_class *out) {
+  fakedbg *f = FD(vd);
+  if (o == 0) bad(f); /* "o is never 0" */
+  fd_object *ob = fakedbg_object(f, o);
+  if (ob == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  *out = ob->cls;
+  return 0;
+}
+
+static ddmc_value *field_slot(fakedbg *f, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_field_info **fi) {
+  *fi = field_of(c, field);
+  if (*fi == NULL) return NULL;
+  int is_static = ((*fi)->modifiers & DDMC_ACC_STATIC) != 0;
+  if (o == 0) return is_static && c == FD_C_DEBUG ? &f->statics[field] : NULL;
+  if (is_static) return NULL; /* the library passes 0 for a static */
+  fd_object *ob = fakedbg_object(f, o);
+  if (ob == NULL || ob->cls != c) return NULL;
+  return &ob->fields[field];
+}
+
+static int get_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, ddmc_value *out) {
+  fakedbg *f = FD(vd);
+  const ddmc_field_info *fi;
+  ddmc_value *v = field_slot(f, o, c, field, &fi);
+  if (v == NULL) {
+    bad(f);
+    return DDMC_JDWP_INVALID_FIELDID;
+  }
+  *out = *v;
+  return 0;
+}
+
+static int set_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_value *val) {
+  fakedbg *f = FD(vd);
+  const ddmc_field_info *fi;
+  ddmc_value *v = field_slot(f, o, c, field, &fi);
+  if (v == NULL) {
+    bad(f);
+    return DDMC_JDWP_INVALID_FIELDID;
+  }
+  char want = fi->signature[0] == '[' ? 'L' : fi->signature[0];
+  if (val->tag != want) return DDMC_JDWP_TYPE_MISMATCH;
+  if (want == 'L' && val->u.l != 0) { /* the object must fit the field's type */
+    fd_object *ob = fakedbg_object(f, val->u.l);
+    ddmc_class need = fi->signature[0] == '[' ? FD_C_INT_ARRAY : strcmp(fi->signature, "LDebug;") == 0 ? FD_C_DEBUG : FD_C_STRING;
+    if (ob == NULL || ob->cls != need) return DDMC_JDWP_TYPE_MISMATCH;
+  }
+  *v = *val;
+  return 0;
+}
+
+static int string_value(void *vd, ddmc_ref s, ddmc_buf *out) {
+  fakedbg *f = FD(vd);
+  fd_object *ob = fakedbg_object(f, s);
+  if (ob == NULL || ob->cls != FD_C_STRING) {
+    bad(f);
+    return DDMC_JDWP_INVALID_STRING;
+  }
+  return ddmc_buf_put_bytes(out, ob->str, strlen(ob->str)) ? DDMC_JDWP_OUT_OF_MEMORY : 0;
+}
+
+static int create_string(void *vd, const char *utf8, size_t n, ddmc_ref *out) {
+  fakedbg *f = FD(vd);
+  ddmc_ref r = FD_O_END + (ddmc_ref)f->nobj;
+  fd_object *ob = add_object(f, r, FD_C_STRING);
+  if (ob == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  if (n > sizeof(ob->str) - 1) n = sizeof(ob->str) - 1;
+  memcpy(ob->str, utf8, n);
+  ob->str[n] = '\0';
+  *out = r;
+  return 0;
+}
+
+static fd_object *array_of(fakedbg *f, ddmc_ref a) {
+  fd_object *ob = fakedbg_object(f, a);
+  if (ob == NULL || ob->cls != FD_C_INT_ARRAY) {
+    bad(f);
+    return NULL;
+  }
+  return ob;
+}
+
+static int array_length(void *vd, ddmc_ref a, int32_t *out) {
+  fd_object *ob = array_of(FD(vd), a);
+  if (ob == NULL) return DDMC_JDWP_INVALID_ARRAY;
+  *out = ob->arrlen;
+  return 0;
+}
+
+static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
+  fakedbg *f = FD(vd);
+  fd_object *ob = array_of(f, a);
+  if (ob == NULL) return DDMC_JDWP_INVALID_ARRAY;
+  if (first < 0 || n < 0 || first > ob->arrlen || n > ob->arrlen - first) {
+    bad(f);
+    return DDMC_JDWP_INVALID_INDEX;
+  }
+  for (int32_t i = 0; i < n; i++) out[i] = vi('I', ob->arr[first + i]);
+  return 0;
+}
+
+static int array_set(void *vd, ddmc_ref a, int32_t first, int32_t n, const ddmc_value *v) {
+  fakedbg *f = FD(vd);
+  fd_object *ob = array_of(f, a);
+  if (ob == NULL) return DDMC_JDWP_INVALID_ARRAY;
+  if (first < 0 || n < 0 || first > ob->arrlen || n > ob->arrlen - first) {
+    bad(f);
+    return DDMC_JDWP_INVALID_INDEX;
+  }
+  for (int32_t i = 0; i < n; i++)
+    if (v[i].tag != 'I') return DDMC_JDWP_TYPE_MISMATCH;
+  for (int32_t i = 0; i < n; i++) ob->arr[first + i] = v[i].u.i;
+  return 0;
+}
+
+/* ---- threads */
+
+static int thread_info(void *vd, uint32_t t, ddmc_dbg_thread_info *out) {
+  fakedbg *f = FD(vd);
+  switch (t) {
+    case FD_T_MAIN: *out = (ddmc_dbg_thread_info){FD_O_THREAD_MAIN, FD_O_GROUP_MAIN, "main", DDMC_TS_RUNNING, 0}; return 0;
+    case FD_T_WORKER:
+      if (atomic_load(&f->worker_dead)) return DDMC_JDWP_INVALID_THREAD;
+      *out = (ddmc_dbg_thread_info){FD_O_THREAD_WORKER, FD_O_GROUP_MAIN, "Worker", DDMC_TS_SLEEPING, 0};
+      return 0;
+    case FD_T_JDWP: *out = (ddmc_dbg_thread_info){FD_O_THREAD_JDWP, FD_O_GROUP_SYSTEM, "JDWP", DDMC_TS_RUNNING, 1}; return 0;
+    default: return DDMC_JDWP_INVALID_THREAD;
+  }
+}
+
+static int for_each_group(void *vd, ddmc_group_visit_fn fn, void *arg) {
+  (void)vd;
+  if (fn(arg, FD_O_GROUP_SYSTEM, 0, "system")) return 0;
+  fn(arg, FD_O_GROUP_MAIN, FD_O_GROUP_SYSTEM, "main");
+  return 0;
+}
+
+static int main_thread(void *vd, uint32_t *out) {
+  (void)vd;
+  *out = FD_T_MAIN;
+  return 0;
+}
+
+static int suspend_thread(void *vd, uint32_t t) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_suspend, 1);
+  if (!thread_ok(t) || atomic_load(&f->vm_suspended[t])) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  int rc = atomic_load(&f->fail_suspend);
+  if (rc != 0) return rc;
+  atomic_store(&f->vm_suspended[t], 1);
+  return 0;
+}
+
+static int resume_thread(void *vd, uint32_t t) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_resume, 1);
+  if (!thread_ok(t) || !atomic_load(&f->vm_suspended[t])) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  atomic_store(&f->vm_suspended[t], 0);
+  return 0;
+}
+
+static void thread_parking(void *vd, uint32_t t, int parked) {
+  fakedbg *f = FD(vd);
+  if (!thread_ok(t)) {
+    bad(f);
+    return;
+  }
+  atomic_fetch_add(parked ? &f->n_park : &f->n_unpark, 1);
+  atomic_store(&f->parked[t], parked);
+}
+
+/* ---- frames */
+
+static fd_frame *frame_of(fakedbg *f, uint32_t t, int32_t depth) {
+  if (!thread_ok(t) || depth < 0 || depth >= f->nframes[t]) {
+    bad(f);
+    return NULL;
+  }
+  return &f->frames[t][depth];
+}
+
+static int frame_count(void *vd, uint32_t t, int32_t *out) {
+  fakedbg *f = FD(vd);
+  if (!thread_ok(t)) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  *out = f->nframes[t];
+  return 0;
+}
+
+static int frame_location(void *vd, uint32_t t, int32_t depth, ddmc_location *out) {
+  fd_frame *fr = frame_of(FD(vd), t, depth);
+  if (fr == NULL) return DDMC_JDWP_INVALID_FRAMEID;
+  *out = fr->loc;
+  return 0;
+}
+
+static int frame_this(void *vd, uint32_t t, int32_t depth, ddmc_ref *out) {
+  fd_frame *fr = frame_of(FD(vd), t, depth);
+  if (fr == NULL) return DDMC_JDWP_INVALID_FRAMEID;
+  *out = fr->this_obj;
+  return 0;
+}
+
+static int get_local(void *vd, uint32_t t, int32_t depth, int32_t slot, char tag, ddmc_value *out) {
+  fd_frame *fr = frame_of(FD(vd), t, depth);
+  if (fr == NULL) return DDMC_JDWP_INVALID_FRAMEID;
+  if (slot < 0 || slot >= fr->nlocals) return DDMC_JDWP_INVALID_SLOT;
+  if (fr->locals[slot].tag != tag) return DDMC_JDWP_TYPE_MISMATCH;
+  *out = fr->locals[slot];
+  return 0;
+}
+
+static int set_local(void *vd, uint32_t t, int32_t depth, int32_t slot, const ddmc_value *v) {
+  fd_frame *fr = frame_of(FD(vd), t, depth);
+  if (fr == NULL) return DDMC_JDWP_INVALID_FRAMEID;
+  if (slot < 0 || slot >= fr->nlocals) return DDMC_JDWP_INVALID_SLOT;
+  if (fr->locals[slot].tag != v->tag) return DDMC_JDWP_TYPE_MISMATCH;
+  fr->locals[slot] = *v;
+  return 0;
+}
+
+/* ---- execution control */
+
+static int loc_valid(const ddmc_location *l) {
+  return l->cls == FD_C_DEBUG && l->method < FD_NMETHODS && l->index >= kMethods[l->method].code_start &&
+         l->index <= kMethods[l->method].code_end;
+}
+
+static int bp_find(fakedbg *f, const ddmc_location *l) {
+  for (int i = 0; i < f->nbps; i++)
+    if (f->bps[i].cls == l->cls && f->bps[i].method == l->method && f->bps[i].index == l->index) return i;
+  return -1;
+}
+
+static int set_breakpoint(void *vd, const ddmc_location *loc) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_set_bp, 1);
+  pthread_mutex_lock(&f->bp_lock);
+  int rc = 0;
+  if (!loc_valid(loc) || bp_find(f, loc) >= 0) {
+    bad(f);
+    rc = DDMC_JDWP_INVALID_LOCATION;
+  } else if (f->nbps == (int)(sizeof(f->bps) / sizeof(f->bps[0]))) {
+    rc = DDMC_JDWP_OUT_OF_MEMORY;
+  } else {
+    f->bps[f->nbps++] = *loc;
+  }
+  pthread_mutex_unlock(&f->bp_lock);
+  return rc;
+}
+
+static int clear_breakpoint(void *vd, const ddmc_location *loc) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_clear_bp, 1);
+  pthread_mutex_lock(&f->bp_lock);
+  int i = bp_find(f, loc), rc = 0;
+  if (i < 0) {
+    bad(f);
+    rc = DDMC_JDWP_INVALID_LOCATION;
+  } else {
+    f->bps[i] = f->bps[--f->nbps];
+  }
+  pthread_mutex_unlock(&f->bp_lock);
+  return rc;
+}
+
+int fakedbg_has_bp(fakedbg *f, ddmc_class cls, uint32_t method, int64_t index) {
+  ddmc_location l = {cls, method, index};
+  pthread_mutex_lock(&f->bp_lock);
+  int found = bp_find(f, &l) >= 0;
+  pthread_mutex_unlock(&f->bp_lock);
+  return found;
+}
+
+static int set_stepping(void *vd, uint32_t t, int on) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_set_step, 1);
+  if (!thread_ok(t)) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  atomic_store(&f->stepping[t], on);
+  return 0;
+}
+
+static int set_method_events(void *vd, int on) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_method_events, 1);
+  atomic_store(&f->method_events, on);
+  return 0;
+}
+
+static void vm_exit(void *vd, int32_t status) {
+  fakedbg *f = FD(vd);
+  atomic_store(&f->last_exit, status);
+  atomic_fetch_add(&f->n_exit, 1);
+}
+
+static const ddmc_dbg_ops kOps = {
+    .for_each_class = for_each_class,
+    .class_info = class_info,
+    .class_interface = class_interface,
+    .field_info = field_info,
+    .method_info = method_info,
+    .line_table = line_table,
+    .variable_table = variable_table,
+    .object_class = object_class,
+    .get_field = get_field,
+    .set_field = set_field,
+    .string_value = string_value,
+    .create_string = create_string,
+    .array_length = array_length,
+    .array_get = array_get,
+    .array_set = array_set,
+    .thread_info = thread_info,
+    .for_each_group = for_each_group,
+    .main_thread = main_thread,
+    .suspend_thread = suspend_thread,
+    .resume_thread = resume_thread,
+    .thread_parking = thread_parking,
+    .frame_count = frame_count,
+    .frame_location = frame_location,
+    .frame_this = frame_this,
+    .get_local = get_local,
+    .set_local = set_local,
+    .set_breakpoint = set_breakpoint,
+    .clear_breakpoint = clear_breakpoint,
+    .set_stepping = set_stepping,
+    .set_method_events = set_method_events,
+    .exit = vm_exit,
+};
+
+/* ---- set-up */
+
+static void set_frame(fakedbg *f, uint32_t t, int depth, uint32_t method, int64_t index, ddmc_ref this_obj,
+                      ddmc_value l0, ddmc_value l1, ddmc_value l2) {
+  fd_frame *fr = &f->frames[t][depth];
+  fr->loc = (ddmc_location){FD_C_DEBUG, method, index};
+  fr->this_obj = this_obj;
+  fr->locals[0] = l0;
+  fr->locals[1] = l1;
+  fr->locals[2] = l2;
+  fr->nlocals = 3;
+}
+
+void fakedbg_reset_debuggee(fakedbg *f) {
+  f->nobj = 0;
+  fd_object *o = add_object(f, FD_O_DEBUG, FD_C_DEBUG);
+  o->fields[FD_F_X] = vi('I', 42);
+  o->fields[FD_F_B] = vi('B', -3);
+  o->fields[FD_F_C] = vi('C', 'A');
+  o->fields[FD_F_S] = vi('S', -300);
+  o->fields[FD_F_F] = (ddmc_value){.tag = 'F', .u.f = 1.5f};
+  o->fields[FD_F_NEXT] = vl(FD_O_DEBUG2);
+  o->fields[FD_F_ARR] = vl(FD_O_ARR);
+  o = add_object(f, FD_O_DEBUG2, FD_C_DEBUG);
+  o->fields[FD_F_X] = vi('I', 7);
+  o->fields[FD_F_B] = vi('B', 0);
+  o->fields[FD_F_C] = vi('C', 0);
+  o->fields[FD_F_S] = vi('S', 0);
+  o->fields[FD_F_F] = (ddmc_value){.tag = 'F', .u.f = 0.0f};
+  o->fields[FD_F_NEXT] = vl(0);
+  o->fields[FD_F_ARR] = vl(0);
+  o = add_object(f, FD_O_STR, FD_C_STRING);
+  strcpy(o->str, "h\xc3\xa9llo");
+  o = add_object(f, FD_O_LABEL, FD_C_STRING);
+  strcpy(o->str, "label");
+  o = add_object(f, FD_O_ARR, FD_C_INT_ARRAY);
+  o->arrlen = 5;
+  for (int i = 0; i < 5; i++) o->arr[i] = 10 * (i + 1);
+  add_object(f, FD_O_CLASS_DEBUG, FD_C_CLASS);
+  add_object(f, FD_O_THREAD_MAIN, FD_C_THREAD)->fields[0] = vi('I', 5);
+  add_object(f, FD_O_THREAD_WORKER, FD_C_THREAD)->fields[0] = vi('I', 3);
+  add_object(f, FD_O_THREAD_JDWP, FD_C_THREAD)->fields[0] = vi('I', 10);
+  add_object(f, FD_O_GROUP_SYSTEM, FD_C_GROUP);
+  add_object(f, FD_O_GROUP_MAIN, FD_C_GROUP);
+
+  f->statics[FD_F_COUNTER] = vi('I', 5);
+  f->statics[FD_F_FLAG] = vi('Z', 1);
+  f->statics[FD_F_BIG] = vj((int64_t)1 << 40);
+  f->statics[FD_F_RATIO] = (ddmc_value){.tag = 'D', .u.d = 0.25};
+  f->statics[FD_F_LABEL] = vl(FD_O_LABEL);
+
+  memset(f->frames, 0, sizeof(f->frames));
+  memset(f->nframes, 0, sizeof(f->nframes));
+  /* main: compute(7) called from main, line 21 and 13 */
+  f->nframes[FD_T_MAIN] = 2;
+  set_frame(f, FD_T_MAIN, 0, FD_M_COMPUTE, 5, FD_O_DEBUG, vl(FD_O_DEBUG), vi('I', 7), vj(123456789012));
+  set_frame(f, FD_T_MAIN, 1, FD_M_MAIN, 12, 0, vl(0), vi('I', 3), vl(FD_O_STR));
+  /* Worker: compute(1) from compute(2) from main */
+  f->nframes[FD_T_WORKER] = 3;
+  set_frame(f, FD_T_WORKER, 0, FD_M_COMPUTE, 8, FD_O_DEBUG2, vl(FD_O_DEBUG2), vi('I', 1), vj(1));
+  set_frame(f, FD_T_WORKER, 1, FD_M_COMPUTE, 5, FD_O_DEBUG2, vl(FD_O_DEBUG2), vi('I', 2), vj(2));
+  set_frame(f, FD_T_WORKER, 2, FD_M_MAIN, 16, 0, vl(0), vi('I', 9), vl(FD_O_LABEL));
+
+  atomic_store(&f->absent_info, 0);
+  atomic_store(&f->worker_dead, 0);
+  atomic_store(&f->fail_suspend, 0);
+  atomic_store(&f->n_suspend, 0);
+  atomic_store(&f->n_resume, 0);
+  atomic_store(&f->n_set_bp, 0);
+  atomic_store(&f->n_clear_bp, 0);
+  atomic_store(&f->n_set_step, 0);
+  atomic_store(&f->n_method_events, 0);
+  atomic_store(&f->n_exit, 0);
+  atomic_store(&f->n_park, 0);
+  atomic_store(&f->n_unpark, 0);
+  atomic_store(&f->bad_calls, 0);
+  for (int t = 0; t <= FD_NTHREADS; t++) {
+    atomic_store(&f->vm_suspended[t], 0);
+    atomic_store(&f->stepping[t], 0);
+    atomic_store(&f->parked[t], 0);
+  }
+  atomic_store(&f->method_events, 0);
+  f->nbps = 0;
+}
+
+int fakedbg_new(fakedbg *f, unsigned flags) {
+  const fakevm_config cfg = {.threads = kThreads, .nthreads = FD_NTHREADS};
+  fakevm_init(&f->fv, &cfg); /* zeroes f->fv only */
+  memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
+  pthread_mutex_init(&f->bp_lock, NULL);
+  fakedbg_reset_debuggee(f);
+  f->ops = kOps;
+  ddmc_options o;
+  ddmc_options_init(&o);
+  o.transport = DDMC_TRANSPORT_SOCKET;
+  o.suspend = (flags & FAKEDBG_SUSPEND_Y) != 0;
+  o.sendq_bytes = 1 << 20;
+  int rc = fakevm_new(&f->fv, &o, NULL);
+  if (rc != 0) return rc;
+  if ((rc = ddmc_dbg_attach(f->fv.vm, &f->ops)) != 0) return rc;
+  f->d = ddmc__vm_dbg(f->fv.vm);
+  if (flags & FAKEDBG_NO_SESSION) return 0;
+  ddmc__session *s = calloc(1, sizeof(*s));
+  if (s == NULL) return DDMC_ENOMEM;
+  ddmc__session_init(s, f->fv.vm, -1);
+  f->sess = s;
+  f->echo_left = DDMC__HANDSHAKE_LEN;
+  if ((rc = ddmc__session_input(s, (const uint8_t *)DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN)) != 0) return rc;
+  f->session = s->number;
+  return 0;
+}
+
+void fakedbg_reconnect(fakedbg *f) { ddmc__dbg_set_connected(f->d, f->session); }
+
+int fakedbg_events(fakedbg *f, fakedbg_event_fn fn, void *arg) {
+  ddmc__session *s = f->sess;
+  if (s == NULL) return 0;
+  int n = 0;
+  for (;;) {
+    ddmc__session_drain_queue(s, 0);
+    ddmc_reader r;
+    ddmc_reader_init(&r, s->out.p + s->out_off, s->out.len - s->out_off);
+    size_t skip = f->echo_left < ddmc_reader_left(&r) ? f->echo_left : ddmc_reader_left(&r);
+    ddmc_read_bytes(&r, skip);
+    f->echo_left -= skip;
+    while (ddmc_reader_left(&r) >= 11) {
+      uint32_t len = ddmc_read_u32(&r);
+      ddmc_read_u32(&r); /* id */
+      uint8_t flags = ddmc_read_u8(&r), set = ddmc_read_u8(&r), cmd = ddmc_read_u8(&r);
+      if (len < 11 || len - 11 > ddmc_reader_left(&r)) break;
+      const uint8_t *p = ddmc_read_bytes(&r, len - 11);
+      if (flags == 0 && set == 64 && cmd == 100) {
+        if (fn) fn(arg, p, len - 11);
+        n++;
+      }
+    }
+    ddmc__buf_reset(&s->out);
+    s->out_off = 0;
+    if (ddmc__ring_peek(&f->fv.vm->ring) == NULL) break;
+  }
+  return n;
+}
+
+void fakedbg_free(fakedbg *f) {
+  ddmc__session *s = f->sess;
+  if (s != NULL) {
+    ddmc__session_end(s, 0);
+    free(s);
+    f->sess = NULL;
+  }
+  fakevm_stop(&f->fv);
+  pthread_mutex_destroy(&f->bp_lock);
+}

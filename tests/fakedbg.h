@@ -1,0 +1,162 @@
+/* A fake Dalvik-style debuggee for the debugger layer's tests and fuzzer: every ddmc_dbg_ops op,
+ * answered from a small static program, plus counters of what the library asked of it.
+ *
+ * The program (see fakedbg.c for every value):
+ *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
+ *             java.lang.Class, java.lang.Runnable (an interface), Debug ("LDebug;", implements Runnable,
+ *             5 static and 7 instance fields of types I Z J D String / I B C S F LDebug; [I, methods
+ *             <init>, main, compute with line and variable tables), int[] ("[I");
+ *   objects   two Debug instances, two strings, an int[5], the Class of Debug, three Thread objects,
+ *             two ThreadGroups;
+ *   threads   1 "main" (2 frames) and 2 "Worker" (3 frames) in group main (parent: system), and
+ *             3 "JDWP", internal (never shown to a debugger);
+ *   locals    per frame, typed (a this, an int, a long or a String).
+ *
+ * The VM half (thread enumeration through ddmc_vm_ops.for_each_thread) is the tests' fakevm; the
+ * debugger is attached with ddmc_dbg_attach, and a session without a socket (ddmc__session fed the
+ * handshake) opens the send path so events are queued and can be read back (fakedbg_events).
+ *
+ * The fake checks the library's promises: an op called with a value the library should have
+ * rejected (an unknown class, a field index out of range, an array range past the length, a
+ * second suspend_thread without a resume, a breakpoint set twice at one location, a frame depth
+ * past the frame count) counts in bad_calls; tests expect 0. */
+#ifndef DDMC_TEST_FAKEDBG_H
+#define DDMC_TEST_FAKEDBG_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "ddmc/debugger.h"
+#include "fakevm.h"
+
+/* Class handles (ddmc_class). */
+enum {
+  FD_C_OBJECT = 0x100,
+  FD_C_STRING,
+  FD_C_THREAD,
+  FD_C_GROUP,
+  FD_C_CLASS,
+  FD_C_RUNNABLE,
+  FD_C_DEBUG,
+  FD_C_INT_ARRAY,
+  FD_C_END
+};
+#define FD_NCLASSES (FD_C_END - FD_C_OBJECT)
+
+/* Object references (ddmc_ref). Strings made by CreateString follow FD_O_END. */
+enum {
+  FD_O_DEBUG = 0x5000,  /* x = 42, next = FD_O_DEBUG2, arr = FD_O_ARR */
+  FD_O_DEBUG2,          /* x = 7, next = null */
+  FD_O_STR,             /* "h\xc3\xa9llo" (5 chars, 6 bytes) */
+  FD_O_LABEL,           /* "label" */
+  FD_O_ARR,             /* int[5] {10, 20, 30, 40, 50} */
+  FD_O_CLASS_DEBUG,     /* the java.lang.Class of Debug */
+  FD_O_THREAD_MAIN,
+  FD_O_THREAD_WORKER,
+  FD_O_THREAD_JDWP,
+  FD_O_GROUP_SYSTEM,
+  FD_O_GROUP_MAIN,
+  FD_O_END
+};
+#define FD_MAX_OBJECTS 48
+
+/* DDM thread ids. */
+enum { FD_T_MAIN = 1, FD_T_WORKER = 2, FD_T_JDWP = 3, FD_NTHREADS = 3 };
+
+/* Methods of Debug. */
+enum { FD_M_INIT = 0, FD_M_MAIN = 1, FD_M_COMPUTE = 2, FD_NMETHODS = 3 };
+
+/* Fields of Debug: statics first. */
+enum {
+  FD_F_COUNTER = 0, /* static int = 5 */
+  FD_F_FLAG,        /* static boolean = true */
+  FD_F_BIG,         /* static long = 1 << 40 */
+  FD_F_RATIO,       /* static double = 0.25 */
+  FD_F_LABEL,       /* static String = FD_O_LABEL */
+  FD_F_X,           /* int */
+  FD_F_B,           /* byte */
+  FD_F_C,           /* char */
+  FD_F_S,           /* short */
+  FD_F_F,           /* float */
+  FD_F_NEXT,        /* Debug */
+  FD_F_ARR,         /* int[] */
+  FD_NFIELDS
+};
+#define FD_NSTATICS 5
+
+typedef struct fd_object {
+  ddmc_ref ref;
+  ddmc_class cls;
+  ddmc_value fields[FD_NFIELDS]; /* Debug: by field index; Thread: [0] = priority */
+  char str[64];                  /* String */
+  int32_t arr[8];                /* int[] */
+  int32_t arrlen;
+} fd_object;
+
+typedef struct fd_frame {
+  ddmc_location loc;
+  ddmc_ref this_obj;
+  ddmc_value locals[4];
+  int nlocals;
+} fd_frame;
+
+/* fakedbg_new flags */
+#define FAKEDBG_SUSPEND_Y 1u  /* the VM's options say suspend=y (VM_START suspends all) */
+#define FAKEDBG_NO_SESSION 2u /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
+
+typedef struct fakedbg {
+  fakevm fv;                 /* first: the ddmc_vm's vm_data is this struct */
+  ddmc_dbg_ops ops;          /* what was attached */
+  struct ddmc__dbg *d;       /* the library's debugger for fv.vm */
+  void *sess;                /* a ddmc__session fed by no socket, or NULL */
+  uint32_t session;          /* its number */
+  size_t echo_left;          /* handshake echo bytes still to skip in the session's output */
+
+  /* The debuggee; ops of the JDWP thread change it (SetValues, CreateString). */
+  fd_object obj[FD_MAX_OBJECTS];
+  int nobj;
+  ddmc_value statics[FD_NSTATICS];
+  fd_frame frames[FD_NTHREADS + 1][3]; /* by thread id */
+  int nframes[FD_NTHREADS + 1];
+
+  /* Knobs. */
+  atomic_int absent_info;    /* line_table / variable_table answer ABSENT_INFORMATION */
+  atomic_int worker_dead;    /* thread_info(Worker) answers INVALID_THREAD */
+  atomic_int fail_suspend;   /* suspend_thread answers this error when non-zero */
+
+  /* What the library asked for. */
+  atomic_int n_suspend, n_resume, n_set_bp, n_clear_bp, n_set_step, n_method_events, n_exit, n_park, n_unpark;
+  atomic_int last_exit;
+  atomic_int bad_calls;
+  atomic_int vm_suspended[FD_NTHREADS + 1]; /* by suspend_thread, until resume_thread */
+  atomic_int stepping[FD_NTHREADS + 1];
+  atomic_int parked[FD_NTHREADS + 1];       /* thread_parking said 1, not yet 0 */
+  atomic_int method_events;
+  pthread_mutex_t bp_lock;
+  ddmc_location bps[32];
+  int nbps;
+} fakedbg;
+
+/* The VM (fakevm), the debugger attached, the debuggee in its initial state and (unless
+ * FAKEDBG_NO_SESSION) a live session. Returns 0 or the failing call's code. f must stay put. */
+int fakedbg_new(fakedbg *f, unsigned flags);
+/* Ends the session (the library's disconnect clean-up runs) and frees the VM. */
+void fakedbg_free(fakedbg *f);
+/* Puts the debuggee back as fakedbg_new made it (objects, statics, frames, knobs, breakpoints and
+ * counters). The library's state is not touched. */
+void fakedbg_reset_debuggee(fakedbg *f);
+/* Marks the session live again after a ddmc__dbg_reset (VirtualMachine.Dispose). */
+void fakedbg_reconnect(fakedbg *f);
+
+/* Drains the queue and calls fn with the data of each Event.Composite (64/100) queued since the
+ * last call; other packets are skipped. Returns the number of composites. JDWP thread. */
+typedef void (*fakedbg_event_fn)(void *arg, const uint8_t *p, size_t n);
+int fakedbg_events(fakedbg *f, fakedbg_event_fn fn, void *arg);
+
+/* Is a breakpoint set at (cls, method, index)? */
+int fakedbg_has_bp(fakedbg *f, ddmc_class cls, uint32_t method, int64_t index);
+
+/* The debuggee's object for r, or NULL. */
+fd_object *fakedbg_object(fakedbg *f, ddmc_ref r);
+
+#endif
