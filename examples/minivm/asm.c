@@ -26,11 +26,11 @@ static const struct {
 #define MAX_REGS 1024
 
 typedef struct fixup {
-  mvm_method *m;
+  mvm_method *m;           /* NULL for a type check outside a method */
   uint32_t insn;
   char *sym;
   int line;
-  char kind;               /* c f m L */
+  char kind;               /* c f m L; t: class named in a type (must exist) */
 } fixup;
 
 typedef struct label {
@@ -50,7 +50,8 @@ typedef struct asm_ctx {
   uint32_t nclasses, cap_classes;
   mvm_class *cls;
   mvm_method *meth;
-  uint32_t cap_code;
+  uint32_t cap_code, cap_locals;
+  int has_sig;             /* the open method had .signature */
   int32_t cur_line;        /* last .line, or -1: use the .mvm line */
   int *alines;             /* .mvm line of each instruction of the open method */
   uint32_t cap_alines;
@@ -67,6 +68,7 @@ typedef struct tok {
 } tok;
 
 static int fail(asm_ctx *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add_fixup(asm_ctx *a, int global, char kind, const char *sym);
 static int fail(asm_ctx *a, int line, const char *fmt, ...) {
   if (!a->failed && a->errlen) {
     int n = snprintf(a->err, a->errlen, "%s:%d: ", a->file, line);
@@ -206,16 +208,60 @@ static int parse_reg(asm_ctx *a, const char *s, uint16_t *out) {
   return 0;
 }
 
-/* Element or field type name -> letter; anything not primitive is a reference. */
-static char type_letter(const char *s) {
-  static const struct {
-    const char *name;
-    char c;
-  } prims[] = {{"boolean", 'Z'}, {"byte", 'B'}, {"char", 'C'}, {"short", 'S'},
-               {"int", 'I'},     {"float", 'F'}, {"long", 'J'}, {"double", 'D'}};
-  for (size_t i = 0; i < sizeof prims / sizeof prims[0]; i++)
-    if (!strcmp(s, prims[i].name)) return prims[i].c;
-  return 'L';
+/* ---- Types. A .mvm type is a primitive name, a class name (the built-ins as Java names them
+ * to a debugger), or either followed by one "[]" per dimension. */
+static const struct {
+  const char *name, *sig;
+} builtin_types[] = {
+    {"boolean", "Z"}, {"byte", "B"}, {"char", "C"}, {"short", "S"}, {"int", "I"}, {"float", "F"},
+    {"long", "J"}, {"double", "D"}, {"void", "V"},
+    {"object", "Ljava/lang/Object;"}, {"Object", "Ljava/lang/Object;"}, {"String", "Ljava/lang/String;"},
+    {"Thread", "Ljava/lang/Thread;"}, {"ThreadGroup", "Ljava/lang/ThreadGroup;"}, {"Class", "Ljava/lang/Class;"},
+};
+
+static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
+
+int mvm_type_sig(const char *name, char *out, size_t cap) {
+  size_t len = strlen(name), dims = 0;
+  while (len >= 2 && name[len - 2] == '[' && name[len - 1] == ']') {
+    len -= 2;
+    dims++;
+  }
+  if (!len || dims > 32) return -1;
+  for (size_t i = 0; i < len; i++)
+    if (!ident_char(name[i])) return -1;
+  if (isdigit((unsigned char)name[0])) return -1;
+  const char *base = NULL;
+  for (size_t i = 0; i < sizeof builtin_types / sizeof builtin_types[0]; i++)
+    if (strlen(builtin_types[i].name) == len && !strncmp(name, builtin_types[i].name, len)) base = builtin_types[i].sig;
+  if (base && base[0] == 'V' && dims) return -1;   /* void[] */
+  int n = base ? snprintf(out, cap, "%.*s%s", (int)dims, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", base) : -1;
+  if (!base) n = snprintf(out, cap, "%.*sL%.*s;", (int)dims, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", (int)len, name);
+  return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+/* The element letter arrays of this type store: Z B C S I F J D, or L for any reference. */
+static char elem_of(const char *sig) { return sig[1] == 'L' || sig[1] == '[' ? 'L' : sig[1]; }
+
+/* Deferred check that the class a type names exists (names may be declared later). */
+static int check_type_class(asm_ctx *a, const char *sig) {
+  while (*sig == '[') sig++;
+  if (*sig != 'L' || !strncmp(sig, "Ljava/lang/", 11)) return 0;
+  char name[256];
+  snprintf(name, sizeof name, "%.*s", (int)(strlen(sig) - 2), sig + 1);
+  return add_fixup(a, 1, 't', name);
+}
+
+/* Parses a type name into a tracked copy of its signature (NULL after a reported error). */
+static char *parse_type(asm_ctx *a, const char *name, int void_ok) {
+  char sig[300];
+  if (mvm_type_sig(name, sig, sizeof sig))
+    return fail(a, a->line, "bad type '%s' (a primitive, a class name, or either with [])", name), NULL;
+  if (sig[0] == 'V' && !void_ok) return fail(a, a->line, "'void' is only a return type"), NULL;
+  if (check_type_class(a, sig)) return NULL;
+  char *p = mvm_nstrdup(a->vm, sig);
+  if (!p) fail(a, a->line, "out of memory");
+  return p;
 }
 
 static int add_fixup(asm_ctx *a, int global, char kind, const char *sym) {
@@ -224,7 +270,7 @@ static int add_fixup(asm_ctx *a, int global, char kind, const char *sym) {
   if (grow(a->vm, (void **)arr, cap, *n + 1, sizeof(fixup))) return fail(a, a->line, "out of memory");
   fixup *f = &(*arr)[(*n)++];
   f->m = a->meth;
-  f->insn = a->meth->ncode;
+  f->insn = a->meth ? a->meth->ncode : 0;
   f->line = a->line;
   f->kind = kind;
   f->sym = mvm_nstrdup(a->vm, sym);
@@ -260,16 +306,19 @@ static int open_class(asm_ctx *a, const char *name) {
 
 static int add_field(asm_ctx *a, const char *name, const char *type, int is_static) {
   mvm_class *c = a->cls;
+  char *sig = parse_type(a, type, 0);
+  if (!sig) return -1;
   for (uint32_t i = 0; i < c->nfields; i++)
     if (!strcmp(c->fields[i].name, name))
-      return fail(a, a->line, "field '%s' already defined in %s", name, c->name);
+      return mvm_nfree(a->vm, sig), fail(a, a->line, "field '%s' already defined in %s", name, c->name);
   uint32_t cap = c->nfields;
   if (grow(a->vm, (void **)&c->fields, &cap, c->nfields + 1, sizeof(mvm_field)))
-    return fail(a, a->line, "out of memory");
+    return mvm_nfree(a->vm, sig), fail(a, a->line, "out of memory");
   /* grow() doubles from the exact count, so later calls reallocate; fields stay few */
   mvm_field *f = &c->fields[c->nfields++];
   f->name = mvm_nstrdup(a->vm, name);
-  f->type = type_letter(type);
+  f->sig = sig;
+  f->type = sig[0] == '[' ? 'L' : sig[0];
   f->is_static = is_static;
   f->owner = c;
   f->slot = is_static ? c->nstatic++ : c->ninstance++;
@@ -287,12 +336,14 @@ static int open_method(asm_ctx *a, const char *name) {
     mvm_nfree(a->vm, m);
     return fail(a, a->line, "out of memory");
   }
+  m->index = c->nmethods;
   c->methods[c->nmethods++] = m;
   m->name = mvm_nstrdup(a->vm, name);
   m->owner = c;
   if (!m->name) return fail(a, a->line, "out of memory");
   a->meth = m;
-  a->cap_code = 0;
+  a->cap_code = a->cap_locals = 0;
+  a->has_sig = 0;
   a->cur_line = -1;
   a->nlabels = a->nlfix = 0;
   return 0;
@@ -327,6 +378,22 @@ static int rebase_reg(asm_ctx *a, const mvm_method *m, uint16_t *r, int line) {
   return 0;
 }
 
+/* The signature of a method without .signature: every parameter int (main's one parameter
+ * String[]), returning int if any "return vA" is in it, else void. */
+static int default_signature(asm_ctx *a, mvm_method *m) {
+  int returns_value = 0;
+  for (uint32_t i = 0; i < m->ncode; i++) returns_value |= m->code[i].op == OP_RETURN;
+  size_t cap = (size_t)m->nparams + 24;
+  if (!(m->sig = mvm_nalloc(a->vm, cap))) return fail(a, a->line, "out of memory");
+  char *p = m->sig;
+  *p++ = '(';
+  if (!strcmp(m->name, "main") && m->nparams == 1) p += sprintf(p, "[Ljava/lang/String;");
+  else for (uint32_t i = 0; i < m->nparams; i++) *p++ = 'I';
+  sprintf(p, ")%c", returns_value ? 'I' : 'V');
+  m->ret = returns_value ? 'I' : 'V';
+  return 0;
+}
+
 static int close_method(asm_ctx *a, int line) {
   mvm_method *m = a->meth;
   if (m->nparams > m->nregs)
@@ -336,6 +403,20 @@ static int close_method(asm_ctx *a, int line) {
   if (last != OP_RETURN && last != OP_RETURN_VOID && last != OP_GOTO && last != OP_EXIT)
     return fail(a, line, "method %s can fall off its end (last instruction must be return, goto or exit)",
                 m->name);
+  if (!a->has_sig && default_signature(a, m)) return -1;
+  for (uint32_t i = 0; a->has_sig && i < m->ncode; i++) {
+    int op = m->code[i].op;
+    if (op == OP_RETURN && m->ret == 'V')
+      return fail(a, a->alines[i], "method %s is declared void (%s) but returns a value", m->name, m->sig);
+    if (op == OP_RETURN_VOID && m->ret != 'V')
+      return fail(a, a->alines[i], "method %s is declared %s but has return-void", m->name, m->sig);
+  }
+  for (uint32_t i = 0; i < m->nlocals; i++) {
+    mvm_local *l = &m->locals[i];
+    if (l->end == UINT32_MAX) l->end = m->ncode;
+    /* .local names registers like instructions do: pN is rebased, vN checked. */
+    if (rebase_reg(a, m, &l->reg, line)) return -1;
+  }
   for (uint32_t i = 0; i < a->nlfix; i++) {
     fixup *f = &a->lfix[i];
     uint32_t j = 0;
@@ -350,6 +431,41 @@ static int close_method(asm_ctx *a, int line) {
   for (uint32_t i = 0; i < a->nlfix; i++) mvm_nfree(a->vm, a->lfix[i].sym);
   a->nlabels = a->nlfix = 0;
   a->meth = NULL;
+  return 0;
+}
+
+/* const's literal: an integer, a character 'A' (also '\n' '\t' '\\' '\''), or a floating
+ * literal stored as IEEE bits: 2.5 or 2.5d a double, 2.5f a float (low 32 bits). */
+static int parse_literal(const char *s, int64_t *out) {
+  if (!parse_int(s, out)) return 0;
+  size_t len = strlen(s);
+  if (s[0] == '\'') {
+    if (len == 3 && s[2] == '\'' && s[1] != '\\') {
+      *out = (unsigned char)s[1];
+      return 0;
+    }
+    if (len == 4 && s[1] == '\\' && s[3] == '\'' && strchr("nt\\'", s[2])) {
+      *out = s[2] == 'n' ? '\n' : s[2] == 't' ? '\t' : s[2];
+      return 0;
+    }
+    return -1;
+  }
+  if (!strpbrk(s, ".eE") && (len < 2 || !strchr("fFdD", s[len - 1]))) return -1;
+  if (strpbrk(s, "xX")) return -1;   /* no hex floats */
+  char *end;
+  errno = 0;
+  double d = strtod(s, &end);
+  int is_float = *end == 'f' || *end == 'F';
+  if (*end && !(strchr("fFdD", *end) && end[1] == '\0')) return -1;
+  if (end == s || errno) return -1;
+  if (is_float) {
+    float f = (float)d;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    *out = bits;
+  } else {
+    memcpy(out, &d, sizeof d);
+  }
   return 0;
 }
 
@@ -386,7 +502,8 @@ static int parse_insn(asm_ctx *a, tok *t, int n) {
         in->nargs = (uint8_t)k;
         break;
       case 'i':
-        if (parse_int(s, &in->lit)) return fail(a, a->line, "%s: bad integer '%s'", t[0].s, s);
+        if (op == OP_CONST ? parse_literal(s, &in->lit) : parse_int(s, &in->lit))
+          return fail(a, a->line, "%s: bad %s '%s'", t[0].s, op == OP_CONST ? "literal" : "integer", s);
         break;
       case 's':
         if (!t[i].str) return fail(a, a->line, "%s: expected a string literal, got '%s'", t[0].s, s);
@@ -402,9 +519,19 @@ static int parse_insn(asm_ctx *a, tok *t, int n) {
         if (s[0] != ':' || !s[1]) return fail(a, a->line, "%s: expected a :label, got '%s'", t[0].s, s);
         if (add_fixup(a, 0, 'L', s + 1)) return -1;
         break;
-      case 't':
-        in->lit = type_letter(s);
+      case 't': {
+        /* The element type: "int" makes an int[], "String" a String[], "int[]" an int[][]. */
+        char esig[300], asig[301];
+        if (mvm_type_sig(s, esig, sizeof esig) || esig[0] == 'V')
+          return fail(a, a->line, "%s: bad element type '%s'", t[0].s, s);
+        snprintf(asig, sizeof asig, "[%s", esig);
+        int k = mvm_intern_atype(a->vm, asig);
+        if (k < 0 || k >= UINT16_MAX) return fail(a, a->line, "out of memory");
+        if (check_type_class(a, asig)) return -1;
+        in->lit = elem_of(asig);
+        in->args[0] = (uint16_t)(k + 1);
         break;
+      }
       case '{':
         if (strcmp(s, "{")) return fail(a, a->line, "%s: expected '{'", t[0].s);
         for (i++; i < n && strcmp(t[i].s, "}"); i++) {
@@ -421,10 +548,104 @@ static int parse_insn(asm_ctx *a, tok *t, int n) {
   return 0;
 }
 
-static int parse_directive(asm_ctx *a, tok *t, int n) {
+/* .signature (TYPE, ...) RETURN: the raw text after the directive (commas matter here). */
+static int parse_signature(asm_ctx *a, const char *p) {
+  mvm_method *m = a->meth;
+  static const char *usage = ".signature expects (TYPE, ...) RETURN-TYPE, e.g. .signature (int, String[]) void";
+  char sig[1024] = "(";
+  size_t len = 1;
+  uint32_t nparams = 0;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p++ != '(') return fail(a, a->line, "%s", usage);
+  for (int first = 1;; first = 0) {
+    while (*p == ' ' || *p == '\t') p++;
+    if (*p == ')' && first) break;
+    char name[256];
+    size_t k = 0;
+    while (*p && !strchr(" \t,)#", *p) && k < sizeof name - 1) name[k++] = *p++;
+    name[k] = '\0';
+    while (*p == ' ' || *p == '\t') p++;
+    if (!k || (*p != ',' && *p != ')')) return fail(a, a->line, "%s", usage);
+    char *ps = parse_type(a, name, 0);
+    if (!ps) return -1;
+    int fits = len + strlen(ps) < sizeof sig - 8;
+    if (fits) len += (size_t)sprintf(sig + len, "%s", ps);
+    mvm_nfree(a->vm, ps);
+    if (!fits) return fail(a, a->line, ".signature too long");
+    nparams++;
+    if (*p == ')') break;
+    p++;
+  }
+  p++;
+  while (*p == ' ' || *p == '\t') p++;
+  char name[256];
+  size_t k = 0;
+  while (*p && !strchr(" \t#", *p) && k < sizeof name - 1) name[k++] = *p++;
+  name[k] = '\0';
+  while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+  if (!k || (*p && *p != '#')) return fail(a, a->line, "%s", usage);
+  char *rs = parse_type(a, name, 1);
+  if (!rs) return -1;
+  sig[len++] = ')';
+  snprintf(sig + len, sizeof sig - len, "%s", rs);
+  m->ret = rs[0];
+  mvm_nfree(a->vm, rs);
+  if (m->nparams && m->nparams != nparams)
+    return fail(a, a->line, ".signature declares %u parameter%s but .params says %u", nparams,
+                nparams == 1 ? "" : "s", m->nparams);
+  if (nparams > MAX_REGS) return fail(a, a->line, ".signature has too many parameters");
+  if (!(m->sig = mvm_nstrdup(a->vm, sig))) return fail(a, a->line, "out of memory");
+  m->nparams = (uint16_t)nparams;
+  a->has_sig = 1;
+  return 0;
+}
+
+static int valid_name(const char *s) {
+  if (!*s || isdigit((unsigned char)*s)) return 0;
+  for (; *s; s++)
+    if (!ident_char(*s)) return 0;
+  return 1;
+}
+
+/* .local REG NAME TYPE / .end local REG: debug names for registers from the next instruction. */
+static int parse_local(asm_ctx *a, tok *t, int n, int end) {
+  mvm_method *m = a->meth;
+  uint16_t reg;
+  if (end ? n != 3 : n != 4)
+    return fail(a, a->line, end ? ".end local expects a register" : ".local expects a register, a name and a type");
+  if (parse_reg(a, t[end ? 2 : 1].s, &reg)) return -1;
+  mvm_local *open_reg = NULL;
+  for (uint32_t i = 0; i < m->nlocals; i++)
+    if (m->locals[i].end == UINT32_MAX && m->locals[i].reg == reg) open_reg = &m->locals[i];
+  if (end) {
+    if (!open_reg) return fail(a, a->line, ".end local %s: no local is live in %s", t[2].s, t[2].s);
+    open_reg->end = m->ncode;
+    return 0;
+  }
+  const char *name = t[2].s;
+  if (!valid_name(name)) return fail(a, a->line, "bad local name '%s'", name);
+  for (uint32_t i = 0; i < m->nlocals; i++)
+    if (m->locals[i].end == UINT32_MAX && !strcmp(m->locals[i].name, name) && m->locals[i].reg != reg)
+      return fail(a, a->line, "local '%s' is already live in another register", name);
+  char *sig = parse_type(a, t[3].s, 0);
+  if (!sig) return -1;
+  /* A register named again while a local is live in it ends that local here. */
+  if (open_reg) open_reg->end = m->ncode;
+  if (grow(a->vm, (void **)&m->locals, &a->cap_locals, m->nlocals + 1, sizeof(mvm_local)))
+    return mvm_nfree(a->vm, sig), fail(a, a->line, "out of memory");
+  mvm_local *l = &m->locals[m->nlocals++];
+  *l = (mvm_local){.start = m->ncode, .end = UINT32_MAX, .reg = reg, .name = mvm_nstrdup(a->vm, name), .sig = sig};
+  return l->name ? 0 : fail(a, a->line, "out of memory");
+}
+
+static int parse_directive(asm_ctx *a, tok *t, int n, const char *raw) {
   const char *d = t[0].s;
   int64_t v;
   if (!strcmp(d, ".end")) {
+    if (n >= 2 && !strcmp(t[1].s, "local")) {
+      if (!a->meth) return fail(a, a->line, ".end local outside a method");
+      return parse_local(a, t, n, 1);
+    }
     if (n == 2 && !strcmp(t[1].s, "method")) {
       if (!a->meth) return fail(a, a->line, ".end method without .method");
       return close_method(a, a->line);
@@ -435,7 +656,7 @@ static int parse_directive(asm_ctx *a, tok *t, int n) {
       a->cls = NULL;
       return 0;
     }
-    return fail(a, a->line, "expected '.end method' or '.end class'");
+    return fail(a, a->line, "expected '.end method', '.end class' or '.end local REG'");
   }
   if (!strcmp(d, ".source")) {
     if (n != 2 || !t[1].str) return fail(a, a->line, ".source expects a quoted file name");
@@ -466,15 +687,28 @@ static int parse_directive(asm_ctx *a, tok *t, int n) {
     if (n != 2) return fail(a, a->line, ".method expects a name");
     return open_method(a, t[1].s);
   }
-  if (strcmp(d, ".registers") && strcmp(d, ".params") && strcmp(d, ".line"))
+  if (strcmp(d, ".registers") && strcmp(d, ".params") && strcmp(d, ".line") && strcmp(d, ".signature") &&
+      strcmp(d, ".local"))
     return fail(a, a->line, "unknown directive '%s'", d);
   if (!a->meth) return fail(a, a->line, "%s outside a method", d);
+  if (!strcmp(d, ".local")) return parse_local(a, t, n, 0);
+  if (!strcmp(d, ".signature")) {
+    if (a->has_sig) return fail(a, a->line, ".signature given twice for method %s", a->meth->name);
+    if (a->meth->ncode) return fail(a, a->line, ".signature must come before the first instruction");
+    return parse_signature(a, strstr(raw, ".signature") + strlen(".signature"));
+  }
   if (!strcmp(d, ".registers") || !strcmp(d, ".params")) {
     if (n != 2 || parse_int(t[1].s, &v) || v < 0 || v > MAX_REGS)
       return fail(a, a->line, "%s expects a count from 0 to %d", d, MAX_REGS);
     if (a->meth->ncode) return fail(a, a->line, "%s must come before the first instruction", d);
-    if (d[1] == 'r') a->meth->nregs = (uint16_t)v;
-    else a->meth->nparams = (uint16_t)v;
+    if (d[1] == 'r') {
+      a->meth->nregs = (uint16_t)v;
+    } else {
+      if (a->has_sig && v != a->meth->nparams)
+        return fail(a, a->line, ".params %d disagrees with .signature %s (%u parameter%s)", (int)v, a->meth->sig,
+                    a->meth->nparams, a->meth->nparams == 1 ? "" : "s");
+      a->meth->nparams = (uint16_t)v;
+    }
     return 0;
   }
   if (n != 2 || parse_int(t[1].s, &v) || v < 0 || v > INT32_MAX)
@@ -489,7 +723,7 @@ static int parse_line(asm_ctx *a, const char *line) {
   if (tokenize(a, line, t, &n)) return -1;
   if (!n) return 0;
   if (t[0].str) return fail(a, a->line, "unexpected string");
-  if (t[0].s[0] == '.') return parse_directive(a, t, n);
+  if (t[0].s[0] == '.') return parse_directive(a, t, n, line);
   if (!a->meth) return fail(a, a->line, "instruction '%s' outside a method", t[0].s);
   if (t[0].s[0] == ':') {
     if (n != 1 || !t[0].s[1]) return fail(a, a->line, "a label stands alone on its line");
@@ -517,11 +751,12 @@ static mvm_method *find_method(mvm_class *c, const char *name) {
 }
 
 static int resolve(asm_ctx *a, fixup *f) {
-  mvm_insn *in = &f->m->code[f->insn];
-  char *dot = strrchr(f->sym, '.');
+  mvm_insn *in = f->kind == 't' ? NULL : &f->m->code[f->insn];
+  char *dot = f->kind == 't' ? NULL : strrchr(f->sym, '.');
   if (dot) *dot = '\0';
   mvm_class *c = find_class(a, f->sym);
   if (!c) return fail(a, f->line, "unknown class '%s'", f->sym);
+  if (f->kind == 't') return 0;
   if (f->kind == 'c') {
     in->ptr = c;
     return 0;
@@ -561,11 +796,20 @@ static int index_refs(mvm_vm *vm, mvm_class *c) {
 }
 
 static void free_class(mvm_vm *vm, mvm_class *c) {
-  for (uint32_t i = 0; i < c->nfields; i++) mvm_nfree(vm, c->fields[i].name);
+  for (uint32_t i = 0; i < c->nfields; i++) {
+    mvm_nfree(vm, c->fields[i].name);
+    mvm_nfree(vm, c->fields[i].sig);
+  }
   for (uint32_t i = 0; i < c->nmethods; i++) {
     mvm_method *m = c->methods[i];
     for (uint32_t j = 0; j < m->ncode; j++)
       if (m->code[j].op == OP_CONST_STRING) mvm_nfree(vm, m->code[j].ptr);
+    for (uint32_t j = 0; j < m->nlocals; j++) {
+      mvm_nfree(vm, m->locals[j].name);
+      mvm_nfree(vm, m->locals[j].sig);
+    }
+    mvm_nfree(vm, m->locals);
+    mvm_nfree(vm, m->sig);
     mvm_nfree(vm, m->code);
     mvm_nfree(vm, m->name);
     mvm_nfree(vm, m);
@@ -575,13 +819,34 @@ static void free_class(mvm_vm *vm, mvm_class *c) {
   mvm_nfree(vm, c->iref);
   mvm_nfree(vm, c->sref);
   mvm_nfree(vm, c->name);
+  mvm_nfree(vm, c->sig);
   mvm_nfree(vm, c->source);
   mvm_nfree(vm, c);
+}
+
+int mvm_intern_atype(mvm_vm *vm, const char *sig) {
+  for (uint32_t i = 0; i < vm->natypes; i++)
+    if (!strcmp(vm->atypes[i]->sig, sig)) return (int)i;
+  mvm_atype *t = mvm_ncalloc(vm, 1, sizeof *t);
+  if (!t || !(t->sig = mvm_nstrdup(vm, sig)) ||
+      grow(vm, (void **)&vm->atypes, &vm->cap_atypes, vm->natypes + 1, sizeof t)) {
+    if (t) mvm_nfree(vm, t->sig);
+    mvm_nfree(vm, t);
+    return -1;
+  }
+  t->elem = elem_of(sig);
+  vm->atypes[vm->natypes] = t;
+  return (int)vm->natypes++;
 }
 
 /* Adds a finished class to the VM and gives it its class object. */
 int mvm_define_class(mvm_vm *vm, mvm_class *c) {
   if (!c->iref && index_refs(vm, c)) return -1;
+  if (!c->sig) {
+    size_t n = strlen(c->name) + 3;
+    if (!(c->sig = mvm_nalloc(vm, n))) return -1;
+    snprintf(c->sig, n, "L%s;", c->name);
+  }
   uint32_t cap = vm->cap_classes;
   if (grow(vm, (void **)&vm->classes, &cap, vm->nclasses + 1, sizeof c)) return -1;
   vm->cap_classes = cap;

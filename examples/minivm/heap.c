@@ -158,15 +158,39 @@ size_t mvm_elem_size(char elem) {
   }
 }
 
-mvm_ref mvm_alloc_array(mvm_thread *t, char elem, int32_t length) {
-  mvm_vm *vm = t->vm;
+static mvm_ref alloc_array(mvm_vm *vm, mvm_thread *t, char elem, uint32_t atype, int32_t length) {
   if (length < 0) return 0;
   mvm_hdr *b = alloc_block(vm, t, sizeof(mvm_hdr) + (size_t)length * mvm_elem_size(elem));
   if (!b) return 0;
   b->kind = MVM_BLK_ARRAY;
   b->elem = (uint8_t)elem;
+  b->klass = atype;   /* arrays: the array type (index + 1), not a class reference */
   b->aux = (uint32_t)length;
   return mvm_ref_of(vm, b);
+}
+
+mvm_ref mvm_alloc_array(mvm_thread *t, char elem, int32_t length) { return alloc_array(t->vm, t, elem, 0, length); }
+
+mvm_ref mvm_alloc_array_typed(mvm_thread *t, char elem, uint32_t atype, int32_t length) {
+  return alloc_array(t->vm, t, elem, atype, length);
+}
+
+mvm_ref mvm_alloc_object_vm(mvm_vm *vm, mvm_class *c) {
+  mvm_hdr *b = alloc_block(vm, NULL, sizeof(mvm_hdr) + (size_t)c->ninstance * 8);
+  if (!b) return 0;
+  b->kind = MVM_BLK_OBJECT;
+  b->klass = c->obj;
+  return mvm_ref_of(vm, b);
+}
+
+mvm_ref mvm_new_string_vm(mvm_vm *vm, const char *utf8, size_t n) {
+  if (n > INT32_MAX) return 0;
+  mvm_ref bytes = alloc_array(vm, NULL, 'B', MVM_ATYPE_BYTES, (int32_t)n);
+  if (!bytes) return 0;
+  memcpy(mvm_deref(vm, bytes) + 1, utf8, n);
+  mvm_ref s = mvm_alloc_object_vm(vm, vm->string_class);   /* never collects: bytes stays */
+  if (s) mvm_slots(mvm_deref(vm, s))[0] = bytes;
+  return s;
 }
 
 mvm_ref mvm_alloc_class_object(mvm_vm *vm, mvm_class *c) {
@@ -179,7 +203,7 @@ mvm_ref mvm_alloc_class_object(mvm_vm *vm, mvm_class *c) {
 
 mvm_ref mvm_new_string(mvm_thread *t, const char *utf8, size_t n) {
   if (n > INT32_MAX) return 0;
-  mvm_ref bytes = mvm_alloc_array(t, 'B', (int32_t)n);
+  mvm_ref bytes = mvm_alloc_array_typed(t, 'B', MVM_ATYPE_BYTES, (int32_t)n);
   if (!bytes) return 0;
   memcpy(mvm_deref(t->vm, bytes) + 1, utf8, n);
   t->pins[MVM_PIN_STR] = bytes;   /* the next allocation may collect */
@@ -231,10 +255,29 @@ static void scan(mvm_vm *vm, mark_stack *s, mvm_hdr *b) {
   }
 }
 
+typedef struct root_ctx {
+  mvm_vm *vm;
+  mark_stack *s;
+} root_ctx;
+
+/* The debugger's objects: it hands out only references the VM gave it. */
+static void mark_dbg_root(void *arg, uint64_t *ref) {
+  root_ctx *c = arg;
+  if (*ref && *ref <= c->vm->heap.footprint / MVM_UNIT) mark(c->vm, c->s, (mvm_ref)*ref);
+}
+
 static void mark_roots(mvm_vm *vm, mark_stack *s) {
   for (uint32_t i = 0; i < vm->nclasses; i++) mark(vm, s, vm->classes[i]->obj);
+  mark(vm, s, vm->group_system);
+  mark(vm, s, vm->group_main);
+  if (vm->dbg.gc_roots) {
+    root_ctx c = {vm, s};
+    vm->dbg.gc_roots(vm->dbg.ud, mark_dbg_root, &c);
+  }
   pthread_mutex_lock(&vm->thread_lock);
   for (mvm_thread *t = vm->threads; t; t = t->next) {
+    mark(vm, s, t->obj);
+    mark(vm, s, t->group);
     for (int i = 0; i < MVM_PINS; i++) mark(vm, s, t->pins[i]);
     if (t->ret_tag == MVM_REFTAG) mark(vm, s, (mvm_ref)t->ret);
     if (!t->depth) continue;

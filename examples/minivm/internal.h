@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "minivm.h"
+#include "mvm_debug.h"
 
 /* A managed reference: (byte offset in the arena / 8) + 1, so 0 is null and a reference fits the
  * 4-byte slots of an object array, as Dalvik's 32-bit references did. */
@@ -39,13 +40,14 @@ enum { MVM_BLK_FREE, MVM_BLK_OBJECT, MVM_BLK_CLASS, MVM_BLK_ARRAY };
 typedef struct mvm_field {
   char *name;
   char type;          /* Z B C S I F J D, or L for any reference */
+  char *sig;          /* JNI signature of the declared type: "I", "Ljava/lang/String;", "[I" */
   int is_static;
   uint32_t slot;
   struct mvm_class *owner;      /* 8-byte slot after the header of the instance or the class object */
 } mvm_field;
 
 typedef struct mvm_insn {
-  uint8_t op;
+  uint8_t op;         /* patched to OP_BREAKPOINT by the debugger: read with mvm_insn_op() */
   uint8_t nargs;
   uint16_t a, b, c;
   int32_t line;
@@ -54,17 +56,39 @@ typedef struct mvm_insn {
   uint16_t args[5];
 } mvm_insn;
 
+/* A named register: visible for start <= pc < end (debug info from .local / .end local). */
+typedef struct mvm_local {
+  uint32_t start, end;
+  uint16_t reg;
+  char *name;
+  char *sig;          /* JNI signature */
+} mvm_local;
+
 typedef struct mvm_method {
   char *name;
   struct mvm_class *owner;
+  uint32_t index;     /* in owner->methods */
   uint16_t nregs, nparams;
   mvm_insn *code;
   uint32_t ncode;
+  char *sig;          /* JNI descriptor "(I)I": from .signature, or the default (README) */
+  char ret;           /* first letter of the return type: V Z B C S I J F D L [ */
+  mvm_local *locals;
+  uint32_t nlocals;
 } mvm_method;
+
+/* An array type the program can create: interned by signature, never freed before the VM. An
+ * array block's header holds its index + 1 in `klass` (0 for the elem letter's default). */
+typedef struct mvm_atype {
+  char *sig;          /* "[I", "[Ljava/lang/String;", "[[I" */
+  char elem;          /* element letter as arrays store it (L for any reference) */
+} mvm_atype;
 
 typedef struct mvm_class {
   char *name;
+  char *sig;          /* JNI signature: "LDebug;", built-ins "Ljava/lang/String;" */
   char *source;       /* file reported in stack frames */
+  int builtin;        /* Object, String, Thread, ThreadGroup, Class: no source for a debugger */
   mvm_field *fields;
   uint32_t nfields, ninstance, nstatic;
   uint32_t *iref, niref;   /* instance slots holding references: what the marker follows */
@@ -79,12 +103,21 @@ typedef struct mvm_frame {
   const mvm_method *m;
   _Atomic uint32_t pc;     /* written by the owner each instruction, read by thread_stack */
   uint32_t base;           /* first register in the thread's register file */
+  int fresh;               /* pushed, first instruction not yet polled: METHOD_ENTRY */
 } mvm_frame;
 
 #define MVM_MAX_FRAMES 256
 #define MVM_MAX_SLOTS 8192
 #define MVM_PINS 4
-enum { MVM_PIN_ARG = 0, MVM_PIN_STR = 1 };
+/* ARG: a start argument; STR: a string's bytes; DBG: the debugger's last new string (on the
+ * thread that made it); TMP: an object between two allocations. */
+enum { MVM_PIN_ARG = 0, MVM_PIN_STR = 1, MVM_PIN_DBG = 2, MVM_PIN_TMP = 3 };
+/* Instance slots of the built-in Thread and ThreadGroup objects (vm.c, builtins[]). */
+enum { MVM_THREAD_F_NAME, MVM_THREAD_F_PRIORITY, MVM_THREAD_F_DAEMON, MVM_THREAD_F_GROUP, MVM_THREAD_F_TID,
+       MVM_THREAD_F_TARGET };
+enum { MVM_GROUP_F_NAME, MVM_GROUP_F_PARENT, MVM_GROUP_F_MAXPRI };
+/* Array types every VM has (index + 1 in vm->atypes, as array headers store them). */
+enum { MVM_ATYPE_BYTES = 1, MVM_ATYPE_STRINGS = 2 };
 
 struct mvm_thread {
   mvm_vm *vm;
@@ -93,8 +126,14 @@ struct mvm_thread {
   char *name;                 /* guarded by vm->thread_lock */
   int daemon;
   int interp;                 /* runs bytecode: counts for stop-the-world */
+  int attached;               /* mvm_thread_attach (the JDWP thread): internal to a debugger */
   _Atomic int status;
   int unsafe;                 /* counted in vm->running; guarded by vm->stw_lock */
+  _Atomic int susp_req;       /* the debugger suspended it: no bytecode until resumed (set under stw_lock) */
+  mvm_status park_prev;       /* status before a debugger event parked it (owner only) */
+  _Atomic int stepping;       /* report every instruction to the debugger (dbg hooks) */
+  mvm_ref obj;                /* its java.lang.Thread (a GC root) */
+  mvm_ref group;              /* its ThreadGroup (a GC root until obj holds it) */
 
   pthread_mutex_t stack_lock; /* frame push/pop vs. thread_stack snapshots */
   mvm_frame *frames;
@@ -152,7 +191,22 @@ struct mvm_vm {
 
   mvm_class **classes;
   uint32_t nclasses, cap_classes;
-  mvm_class *string_class, *object_class;
+  mvm_class *string_class, *object_class, *thread_class, *group_class, *class_class;
+  mvm_atype **atypes;           /* interned array types; appended at load time only */
+  uint32_t natypes, cap_atypes;
+  mvm_ref group_system, group_main;   /* ThreadGroup objects (roots) */
+  mvm_thread *main_thread;      /* made by mvm_prepare_main, run by mvm_run_main */
+
+  /* Debugger support (debug.c). poll is the one flag the interpreter reads per instruction:
+   * non-zero while the world stops, at shutdown, while a thread is to be suspended, while a
+   * thread steps, or while method events are on. It is recomputed under stw_lock. */
+  _Atomic int poll;
+  int nsusp;                    /* threads with susp_req set (stw_lock) */
+  _Atomic int nstepping;        /* threads with stepping set */
+  _Atomic int method_events;
+  mvm_dbg_hooks dbg;            /* set before any bytecode runs */
+  pthread_mutex_t bp_lock;      /* the breakpoint table */
+  struct mvm_bp *bps;
 
   pthread_mutex_t thread_lock;
   pthread_cond_t thread_cond;   /* a thread left the list */
@@ -187,6 +241,10 @@ struct mvm_vm {
   pthread_mutex_t out_lock;     /* keeps print lines whole */
 };
 
+/* The opcode of an instruction the debugger may patch concurrently (relaxed: the patch only
+ * swaps one byte, and the breakpoint table gives the original back). */
+static inline uint8_t mvm_insn_op(const mvm_insn *in) { return __atomic_load_n(&in->op, __ATOMIC_RELAXED); }
+
 /* vm.c: tracked native memory (counted in the native heap DDM shows). Abort-free: NULL on failure. */
 void *mvm_nalloc(mvm_vm *vm, size_t n);
 void *mvm_ncalloc(mvm_vm *vm, size_t n, size_t size);
@@ -197,6 +255,11 @@ void mvm_log(mvm_vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 
 int mvm_sleep_ms(mvm_vm *vm, int64_t ms);
 int64_t mvm_now_ms(void);
 mvm_class *mvm_find_class(mvm_vm *vm, const char *name);
+/* A new, unstarted java.lang.Thread (t: the interpreter thread allocating, which may collect,
+ * or NULL outside the interpreter). target: (class index << 32 | method index) + 1, or 0. */
+mvm_ref mvm_thread_object_new(mvm_vm *vm, mvm_thread *t, mvm_ref name, int daemon, mvm_ref group, int64_t target);
+/* Gives a thread made outside the interpreter its Thread object in group. 0 or -1 (heap full). */
+int mvm_thread_give_object(mvm_thread *t, mvm_ref group);
 /* Sets the shutdown flag and wakes every blocking wait so interpreter threads unwind. */
 void mvm_request_shutdown(mvm_vm *vm);
 
@@ -216,6 +279,11 @@ mvm_ref mvm_alloc_object(mvm_thread *t, mvm_class *c);
 mvm_ref mvm_alloc_array(mvm_thread *t, char elem, int32_t length);
 mvm_ref mvm_alloc_class_object(mvm_vm *vm, mvm_class *c);
 mvm_ref mvm_new_string(mvm_thread *t, const char *utf8, size_t n);
+/* An array of a given type (mvm_atype index + 1 in its header; 0: elem's default). */
+mvm_ref mvm_alloc_array_typed(mvm_thread *t, char elem, uint32_t atype, int32_t length);
+/* Allocation from a thread that is not an interpreter thread (or none): never collects. */
+mvm_ref mvm_alloc_object_vm(mvm_vm *vm, mvm_class *c);
+mvm_ref mvm_new_string_vm(mvm_vm *vm, const char *utf8, size_t n);
 size_t mvm_elem_size(char elem);
 /* The collector proper; the caller (GC daemon) has stopped the world. */
 void mvm_heap_collect(mvm_vm *vm, mvm_gc_reason why);
@@ -229,11 +297,13 @@ void mvm_thread_bind(mvm_thread *t);        /* sets self and OS tid */
 void mvm_set_status(mvm_thread *t, mvm_status s);
 /* Parks t while the world is stopped. Returns 0, or -1 when the VM is shutting down. */
 int mvm_safepoint(mvm_thread *t);
+/* Recomputes vm->poll; caller holds stw_lock. */
+void mvm_poll_update_locked(mvm_vm *vm);
 void mvm_world_stop(mvm_vm *vm);
 void mvm_world_resume(mvm_vm *vm);
-/* Starts an interpreter thread running m (with one argument if m takes one). Returns its id or 0. */
-uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, const mvm_method *m,
-                          int64_t arg, uint8_t tag);
+/* Starts an interpreter thread for Thread object obj (name and daemon flag from it) running m
+ * (with one argument if m takes one). Returns its id or 0. */
+uint32_t mvm_thread_spawn(mvm_thread *parent, mvm_ref obj, const mvm_method *m, int64_t arg, uint8_t tag);
 int mvm_thread_join(mvm_thread *self, uint32_t id);
 void mvm_thread_rename(mvm_thread *t, const char *name);
 /* Block until no non-daemon interpreter thread / no interpreter thread at all remains. */
@@ -259,12 +329,36 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
 
 /* asm.c: adds a finished class (the built-ins too) and allocates its class object. */
 int mvm_define_class(mvm_vm *vm, mvm_class *c);
+/* Interns array type sig ("[I"); index into vm->atypes, or -1 (out of memory). */
+int mvm_intern_atype(mvm_vm *vm, const char *sig);
+/* JNI signature of a .mvm type name ("int", "String", "Debug[]") into out; 0, or -1 if malformed. */
+int mvm_type_sig(const char *name, char *out, size_t cap);
 void mvm_class_free(mvm_vm *vm, mvm_class *c);
 typedef enum mvm_op {
 #define MVM_OP(name, str, sig) name,
 #include "ops.def"
 #undef MVM_OP
-  MVM_OP_COUNT
+  MVM_OP_COUNT,
+  /* Not in the assembler: written over an instruction's opcode by the debugger (debug.c). */
+  OP_BREAKPOINT = MVM_OP_COUNT
 } mvm_op;
+
+/* debug.c */
+typedef struct mvm_bp {
+  mvm_method *m;
+  uint32_t pc;
+  uint8_t orig;
+  struct mvm_bp *next;
+} mvm_bp;
+/* The opcode a breakpoint at in replaced (the instruction's own if none is set any more). */
+uint8_t mvm_bp_original(mvm_vm *vm, const mvm_insn *in);
+/* Puts every patched opcode back (VM teardown). */
+void mvm_bp_clear_all(mvm_vm *vm);
+/* A raw register or slot as a debugger value of the type whose signature starts with sig0. */
+mvm_value mvm_dbg_value_of(char sig0, int64_t raw);
+/* Where frame f of t is, for the debugger hooks. */
+static inline mvm_loc mvm_loc_of(const mvm_method *m, uint32_t pc) {
+  return (mvm_loc){(mvm_type)m->owner->index + 1, m->index, pc};
+}
 
 #endif

@@ -47,6 +47,7 @@ static int push_frame(mvm_thread *t, const mvm_method *m) {
   mvm_frame *f = &t->frames[t->depth];
   f->m = m;
   f->base = base;
+  f->fresh = 1;
   atomic_store_explicit(&f->pc, 0, memory_order_relaxed);
   t->depth++;
   pthread_mutex_unlock(&t->stack_lock);
@@ -191,6 +192,28 @@ static int waitdbg(mvm_thread *t) {
   return atomic_load(&vm->shutdown) ? -1 : 0;
 }
 
+/* The slow path of the per-instruction poll (vm->poll is up): stop for the collector or the
+ * debugger, then report the location to the debugger if this thread steps, if method events
+ * are on and this is a call's first instruction, or (gathered into the same report) if the
+ * instruction holds a breakpoint. Returns -1 to unwind (shutdown), 1 if the location was
+ * reported (the instruction then runs without a second report), else 0. */
+static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in) {
+  mvm_vm *vm = t->vm;
+  if ((atomic_load(&vm->stw_req) || atomic_load(&t->susp_req)) && mvm_safepoint(t)) return -1;
+  if (atomic_load(&vm->shutdown)) return -1;
+  if (!vm->dbg.location) return 0;
+  unsigned flags = 0;
+  if (f->fresh) {
+    f->fresh = 0;
+    if (pc == 0 && atomic_load(&vm->method_events)) flags |= MVM_DBG_METHOD_ENTRY;
+  }
+  if (!flags && !atomic_load(&t->stepping)) return 0;
+  if (mvm_insn_op(in) == OP_BREAKPOINT) flags |= MVM_DBG_AT_BREAKPOINT;
+  mvm_loc loc = mvm_loc_of(f->m, pc);
+  vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, flags);
+  return atomic_load(&vm->shutdown) ? -1 : 1;
+}
+
 #define FAIL(...)        \
   do {                   \
     report(t, __VA_ARGS__); \
@@ -242,10 +265,21 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
   const char *msg;
 
   for (;;) {
-    if (atomic_load_explicit(&vm->stw_req, memory_order_acquire) && mvm_safepoint(t)) goto unwind;
     const mvm_insn *in = &code[pc];
+    uint8_t op;
     atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
-    switch ((mvm_op)in->op) {
+    /* The one check per instruction: collector, debugger suspension, stepping, method events
+     * and shutdown all raise vm->poll. Breakpoints cost nothing here: they are patched in. */
+    if (atomic_load_explicit(&vm->poll, memory_order_acquire)) {
+      int r = poll_slow(t, f, pc, in);
+      if (r < 0) goto unwind;
+      op = mvm_insn_op(in);
+      if (r == 1 && op == OP_BREAKPOINT) op = mvm_bp_original(vm, in);   /* already reported */
+    } else {
+      op = mvm_insn_op(in);
+    }
+  dispatch:
+    switch ((mvm_op)op) {
       case OP_NOP: break;
       case OP_CONST: SETP(in->a, in->lit); break;
       case OP_CONST_STRING: {
@@ -257,8 +291,15 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_MOVE: regs[in->a] = regs[in->b]; tags[in->a] = tags[in->b]; break;
       case OP_MOVE_RESULT: regs[in->a] = t->ret; tags[in->a] = t->ret_tag; t->ret_tag = MVM_PRIM; break;
       case OP_RETURN: case OP_RETURN_VOID:
-        t->ret = in->op == OP_RETURN ? regs[in->a] : 0;
-        t->ret_tag = in->op == OP_RETURN ? tags[in->a] : MVM_PRIM;
+        t->ret = op == OP_RETURN ? regs[in->a] : 0;
+        t->ret_tag = op == OP_RETURN ? tags[in->a] : MVM_PRIM;
+        if (atomic_load_explicit(&vm->poll, memory_order_relaxed) && atomic_load(&vm->method_events) &&
+            vm->dbg.method_exit) {
+          mvm_loc loc = mvm_loc_of(f->m, pc);
+          mvm_value rv = mvm_dbg_value_of(f->m->ret, t->ret);
+          vm->dbg.method_exit(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, &rv);
+          if (atomic_load(&vm->shutdown)) goto unwind;
+        }
         pop_frames(t, t->depth - 1);
         if (t->depth == floor) return 0;
         LOAD();
@@ -267,10 +308,10 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_GOTO: pc = (uint32_t)in->lit; continue;
       case OP_IF_EQ: case OP_IF_NE: case OP_IF_LT: case OP_IF_GE: case OP_IF_GT: case OP_IF_LE:
       case OP_IF_EQZ: case OP_IF_NEZ: case OP_IF_LTZ: case OP_IF_GEZ: case OP_IF_GTZ: case OP_IF_LEZ: {
-        int zero = in->op >= OP_IF_EQZ;
+        int zero = op >= OP_IF_EQZ;
         int64_t x = regs[in->a], y = zero ? 0 : regs[in->b];
         int64_t c = x < y ? -1 : x > y;
-        int kind = (in->op - (zero ? OP_IF_EQZ : OP_IF_EQ));   /* eq ne lt ge gt le */
+        int kind = (op - (zero ? OP_IF_EQZ : OP_IF_EQ));   /* eq ne lt ge gt le */
         static const int8_t want[6][3] = {{0, 1, 0}, {1, 0, 1}, {1, 0, 0}, {0, 1, 1}, {0, 0, 1}, {1, 1, 0}};
         if (want[kind][c + 1]) {
           pc = (uint32_t)in->lit;
@@ -282,14 +323,14 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
         NUM(in->b);
         NUM(in->c);
-        if ((in->op == OP_DIV || in->op == OP_REM) && regs[in->c] == 0) FAIL("ArithmeticException: divide by zero");
-        SETP(in->a, arith(in->op, regs[in->b], regs[in->c]));
+        if ((op == OP_DIV || op == OP_REM) && regs[in->c] == 0) FAIL("ArithmeticException: divide by zero");
+        SETP(in->a, arith(op, regs[in->b], regs[in->c]));
         break;
       case OP_ADD_LIT: case OP_SUB_LIT: case OP_MUL_LIT: case OP_DIV_LIT: case OP_REM_LIT:
       case OP_AND_LIT: case OP_OR_LIT: case OP_XOR_LIT: case OP_SHL_LIT: case OP_SHR_LIT:
         NUM(in->b);
-        if ((in->op == OP_DIV_LIT || in->op == OP_REM_LIT) && in->lit == 0) FAIL("ArithmeticException: divide by zero");
-        SETP(in->a, arith(in->op - OP_ADD_LIT + OP_ADD, regs[in->b], in->lit));
+        if ((op == OP_DIV_LIT || op == OP_REM_LIT) && in->lit == 0) FAIL("ArithmeticException: divide by zero");
+        SETP(in->a, arith(op - OP_ADD_LIT + OP_ADD, regs[in->b], in->lit));
         break;
       case OP_NEG: NUM(in->b); SETP(in->a, (int64_t)(0 - (uint64_t)regs[in->b])); break;
       case OP_CMP:
@@ -314,7 +355,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         int64_t len = regs[in->b];
         if (len < 0) FAIL("NegativeArraySizeException: %" PRId64, len);
         size_t bytes = sizeof(mvm_hdr) + (size_t)len * mvm_elem_size((char)in->lit);
-        mvm_ref r = len > INT32_MAX ? 0 : mvm_alloc_array(t, (char)in->lit, (int32_t)len);
+        mvm_ref r = len > INT32_MAX ? 0 : mvm_alloc_array_typed(t, (char)in->lit, in->args[0], (int32_t)len);
         if (!r) OOM(bytes);
         SETR(in->a, r);
         break;
@@ -324,14 +365,14 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         OBJ(areg);
         mvm_hdr *a = mvm_deref(vm, (mvm_ref)regs[areg]);
         if (a->kind != MVM_BLK_ARRAY) FAIL("VerifyError: v%u is not an array", areg);
-        if (in->op == OP_ARRAY_LENGTH) {
+        if (op == OP_ARRAY_LENGTH) {
           SETP(in->a, a->aux);
           break;
         }
         NUM(in->c);
         int64_t i = regs[in->c];
         if (i < 0 || i >= a->aux) FAIL("ArrayIndexOutOfBoundsException: index %" PRId64 ", length %u", i, a->aux);
-        if (in->op == OP_AGET) {
+        if (op == OP_AGET) {
           regs[in->a] = load_elem(a, (uint32_t)i);
           tags[in->a] = a->elem == 'L' ? MVM_REFTAG : MVM_PRIM;
         } else {
@@ -345,7 +386,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_IGET: case OP_IPUT: case OP_SGET: case OP_SPUT: {
         mvm_field *fl = in->ptr;
         mvm_hdr *o;
-        if (in->op == OP_IGET || in->op == OP_IPUT) {
+        if (op == OP_IGET || op == OP_IPUT) {
           OBJ(in->b);
           o = mvm_deref(vm, (mvm_ref)regs[in->b]);
           if (o->kind != MVM_BLK_OBJECT || o->klass != fl->owner->obj)
@@ -354,7 +395,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           o = mvm_deref(vm, fl->owner->obj);
         }
         int64_t *slot = &mvm_slots(o)[fl->slot];
-        if (in->op == OP_IGET || in->op == OP_SGET) {
+        if (op == OP_IGET || op == OP_SGET) {
           regs[in->a] = *slot;
           tags[in->a] = fl->type == 'L' ? MVM_REFTAG : MVM_PRIM;
         } else {
@@ -384,17 +425,43 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         continue;
       }
       case OP_PRINT: case OP_PRINTLN:
-        print_value(t, regs[in->a], tags[in->a], in->op == OP_PRINTLN);
+        print_value(t, regs[in->a], tags[in->a], op == OP_PRINTLN);
         break;
-      case OP_START_THREAD: case OP_START_DAEMON: {
+      case OP_START_THREAD: case OP_START_DAEMON: case OP_NEW_THREAD: {
         OBJ(in->b);
         if (!is_string(vm, (mvm_ref)regs[in->b])) FAIL("VerifyError: thread name in v%u is not a String", in->b);
         string_copy(vm, (mvm_ref)regs[in->b], name, sizeof name);
+        const mvm_method *target = in->ptr;
+        /* A new Thread in this thread's group; the name String is rooted in its register. */
+        mvm_ref obj = mvm_thread_object_new(vm, t, (mvm_ref)regs[in->b], op == OP_START_DAEMON, t->group,
+                                            ((int64_t)target->owner->index << 32 | target->index) + 1);
+        if (!obj) OOM(sizeof(mvm_hdr) + 48);
+        if (op == OP_NEW_THREAD) {
+          SETR(in->a, obj);
+          break;
+        }
         int has_arg = in->nargs == 3;
-        uint32_t id = mvm_thread_spawn(t, name, in->op == OP_START_DAEMON, in->ptr, has_arg ? regs[in->c] : 0,
-                                       has_arg ? tags[in->c] : MVM_PRIM);
+        uint32_t id = mvm_thread_spawn(t, obj, target, has_arg ? regs[in->c] : 0, has_arg ? tags[in->c] : MVM_PRIM);
         if (!id) FAIL("OutOfMemoryError: cannot start thread \"%s\"", name);
         SETP(in->a, id);
+        break;
+      }
+      case OP_THREAD_SET_DAEMON: case OP_THREAD_START: {
+        OBJ(in->a);
+        mvm_hdr *o = mvm_deref(vm, (mvm_ref)regs[in->a]);
+        if (o->kind != MVM_BLK_OBJECT || o->klass != vm->thread_class->obj)
+          FAIL("ClassCastException: v%u is not a Thread", in->a);
+        int64_t *tf = mvm_slots(o);
+        if (tf[MVM_THREAD_F_TID] || (op == OP_THREAD_START && !tf[MVM_THREAD_F_TARGET]))
+          FAIL("IllegalThreadStateException: thread already started");
+        if (op == OP_THREAD_SET_DAEMON) {
+          NUM(in->b);
+          tf[MVM_THREAD_F_DAEMON] = regs[in->b] != 0;
+          break;
+        }
+        int64_t target = tf[MVM_THREAD_F_TARGET] - 1;
+        const mvm_method *tm = vm->classes[target >> 32]->methods[(uint32_t)target];
+        if (!mvm_thread_spawn(t, (mvm_ref)regs[in->a], tm, 0, MVM_PRIM)) FAIL("OutOfMemoryError: cannot start a thread");
         break;
       }
       case OP_JOIN:
@@ -407,12 +474,17 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         OBJ(in->a);
         if (!is_string(vm, (mvm_ref)regs[in->a])) FAIL("VerifyError: v%u is not a String", in->a);
         string_copy(vm, (mvm_ref)regs[in->a], name, sizeof name);
-        if (in->op == OP_SET_THREAD_NAME) mvm_thread_rename(t, name);
-        else if (vm->hooks.app_name) vm->hooks.app_name(vm->hooks.ud, name);
+        if (op == OP_SET_THREAD_NAME) {
+          mvm_thread_rename(t, name);
+          /* The Thread object names the same String (the register keeps it alive until here). */
+          if (t->obj) mvm_slots(mvm_deref(vm, t->obj))[MVM_THREAD_F_NAME] = regs[in->a];
+        } else if (vm->hooks.app_name) {
+          vm->hooks.app_name(vm->hooks.ud, name);
+        }
         break;
       case OP_SLEEP: case OP_NATIVE:
         NUM(in->a);
-        mvm_set_status(t, in->op == OP_SLEEP ? MVM_TS_SLEEPING : MVM_TS_NATIVE);
+        mvm_set_status(t, op == OP_SLEEP ? MVM_TS_SLEEPING : MVM_TS_NATIVE);
         mvm_sleep_ms(vm, regs[in->a]);
         mvm_set_status(t, MVM_TS_RUNNING);
         if (atomic_load(&vm->shutdown)) goto unwind;
@@ -426,13 +498,13 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         mvm_ref o = (mvm_ref)regs[in->a];
         int rc;
         msg = NULL;
-        if (in->op == OP_MONITOR_EXIT) {
+        if (op == OP_MONITOR_EXIT) {
           rc = mvm_monitor_exit(t, o, &msg);
-        } else if (in->op == OP_WAIT) {
+        } else if (op == OP_WAIT) {
           if (in->nargs == 2) NUM(in->b);
           rc = mvm_monitor_wait(t, o, in->nargs == 2 ? regs[in->b] : 0, &msg);
         } else {
-          rc = mvm_monitor_notify(t, o, in->op == OP_NOTIFY_ALL, &msg);
+          rc = mvm_monitor_notify(t, o, op == OP_NOTIFY_ALL, &msg);
         }
         if (rc) {
           if (msg) FAIL("%s", msg);
@@ -452,7 +524,16 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         atomic_store(&vm->exit_status, mvm_exit_status(regs[in->a]));
         mvm_request_shutdown(vm);
         goto unwind;
-      case MVM_OP_COUNT: break;
+      case OP_BREAKPOINT: {
+        /* Reached with nothing else to report (poll_slow gathers it otherwise). */
+        if (vm->dbg.location) {
+          mvm_loc loc = mvm_loc_of(f->m, pc);
+          vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, MVM_DBG_AT_BREAKPOINT);
+          if (atomic_load(&vm->shutdown)) goto unwind;
+        }
+        op = mvm_bp_original(vm, in);
+        goto dispatch;
+      }
     }
     pc++;
   }

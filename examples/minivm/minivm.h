@@ -69,7 +69,13 @@ void mvm_vm_free(mvm_vm *vm);
 int mvm_load_file(mvm_vm *vm, const char *path, char *err, size_t errlen);
 int mvm_load_text(mvm_vm *vm, const char *filename, const char *text, char *err, size_t errlen);
 
+/* Creates VM thread 1 "main" (its java.lang.Thread in group "main") without running it, so a
+ * debugger that attaches before the program starts sees it, stopped (status STARTING). Called by
+ * mvm_run_main if not before. Returns 0, or -1 (no main method, out of memory: logged). */
+int mvm_prepare_main(mvm_vm *vm);
 /* Runs main on the calling thread as VM thread 1 "main", then waits for every non-daemon thread.
+ * Before main, each class's "<clinit>" (a method of that name with no parameter), in the order
+ * the classes were declared.
  * argv become main's String[] parameter when main declares one. Returns the exit status: the
  * status of an exit instruction, 1 if main died of an error, else 0. */
 int mvm_run_main(mvm_vm *vm, int argc, char **argv);

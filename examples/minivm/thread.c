@@ -66,6 +66,12 @@ void mvm_thread_register(mvm_thread *t, mvm_status initial) {
 void mvm_thread_unregister(mvm_thread *t) {
   mvm_vm *vm = t->vm;
   mvm_set_status(t, MVM_TS_ZOMBIE);
+  /* A debugger's requests die with the thread (they would keep vm->poll up for ever). */
+  pthread_mutex_lock(&vm->stw_lock);
+  if (atomic_exchange(&t->susp_req, 0)) vm->nsusp--;
+  if (atomic_exchange(&t->stepping, 0)) atomic_fetch_sub(&vm->nstepping, 1);
+  mvm_poll_update_locked(vm);
+  pthread_mutex_unlock(&vm->stw_lock);
   pthread_mutex_lock(&vm->thread_lock);
   for (mvm_thread **pp = &vm->threads; *pp; pp = &(*pp)->next)
     if (*pp == t) {
@@ -92,12 +98,16 @@ void mvm_set_status(mvm_thread *t, mvm_status s) {
   int want_unsafe = s == MVM_TS_RUNNING;
   pthread_mutex_lock(&vm->stw_lock);
   if (want_unsafe && !t->unsafe) {
-    while (vm->stw_active) pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
+    /* Back to bytecode: not while the world is stopped, nor while a debugger holds the thread
+     * (a thread suspended in sleep, wait or native stays out until resumed). */
+    while (vm->stw_active || (t->susp_req && !atomic_load(&vm->shutdown)))
+      pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
     t->unsafe = 1;
     vm->running++;
   } else if (!want_unsafe && t->unsafe) {
     t->unsafe = 0;
-    if (--vm->running == 0) pthread_cond_broadcast(&vm->stw_cond);
+    /* Wakes the collector when the last one stops, and a debugger waiting for this one. */
+    if (--vm->running == 0 || t->susp_req) pthread_cond_broadcast(&vm->stw_cond);
   }
   atomic_store(&t->status, s);
   pthread_mutex_unlock(&vm->stw_lock);
@@ -112,11 +122,19 @@ int mvm_safepoint(mvm_thread *t) {
   return atomic_load(&t->vm->shutdown) ? -1 : 0;
 }
 
+void mvm_poll_update_locked(mvm_vm *vm) {
+  /* At shutdown the flag stays up: it is how running threads learn they must unwind. */
+  int on = vm->stw_active || vm->nsusp > 0 || atomic_load(&vm->nstepping) > 0 || atomic_load(&vm->method_events) ||
+           atomic_load(&vm->shutdown);
+  atomic_store(&vm->poll, on);
+}
+
 void mvm_world_stop(mvm_vm *vm) {
   pthread_mutex_lock(&vm->stw_lock);
   while (vm->stw_active) pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
   vm->stw_active = 1;
   atomic_store(&vm->stw_req, 1);
+  mvm_poll_update_locked(vm);
   while (vm->running > 0) pthread_cond_wait(&vm->stw_cond, &vm->stw_lock);
   pthread_mutex_unlock(&vm->stw_lock);
 }
@@ -124,8 +142,8 @@ void mvm_world_stop(mvm_vm *vm) {
 void mvm_world_resume(mvm_vm *vm) {
   pthread_mutex_lock(&vm->stw_lock);
   vm->stw_active = 0;
-  /* At shutdown the flag stays up: it is how running threads learn they must unwind. */
   atomic_store(&vm->stw_req, atomic_load(&vm->shutdown));
+  mvm_poll_update_locked(vm);
   pthread_cond_broadcast(&vm->resume_cond);
   pthread_mutex_unlock(&vm->stw_lock);
 }
@@ -141,6 +159,7 @@ static void *thread_main(void *arg) {
     if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
     mvm_set_status(t, MVM_TS_RUNNING);
     mvm_interp(t, t->entry, &t->start_arg, &t->start_tag, t->entry->nparams);
+    if (vm->dbg.thread_dying) vm->dbg.thread_dying(vm->dbg.ud, t->id);
   }
   /* Like a Java thread dying of an exception, release the monitors it still holds so the
    * others do not hang on them. */
@@ -156,12 +175,24 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
-uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, const mvm_method *m,
-                          int64_t arg, uint8_t tag) {
+uint32_t mvm_thread_spawn(mvm_thread *parent, mvm_ref obj, const mvm_method *m, int64_t arg, uint8_t tag) {
   mvm_vm *vm = parent->vm;
   if (atomic_load(&vm->shutdown)) return 0;
-  mvm_thread *t = mvm_thread_new(vm, name, daemon, 1);
+  /* The parent is RUNNING from here to the register below: nothing collects, obj stays. */
+  int64_t *f = mvm_slots(mvm_deref(vm, obj));
+  char name[256] = "Thread";
+  mvm_ref s = (mvm_ref)f[MVM_THREAD_F_NAME];
+  if (s) {
+    mvm_ref bytes = (mvm_ref)mvm_slots(mvm_deref(vm, s))[0];
+    mvm_hdr *a = bytes ? mvm_deref(vm, bytes) : NULL;
+    size_t n = a ? (a->aux < sizeof name - 1 ? a->aux : sizeof name - 1) : 0;
+    memcpy(name, a ? (const char *)(a + 1) : "", n);
+    name[n] = '\0';
+  }
+  mvm_thread *t = mvm_thread_new(vm, name, f[MVM_THREAD_F_DAEMON] != 0, 1);
   if (!t) return 0;
+  t->obj = obj;
+  t->group = (mvm_ref)f[MVM_THREAD_F_GROUP];
   t->entry = m;
   t->start_arg = arg;
   t->start_tag = tag;
@@ -169,6 +200,7 @@ uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, cons
   if (tag == MVM_REFTAG) t->pins[MVM_PIN_ARG] = (mvm_ref)arg;
   mvm_thread_register(t, MVM_TS_STARTING);
   uint32_t id = t->id;
+  f[MVM_THREAD_F_TID] = id;
   pthread_mutex_lock(&vm->thread_lock);
   vm->live_pthreads++;
   pthread_mutex_unlock(&vm->thread_lock);
@@ -178,6 +210,7 @@ uint32_t mvm_thread_spawn(mvm_thread *parent, const char *name, int daemon, cons
   int rc = pthread_create(&t->pthread, &attr, thread_main, t);
   pthread_attr_destroy(&attr);
   if (rc) {
+    f[MVM_THREAD_F_TID] = 0;
     mvm_thread_unregister(t);
     mvm_thread_free(t);
     pthread_mutex_lock(&vm->thread_lock);
@@ -281,8 +314,14 @@ int mvm_thread_stack(mvm_vm *vm, uint32_t id, int (*fn)(void *arg, const mvm_fra
 mvm_thread *mvm_thread_attach(mvm_vm *vm, const char *name, int daemon, mvm_status status) {
   mvm_thread *t = mvm_thread_new(vm, name, daemon, 0);
   if (!t) return NULL;
+  t->attached = 1;
   mvm_thread_register(t, status);
   mvm_thread_bind(t);
+  /* Its Thread object (group "system"); the collector waits meanwhile. Without heap room it
+   * simply has none. */
+  mvm_dbg_enter(vm);
+  mvm_thread_give_object(t, vm->group_system);
+  mvm_dbg_leave(vm);
   if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
   return t;
 }

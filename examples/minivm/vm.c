@@ -163,29 +163,100 @@ int mvm_parse_size(const char *s, size_t *out) {
   return 0;
 }
 
-/* Object (for locks and plain instances) and String (a byte[] of UTF-8 in field "value"). */
+/* The built-in classes, as a debugger sees them (java.lang.*). Object (for locks and plain
+ * instances), String (a byte[] of UTF-8 in field "value"), Thread and ThreadGroup (every VM
+ * thread has a Thread object; the fields are listed in internal.h's MVM_THREAD_F_* order) and
+ * Class (the class objects in the heap). */
+static const struct builtin {
+  const char *name, *sig;
+  int nfields;
+  struct {
+    const char *name, *sig;
+  } fields[6];
+} builtins[] = {
+    {"Object", "Ljava/lang/Object;", 0, {{0}}},
+    {"String", "Ljava/lang/String;", 1, {{"value", "[B"}}},
+    {"Thread", "Ljava/lang/Thread;", 6,
+     {{"name", "Ljava/lang/String;"}, {"priority", "I"}, {"daemon", "Z"}, {"group", "Ljava/lang/ThreadGroup;"},
+      {"tid", "J"}, {"target", "J"}}},
+    {"ThreadGroup", "Ljava/lang/ThreadGroup;", 3,
+     {{"name", "Ljava/lang/String;"}, {"parent", "Ljava/lang/ThreadGroup;"}, {"maxPriority", "I"}}},
+    {"Class", "Ljava/lang/Class;", 0, {{0}}},
+};
+
 static int define_builtins(mvm_vm *vm) {
-  static const char *names[2] = {"Object", "String"};
-  for (int i = 0; i < 2; i++) {
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+    const struct builtin *b = &builtins[i];
     mvm_class *c = mvm_ncalloc(vm, 1, sizeof *c);
     if (!c) return -1;
-    c->name = mvm_nstrdup(vm, names[i]);
+    c->builtin = 1;
+    c->name = mvm_nstrdup(vm, b->name);
+    c->sig = mvm_nstrdup(vm, b->sig);
     c->source = mvm_nstrdup(vm, "<builtin>");
-    if (i == 1) {
-      c->fields = mvm_ncalloc(vm, 1, sizeof(mvm_field));
-      if (c->fields) {
-        c->fields[0] = (mvm_field){mvm_nstrdup(vm, "value"), 'L', 0, 0, c};
-        c->nfields = c->ninstance = 1;
+    int ok = c->name && c->sig && c->source;
+    if (ok && b->nfields) {
+      c->fields = mvm_ncalloc(vm, (size_t)b->nfields, sizeof(mvm_field));
+      ok = c->fields != NULL;
+      for (int k = 0; ok && k < b->nfields; k++) {
+        const char *sig = b->fields[k].sig;
+        c->fields[k] = (mvm_field){mvm_nstrdup(vm, b->fields[k].name), sig[0] == '[' ? 'L' : sig[0],
+                                   mvm_nstrdup(vm, sig), 0, (uint32_t)k, c};
+        ok = c->fields[k].name && c->fields[k].sig;
+        c->nfields = c->ninstance = (uint32_t)k + 1;
       }
     }
-    if (!c->name || !c->source || (i == 1 && (!c->fields || !c->fields[0].name)) ||
-        mvm_define_class(vm, c)) {
+    if (!ok || mvm_define_class(vm, c)) {
       mvm_class_free(vm, c);
       return -1;
     }
   }
   vm->object_class = vm->classes[0];
   vm->string_class = vm->classes[1];
+  vm->thread_class = vm->classes[2];
+  vm->group_class = vm->classes[3];
+  vm->class_class = vm->classes[4];
+  /* The array types the VM itself makes: String's bytes, main's arguments, and one per element
+   * letter for new-array's defaults (an array header with type 0 means the letter's default). */
+  static const char *const atypes[] = {"[B", "[Ljava/lang/String;", "[Z", "[C", "[S", "[I", "[F", "[J", "[D",
+                                       "[Ljava/lang/Object;"};
+  for (size_t i = 0; i < sizeof atypes / sizeof atypes[0]; i++)
+    if (mvm_intern_atype(vm, atypes[i]) < 0) return -1;
+  return 0;
+}
+
+static mvm_ref new_group(mvm_vm *vm, const char *name, mvm_ref parent) {
+  mvm_ref s = mvm_new_string_vm(vm, name, strlen(name));
+  mvm_ref g = s ? mvm_alloc_object_vm(vm, vm->group_class) : 0;
+  if (!g) return 0;
+  int64_t *f = mvm_slots(mvm_deref(vm, g));
+  f[MVM_GROUP_F_NAME] = s;
+  f[MVM_GROUP_F_PARENT] = parent;
+  f[MVM_GROUP_F_MAXPRI] = 10;
+  return g;
+}
+
+mvm_ref mvm_thread_object_new(mvm_vm *vm, mvm_thread *t, mvm_ref name, int daemon, mvm_ref group, int64_t target) {
+  mvm_ref o = t && t->interp ? mvm_alloc_object(t, vm->thread_class) : mvm_alloc_object_vm(vm, vm->thread_class);
+  if (!o) return 0;
+  int64_t *f = mvm_slots(mvm_deref(vm, o));
+  f[MVM_THREAD_F_NAME] = name;
+  f[MVM_THREAD_F_PRIORITY] = 5;
+  f[MVM_THREAD_F_DAEMON] = daemon != 0;
+  f[MVM_THREAD_F_GROUP] = group;
+  f[MVM_THREAD_F_TARGET] = target;
+  return o;
+}
+
+/* The Thread object of a thread made outside the interpreter (main, GC, attached): the caller
+ * keeps the collector out (no interpreter thread runs yet, or inside mvm_dbg_enter). */
+int mvm_thread_give_object(mvm_thread *t, mvm_ref group) {
+  mvm_vm *vm = t->vm;
+  mvm_ref s = mvm_new_string_vm(vm, t->name, strlen(t->name));
+  mvm_ref o = s ? mvm_thread_object_new(vm, NULL, s, t->daemon, group, 0) : 0;
+  if (!o) return -1;
+  mvm_slots(mvm_deref(vm, o))[MVM_THREAD_F_TID] = t->id;
+  t->group = group;
+  t->obj = o;
   return 0;
 }
 
@@ -276,6 +347,7 @@ mvm_vm *mvm_vm_new(const mvm_config *cfg, const mvm_hooks *hooks, char *err, siz
   pthread_mutex_init(&vm->sleep_lock, NULL);
   pthread_cond_init(&vm->sleep_cond, &ca);
   pthread_mutex_init(&vm->out_lock, NULL);
+  pthread_mutex_init(&vm->bp_lock, NULL);
   pthread_condattr_destroy(&ca);
   atomic_store(&vm->exit_status, -1);
   vm->next_id = 2;   /* 1 is reserved for main */
@@ -285,12 +357,25 @@ mvm_vm *mvm_vm_new(const mvm_config *cfg, const mvm_hooks *hooks, char *err, siz
     snprintf(err, errlen, "heap too small for the built-in classes");
     goto fail;
   }
+  vm->group_system = new_group(vm, "system", 0);
+  vm->group_main = vm->group_system ? new_group(vm, "main", vm->group_system) : 0;
+  if (!vm->group_main) {
+    snprintf(err, errlen, "heap too small for the built-in objects");
+    goto fail;
+  }
   vm->gc_thread = mvm_thread_new(vm, "GC", 1, 0);
   if (!vm->gc_thread) {
     snprintf(err, errlen, "out of memory");
     goto fail;
   }
   mvm_thread_register(vm->gc_thread, MVM_TS_STARTING);
+  if (mvm_thread_give_object(vm->gc_thread, vm->group_system)) {
+    snprintf(err, errlen, "heap too small for the built-in objects");
+    mvm_thread_unregister(vm->gc_thread);
+    mvm_thread_free(vm->gc_thread);
+    vm->gc_thread = NULL;
+    goto fail;
+  }
   if (pthread_create(&vm->gc_pthread, NULL, gc_main, vm)) {
     snprintf(err, errlen, "cannot start the GC thread");
     mvm_thread_unregister(vm->gc_thread);
@@ -310,8 +395,8 @@ int mvm_exit_status(int64_t requested) { return requested >= 0 && requested <= 2
 void mvm_request_shutdown(mvm_vm *vm) {
   if (atomic_exchange(&vm->shutdown, 1)) return;
   if (vm->hooks.shutdown) vm->hooks.shutdown(vm->hooks.ud);
-  /* stw_req doubles as the "look up" flag every safepoint poll reads. */
-  atomic_store(&vm->stw_req, 1);
+  /* poll is the "look up" flag every instruction reads; it stays up from now on. */
+  atomic_store(&vm->poll, 1);
   pthread_mutex_lock(&vm->sleep_lock);
   pthread_cond_broadcast(&vm->sleep_cond);
   pthread_mutex_unlock(&vm->sleep_lock);
@@ -322,6 +407,7 @@ void mvm_request_shutdown(mvm_vm *vm) {
   pthread_cond_broadcast(&vm->thread_cond);
   pthread_mutex_unlock(&vm->thread_lock);
   pthread_mutex_lock(&vm->stw_lock);
+  atomic_store(&vm->poll, 1);
   pthread_cond_broadcast(&vm->resume_cond);
   pthread_mutex_unlock(&vm->stw_lock);
   mvm_monitor_wake_all(vm);
@@ -330,6 +416,11 @@ void mvm_request_shutdown(mvm_vm *vm) {
 void mvm_vm_free(mvm_vm *vm) {
   if (!vm) return;
   mvm_request_shutdown(vm);
+  if (vm->main_thread) {   /* prepared, never run */
+    mvm_thread_unregister(vm->main_thread);
+    mvm_thread_free(vm->main_thread);
+    vm->main_thread = NULL;
+  }
   mvm_wait_interp_exit(vm);
   if (vm->gc_running) {
     pthread_mutex_lock(&vm->gc_lock);
@@ -341,8 +432,14 @@ void mvm_vm_free(mvm_vm *vm) {
     mvm_thread_free(vm->gc_thread);
   }
   mvm_monitor_free_all(vm);
+  mvm_bp_clear_all(vm);
   for (uint32_t i = 0; i < vm->nclasses; i++) mvm_class_free(vm, vm->classes[i]);
   mvm_nfree(vm, vm->classes);
+  for (uint32_t i = 0; i < vm->natypes; i++) {
+    mvm_nfree(vm, vm->atypes[i]->sig);
+    mvm_nfree(vm, vm->atypes[i]);
+  }
+  mvm_nfree(vm, vm->atypes);
   mvm_heap_destroy(vm);
   /* Anything still tracked belonged to a thread that never unregistered; release it anyway. */
   while (vm->native_head) mvm_nfree(vm, vm->native_head + 1);
@@ -358,29 +455,60 @@ static const mvm_method *find_main(mvm_vm *vm) {
   return NULL;
 }
 
-int mvm_run_main(mvm_vm *vm, int argc, char **argv) {
+int mvm_prepare_main(mvm_vm *vm) {
+  if (vm->main_thread) return 0;
   const mvm_method *m = find_main(vm);
   if (!m || m->nparams > 1) {
     mvm_log(vm, m ? "main must take 0 or 1 (String[]) parameters" : "no class declares a method 'main'");
-    return 1;
+    return -1;
   }
   mvm_thread *t = mvm_thread_new(vm, "main", 0, 1);
   if (!t || mvm_thread_init_stack(t)) {
     if (t) mvm_thread_free(t);
     mvm_log(vm, "out of memory creating the main thread");
-    return 1;
+    return -1;
   }
   t->id = 1;
-  mvm_thread_register(t, MVM_TS_INITIALIZING);
+  t->entry = m;
+  /* No bytecode runs yet, so nothing collects while the Thread object is made. */
+  if (mvm_thread_give_object(t, vm->group_main)) {
+    mvm_thread_free(t);
+    mvm_log(vm, "heap too small for the main thread");
+    return -1;
+  }
+  mvm_thread_register(t, MVM_TS_STARTING);
+  vm->main_thread = t;
+  return 0;
+}
+
+/* Runs every class's <clinit>, in declaration order, on t. Returns 0 or -1 (an error ended it). */
+static int run_clinits(mvm_vm *vm, mvm_thread *t) {
+  for (uint32_t i = 0; i < vm->nclasses; i++) {
+    mvm_class *c = vm->classes[i];
+    for (uint32_t j = 0; j < c->nmethods; j++)
+      if (!strcmp(c->methods[j]->name, "<clinit>") && c->methods[j]->nparams == 0 &&
+          mvm_interp(t, c->methods[j], NULL, NULL, 0))
+        return -1;
+  }
+  return 0;
+}
+
+int mvm_run_main(mvm_vm *vm, int argc, char **argv) {
+  if (mvm_prepare_main(vm)) return 1;
+  mvm_thread *t = vm->main_thread;
+  const mvm_method *m = t->entry;
+  vm->main_thread = NULL;   /* from now on it unregisters itself */
   mvm_thread_bind(t);
+  mvm_set_status(t, MVM_TS_INITIALIZING);
   if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
+  /* A debugger that suspended main before it ran (suspend=y) holds it here. */
   mvm_set_status(t, MVM_TS_RUNNING);
 
   int64_t arg = 0;
   uint8_t tag = MVM_REFTAG;
-  int rc = 0;
-  if (m->nparams == 1) {
-    mvm_ref arr = mvm_alloc_array(t, 'L', argc);
+  int rc = atomic_load(&vm->shutdown) ? -1 : run_clinits(vm, t);
+  if (!rc && m->nparams == 1) {
+    mvm_ref arr = mvm_alloc_array_typed(t, 'L', MVM_ATYPE_STRINGS, argc);
     t->pins[MVM_PIN_ARG] = arr;   /* the string allocations below may collect */
     for (int i = 0; arr && i < argc; i++) {
       mvm_ref s = mvm_new_string(t, argv[i], strlen(argv[i]));
@@ -397,6 +525,8 @@ int mvm_run_main(mvm_vm *vm, int argc, char **argv) {
     arg = arr;
   }
   if (!rc) rc = mvm_interp(t, m, &arg, &tag, m->nparams);
+  if (vm->dbg.thread_dying) vm->dbg.thread_dying(vm->dbg.ud, t->id);
+  mvm_monitor_release_all(t);
   mvm_thread_unregister(t);
   mvm_thread_free(t);
   mvm_wait_nondaemon(vm);

@@ -99,7 +99,7 @@ static const bad cases[] = {
     {M("  const-string v0, \"\\ud800\"\n  return-void\n.end method\n"), "t.mvm:4: ", "'\\ud800' is a lone surrogate"},
     {M("  const-string v0, \"\\x"), "t.mvm:4: ", "'\\x' needs two hex digits"},
     {".class A\n.class A\n", "t.mvm:2: ", "class 'A' already defined"},
-    {M("  const v0, 12abc\n  return-void\n.end method\n"), "t.mvm:4: ", "bad integer '12abc'"},
+    {M("  const v0, 12abc\n  return-void\n.end method\n"), "t.mvm:4: ", "const: bad literal '12abc'"},
     {".class A\n  const v0, 1\n", "t.mvm:2: ", "outside a method"},
     {".class A\n.bogus\n", "t.mvm:2: ", "unknown directive '.bogus'"},
     {M("  const v0\n  return-void\n.end method\n"), "t.mvm:4: ", "missing operand"},

@@ -1,0 +1,563 @@
+/* Debugger support in the core: reflection over classes and methods, values of fields, array
+ * elements and registers, thread suspension, breakpoints by patching, stepping and method
+ * events. No libddmc here: dbg_bridge.c adapts this to ddmc_dbg_ops (mvm_debug.h has the API).
+ *
+ * Cost when nobody debugs: nothing per instruction beyond the poll the collector already needed
+ * (vm->poll, one load and a predictable branch). A breakpoint rewrites one opcode to
+ * OP_BREAKPOINT, as Dalvik did after Froyo, so a method without one runs its own code; the
+ * table below gives the original opcode back when a thread reaches it. Suspension reuses the
+ * safepoint: a suspended thread parks there (or stays in whatever blocking state it is in,
+ * because becoming RUNNING waits while susp_req is set: thread.c, mvm_set_status). */
+#include <string.h>
+
+#include "internal.h"
+
+void mvm_dbg_set_hooks(mvm_vm *vm, const mvm_dbg_hooks *h) {
+  if (h) vm->dbg = *h;
+  else memset(&vm->dbg, 0, sizeof vm->dbg);
+}
+
+/* ---- Values */
+
+mvm_value mvm_dbg_value_of(char sig0, int64_t raw) {
+  mvm_value v;
+  memset(&v, 0, sizeof v);
+  v.tag = sig0 == '[' ? 'L' : sig0;
+  switch (sig0) {
+    case 'V': break;
+    case 'Z': v.u.i = raw != 0; break;
+    case 'B': v.u.i = (int8_t)raw; break;
+    case 'C': v.u.i = (uint16_t)raw; break;
+    case 'S': v.u.i = (int16_t)raw; break;
+    case 'I': v.u.i = (int32_t)raw; break;
+    case 'F': {
+      uint32_t bits = (uint32_t)raw;
+      memcpy(&v.u.f, &bits, sizeof bits);
+      break;
+    }
+    case 'D': memcpy(&v.u.d, &raw, sizeof raw); break;
+    case 'J': v.u.i = raw; break;
+    default: v.tag = 'L'; v.u.i = (uint32_t)raw; break;
+  }
+  return v;
+}
+
+static int is_ref_tag(char tag) { return tag == 'L' || strchr("[stgcl", tag) != NULL; }
+
+/* A debugger value as the raw 64 bits a register or slot of type sig0 holds. */
+static int64_t raw_of(char sig0, const mvm_value *v) {
+  switch (sig0) {
+    case 'F': {
+      uint32_t bits;
+      memcpy(&bits, &v->u.f, sizeof bits);
+      return bits;
+    }
+    case 'D': {
+      int64_t raw;
+      memcpy(&raw, &v->u.d, sizeof raw);
+      return raw;
+    }
+    case 'Z': return v->u.i != 0;
+    case 'B': return (int8_t)v->u.i;
+    case 'C': return (uint16_t)v->u.i;
+    case 'S': return (int16_t)v->u.i;
+    case 'I': return (int32_t)v->u.i;
+    default: return v->u.i;
+  }
+}
+
+/* A reference the VM could have given out: inside the heap, on a block of a live kind. */
+static mvm_hdr *block_of(mvm_vm *vm, uint64_t r) {
+  if (!r || r > vm->heap.footprint / MVM_UNIT) return NULL;
+  mvm_hdr *h = mvm_deref(vm, (mvm_ref)r);
+  return h->kind == MVM_BLK_FREE ? NULL : h;
+}
+
+/* ---- Types */
+
+static mvm_class *class_of_type(mvm_vm *vm, mvm_type t) {
+  return t >= 1 && t <= vm->nclasses ? vm->classes[t - 1] : NULL;
+}
+static mvm_atype *atype_of(mvm_vm *vm, mvm_type t) {
+  return (t & MVM_TYPE_ARRAY) && (uint32_t)t < vm->natypes ? vm->atypes[(uint32_t)t] : NULL;
+}
+
+int mvm_dbg_for_each_type(mvm_vm *vm, int (*fn)(void *arg, mvm_type t), void *arg) {
+  int rc = 0;
+  for (uint32_t i = 0; i < vm->nclasses && !rc; i++) rc = fn(arg, (mvm_type)i + 1);
+  for (uint32_t i = 0; i < vm->natypes && !rc; i++) rc = fn(arg, MVM_TYPE_ARRAY | i);
+  return rc;
+}
+
+int mvm_dbg_type_info(mvm_vm *vm, mvm_type t, mvm_type_info *out) {
+  memset(out, 0, sizeof *out);
+  mvm_class *c = class_of_type(vm, t);
+  mvm_atype *a = c ? NULL : atype_of(vm, t);
+  if (!c && !a) return MVM_DBG_ENOTYPE;
+  out->super = c == vm->object_class ? 0 : (mvm_type)vm->object_class->index + 1;
+  if (a) {
+    out->sig = a->sig;
+    out->is_array = 1;
+    return 0;
+  }
+  out->sig = c->sig;
+  out->source = c->builtin ? NULL : c->source;
+  out->nfields = c->nfields;
+  out->nmethods = c->nmethods;
+  out->class_obj = c->obj;
+  return 0;
+}
+
+int mvm_dbg_field(mvm_vm *vm, mvm_type t, uint32_t field, mvm_field_desc *out) {
+  mvm_class *c = class_of_type(vm, t);
+  if (!c) return atype_of(vm, t) ? MVM_DBG_ENOFIELD : MVM_DBG_ENOTYPE;
+  if (field >= c->nfields) return MVM_DBG_ENOFIELD;
+  const mvm_field *f = &c->fields[field];
+  *out = (mvm_field_desc){f->name, f->sig, f->is_static};
+  return 0;
+}
+
+static int method_of(mvm_vm *vm, mvm_type t, uint32_t method, mvm_method **out) {
+  mvm_class *c = class_of_type(vm, t);
+  if (!c) return atype_of(vm, t) ? MVM_DBG_ENOMETHOD : MVM_DBG_ENOTYPE;
+  if (method >= c->nmethods) return MVM_DBG_ENOMETHOD;
+  *out = c->methods[method];
+  return 0;
+}
+
+int mvm_dbg_method(mvm_vm *vm, mvm_type t, uint32_t method, mvm_method_desc *out) {
+  mvm_method *m;
+  int rc = method_of(vm, t, method, &m);
+  if (rc) return rc;
+  *out = (mvm_method_desc){m->name, m->sig, m->ncode, m->nregs, m->nparams};
+  return 0;
+}
+
+int mvm_dbg_lines(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, uint32_t pc, int32_t line),
+                  void *arg) {
+  mvm_method *m;
+  int rc = method_of(vm, t, method, &m);
+  for (uint32_t pc = 0; !rc && pc < m->ncode; pc++)
+    if (pc == 0 || m->code[pc].line != m->code[pc - 1].line) rc = fn(arg, pc, m->code[pc].line);
+  return rc;
+}
+
+int mvm_dbg_locals(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, const mvm_local_desc *l),
+                   void *arg) {
+  mvm_method *m;
+  int rc = method_of(vm, t, method, &m);
+  if (rc) return rc;
+  if (!m->nlocals) return MVM_DBG_EABSENT;
+  for (uint32_t i = 0; i < m->nlocals && !rc; i++) {
+    const mvm_local *l = &m->locals[i];
+    mvm_local_desc d = {l->start, l->end, l->reg, l->name, l->sig};
+    rc = fn(arg, &d);
+  }
+  return rc;
+}
+
+mvm_type mvm_dbg_main_type(mvm_vm *vm) {
+  for (uint32_t i = 0; i < vm->nclasses; i++)
+    for (uint32_t j = 0; j < vm->classes[i]->nmethods; j++)
+      if (!strcmp(vm->classes[i]->methods[j]->name, "main")) return (mvm_type)i + 1;
+  return 0;
+}
+
+/* ---- Objects */
+
+void mvm_dbg_enter(mvm_vm *vm) {
+  mvm_thread *self = mvm_thread_self();
+  if (self && self->interp) return;   /* an interpreter thread in a hook is already counted */
+  pthread_mutex_lock(&vm->stw_lock);
+  while (vm->stw_active) pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
+  vm->running++;
+  pthread_mutex_unlock(&vm->stw_lock);
+}
+
+void mvm_dbg_leave(mvm_vm *vm) {
+  mvm_thread *self = mvm_thread_self();
+  if (self && self->interp) return;
+  pthread_mutex_lock(&vm->stw_lock);
+  if (--vm->running == 0) pthread_cond_broadcast(&vm->stw_cond);
+  pthread_mutex_unlock(&vm->stw_lock);
+}
+
+static mvm_type type_of_block(mvm_vm *vm, const mvm_hdr *h) {
+  if (h->kind == MVM_BLK_CLASS) return (mvm_type)vm->class_class->index + 1;
+  if (h->kind == MVM_BLK_OBJECT) return (mvm_type)mvm_deref(vm, h->klass)->aux + 1;
+  if (h->klass) return MVM_TYPE_ARRAY | (h->klass - 1);
+  /* An array made with an element letter only: that letter's default type. */
+  char sig[3] = {'[', h->elem == 'L' ? 0 : (char)h->elem, 0};
+  for (uint32_t i = 0; i < vm->natypes; i++)
+    if (sig[1] ? !strcmp(vm->atypes[i]->sig, sig) : !strcmp(vm->atypes[i]->sig, "[Ljava/lang/Object;"))
+      return MVM_TYPE_ARRAY | i;
+  return 0;
+}
+
+int mvm_dbg_object_type(mvm_vm *vm, uint64_t obj, mvm_type *out) {
+  mvm_hdr *h = block_of(vm, obj);
+  if (!h) return MVM_DBG_ENOOBJECT;
+  *out = type_of_block(vm, h);
+  return *out ? 0 : MVM_DBG_ENOOBJECT;
+}
+
+/* The slot of field in obj (or in the class object for a static), checked against obj's class. */
+static int field_slot(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, mvm_field **fl, int64_t **slot) {
+  mvm_class *c = class_of_type(vm, t);
+  if (!c) return atype_of(vm, t) ? MVM_DBG_ENOFIELD : MVM_DBG_ENOTYPE;
+  if (field >= c->nfields) return MVM_DBG_ENOFIELD;
+  *fl = &c->fields[field];
+  if ((*fl)->is_static != (obj == 0)) return MVM_DBG_ENOFIELD;
+  mvm_hdr *h = obj ? block_of(vm, obj) : mvm_deref(vm, c->obj);
+  if (!h) return MVM_DBG_ENOOBJECT;
+  if (obj && (h->kind != MVM_BLK_OBJECT || h->klass != c->obj)) return MVM_DBG_ENOFIELD;
+  *slot = &mvm_slots(h)[(*fl)->slot];
+  return 0;
+}
+
+int mvm_dbg_get_field(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, mvm_value *out) {
+  mvm_field *fl;
+  int64_t *slot;
+  int rc = field_slot(vm, obj, t, field, &fl, &slot);
+  if (!rc) *out = mvm_dbg_value_of(fl->sig[0], *slot);
+  return rc;
+}
+
+int mvm_dbg_set_field(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, const mvm_value *v) {
+  mvm_field *fl;
+  int64_t *slot;
+  int rc = field_slot(vm, obj, t, field, &fl, &slot);
+  if (rc) return rc;
+  if ((fl->type == 'L') != is_ref_tag(v->tag)) return MVM_DBG_ETYPE;
+  if (fl->type == 'L' && v->u.i && !block_of(vm, (uint64_t)v->u.i)) return MVM_DBG_ENOOBJECT;
+  *slot = fl->type == 'L' ? (int64_t)(uint32_t)v->u.i : raw_of(fl->type, v);
+  return 0;
+}
+
+int mvm_dbg_string(mvm_vm *vm, uint64_t s, const char **p, size_t *n) {
+  mvm_hdr *h = block_of(vm, s);
+  if (!h) return MVM_DBG_ENOOBJECT;
+  if (h->kind != MVM_BLK_OBJECT || h->klass != vm->string_class->obj) return MVM_DBG_ENOTSTRING;
+  mvm_ref bytes = (mvm_ref)mvm_slots(h)[0];
+  mvm_hdr *a = bytes ? mvm_deref(vm, bytes) : NULL;
+  *p = a ? (const char *)(a + 1) : "";
+  *n = a ? a->aux : 0;
+  return 0;
+}
+
+int mvm_dbg_new_string(mvm_vm *vm, const char *utf8, size_t n, uint64_t *out) {
+  mvm_thread *self = mvm_thread_self();
+  mvm_ref s = self && self->interp ? mvm_new_string(self, utf8, n) : mvm_new_string_vm(vm, utf8, n);
+  if (!s) return MVM_DBG_ENOMEM;
+  /* Held until the next new string, so it survives until the caller has pinned it. */
+  if (self) self->pins[MVM_PIN_DBG] = s;
+  *out = s;
+  return 0;
+}
+
+static mvm_hdr *array_of(mvm_vm *vm, uint64_t a, int *rc) {
+  mvm_hdr *h = block_of(vm, a);
+  *rc = !h ? MVM_DBG_ENOOBJECT : h->kind != MVM_BLK_ARRAY ? MVM_DBG_ENOTARRAY : 0;
+  return *rc ? NULL : h;
+}
+
+int mvm_dbg_array_length(mvm_vm *vm, uint64_t a, int32_t *out) {
+  int rc;
+  mvm_hdr *h = array_of(vm, a, &rc);
+  if (h) *out = (int32_t)h->aux;
+  return rc;
+}
+
+static void *elem_at(mvm_hdr *h, int32_t i) { return (uint8_t *)(h + 1) + (size_t)i * mvm_elem_size((char)h->elem); }
+
+int mvm_dbg_array_get(mvm_vm *vm, uint64_t a, int32_t index, mvm_value *out) {
+  int rc;
+  mvm_hdr *h = array_of(vm, a, &rc);
+  if (!h) return rc;
+  if (index < 0 || (uint32_t)index >= h->aux) return MVM_DBG_EINDEX;
+  int64_t raw = 0;
+  void *p = elem_at(h, index);
+  switch (mvm_elem_size((char)h->elem)) {
+    case 1: raw = *(uint8_t *)p; break;
+    case 2: raw = *(uint16_t *)p; break;
+    case 4: raw = *(uint32_t *)p; break;
+    default: memcpy(&raw, p, sizeof raw); break;
+  }
+  *out = mvm_dbg_value_of((char)h->elem, raw);
+  return 0;
+}
+
+int mvm_dbg_array_set(mvm_vm *vm, uint64_t a, int32_t index, const mvm_value *v) {
+  int rc;
+  mvm_hdr *h = array_of(vm, a, &rc);
+  if (!h) return rc;
+  if (index < 0 || (uint32_t)index >= h->aux) return MVM_DBG_EINDEX;
+  if ((h->elem == 'L') != is_ref_tag(v->tag)) return MVM_DBG_ETYPE;
+  if (h->elem == 'L' && v->u.i && !block_of(vm, (uint64_t)v->u.i)) return MVM_DBG_ENOOBJECT;
+  int64_t raw = h->elem == 'L' ? (int64_t)(uint32_t)v->u.i : raw_of((char)h->elem, v);
+  void *p = elem_at(h, index);
+  switch (mvm_elem_size((char)h->elem)) {
+    case 1: *(uint8_t *)p = (uint8_t)raw; break;
+    case 2: *(uint16_t *)p = (uint16_t)raw; break;
+    case 4: *(uint32_t *)p = (uint32_t)raw; break;
+    default: memcpy(p, &raw, sizeof raw); break;
+  }
+  return 0;
+}
+
+/* ---- Threads */
+
+static mvm_thread *find_locked(mvm_vm *vm, uint32_t id) {
+  for (mvm_thread *t = vm->threads; t; t = t->next)
+    if (t->id == id) return t;
+  return NULL;
+}
+
+int mvm_dbg_thread_get(mvm_vm *vm, uint32_t id, mvm_dbg_thread *out, char *name, size_t cap) {
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_locked(vm, id);
+  if (t) {
+    *out = (mvm_dbg_thread){t->obj, t->group, (mvm_status)atomic_load(&t->status), t->daemon, t->attached};
+    if (name && cap) snprintf(name, cap, "%s", t->name);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return t ? 0 : MVM_DBG_ENOTHREAD;
+}
+
+int mvm_dbg_groups(mvm_vm *vm, int (*fn)(void *arg, uint64_t group, uint64_t parent, const char *name),
+                   void *arg) {
+  int rc = fn(arg, vm->group_system, 0, "system");
+  return rc ? rc : fn(arg, vm->group_main, vm->group_system, "main");
+}
+
+int mvm_dbg_suspend(mvm_vm *vm, uint32_t id) {
+  int rc = MVM_DBG_ENOTHREAD;
+  pthread_mutex_lock(&vm->thread_lock);
+  for (int first = 1;; first = 0) {
+    mvm_thread *t = find_locked(vm, id);
+    if (!t) break;
+    rc = 0;
+    pthread_mutex_lock(&vm->stw_lock);
+    if (first && !atomic_load(&t->susp_req)) {
+      atomic_store(&t->susp_req, 1);
+      vm->nsusp++;
+      mvm_poll_update_locked(vm);
+    }
+    /* Only a RUNNING interpreter thread still runs bytecode; it parks at its next poll. Every
+     * other state is a stop already: leaving it waits for mvm_dbg_resume. */
+    if (!t->unsafe || atomic_load(&vm->shutdown)) {
+      pthread_mutex_unlock(&vm->stw_lock);
+      break;
+    }
+    /* The thread list lock is dropped while waiting (the target needs it to exit); the thread
+     * is looked up again by id afterwards, never touched after it may have been freed. */
+    pthread_mutex_unlock(&vm->thread_lock);
+    pthread_cond_wait(&vm->stw_cond, &vm->stw_lock);
+    pthread_mutex_unlock(&vm->stw_lock);
+    pthread_mutex_lock(&vm->thread_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return rc;
+}
+
+int mvm_dbg_resume(mvm_vm *vm, uint32_t id) {
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_locked(vm, id);
+  if (t) {
+    pthread_mutex_lock(&vm->stw_lock);
+    if (atomic_load(&t->susp_req)) {
+      atomic_store(&t->susp_req, 0);
+      vm->nsusp--;
+      mvm_poll_update_locked(vm);
+      pthread_cond_broadcast(&vm->resume_cond);
+    }
+    pthread_mutex_unlock(&vm->stw_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return t ? 0 : MVM_DBG_ENOTHREAD;
+}
+
+void mvm_dbg_parking(mvm_vm *vm, int parked) {
+  mvm_thread *t = mvm_thread_self();
+  if (!t || t->vm != vm) return;
+  if (parked) {
+    t->park_prev = (mvm_status)atomic_load(&t->status);
+    mvm_set_status(t, MVM_TS_SUSPENDED);
+  } else {
+    mvm_set_status(t, t->park_prev);
+  }
+}
+
+/* ---- Frames. The thread runs no bytecode (the caller made sure); the thread list lock keeps
+ * it from being freed, its stack lock from a push or pop in progress. */
+
+typedef struct frame_ref {
+  mvm_thread *t;
+  const mvm_frame *f;
+} frame_ref;
+
+static int lock_frame(mvm_vm *vm, uint32_t id, int32_t depth, frame_ref *out) {
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_locked(vm, id);
+  if (!t) {
+    pthread_mutex_unlock(&vm->thread_lock);
+    return MVM_DBG_ENOTHREAD;
+  }
+  pthread_mutex_lock(&t->stack_lock);
+  if (depth < 0 || (uint32_t)depth >= t->depth) {
+    pthread_mutex_unlock(&t->stack_lock);
+    pthread_mutex_unlock(&vm->thread_lock);
+    return MVM_DBG_ENOFRAME;
+  }
+  out->t = t;
+  out->f = &t->frames[t->depth - 1 - (uint32_t)depth];
+  return 0;
+}
+
+static void unlock_frame(mvm_vm *vm, frame_ref *r) {
+  pthread_mutex_unlock(&r->t->stack_lock);
+  pthread_mutex_unlock(&vm->thread_lock);
+}
+
+int mvm_dbg_frame_count(mvm_vm *vm, uint32_t id, int32_t *out) {
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_locked(vm, id);
+  if (t) {
+    pthread_mutex_lock(&t->stack_lock);
+    *out = (int32_t)t->depth;
+    pthread_mutex_unlock(&t->stack_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return t ? 0 : MVM_DBG_ENOTHREAD;
+}
+
+int mvm_dbg_frame(mvm_vm *vm, uint32_t id, int32_t depth, mvm_loc *out) {
+  frame_ref r;
+  int rc = lock_frame(vm, id, depth, &r);
+  if (rc) return rc;
+  uint32_t pc = atomic_load_explicit(&r.f->pc, memory_order_relaxed);
+  *out = mvm_loc_of(r.f->m, pc < r.f->m->ncode ? pc : r.f->m->ncode - 1);
+  unlock_frame(vm, &r);
+  return 0;
+}
+
+int mvm_dbg_get_local(mvm_vm *vm, uint32_t id, int32_t depth, int32_t slot, char tag, mvm_value *out) {
+  frame_ref r;
+  int rc = lock_frame(vm, id, depth, &r);
+  if (rc) return rc;
+  if (slot < 0 || slot >= r.f->m->nregs) {
+    rc = MVM_DBG_ESLOT;
+  } else {
+    int64_t raw = r.t->regs[r.f->base + (uint32_t)slot];
+    int is_ref = r.t->tags[r.f->base + (uint32_t)slot] == MVM_REFTAG;
+    /* A number asked for as an object is a mismatch, except 0: the null a const leaves. */
+    if (is_ref_tag(tag) ? (!is_ref && raw) : is_ref) rc = MVM_DBG_ETYPE;
+    else if (!strchr("ZBCSIJFDL[stgcl", tag) || !tag) rc = MVM_DBG_ETYPE;
+    else *out = mvm_dbg_value_of(is_ref_tag(tag) ? 'L' : tag, raw);
+  }
+  unlock_frame(vm, &r);
+  return rc;
+}
+
+int mvm_dbg_set_local(mvm_vm *vm, uint32_t id, int32_t depth, int32_t slot, const mvm_value *v) {
+  frame_ref r;
+  int rc = lock_frame(vm, id, depth, &r);
+  if (rc) return rc;
+  if (slot < 0 || slot >= r.f->m->nregs) {
+    rc = MVM_DBG_ESLOT;
+  } else if (!strchr("ZBCSIJFDL[stgcl", v->tag) || !v->tag) {
+    rc = MVM_DBG_ETYPE;
+  } else if (is_ref_tag(v->tag) && v->u.i && !block_of(vm, (uint64_t)v->u.i)) {
+    rc = MVM_DBG_ENOOBJECT;
+  } else {
+    uint32_t k = r.f->base + (uint32_t)slot;
+    int ref = is_ref_tag(v->tag);
+    r.t->regs[k] = ref ? (int64_t)(uint32_t)v->u.i : raw_of(v->tag, v);
+    r.t->tags[k] = ref ? MVM_REFTAG : MVM_PRIM;
+  }
+  unlock_frame(vm, &r);
+  return rc;
+}
+
+/* ---- Breakpoints */
+
+static mvm_method *method_at(mvm_vm *vm, const mvm_loc *loc) {
+  mvm_method *m;
+  if (method_of(vm, loc->cls, loc->method, &m) || loc->pc >= m->ncode) return NULL;
+  return m;
+}
+
+int mvm_dbg_set_breakpoint(mvm_vm *vm, const mvm_loc *loc) {
+  mvm_method *m = method_at(vm, loc);
+  if (!m) return MVM_DBG_ELOCATION;
+  pthread_mutex_lock(&vm->bp_lock);
+  mvm_bp *b = vm->bps;
+  while (b && !(b->m == m && b->pc == loc->pc)) b = b->next;
+  if (!b && (b = mvm_ncalloc(vm, 1, sizeof *b)) != NULL) {
+    *b = (mvm_bp){m, loc->pc, m->code[loc->pc].op, vm->bps};
+    vm->bps = b;
+    __atomic_store_n(&m->code[loc->pc].op, (uint8_t)OP_BREAKPOINT, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&vm->bp_lock);
+  return b ? 0 : MVM_DBG_ENOMEM;
+}
+
+int mvm_dbg_clear_breakpoint(mvm_vm *vm, const mvm_loc *loc) {
+  mvm_method *m = method_at(vm, loc);
+  if (!m) return MVM_DBG_ELOCATION;
+  pthread_mutex_lock(&vm->bp_lock);
+  for (mvm_bp **pp = &vm->bps; *pp; pp = &(*pp)->next)
+    if ((*pp)->m == m && (*pp)->pc == loc->pc) {
+      mvm_bp *b = *pp;
+      __atomic_store_n(&m->code[loc->pc].op, b->orig, __ATOMIC_RELEASE);
+      *pp = b->next;
+      mvm_nfree(vm, b);
+      break;
+    }
+  pthread_mutex_unlock(&vm->bp_lock);
+  return 0;
+}
+
+uint8_t mvm_bp_original(mvm_vm *vm, const mvm_insn *in) {
+  pthread_mutex_lock(&vm->bp_lock);
+  const mvm_bp *b = vm->bps;
+  while (b && &b->m->code[b->pc] != in) b = b->next;
+  /* Cleared since the thread read OP_BREAKPOINT: the instruction has its own opcode back. */
+  uint8_t op = b ? b->orig : mvm_insn_op(in);
+  pthread_mutex_unlock(&vm->bp_lock);
+  return op;
+}
+
+void mvm_bp_clear_all(mvm_vm *vm) {
+  pthread_mutex_lock(&vm->bp_lock);
+  while (vm->bps) {
+    mvm_bp *b = vm->bps;
+    b->m->code[b->pc].op = b->orig;
+    vm->bps = b->next;
+    mvm_nfree(vm, b);
+  }
+  pthread_mutex_unlock(&vm->bp_lock);
+}
+
+/* ---- Stepping and method events */
+
+int mvm_dbg_set_stepping(mvm_vm *vm, uint32_t id, int on) {
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_locked(vm, id);
+  if (t) {
+    pthread_mutex_lock(&vm->stw_lock);
+    int was = atomic_exchange(&t->stepping, on != 0);
+    if (was != (on != 0)) atomic_fetch_add(&vm->nstepping, on ? 1 : -1);
+    mvm_poll_update_locked(vm);
+    pthread_mutex_unlock(&vm->stw_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return t ? 0 : MVM_DBG_ENOTHREAD;
+}
+
+void mvm_dbg_set_method_events(mvm_vm *vm, int on) {
+  pthread_mutex_lock(&vm->stw_lock);
+  atomic_store(&vm->method_events, on != 0);
+  mvm_poll_update_locked(vm);
+  pthread_mutex_unlock(&vm->stw_lock);
+}

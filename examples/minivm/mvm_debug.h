@@ -1,0 +1,178 @@
+/* minivm's debugger interface: everything a JDWP back-end needs from the core, in minivm's own
+ * terms and without libddmc (dbg_bridge.c adapts it to ddmc_dbg_ops; the unit tests call it
+ * directly).
+ *
+ * Types. A loaded class is its index in the VM + 1; an array type ("[I", "[LDebug;") is
+ * MVM_TYPE_ARRAY | its index in the array-type table. Methods and fields are indexes into their
+ * class's tables (fields in declaration order, statics and instance fields together). Objects are
+ * minivm references (mvm_ref widened to 64 bits; 0 is null). Threads are VM thread ids.
+ *
+ * Threads. Reflection (types, fields, methods, lines, locals) reads immutable data and may run on
+ * any thread. Functions that touch the heap or a thread's registers may run on an interpreter
+ * thread (inside its own hook) or on an attached thread (the JDWP thread) between
+ * mvm_dbg_enter/mvm_dbg_leave, which keep the collector from running meanwhile. Frames and
+ * locals are for threads that run no bytecode (suspended, parked, or blocked). */
+#ifndef MINIVM_DEBUG_H
+#define MINIVM_DEBUG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "minivm.h"
+
+typedef uint64_t mvm_type;
+#define MVM_TYPE_ARRAY ((uint64_t)1 << 32)
+
+/* Error codes: each maps to one JDWP error in the bridge. */
+enum {
+  MVM_DBG_OK = 0,
+  MVM_DBG_ENOTHREAD = -1,   /* no such thread (INVALID_THREAD) */
+  MVM_DBG_ENOTYPE = -2,     /* INVALID_CLASS */
+  MVM_DBG_ENOOBJECT = -3,   /* INVALID_OBJECT */
+  MVM_DBG_ENOFRAME = -4,    /* INVALID_FRAMEID / NO_MORE_FRAMES */
+  MVM_DBG_ESLOT = -5,       /* INVALID_SLOT */
+  MVM_DBG_ETYPE = -6,       /* TYPE_MISMATCH */
+  MVM_DBG_EABSENT = -7,     /* ABSENT_INFORMATION */
+  MVM_DBG_EINDEX = -8,      /* INVALID_INDEX */
+  MVM_DBG_ENOMETHOD = -9,   /* INVALID_METHODID */
+  MVM_DBG_ENOFIELD = -10,   /* INVALID_FIELDID */
+  MVM_DBG_ELOCATION = -11,  /* INVALID_LOCATION */
+  MVM_DBG_ENOMEM = -12,     /* OUT_OF_MEMORY */
+  MVM_DBG_ENOTARRAY = -13,  /* INVALID_ARRAY */
+  MVM_DBG_ENOTSTRING = -14  /* INVALID_STRING */
+};
+
+/* A value as a debugger sees it. tag: Z B C S I J F D (in the union), L for any reference (in
+ * i, 0 = null), V for none. Registers and fields hold float and double as IEEE bits. */
+typedef struct mvm_value {
+  char tag;
+  union {
+    int64_t i;
+    float f;
+    double d;
+  } u;
+} mvm_value;
+
+/* A code position: class, method index, instruction index. */
+typedef struct mvm_loc {
+  mvm_type cls;
+  uint32_t method;
+  uint32_t pc;
+} mvm_loc;
+
+/* Flags of the location hook. */
+#define MVM_DBG_AT_BREAKPOINT 1u   /* pc holds a breakpoint */
+#define MVM_DBG_METHOD_ENTRY 2u    /* pc is the first instruction of a call just made */
+
+/* Calls from the core to a debugger back-end. Any member may be NULL. */
+typedef struct mvm_dbg_hooks {
+  void *ud;
+  /* On an interpreter thread, before it executes loc (depth = frame count - 1), when the thread
+   * steps, when method events are on and loc starts a call, or when loc holds a breakpoint: one
+   * call per instruction with every reason in flags. The thread is RUNNING; it may park inside
+   * (mvm_dbg_parking). */
+  void (*location)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, unsigned flags);
+  /* Method events on: the method at loc (its return instruction) returns ret (tag V: none). */
+  void (*method_exit)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, const mvm_value *ret);
+  /* The thread is about to end; it is still listed (mvm_dbg_thread answers for it). */
+  void (*thread_dying)(void *ud, uint32_t thread);
+  /* The collector, with the world stopped and while marking: calls mark for every reference
+   * the back-end holds (the callee marks; *ref is not moved by minivm's collector). */
+  void (*gc_roots)(void *ud, void (*mark)(void *arg, uint64_t *ref), void *arg);
+} mvm_dbg_hooks;
+
+/* Installs the hooks. Before any bytecode runs (after loading, before mvm_run_main). */
+void mvm_dbg_set_hooks(mvm_vm *vm, const mvm_dbg_hooks *h);
+
+/* ---- Reflection (immutable after load; any thread). */
+typedef struct mvm_type_info {
+  const char *sig;          /* "LDebug;", "Ljava/lang/String;", "[I" */
+  const char *source;       /* ".source" file name; NULL for built-ins and array types */
+  int is_array;
+  mvm_type super;           /* 0 for java.lang.Object */
+  uint32_t nfields, nmethods;
+  uint64_t class_obj;       /* the class object in the heap (java.lang.Class); 0 for arrays */
+} mvm_type_info;
+typedef struct mvm_field_desc {
+  const char *name, *sig;
+  int is_static;
+} mvm_field_desc;
+typedef struct mvm_method_desc {
+  const char *name, *sig;
+  uint32_t ncode;           /* instructions: indexes 0 .. ncode-1 */
+  uint16_t nregs, nparams;  /* parameters are the last nparams registers */
+} mvm_method_desc;
+typedef struct mvm_local_desc {
+  uint32_t start, end;      /* visible for start <= pc < end */
+  uint16_t reg;             /* the slot a debugger uses is the register number */
+  const char *name, *sig;
+} mvm_local_desc;
+
+int mvm_dbg_for_each_type(mvm_vm *vm, int (*fn)(void *arg, mvm_type t), void *arg);
+int mvm_dbg_type_info(mvm_vm *vm, mvm_type t, mvm_type_info *out);
+int mvm_dbg_field(mvm_vm *vm, mvm_type t, uint32_t field, mvm_field_desc *out);
+int mvm_dbg_method(mvm_vm *vm, mvm_type t, uint32_t method, mvm_method_desc *out);
+/* (pc, line) where the line changes, in pc order. */
+int mvm_dbg_lines(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, uint32_t pc, int32_t line),
+                  void *arg);
+/* MVM_DBG_EABSENT when the method declares no .local. */
+int mvm_dbg_locals(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, const mvm_local_desc *l),
+                   void *arg);
+/* The type of the entry point's class (the class declaring main), or 0. */
+mvm_type mvm_dbg_main_type(mvm_vm *vm);
+
+/* ---- Objects (heap: an interpreter thread, or an attached thread inside mvm_dbg_enter). */
+void mvm_dbg_enter(mvm_vm *vm);
+void mvm_dbg_leave(mvm_vm *vm);
+int mvm_dbg_object_type(mvm_vm *vm, uint64_t obj, mvm_type *out);
+/* Static field when obj is 0. */
+int mvm_dbg_get_field(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, mvm_value *out);
+int mvm_dbg_set_field(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, const mvm_value *v);
+/* The UTF-8 bytes of a String, borrowed while it lives. */
+int mvm_dbg_string(mvm_vm *vm, uint64_t s, const char **p, size_t *n);
+/* A new String, kept alive until the next call (the caller pins it meanwhile). */
+int mvm_dbg_new_string(mvm_vm *vm, const char *utf8, size_t n, uint64_t *out);
+int mvm_dbg_array_length(mvm_vm *vm, uint64_t a, int32_t *out);
+int mvm_dbg_array_get(mvm_vm *vm, uint64_t a, int32_t index, mvm_value *out);
+int mvm_dbg_array_set(mvm_vm *vm, uint64_t a, int32_t index, const mvm_value *v);
+
+/* ---- Threads. */
+typedef struct mvm_dbg_thread {
+  uint64_t obj;             /* its java.lang.Thread */
+  uint64_t group;           /* its java.lang.ThreadGroup */
+  mvm_status status;
+  int daemon;
+  int internal;             /* attached (the JDWP thread): hidden from a debugger */
+} mvm_dbg_thread;
+/* name (copied, cut at cap - 1) may be NULL. */
+int mvm_dbg_thread_get(mvm_vm *vm, uint32_t id, mvm_dbg_thread *out, char *name, size_t cap);
+/* "system" (parent 0), then "main" (parent system). */
+int mvm_dbg_groups(mvm_vm *vm, int (*fn)(void *arg, uint64_t group, uint64_t parent, const char *name),
+                   void *arg);
+/* Stops thread id at its next safepoint and returns once it runs no bytecode: parked there, or
+ * blocked (sleep, wait, monitor, native, VM wait, not started), from which it does not return
+ * to bytecode until mvm_dbg_resume. Idempotent: one request per thread, not counted. */
+int mvm_dbg_suspend(mvm_vm *vm, uint32_t id);
+int mvm_dbg_resume(mvm_vm *vm, uint32_t id);
+/* The calling thread parks inside a debugger call (1) or leaves it (0): while parked it counts
+ * as blocked for the collector; leaving waits while the world is stopped or while it is
+ * suspended. */
+void mvm_dbg_parking(mvm_vm *vm, int parked);
+
+/* ---- Frames (depth 0 innermost) and locals (slot = register). */
+int mvm_dbg_frame_count(mvm_vm *vm, uint32_t id, int32_t *out);
+int mvm_dbg_frame(mvm_vm *vm, uint32_t id, int32_t depth, mvm_loc *out);
+/* tag: what the debugger asks for (Z B C S I J F D, or L [ s t g c l for references).
+ * ESLOT for a register outside the method, ETYPE when the register holds a number and a
+ * reference was asked for (or the opposite). */
+int mvm_dbg_get_local(mvm_vm *vm, uint32_t id, int32_t depth, int32_t slot, char tag, mvm_value *out);
+int mvm_dbg_set_local(mvm_vm *vm, uint32_t id, int32_t depth, int32_t slot, const mvm_value *v);
+
+/* ---- Execution control. */
+/* Patches the instruction at loc (idempotent); ELOCATION for a pc outside the method. */
+int mvm_dbg_set_breakpoint(mvm_vm *vm, const mvm_loc *loc);
+int mvm_dbg_clear_breakpoint(mvm_vm *vm, const mvm_loc *loc);
+int mvm_dbg_set_stepping(mvm_vm *vm, uint32_t id, int on);
+void mvm_dbg_set_method_events(mvm_vm *vm, int on);
+
+#endif
