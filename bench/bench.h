@@ -182,6 +182,8 @@ typedef struct bench_opts {
   const char *java;     /* path or NULL */
   const char *classdir; /* where Idle.class is */
   double scale;         /* < 1 shortens every run (profiling) */
+  const char *minivm;   /* the minivm executable (dbg section) or NULL */
+  const char *progdir;  /* bench/programs (dbg section) or NULL */
 } bench_opts;
 
 void bench_section_rt(const bench_opts *o);      /* round trip, pipelined, connection set-up */
@@ -189,6 +191,7 @@ void bench_section_send(const bench_opts *o);    /* VM-side cost of sending */
 void bench_section_threads(const bench_opts *o); /* THEN / THST */
 void bench_section_heap(const bench_opts *o);    /* heap dump */
 void bench_section_mem(const bench_opts *o);     /* resident memory */
+void bench_section_dbg(const bench_opts *o);     /* debugger: cost, breakpoint/step round trips, attach */
 void bench_section_prof_helo(const bench_opts *o); /* profiling aids, not in the table */
 void bench_section_prof_send(const bench_opts *o);
 

@@ -5,7 +5,7 @@
 # ratio, with the target and met / MISSED (info: no target; n/a: no java).
 #
 #   bench/run.sh                    everything (about 1-2 minutes after the build)
-#   bench/run.sh rt heap            only some sections: rt send threads heap mem
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg
 #   BENCH_SCALE=0.2 bench/run.sh    shorter runs (e.g. under a profiler)
 #   BENCH_PIN=0 bench/run.sh        no CPU pinning (the round trips then run once, "unpinned")
 #
@@ -17,24 +17,27 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 scale=${BENCH_SCALE:-1}
 sections=("$@")
-if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem); fi
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg); fi
 
 t_start=$(date +%s)
 echo "bench: building $build (Release)" >&2
 mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDDMC_BUILD_BENCH=ON -DDDMC_BUILD_TESTS=OFF \
-  -DDDMC_BUILD_EXAMPLES=OFF -DDDMC_BUILD_TOOLS=OFF >"$build/bench-cmake.log" 2>&1 ||
+  -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=OFF >"$build/bench-cmake.log" 2>&1 ||
   { cat "$build/bench-cmake.log" >&2; exit 1; }
-cmake --build "$build" --target ddmc_bench -j"$(nproc)" >"$build/bench-build.log" 2>&1 ||
+# minivm (Release, same library) is the VM of the dbg section.
+cmake --build "$build" --target ddmc_bench minivm -j"$(nproc)" >"$build/bench-build.log" 2>&1 ||
   { cat "$build/bench-build.log" >&2; exit 1; }
 bin="$build/bench/ddmc_bench"
+vm_args=(--minivm "$build/examples/minivm/minivm" --programs "$root/bench/programs")
 
 java_args=()
 java_desc="none (OpenJDK lines are n/a)"
 if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; then
   classdir="$build/bench/java"
   mkdir -p "$classdir"
-  if javac -d "$classdir" "$root/bench/java/Idle.java" 2>/dev/null; then
+  # Idle (the rt section's JVM); JdiBench, BpLoop, Spin (the dbg section's client and targets)
+  if javac -g -d "$classdir" "$root"/bench/java/*.java 2>/dev/null; then
     java_bin=$(readlink -f "$(command -v java)")
     java_args=(--java "$java_bin" --classdir "$classdir")
     java_desc=$("$java_bin" -version 2>&1 | head -n 2 | tail -n 1)
@@ -47,7 +50,7 @@ for s in "${sections[@]}"; do
   echo "bench: section $s" >&2
   t0=$(date +%s)
   rc=0
-  timeout 300 "$bin" "$s" --scale "$scale" "${java_args[@]}" >>"$out" || rc=$?
+  timeout 300 "$bin" "$s" --scale "$scale" "${java_args[@]}" "${vm_args[@]}" >>"$out" || rc=$?
   if ((rc != 0)); then printf 'NOTE\tsection %s failed (exit %d)\n' "$s" "$rc" >>"$out"; fi
   echo "bench: section $s took $(($(date +%s) - t0)) s" >&2
 done

@@ -3,11 +3,19 @@
  *
  *   java JdiBench attach HOST PORT N               ms from attach() until allThreads() returns, N times
  *   java JdiBench bp     HOST PORT CLASS LINE SECS breakpoint hits per second (resumed at each hit)
- *   java JdiBench step   HOST PORT CLASS LINE SECS line steps (over) per second from a breakpoint there
- *   java JdiBench idle   HOST PORT SECS            attached, no request, for SECS
- *   java JdiBench cold   HOST PORT CLASS METHOD SECS  a breakpoint in a method that never runs
+ *   java JdiBench step   HOST PORT CLASS LINE SECS line steps (over) per second from a breakpoint there,
+ *                                                   one step request kept enabled, resumed at each event
+ *   java JdiBench next   HOST PORT CLASS LINE SECS the same as jdb's `next` does it: a new request with a
+ *                                                   count filter of 1 per step, deleted at its event
+ *                                                   (OpenJDK 17's agent now and then loses such a step:
+ *                                                   the thread runs on, and this mode fails after 10 s)
+ *   java JdiBench idle   HOST PORT SECS            attached, no request, until the VM ends (at most SECS)
+ *   java JdiBench cold   HOST PORT CLASS METHOD SECS  the same with a breakpoint in a method that never runs
  *
- * Output: one line "RESULT <mode> <figure>", or "ERROR ..." and exit 1. */
+ * Output: one line "RESULT <mode> <figure>..." (attach: median and best ms; bp, step: events/s and
+ * how many), or "ERROR ..." and exit 1. bp and step warm the client up (its JIT) for WARMUP_SECS
+ * before counting. idle and cold resume the VM (a suspend=y VM starts then) and leave when it
+ * disconnects, so the debugger is attached for the VM's whole run. */
 import com.sun.jdi.*;
 import com.sun.jdi.connect.*;
 import com.sun.jdi.event.*;
@@ -71,6 +79,47 @@ public class JdiBench {
     throw new IllegalStateException("no " + type.getSimpleName() + " within 10 s");
   }
 
+  static final long WARMUP_NS = 500_000_000L;
+
+  /* One line step (over). keep != null: the step request stays enabled, so a step is the event
+   * and one resume (the round trip, as bp measures it). keep == null: jdb's `next`, a new request
+   * with a count filter of 1, resume, the event, delete. set[0] holds the suspended set on entry
+   * and on return. */
+  static void step(EventRequestManager erm, ThreadReference t, VirtualMachine vm, EventSet[] set, StepRequest keep)
+      throws Exception {
+    StepRequest s = keep;
+    if (s == null) {
+      s = erm.createStepRequest(t, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
+      s.addCountFilter(1);
+      s.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
+      s.enable();
+    }
+    set[0].resume();
+    await(vm, StepEvent.class, set);
+    if (keep == null) erm.deleteEventRequest(s);
+  }
+
+  /* Resumes any event set until the VM dies or disconnects, or secs pass (then detaches).
+   * Returns "death", "disconnect" or "timeout". */
+  static String untilDeath(VirtualMachine vm, double secs) throws Exception {
+    long end = System.nanoTime() + (long) (secs * 1e9);
+    try {
+      while (System.nanoTime() < end) {
+        EventSet es = vm.eventQueue().remove(200);
+        if (es == null) continue;
+        for (Event e : es) {
+          if (e instanceof VMDisconnectEvent) return "disconnect";
+          if (e instanceof VMDeathEvent) return "death";
+        }
+        es.resume();
+      }
+    } catch (VMDisconnectedException e) {
+      return "disconnect";
+    }
+    vm.dispose();
+    return "timeout";
+  }
+
   public static void main(String[] a) throws Exception {
     try {
       run(a);
@@ -96,7 +145,7 @@ public class JdiBench {
           Thread.sleep(50);
         }
         Arrays.sort(ms);
-        System.out.printf(Locale.ROOT, "RESULT attach %.2f%n", ms[n / 2]);
+        System.out.printf(Locale.ROOT, "RESULT attach %.3f %.3f%n", ms[n / 2], ms[0]);
         break;
       }
       case "bp": {
@@ -108,7 +157,7 @@ public class JdiBench {
         r.enable();
         vm.resume();
         EventSet[] set = new EventSet[1];
-        for (int i = 0; i < 200; i++) { /* warm-up */
+        for (long w = System.nanoTime() + WARMUP_NS; System.nanoTime() < w;) {
           await(vm, BreakpointEvent.class, set);
           set[0].resume();
         }
@@ -121,10 +170,11 @@ public class JdiBench {
         double rate = hits / ((System.nanoTime() - t0) / 1e9);
         vm.eventRequestManager().deleteEventRequest(r);
         vm.dispose();
-        System.out.printf(Locale.ROOT, "RESULT bp %.0f%n", rate);
+        System.out.printf(Locale.ROOT, "RESULT bp %.0f %d%n", rate, hits);
         break;
       }
-      case "step": {
+      case "step":
+      case "next": {
         VirtualMachine vm = attach(host, port);
         Location loc = lineOf(classNamed(vm, a[3]), Integer.parseInt(a[4]));
         double secs = Double.parseDouble(a[5]);
@@ -136,29 +186,29 @@ public class JdiBench {
         EventSet[] set = new EventSet[1];
         ThreadReference t = await(vm, BreakpointEvent.class, set).thread();
         erm.deleteEventRequest(bp);
+        StepRequest keep = null;
+        if (mode.equals("step")) {
+          keep = erm.createStepRequest(t, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
+          keep.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
+          keep.enable();
+        }
+        for (long w = System.nanoTime() + WARMUP_NS; System.nanoTime() < w;) step(erm, t, vm, set, keep);
         long steps = 0, t0 = System.nanoTime(), end = t0 + (long) (secs * 1e9);
         while (System.nanoTime() < end) {
-          StepRequest s = erm.createStepRequest(t, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
-          s.addCountFilter(1);
-          s.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
-          s.enable();
-          set[0].resume();
-          await(vm, StepEvent.class, set);
-          erm.deleteEventRequest(s);
+          step(erm, t, vm, set, keep);
           steps++;
         }
         double rate = steps / ((System.nanoTime() - t0) / 1e9);
+        if (keep != null) erm.deleteEventRequest(keep);
         set[0].resume();
         vm.dispose();
-        System.out.printf(Locale.ROOT, "RESULT step %.0f%n", rate);
+        System.out.printf(Locale.ROOT, "RESULT %s %.0f %d%n", mode, rate, steps);
         break;
       }
       case "idle": {
         VirtualMachine vm = attach(host, port);
         vm.resume();
-        Thread.sleep((long) (Double.parseDouble(a[3]) * 1000));
-        vm.dispose();
-        System.out.println("RESULT idle 0");
+        System.out.println("RESULT idle " + untilDeath(vm, Double.parseDouble(a[3])));
         break;
       }
       case "cold": {
@@ -168,9 +218,7 @@ public class JdiBench {
         BreakpointRequest r = vm.eventRequestManager().createBreakpointRequest(m.location());
         r.enable();
         vm.resume();
-        Thread.sleep((long) (Double.parseDouble(a[5]) * 1000));
-        vm.dispose();
-        System.out.println("RESULT cold 0");
+        System.out.println("RESULT cold " + untilDeath(vm, Double.parseDouble(a[5])));
         break;
       }
       default:

@@ -1,0 +1,517 @@
+/* The debugger figures (issue 13, "Benchmarks"), each against its reference in the same run:
+ *
+ *   1. cost of debugging support on a CPU-bound program (bench/programs/spin.mvm: a loop of
+ *      integer arithmetic with a static call per iteration, ~0.8 s) in five set-ups,
+ *        (a) minivm without JDWP                       the reference
+ *        (b) -agentlib:jdwp=...,suspend=n, no peer
+ *        (c) a DDM-only peer (handshake, HELO, FEAT, then it reads until EOF), suspend=y so the
+ *            peer is there before main runs
+ *        (d) a JDI debugger attached with no request (JdiBench idle), suspend=y
+ *        (e) the same with a breakpoint in Spin.cold, which never runs (JdiBench cold)
+ *      run in REPS rounds, each round every set-up once in a rotated order, so drift in the
+ *      machine's load hits all alike. The figure is the minivm process's CPU time (all its
+ *      threads, so the JDWP thread's work counts), each set-up's best round against (a)'s best;
+ *      the loop's own wall time (the program reads time-ms around it, after a 300 ms sleep that
+ *      lets a just-started JDI client go idle) is in the notes;
+ *   2. breakpoint round trip: JdiBench bp resumes at each hit of BpLoop:10 (bench/programs/
+ *      bploop.mvm against bench/java/BpLoop.java on HotSpot: same class, methods and lines);
+ *   3. single-step round trip: JdiBench step, one STEP_LINE/STEP_OVER request kept enabled and
+ *      the thread resumed at each event, over lines 10 -> 11 -> 10 ... of the same loop (jdb's
+ *      `next`, a new request per step, is JdiBench next: OpenJDK 17's agent now and then loses
+ *      one of those steps, so it is not a row);
+ *   4. JDI attach until allThreads() returns (JdiBench attach, median of ATTACH_N), minivm on
+ *      bench/programs/idle.mvm against HotSpot on bench/java/Idle.java.
+ * The JDI client is the same JVM program for both VMs, so only the VM side differs.
+ * Placement as in the rt section: the VM (every thread of minivm or of the JVM) on CPU 0; the
+ * client (the DDM peer thread, the JDI client's JVM) on CPU 1 ("cross-CPU") and, for the round
+ * trips, on CPU 0 too ("same CPU"). BENCH_PIN=0: one unpinned run.
+ * Ports are chosen by the kernel (bind to port 0, then passed on the command line); a VM is
+ * known to listen once /proc/net/tcp shows the port in LISTEN, which does not disturb a
+ * suspend=y VM the way a probe connection would. */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define REPS 7
+#define SPIN_ITERS 16000000.0 /* ~0.8 s of loop on this machine's minivm */
+#define RT_SECS 2.5           /* counting time of each bp / step run (after JdiBench's 0.5 s warm-up) */
+#define ATTACH_N 15
+
+/* ---- child processes */
+
+static uint16_t free_port(void) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t sl = sizeof(sa);
+  if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) != 0 || getsockname(s, (struct sockaddr *)&sa, &sl) != 0) {
+    fprintf(stderr, "bench: no free port: %s\n", strerror(errno));
+    exit(2);
+  }
+  close(s);
+  return ntohs(sa.sin_port);
+}
+
+/* 1 once 127.0.0.1:port (or any address) is in LISTEN in /proc/net/tcp. */
+static int port_listening(uint16_t port) {
+  FILE *f = fopen("/proc/net/tcp", "r");
+  if (f == NULL) return 0;
+  char line[512];
+  int found = 0;
+  while (!found && fgets(line, sizeof(line), f) != NULL) {
+    unsigned addr, p, st;
+    if (sscanf(line, " %*d: %x:%x %*x:%*x %x", &addr, &p, &st) == 3 && p == port && st == 0x0A) found = 1;
+  }
+  fclose(f);
+  return found;
+}
+
+typedef struct child {
+  pid_t pid;
+  int out; /* read end of its stdout, or -1 */
+} child;
+
+/* Starts argv[0] with its threads on cpu (-1: anywhere). want_out: its stdout comes back
+ * through a pipe, else /dev/null. stderr: /dev/null unless BENCH_VERBOSE. */
+static child spawn(char *const argv[], int cpu, int want_out) {
+  child c = {-1, -1};
+  int p[2] = {-1, -1};
+  if (want_out && pipe(p) != 0) return c;
+  pid_t pid = fork();
+  if (pid < 0) return c;
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (cpu >= 0) bench_pin(cpu);
+    else if (bench_pinning()) { /* undo the bench thread's own pin */
+      cpu_set_t all;
+      CPU_ZERO(&all);
+      for (int i = 0; i < CPU_SETSIZE && i < 1024; i++) CPU_SET(i, &all);
+      sched_setaffinity(0, sizeof(all), &all);
+    }
+    int dn = open("/dev/null", O_RDWR);
+    dup2(dn, 0);
+    if (want_out) {
+      dup2(p[1], 1);
+      close(p[0]);
+      close(p[1]);
+    } else dup2(dn, 1);
+    if (getenv("BENCH_VERBOSE") == NULL) dup2(dn, 2);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  if (want_out) {
+    close(p[1]);
+    c.out = p[0];
+  }
+  c.pid = pid;
+  return c;
+}
+
+/* Reads the child's stdout until EOF or the deadline into buf (NUL-terminated), then reaps it
+ * (killed at the deadline). Returns its exit status, or -1 if killed / failed. */
+static int finish(child *c, char *buf, size_t cap, int64_t deadline_ns, struct rusage *ru) {
+  size_t have = 0;
+  if (buf) buf[0] = 0;
+  if (c->out >= 0) {
+    for (;;) {
+      int64_t left = (deadline_ns - bench_now_ns()) / 1000000;
+      if (left <= 0) break;
+      struct pollfd pf = {c->out, POLLIN, 0};
+      int r = poll(&pf, 1, (int)(left > 1000 ? 1000 : left));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) continue;
+      char tmp[512];
+      ssize_t n = read(c->out, tmp, sizeof(tmp));
+      if (n <= 0) break;
+      if (buf && have + 1 < cap) {
+        size_t k = (size_t)n < cap - 1 - have ? (size_t)n : cap - 1 - have;
+        memcpy(buf + have, tmp, k);
+        have += k;
+        buf[have] = 0;
+      }
+    }
+    close(c->out);
+    c->out = -1;
+  }
+  int st = 0, killed = 0;
+  for (;;) {
+    pid_t r = wait4(c->pid, &st, WNOHANG, ru);
+    if (r == c->pid) break;
+    if (r < 0 && errno != EINTR) return -1;
+    if (bench_now_ns() > deadline_ns && !killed) {
+      kill(c->pid, SIGKILL);
+      killed = 1;
+    }
+    bench_sleep_us(2000);
+  }
+  c->pid = -1;
+  if (killed || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
+static void stop(child *c) {
+  if (c->pid > 0) {
+    kill(c->pid, SIGKILL);
+    waitpid(c->pid, NULL, 0);
+  }
+  if (c->out >= 0) close(c->out);
+  c->pid = -1;
+  c->out = -1;
+}
+
+static int wait_listen(child *c, uint16_t port, double secs) {
+  int64_t deadline = bench_now_ns() + (int64_t)(secs * 1e9);
+  while (bench_now_ns() < deadline) {
+    if (port_listening(port)) return 0;
+    if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
+      c->pid = -1;
+      return -1;
+    }
+    bench_sleep_us(2000);
+  }
+  return -1;
+}
+
+/* ---- what the section needs */
+
+typedef struct dbg_env {
+  const char *minivm, *progdir, *java, *classdir;
+  int have_minivm, have_java, have_jdi;
+  char spin[4096], bploop[4096], idle[4096];
+} dbg_env;
+
+static char *agent(uint16_t port, int suspend) {
+  return (char *)bench_fmt("-agentlib:jdwp=transport=dt_socket,server=y,suspend=%c,address=127.0.0.1:%u",
+                           suspend ? 'y' : 'n', (unsigned)port);
+}
+
+/* The JDI client on cpu: java JdiBench MODE 127.0.0.1 PORT ARGS... */
+static child jdi_start(const dbg_env *e, int cpu, const char *mode, uint16_t port, const char *a1, const char *a2,
+                       const char *a3) {
+  char portstr[8];
+  snprintf(portstr, sizeof(portstr), "%u", (unsigned)port);
+  char *argv[16];
+  int n = 0;
+  argv[n++] = (char *)e->java;
+  argv[n++] = "-XX:+UseSerialGC";
+  argv[n++] = "-Xshare:auto";
+  argv[n++] = "-cp";
+  argv[n++] = (char *)e->classdir;
+  argv[n++] = "JdiBench";
+  argv[n++] = (char *)mode;
+  argv[n++] = "127.0.0.1";
+  argv[n++] = portstr;
+  if (a1) argv[n++] = (char *)a1;
+  if (a2) argv[n++] = (char *)a2;
+  if (a3) argv[n++] = (char *)a3;
+  argv[n] = NULL;
+  return spawn(argv, cpu, 1);
+}
+
+/* "RESULT mode x y" -> x (and y); -1 on anything else (the line is noted). */
+static double jdi_result(const char *out, const char *mode, double *second) {
+  const char *p = strstr(out, "RESULT ");
+  double x = -1, y = -1;
+  char m[16];
+  if (p == NULL || sscanf(p, "RESULT %15s %lf %lf", m, &x, &y) < 2 || strcmp(m, mode) != 0) {
+    char line[160];
+    snprintf(line, sizeof(line), "%s", out);
+    for (char *q = line; *q; q++)
+      if (*q == '\n' || *q == '\t') *q = ' ';
+    bench_note("JdiBench %s failed: %s", mode, line[0] ? line : "(no output)");
+    return -1;
+  }
+  if (second) *second = y;
+  return x;
+}
+
+/* ---- 1. the cost of debugging support */
+
+enum { SET_A, SET_B, SET_C, SET_D, SET_E, NSETS };
+static const char *set_name[NSETS] = {
+    "(a) minivm without JDWP",
+    "(b) JDWP listening (suspend=n), no peer",
+    "(c) DDM-only peer (handshake, HELO, FEAT; reading)",
+    "(d) JDI debugger attached, no requests",
+    "(e) JDI breakpoint in a method that never runs",
+};
+
+typedef struct ddm_peer {
+  uint16_t port;
+  int cpu;
+  int ok;
+  pthread_t th;
+} ddm_peer;
+
+static void *ddm_peer_main(void *arg) {
+  ddm_peer *p = arg;
+  if (p->cpu >= 0) bench_pin(p->cpu);
+  jc c;
+  jc_init(&c);
+  uint8_t pkt[64];
+  if (jc_open(&c, p->port, bench_now_ns() + 10000000000LL) == 0 &&
+      jc_request(&c, pkt, jc_build_ddm(pkt, 0x40000001u, FOURCC('H', 'E', 'L', 'O'), "\0\0\0\1", 4), NULL) != 0 &&
+      jc_request(&c, pkt, jc_build_ddm(pkt, 0x40000002u, FOURCC('F', 'E', 'A', 'T'), NULL, 0), NULL) != 0) {
+    p->ok = 1;
+    uint32_t len;
+    while (jc_next(&c, &len) != NULL) { /* whatever the VM sends, until it exits */
+    }
+  }
+  jc_close(&c);
+  return NULL;
+}
+
+/* One run of spin.mvm in set-up s: the loop's ms, or -1. *cpu_ms: the process's CPU time. */
+static double spin_once(const dbg_env *e, int s, long iters, int client_cpu, double *cpu_ms) {
+  uint16_t port = free_port();
+  char n[32];
+  snprintf(n, sizeof(n), "%ld", iters);
+  char *argv[6];
+  int k = 0;
+  argv[k++] = (char *)e->minivm;
+  if (s != SET_A) argv[k++] = agent(port, s != SET_B);
+  argv[k++] = (char *)e->spin;
+  argv[k++] = n;
+  argv[k] = NULL;
+  int64_t deadline = bench_now_ns() + 60000000000LL;
+  child vm = spawn(argv, bench_pinning() ? BENCH_CPU_SERVER : -1, 1);
+  if (vm.pid < 0) return -1;
+  ddm_peer peer = {port, client_cpu, 0, 0};
+  child cl = {-1, -1};
+  int started_peer = 0;
+  if (s >= SET_C) {
+    if (wait_listen(&vm, port, 10) != 0) {
+      bench_note("dbg: minivm never listened on %u (set-up %c)", (unsigned)port, 'a' + s);
+      stop(&vm);
+      return -1;
+    }
+    if (s == SET_C) started_peer = pthread_create(&peer.th, NULL, ddm_peer_main, &peer) == 0;
+    else if (s == SET_D) cl = jdi_start(e, client_cpu, "idle", port, "60", NULL, NULL);
+    else cl = jdi_start(e, client_cpu, "cold", port, "Spin", "cold", "60");
+  }
+  char out[256];
+  struct rusage ru;
+  memset(&ru, 0, sizeof(ru));
+  int rc = finish(&vm, out, sizeof(out), deadline, &ru);
+  if (started_peer) pthread_join(peer.th, NULL);
+  if (cl.pid > 0) {
+    char cout[512];
+    finish(&cl, cout, sizeof(cout), bench_now_ns() + 20000000000LL, NULL);
+    if (strstr(cout, "RESULT ") == NULL) jdi_result(cout, s == SET_D ? "idle" : "cold", NULL);
+  }
+  double ms = -1;
+  long cks = 0;
+  const char *p = strstr(out, "SPIN ");
+  if (rc != 0 || p == NULL || sscanf(p, "SPIN %lf %ld", &ms, &cks) != 2) {
+    bench_note("dbg: spin.mvm in set-up %c failed (exit %d): %.60s", 'a' + s, rc, out);
+    return -1;
+  }
+  if (s == SET_C && !peer.ok) bench_note("dbg: the DDM peer of set-up (c) did not finish its HELO/FEAT");
+  *cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+  return ms;
+}
+
+static void cost_section(const dbg_env *e, double scale) {
+  const char *G = "Debugging cost, CPU-bound minivm";
+  long iters = (long)(SPIN_ITERS * scale);
+  int client = bench_pinning() ? BENCH_CPU_CLIENT : -1;
+  double ms[NSETS][REPS], cpu[NSETS][REPS];
+  int n[NSETS] = {0};
+  int sets = e->have_jdi ? NSETS : SET_D;
+  for (int r = 0; r < REPS; r++)
+    for (int i = 0; i < sets; i++) {
+      int s = (i + r) % sets; /* rotate the order each round */
+      double c = 0, m = spin_once(e, s, iters, client, &c);
+      if (m > 0) {
+        ms[s][n[s]] = m;
+        cpu[s][n[s]] = c;
+        n[s]++;
+      }
+    }
+  if (n[SET_A] == 0) {
+    bench_note("dbg: no run of set-up (a) completed; cost rows skipped");
+    return;
+  }
+  /* The figure: the process's CPU time (every thread: the loop, the JDWP thread, the GC daemon),
+   * best round. On a shared 2-CPU VM the loop's wall time also counts other tenants' turns on
+   * CPU 0 (it spread by 40% between rounds at load 5), CPU time does not. */
+  double tmp[REPS], best[NSETS], a_wall = 0;
+  for (int s = 0; s < NSETS; s++) {
+    best[s] = -1;
+    if (n[s] == 0) continue;
+    memcpy(tmp, cpu[s], sizeof(double) * (size_t)n[s]);
+    bench_sort(tmp, (size_t)n[s]);
+    best[s] = tmp[0];
+    double cmed = bench_pct(tmp, (size_t)n[s], 50);
+    memcpy(tmp, ms[s], sizeof(double) * (size_t)n[s]);
+    bench_sort(tmp, (size_t)n[s]);
+    if (s == SET_A) a_wall = tmp[0];
+    bench_note("dbg cost %c: process CPU best %.0f ms (%.3fx (a)), median %.0f ms; loop wall time best %.0f ms "
+               "(%.3fx (a)), median %.0f ms; %d runs",
+               'a' + s, best[s], best[s] / best[SET_A], cmed, tmp[0], tmp[0] / a_wall, bench_pct(tmp, (size_t)n[s], 50),
+               n[s]);
+  }
+  char ref[96];
+  snprintf(ref, sizeof(ref), "%s, best of %d", set_name[SET_A], n[SET_A]);
+  char refv[32];
+  snprintf(refv, sizeof(refv), "%.0f ms CPU", best[SET_A]);
+  for (int s = SET_B; s < NSETS; s++) {
+    const char *fig = bench_fmt("%s: process CPU time", set_name[s]);
+    if (best[s] < 0)
+      bench_row(G, fig, s >= SET_D && !e->have_jdi ? "n/a (no java)" : "n/a (no run completed)", ref, refv, -1,
+                "<= 1.02x (a)", "n/a");
+    else
+      bench_row(G, fig, bench_fmt("%.0f ms CPU", best[s]), ref, refv, best[s] / best[SET_A], "<= 1.02x (a)",
+                bench_status(best[s] <= 1.02 * best[SET_A]));
+  }
+  bench_note("dbg cost: spin.mvm, %ld iterations of a static call + 5 arithmetic ops (~%.0f ms); %d rounds, each "
+             "set-up once per round in a rotated order; a row is the set-up's best round against (a)'s best",
+             iters, a_wall, REPS);
+}
+
+/* ---- 2-4. round trips and attach */
+
+typedef enum { VM_MINIVM, VM_HOTSPOT } vm_kind;
+
+/* Starts the target VM (suspend=n) on the server CPU and waits until it listens. */
+static child target_start(const dbg_env *e, vm_kind k, const char *what, uint16_t *port) {
+  *port = free_port();
+  char *argv[10];
+  int n = 0;
+  if (k == VM_MINIVM) {
+    argv[n++] = (char *)e->minivm;
+    argv[n++] = agent(*port, 0);
+    argv[n++] = (char *)(strcmp(what, "BpLoop") == 0 ? e->bploop : e->idle);
+  } else {
+    argv[n++] = (char *)e->java;
+    argv[n++] = "-Xshare:auto";
+    argv[n++] = agent(*port, 0);
+    argv[n++] = "-cp";
+    argv[n++] = (char *)e->classdir;
+    argv[n++] = (char *)what;
+  }
+  argv[n] = NULL;
+  child c = spawn(argv, bench_pinning() ? BENCH_CPU_SERVER : -1, 0);
+  if (c.pid > 0 && wait_listen(&c, *port, 20) != 0) {
+    bench_note("dbg: %s (%s) never listened", k == VM_MINIVM ? "minivm" : "java", what);
+    stop(&c);
+  }
+  return c;
+}
+
+/* One JdiBench run against a fresh target; returns the figure (-1 on failure). */
+static double jdi_run(const dbg_env *e, vm_kind k, const char *target, int cpu, const char *mode, const char *a1,
+                      const char *a2, const char *a3, double *second) {
+  uint16_t port;
+  child vm = target_start(e, k, target, &port);
+  if (vm.pid < 0) return -1;
+  child cl = jdi_start(e, cpu, mode, port, a1, a2, a3);
+  char out[512];
+  finish(&cl, out, sizeof(out), bench_now_ns() + 60000000000LL, NULL);
+  stop(&vm);
+  return jdi_result(out, mode, second);
+}
+
+static const char *rate_str(double r) {
+  if (r < 0) return "n/a";
+  if (r >= 1e6) return bench_fmt("%.2f M/s", r / 1e6);
+  if (r >= 1e4) return bench_fmt("%.1f k/s", r / 1e3);
+  return bench_fmt("%.0f /s", r);
+}
+
+static void roundtrip_placement(const dbg_env *e, double scale, int cpu, const char *where) {
+  char secs[16];
+  snprintf(secs, sizeof(secs), "%.2f", RT_SECS * scale);
+  const char *ref = "OpenJDK 17 HotSpot, BpLoop.java, same client";
+  struct {
+    const char *mode, *fig, *unit;
+    const char *a2, *a3;
+  } m[2] = {{"bp", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)", "hits", "10", secs},
+            {"step", "JDI line steps/s (step over from BpLoop:10, one request, resume at each event)", "steps", "10", secs}};
+  for (int i = 0; i < 2; i++) {
+    const char *G = bench_fmt("%s round trip, %s", i == 0 ? "Breakpoint" : "Single-step", where);
+    char group[96];
+    snprintf(group, sizeof(group), "%s", G);
+    double nmv = 0, nhs = 0;
+    double mv = jdi_run(e, VM_MINIVM, "BpLoop", cpu, m[i].mode, "BpLoop", m[i].a2, m[i].a3, &nmv);
+    double hs = e->have_java ? jdi_run(e, VM_HOTSPOT, "BpLoop", cpu, m[i].mode, "BpLoop", m[i].a2, m[i].a3, &nhs) : -1;
+    const char *val = mv > 0 ? rate_str(mv) : "n/a (failed)";
+    const char *hval = hs > 0 ? rate_str(hs) : (e->have_java ? "n/a (failed)" : "n/a (no java)");
+    bench_row(group, m[i].fig, val, ref, hval, mv > 0 && hs > 0 ? mv / hs : -1, ">= 2x HotSpot",
+              mv > 0 && hs > 0 ? bench_status(mv >= 2 * hs) : "n/a");
+    bench_note("dbg %s, %s: %.0f %s on minivm, %.0f on HotSpot in %s s (after 0.5 s of warm-up)", m[i].mode, where, nmv,
+               m[i].unit, nhs, secs);
+  }
+}
+
+static void attach_section(const dbg_env *e, int cpu, const char *where) {
+  char nstr[8];
+  snprintf(nstr, sizeof(nstr), "%d", ATTACH_N);
+  double bmv = 0, bhs = 0;
+  double mv = jdi_run(e, VM_MINIVM, "Idle", cpu, "attach", nstr, NULL, NULL, &bmv);
+  double hs = e->have_java ? jdi_run(e, VM_HOTSPOT, "Idle", cpu, "attach", nstr, NULL, NULL, &bhs) : -1;
+  bench_row(bench_fmt("JDI attach, %s", where), "attach until allThreads() returns, p50",
+            mv > 0 ? bench_fmt("%.2f ms", mv) : "n/a (failed)", "OpenJDK 17 HotSpot, Idle.java, same client",
+            hs > 0 ? bench_fmt("%.2f ms", hs) : (e->have_java ? "n/a (failed)" : "n/a (no java)"),
+            mv > 0 && hs > 0 ? mv / hs : -1, "-", mv > 0 && hs > 0 ? "info" : "n/a");
+  bench_note("dbg attach, %s: %d attach/allThreads/dispose cycles each, 50 ms apart; best %.2f ms minivm, %.2f ms HotSpot",
+             where, ATTACH_N, bmv, bhs);
+}
+
+/* ---- the section */
+
+void bench_section_dbg(const bench_opts *o) {
+  dbg_env e;
+  memset(&e, 0, sizeof(e));
+  e.minivm = o->minivm;
+  e.progdir = o->progdir;
+  e.java = o->java;
+  e.classdir = o->classdir;
+  e.have_minivm = e.minivm && access(e.minivm, X_OK) == 0 && e.progdir != NULL;
+  if (e.have_minivm) {
+    snprintf(e.spin, sizeof(e.spin), "%s/spin.mvm", e.progdir);
+    snprintf(e.bploop, sizeof(e.bploop), "%s/bploop.mvm", e.progdir);
+    snprintf(e.idle, sizeof(e.idle), "%s/idle.mvm", e.progdir);
+    e.have_minivm = access(e.spin, R_OK) == 0 && access(e.bploop, R_OK) == 0 && access(e.idle, R_OK) == 0;
+  }
+  if (!e.have_minivm) {
+    bench_note("dbg: no minivm or no bench/programs (--minivm, --programs; bench/run.sh passes both): section skipped");
+    return;
+  }
+  char cls[4096];
+  snprintf(cls, sizeof(cls), "%s/JdiBench.class", e.classdir ? e.classdir : ".");
+  e.have_jdi = e.java && e.classdir && access(e.java, X_OK) == 0 && access(cls, R_OK) == 0;
+  snprintf(cls, sizeof(cls), "%s/BpLoop.class", e.classdir ? e.classdir : ".");
+  e.have_java = e.have_jdi && access(cls, R_OK) == 0;
+  if (!e.have_jdi) bench_note("dbg: no java or no JdiBench.class: (d), (e) and the JDI rows are n/a");
+  /* This process (the DDM peer's parent, the reaper) stays off the VM's CPU. */
+  if (bench_pinning()) bench_pin(BENCH_CPU_CLIENT);
+
+  cost_section(&e, o->scale);
+  if (!e.have_jdi) return;
+  if (bench_pinning()) {
+    roundtrip_placement(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU");
+    roundtrip_placement(&e, o->scale, BENCH_CPU_SERVER, "same CPU");
+    attach_section(&e, BENCH_CPU_CLIENT, "cross-CPU");
+  } else {
+    roundtrip_placement(&e, o->scale, -1, "unpinned");
+    attach_section(&e, -1, "unpinned");
+  }
+  bench_note("dbg: the VM (minivm or every JVM thread) on CPU %d; the DDM peer and the JDI client (a JVM running "
+             "bench/java/JdiBench.java, -XX:+UseSerialGC) on the CPU each group names",
+             BENCH_CPU_SERVER);
+}
