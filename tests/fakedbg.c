@@ -675,6 +675,7 @@ int fakedbg_new(fakedbg *f, unsigned flags) {
   pthread_mutex_init(&f->bp_lock, NULL);
   fakedbg_reset_debuggee(f);
   f->ops = kOps;
+  if (flags & FAKEDBG_NO_EXIT) f->ops.exit = NULL;
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;

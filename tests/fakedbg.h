@@ -103,6 +103,7 @@ typedef struct fd_frame {
 /* fakedbg_new flags */
 #define FAKEDBG_SUSPEND_Y 1u  /* the VM's options say suspend=y (VM_START suspends all) */
 #define FAKEDBG_NO_SESSION 2u /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
+#define FAKEDBG_NO_EXIT 4u    /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
 
 typedef struct fakedbg {
   fakevm fv;                 /* first: the ddmc_vm's vm_data is this struct */
