@@ -497,6 +497,71 @@ static void test_ids_bound(void **state) {
   assert_int_equal(run(1, 11, &b, &r), DDMC_JDWP_OUT_OF_MEMORY);
 }
 
+/* The registry against a model: random objects get IDs, are sent again, disposed of, pinned,
+ * moved by a collector; every live ID names its object, every dead one names nothing, no ID is
+ * ever issued twice (the hash table's deletions and growth included). */
+#define MODEL_REFS 3000
+static uint64_t g_model_id[MODEL_REFS];
+static int32_t g_model_refs[MODEL_REFS];
+static ddmc_ref g_model_ref[MODEL_REFS];
+static uint64_t g_dead[20000];
+static int g_ndead;
+
+static void move_some(void *arg, ddmc_ref *ref) {
+  (void)arg;
+  for (int i = 0; i < MODEL_REFS; i++)
+    if (g_model_ref[i] == *ref && g_model_id[i] != 0 && (i % 7) == 0) {
+      *ref = g_model_ref[i] = *ref ^ 0x40000000u;
+      return;
+    }
+}
+
+static void test_ids_model(void **state) {
+  (void)state;
+  ddmc__dbg *d = F->d;
+  uint64_t rng = 0x9e3779b97f4a7c15ull;
+  for (int i = 0; i < MODEL_REFS; i++) g_model_ref[i] = 0x10000000u + (ddmc_ref)i * 16;
+  memset(g_model_id, 0, sizeof(g_model_id));
+  memset(g_model_refs, 0, sizeof(g_model_refs));
+  g_ndead = 0;
+  for (int step = 0; step < 60000; step++) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    int i = (int)((rng >> 8) % MODEL_REFS), op = (int)(rng % 10);
+    if (op < 6) { /* send it */
+      uint64_t id;
+      assert_int_equal(ddmc__id_of_object(d, g_model_ref[i], &id), 0);
+      if (g_model_id[i] != 0) assert_true(id == g_model_id[i]);
+      else if (g_ndead > 0 && (step & 63) == 0)
+        for (int k = 0; k < g_ndead; k++) assert_true(g_dead[k] != id);
+      g_model_id[i] = id;
+      g_model_refs[i]++;
+    } else if (op < 9 && g_model_id[i] != 0) { /* dispose of some references */
+      int32_t n = (int32_t)((rng >> 20) % 3) + 1;
+      ddmc__id_release(d, g_model_id[i], n);
+      g_model_refs[i] -= n;
+      if (g_model_refs[i] <= 0) {
+        if (g_ndead < 20000) g_dead[g_ndead++] = g_model_id[i];
+        g_model_id[i] = 0;
+        g_model_refs[i] = 0;
+      }
+    } else if (op == 9 && (step % 5000) == 0) {
+      ddmc_dbg_visit_roots(F->fv.vm, move_some, NULL);
+    }
+    if ((step % 997) == 0) { /* check everything */
+      for (int k = 0; k < MODEL_REFS; k++) {
+        if (g_model_id[k] == 0) continue;
+        ddmc_ref o;
+        assert_int_equal(ddmc__object_of_id(d, g_model_id[k], &o), 0);
+        assert_true(o == g_model_ref[k]);
+      }
+      for (int k = 0; k < g_ndead; k += 7) {
+        ddmc_ref o;
+        assert_int_equal(ddmc__object_of_id(d, g_dead[k], &o), DDMC_JDWP_INVALID_OBJECT);
+      }
+    }
+  }
+}
+
 /* Threads and thread groups need IDs: a full registry is OUT_OF_MEMORY, not the visitor's "stop"
  * (1) sent as if it were a JDWP error. */
 static void test_ids_bound_threads(void **state) {
@@ -2021,6 +2086,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_ids_field_confusion, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_method_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_bound, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ids_model, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_bound_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_bound_all_classes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_vm_commands, setup, teardown),
