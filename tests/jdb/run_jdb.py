@@ -178,11 +178,11 @@ class VM:
         env = clean_env()
         agent = f"-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend={suspend}"
         if args.target == "jvm":
-            cmd = [args.java, agent, "-cp", args.classes, "Debug"]
+            cmd = [args.java, agent, *args.vm_arg, "-cp", args.classes, "Debug"]
             # The JVM prints its listening line on stdout, minivm on stderr.
             port_re, port_stream = r"Listening for transport dt_socket at address: (\d+)", "out"
         else:
-            cmd = [args.minivm, agent, args.program]
+            cmd = [args.minivm, agent, *args.vm_arg, args.program]
             port_re, port_stream = r"JDWP listening on [^ \n]*:(\d+)", "err"
         self.cmd = cmd
         log(f"VM {index}: {' '.join(cmd)}")
@@ -207,7 +207,8 @@ class VM:
                 cond.wait(min(1.0, max(0.01, deadline - time.monotonic())))
         if self.port is None:
             raise Failure(f"the VM did not report its JDWP port within {args.timeout:g} s "
-                          f"(exit status {self.proc.poll()})")
+                          f"(exit status {self.proc.poll()}): no line matching {port_re!r} on its "
+                          f"std{port_stream}; with suspend=y it must come before the VM waits for the debugger")
         log(f"VM {index}: pid {self.proc.pid}, JDWP on 127.0.0.1:{self.port}, suspend={suspend}")
 
     def wait_listening(self, after, timeout):
@@ -403,6 +404,8 @@ class Session:
                     break
                 if jdb_live and self.jout.eof and not is_exit:
                     break  # jdb ended on its own: report below
+                if ended() and any(p.search(window()) for p in self.forbid):
+                    break  # jdb is back at its prompt after an internal error: no point waiting
                 if not self.vm.alive() and self.vm.out.eof and self.vm.err.eof:
                     break
                 left = deadline - time.monotonic()
@@ -416,6 +419,8 @@ class Session:
         self.pos = end
         shown = w
         if any(e.kind.startswith("out") for e in step.expects):
+            if shown and not shown.endswith("\n"):
+                shown += "\n"
             prog = self.vm.out.text[out_mark:]
             shown += "".join(f"[program] {line}\n" for line in prog.splitlines()[-8:]) or "[program] (nothing)\n"
         self.log.append((title, step.where, shown))
@@ -426,7 +431,7 @@ class Session:
                 problems.append(f"jdb ended (status {self.jdb.wait()})")
             if not self.vm.alive():
                 problems.append(f"the VM died (status {self.vm.proc.poll()})")
-            if not problems:
+            if not problems and not (done and any(p.search(w) for p in self.forbid)):
                 problems.append(f"timed out after {self.timeout:g} s")
             for e in missing:
                 problems.append(f"expected ({e.where}): {e.kind} {e.text}")
@@ -456,13 +461,23 @@ class Session:
 
     def run(self):
         t0 = time.monotonic()
+        failures = []
         for i, step in enumerate(self.script.steps, 1):
             s0 = time.monotonic()
             try:
                 self.run_step(step)
             except Failure as f:
-                raise Failure(f"step {i} ({step.where}) {step.title()} FAILED:\n  {f}")
+                msg = f"step {i} ({step.where}) {step.title()} FAILED:\n  {f}"
+                gone = (self.jdb is not None and self.jdb.poll() is not None and not self.exited) \
+                    or not self.vm.alive()
+                if not self.args.keep_going or gone:
+                    raise Failure("\n".join(failures + [msg]))
+                failures.append(msg)
+                log(f"FAIL {i:2d} {step.where:<22} {step.title():<28} {time.monotonic() - s0:6.2f} s")
+                continue
             log(f"  ok {i:2d} {step.where:<22} {step.title():<28} {time.monotonic() - s0:6.2f} s")
+        if failures:
+            raise Failure("\n".join(failures))
         if self.jdb is not None and not self.exited:
             raise Failure(f"{self.script.name}: the script ended without `> exit`")
         if not self.vm.alive():
@@ -500,8 +515,13 @@ def main():
     ap.add_argument("--jdb", default="jdb")
     ap.add_argument("--java", default="java")
     ap.add_argument("--javac", default="javac")
+    ap.add_argument("--vm-arg", action="append", default=[],
+                    help="an extra VM option before the program (repeatable), e.g. --vm-arg=-verbose:jdwp")
     ap.add_argument("--timeout", type=float, default=20.0, help="per-step deadline in seconds (20)")
     ap.add_argument("--workdir", help="scratch directory (default: a temporary one, removed at the end)")
+    ap.add_argument("-k", "--keep-going", action="store_true",
+                    help="after a failed step, go on with the script's next steps (diagnosis; later "
+                         "steps may fail only because an earlier one did)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every transcript, also on success")
     ap.add_argument("scripts", nargs="+")
     args = ap.parse_args()
@@ -548,7 +568,7 @@ def main():
             session = None
             try:
                 if script.vm == "same":
-                    if vm is None or vm_broken:
+                    if vm is None or not vm.alive() or (vm_broken and not args.keep_going):
                         raise Failure(f"{script.name}: no VM left running by the previous script")
                     if args.target == "jvm":
                         vm.wait_listening(used_listen, args.timeout)
@@ -573,7 +593,7 @@ def main():
                 if session is not None:
                     print("==== jdb transcript\n" + session.transcript() + "\n==== end of jdb transcript",
                           flush=True)
-                if vm is not None:
+                if vm is not None and (session is not None or not vm.port):
                     with cond:
                         out, err = vm.out.text, vm.err.text
                     print(f"==== program stdout (last 30 lines)\n{tail(out, 30)}", flush=True)
