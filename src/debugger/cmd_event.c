@@ -275,6 +275,7 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     rc = read_mod(d, in, kind, &r->mods[i]);
     r->nmods = i + 1;
   }
+  if (rc == 0) rc = ddmc__rd_end(in); /* refused before anything is done in the VM */
   /* Kind-specific requirements and the VM's part. */
   const ddmc__mod *loc_mod = NULL, *step_mod = NULL;
   for (uint32_t i = 0; rc == 0 && i < r->nmods; i++) {
@@ -329,7 +330,8 @@ static void remove_at(ddmc__dbg *d, uint32_t i) {
 static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint8_t kind = ddmc_read_u8(in);
   int32_t id = (int32_t)ddmc_read_u32(in);
-  if (in->err) return DDMC_JDWP_INVALID_LENGTH;
+  int rc = ddmc__rd_end(in);
+  if (rc != 0) return rc;
   ddmc__reqs *q = d->req;
   for (uint32_t i = 0; i < q->n; i++) {
     if (q->list[i]->id == id && q->list[i]->kind == kind) {
@@ -341,6 +343,7 @@ static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 static int ev_clear_all_breakpoints(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
   ddmc__reqs *q = d->req;
   for (uint32_t i = q->n; i-- > 0;)
     if (q->list[i]->kind == DDMC_EV_BREAKPOINT) remove_at(d, i);

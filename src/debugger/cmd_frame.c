@@ -30,8 +30,10 @@ static int sf_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     ddmc_value v;
     memset(&v, 0, sizeof(v));
     if ((rc = DDMC__DBG_CALL(d, get_local, t, depth, slot, want, &v)) != 0) return rc;
-    if (want == 'L') v.tag = 'L';
-    else if (v.tag != want) return DDMC_JDWP_TYPE_MISMATCH;
+    if (want == 'L')
+      v.tag = 'L';
+    else if (v.tag != want)
+      return DDMC_JDWP_TYPE_MISMATCH;
     if ((rc = ddmc__wr_value(d, out, &v, 1)) != 0) return rc;
   }
   return ddmc__reply_rc(out, 0);
@@ -43,11 +45,16 @@ static int sf_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = rd_thread_frame(d, in, &t, &depth);
   if (rc == 0) rc = ddmc__rd_count(in, 6, &n);
   if (rc != 0) return rc;
-  for (uint32_t i = 0; i < n; i++) {
-    int32_t slot = (int32_t)ddmc_read_u32(in);
-    ddmc_value v;
-    if ((rc = ddmc__rd_value(d, in, 0, &v)) != 0) return rc;
-    if ((rc = DDMC__DBG_CALL(d, set_local, t, depth, slot, &v)) != 0) return rc;
+  ddmc_reader body = *in; /* two passes: nothing is set unless the whole request reads well */
+  for (int apply = 0; apply < 2; apply++) {
+    *in = body;
+    for (uint32_t i = 0; i < n; i++) {
+      int32_t slot = (int32_t)ddmc_read_u32(in);
+      ddmc_value v;
+      if ((rc = ddmc__rd_value(d, in, 0, &v)) != 0) return rc;
+      if (apply && (rc = DDMC__DBG_CALL(d, set_local, t, depth, slot, &v)) != 0) return rc;
+    }
+    if ((rc = ddmc__rd_end(in)) != 0) return rc;
   }
   return 0;
 }

@@ -71,24 +71,30 @@ static int or_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     return rc;
   }
   if ((rc = ddmc__rd_count(in, 9, &n)) != 0) return rc;
-  for (uint32_t i = 0; i < n; i++) {
-    const ddmc__cls *decl;
-    uint32_t f;
-    ddmc_field_info fi;
-    ddmc_value v;
-    if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
-    if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
-    if ((rc = ddmc__rd_value(d, in, ddmc__sig_tag(fi.signature), &v)) != 0) return rc;
-    ddmc_ref self = (fi.modifiers & DDMC_ACC_STATIC) ? 0 : o;
-    if ((rc = DDMC__DBG_CALL(d, set_field, self, decl->handle, f, &v)) != 0) return rc;
+  ddmc_reader body = *in; /* two passes: nothing is set unless the whole request is good */
+  for (int apply = 0; apply < 2; apply++) {
+    *in = body;
+    for (uint32_t i = 0; i < n; i++) {
+      const ddmc__cls *decl;
+      uint32_t f;
+      ddmc_field_info fi;
+      ddmc_value v;
+      if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
+      if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
+      if ((rc = ddmc__rd_value(d, in, ddmc__sig_tag(fi.signature), &v)) != 0) return rc;
+      ddmc_ref self = (fi.modifiers & DDMC_ACC_STATIC) ? 0 : o;
+      if (apply && (rc = DDMC__DBG_CALL(d, set_field, self, decl->handle, f, &v)) != 0) return rc;
+    }
+    if ((rc = ddmc__rd_end(in)) != 0) return rc;
   }
   return 0;
 }
 
 static int pin(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int how) {
   uint64_t id = ddmc_read_u64(in);
-  if (in->err) return DDMC_JDWP_INVALID_LENGTH;
-  int rc = ddmc__id_pin(d, id, how);
+  int rc = ddmc__rd_end(in);
+  if (rc != 0) return rc;
+  rc = ddmc__id_pin(d, id, how);
   if (rc == 0 && how < 0) ddmc_buf_put_u8(out, 0); /* held by the registry: never collected */
   return rc;
 }
@@ -162,8 +168,10 @@ static int ar_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     memset(slice, 0, (size_t)k * sizeof(slice[0]));
     if ((rc = ddmc__dbg_ops(d)->array_get(ddmc__dbg_vm_data(d), o, first + done, k, slice)) != 0) break;
     for (int32_t i = 0; i < k && rc == 0; i++) {
-      if (objects) slice[i].tag = 'L';
-      else if (slice[i].tag != etag) slice[i].tag = etag;
+      if (objects)
+        slice[i].tag = 'L';
+      else if (slice[i].tag != etag)
+        slice[i].tag = etag;
       rc = ddmc__wr_value(d, out, &slice[i], objects);
     }
     if (rc == 0 && ddmc_buf_error(out)) rc = DDMC_JDWP_OUT_OF_MEMORY;
@@ -190,11 +198,16 @@ static int ar_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   }
   if (n > 0 && !DDMC__DBG_HAS(d, array_set)) return DDMC_JDWP_NOT_IMPLEMENTED;
   ddmc_value slice[DDMC__SLICE];
-  for (int32_t done = 0; done < n && rc == 0;) {
-    int32_t k = n - done < DDMC__SLICE ? n - done : DDMC__SLICE;
-    for (int32_t i = 0; i < k && rc == 0; i++) rc = ddmc__rd_value(d, in, etag, &slice[i]);
-    if (rc == 0) rc = ddmc__dbg_ops(d)->array_set(ddmc__dbg_vm_data(d), o, first + done, k, slice);
-    done += k;
+  ddmc_reader body = *in; /* two passes: nothing is stored unless every value is good */
+  for (int apply = 0; apply < 2 && rc == 0; apply++) {
+    *in = body;
+    for (int32_t done = 0; done < n && rc == 0;) {
+      int32_t k = n - done < DDMC__SLICE ? n - done : DDMC__SLICE;
+      for (int32_t i = 0; i < k && rc == 0; i++) rc = ddmc__rd_value(d, in, etag, &slice[i]);
+      if (rc == 0 && apply) rc = ddmc__dbg_ops(d)->array_set(ddmc__dbg_vm_data(d), o, first + done, k, slice);
+      done += k;
+    }
+    if (rc == 0) rc = ddmc__rd_end(in);
   }
   return rc;
 }
@@ -239,8 +252,8 @@ const ddmc__cmd ddmc__cmds_object[] = {
     {9, 1, or_reference_type, "ObjectReference.ReferenceType"},
     {9, 2, or_get_values, "ObjectReference.GetValues"},
     {9, 3, or_set_values, "ObjectReference.SetValues"},
-    {9, 5, ddmc__not_offered, "ObjectReference.MonitorInfo"},      /* canGetMonitorInfo */
-    {9, 6, ddmc__not_offered, "ObjectReference.InvokeMethod"},     /* method calls: not yet */
+    {9, 5, ddmc__not_offered, "ObjectReference.MonitorInfo"},  /* canGetMonitorInfo */
+    {9, 6, ddmc__not_offered, "ObjectReference.InvokeMethod"}, /* method calls: not yet */
     {9, 7, or_disable_collection, "ObjectReference.DisableCollection"},
     {9, 8, or_enable_collection, "ObjectReference.EnableCollection"},
     {9, 9, or_is_collected, "ObjectReference.IsCollected"},

@@ -25,12 +25,14 @@ static int tr_name(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int tr_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) rc = ddmc__rd_end(in);
   return rc != 0 ? rc : ddmc__thr_suspend(d, t);
 }
 
 static int tr_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) rc = ddmc__rd_end(in);
   return rc != 0 ? rc : ddmc__thr_resume(d, t);
 }
 
@@ -204,13 +206,13 @@ const ddmc__cmd ddmc__cmds_thread[] = {
     {11, 5, tr_thread_group, "ThreadReference.ThreadGroup"},
     {11, 6, tr_frames, "ThreadReference.Frames"},
     {11, 7, tr_frame_count, "ThreadReference.FrameCount"},
-    {11, 8, ddmc__not_offered, "ThreadReference.OwnedMonitors"},            /* canGetOwnedMonitorInfo */
-    {11, 9, ddmc__not_offered, "ThreadReference.CurrentContendedMonitor"},  /* canGetCurrentContendedMonitor */
-    {11, 10, ddmc__not_offered, "ThreadReference.Stop"},                    /* no asynchronous exceptions yet */
+    {11, 8, ddmc__not_offered, "ThreadReference.OwnedMonitors"},           /* canGetOwnedMonitorInfo */
+    {11, 9, ddmc__not_offered, "ThreadReference.CurrentContendedMonitor"}, /* canGetCurrentContendedMonitor */
+    {11, 10, ddmc__not_offered, "ThreadReference.Stop"},                   /* no asynchronous exceptions yet */
     {11, 11, ddmc__not_offered, "ThreadReference.Interrupt"},
     {11, 12, tr_suspend_count, "ThreadReference.SuspendCount"},
     {11, 13, ddmc__not_offered, "ThreadReference.OwnedMonitorsStackDepthInfo"}, /* canGetMonitorFrameInfo */
-    {11, 14, ddmc__not_offered, "ThreadReference.ForceEarlyReturn"},        /* canForceEarlyReturn */
+    {11, 14, ddmc__not_offered, "ThreadReference.ForceEarlyReturn"},            /* canForceEarlyReturn */
     {11, 15, tr_is_virtual, "ThreadReference.IsVirtual"},
     {12, 1, tg_name, "ThreadGroupReference.Name"},
     {12, 2, tg_parent, "ThreadGroupReference.Parent"},

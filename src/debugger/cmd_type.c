@@ -26,9 +26,7 @@ static int rt_signature_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int gener
 }
 
 static int rt_signature(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_signature_(d, in, out, 0); }
-static int rt_signature_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  return rt_signature_(d, in, out, 1);
-}
+static int rt_signature_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_signature_(d, in, out, 1); }
 
 static int rt_class_loader(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__cls *c;
@@ -189,22 +187,29 @@ static int ct_superclass(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
+/* Two passes, the first on a copy of the reader: a request that is bad anywhere (an ID, a
+ * value, its length) changes nothing. */
 static int ct_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__cls *c;
   int rc = ddmc__rd_class(d, in, &c);
   uint32_t n;
   if (rc == 0) rc = ddmc__rd_count(in, 9, &n);
   if (rc != 0) return rc;
-  for (uint32_t i = 0; i < n; i++) {
-    const ddmc__cls *decl;
-    uint32_t f;
-    ddmc_field_info fi;
-    ddmc_value v;
-    if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
-    if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
-    if (!(fi.modifiers & DDMC_ACC_STATIC)) return DDMC_JDWP_INVALID_FIELDID;
-    if ((rc = ddmc__rd_value(d, in, ddmc__sig_tag(fi.signature), &v)) != 0) return rc;
-    if ((rc = DDMC__DBG_CALL(d, set_field, 0, decl->handle, f, &v)) != 0) return rc;
+  ddmc_reader body = *in;
+  for (int apply = 0; apply < 2; apply++) {
+    *in = body;
+    for (uint32_t i = 0; i < n; i++) {
+      const ddmc__cls *decl;
+      uint32_t f;
+      ddmc_field_info fi;
+      ddmc_value v;
+      if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
+      if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
+      if (!(fi.modifiers & DDMC_ACC_STATIC)) return DDMC_JDWP_INVALID_FIELDID;
+      if ((rc = ddmc__rd_value(d, in, ddmc__sig_tag(fi.signature), &v)) != 0) return rc;
+      if (apply && (rc = DDMC__DBG_CALL(d, set_field, 0, decl->handle, f, &v)) != 0) return rc;
+    }
+    if ((rc = ddmc__rd_end(in)) != 0) return rc;
   }
   return 0;
 }
@@ -239,12 +244,12 @@ const ddmc__cmd ddmc__cmds_type[] = {
     {2, 13, rt_signature_generic, "ReferenceType.SignatureWithGeneric"},
     {2, 14, rt_fields_generic, "ReferenceType.FieldsWithGeneric"},
     {2, 15, rt_methods_generic, "ReferenceType.MethodsWithGeneric"},
-    {2, 16, ddmc__not_offered, "ReferenceType.Instances"},     /* canGetInstanceInfo */
+    {2, 16, ddmc__not_offered, "ReferenceType.Instances"}, /* canGetInstanceInfo */
     {2, 17, rt_absent, "ReferenceType.ClassFileVersion"},
-    {2, 18, ddmc__not_offered, "ReferenceType.ConstantPool"},  /* canGetConstantPool */
+    {2, 18, ddmc__not_offered, "ReferenceType.ConstantPool"}, /* canGetConstantPool */
     {3, 1, ct_superclass, "ClassType.Superclass"},
     {3, 2, ct_set_values, "ClassType.SetValues"},
-    {3, 3, ddmc__not_offered, "ClassType.InvokeMethod"},       /* method calls: not yet */
+    {3, 3, ddmc__not_offered, "ClassType.InvokeMethod"}, /* method calls: not yet */
     {3, 4, ddmc__not_offered, "ClassType.NewInstance"},
     {4, 1, ddmc__not_offered, "ArrayType.NewInstance"},
     {5, 1, ddmc__not_offered, "InterfaceType.InvokeMethod"},

@@ -37,7 +37,10 @@ typedef struct class_list {
 static int list_class(void *arg, ddmc_class c) {
   class_list *l = arg;
   if (l->n == l->cap) {
-    if (l->cap >= DDMC__MAX_CLASSES) return 1;
+    if (l->cap >= DDMC__MAX_CLASSES) {
+      l->err = DDMC_JDWP_OUT_OF_MEMORY; /* more than a reply may list: say so, not a short list */
+      return 1;
+    }
     uint32_t cap = l->cap ? l->cap * 2 : 256;
     ddmc_class *v = ddmc__realloc(l->mem, l->v, (size_t)cap * sizeof(*v));
     if (v == NULL) {
@@ -73,7 +76,13 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
     const ddmc__cls *c;
     ddmc_class_info info;
     memset(&info, 0, sizeof(info));
-    if (ddmc__cls_get(d, l.v[i], &c) != 0 || d->ops.class_info(d->vm_data, l.v[i], &info) != 0) continue;
+    /* A class the VM no longer describes is left out; one the registry cannot take fails the
+     * whole reply (a partial list would look complete). */
+    if ((rc = ddmc__cls_get(d, l.v[i], &c)) == DDMC_JDWP_OUT_OF_MEMORY) break;
+    if (rc != 0 || d->ops.class_info(d->vm_data, l.v[i], &info) != 0) {
+      rc = 0;
+      continue;
+    }
     if (sig != NULL && strcmp(sig, c->signature) != 0) continue;
     ddmc_buf_put_u8(out, c->type_tag);
     ddmc__wr_id(out, c->id);
@@ -83,6 +92,7 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
     n++;
   }
   ddmc__free(d->mem, l.v);
+  if (rc != 0) return rc;
   if (out->err) return DDMC_JDWP_OUT_OF_MEMORY;
   ddmc__count_end(out, count, n);
   return 0;
@@ -156,6 +166,8 @@ static int vm_top_level_thread_groups(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *o
 }
 
 static int vm_dispose(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  int rc = ddmc__rd_end(in);
+  if (rc != 0) return rc;
   /* The client closes the socket after the reply; do the clean-up now so nothing it left
    * suspended waits for that. */
   ddmc__dbg_reset(d);
@@ -167,9 +179,15 @@ static int vm_id_sizes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
-static int vm_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return ddmc__thr_suspend_all(d); }
+static int vm_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  int rc = ddmc__rd_end(in);
+  return rc != 0 ? rc : ddmc__thr_suspend_all(d);
+}
 
-static int vm_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return ddmc__thr_resume_all(d); }
+static int vm_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  int rc = ddmc__rd_end(in);
+  return rc != 0 ? rc : ddmc__thr_resume_all(d);
+}
 
 /* Exit: the reply must reach the debugger before the process ends, and only the JDWP thread
  * writes it, so the exit happens on a thread of its own once the output is flushed. */
@@ -188,7 +206,8 @@ static void *exit_main(void *arg) {
 
 static int vm_exit(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int32_t status = (int32_t)ddmc_read_u32(in);
-  if (in->err) return DDMC_JDWP_INVALID_LENGTH;
+  int rc = ddmc__rd_end(in);
+  if (rc != 0) return rc;
   if (d->ops.exit == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   exit_job *job = ddmc__malloc(d->mem, sizeof(*job));
   if (job == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
@@ -198,7 +217,7 @@ static int vm_exit(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  int rc = pthread_create(&t, &attr, exit_main, job);
+  rc = pthread_create(&t, &attr, exit_main, job);
   pthread_attr_destroy(&attr);
   if (rc != 0) {
     ddmc__free(d->mem, job);
@@ -213,7 +232,9 @@ static int vm_create_string(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (n > DDMC__MAX_NEW_STRING) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   const char *s = (const char *)ddmc_read_bytes(in, n);
   ddmc_ref o = 0;
-  int rc = DDMC__DBG_CALL(d, create_string, s, (size_t)n, &o);
+  int rc = ddmc__rd_end(in);
+  if (rc != 0) return rc;
+  rc = DDMC__DBG_CALL(d, create_string, s, (size_t)n, &o);
   if (rc != 0) return rc;
   uint64_t id;
   rc = ddmc__id_of_object(d, o, &id);
@@ -252,6 +273,7 @@ static int vm_class_paths(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int vm_dispose_objects(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t n = ddmc_read_u32(in);
   if (in->err || n > ddmc_reader_left(in) / 12) return DDMC_JDWP_INVALID_LENGTH;
+  if (ddmc_reader_left(in) != (size_t)n * 12) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   for (uint32_t i = 0; i < n; i++) {
     uint64_t id = ddmc_read_u64(in);
     int32_t refs = (int32_t)ddmc_read_u32(in);
@@ -261,11 +283,13 @@ static int vm_dispose_objects(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 static int vm_hold_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
   ddmc__events_hold(d, 1);
   return 0;
 }
 
 static int vm_release_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
   ddmc__events_hold(d, 0);
   return 0;
 }
@@ -294,9 +318,9 @@ const ddmc__cmd ddmc__cmds_vm[] = {
     {1, 15, vm_hold_events, "VirtualMachine.HoldEvents"},
     {1, 16, vm_release_events, "VirtualMachine.ReleaseEvents"},
     {1, 17, vm_capabilities_new, "VirtualMachine.CapabilitiesNew"},
-    {1, 18, not_offered, "VirtualMachine.RedefineClasses"},      /* canRedefineClasses */
-    {1, 19, not_offered, "VirtualMachine.SetDefaultStratum"},    /* canSetDefaultStratum */
+    {1, 18, not_offered, "VirtualMachine.RedefineClasses"},   /* canRedefineClasses */
+    {1, 19, not_offered, "VirtualMachine.SetDefaultStratum"}, /* canSetDefaultStratum */
     {1, 20, vm_all_classes_generic, "VirtualMachine.AllClassesWithGeneric"},
-    {1, 21, not_offered, "VirtualMachine.InstanceCounts"},       /* canGetInstanceInfo */
+    {1, 21, not_offered, "VirtualMachine.InstanceCounts"}, /* canGetInstanceInfo */
     {0, 0, NULL, NULL},
 };

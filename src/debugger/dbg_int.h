@@ -26,12 +26,12 @@ typedef struct ddmc__dbg ddmc__dbg;
  * ddmc_dbg_visit_roots) while they have an ID. */
 typedef struct ddmc__cls {
   ddmc_class handle;
-  uint64_t id;          /* its referenceTypeID */
-  char *signature;      /* copied JNI signature */
-  char *dotted;         /* "pkg.Cls$Inner" / "int[]": what ClassMatch compares */
-  char *source;         /* copied source file name or NULL */
+  uint64_t id;     /* its referenceTypeID */
+  char *signature; /* copied JNI signature */
+  char *dotted;    /* "pkg.Cls$Inner" / "int[]": what ClassMatch compares */
+  char *source;    /* copied source file name or NULL */
   uint8_t type_tag;
-  uint8_t object_tag;   /* tag of its instances: 'L' 's' '[' 't' 'g' 'c' 'l' */
+  uint8_t object_tag; /* tag of its instances: 'L' 's' '[' 't' 'g' 'c' 'l' */
   ddmc_class superclass;
   ddmc_ref class_object; /* its java.lang.Class, or 0 */
   uint32_t nfields, nmethods, ninterfaces;
@@ -118,7 +118,8 @@ int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t 
 /* The VM thread whose java.lang.Thread is o: INVALID_THREAD when o is no live thread a debugger
  * may see. Thread: any. */
 int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread);
-/* Visits the threads a debugger may see (not internal, alive). */
+/* Visits the threads a debugger may see (not internal, alive) until fn returns non-zero. Returns 0
+ * or a JDWP error of its own (never fn's value: a visitor keeps its errors). */
 typedef int (*ddmc__thr_visit_fn)(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info);
 int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg);
 
@@ -131,13 +132,15 @@ typedef struct ddmc__cmd {
   const char *name; /* "VirtualMachine.Version" */
 } ddmc__cmd;
 /* Each file's entries, ended by {0}. */
-extern const ddmc__cmd ddmc__cmds_vm[];      /* 1 */
-extern const ddmc__cmd ddmc__cmds_type[];    /* 2 ReferenceType, 3 ClassType, 4 ArrayType, 5 InterfaceType, 17 ClassObjectReference */
-extern const ddmc__cmd ddmc__cmds_method[];  /* 6 Method, 8 Field */
-extern const ddmc__cmd ddmc__cmds_object[];  /* 9 ObjectReference, 10 StringReference, 13 ArrayReference, 14 ClassLoaderReference */
-extern const ddmc__cmd ddmc__cmds_thread[];  /* 11 ThreadReference, 12 ThreadGroupReference */
-extern const ddmc__cmd ddmc__cmds_frame[];   /* 16 StackFrame */
-extern const ddmc__cmd ddmc__cmds_event[];   /* 15 EventRequest */
+extern const ddmc__cmd ddmc__cmds_vm[]; /* 1 */
+extern const ddmc__cmd
+    ddmc__cmds_type[]; /* 2 ReferenceType, 3 ClassType, 4 ArrayType, 5 InterfaceType, 17 ClassObjectReference */
+extern const ddmc__cmd ddmc__cmds_method[]; /* 6 Method, 8 Field */
+extern const ddmc__cmd
+    ddmc__cmds_object[]; /* 9 ObjectReference, 10 StringReference, 13 ArrayReference, 14 ClassLoaderReference */
+extern const ddmc__cmd ddmc__cmds_thread[]; /* 11 ThreadReference, 12 ThreadGroupReference */
+extern const ddmc__cmd ddmc__cmds_frame[];  /* 16 StackFrame */
+extern const ddmc__cmd ddmc__cmds_event[];  /* 15 EventRequest */
 
 /* ---- the state (table.c) */
 /* A debugger for vm (not yet a service of its JDWP thread: ddmc_dbg_attach does both). Tests and
@@ -163,6 +166,11 @@ int ddmc__field_info(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_fiel
 /* Reads [count] and checks it against the bytes left at min_each bytes per element: INVALID_LENGTH
  * (and the reader's error set) when the request cannot hold them. */
 int ddmc__rd_count(ddmc_reader *r, size_t min_each, uint32_t *out);
+/* Called by a handler right before it acts: a request with bytes left over is refused
+ * (ILLEGAL_ARGUMENT) before it changed anything, one that ran short is INVALID_LENGTH. */
+static inline int ddmc__rd_end(const ddmc_reader *r) {
+  return r->err ? DDMC_JDWP_INVALID_LENGTH : ddmc_reader_left(r) != 0 ? DDMC_JDWP_ILLEGAL_ARGUMENT : 0;
+}
 /* Skips the rest of a request whose feature is not offered; NOT_IMPLEMENTED. */
 int ddmc__not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
 /* A reply that was an error on the VM's side ('out' over its cap): OUT_OF_MEMORY, else rc. */

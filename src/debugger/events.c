@@ -214,8 +214,10 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
   ddmc__buf_free(&c->b);
   leave(d);
   if (policy != DDMC__POLICY_NONE) {
-    if (rc != 0) ddmc__thr_event_undo(d, thread, policy); /* the debugger will never resume it */
-    else ddmc__thr_park(d, thread);
+    if (rc != 0)
+      ddmc__thr_event_undo(d, thread, policy); /* the debugger will never resume it */
+    else
+      ddmc__thr_park(d, thread);
     if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
   }
   return rc;
@@ -330,8 +332,8 @@ int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                           ddmc_ref this_obj, unsigned flags) {
+int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                           unsigned flags) {
   if (loc == NULL) return DDMC_EINVAL;
   ddmc__dbg *d = enter(vm);
   if (d == NULL) return DDMC_ENOTCONN;
@@ -351,8 +353,8 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                              ddmc_ref this_obj, const ddmc_value *ret) {
+int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                              const ddmc_value *ret) {
   if (loc == NULL) return DDMC_EINVAL;
   ddmc__dbg *d = enter(vm);
   if (d == NULL) return DDMC_ENOTCONN;

@@ -58,4 +58,3 @@ int ddmc__reqs_init(ddmc__dbg *d) {
   d->req = q;
   return 0;
 }
-

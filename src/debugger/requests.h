@@ -32,26 +32,26 @@ enum { DDMC__POLICY_NONE = 0, DDMC__POLICY_EVENT_THREAD = 1, DDMC__POLICY_ALL = 
 
 typedef struct ddmc__mod {
   uint8_t kind;
-  atomic_int left;        /* Count: occurrences still to skip, plus one */
-  uint32_t thread;        /* ThreadOnly, Step */
-  ddmc_class cls;         /* ClassOnly, ExceptionOnly (0: any), FieldOnly */
-  uint32_t field;         /* FieldOnly */
-  char *pattern;          /* ClassMatch, ClassExclude, SourceNameMatch */
-  ddmc_location loc;      /* LocationOnly */
+  atomic_int left;   /* Count: occurrences still to skip, plus one */
+  uint32_t thread;   /* ThreadOnly, Step */
+  ddmc_class cls;    /* ClassOnly, ExceptionOnly (0: any), FieldOnly */
+  uint32_t field;    /* FieldOnly */
+  char *pattern;     /* ClassMatch, ClassExclude, SourceNameMatch */
+  ddmc_location loc; /* LocationOnly */
   uint8_t caught, uncaught;
-  ddmc_ref instance;      /* InstanceOnly */
+  ddmc_ref instance; /* InstanceOnly */
 } ddmc__mod;
 
 typedef struct ddmc__req {
-  atomic_int refs;        /* the list's reference plus one per snapshot holding it */
+  atomic_int refs; /* the list's reference plus one per snapshot holding it */
   int32_t id;
   uint8_t kind, policy;
-  atomic_int expired;     /* a Count ran out: never fires again */
+  atomic_int expired; /* a Count ran out: never fires again */
   uint32_t nmods;
   ddmc__mod *mods;
-  ddmc__step *step;       /* SINGLE_STEP: where the step began */
+  ddmc__step *step; /* SINGLE_STEP: where the step began */
   uint32_t step_thread;
-  int bp_set;             /* BREAKPOINT: holds a reference on bp_loc */
+  int bp_set; /* BREAKPOINT: holds a reference on bp_loc */
   ddmc_location bp_loc;
 } ddmc__req;
 
@@ -67,7 +67,7 @@ typedef struct ddmc__bp {
 } ddmc__bp;
 
 struct ddmc__reqs {
-  pthread_mutex_t lock;   /* guards snap (the pointer) and taking a reference on it */
+  pthread_mutex_t lock; /* guards snap (the pointer) and taking a reference on it */
   ddmc__snap *snap;
   /* JDWP thread only: */
   ddmc__req **list;

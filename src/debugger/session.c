@@ -38,4 +38,3 @@ void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session) {
 }
 
 void ddmc__dbg_session_end(ddmc_vm *vm, void *ud) { ddmc__dbg_reset(ud); }
-

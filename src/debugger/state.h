@@ -9,25 +9,25 @@
 enum { DDMC__SLOT_FREE = 0, DDMC__SLOT_OBJECT = 1, DDMC__SLOT_CLASS = 2 };
 
 typedef struct ddmc__slot {
-  uint32_t gen;    /* generation of the current occupant; IDs carry it */
-  uint8_t kind;    /* DDMC__SLOT_* */
-  uint8_t pinned;  /* DisableCollection */
-  int32_t refs;    /* times the ID was sent (DisposeObjects counts down) */
-  uint64_t key;    /* the ddmc_ref or ddmc_class */
-  ddmc__cls *cls;  /* DDMC__SLOT_CLASS */
+  uint32_t gen;   /* generation of the current occupant; IDs carry it */
+  uint8_t kind;   /* DDMC__SLOT_* */
+  uint8_t pinned; /* DisableCollection */
+  int32_t refs;   /* times the ID was sent (DisposeObjects counts down) */
+  uint64_t key;   /* the ddmc_ref or ddmc_class */
+  ddmc__cls *cls; /* DDMC__SLOT_CLASS */
   uint32_t next_free;
 } ddmc__slot;
 
 typedef struct ddmc__ids {
   pthread_mutex_t lock;
-  ddmc__slot *slots;       /* grows; slot i has ID (gen << 32) | (i + 1) */
+  ddmc__slot *slots; /* grows; slot i has ID (gen << 32) | (i + 1) */
   uint32_t nslots, cap;
-  uint32_t free_head;      /* index + 1 of the first free slot, 0 = none */
-  uint32_t *hash;          /* open addressing, linear probing: slot index + 1, 0 = empty */
-  uint32_t hash_cap;       /* power of two */
-  uint32_t count;          /* occupied slots */
+  uint32_t free_head; /* index + 1 of the first free slot, 0 = none */
+  uint32_t *hash;     /* open addressing, linear probing: slot index + 1, 0 = empty */
+  uint32_t hash_cap;  /* power of two */
+  uint32_t count;     /* occupied slots */
   uint32_t next_gen;
-  uint32_t max_slots;      /* the bound: past it, OUT_OF_MEMORY */
+  uint32_t max_slots; /* the bound: past it, OUT_OF_MEMORY */
 } ddmc__ids;
 
 int ddmc__ids_init(ddmc__ids *ids);
@@ -39,14 +39,14 @@ void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
 
 /* ---- threads (threads.c) */
 typedef struct ddmc__thr {
-  uint32_t id;             /* VM thread id */
-  int32_t count;           /* debugger suspend count */
-  uint32_t epoch;          /* bumped when count returns to 0: frameIDs of the old epoch are dead */
-  uint8_t vm_suspended;    /* the library called ops.suspend_thread */
-  uint8_t parking;         /* between an event that suspends and the park (the JDWP thread waits) */
-  uint8_t parked;          /* inside a ddmc_dbg_post_* call, waiting for count 0 */
+  uint32_t id;          /* VM thread id */
+  int32_t count;        /* debugger suspend count */
+  uint32_t epoch;       /* bumped when count returns to 0: frameIDs of the old epoch are dead */
+  uint8_t vm_suspended; /* the library called ops.suspend_thread */
+  uint8_t parking;      /* between an event that suspends and the park (the JDWP thread waits) */
+  uint8_t parked;       /* inside a ddmc_dbg_post_* call, waiting for count 0 */
   uint8_t dead;
-  ddmc_ref object;         /* its java.lang.Thread, once seen */
+  ddmc_ref object; /* its java.lang.Thread, once seen */
 } ddmc__thr;
 
 typedef struct ddmc__thrs {
@@ -56,11 +56,11 @@ typedef struct ddmc__thrs {
    * declares itself parked first (ops.thread_parking), so the VM never waits for a thread that
    * waits for sus_lock. Order: sus_lock, then lock. */
   pthread_mutex_t sus_lock;
-  pthread_mutex_t lock;      /* the table, parked flags */
-  pthread_cond_t parked_cv;  /* parked threads wait here for their count to reach 0 */
-  ddmc__thr **v;             /* entries, never moved or freed during a session */
+  pthread_mutex_t lock;     /* the table, parked flags */
+  pthread_cond_t parked_cv; /* parked threads wait here for their count to reach 0 */
+  ddmc__thr **v;            /* entries, never moved or freed during a session */
   uint32_t n, cap;
-  uint32_t *hash;            /* thread id -> index + 1 */
+  uint32_t *hash; /* thread id -> index + 1 */
   uint32_t hash_cap;
 } ddmc__thrs;
 
@@ -95,11 +95,11 @@ void ddmc__events_quiesce(ddmc__dbg *d);
 
 /* ---- steps (step.c) */
 struct ddmc__step {
-  int size, depth;               /* JDWP StepSize (0 MIN, 1 LINE), StepDepth (0 INTO, 1 OVER, 2 OUT) */
+  int size, depth; /* JDWP StepSize (0 MIN, 1 LINE), StepDepth (0 INTO, 1 OVER, 2 OUT) */
   ddmc_location start;
   int32_t start_depth;
   int32_t start_line;
-  atomic_int done;               /* the step fired; ignore further locations */
+  atomic_int done; /* the step fired; ignore further locations */
 };
 /* The line of loc (-1 unknown), from a cache of line tables. Thread: any. */
 int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc);
@@ -121,11 +121,11 @@ struct ddmc__dbg {
   ddmc_dbg_ops ops;
   void *vm_data;
   const ddmc__mem *mem;
-  atomic_int connected;    /* a debugger session is live */
-  atomic_int inflight;     /* VM threads inside a post call, before any park: session end waits
-                              for 0 before it frees what they may be reading */
+  atomic_int connected; /* a debugger session is live */
+  atomic_int inflight;  /* VM threads inside a post call, before any park: session end waits
+                           for 0 before it frees what they may be reading */
   uint32_t session;
-  atomic_int want[128];    /* enabled requests per event kind (ddmc_dbg_wants) */
+  atomic_int want[128]; /* enabled requests per event kind (ddmc_dbg_wants) */
   ddmc__ids ids;
   ddmc__thrs thr;
   ddmc__reqs *req;
@@ -134,7 +134,7 @@ struct ddmc__dbg {
   pthread_mutex_t hold_lock;
   atomic_int holding;
   ddmc_buf held;
-  int suspend_on_start;    /* suspend=y: the first session's VM_START suspends all */
+  int suspend_on_start; /* suspend=y: the first session's VM_START suspends all */
   int started_once;
 };
 

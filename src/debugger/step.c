@@ -23,9 +23,9 @@ typedef struct line_entry {
 typedef struct line_table {
   ddmc_class cls;
   uint32_t method;
-  uint32_t n;          /* 0 with absent = 1: the method has no line information */
+  uint32_t n; /* 0 with absent = 1: the method has no line information */
   int absent;
-  line_entry *v;       /* sorted by index */
+  line_entry *v; /* sorted by index */
   struct line_table *next;
 } line_table;
 
@@ -84,7 +84,8 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
   if (t != NULL) return t;
 
   collect c = {d->mem, NULL, 0, 0, 0};
-  int rc = d->ops.line_table ? d->ops.line_table(d->vm_data, cls, method, collect_line, &c) : DDMC_JDWP_ABSENT_INFORMATION;
+  int rc =
+      d->ops.line_table ? d->ops.line_table(d->vm_data, cls, method, collect_line, &c) : DDMC_JDWP_ABSENT_INFORMATION;
   if (c.err) {
     ddmc__free(d->mem, c.v);
     return NULL; /* no memory: unknown lines this time, try again next time */
@@ -122,8 +123,10 @@ int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc) {
   uint32_t lo = 0, hi = t->n; /* the last entry whose index <= loc->index */
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (t->v[mid].index <= loc->index) lo = mid;
-    else hi = mid;
+    if (t->v[mid].index <= loc->index)
+      lo = mid;
+    else
+      hi = mid;
   }
   return t->v[lo].line;
 }

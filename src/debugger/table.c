@@ -18,7 +18,7 @@
 #define DDMC__MAX_CMD 32
 
 static const ddmc__cmd *const *all_tables(void) {
-  static const ddmc__cmd *const tables[] = {ddmc__cmds_vm,    ddmc__cmds_type,   ddmc__cmds_method, ddmc__cmds_object,
+  static const ddmc__cmd *const tables[] = {ddmc__cmds_vm,     ddmc__cmds_type,  ddmc__cmds_method, ddmc__cmds_object,
                                             ddmc__cmds_thread, ddmc__cmds_frame, ddmc__cmds_event,  NULL};
   return tables;
 }

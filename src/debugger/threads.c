@@ -107,10 +107,12 @@ int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t 
   pthread_mutex_lock(&d->thr.lock);
   ddmc__thr *e = entry(d, thread, 0);
   int rc = 0;
-  if (e == NULL || e->count == 0) rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  if (e == NULL || e->count == 0)
+    rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
   else if ((uint32_t)(frame_id >> 32) != e->epoch || (uint32_t)frame_id == 0 || (uint32_t)frame_id > INT32_MAX)
     rc = DDMC_JDWP_INVALID_FRAMEID;
-  else *depth = (int32_t)((uint32_t)frame_id - 1);
+  else
+    *depth = (int32_t)((uint32_t)frame_id - 1);
   pthread_mutex_unlock(&d->thr.lock);
   return rc;
 }
@@ -222,7 +224,7 @@ int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg) {
       e->dead = 0;
       pthread_mutex_unlock(&d->thr.lock);
     }
-    rc = fn(arg, c.ids[i], &info);
+    if (fn(arg, c.ids[i], &info) != 0) break; /* the visitor stops; its errors are its own */
   }
   ddmc__free(d->mem, c.ids);
   return rc;
