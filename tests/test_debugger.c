@@ -145,6 +145,10 @@ typedef struct ev {
   uint64_t thread;
   uint8_t tag;
   uint64_t cls, method, index;
+  uint8_t vtag;   /* METHOD_EXIT_WITH_RETURN_VALUE */
+  uint64_t value;
+  char sig[64];   /* CLASS_PREPARE */
+  uint32_t status;
 } ev;
 typedef struct comp {
   int policy;
@@ -158,14 +162,16 @@ static void on_event(void *arg, const uint8_t *p, size_t n) {
   (void)arg;
   ddmc_reader r;
   ddmc_reader_init(&r, p, n);
-  assert_true(g_ncomp < 16);
-  comp *c = &g_comp[g_ncomp++];
+  static comp scratch; /* past 16: parsed and checked, not kept */
+  comp *c = g_ncomp < 16 ? &g_comp[g_ncomp] : &scratch;
+  g_ncomp++;
   memset(c, 0, sizeof(*c));
   c->policy = ddmc_read_u8(&r);
   c->n = (int)ddmc_read_u32(&r);
-  assert_true(c->n >= 1 && c->n <= 8);
+  if (c->n < 1 || c->n > 1000) fail_msg("composite of %d events (%zu bytes, policy %d)", c->n, n, c->policy);
   for (int i = 0; i < c->n; i++) {
-    ev *e = &c->e[i];
+    ev extra;
+    ev *e = i < 8 ? &c->e[i] : &extra; /* the first 8 are kept */
     e->kind = ddmc_read_u8(&r);
     e->req = (int32_t)ddmc_read_u32(&r);
     switch (e->kind) {
@@ -179,6 +185,32 @@ static void on_event(void *arg, const uint8_t *p, size_t n) {
         e->method = ddmc_read_u64(&r);
         e->index = ddmc_read_u64(&r);
         break;
+      case DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE:
+        e->thread = ddmc_read_u64(&r);
+        e->tag = ddmc_read_u8(&r);
+        e->cls = ddmc_read_u64(&r);
+        e->method = ddmc_read_u64(&r);
+        e->index = ddmc_read_u64(&r);
+        e->vtag = ddmc_read_u8(&r);
+        if (e->vtag == 'J' || e->vtag == 'D' || e->vtag == 'L' || e->vtag == 's' || e->vtag == '[')
+          e->value = ddmc_read_u64(&r);
+        else if (e->vtag == 'I' || e->vtag == 'F')
+          e->value = ddmc_read_u32(&r);
+        else if (e->vtag != 'V')
+          fail_msg("return value tag %c", e->vtag);
+        break;
+      case DDMC_EV_CLASS_PREPARE: {
+        e->thread = ddmc_read_u64(&r);
+        e->tag = ddmc_read_u8(&r);
+        e->cls = ddmc_read_u64(&r);
+        uint32_t n = ddmc_read_u32(&r);
+        const uint8_t *p = ddmc_read_bytes(&r, n);
+        assert_non_null(p);
+        assert_true(n < sizeof(e->sig));
+        memcpy(e->sig, p, n);
+        e->status = ddmc_read_u32(&r);
+        break;
+      }
       case DDMC_EV_THREAD_START:
       case DDMC_EV_THREAD_DEATH:
       case DDMC_EV_VM_START: e->thread = ddmc_read_u64(&r); break;
@@ -2059,6 +2091,166 @@ static void test_hold_events(void **state) {
   assert_int_equal(events(), 0);
 }
 
+/* ClassPrepare with SourceNameMatch / ClassExclude, ThreadDeath, MethodExit with its value,
+ * VM_DEATH (the automatic one, request 0, and a requested one). */
+static void test_other_events(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  b_u8(&m, DDMC__MOD_SOURCE_NAME_MATCH);
+  b_str(&m, "*.java");
+  b_u8(&m, DDMC__MOD_CLASS_EXCLUDE);
+  b_str(&m, "java.*");
+  int32_t cp, td, mx, vd;
+  assert_int_equal(set_req(DDMC_EV_CLASS_PREPARE, 0, &m, 2, &cp), 0);
+  assert_int_equal(ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_STRING), 0);
+  assert_int_equal(ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_INT_ARRAY), 0); /* no source */
+  assert_int_equal(events(), 0);
+  assert_int_equal(ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_DEBUG), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_CLASS_PREPARE);
+  assert_int_equal(g_comp[0].e[0].req, cp);
+  assert_true(g_comp[0].e[0].thread == tid(FD_T_MAIN));
+  assert_true(g_comp[0].e[0].cls == cid(FD_C_DEBUG));
+  assert_string_equal(g_comp[0].e[0].sig, "LDebug;");
+  assert_int_equal(g_comp[0].e[0].status, 7);
+  /* SourceNameMatch is for ClassPrepare only */
+  m.n = 0;
+  b_u8(&m, DDMC__MOD_SOURCE_NAME_MATCH);
+  b_str(&m, "*.java");
+  assert_int_equal(set_req(DDMC_EV_THREAD_START, 0, &m, 1, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
+
+  assert_int_equal(set_req(DDMC_EV_THREAD_DEATH, 0, NULL, 0, &td), 0);
+  assert_int_equal(ddmc_dbg_post_thread_death(F->fv.vm, FD_T_WORKER), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_THREAD_DEATH);
+  assert_true(g_comp[0].e[0].thread == tid(FD_T_WORKER));
+
+  assert_int_equal(set_req(DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, 0, NULL, 0, &mx), 0);
+  ddmc_location l = {FD_C_DEBUG, FD_M_COMPUTE, 10};
+  ddmc_value ret = {.tag = 'J', .u.j = 0x123456789ll};
+  assert_int_equal(ddmc_dbg_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, &ret), 0);
+  ddmc_value sret = {.tag = 'L', .u.l = FD_O_STR};
+  assert_int_equal(ddmc_dbg_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, &sret), 0);
+  assert_int_equal(ddmc_dbg_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, NULL), 0);
+  assert_int_equal(events(), 3);
+  assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE);
+  assert_int_equal(g_comp[0].e[0].vtag, 'J');
+  assert_true(g_comp[0].e[0].value == 0x123456789ull);
+  assert_true(g_comp[0].e[0].index == 10);
+  assert_int_equal(g_comp[1].e[0].vtag, 's');
+  assert_true(g_comp[1].e[0].value == oid(FD_O_STR));
+  assert_int_equal(g_comp[2].e[0].vtag, 'V');
+  assert_int_equal(clear_req(DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, mx), 0);
+  assert_int_equal(atomic_load(&F->method_events), 0);
+
+  assert_int_equal(ddmc_dbg_post_vm_death(F->fv.vm, 0), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].n, 1);
+  assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_VM_DEATH);
+  assert_int_equal(g_comp[0].e[0].req, 0);
+  assert_int_equal(set_req(DDMC_EV_VM_DEATH, 0, NULL, 0, &vd), 0);
+  assert_int_equal(ddmc_dbg_post_vm_death(F->fv.vm, 0), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].n, 2);
+  assert_int_equal(g_comp[0].policy, 0);
+}
+
+/* Two requests at one place: one composite, the strongest policy of the two. */
+static void test_strongest_policy(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, NULL), 0);
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 1, &m, 1, NULL), 0);
+  poster p;
+  start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
+  WAIT_FOR(thr_count(FD_T_WORKER) == 1);
+  int got = 0;
+  for (int i = 0; i < 5000 && got == 0; i++) {
+    got = events();
+    if (!got) sleep_ms(1);
+  }
+  assert_int_equal(got, 1);
+  assert_int_equal(g_comp[0].n, 2);
+  assert_int_equal(g_comp[0].policy, 1);
+  assert_int_equal(run_id(11, 3, tid(FD_T_WORKER), NULL), 0);
+  pthread_join(p.th, NULL);
+  assert_int_equal(thr_count(FD_T_WORKER), 0);
+}
+
+/* VM threads post while the JDWP thread changes requests, holds and releases events, suspends,
+ * resumes and ends sessions (run it under TSan: scripts/test.sh's build-tsan). */
+typedef struct storm {
+  pthread_t th;
+  uint32_t thread;
+  atomic_int stop;
+  atomic_int posts;
+} storm;
+
+static void *storm_main(void *arg) {
+  storm *s = arg;
+  for (int i = 0; !atomic_load(&s->stop); i++) {
+    uint32_t m = (uint32_t)(i % FD_NMETHODS);
+    post(s->thread, m, i % 4, i % 3, DDMC_DBG_AT_BREAKPOINT | ((i & 7) == 0 ? DDMC_DBG_METHOD_ENTRY : 0));
+    if ((i & 15) == 0) ddmc_dbg_post_thread_start(F->fv.vm, s->thread);
+    atomic_fetch_add(&s->posts, 1);
+  }
+  return NULL;
+}
+
+static void test_concurrent_posts(void **state) {
+  (void)state;
+  storm st[2];
+  for (int i = 0; i < 2; i++) {
+    memset(&st[i], 0, sizeof(st[i]));
+    st[i].thread = i == 0 ? FD_T_MAIN : FD_T_WORKER;
+    assert_int_equal(pthread_create(&st[i].th, NULL, storm_main, &st[i]), 0);
+  }
+  WAIT_FOR(atomic_load(&st[0].posts) > 0 && atomic_load(&st[1].posts) > 0);
+  int32_t ids[8] = {0};
+  for (int round = 0; round < 1000; round++) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+    int k = round % 8;
+    if (ids[k] != 0) {
+      assert_int_equal(clear_req(DDMC_EV_BREAKPOINT, ids[k]), 0);
+      ids[k] = 0;
+    } else {
+      body m = {.n = 0};
+      mod_loc(&m, (uint32_t)(k % FD_NMETHODS), k % 4);
+      if (k & 1) {
+        b_u8(&m, DDMC__MOD_COUNT);
+        b_u32(&m, 2);
+      }
+      assert_int_equal(set_req(DDMC_EV_BREAKPOINT, (uint8_t)(round % 3), &m, (k & 1) ? 2 : 1, &ids[k]), 0);
+    }
+    if (round % 5 == 0) assert_int_equal(set_req(DDMC_EV_THREAD_START, 1, NULL, 0, NULL), 0);
+    if (round % 7 == 0) run(1, 15, NULL, NULL);
+    if (round % 7 == 3) run(1, 16, NULL, NULL);
+    if (round % 11 == 0) run_id(11, 2, tid(FD_T_WORKER), NULL);
+    if (round % 13 == 0) run(1, 8, NULL, NULL);
+    run(1, 9, NULL, NULL); /* VirtualMachine.Resume: nobody stays parked for long */
+    run(1, 9, NULL, NULL);
+    events();
+    if (round % 50 == 49) { /* the debugger leaves and comes back */
+      ddmc__dbg_reset(F->d);
+      fakedbg_reconnect(F);
+      memset(ids, 0, sizeof(ids));
+    }
+  }
+  for (int i = 0; i < 2; i++) atomic_store(&st[i].stop, 1);
+  ddmc__dbg_reset(F->d); /* releases whoever is parked */
+  for (int i = 0; i < 2; i++) pthread_join(st[i].th, NULL);
+  events();
+  if (getenv("DDMC_TEST_VERBOSE"))
+    print_message("posts %d %d, parked %d times\n", atomic_load(&st[0].posts), atomic_load(&st[1].posts),
+                  atomic_load(&F->n_park));
+  assert_int_equal(thr_count(FD_T_MAIN) + thr_count(FD_T_WORKER), 0);
+  assert_int_equal(F->nbps, 0);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]) + atomic_load(&F->vm_suspended[FD_T_WORKER]), 0);
+  assert_int_equal(atomic_load(&F->parked[FD_T_MAIN]) + atomic_load(&F->parked[FD_T_WORKER]), 0);
+}
+
 /* A moving collector: the ID follows the object. */
 static void move_str(void *arg, ddmc_ref *ref) {
   (void)arg;
@@ -2118,6 +2310,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_vm_start_suspend_y, setup_suspend_y, teardown),
       cmocka_unit_test_setup_teardown(test_hold_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_visit_roots, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_events, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_strongest_policy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_concurrent_posts, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
