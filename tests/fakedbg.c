@@ -287,7 +287,9 @@ static int set_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, const d
   if (val->tag != want) return DDMC_JDWP_TYPE_MISMATCH;
   if (want == 'L' && val->u.l != 0) { /* the object must fit the field's type */
     fd_object *ob = fakedbg_object(f, val->u.l);
-    ddmc_class need = fi->signature[0] == '[' ? FD_C_INT_ARRAY : strcmp(fi->signature, "LDebug;") == 0 ? FD_C_DEBUG : FD_C_STRING;
+    ddmc_class need = fi->signature[0] == '['                 ? FD_C_INT_ARRAY
+                      : strcmp(fi->signature, "LDebug;") == 0 ? FD_C_DEBUG
+                                                              : FD_C_STRING;
     if (ob == NULL || ob->cls != need) return DDMC_JDWP_TYPE_MISMATCH;
   }
   *v = *val;
@@ -363,12 +365,16 @@ static int array_set(void *vd, ddmc_ref a, int32_t first, int32_t n, const ddmc_
 static int thread_info(void *vd, uint32_t t, ddmc_dbg_thread_info *out) {
   fakedbg *f = FD(vd);
   switch (t) {
-    case FD_T_MAIN: *out = (ddmc_dbg_thread_info){FD_O_THREAD_MAIN, FD_O_GROUP_MAIN, "main", DDMC_TS_RUNNING, 0}; return 0;
+    case FD_T_MAIN:
+      *out = (ddmc_dbg_thread_info){FD_O_THREAD_MAIN, FD_O_GROUP_MAIN, "main", DDMC_TS_RUNNING, 0};
+      return 0;
     case FD_T_WORKER:
       if (atomic_load(&f->worker_dead)) return DDMC_JDWP_INVALID_THREAD;
       *out = (ddmc_dbg_thread_info){FD_O_THREAD_WORKER, FD_O_GROUP_MAIN, "Worker", DDMC_TS_SLEEPING, 0};
       return 0;
-    case FD_T_JDWP: *out = (ddmc_dbg_thread_info){FD_O_THREAD_JDWP, FD_O_GROUP_SYSTEM, "JDWP", DDMC_TS_RUNNING, 1}; return 0;
+    case FD_T_JDWP:
+      *out = (ddmc_dbg_thread_info){FD_O_THREAD_JDWP, FD_O_GROUP_SYSTEM, "JDWP", DDMC_TS_RUNNING, 1};
+      return 0;
     default: return DDMC_JDWP_INVALID_THREAD;
   }
 }

@@ -45,12 +45,12 @@ enum {
 
 /* Object references (ddmc_ref). Strings made by CreateString follow FD_O_END. */
 enum {
-  FD_O_DEBUG = 0x5000,  /* x = 42, next = FD_O_DEBUG2, arr = FD_O_ARR */
-  FD_O_DEBUG2,          /* x = 7, next = null */
-  FD_O_STR,             /* "h\xc3\xa9llo" (5 chars, 6 bytes) */
-  FD_O_LABEL,           /* "label" */
-  FD_O_ARR,             /* int[5] {10, 20, 30, 40, 50} */
-  FD_O_CLASS_DEBUG,     /* the java.lang.Class of Debug */
+  FD_O_DEBUG = 0x5000, /* x = 42, next = FD_O_DEBUG2, arr = FD_O_ARR */
+  FD_O_DEBUG2,         /* x = 7, next = null */
+  FD_O_STR,            /* "h\xc3\xa9llo" (5 chars, 6 bytes) */
+  FD_O_LABEL,          /* "label" */
+  FD_O_ARR,            /* int[5] {10, 20, 30, 40, 50} */
+  FD_O_CLASS_DEBUG,    /* the java.lang.Class of Debug */
   FD_O_THREAD_MAIN,
   FD_O_THREAD_WORKER,
   FD_O_THREAD_JDWP,
@@ -106,12 +106,12 @@ typedef struct fd_frame {
 #define FAKEDBG_NO_EXIT 4u    /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
 
 typedef struct fakedbg {
-  fakevm fv;                 /* first: the ddmc_vm's vm_data is this struct */
-  ddmc_dbg_ops ops;          /* what was attached */
-  struct ddmc__dbg *d;       /* the library's debugger for fv.vm */
-  void *sess;                /* a ddmc__session fed by no socket, or NULL */
-  uint32_t session;          /* its number */
-  size_t echo_left;          /* handshake echo bytes still to skip in the session's output */
+  fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
+  ddmc_dbg_ops ops;    /* what was attached */
+  struct ddmc__dbg *d; /* the library's debugger for fv.vm */
+  void *sess;          /* a ddmc__session fed by no socket, or NULL */
+  uint32_t session;    /* its number */
+  size_t echo_left;    /* handshake echo bytes still to skip in the session's output */
 
   /* The debuggee; ops of the JDWP thread change it (SetValues, CreateString). */
   fd_object obj[FD_MAX_OBJECTS];
@@ -121,9 +121,9 @@ typedef struct fakedbg {
   int nframes[FD_NTHREADS + 1];
 
   /* Knobs. */
-  atomic_int absent_info;    /* line_table / variable_table answer ABSENT_INFORMATION */
-  atomic_int worker_dead;    /* thread_info(Worker) answers INVALID_THREAD */
-  atomic_int fail_suspend;   /* suspend_thread answers this error when non-zero */
+  atomic_int absent_info;  /* line_table / variable_table answer ABSENT_INFORMATION */
+  atomic_int worker_dead;  /* thread_info(Worker) answers INVALID_THREAD */
+  atomic_int fail_suspend; /* suspend_thread answers this error when non-zero */
 
   /* What the library asked for. */
   atomic_int n_suspend, n_resume, n_set_bp, n_clear_bp, n_set_step, n_method_events, n_exit, n_park, n_unpark;
@@ -131,7 +131,7 @@ typedef struct fakedbg {
   atomic_int bad_calls;
   atomic_int vm_suspended[FD_NTHREADS + 1]; /* by suspend_thread, until resume_thread */
   atomic_int stepping[FD_NTHREADS + 1];
-  atomic_int parked[FD_NTHREADS + 1];       /* thread_parking said 1, not yet 0 */
+  atomic_int parked[FD_NTHREADS + 1]; /* thread_parking said 1, not yet 0 */
   atomic_int method_events;
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];

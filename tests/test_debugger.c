@@ -127,14 +127,14 @@ static void sleep_ms(int ms) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
 }
-#define WAIT_FOR(cond)                                         \
-  do {                                                         \
-    int waited_ = 0;                                           \
-    while (!(cond) && waited_ < 5000) {                        \
-      sleep_ms(1);                                             \
-      waited_++;                                               \
-    }                                                          \
-    assert_true(cond);                                         \
+#define WAIT_FOR(cond)                  \
+  do {                                  \
+    int waited_ = 0;                    \
+    while (!(cond) && waited_ < 5000) { \
+      sleep_ms(1);                      \
+      waited_++;                        \
+    }                                   \
+    assert_true(cond);                  \
   } while (0)
 
 /* ---- events read back */
@@ -145,9 +145,9 @@ typedef struct ev {
   uint64_t thread;
   uint8_t tag;
   uint64_t cls, method, index;
-  uint8_t vtag;   /* METHOD_EXIT_WITH_RETURN_VALUE */
+  uint8_t vtag; /* METHOD_EXIT_WITH_RETURN_VALUE */
   uint64_t value;
-  char sig[64];   /* CLASS_PREPARE */
+  char sig[64]; /* CLASS_PREPARE */
   uint32_t status;
 } ev;
 typedef struct comp {
@@ -337,12 +337,12 @@ static void test_ids_forged(void **state) {
   ddmc_reader r;
   uint64_t real = oid(FD_O_DEBUG), klass = cid(FD_C_DEBUG);
   const uint64_t forged[] = {
-      0x123456789abcdef0ull,              /* random */
-      1,                                  /* generation 0, slot 1 */
-      (uint64_t)1 << 32,                  /* slot 0 */
-      ((uint64_t)1 << 32) | 100000,       /* slot past the end */
-      real + ((uint64_t)1 << 32),         /* the right slot, a later generation */
-      real - ((uint64_t)1 << 32),         /* an earlier generation */
+      0x123456789abcdef0ull,        /* random */
+      1,                            /* generation 0, slot 1 */
+      (uint64_t)1 << 32,            /* slot 0 */
+      ((uint64_t)1 << 32) | 100000, /* slot past the end */
+      real + ((uint64_t)1 << 32),   /* the right slot, a later generation */
+      real - ((uint64_t)1 << 32),   /* an earlier generation */
       ~0ull,
   };
   for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
@@ -513,9 +513,12 @@ static void test_ids_bound(void **state) {
     body b = {.n = 0};
     b_str(&b, "s");
     int rc = run(1, 11, &b, &r);
-    if (rc == 0) ok++;
-    else if (rc == DDMC_JDWP_OUT_OF_MEMORY) full++;
-    else fail_msg("CreateString: %d", rc);
+    if (rc == 0)
+      ok++;
+    else if (rc == DDMC_JDWP_OUT_OF_MEMORY)
+      full++;
+    else
+      fail_msg("CreateString: %d", rc);
   }
   assert_int_equal(ok, 3);
   assert_int_equal(full, 7);
@@ -562,7 +565,8 @@ static void test_ids_model(void **state) {
     if (op < 6) { /* send it */
       uint64_t id;
       assert_int_equal(ddmc__id_of_object(d, g_model_ref[i], &id), 0);
-      if (g_model_id[i] != 0) assert_true(id == g_model_id[i]);
+      if (g_model_id[i] != 0)
+        assert_true(id == g_model_id[i]);
       else if (g_ndead > 0 && (step & 63) == 0)
         for (int k = 0; k < g_ndead; k++) assert_true(g_dead[k] != id);
       g_model_id[i] = id;
@@ -613,8 +617,10 @@ static void test_ids_bound_all_classes(void **state) {
   ddmc_reader r;
   F->d->ids.max_slots = 3;
   int rc = run(1, 3, NULL, &r);
-  if (rc == 0) assert_int_equal(ddmc_read_u32(&r), FD_NCLASSES);
-  else assert_int_equal(rc, DDMC_JDWP_OUT_OF_MEMORY);
+  if (rc == 0)
+    assert_int_equal(ddmc_read_u32(&r), FD_NCLASSES);
+  else
+    assert_int_equal(rc, DDMC_JDWP_OUT_OF_MEMORY);
 }
 
 /* ================= commands */
@@ -649,9 +655,12 @@ static void test_vm_commands(void **state) {
           assert_true(cls(c)->id == id);
           seen |= 1 << (c - FD_C_OBJECT);
         }
-      if (strcmp(sig, "[I") == 0) assert_int_equal(tag, DDMC_TYPE_ARRAY);
-      else if (strcmp(sig, "Ljava/lang/Runnable;") == 0) assert_int_equal(tag, DDMC_TYPE_INTERFACE);
-      else assert_int_equal(tag, DDMC_TYPE_CLASS);
+      if (strcmp(sig, "[I") == 0)
+        assert_int_equal(tag, DDMC_TYPE_ARRAY);
+      else if (strcmp(sig, "Ljava/lang/Runnable;") == 0)
+        assert_int_equal(tag, DDMC_TYPE_INTERFACE);
+      else
+        assert_int_equal(tag, DDMC_TYPE_CLASS);
     }
     assert_int_equal(seen, (1 << FD_NCLASSES) - 1);
     assert_int_equal(ddmc_reader_done(&r), 0);
@@ -715,8 +724,8 @@ static void test_reference_type(void **state) {
 
   static const char *const names[FD_NFIELDS] = {"counter", "flag", "big", "ratio", "label", "x",
                                                 "b",       "c",    "s",   "f",     "next",  "arr"};
-  static const char *const sigs[FD_NFIELDS] = {"I", "Z", "J", "D", "Ljava/lang/String;", "I",
-                                               "B", "C", "S", "F", "LDebug;",            "[I"};
+  static const char *const sigs[FD_NFIELDS] = {"I", "Z", "J",       "D", "Ljava/lang/String;", "I", "B", "C",
+                                               "S", "F", "LDebug;", "[I"};
   for (int generic = 0; generic < 2; generic++) {
     assert_int_equal(run_id(2, generic ? 14 : 4, k, &r), 0);
     assert_int_equal(ddmc_read_u32(&r), FD_NFIELDS);
@@ -1330,20 +1339,20 @@ typedef struct cmd_body {
   body_fn fn;
 } cmd_body;
 static const cmd_body kBodies[] = {
-    {1, 2, bd_sig},          {1, 10, bd_exit},         {1, 11, bd_str},           {1, 14, bd_dispose},
-    {2, 1, bd_class},        {2, 2, bd_class},         {2, 3, bd_class},          {2, 4, bd_class},
-    {2, 5, bd_class},        {2, 6, bd_class_values},  {2, 7, bd_class},          {2, 8, bd_class},
-    {2, 9, bd_class},        {2, 10, bd_class},        {2, 11, bd_class},         {2, 12, bd_class},
-    {2, 13, bd_class},       {2, 14, bd_class},        {2, 15, bd_class},         {2, 17, bd_class},
-    {3, 1, bd_class},        {3, 2, bd_class_set},     {6, 1, bd_method},         {6, 2, bd_method},
-    {6, 4, bd_method},       {6, 5, bd_method},        {9, 1, bd_object},         {9, 2, bd_object_values},
-    {9, 3, bd_object_set},   {9, 7, bd_object},        {9, 8, bd_object},         {9, 9, bd_object},
-    {10, 1, bd_string},      {11, 1, bd_thread},       {11, 2, bd_thread},        {11, 3, bd_thread},
-    {11, 4, bd_thread},      {11, 5, bd_thread},       {11, 6, bd_frames},        {11, 7, bd_thread},
-    {11, 12, bd_thread},     {11, 15, bd_thread},      {12, 1, bd_group},         {12, 2, bd_group},
-    {12, 3, bd_group},       {13, 1, bd_array},        {13, 2, bd_array_get},     {13, 3, bd_array_set},
-    {14, 1, bd_loader},      {15, 1, bd_event_set},    {15, 2, bd_event_clear},   {16, 1, bd_frame_get},
-    {16, 2, bd_frame_set},   {16, 3, bd_frame},        {17, 1, bd_class_object},
+    {1, 2, bd_sig},        {1, 10, bd_exit},        {1, 11, bd_str},          {1, 14, bd_dispose},
+    {2, 1, bd_class},      {2, 2, bd_class},        {2, 3, bd_class},         {2, 4, bd_class},
+    {2, 5, bd_class},      {2, 6, bd_class_values}, {2, 7, bd_class},         {2, 8, bd_class},
+    {2, 9, bd_class},      {2, 10, bd_class},       {2, 11, bd_class},        {2, 12, bd_class},
+    {2, 13, bd_class},     {2, 14, bd_class},       {2, 15, bd_class},        {2, 17, bd_class},
+    {3, 1, bd_class},      {3, 2, bd_class_set},    {6, 1, bd_method},        {6, 2, bd_method},
+    {6, 4, bd_method},     {6, 5, bd_method},       {9, 1, bd_object},        {9, 2, bd_object_values},
+    {9, 3, bd_object_set}, {9, 7, bd_object},       {9, 8, bd_object},        {9, 9, bd_object},
+    {10, 1, bd_string},    {11, 1, bd_thread},      {11, 2, bd_thread},       {11, 3, bd_thread},
+    {11, 4, bd_thread},    {11, 5, bd_thread},      {11, 6, bd_frames},       {11, 7, bd_thread},
+    {11, 12, bd_thread},   {11, 15, bd_thread},     {12, 1, bd_group},        {12, 2, bd_group},
+    {12, 3, bd_group},     {13, 1, bd_array},       {13, 2, bd_array_get},    {13, 3, bd_array_set},
+    {14, 1, bd_loader},    {15, 1, bd_event_set},   {15, 2, bd_event_clear},  {16, 1, bd_frame_get},
+    {16, 2, bd_frame_set}, {16, 3, bd_frame},       {17, 1, bd_class_object},
 };
 
 static body_fn body_of(uint8_t set, uint8_t cmd) {
@@ -1354,7 +1363,7 @@ static body_fn body_of(uint8_t set, uint8_t cmd) {
 
 /* Commands that take no body, and those that are not offered (their body is skipped whole). */
 static int takes_nothing(uint8_t set, uint8_t cmd) {
-  static const uint8_t none[][2] = {{1, 1}, {1, 3}, {1, 4}, {1, 5}, {1, 6}, {1, 7}, {1, 8}, {1, 9},
+  static const uint8_t none[][2] = {{1, 1},  {1, 3},  {1, 4},  {1, 5},  {1, 6},  {1, 7},  {1, 8}, {1, 9},
                                     {1, 12}, {1, 13}, {1, 15}, {1, 16}, {1, 17}, {1, 20}, {15, 3}};
   for (size_t i = 0; i < sizeof(none) / sizeof(none[0]); i++)
     if (none[i][0] == set && none[i][1] == cmd) return 1;
@@ -1386,9 +1395,12 @@ static void test_bad_input_every_command(void **state) {
       /* Empty body. */
       int rc = run_raw((uint8_t)set, (uint8_t)cmd, NULL, 0, NULL);
       after_command((uint8_t)set, (uint8_t)cmd);
-      if (none) assert_int_equal(rc, 0);
-      else if (fn != NULL) assert_int_equal(rc, DDMC_JDWP_INVALID_LENGTH);
-      else assert_int_equal(rc, DDMC_JDWP_NOT_IMPLEMENTED); /* not offered */
+      if (none)
+        assert_int_equal(rc, 0);
+      else if (fn != NULL)
+        assert_int_equal(rc, DDMC_JDWP_INVALID_LENGTH);
+      else
+        assert_int_equal(rc, DDMC_JDWP_NOT_IMPLEMENTED); /* not offered */
       /* Junk of every length up to 64 bytes: any answer, no crash, nothing the fake rejects. */
       if (!(set == 1 && cmd == 10)) {
         for (size_t n = 1; n <= sizeof(junk); n++) {
@@ -1410,9 +1422,12 @@ static void test_bad_input_every_command(void **state) {
       rc = run((uint8_t)set, (uint8_t)cmd, &b, NULL);
       after_command((uint8_t)set, (uint8_t)cmd);
       if (set == 1 && cmd == 10) exits++;
-      if (set == 14 && cmd == 1) assert_int_equal(rc, DDMC_JDWP_INVALID_CLASS_LOADER);
-      else if (set == 2 && (cmd == 12 || cmd == 17)) assert_int_equal(rc, DDMC_JDWP_ABSENT_INFORMATION);
-      else if (rc != 0) fail_msg("%s with a full body answered %d", c->name, rc);
+      if (set == 14 && cmd == 1)
+        assert_int_equal(rc, DDMC_JDWP_INVALID_CLASS_LOADER);
+      else if (set == 2 && (cmd == 12 || cmd == 17))
+        assert_int_equal(rc, DDMC_JDWP_ABSENT_INFORMATION);
+      else if (rc != 0)
+        fail_msg("%s with a full body answered %d", c->name, rc);
       for (size_t n = 0; n < b.n; n++) {
         body t = {.n = 0};
         fn(&t);
@@ -1966,7 +1981,7 @@ static void test_event_parks_thread(void **state) {
   assert_int_equal(g_comp[0].policy, 1);
   assert_true(g_comp[0].e[0].thread == tid(FD_T_WORKER));
   sleep_ms(20);
-  assert_int_equal(atomic_load(&p.done), 0); /* parked */
+  assert_int_equal(atomic_load(&p.done), 0);       /* parked */
   assert_int_equal(atomic_load(&F->n_suspend), 0); /* it stopped itself: no suspend_thread */
   assert_int_equal(thr_count(FD_T_MAIN), 0);
   /* the debugger sees it suspended, with frames */

@@ -284,8 +284,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int held = 0;
   for (int t = 1; t <= FD_NTHREADS; t++) held += atomic_load(&g_f.vm_suspended[t]) + atomic_load(&g_f.stepping[t]);
   if (bad != 0 || held != 0 || g_f.nbps != 0 || atomic_load(&g_f.method_events) != 0) {
-    fprintf(stderr, "fuzz_debugger: bad_calls %d, suspended/stepping %d, breakpoints %d, method events %d\n", bad,
-            held, g_f.nbps, atomic_load(&g_f.method_events));
+    fprintf(stderr, "fuzz_debugger: bad_calls %d, suspended/stepping %d, breakpoints %d, method events %d\n", bad, held,
+            g_f.nbps, atomic_load(&g_f.method_events));
     abort();
   }
   return 0;
