@@ -13,6 +13,7 @@
 
 #include <ddmc/ddmc.h>
 
+#include "dbg_bridge.h"
 #include "ddm_bridge.h"
 
 struct ddm_bridge {
@@ -21,7 +22,11 @@ struct ddm_bridge {
   mvm_vm *vm;
   _Atomic(ddmc_vm *) ddm;       /* NULL until started: hooks fired earlier are dropped */
   mvm_thread *jdwp_thread;      /* the JDWP thread as a VM thread ("JDWP", daemon) */
+  dbg_bridge *dbg;              /* the JDWP debugger (dbg_bridge.c), attached before start */
+  atomic_int announced;         /* "JDWP listening on" printed */
 };
+
+mvm_vm *ddm_bridge_vm(const ddm_bridge *b) { return b->vm; }
 
 int ddm_bridge_is_flag(const char *arg) { return ddmc_options_is_jdwp_flag(arg); }
 
@@ -46,7 +51,9 @@ int ddm_bridge_parse(ddm_bridge *b, const char *arg) {
 static ddmc_vm *ddm(void *ud) { return atomic_load(&((ddm_bridge *)ud)->ddm); }
 
 static void on_thread_start(void *ud, uint32_t id, const char *name) {
-  if (ddm(ud)) ddmc_notify_thread_start(ddm(ud), id, name);
+  if (!ddm(ud)) return;
+  ddmc_notify_thread_start(ddm(ud), id, name);
+  dbg_bridge_thread_start(((ddm_bridge *)ud)->dbg, id);
 }
 static void on_thread_end(void *ud, uint32_t id) {
   if (ddm(ud)) ddmc_notify_thread_end(ddm(ud), id);
@@ -63,9 +70,12 @@ static void on_wait_for_debugger(void *ud) {
   if (ddm(ud)) ddmc_wait_for_debugger(ddm(ud), -1);
 }
 static void on_shutdown(void *ud) {
-  /* An exit instruction: stop JDWP now so a thread in ddmc_wait_for_debugger wakes up. This
-   * runs on a VM thread, never on the JDWP thread (which may not call ddmc_vm_stop). */
-  if (ddm(ud)) ddmc_vm_stop(ddm(ud));
+  /* An exit instruction: VM_DEATH to a debugger while every thread is still there, then stop
+   * JDWP so a thread in ddmc_wait_for_debugger wakes up. This runs on a VM thread, never on the
+   * JDWP thread (which may not call ddmc_vm_stop). */
+  if (!ddm(ud)) return;
+  dbg_bridge_vm_death(((ddm_bridge *)ud)->dbg);
+  ddmc_vm_stop(ddm(ud));
 }
 static void on_gc_marked(void *ud) {
   /* World stopped, marks set, nothing swept: walk_heap below reports unmarked blocks as free,
@@ -221,6 +231,12 @@ static int op_request_gc(void *vm_data) {
 
 static void op_log(void *vm_data, ddmc_log_level level, const char *msg) {
   ddm_bridge *b = vm_data;
+  /* The bound address, as soon as it is known: with suspend=y ddmc_vm_start only returns once
+   * a debugger attached, and a debugger must first learn the port (address=0 scans). */
+  if (!strncmp(msg, "JDWP listening on ", 18) && !atomic_exchange(&b->announced, 1)) {
+    fprintf(stderr, "minivm: %s\n", msg);
+    return;
+  }
   if (level < DDMC_LOG_WARN && !b->verbose) return;
   static const char *const names[] = {
       [DDMC_LOG_DEBUG] = "debug", [DDMC_LOG_INFO] = "info", [DDMC_LOG_WARN] = "warning", [DDMC_LOG_ERROR] = "error"};
@@ -270,6 +286,11 @@ int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm) {
   }
   /* Until the program names itself, as every Android app process starts out. */
   ddmc_notify_app_name(d, "<pre-initialized>", NULL, 0);
+  /* The debugger: command sets 1-17 answered through dbg_bridge.c's ops. */
+  if (!(b->dbg = dbg_bridge_attach(d, vm))) {
+    ddmc_vm_free(d);
+    return -1;
+  }
   if ((rc = ddmc_vm_start(d)) != 0) {
     fprintf(stderr, "minivm: JDWP: cannot start: %s\n", ddmc_strerror(rc));
     ddmc_vm_free(d);
@@ -281,10 +302,10 @@ int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm) {
   const char *host = o->host[0] ? o->host : "127.0.0.1";
   if (o->transport == DDMC_TRANSPORT_ADB)
     fprintf(stderr, "minivm: JDWP via adb\n");
-  else if (o->server)
-    fprintf(stderr, "minivm: JDWP listening on %s:%u\n", host, (unsigned)ddmc_vm_port(d));
-  else
+  else if (!o->server)
     fprintf(stderr, "minivm: JDWP connecting to %s:%u\n", host, (unsigned)o->port);
+  else if (!atomic_exchange(&b->announced, 1))   /* unless op_log printed it already */
+    fprintf(stderr, "minivm: JDWP listening on %s:%u\n", host, (unsigned)ddmc_vm_port(d));
   return 0;
 }
 
@@ -293,5 +314,7 @@ void ddm_bridge_stop(ddm_bridge *b) {
    * freed: daemon threads may still be inside a ddmc_notify_* call, and the process is about to
    * exit anyway (ddmc functions stay callable after stop). */
   ddmc_vm *d = atomic_load(&b->ddm);
-  if (d) ddmc_vm_stop(d);
+  if (!d) return;
+  dbg_bridge_vm_death(b->dbg);
+  ddmc_vm_stop(d);
 }

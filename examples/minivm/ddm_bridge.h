@@ -15,10 +15,14 @@ ddm_bridge *ddm_bridge_new(int verbose);
 int ddm_bridge_parse(ddm_bridge *b, const char *arg);
 /* The VM hooks that forward thread, app-name, wait and GC events to libddmc. */
 void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out);
-/* ddmc_vm_new, ident, the initial app name, ddmc_vm_start; prints where JDWP listens.
- * Returns 0 or -1 (message printed). */
+/* ddmc_vm_new, ident, the initial app name, the debugger (dbg_bridge_attach), ddmc_vm_start;
+ * prints where JDWP listens. The program is loaded and mvm_prepare_main done (with suspend=y a
+ * debugger sees the main thread before it runs). Returns 0 or -1 (message printed). */
 int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm);
-/* Stops the JDWP thread (it detaches from the VM); call right before the process exits. */
+/* VM_DEATH to a debugger, then stops the JDWP thread (it detaches from the VM); call right
+ * before the process exits. */
 void ddm_bridge_stop(ddm_bridge *b);
+/* The VM given to ddm_bridge_start (the debugger ops reach it through the library's vm_data). */
+mvm_vm *ddm_bridge_vm(const ddm_bridge *b);
 
 #endif

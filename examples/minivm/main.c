@@ -81,6 +81,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", err);
     return 1;
   }
+  /* The main thread exists before JDWP starts: with suspend=y the debugger's VM_START names it
+   * and holds it before its first instruction. */
+  if (mvm_prepare_main(vm)) return 1;
   if (bridge && ddm_bridge_start(bridge, vm)) return 1;
   int status = mvm_run_main(vm, argc - i, argv + i);
   if (bridge) ddm_bridge_stop(bridge);

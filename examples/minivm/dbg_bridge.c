@@ -1,0 +1,527 @@
+/* minivm's half of JDWP debugging: every ddmc_dbg_ops op, and the VM's debugger hooks turned
+ * into ddmc_dbg_post_* calls. The VM work itself (reflection, values, suspension, breakpoints)
+ * is in the core (debug.c, mvm_debug.h), which builds without libddmc; this file only adapts
+ * types and error codes, as Dalvik's Debugger.cpp adapted the VM to vm/jdwp.
+ *
+ * Names on the wire side: a ddmc_class is an mvm_type (class index + 1, or MVM_TYPE_ARRAY |
+ * array-type index), a ddmc_ref an mvm_ref, a thread its VM id. Slots: JDI takes the variables
+ * whose slot is below the method's argument count for its arguments, while minivm's parameters
+ * are its last registers (Dalvik's convention), so slots are numbered parameters first:
+ * parameter register p<k> is slot k, and register v<r> that is not a parameter is slot
+ * r + nparams (Dalvik's Debugger.cpp remapped slots for the same reason).
+ *
+ * Threads: ops run on the JDWP thread (an attached VM thread), the reflective ones also on VM
+ * threads inside their own post calls. Ops that touch the heap or a frame bracket themselves
+ * with mvm_dbg_enter/leave, so the collector never runs under them. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dbg_bridge.h"
+#include "ddm_bridge.h"
+#include "mvm_debug.h"
+
+struct dbg_bridge {
+  ddmc_vm *d;
+  mvm_vm *vm;
+  atomic_int dead;              /* VM_DEATH sent */
+};
+
+static int jdwp_error(int rc) {
+  switch (rc) {
+    case MVM_DBG_OK: return 0;
+    case MVM_DBG_ENOTHREAD: return DDMC_JDWP_INVALID_THREAD;
+    case MVM_DBG_ENOTYPE: return DDMC_JDWP_INVALID_CLASS;
+    case MVM_DBG_ENOOBJECT: return DDMC_JDWP_INVALID_OBJECT;
+    case MVM_DBG_ENOFRAME: return DDMC_JDWP_INVALID_FRAMEID;
+    case MVM_DBG_ESLOT: return DDMC_JDWP_INVALID_SLOT;
+    case MVM_DBG_ETYPE: return DDMC_JDWP_TYPE_MISMATCH;
+    case MVM_DBG_EABSENT: return DDMC_JDWP_ABSENT_INFORMATION;
+    case MVM_DBG_EINDEX: return DDMC_JDWP_INVALID_INDEX;
+    case MVM_DBG_ENOMETHOD: return DDMC_JDWP_INVALID_METHODID;
+    case MVM_DBG_ENOFIELD: return DDMC_JDWP_INVALID_FIELDID;
+    case MVM_DBG_ELOCATION: return DDMC_JDWP_INVALID_LOCATION;
+    case MVM_DBG_ENOMEM: return DDMC_JDWP_OUT_OF_MEMORY;
+    case MVM_DBG_ENOTARRAY: return DDMC_JDWP_INVALID_ARRAY;
+    case MVM_DBG_ENOTSTRING: return DDMC_JDWP_INVALID_STRING;
+    default: return DDMC_JDWP_INTERNAL;
+  }
+}
+
+/* The library calls every op with the vm_data given to ddmc_vm_new, which is the DDM bridge
+ * (ddmc_dbg_attach takes none of its own); the VM is reached through it. */
+/* For the ops that visit: a visitor's non-zero return stops the walk and is not an error. */
+static int visit_rc(int rc) { return rc > 0 ? 0 : jdwp_error(rc); }
+
+static mvm_vm *VM(void *vm_data) { return ddm_bridge_vm(vm_data); }
+
+static ddmc_value to_ddmc(const mvm_value *v) {
+  ddmc_value out;
+  memset(&out, 0, sizeof out);
+  out.tag = v->tag;
+  switch (v->tag) {
+    case 'F': out.u.f = v->u.f; break;
+    case 'D': out.u.d = v->u.d; break;
+    case 'J': out.u.j = v->u.i; break;
+    case 'L': out.u.l = (ddmc_ref)v->u.i; break;
+    case 'V': break;
+    default: out.u.i = (int32_t)v->u.i; break;
+  }
+  return out;
+}
+
+static mvm_value from_ddmc(const ddmc_value *v) {
+  mvm_value out;
+  memset(&out, 0, sizeof out);
+  out.tag = v->tag;
+  switch (v->tag) {
+    case 'F': out.u.f = v->u.f; break;
+    case 'D': out.u.d = v->u.d; break;
+    case 'J': out.u.i = v->u.j; break;
+    case 'Z': case 'B': case 'C': case 'S': case 'I': out.u.i = v->u.i; break;
+    default: out.tag = 'L'; out.u.i = (int64_t)v->u.l; break;   /* L s t g c l [ */
+  }
+  return out;
+}
+
+/* ---- Reference types */
+
+typedef struct class_visit {
+  ddmc_class_visit_fn fn;
+  void *arg;
+} class_visit;
+static int class_adapter(void *arg, mvm_type t) {
+  class_visit *v = arg;
+  return v->fn(v->arg, (ddmc_class)t);
+}
+static int op_for_each_class(void *vm_data, ddmc_class_visit_fn fn, void *arg) {
+  class_visit v = {fn, arg};
+  return visit_rc(mvm_dbg_for_each_type(VM(vm_data), class_adapter, &v));
+}
+
+static int op_class_info(void *vm_data, ddmc_class c, ddmc_class_info *out) {
+  mvm_type_info ti;
+  int rc = mvm_dbg_type_info(VM(vm_data), c, &ti);
+  if (rc) return jdwp_error(rc);
+  memset(out, 0, sizeof *out);
+  out->signature = ti.sig;
+  out->source_file = ti.source;
+  out->type_tag = ti.is_array ? DDMC_TYPE_ARRAY : DDMC_TYPE_CLASS;
+  /* Everything is loaded, linked and initialised before a debugger can look (<clinit> runs
+   * before main, at most moments after it). */
+  out->status = DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED;
+  out->modifiers = DDMC_ACC_PUBLIC | (ti.is_array ? DDMC_ACC_FINAL | DDMC_ACC_ABSTRACT : 0);
+  out->superclass = ti.super;
+  out->nfields = ti.nfields;
+  out->nmethods = ti.nmethods;
+  out->class_object = ti.class_obj;
+  return 0;
+}
+
+static int op_class_interface(void *vm_data, ddmc_class c, uint32_t index, ddmc_class *out) {
+  return DDMC_JDWP_INVALID_INDEX;   /* minivm has no interfaces */
+}
+
+static int op_field_info(void *vm_data, ddmc_class c, uint32_t field, ddmc_field_info *out) {
+  mvm_field_desc f;
+  int rc = mvm_dbg_field(VM(vm_data), c, field, &f);
+  if (rc) return jdwp_error(rc);
+  *out = (ddmc_field_info){.name = f.name, .signature = f.sig, .generic = NULL,
+                           .modifiers = f.is_static ? DDMC_ACC_STATIC : 0};
+  return 0;
+}
+
+static int op_method_info(void *vm_data, ddmc_class c, uint32_t method, ddmc_method_info *out) {
+  mvm_method_desc m;
+  int rc = mvm_dbg_method(VM(vm_data), c, method, &m);
+  if (rc) return jdwp_error(rc);
+  /* Every minivm method is static; main is public, as Java requires of an entry point. */
+  *out = (ddmc_method_info){.name = m.name,
+                            .signature = m.sig,
+                            .generic = NULL,
+                            .modifiers = DDMC_ACC_STATIC | (!strcmp(m.name, "main") ? DDMC_ACC_PUBLIC : 0),
+                            .code_start = 0,
+                            .code_end = (int64_t)m.ncode - 1,
+                            .arg_slots = m.nparams,
+                            .max_locals = m.nregs};
+  return 0;
+}
+
+typedef struct line_visit {
+  ddmc_line_visit_fn fn;
+  void *arg;
+} line_visit;
+static int line_adapter(void *arg, uint32_t pc, int32_t line) {
+  line_visit *v = arg;
+  return v->fn(v->arg, pc, line);
+}
+static int op_line_table(void *vm_data, ddmc_class c, uint32_t method, ddmc_line_visit_fn fn, void *arg) {
+  line_visit v = {fn, arg};
+  return visit_rc(mvm_dbg_lines(VM(vm_data), c, method, line_adapter, &v));
+}
+
+/* Register <-> debugger slot (see the top of the file). */
+static int32_t slot_of_reg(uint32_t reg, uint16_t nregs, uint16_t nparams) {
+  uint32_t first_param = (uint32_t)(nregs - nparams);
+  return (int32_t)(reg >= first_param ? reg - first_param : reg + nparams);
+}
+static int32_t reg_of_slot(int32_t slot, uint16_t nregs, uint16_t nparams) {
+  if (slot < 0 || slot >= nregs) return -1;
+  return slot < nparams ? slot + (nregs - nparams) : slot - nparams;
+}
+
+typedef struct var_visit {
+  ddmc_variable_visit_fn fn;
+  void *arg;
+  uint16_t nregs, nparams;
+} var_visit;
+static int var_adapter(void *arg, const mvm_local_desc *l) {
+  var_visit *v = arg;
+  ddmc_variable var = {.start = l->start,
+                       .length = (int32_t)(l->end - l->start),
+                       .slot = slot_of_reg(l->reg, v->nregs, v->nparams),
+                       .name = l->name,
+                       .signature = l->sig,
+                       .generic = NULL};
+  return v->fn(v->arg, &var);
+}
+static int op_variable_table(void *vm_data, ddmc_class c, uint32_t method, ddmc_variable_visit_fn fn, void *arg) {
+  mvm_method_desc m;
+  int rc = mvm_dbg_method(VM(vm_data), c, method, &m);
+  if (rc) return jdwp_error(rc);
+  var_visit v = {fn, arg, m.nregs, m.nparams};
+  return visit_rc(mvm_dbg_locals(VM(vm_data), c, method, var_adapter, &v));
+}
+
+/* ---- Objects: each bracketed, so the collector does not run under it. */
+
+static int op_object_class(void *vm_data, ddmc_ref o, ddmc_class *out) {
+  mvm_vm *vm = VM(vm_data);
+  mvm_type t = 0;
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_object_type(vm, o, &t);
+  mvm_dbg_leave(vm);
+  *out = t;
+  return jdwp_error(rc);
+}
+
+static int op_get_field(void *vm_data, ddmc_ref o, ddmc_class c, uint32_t field, ddmc_value *out) {
+  mvm_vm *vm = VM(vm_data);
+  mvm_value v;
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_get_field(vm, o, c, field, &v);
+  mvm_dbg_leave(vm);
+  if (!rc) *out = to_ddmc(&v);
+  return jdwp_error(rc);
+}
+
+static int op_set_field(void *vm_data, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_value *v) {
+  mvm_vm *vm = VM(vm_data);
+  mvm_value mv = from_ddmc(v);
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_set_field(vm, o, c, field, &mv);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
+static int op_string_value(void *vm_data, ddmc_ref s, ddmc_buf *out) {
+  mvm_vm *vm = VM(vm_data);
+  const char *p;
+  size_t n;
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_string(vm, s, &p, &n);
+  if (!rc && ddmc_buf_put_bytes(out, p, n)) rc = MVM_DBG_ENOMEM;
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
+static int op_create_string(void *vm_data, const char *utf8, size_t n, ddmc_ref *out) {
+  mvm_vm *vm = VM(vm_data);
+  uint64_t s = 0;
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_new_string(vm, utf8, n, &s);
+  mvm_dbg_leave(vm);
+  *out = s;
+  return jdwp_error(rc);
+}
+
+static int op_array_length(void *vm_data, ddmc_ref a, int32_t *out) {
+  mvm_vm *vm = VM(vm_data);
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_array_length(vm, a, out);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
+static int op_array_get(void *vm_data, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
+  mvm_vm *vm = VM(vm_data);
+  int rc = 0;
+  mvm_dbg_enter(vm);
+  for (int32_t i = 0; i < n && !rc; i++) {
+    mvm_value v;
+    if (!(rc = mvm_dbg_array_get(vm, a, first + i, &v))) out[i] = to_ddmc(&v);
+  }
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
+static int op_array_set(void *vm_data, ddmc_ref a, int32_t first, int32_t n, const ddmc_value *v) {
+  mvm_vm *vm = VM(vm_data);
+  int rc = 0;
+  mvm_dbg_enter(vm);
+  for (int32_t i = 0; i < n && !rc; i++) {
+    mvm_value mv = from_ddmc(&v[i]);
+    rc = mvm_dbg_array_set(vm, a, first + i, &mv);
+  }
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
+/* ---- Threads */
+
+static int jdwp_status(mvm_status s) {
+  switch (s) {
+    case MVM_TS_ZOMBIE: return DDMC_TS_ZOMBIE;
+    case MVM_TS_SLEEPING: return DDMC_TS_SLEEPING;
+    case MVM_TS_MONITOR: return DDMC_TS_MONITOR;
+    case MVM_TS_WAIT: case MVM_TS_VMWAIT: return DDMC_TS_WAIT;
+    /* Suspension is the debugger's own count, not a status; native code and a thread not yet
+     * running its first instruction read as running, as on a JVM. */
+    case MVM_TS_RUNNING: case MVM_TS_SUSPENDED: case MVM_TS_NATIVE:
+    case MVM_TS_INITIALIZING: case MVM_TS_STARTING: return DDMC_TS_RUNNING;
+  }
+  return DDMC_TS_RUNNING;
+}
+
+static int op_thread_info(void *vm_data, uint32_t thread, ddmc_dbg_thread_info *out) {
+  /* The name is borrowed until the op returns; a VM thread may ask at the same time. */
+  static _Thread_local char name[256];
+  mvm_dbg_thread t;
+  int rc = mvm_dbg_thread_get(VM(vm_data), thread, &t, name, sizeof name);
+  if (rc) return jdwp_error(rc);
+  *out = (ddmc_dbg_thread_info){.object = t.obj,
+                                .group = t.group,
+                                .name = name,
+                                .status = jdwp_status(t.status),
+                                .internal = t.internal || !t.obj};
+  return 0;
+}
+
+typedef struct group_visit {
+  ddmc_group_visit_fn fn;
+  void *arg;
+} group_visit;
+static int group_adapter(void *arg, uint64_t group, uint64_t parent, const char *name) {
+  group_visit *v = arg;
+  return v->fn(v->arg, group, parent, name);
+}
+static int op_for_each_group(void *vm_data, ddmc_group_visit_fn fn, void *arg) {
+  group_visit v = {fn, arg};
+  return visit_rc(mvm_dbg_groups(VM(vm_data), group_adapter, &v));
+}
+
+static int op_main_thread(void *vm_data, uint32_t *out) {
+  *out = 1;   /* mvm_prepare_main made it before ddmc_vm_start */
+  return 0;
+}
+
+static int op_suspend_thread(void *vm_data, uint32_t thread) {
+  return jdwp_error(mvm_dbg_suspend(VM(vm_data), thread));
+}
+static int op_resume_thread(void *vm_data, uint32_t thread) {
+  return jdwp_error(mvm_dbg_resume(VM(vm_data), thread));
+}
+static void op_thread_parking(void *vm_data, uint32_t thread, int parked) {
+  mvm_dbg_parking(VM(vm_data), parked);   /* always the calling thread */
+}
+
+/* ---- Frames */
+
+static int op_frame_count(void *vm_data, uint32_t thread, int32_t *out) {
+  return jdwp_error(mvm_dbg_frame_count(VM(vm_data), thread, out));
+}
+
+static int op_frame_location(void *vm_data, uint32_t thread, int32_t depth, ddmc_location *out) {
+  mvm_loc loc;
+  int rc = mvm_dbg_frame(VM(vm_data), thread, depth, &loc);
+  if (!rc) *out = (ddmc_location){.cls = loc.cls, .method = loc.method, .index = loc.pc};
+  return jdwp_error(rc);
+}
+
+static int op_frame_this(void *vm_data, uint32_t thread, int32_t depth, ddmc_ref *out) {
+  mvm_loc loc;
+  int rc = mvm_dbg_frame(VM(vm_data), thread, depth, &loc);
+  *out = 0;   /* every minivm method is static */
+  return jdwp_error(rc);
+}
+
+/* The register behind a debugger slot of frame depth. */
+static int frame_reg(mvm_vm *vm, uint32_t thread, int32_t depth, int32_t slot, int32_t *reg) {
+  mvm_loc loc;
+  mvm_method_desc m;
+  int rc = mvm_dbg_frame(vm, thread, depth, &loc);
+  if (!rc) rc = mvm_dbg_method(vm, loc.cls, loc.method, &m);
+  if (rc) return rc;
+  *reg = reg_of_slot(slot, m.nregs, m.nparams);
+  return *reg < 0 ? MVM_DBG_ESLOT : 0;
+}
+
+static int op_get_local(void *vm_data, uint32_t thread, int32_t depth, int32_t slot, char tag, ddmc_value *out) {
+  mvm_vm *vm = VM(vm_data);
+  int32_t reg;
+  mvm_value v;
+  int rc = frame_reg(vm, thread, depth, slot, &reg);
+  if (rc) return jdwp_error(rc);
+  mvm_dbg_enter(vm);
+  rc = mvm_dbg_get_local(vm, thread, depth, reg, tag, &v);
+  mvm_dbg_leave(vm);
+  if (!rc) *out = to_ddmc(&v);
+  return jdwp_error(rc);
+}
+
+static int op_set_local(void *vm_data, uint32_t thread, int32_t depth, int32_t slot, const ddmc_value *v) {
+  mvm_vm *vm = VM(vm_data);
+  int32_t reg;
+  int rc = frame_reg(vm, thread, depth, slot, &reg);
+  if (rc) return jdwp_error(rc);
+  mvm_value mv = from_ddmc(v);
+  mvm_dbg_enter(vm);
+  rc = mvm_dbg_set_local(vm, thread, depth, reg, &mv);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
+/* ---- Execution control */
+
+static int op_set_breakpoint(void *vm_data, const ddmc_location *loc) {
+  if (loc->index < 0 || loc->index > UINT32_MAX) return DDMC_JDWP_INVALID_LOCATION;
+  mvm_loc l = {loc->cls, loc->method, (uint32_t)loc->index};
+  return jdwp_error(mvm_dbg_set_breakpoint(VM(vm_data), &l));
+}
+static int op_clear_breakpoint(void *vm_data, const ddmc_location *loc) {
+  if (loc->index < 0 || loc->index > UINT32_MAX) return DDMC_JDWP_INVALID_LOCATION;
+  mvm_loc l = {loc->cls, loc->method, (uint32_t)loc->index};
+  return jdwp_error(mvm_dbg_clear_breakpoint(VM(vm_data), &l));
+}
+static int op_set_stepping(void *vm_data, uint32_t thread, int on) {
+  return jdwp_error(mvm_dbg_set_stepping(VM(vm_data), thread, on));
+}
+static int op_set_method_events(void *vm_data, int on) {
+  mvm_dbg_set_method_events(VM(vm_data), on);
+  return 0;
+}
+
+static void op_exit(void *vm_data, int32_t status) {
+  /* VirtualMachine.Exit: as the DDM EXIT chunk (ddm_bridge.c, op_exit). */
+  fflush(NULL);
+  _exit(mvm_exit_status(status));
+}
+
+/* ---- VM -> library: the core's debugger hooks */
+
+static void on_location(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, unsigned flags) {
+  dbg_bridge *b = ud;
+  ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
+  unsigned f = (flags & MVM_DBG_AT_BREAKPOINT ? DDMC_DBG_AT_BREAKPOINT : 0) |
+               (flags & MVM_DBG_METHOD_ENTRY ? DDMC_DBG_METHOD_ENTRY : 0);
+  ddmc_dbg_post_location(b->d, thread, &l, depth, 0, f);
+}
+
+static void on_method_exit(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, const mvm_value *ret) {
+  dbg_bridge *b = ud;
+  ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
+  ddmc_value v = to_ddmc(ret);
+  ddmc_dbg_post_method_exit(b->d, thread, &l, depth, 0, &v);
+}
+
+static void on_thread_dying(void *ud, uint32_t thread) {
+  dbg_bridge *b = ud;
+  ddmc_dbg_post_thread_death(b->d, thread);
+}
+
+typedef struct root_visit {
+  void (*mark)(void *arg, uint64_t *ref);
+  void *arg;
+} root_visit;
+static void root_adapter(void *arg, ddmc_ref *ref) {
+  root_visit *v = arg;
+  v->mark(v->arg, ref);
+}
+static void on_gc_roots(void *ud, void (*mark)(void *arg, uint64_t *ref), void *arg) {
+  dbg_bridge *b = ud;
+  root_visit v = {mark, arg};
+  ddmc_dbg_visit_roots(b->d, root_adapter, &v);
+}
+
+void dbg_bridge_thread_start(dbg_bridge *b, uint32_t id) {
+  mvm_dbg_thread t;
+  if (!b || id == 1 || mvm_dbg_thread_get(b->vm, id, &t, NULL, 0) || t.internal) return;
+  ddmc_dbg_post_thread_start(b->d, id);
+}
+
+void dbg_bridge_vm_death(dbg_bridge *b) {
+  if (!b || atomic_exchange(&b->dead, 1)) return;
+  /* The caller may be an interpreter thread (the exit instruction): it counts as parked while
+   * it waits for the packet to go, so neither the collector nor the JDWP thread waits for it. */
+  mvm_dbg_parking(b->vm, 1);
+  ddmc_dbg_post_vm_death(b->d, 2000);
+  mvm_dbg_parking(b->vm, 0);
+}
+
+dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
+  static const ddmc_dbg_ops ops = {
+      .for_each_class = op_for_each_class,
+      .class_info = op_class_info,
+      .class_interface = op_class_interface,
+      .field_info = op_field_info,
+      .method_info = op_method_info,
+      .line_table = op_line_table,
+      .variable_table = op_variable_table,
+      .object_class = op_object_class,
+      .get_field = op_get_field,
+      .set_field = op_set_field,
+      .string_value = op_string_value,
+      .create_string = op_create_string,
+      .array_length = op_array_length,
+      .array_get = op_array_get,
+      .array_set = op_array_set,
+      .thread_info = op_thread_info,
+      .for_each_group = op_for_each_group,
+      .main_thread = op_main_thread,
+      .suspend_thread = op_suspend_thread,
+      .resume_thread = op_resume_thread,
+      .thread_parking = op_thread_parking,
+      .frame_count = op_frame_count,
+      .frame_location = op_frame_location,
+      .frame_this = op_frame_this,
+      .get_local = op_get_local,
+      .set_local = op_set_local,
+      .set_breakpoint = op_set_breakpoint,
+      .clear_breakpoint = op_clear_breakpoint,
+      .set_stepping = op_set_stepping,
+      .set_method_events = op_set_method_events,
+      .exit = op_exit,
+  };
+  dbg_bridge *b = calloc(1, sizeof *b);
+  if (!b) {
+    fprintf(stderr, "minivm: JDWP debugger: out of memory\n");
+    return NULL;
+  }
+  b->d = d;
+  b->vm = vm;
+  int rc = ddmc_dbg_attach(d, &ops);
+  if (rc) {
+    fprintf(stderr, "minivm: JDWP debugger: %s\n", ddmc_strerror(rc));
+    free(b);
+    return NULL;
+  }
+  mvm_dbg_hooks h = {.ud = b,
+                     .location = on_location,
+                     .method_exit = on_method_exit,
+                     .thread_dying = on_thread_dying,
+                     .gc_roots = on_gc_roots};
+  mvm_dbg_set_hooks(vm, &h);
+  return b;
+}

@@ -1,0 +1,25 @@
+/* The JDWP debugger side of minivm: ddmc_dbg_ops over the core's mvm_debug.h, and the core's
+ * debugger hooks turned into ddmc_dbg_post_* calls. ddm_bridge.c drives it: attach() between
+ * ddmc_vm_new and ddmc_vm_start, thread_start() from its thread-start hook, vm_death() at exit. */
+#ifndef MINIVM_DBG_BRIDGE_H
+#define MINIVM_DBG_BRIDGE_H
+
+#include <stdint.h>
+
+#include <ddmc/ddmc.h>
+#include <ddmc/debugger.h>
+
+#include "minivm.h"
+
+typedef struct dbg_bridge dbg_bridge;
+
+/* ddmc_dbg_attach with minivm's ops, and mvm_dbg_set_hooks. The program is loaded and its main
+ * thread prepared (mvm_prepare_main). Returns NULL after printing why. */
+dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm);
+/* A program thread started (ThreadStart): from the VM's thread_start hook, on the new thread.
+ * Not for main (VM_START names it) nor for attached threads. NULL-safe. */
+void dbg_bridge_thread_start(dbg_bridge *b, uint32_t id);
+/* VM_DEATH, once, before the threads are torn down (exit instruction, or main returned). */
+void dbg_bridge_vm_death(dbg_bridge *b);
+
+#endif
