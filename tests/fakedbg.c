@@ -674,7 +674,9 @@ void fakedbg_reset_debuggee(fakedbg *f) {
   f->nbps = 0;
 }
 
-int fakedbg_new(fakedbg *f, unsigned flags) {
+int fakedbg_new(fakedbg *f, unsigned flags) { return fakedbg_new_mem(f, flags, NULL); }
+
+int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
   const fakevm_config cfg = {.threads = kThreads, .nthreads = FD_NTHREADS};
   fakevm_init(&f->fv, &cfg); /* zeroes f->fv only */
   memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
@@ -687,7 +689,7 @@ int fakedbg_new(fakedbg *f, unsigned flags) {
   o.transport = DDMC_TRANSPORT_SOCKET;
   o.suspend = (flags & FAKEDBG_SUSPEND_Y) != 0;
   o.sendq_bytes = 1 << 20;
-  int rc = fakevm_new(&f->fv, &o, NULL);
+  int rc = fakevm_new(&f->fv, &o, mem);
   if (rc != 0) return rc;
   if ((rc = ddmc_dbg_attach(f->fv.vm, &f->ops)) != 0) return rc;
   f->d = ddmc__vm_dbg(f->fv.vm);

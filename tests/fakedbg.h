@@ -141,6 +141,8 @@ typedef struct fakedbg {
 /* The VM (fakevm), the debugger attached, the debuggee in its initial state and (unless
  * FAKEDBG_NO_SESSION) a live session. Returns 0 or the failing call's code. f must stay put. */
 int fakedbg_new(fakedbg *f, unsigned flags);
+/* The same with the VM's allocator (NULL: libc). After a failure, fakedbg_free frees what was made. */
+int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem);
 /* Ends the session (the library's disconnect clean-up runs) and frees the VM. */
 void fakedbg_free(fakedbg *f);
 /* Puts the debuggee back as fakedbg_new made it (objects, statics, frames, knobs, breakpoints and

@@ -2266,6 +2266,172 @@ static void test_concurrent_posts(void **state) {
   assert_int_equal(atomic_load(&F->parked[FD_T_MAIN]) + atomic_load(&F->parked[FD_T_WORKER]), 0);
 }
 
+/* Out of memory at every allocation in turn, over a session that touches every part of the
+ * layer: no crash, and nothing left allocated once the VM is freed (ASan checks the accesses). */
+typedef struct failmem {
+  atomic_long count, fail_at, failed, live;
+} failmem;
+static void *fm_malloc(void *ud, size_t n) {
+  failmem *m = ud;
+  if (atomic_fetch_add(&m->count, 1) + 1 == atomic_load(&m->fail_at)) {
+    atomic_fetch_add(&m->failed, 1);
+    return NULL;
+  }
+  void *p = malloc(n);
+  if (p) atomic_fetch_add(&m->live, 1);
+  return p;
+}
+static void *fm_realloc(void *ud, void *p, size_t n) {
+  failmem *m = ud;
+  if (atomic_fetch_add(&m->count, 1) + 1 == atomic_load(&m->fail_at)) {
+    atomic_fetch_add(&m->failed, 1);
+    return NULL;
+  }
+  void *q = realloc(p, n);
+  if (q && p == NULL) atomic_fetch_add(&m->live, 1);
+  return q;
+}
+static void fm_free(void *ud, void *p) {
+  failmem *m = ud;
+  if (p) atomic_fetch_sub(&m->live, 1);
+  free(p);
+}
+
+static uint64_t try_oid(ddmc_ref o) {
+  uint64_t id = 0;
+  ddmc__id_of_object(F->d, o, &id);
+  return id;
+}
+static uint64_t try_cid(ddmc_class c) {
+  const ddmc__cls *k = NULL;
+  return ddmc__cls_get(F->d, c, &k) == 0 ? k->id : 0;
+}
+
+/* Every command family, a breakpoint hit, a step, HoldEvents, a disconnect; return codes are
+ * whatever memory allows. */
+static void oom_script(void) {
+  body b = {.n = 0};
+  static const uint8_t plain[][2] = {{1, 1}, {1, 3}, {1, 20}, {1, 4}, {1, 5}, {1, 17}, {1, 8}, {1, 9}};
+  for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) run(plain[i][0], plain[i][1], NULL, NULL);
+  uint64_t k = try_cid(FD_C_DEBUG), o = try_oid(FD_O_DEBUG), t = try_oid(FD_O_THREAD_MAIN);
+  run_id(2, 4, k, NULL);
+  run_id(2, 15, k, NULL);
+  run_id(12, 3, try_oid(FD_O_GROUP_MAIN), NULL);
+  b.n = 0;
+  b_u64(&b, o);
+  b_u32(&b, 2);
+  b_u64(&b, k ? ddmc__field_id(cls(FD_C_DEBUG), FD_F_NEXT) : 0);
+  b_u64(&b, k ? ddmc__field_id(cls(FD_C_DEBUG), FD_F_LABEL) : 0);
+  run(9, 2, &b, NULL);
+  b.n = 0;
+  b_u64(&b, k);
+  b_u64(&b, FD_M_MAIN + 1);
+  run(6, 1, &b, NULL);
+  run(6, 5, &b, NULL);
+  run_id(10, 1, try_oid(FD_O_STR), NULL);
+  b.n = 0;
+  b_u64(&b, try_oid(FD_O_ARR));
+  b_u32(&b, 0);
+  b_u32(&b, 5);
+  run(13, 2, &b, NULL);
+  b.n = 0;
+  b_str(&b, "oom");
+  run(1, 11, &b, NULL);
+  /* requests and events */
+  body m = {.n = 0};
+  b_u8(&m, DDMC__MOD_CLASS_MATCH);
+  b_str(&m, "Deb*");
+  b_u8(&m, DDMC__MOD_LOCATION_ONLY);
+  b_loc(&m, DDMC_TYPE_CLASS, k, FD_M_COMPUTE, 5);
+  b.n = 0;
+  b_u8(&b, DDMC_EV_BREAKPOINT);
+  b_u8(&b, 0);
+  b_u32(&b, 2);
+  memcpy(b.p + b.n, m.p, m.n);
+  b.n += m.n;
+  run(15, 1, &b, NULL);
+  run(1, 15, NULL, NULL);
+  post(FD_T_MAIN, FD_M_COMPUTE, 5, 1, DDMC_DBG_AT_BREAKPOINT);
+  run(1, 16, NULL, NULL);
+  run_id(11, 2, t, NULL);
+  b.n = 0;
+  b_u64(&b, t);
+  b_u32(&b, 0);
+  b_u32(&b, (uint32_t)-1);
+  run(11, 6, &b, NULL);
+  b.n = 0;
+  b_u8(&b, DDMC_EV_SINGLE_STEP);
+  b_u8(&b, 0);
+  b_u32(&b, 1);
+  b_u8(&b, DDMC__MOD_STEP);
+  b_u64(&b, t);
+  b_u32(&b, 1);
+  b_u32(&b, 1);
+  run(15, 1, &b, NULL);
+  run_id(11, 3, t, NULL);
+  post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, 0);
+  ddmc_dbg_post_thread_start(F->fv.vm, FD_T_WORKER);
+  ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_DEBUG);
+  fakedbg_events(F, NULL, NULL);
+  run(1, 6, NULL, NULL); /* Dispose */
+  fakedbg_reconnect(F);
+  run(1, 4, NULL, NULL);
+}
+
+/* ddmc_dbg_attach with each of its allocations failing in turn: DDMC_ENOMEM, nothing left. */
+static void test_attach_out_of_memory(void **state) {
+  (void)state;
+  failmem fm;
+  ddmc_allocator a = {&fm, fm_malloc, fm_realloc, fm_free};
+  for (long n = 1;; n++) {
+    atomic_init(&fm.count, 0);
+    atomic_init(&fm.fail_at, n);
+    atomic_init(&fm.failed, 0);
+    atomic_init(&fm.live, 0);
+    F = calloc(1, sizeof(*F));
+    assert_non_null(F);
+    int rc = fakedbg_new_mem(F, FAKEDBG_NO_SESSION, &a);
+    fakedbg_free(F);
+    free(F);
+    F = NULL;
+    assert_true(rc == 0 || rc == DDMC_ENOMEM);
+    assert_int_equal(atomic_load(&fm.live), 0);
+    if (atomic_load(&fm.failed) == 0) break;
+  }
+}
+
+static void test_out_of_memory_everywhere(void **state) {
+  (void)state;
+  failmem fm;
+  ddmc_allocator a = {&fm, fm_malloc, fm_realloc, fm_free};
+  long total = 0;
+  for (long n = 1;; n++) {
+    atomic_init(&fm.count, 0);
+    atomic_init(&fm.fail_at, n);
+    atomic_init(&fm.failed, 0);
+    atomic_init(&fm.live, 0);
+    F = calloc(1, sizeof(*F));
+    assert_non_null(F);
+    if (fakedbg_new_mem(F, 0, &a) == 0) {
+      ddmc__buf_init(&g_out, ddmc__dbg_mem(F->d), (size_t)64 << 20);
+      oom_script();
+      ddmc__buf_free(&g_out);
+    }
+    int bad = atomic_load(&F->bad_calls);
+    fakedbg_free(F);
+    free(F);
+    F = NULL;
+    assert_int_equal(bad, 0);
+    if (atomic_load(&fm.live) != 0) fail_msg("allocation %ld failed: %ld blocks left", n, (long)atomic_load(&fm.live));
+    if (atomic_load(&fm.failed) == 0) {
+      total = n - 1;
+      break;
+    }
+  }
+  if (getenv("DDMC_TEST_VERBOSE")) print_message("%ld allocations, each failed once\n", total);
+  assert_true(total > 50);
+}
+
 /* A moving collector: the ID follows the object. */
 static void move_str(void *arg, ddmc_ref *ref) {
   (void)arg;
@@ -2328,6 +2494,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_other_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_strongest_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_posts, setup, teardown),
+      cmocka_unit_test(test_attach_out_of_memory),
+      cmocka_unit_test(test_out_of_memory_everywhere),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
