@@ -415,7 +415,7 @@ static int close_method(asm_ctx *a, int line) {
     mvm_local *l = &m->locals[i];
     if (l->end == UINT32_MAX) l->end = m->ncode;
     /* .local names registers like instructions do: pN is rebased, vN checked. */
-    if (rebase_reg(a, m, &l->reg, line)) return -1;
+    if (rebase_reg(a, m, &l->reg, l->line)) return -1;
   }
   for (uint32_t i = 0; i < a->nlfix; i++) {
     fixup *f = &a->lfix[i];
@@ -634,7 +634,8 @@ static int parse_local(asm_ctx *a, tok *t, int n, int end) {
   if (grow(a->vm, (void **)&m->locals, &a->cap_locals, m->nlocals + 1, sizeof(mvm_local)))
     return mvm_nfree(a->vm, sig), fail(a, a->line, "out of memory");
   mvm_local *l = &m->locals[m->nlocals++];
-  *l = (mvm_local){.start = m->ncode, .end = UINT32_MAX, .reg = reg, .name = mvm_nstrdup(a->vm, name), .sig = sig};
+  *l = (mvm_local){.start = m->ncode, .end = UINT32_MAX, .reg = reg, .name = mvm_nstrdup(a->vm, name), .sig = sig,
+                   .line = a->line};
   return l->name ? 0 : fail(a, a->line, "out of memory");
 }
 

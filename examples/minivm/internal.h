@@ -62,6 +62,7 @@ typedef struct mvm_local {
   uint16_t reg;
   char *name;
   char *sig;          /* JNI signature */
+  int line;           /* of the .local, for the assembler's messages */
 } mvm_local;
 
 typedef struct mvm_method {

@@ -464,11 +464,20 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         if (!mvm_thread_spawn(t, (mvm_ref)regs[in->a], tm, 0, MVM_PRIM)) FAIL("OutOfMemoryError: cannot start a thread");
         break;
       }
-      case OP_JOIN:
-        NUM(in->a);
-        if (regs[in->a] == t->id) FAIL("IllegalThreadStateException: a thread cannot join itself");
-        if (mvm_thread_join(t, (uint32_t)regs[in->a])) goto unwind;
+      case OP_JOIN: {
+        /* A thread id, or a Thread object (unstarted: returns at once, as Java's join). */
+        int64_t id = regs[in->a];
+        if (tags[in->a] == MVM_REFTAG) {
+          OBJ(in->a);
+          mvm_hdr *o = mvm_deref(vm, (mvm_ref)id);
+          if (o->kind != MVM_BLK_OBJECT || o->klass != vm->thread_class->obj)
+            FAIL("ClassCastException: v%u is not a Thread", in->a);
+          id = mvm_slots(o)[MVM_THREAD_F_TID];
+        }
+        if (id == t->id) FAIL("IllegalThreadStateException: a thread cannot join itself");
+        if (id && mvm_thread_join(t, (uint32_t)id)) goto unwind;
         break;
+      }
       case OP_CURRENT_THREAD: SETP(in->a, t->id); break;
       case OP_SET_THREAD_NAME: case OP_SET_APP_NAME:
         OBJ(in->a);

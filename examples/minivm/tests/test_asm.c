@@ -52,6 +52,63 @@ static void string_escapes(void **state) {
   mvm_vm_free(vm);
 }
 
+/* const's literals: characters, and floating values as IEEE bits (minivm computes on integers;
+ * the bits are what a debugger shows as a float or double local). */
+static void literals(void **state) {
+  mvm_vm *vm = t_vm(0, 0, NULL);
+  t_load(vm, ".class A\n.method main\n.registers 1\n"
+             "  const v0, 'A'\n  println v0\n  const v0, '\\n'\n  println v0\n"
+             "  const v0, '\\''\n  println v0\n  const v0, 2.5\n  println v0\n"
+             "  const v0, 1.5f\n  println v0\n  const v0, -0.25d\n  println v0\n  const v0, 1e3\n  println v0\n"
+             "  return-void\n.end method\n");
+  char *out, want[256];
+  double d = 2.5, q = -0.25, k = 1e3;
+  float f = 1.5f;
+  int64_t dbits, qbits, kbits;
+  uint32_t fbits;
+  memcpy(&dbits, &d, 8);
+  memcpy(&qbits, &q, 8);
+  memcpy(&kbits, &k, 8);
+  memcpy(&fbits, &f, 4);
+  snprintf(want, sizeof want, "65\n10\n39\n%lld\n%u\n%lld\n%lld\n", (long long)dbits, fbits, (long long)qbits,
+           (long long)kbits);
+  assert_int_equal(t_run(vm, &out), 0);
+  assert_string_equal(out, want);
+  free(out);
+  mvm_vm_free(vm);
+}
+
+/* <clinit> runs before main, in class order; Thread objects: new-thread, thread-set-daemon,
+ * thread-start, join on the object. */
+static void clinit_and_thread_objects(void **state) {
+  mvm_vm *vm = t_vm(0, 0, NULL);
+  t_load(vm, ".class A\n.static s String\n.static done int\n"
+             ".method <clinit>\n.signature () void\n.registers 1\n"
+             "  const-string v0, \"A-init\"\n  sput v0, A.s\n  sget v0, A.s\n  println v0\n  return-void\n"
+             ".end method\n"
+             ".method work\n.signature () void\n.registers 1\n"
+             "  const v0, 42\n  sput v0, A.done\n  return-void\n.end method\n"
+             ".method forever\n.signature () void\n.registers 1\n"
+             ":l\n  const v0, 1000\n  sleep v0\n  goto :l\n.end method\n"
+             ".method main\n.signature (String[]) void\n.registers 4\n"
+             "  sget v0, A.s\n  println v0\n"
+             "  const-string v1, \"W\"\n  new-thread v0, v1, A.work\n  join v0\n"   /* unstarted: at once */
+             "  thread-start v0\n  join v0\n  sget v2, A.done\n  println v2\n"
+             "  const-string v1, \"D\"\n  new-thread v0, v1, A.forever\n  const v2, 1\n"
+             "  thread-set-daemon v0, v2\n  thread-start v0\n"
+             "  return-void\n.end method\n"
+             ".class B\n.method <clinit>\n.registers 1\n"
+             "  const-string v0, \"B-init\"\n  println v0\n  return-void\n.end method\n");
+  char *out;
+  assert_int_equal(t_run(vm, &out), 0);   /* returns although D sleeps forever: a daemon */
+  assert_string_equal(out, "A-init\nB-init\nA-init\n42\n");
+  free(out);
+  mvm_thread_info d;
+  assert_int_equal(t_find_thread(vm, "D", &d), 0);
+  assert_true(d.daemon);
+  mvm_vm_free(vm);
+}
+
 static void shipped_programs_assemble(void **state) {
   const char *dir = getenv("MINIVM_PROGRAMS");
   if (!dir) skip();
@@ -111,6 +168,50 @@ static const bad cases[] = {
     {"  .line 3\n", "t.mvm:1: ", "outside a method"},
     {M("  Object.x v0\n"), "t.mvm:4: ", "unknown instruction"},
     {M(":a\n:a\n"), "t.mvm:5: ", "defined twice"},
+    /* debug info and signatures */
+    {".class A\n.method f\n.signature int\n", "t.mvm:3: ", ".signature expects (TYPE, ...) RETURN-TYPE"},
+    {".class A\n.method f\n.signature (int)\n", "t.mvm:3: ", ".signature expects (TYPE, ...) RETURN-TYPE"},
+    {".class A\n.method f\n.signature (int,) void\n", "t.mvm:3: ", ".signature expects"},
+    {".class A\n.method f\n.signature (int) void extra\n", "t.mvm:3: ", ".signature expects"},
+    {".class A\n.method f\n.signature (void) int\n", "t.mvm:3: ", "'void' is only a return type"},
+    {".class A\n.method f\n.signature (in-t) int\n", "t.mvm:3: ", "bad type 'in-t'"},
+    {".class A\n.method f\n.signature (Nowhere[]) void\n.registers 1\n  return-void\n.end method\n",
+     "t.mvm:3: ", "unknown class 'Nowhere'"},
+    {".class A\n.method f\n.signature (int) int\n.registers 1\n  return-void\n.end method\n", "t.mvm:5: ",
+     "method f is declared (I)I but has return-void"},
+    {".class A\n.method f\n.signature () void\n.registers 1\n  return v0\n.end method\n", "t.mvm:5: ",
+     "method f is declared void (()V) but returns a value"},
+    {".class A\n.method f\n.registers 1\n  nop\n.signature () void\n", "t.mvm:5: ",
+     ".signature must come before the first instruction"},
+    {".class A\n.method f\n.signature () void\n.signature () void\n", "t.mvm:4: ", ".signature given twice"},
+    {".class A\n.method f\n.signature (int) void\n.params 2\n", "t.mvm:4: ",
+     ".params 2 disagrees with .signature (I)V (1 parameter)"},
+    {".class A\n.method f\n.params 1\n.signature (int, long) void\n", "t.mvm:4: ",
+     ".signature declares 2 parameters but .params says 1"},
+    {".class A\n.method f\n.signature (int) void\n.registers 0\n  return-void\n.end method\n", "t.mvm:6: ",
+     ".params 1 exceeds .registers 0"},
+    {M(".local v0 x\n"), "t.mvm:4: ", ".local expects a register, a name and a type"},
+    {M(".local x v0 int\n"), "t.mvm:4: ", "expected a register"},
+    {M(".local v0 1x int\n"), "t.mvm:4: ", "bad local name '1x'"},
+    {M(".local v0 x Missing\n  return-void\n.end method\n"), "t.mvm:4: ", "unknown class 'Missing'"},
+    {M(".local v0 x int[\n"), "t.mvm:4: ", "bad type 'int['"},
+    {M(".local v0 x void\n"), "t.mvm:4: ", "'void' is only a return type"},
+    {M(".local v7 x int\n  return-void\n.end method\n"), "t.mvm:4: ", "v7 out of range: method has 2 registers"},
+    {M(".local p0 x int\n  return-void\n.end method\n"), "t.mvm:4: ", "p0 out of range: method has 0 parameters"},
+    {M(".local v0 x int\n.local v1 x int\n"), "t.mvm:5: ", "local 'x' is already live in another register"},
+    {M(".end local v1\n"), "t.mvm:4: ", ".end local v1: no local is live in v1"},
+    {M(".end local\n"), "t.mvm:4: ", ".end local expects a register"},
+    {".class A\n.local v0 x int\n", "t.mvm:2: ", ".local outside a method"},
+    {".class A\n.end local v0\n", "t.mvm:2: ", ".end local outside a method"},
+    {".class A\n.field f Foo[]\n", "t.mvm:2: ", "unknown class 'Foo'"},
+    {".class A\n.field f int[]x\n", "t.mvm:2: ", "bad type 'int[]x'"},
+    {M("  const v0, 'AB'\n  return-void\n.end method\n"), "t.mvm:4: ", "const: bad literal ''AB''"},
+    {M("  const v0, 1.5q\n  return-void\n.end method\n"), "t.mvm:4: ", "const: bad literal '1.5q'"},
+    {M("  add-int/lit v0, v0, 1.5\n  return-void\n.end method\n"), "t.mvm:4: ", "bad integer '1.5'"},
+    {M("  new-array v0, v0, void\n  return-void\n.end method\n"), "t.mvm:4: ", "bad element type 'void'"},
+    {".class A\n.method f\n.registers 1\n.params 1\n  return-void\n.end method\n"
+     ".method main\n.registers 1\n  new-thread v0, v0, A.f\n  return-void\n.end method\n",
+     "t.mvm:9: ", "A.f takes 1 argument, 0 given"},
 };
 
 static int native_objects(mvm_vm *vm) {
@@ -190,6 +291,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(loads_and_runs),
       cmocka_unit_test(string_escapes),
+      cmocka_unit_test(literals),
+      cmocka_unit_test(clinit_and_thread_objects),
       cmocka_unit_test(shipped_programs_assemble),
       cmocka_unit_test(malformed_reports_file_and_line),
       cmocka_unit_test(missing_file),
