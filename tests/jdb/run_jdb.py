@@ -328,7 +328,7 @@ class Session:
         home = os.path.join(self.workdir, "home")
         os.makedirs(home, exist_ok=True)
         cmd = [self.args.jdb, f"-J-Duser.home={home}", "-J-Duser.language=en", "-J-Duser.country=US",
-               "-sourcepath", self.args.sourcepath, "-attach", f"127.0.0.1:{self.vm.port}"]
+               *self.args.jdb_arg, "-sourcepath", self.args.sourcepath, "-attach", f"127.0.0.1:{self.vm.port}"]
         log(f"{self.script.name}: {' '.join(cmd)}")
         self.jdb = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=subprocess.STDOUT, cwd=home, env=clean_env())
@@ -517,6 +517,9 @@ def main():
     ap.add_argument("--javac", default="javac")
     ap.add_argument("--vm-arg", action="append", default=[],
                     help="an extra VM option before the program (repeatable), e.g. --vm-arg=-verbose:jdwp")
+    ap.add_argument("--jdb-arg", action="append", default=[],
+                    help="an extra jdb option (repeatable), e.g. --jdb-arg=-dbgtrace --jdb-arg=4 "
+                         "(JDI's event trace: diagnosis only, it adds lines to the output)")
     ap.add_argument("--timeout", type=float, default=20.0, help="per-step deadline in seconds (20)")
     ap.add_argument("--workdir", help="scratch directory (default: a temporary one, removed at the end)")
     ap.add_argument("-k", "--keep-going", action="store_true",
