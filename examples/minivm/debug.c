@@ -165,21 +165,22 @@ mvm_type mvm_dbg_main_type(mvm_vm *vm) {
 
 /* ---- Objects */
 
+/* An attached thread (the JDWP thread) stops the world around each access: the interpreter
+ * reads and writes fields, elements and registers without atomics, so the debugger's accesses
+ * are ordered with theirs by the stop (every interpreter thread passes stw_lock on its way to
+ * a safepoint or a blocking state), and the collector cannot run meanwhile. A debugger's
+ * command touches a few values at human speed; a stop costs microseconds. An interpreter
+ * thread inside its own hook needs none of it. */
 void mvm_dbg_enter(mvm_vm *vm) {
   mvm_thread *self = mvm_thread_self();
-  if (self && self->interp) return;   /* an interpreter thread in a hook is already counted */
-  pthread_mutex_lock(&vm->stw_lock);
-  while (vm->stw_active) pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
-  vm->running++;
-  pthread_mutex_unlock(&vm->stw_lock);
+  if (self && self->interp) return;
+  mvm_world_stop(vm);
 }
 
 void mvm_dbg_leave(mvm_vm *vm) {
   mvm_thread *self = mvm_thread_self();
   if (self && self->interp) return;
-  pthread_mutex_lock(&vm->stw_lock);
-  if (--vm->running == 0) pthread_cond_broadcast(&vm->stw_cond);
-  pthread_mutex_unlock(&vm->stw_lock);
+  mvm_world_resume(vm);
 }
 
 static mvm_type type_of_block(mvm_vm *vm, const mvm_hdr *h) {

@@ -8,9 +8,9 @@
  * minivm references (mvm_ref widened to 64 bits; 0 is null). Threads are VM thread ids.
  *
  * Threads. Reflection (types, fields, methods, lines, locals) reads immutable data and may run on
- * any thread. Functions that touch the heap or a thread's registers may run on an interpreter
- * thread (inside its own hook) or on an attached thread (the JDWP thread) between
- * mvm_dbg_enter/mvm_dbg_leave, which keep the collector from running meanwhile. Frames and
+ * any thread. Functions that touch the heap may run on an interpreter thread (inside its own
+ * hook) or on any other thread between mvm_dbg_enter/mvm_dbg_leave, which stop the world: the
+ * accesses are then ordered with every interpreter thread's, and the collector waits. Frames and
  * locals are for threads that run no bytecode (suspended, parked, or blocked). */
 #ifndef MINIVM_DEBUG_H
 #define MINIVM_DEBUG_H
@@ -121,7 +121,8 @@ int mvm_dbg_locals(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg,
 /* The type of the entry point's class (the class declaring main), or 0. */
 mvm_type mvm_dbg_main_type(mvm_vm *vm);
 
-/* ---- Objects (heap: an interpreter thread, or an attached thread inside mvm_dbg_enter). */
+/* ---- Objects (heap: an interpreter thread, or another thread inside mvm_dbg_enter). Enter stops
+ * the world (no-op on an interpreter thread); not nested, not while holding a VM lock. */
 void mvm_dbg_enter(mvm_vm *vm);
 void mvm_dbg_leave(mvm_vm *vm);
 int mvm_dbg_object_type(mvm_vm *vm, uint64_t obj, mvm_type *out);

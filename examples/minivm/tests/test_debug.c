@@ -378,10 +378,22 @@ static void *run_main(void *arg) {
   return NULL;
 }
 
+/* Heap accesses from this (non-VM) thread stop the world, as the JDWP thread's do. */
 static int64_t get_static(mvm_vm *vm, mvm_type t, const char *name) {
   mvm_value v;
-  assert_int_equal(mvm_dbg_get_field(vm, 0, t, field_by_name(vm, t, name), &v), 0);
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_get_field(vm, 0, t, field_by_name(vm, t, name), &v);
+  mvm_dbg_leave(vm);
+  assert_int_equal(rc, 0);
   return v.u.i;
+}
+
+static void set_static(mvm_vm *vm, mvm_type t, const char *name, int64_t value) {
+  mvm_value v = {.tag = 'I', .u.i = value};
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_set_field(vm, 0, t, field_by_name(vm, t, name), &v);
+  mvm_dbg_leave(vm);
+  assert_int_equal(rc, 0);
 }
 
 static void wait_for(mvm_vm *vm, mvm_type t, const char *name) {
@@ -414,6 +426,7 @@ static void suspend_frames_locals_fields(void **state) {
   assert_int_equal(th.status, MVM_TS_SUSPENDED);
   assert_int_equal(th.internal, 0);
   /* its Thread object: name, group "main", tid */
+  mvm_dbg_enter(vm);
   mvm_type thread_t = type_by_sig(vm, "Ljava/lang/Thread;");
   mvm_type ot;
   assert_int_equal(mvm_dbg_object_type(vm, th.obj, &ot), 0);
@@ -427,6 +440,7 @@ static void suspend_frames_locals_fields(void **state) {
   assert_memory_equal(p, "Spin", 4);
   assert_int_equal(mvm_dbg_get_field(vm, th.obj, thread_t, field_by_name(vm, thread_t, "tid"), &v), 0);
   assert_int_equal(v.u.i, spin.id);
+  mvm_dbg_leave(vm);
   int32_t frames;
   assert_int_equal(mvm_dbg_frame_count(vm, spin.id, &frames), 0);
   assert_int_equal(frames, 1);
@@ -465,6 +479,7 @@ static void suspend_frames_locals_fields(void **state) {
   assert_true(get_static(vm, s, "slept") > slept);
 
   /* fields, strings and arrays */
+  mvm_dbg_enter(vm);
   uint32_t text = field_by_name(vm, s, "text"), nums = field_by_name(vm, s, "nums");
   assert_int_equal(mvm_dbg_get_field(vm, 0, s, text, &v), 0);
   assert_int_equal(mvm_dbg_string(vm, (uint64_t)v.u.i, &p, &len), 0);
@@ -492,10 +507,10 @@ static void suspend_frames_locals_fields(void **state) {
   assert_int_equal(mvm_dbg_array_length(vm, fresh, &alen), MVM_DBG_ENOTARRAY);
   assert_int_equal(mvm_dbg_object_type(vm, arr, &ot), 0);
   assert_int_equal(ot, type_by_sig(vm, "[I"));
+  mvm_dbg_leave(vm);
 
   /* stop both threads through a static, as a debugger's SetValues would */
-  mvm_value one = {.tag = 'I', .u.i = 1};
-  assert_int_equal(mvm_dbg_set_field(vm, 0, s, field_by_name(vm, s, "stop"), &one), 0);
+  set_static(vm, s, "stop", 1);
   pthread_join(main_thread, NULL);
   mvm_vm_free(vm);
 }
@@ -553,8 +568,7 @@ static void free_with_a_suspended_thread(void **state) {
   mvm_thread_info spin;
   assert_int_equal(t_find_thread(vm, "Spin", &spin), 0);
   assert_int_equal(mvm_dbg_suspend(vm, spin.id), 0);
-  mvm_value two = {.tag = 'I', .u.i = 2};
-  assert_int_equal(mvm_dbg_set_field(vm, 0, s, field_by_name(vm, s, "stop"), &two), 0);
+  set_static(vm, s, "stop", 2);
   pthread_join(main_thread, NULL);
   assert_int_equal(main_status, 2);
   mvm_vm_free(vm);   /* Spin, still suspended, unwinds */
