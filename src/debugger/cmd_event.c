@@ -352,6 +352,7 @@ static int ev_clear_all_breakpoints(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out
 
 void ddmc__reqs_clear_all(ddmc__dbg *d) {
   ddmc__reqs *q = d->req;
+  if (q == NULL) return; /* a debugger torn down half built */
   while (q->n > 0) remove_at(d, q->n - 1);
   ddmc__reqs_publish(d); /* an empty list publishes NULL: cannot fail */
   q->next_id = 1;
