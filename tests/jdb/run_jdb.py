@@ -52,7 +52,10 @@ followed by its expectations:
   ${name}         in a command, TEXT or REGEX: a variable set by an earlier step of the same
                   script (inserted as literal text; re.escape'd in a REGEX)
 
-A step's output is everything jdb printed after the previous step ended, up to its prompt. The step
+A step's output is everything jdb printed after the previous step ended, up to its prompt. jdb
+prints the prompt after a command that resumes the VM from one thread while another prints the
+event, so that "> " can land inside the event's lines ("Breakpoint hit: > \"thread=main\", ...");
+expectations are matched with such a stray "> " removed (see INTERLEAVED). The step
 ends when every ~ / = / out~ / out= expectation has matched and jdb's output ends with a prompt
 ("> " or "THREAD[N] "), or, for exit, when jdb has ended. Asynchronous output (a breakpoint hit
 after `cont`) belongs to the step that caused it: put its expectation there, so the step waits for it.
@@ -89,6 +92,23 @@ FORBIDDEN = [
 ]
 # jdb's prompt at the end of its output: "> " with no current thread, "NAME[N] " with one.
 PROMPT = re.compile(r"(?:\A|\n)(?:> |\S[^\n]*?\[\d+\] )\Z")
+# After a command that resumes the VM, jdb's command thread prints its prompt ("> ", or "main[1] "
+# if the event thread has already made main current) while its event thread may be printing the
+# event in pieces, so the prompt can land inside it: "Breakpoint hit: > ...", "Breakpoint hit:
+# main[1] ...", "VM Started: > No frames...", "main[1] 18    total = ...", "main[1] > " at the end.
+# Expectations are matched against the output with such a prompt taken out (the transcript shows it
+# as jdb printed it).
+_STRAY = r"(?:> |[^\s\[\]\"]+\[\d+\] )"
+INTERLEAVED = [
+    (re.compile(r"(\[\d+\] )" + _STRAY + r"\Z"), r"\1"),
+    (re.compile(r"(^|Breakpoint hit: |Step completed: |VM Started: )" + _STRAY + r"(?=\S)", re.M), r"\1"),
+]
+
+
+def normalize(text):
+    for pat, repl in INTERLEAVED:
+        text = pat.sub(repl, text)
+    return text
 VAR = re.compile(r"\$\{(\w+)\}")
 
 CHILDREN = []  # Popen objects, killed by pid at exit
@@ -375,7 +395,7 @@ class Session:
             return self.jout.text[start:] if jdb_live else ""
 
         def unmet():
-            w, prog = window(), self.vm.out.text[out_mark:]
+            w, prog = normalize(window()), self.vm.out.text[out_mark:]
             missing = []
             for e, pat in checks:
                 if e.kind == "~" and not pat.search(w):
@@ -395,7 +415,7 @@ class Session:
                 return True
             if is_exit:
                 return self.jout.eof
-            return PROMPT.search(window()) is not None
+            return PROMPT.search(normalize(window())) is not None
 
         with self.cond:
             while True:
@@ -404,7 +424,7 @@ class Session:
                     break
                 if jdb_live and self.jout.eof and not is_exit:
                     break  # jdb ended on its own: report below
-                if ended() and any(p.search(window()) for p in self.forbid):
+                if ended() and any(p.search(normalize(window())) for p in self.forbid):
                     break  # jdb is back at its prompt after an internal error: no point waiting
                 if not self.vm.alive() and self.vm.out.eof and self.vm.err.eof:
                     break
@@ -413,11 +433,12 @@ class Session:
                     break
                 self.cond.wait(min(left, 1.0))
             missing = unmet()
-            w = window()
+            raw = window()
+            w = normalize(raw)
             done = ended()
             end = len(self.jout.text) if jdb_live else start
         self.pos = end
-        shown = w
+        shown = raw
         if any(e.kind.startswith("out") for e in step.expects):
             if shown and not shown.endswith("\n"):
                 shown += "\n"
