@@ -104,7 +104,6 @@ typedef struct mvm_frame {
   const mvm_method *m;
   _Atomic uint32_t pc;     /* written by the owner each instruction, read by thread_stack */
   uint32_t base;           /* first register in the thread's register file */
-  int fresh;               /* pushed, first instruction not yet polled: METHOD_ENTRY */
 } mvm_frame;
 
 #define MVM_MAX_FRAMES 256
@@ -133,6 +132,7 @@ struct mvm_thread {
   _Atomic int susp_req;       /* the debugger suspended it: no bytecode until resumed (set under stw_lock) */
   mvm_status park_prev;       /* status before a debugger event parked it (owner only) */
   _Atomic int stepping;       /* report every instruction to the debugger (dbg hooks) */
+  uint32_t dbg_depth;         /* frame depth at the last slow poll: a deeper pc 0 is a call */
   mvm_ref obj;                /* its java.lang.Thread (a GC root) */
   mvm_ref group;              /* its ThreadGroup (a GC root until obj holds it) */
 

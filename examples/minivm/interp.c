@@ -47,7 +47,6 @@ static int push_frame(mvm_thread *t, const mvm_method *m) {
   mvm_frame *f = &t->frames[t->depth];
   f->m = m;
   f->base = base;
-  f->fresh = 1;
   atomic_store_explicit(&f->pc, 0, memory_order_relaxed);
   t->depth++;
   pthread_mutex_unlock(&t->stack_lock);
@@ -192,25 +191,37 @@ static int waitdbg(mvm_thread *t) {
   return atomic_load(&vm->shutdown) ? -1 : 0;
 }
 
-/* The slow path of the per-instruction poll (vm->poll is up): stop for the collector or the
- * debugger, then report the location to the debugger if this thread steps, if method events
- * are on and this is a call's first instruction, or (gathered into the same report) if the
- * instruction holds a breakpoint. Returns -1 to unwind (shutdown), 1 if the location was
- * reported (the instruction then runs without a second report), else 0. */
-static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in) {
+/* The slow path of the per-instruction poll (vm->poll is up), so that the interpreter's own
+ * path has nothing of the debugger in it: stop for the collector or the debugger; with method
+ * events, report a return instruction as the method's exit (with the value it returns); then
+ * report the location if this thread steps, if method events are on and this is a call's first
+ * instruction (the frame is deeper than at the last slow poll), or, gathered into the same
+ * report, if the instruction holds a breakpoint. Returns -1 to unwind (shutdown), 1 if the
+ * location was reported (the instruction then runs without a second report), else 0. */
+__attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in) {
   mvm_vm *vm = t->vm;
+  atomic_store_explicit(&f->pc, pc, memory_order_relaxed);   /* a debugger reads the frame */
   if ((atomic_load(&vm->stw_req) || atomic_load(&t->susp_req)) && mvm_safepoint(t)) return -1;
   if (atomic_load(&vm->shutdown)) return -1;
-  if (!vm->dbg.location) return 0;
-  unsigned flags = 0;
-  if (f->fresh) {
-    f->fresh = 0;
-    if (pc == 0 && atomic_load(&vm->method_events)) flags |= MVM_DBG_METHOD_ENTRY;
+  uint32_t last_depth = t->dbg_depth;
+  t->dbg_depth = t->depth;
+  int events = atomic_load(&vm->method_events);
+  int32_t depth = (int32_t)t->depth - 1;
+  mvm_loc loc = mvm_loc_of(f->m, pc);
+  uint8_t op = mvm_insn_op(in);
+  if (op == OP_BREAKPOINT) op = mvm_bp_original(vm, in);
+  if (events && vm->dbg.method_exit && (op == OP_RETURN || op == OP_RETURN_VOID)) {
+    int64_t *regs = t->regs + f->base;
+    mvm_value rv = mvm_dbg_value_of(op == OP_RETURN ? f->m->ret : 'V', op == OP_RETURN ? regs[in->a] : 0);
+    if (rv.tag == 'L' && t->tags[f->base + in->a] != MVM_REFTAG && rv.u.i) rv = mvm_dbg_value_of('J', rv.u.i);
+    vm->dbg.method_exit(vm->dbg.ud, t->id, &loc, depth, &rv);
+    if (atomic_load(&vm->shutdown)) return -1;
   }
+  if (!vm->dbg.location) return 0;
+  unsigned flags = events && pc == 0 && t->depth > last_depth ? MVM_DBG_METHOD_ENTRY : 0;
   if (!flags && !atomic_load(&t->stepping)) return 0;
   if (mvm_insn_op(in) == OP_BREAKPOINT) flags |= MVM_DBG_AT_BREAKPOINT;
-  mvm_loc loc = mvm_loc_of(f->m, pc);
-  vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, flags);
+  vm->dbg.location(vm->dbg.ud, t->id, &loc, depth, flags);
   return atomic_load(&vm->shutdown) ? -1 : 1;
 }
 
@@ -264,21 +275,20 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
   char name[256];
   const char *msg;
 
+  const mvm_insn *reported = NULL;   /* a breakpoint poll_slow has reported already */
+  mvm_insn bp_copy;                   /* the instruction under a breakpoint, with its own opcode */
   for (;;) {
-    const mvm_insn *in = &code[pc];
-    uint8_t op;
-    atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
     /* The one check per instruction: collector, debugger suspension, stepping, method events
      * and shutdown all raise vm->poll. Breakpoints cost nothing here: they are patched in. */
     if (atomic_load_explicit(&vm->poll, memory_order_acquire)) {
-      int r = poll_slow(t, f, pc, in);
+      int r = poll_slow(t, f, pc, &code[pc]);
       if (r < 0) goto unwind;
-      op = mvm_insn_op(in);
-      if (r == 1 && op == OP_BREAKPOINT) op = mvm_bp_original(vm, in);   /* already reported */
-    } else {
-      op = mvm_insn_op(in);
+      reported = r == 1 && mvm_insn_op(&code[pc]) == OP_BREAKPOINT ? &code[pc] : NULL;
     }
-  dispatch:
+    const mvm_insn *in = &code[pc];
+    atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
+  dispatch:;
+    const uint8_t op = mvm_insn_op(in);
     switch ((mvm_op)op) {
       case OP_NOP: break;
       case OP_CONST: SETP(in->a, in->lit); break;
@@ -293,13 +303,6 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_RETURN: case OP_RETURN_VOID:
         t->ret = op == OP_RETURN ? regs[in->a] : 0;
         t->ret_tag = op == OP_RETURN ? tags[in->a] : MVM_PRIM;
-        if (atomic_load_explicit(&vm->poll, memory_order_relaxed) && atomic_load(&vm->method_events) &&
-            vm->dbg.method_exit) {
-          mvm_loc loc = mvm_loc_of(f->m, pc);
-          mvm_value rv = mvm_dbg_value_of(f->m->ret, t->ret);
-          vm->dbg.method_exit(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, &rv);
-          if (atomic_load(&vm->shutdown)) goto unwind;
-        }
         pop_frames(t, t->depth - 1);
         if (t->depth == floor) return 0;
         LOAD();
@@ -534,13 +537,17 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         mvm_request_shutdown(vm);
         goto unwind;
       case OP_BREAKPOINT: {
-        /* Reached with nothing else to report (poll_slow gathers it otherwise). */
-        if (vm->dbg.location) {
+        /* Report it unless poll_slow did (with a step or a method entry, in one report), then
+         * run the instruction the breakpoint covers, from a copy with its own opcode. */
+        if (reported != in && vm->dbg.location) {
           mvm_loc loc = mvm_loc_of(f->m, pc);
           vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, MVM_DBG_AT_BREAKPOINT);
           if (atomic_load(&vm->shutdown)) goto unwind;
         }
-        op = mvm_bp_original(vm, in);
+        reported = NULL;
+        bp_copy = *in;
+        bp_copy.op = mvm_bp_original(vm, in);
+        in = &bp_copy;
         goto dispatch;
       }
     }
