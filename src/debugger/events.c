@@ -30,6 +30,13 @@ static ddmc__dbg *enter(ddmc_vm *vm) {
 
 static void leave(ddmc__dbg *d) { atomic_fetch_sub(&d->inflight, 1); }
 
+/* enter() for an event of thread: first waits while the debugger holds the thread suspended. */
+static ddmc__dbg *enter_thread(ddmc_vm *vm, uint32_t thread) {
+  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  if (d != NULL) ddmc__thr_wait_resumed(d, thread);
+  return enter(vm);
+}
+
 void ddmc__events_quiesce(ddmc__dbg *d) {
   while (atomic_load(&d->inflight) != 0) {
     struct timespec ts = {0, 200000};
@@ -294,7 +301,7 @@ int ddmc_dbg_active(const ddmc_vm *vm) {
 }
 
 static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
-  ddmc__dbg *d = enter(vm);
+  ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
   comp_init(d, &c);
@@ -313,7 +320,7 @@ int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread) { return post_threa
 int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_DEATH); }
 
 int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
-  ddmc__dbg *d = enter(vm);
+  ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
   comp_init(d, &c);
@@ -335,7 +342,7 @@ int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
 int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                            unsigned flags) {
   if (loc == NULL) return DDMC_EINVAL;
-  ddmc__dbg *d = enter(vm);
+  ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
   comp_init(d, &c);
@@ -356,7 +363,7 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
 int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                               const ddmc_value *ret) {
   if (loc == NULL) return DDMC_EINVAL;
-  ddmc__dbg *d = enter(vm);
+  ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
   comp_init(d, &c);

@@ -62,6 +62,10 @@ typedef struct ddmc__thrs {
   uint32_t n, cap;
   uint32_t *hash; /* thread id -> index + 1 */
   uint32_t hash_cap;
+  /* Suspend-alls in force (VirtualMachine.Suspend, events with policy ALL, less Resumes): a
+   * thread first seen meanwhile starts with this count, as HotSpot's agent gives a thread that
+   * starts while the VM is suspended; under lock. */
+  int32_t all_count;
 } ddmc__thrs;
 
 int ddmc__thrs_init(ddmc__thrs *t);
@@ -78,6 +82,11 @@ void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy);
 void ddmc__thrs_forget(ddmc__dbg *d);
 /* Waits, inside the post call, until the thread's count is back to 0 or the debugger left. */
 void ddmc__thr_park(ddmc__dbg *d, uint32_t thread);
+/* At the start of a post call: a thread the debugger holds suspended that the VM did not stop
+ * (one that started during a suspend-all) waits here, parked, before it reports anything; its
+ * event would otherwise reach the debugger while it inspects the stopped VM, and the Resume of
+ * that event set would resume everything. Outside the inflight count. */
+void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread);
 
 /* ---- requests (requests.h, cmd_event.c, events.c) */
 typedef struct ddmc__reqs ddmc__reqs;

@@ -73,6 +73,7 @@ static ddmc__thr *entry(ddmc__dbg *d, uint32_t id, int create) {
   if (e == NULL) return NULL;
   e->id = id;
   e->epoch = 1;
+  e->count = t->all_count;
   t->v[t->n] = e;
   uint32_t i = hash32(id) & (t->hash_cap - 1);
   while (t->hash[i] != 0) i = (i + 1) & (t->hash_cap - 1);
@@ -121,7 +122,10 @@ int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t 
 
 static int suspend_locked(ddmc__dbg *d, ddmc__thr *e) {
   pthread_mutex_lock(&d->thr.lock);
-  int first = e->count++ == 0 && !e->parked;
+  /* The VM stops the thread unless it already did or the thread waits in a post call; a thread
+   * that inherited a suspend-all count (first seen meanwhile) is stopped on its first Suspend. */
+  int first = !e->vm_suspended && !e->parked;
+  e->count++;
   pthread_mutex_unlock(&d->thr.lock);
   if (!first || e->vm_suspended) return 0;
   int rc = d->ops.suspend_thread ? d->ops.suspend_thread(d->vm_data, e->id) : DDMC_JDWP_NOT_IMPLEMENTED;
@@ -294,9 +298,17 @@ static int all_locked(ddmc__dbg *d, int suspend, uint32_t except) {
   return rc ? rc : a.err;
 }
 
+static void all_count_add(ddmc__dbg *d, int delta) {
+  pthread_mutex_lock(&d->thr.lock);
+  d->thr.all_count += delta;
+  if (d->thr.all_count < 0) d->thr.all_count = 0;
+  pthread_mutex_unlock(&d->thr.lock);
+}
+
 int ddmc__thr_suspend_all(ddmc__dbg *d) {
   pthread_mutex_lock(&d->thr.sus_lock);
   int rc = all_locked(d, 1, 0);
+  all_count_add(d, 1); /* after: the threads visited above were counted one by one */
   pthread_mutex_unlock(&d->thr.sus_lock);
   return rc;
 }
@@ -304,6 +316,7 @@ int ddmc__thr_suspend_all(ddmc__dbg *d) {
 int ddmc__thr_resume_all(ddmc__dbg *d) {
   /* Every known thread, dead or unlisted ones too: none may stay counted. */
   pthread_mutex_lock(&d->thr.sus_lock);
+  all_count_add(d, -1);
   pthread_mutex_lock(&d->thr.lock);
   uint32_t n = d->thr.n;
   pthread_mutex_unlock(&d->thr.lock);
@@ -322,6 +335,7 @@ int ddmc__thr_resume_all(ddmc__dbg *d) {
 void ddmc__thrs_release_all(ddmc__dbg *d) {
   pthread_mutex_lock(&d->thr.sus_lock);
   pthread_mutex_lock(&d->thr.lock);
+  d->thr.all_count = 0;
   uint32_t n = d->thr.n;
   pthread_mutex_unlock(&d->thr.lock);
   for (uint32_t i = 0; i < n; i++) {
@@ -345,7 +359,11 @@ int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
   pthread_mutex_lock(&d->thr.lock);
   self->count++; /* stops itself: no ops.suspend_thread */
   pthread_mutex_unlock(&d->thr.lock);
-  int rc = policy == 2 ? all_locked(d, 1, thread) : 0;
+  int rc = 0;
+  if (policy == 2) {
+    rc = all_locked(d, 1, thread);
+    all_count_add(d, 1);
+  }
   pthread_mutex_unlock(&d->thr.sus_lock);
   return rc;
 }
@@ -354,7 +372,10 @@ void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
   ddmc__thr *self = get(d, thread, 0);
   pthread_mutex_lock(&d->thr.sus_lock);
   if (self != NULL) resume_locked(d, self, 0);
-  if (policy == 2) all_locked(d, 0, thread);
+  if (policy == 2) {
+    all_count_add(d, -1);
+    all_locked(d, 0, thread);
+  }
   pthread_mutex_unlock(&d->thr.sus_lock);
 }
 
@@ -366,6 +387,19 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
   while (self->count > 0 && atomic_load(&d->connected)) pthread_cond_wait(&d->thr.parked_cv, &d->thr.lock);
   self->parked = 0;
   pthread_mutex_unlock(&d->thr.lock);
+}
+
+void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
+  if (!atomic_load(&d->connected)) return;
+  ddmc__thr *self = get(d, thread, 1);
+  if (self == NULL) return;
+  pthread_mutex_lock(&d->thr.lock);
+  int held = self->count > 0;
+  pthread_mutex_unlock(&d->thr.lock);
+  if (!held) return;
+  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
+  ddmc__thr_park(d, thread);
+  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
 }
 
 void ddmc__thrs_forget(ddmc__dbg *d) {
