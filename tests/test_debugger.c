@@ -2005,6 +2005,40 @@ static void test_event_parks_thread(void **state) {
   assert_int_equal(atomic_load(&F->parked[FD_T_WORKER]), 0);
 }
 
+/* A thread the library first meets while the VM is suspended (it started meanwhile) inherits
+ * the suspend-all count, and its first event waits, parked, until the VM is resumed: an event
+ * from it would reach the debugger in the middle of inspecting the stopped VM (jdb resumed that
+ * event set and lost the breakpoint thread's frames). */
+static void test_new_thread_waits_while_suspended(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  int32_t id;
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0 /* NONE */, &m, 1, &id), 0);
+  atomic_store(&F->worker_dead, 1); /* not yet visible: VirtualMachine.Suspend cannot see it */
+  assert_int_equal(run(1, 8, NULL, NULL), 0);
+  atomic_store(&F->worker_dead, 0);
+  poster p;
+  start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
+  WAIT_FOR(atomic_load(&F->parked[FD_T_WORKER]) == 1);
+  sleep_ms(20);
+  assert_int_equal(atomic_load(&p.done), 0);
+  assert_int_equal(thr_count(FD_T_WORKER), 1);
+  assert_int_equal(events(), 0); /* nothing reported while it is held */
+  assert_int_equal(run(1, 9, NULL, NULL), 0);
+  pthread_join(p.th, NULL);
+  assert_int_equal(p.rc, 0);
+  assert_int_equal(thr_count(FD_T_WORKER), 0);
+  int got = 0;
+  for (int i = 0; i < 5000 && got == 0; i++) {
+    got = events();
+    if (!got) sleep_ms(1);
+  }
+  assert_int_equal(got, 1); /* reported once resumed, with policy NONE */
+  assert_int_equal(g_comp[0].policy, 0);
+  assert_int_equal(atomic_load(&F->parked[FD_T_WORKER]), 0);
+}
+
 static void test_event_suspend_all(void **state) {
   (void)state;
   body m = {.n = 0};
@@ -2485,6 +2519,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_step_into_no_lines, setup, teardown),
       cmocka_unit_test_setup_teardown(test_single_step_requests, setup, teardown),
       cmocka_unit_test_setup_teardown(test_suspend_counts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_thread_waits_while_suspended, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_parks_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_suspend_all, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reset_releases_everything, setup, teardown),
