@@ -4,8 +4,9 @@
  *      integer arithmetic with a static call per iteration, ~0.8 s) in five set-ups,
  *        (a) minivm without JDWP                       the reference
  *        (b) -agentlib:jdwp=...,suspend=n, no peer
- *        (c) a DDM-only peer (handshake, HELO, FEAT, then it reads until EOF), suspend=y so the
- *            peer is there before main runs
+ *        (c) a DDM-only peer (handshake, HELO, FEAT, then it reads until EOF), suspend=n: the
+ *            peer connects while the program sleeps before its loop (suspend=y would hold main
+ *            until a debugger resumes it, which a DDM peer never does)
  *        (d) a JDI debugger attached with no request (JdiBench idle), suspend=y
  *        (e) the same with a breakpoint in Spin.cold, which never runs (JdiBench cold)
  *      run in REPS rounds, each round every set-up once in a rotated order, so drift in the
@@ -15,10 +16,10 @@
  *      lets a just-started JDI client go idle) is in the notes;
  *   2. breakpoint round trip: JdiBench bp resumes at each hit of BpLoop:10 (bench/programs/
  *      bploop.mvm against bench/java/BpLoop.java on HotSpot: same class, methods and lines);
- *   3. single-step round trip: JdiBench step, one STEP_LINE/STEP_OVER request kept enabled and
- *      the thread resumed at each event, over lines 10 -> 11 -> 10 ... of the same loop (jdb's
- *      `next`, a new request per step, is JdiBench next: OpenJDK 17's agent now and then loses
- *      one of those steps, so it is not a row);
+ *   3. single-step round trip: JdiBench step, a line step over as jdb's `next` and IDEs do it (a
+ *      step request with a count filter of 1, resume, the event, delete the request), over lines
+ *      10 -> 11 -> 10 ... of the same loop; cross-CPU also JdiBench stepkeep (one request kept
+ *      enabled, resumed at each event: the bare round trip) as an info row;
  *   4. JDI attach until allThreads() returns (JdiBench attach, median of ATTACH_N), minivm on
  *      bench/programs/idle.mvm against HotSpot on bench/java/Idle.java.
  * The JDI client is the same JVM program for both VMs, so only the VM side differs.
@@ -48,7 +49,7 @@
 
 #define REPS 7
 #define SPIN_ITERS 16000000.0 /* ~0.8 s of loop on this machine's minivm */
-#define RT_SECS 2.5           /* counting time of each bp / step run (after JdiBench's 0.5 s warm-up) */
+#define RT_SECS 2.0           /* counting time per VM of each bp / step run (after 0.5 s of warm-up) */
 #define ATTACH_N 15
 
 /* ---- child processes */
@@ -189,7 +190,7 @@ static int wait_listen(child *c, uint16_t port, double secs) {
 
 typedef struct dbg_env {
   const char *minivm, *progdir, *java, *classdir;
-  int have_minivm, have_java, have_jdi;
+  int have_minivm, have_jdi;
   char spin[4096], bploop[4096], idle[4096];
 } dbg_env;
 
@@ -228,7 +229,7 @@ static double jdi_result(const char *out, const char *mode, double *second) {
   char m[16];
   if (p == NULL || sscanf(p, "RESULT %15s %lf %lf", m, &x, &y) < 2 || strcmp(m, mode) != 0) {
     char line[160];
-    snprintf(line, sizeof(line), "%s", out);
+    snprintf(line, sizeof(line), "%.159s", out);
     for (char *q = line; *q; q++)
       if (*q == '\n' || *q == '\t') *q = ' ';
     bench_note("JdiBench %s failed: %s", mode, line[0] ? line : "(no output)");
@@ -244,7 +245,7 @@ enum { SET_A, SET_B, SET_C, SET_D, SET_E, NSETS };
 static const char *set_name[NSETS] = {
     "(a) minivm without JDWP",
     "(b) JDWP listening (suspend=n), no peer",
-    "(c) DDM-only peer (handshake, HELO, FEAT; reading)",
+    "(c) DDM-only peer (suspend=n; handshake, HELO, FEAT; reading)",
     "(d) JDI debugger attached, no requests",
     "(e) JDI breakpoint in a method that never runs",
 };
@@ -282,11 +283,13 @@ static double spin_once(const dbg_env *e, int s, long iters, int client_cpu, dou
   char *argv[6];
   int k = 0;
   argv[k++] = (char *)e->minivm;
-  if (s != SET_A) argv[k++] = agent(port, s != SET_B);
+  /* suspend=y holds main until a debugger resumes it (VM_START, SUSPEND_ALL), so the DDM peer
+   * connects to a suspend=n VM during the program's 300 ms sleep, before the loop starts. */
+  if (s != SET_A) argv[k++] = agent(port, s >= SET_D);
   argv[k++] = (char *)e->spin;
   argv[k++] = n;
   argv[k] = NULL;
-  int64_t deadline = bench_now_ns() + 60000000000LL;
+  int64_t deadline = bench_now_ns() + 30000000000LL;
   child vm = spawn(argv, bench_pinning() ? BENCH_CPU_SERVER : -1, 1);
   if (vm.pid < 0) return -1;
   ddm_peer peer = {port, client_cpu, 0, 0};
@@ -413,66 +416,125 @@ static child target_start(const dbg_env *e, vm_kind k, const char *what, uint16_
   return c;
 }
 
-/* One JdiBench run against a fresh target; returns the figure (-1 on failure). */
-static double jdi_run(const dbg_env *e, vm_kind k, const char *target, int cpu, const char *mode, const char *a1,
-                      const char *a2, const char *a3, double *second) {
-  uint16_t port;
-  child vm = target_start(e, k, target, &port);
-  if (vm.pid < 0) return -1;
-  child cl = jdi_start(e, cpu, mode, port, a1, a2, a3);
-  char out[512];
-  finish(&cl, out, sizeof(out), bench_now_ns() + 60000000000LL, NULL);
+/* One JdiBench run against minivm and HotSpot side by side (fresh targets, both on the server
+ * CPU; the client takes turns between them). out[0..1]: minivm's two numbers, out[2..3]:
+ * HotSpot's, -1 where a VM failed (its FAIL line goes to the notes). Returns 0 if the client
+ * printed its RESULT line. */
+static int jdi_pair(const dbg_env *e, const char *target, int cpu, const char *mode, const char *a1, const char *a2,
+                    const char *a3, double out[4]) {
+  for (int i = 0; i < 4; i++) out[i] = -1;
+  uint16_t pm = 0, ph = 0;
+  child vm = target_start(e, VM_MINIVM, target, &pm);
+  child hs = target_start(e, VM_HOTSPOT, target, &ph);
+  char ports[16];
+  if (vm.pid > 0 && hs.pid > 0) snprintf(ports, sizeof(ports), "%u,%u", (unsigned)pm, (unsigned)ph);
+  else snprintf(ports, sizeof(ports), "%u", (unsigned)(vm.pid > 0 ? pm : ph));
+  int rc = -1;
+  if (vm.pid > 0 || hs.pid > 0) {
+    char *argv[16];
+    int n = 0;
+    argv[n++] = (char *)e->java;
+    argv[n++] = "-XX:+UseSerialGC";
+    argv[n++] = "-Xshare:auto";
+    argv[n++] = "-cp";
+    argv[n++] = (char *)e->classdir;
+    argv[n++] = "JdiBench";
+    argv[n++] = (char *)mode;
+    argv[n++] = "127.0.0.1";
+    argv[n++] = ports;
+    if (a1) argv[n++] = (char *)a1;
+    if (a2) argv[n++] = (char *)a2;
+    if (a3) argv[n++] = (char *)a3;
+    argv[n] = NULL;
+    child cl = spawn(argv, cpu, 1);
+    char buf[2048];
+    finish(&cl, buf, sizeof(buf), bench_now_ns() + 90000000000LL, NULL);
+    for (char *line = strtok(buf, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+      if (strncmp(line, "FAIL ", 5) == 0 || strncmp(line, "ERROR ", 6) == 0) {
+        unsigned p = 0;
+        sscanf(line, "FAIL %u", &p);
+        bench_note("JdiBench %s, %s: %.200s", mode, p == pm ? "minivm" : p == ph ? "HotSpot" : "client", line);
+      }
+      double v[4] = {-1, -1, -1, -1};
+      char m[16];
+      int k = sscanf(line, "RESULT %15s %lf %lf %lf %lf", m, &v[0], &v[1], &v[2], &v[3]);
+      if (k >= 3 && strcmp(m, mode) == 0) {
+        rc = 0;
+        if (vm.pid > 0 && hs.pid > 0) memcpy(out, v, sizeof(v));
+        else if (vm.pid > 0) out[0] = v[0], out[1] = v[1];
+        else out[2] = v[0], out[3] = v[1];
+      }
+    }
+    if (rc != 0) bench_note("JdiBench %s printed no RESULT line", mode);
+  }
   stop(&vm);
-  return jdi_result(out, mode, second);
+  stop(&hs);
+  return rc;
 }
 
 static const char *rate_str(double r) {
-  if (r < 0) return "n/a";
   if (r >= 1e6) return bench_fmt("%.2f M/s", r / 1e6);
   if (r >= 1e4) return bench_fmt("%.1f k/s", r / 1e3);
   return bench_fmt("%.0f /s", r);
 }
 
-static void roundtrip_placement(const dbg_env *e, double scale, int cpu, const char *where) {
+static void roundtrip_placement(const dbg_env *e, double scale, int cpu, const char *where, int with_keep) {
   char secs[16];
-  snprintf(secs, sizeof(secs), "%.2f", RT_SECS * scale);
+  snprintf(secs, sizeof(secs), "%.2f", 2 * RT_SECS * scale); /* both VMs share it, in turns */
   const char *ref = "OpenJDK 17 HotSpot, BpLoop.java, same client";
   struct {
-    const char *mode, *fig, *unit;
-    const char *a2, *a3;
-  } m[2] = {{"bp", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)", "hits", "10", secs},
-            {"step", "JDI line steps/s (step over from BpLoop:10, one request, resume at each event)", "steps", "10", secs}};
-  for (int i = 0; i < 2; i++) {
-    const char *G = bench_fmt("%s round trip, %s", i == 0 ? "Breakpoint" : "Single-step", where);
+    const char *mode, *group, *fig, *unit;
+    int target;
+  } m[3] = {{"bp", "Breakpoint", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)", "hits", 1},
+            {"step", "Single-step", "JDI line steps/s (jdb `next`: count-1 step over, resume, event, delete)", "steps",
+             1},
+            {"stepkeep", "Single-step",
+             "JDI line steps/s, one step request kept (event + resume per step, no request set-up)", "steps", 0}};
+  for (int i = 0; i < (with_keep ? 3 : 2); i++) {
     char group[96];
-    snprintf(group, sizeof(group), "%s", G);
-    double nmv = 0, nhs = 0;
-    double mv = jdi_run(e, VM_MINIVM, "BpLoop", cpu, m[i].mode, "BpLoop", m[i].a2, m[i].a3, &nmv);
-    double hs = e->have_java ? jdi_run(e, VM_HOTSPOT, "BpLoop", cpu, m[i].mode, "BpLoop", m[i].a2, m[i].a3, &nhs) : -1;
-    const char *val = mv > 0 ? rate_str(mv) : "n/a (failed)";
-    const char *hval = hs > 0 ? rate_str(hs) : (e->have_java ? "n/a (failed)" : "n/a (no java)");
-    bench_row(group, m[i].fig, val, ref, hval, mv > 0 && hs > 0 ? mv / hs : -1, ">= 2x HotSpot",
-              mv > 0 && hs > 0 ? bench_status(mv >= 2 * hs) : "n/a");
-    bench_note("dbg %s, %s: %.0f %s on minivm, %.0f on HotSpot in %s s (after 0.5 s of warm-up)", m[i].mode, where, nmv,
-               m[i].unit, nhs, secs);
+    snprintf(group, sizeof(group), "%s round trip, %s", m[i].group, where);
+    double v[4];
+    jdi_pair(e, "BpLoop", cpu, m[i].mode, "BpLoop", "10", secs, v);
+    double mv = v[0], hs = v[2];
+    int both = mv > 0 && hs > 0;
+    bench_row(group, m[i].fig, mv > 0 ? rate_str(mv) : "n/a (failed)", ref, hs > 0 ? rate_str(hs) : "n/a (failed)",
+              both ? mv / hs : -1, m[i].target ? ">= 2x HotSpot" : "-",
+              !both ? "n/a" : m[i].target ? bench_status(mv >= 2 * hs) : "info");
+    bench_note("dbg %s, %s: %.0f %s on minivm, %.0f on HotSpot, taking 0.25 s turns for %s s (after 0.5 s of "
+               "warm-up on each)",
+               m[i].mode, where, v[1], m[i].unit, v[3], secs);
   }
 }
 
 static void attach_section(const dbg_env *e, int cpu, const char *where) {
   char nstr[8];
   snprintf(nstr, sizeof(nstr), "%d", ATTACH_N);
-  double bmv = 0, bhs = 0;
-  double mv = jdi_run(e, VM_MINIVM, "Idle", cpu, "attach", nstr, NULL, NULL, &bmv);
-  double hs = e->have_java ? jdi_run(e, VM_HOTSPOT, "Idle", cpu, "attach", nstr, NULL, NULL, &bhs) : -1;
+  double v[4];
+  jdi_pair(e, "Idle", cpu, "attach", nstr, NULL, NULL, v);
+  double mv = v[0], hs = v[2];
   bench_row(bench_fmt("JDI attach, %s", where), "attach until allThreads() returns, p50",
             mv > 0 ? bench_fmt("%.2f ms", mv) : "n/a (failed)", "OpenJDK 17 HotSpot, Idle.java, same client",
-            hs > 0 ? bench_fmt("%.2f ms", hs) : (e->have_java ? "n/a (failed)" : "n/a (no java)"),
-            mv > 0 && hs > 0 ? mv / hs : -1, "-", mv > 0 && hs > 0 ? "info" : "n/a");
-  bench_note("dbg attach, %s: %d attach/allThreads/dispose cycles each, 50 ms apart; best %.2f ms minivm, %.2f ms HotSpot",
-             where, ATTACH_N, bmv, bhs);
+            hs > 0 ? bench_fmt("%.2f ms", hs) : "n/a (failed)", mv > 0 && hs > 0 ? mv / hs : -1, "-",
+            mv > 0 && hs > 0 ? "info" : "n/a");
+  bench_note("dbg attach, %s: %d attach/allThreads/dispose cycles on each VM, alternating, 50 ms apart; best %.2f ms "
+             "minivm, %.2f ms HotSpot",
+             where, ATTACH_N, v[1], v[3]);
 }
 
 /* ---- the section */
+
+/* "0.52 0.58 0.59" from /proc/loadavg (the 1, 5 and 15 minute load averages). */
+static const char *loadavg(void) {
+  static char s[64];
+  s[0] = 0;
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f != NULL) {
+    double a, b, c;
+    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(s, sizeof(s), "%.2f %.2f %.2f", a, b, c);
+    fclose(f);
+  }
+  return s;
+}
 
 void bench_section_dbg(const bench_opts *o) {
   dbg_env e;
@@ -496,21 +558,24 @@ void bench_section_dbg(const bench_opts *o) {
   snprintf(cls, sizeof(cls), "%s/JdiBench.class", e.classdir ? e.classdir : ".");
   e.have_jdi = e.java && e.classdir && access(e.java, X_OK) == 0 && access(cls, R_OK) == 0;
   snprintf(cls, sizeof(cls), "%s/BpLoop.class", e.classdir ? e.classdir : ".");
-  e.have_java = e.have_jdi && access(cls, R_OK) == 0;
+  e.have_jdi = e.have_jdi && access(cls, R_OK) == 0;
   if (!e.have_jdi) bench_note("dbg: no java or no JdiBench.class: (d), (e) and the JDI rows are n/a");
   /* This process (the DDM peer's parent, the reaper) stays off the VM's CPU. */
   if (bench_pinning()) bench_pin(BENCH_CPU_CLIENT);
 
+  bench_note("dbg: load average at the start %s (nproc 2; other tenants count)", loadavg());
   cost_section(&e, o->scale);
+  bench_note("dbg: load average after the cost runs %s", loadavg());
   if (!e.have_jdi) return;
   if (bench_pinning()) {
-    roundtrip_placement(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU");
-    roundtrip_placement(&e, o->scale, BENCH_CPU_SERVER, "same CPU");
+    roundtrip_placement(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU", 1);
+    roundtrip_placement(&e, o->scale, BENCH_CPU_SERVER, "same CPU", 0);
     attach_section(&e, BENCH_CPU_CLIENT, "cross-CPU");
   } else {
-    roundtrip_placement(&e, o->scale, -1, "unpinned");
+    roundtrip_placement(&e, o->scale, -1, "unpinned", 1);
     attach_section(&e, -1, "unpinned");
   }
+  bench_note("dbg: load average at the end %s", loadavg());
   bench_note("dbg: the VM (minivm or every JVM thread) on CPU %d; the DDM peer and the JDI client (a JVM running "
              "bench/java/JdiBench.java, -XX:+UseSerialGC) on the CPU each group names",
              BENCH_CPU_SERVER);

@@ -1,21 +1,26 @@
-/* The JDI client behind the debugger benchmarks: the same program drives minivm (libddmc) and
- * HotSpot (OpenJDK's agent) in one run, so the two figures are comparable.
+/* The JDI client behind the debugger benchmarks (bench/bench_dbg.c): one program drives minivm
+ * (libddmc) and HotSpot (OpenJDK's agent), so the two figures differ only on the VM side.
+ * PORTS is one port or several, comma-separated: bp, step, stepkeep and attach then take turns
+ * between the VMs (slices of 0.25 s; attach cycles alternate), so drift in the machine's load
+ * hits every VM alike.
  *
- *   java JdiBench attach HOST PORT N               ms from attach() until allThreads() returns, N times
- *   java JdiBench bp     HOST PORT CLASS LINE SECS breakpoint hits per second (resumed at each hit)
- *   java JdiBench step   HOST PORT CLASS LINE SECS line steps (over) per second from a breakpoint there,
- *                                                   one step request kept enabled, resumed at each event
- *   java JdiBench next   HOST PORT CLASS LINE SECS the same as jdb's `next` does it: a new request with a
- *                                                   count filter of 1 per step, deleted at its event
- *                                                   (OpenJDK 17's agent now and then loses such a step:
- *                                                   the thread runs on, and this mode fails after 10 s)
- *   java JdiBench idle   HOST PORT SECS            attached, no request, until the VM ends (at most SECS)
+ *   java JdiBench attach HOST PORTS N               ms from attach() until allThreads() returns, N times
+ *   java JdiBench bp     HOST PORTS CLASS LINE SECS breakpoint hits per second (resumed at each hit)
+ *   java JdiBench step   HOST PORTS CLASS LINE SECS line steps (over) per second from a breakpoint there, as
+ *                                                   jdb's `next` and IDEs do it: per step a new request
+ *                                                   with a count filter of 1, resume, the event, delete
+ *   java JdiBench stepkeep HOST PORTS CLASS LINE SECS  the same with one step request kept enabled: each
+ *                                                   step is the event and one resume (JDWP keeps an
+ *                                                   uncounted step request active until it is cleared)
+ *   java JdiBench idle   HOST PORT SECS             attached, no request, until the VM ends (at most SECS)
  *   java JdiBench cold   HOST PORT CLASS METHOD SECS  the same with a breakpoint in a method that never runs
  *
- * Output: one line "RESULT <mode> <figure>..." (attach: median and best ms; bp, step: events/s and
- * how many), or "ERROR ..." and exit 1. bp and step warm the client up (its JIT) for WARMUP_SECS
- * before counting. idle and cold resume the VM (a suspend=y VM starts then) and leave when it
- * disconnects, so the debugger is attached for the VM's whole run. */
+ * Output: "RESULT <mode>" then two numbers per port, in order (attach: median and best ms; bp,
+ * step, stepkeep: events/s and how many; -1 0 for a VM that failed, after a line "FAIL <port>
+ * <exception>"); idle and cold: "RESULT <mode> death|disconnect|timeout". "ERROR ..." and exit 1
+ * when nothing could be measured. bp, step and stepkeep warm the client up (its JIT) on each VM for
+ * 0.5 s before counting. idle and cold resume the VM (a suspend=y VM starts then) and leave when
+ * it disconnects, so the debugger is attached for the VM's whole run. */
 import com.sun.jdi.*;
 import com.sun.jdi.connect.*;
 import com.sun.jdi.event.*;
@@ -35,13 +40,21 @@ public class JdiBench {
     return socket.attach(args);
   }
 
-  /* The class, waiting for it to be prepared if it is not yet. */
+  /* The class, waiting for it to be prepared if it is not yet (the VM is resumed then: a
+   * suspend=y VM loads nothing until it is). Nothing else may be able to suspend a thread at that
+   * point: VirtualMachine.Resume also undoes an event's suspension that it overtakes. */
   static ReferenceType classNamed(VirtualMachine vm, String name) throws Exception {
     List<ReferenceType> l = vm.classesByName(name);
     if (!l.isEmpty()) return l.get(0);
     ClassPrepareRequest r = vm.eventRequestManager().createClassPrepareRequest();
     r.addClassFilter(name);
+    r.setSuspendPolicy(EventRequest.SUSPEND_NONE);
     r.enable();
+    l = vm.classesByName(name);
+    if (!l.isEmpty()) {
+      vm.eventRequestManager().deleteEventRequest(r);
+      return l.get(0);
+    }
     vm.resume();
     long deadline = System.currentTimeMillis() + 10000;
     while (System.currentTimeMillis() < deadline) {
@@ -65,7 +78,7 @@ public class JdiBench {
 
   /* Waits for an event of the given type, resuming sets that hold none. */
   static <T extends Event> T await(VirtualMachine vm, Class<T> type, EventSet[] set) throws Exception {
-    long deadline = System.currentTimeMillis() + 10000;
+    long deadline = System.currentTimeMillis() + 3000;
     while (System.currentTimeMillis() < deadline) {
       EventSet es = vm.eventQueue().remove(1000);
       if (es == null) continue;
@@ -76,27 +89,156 @@ public class JdiBench {
         }
       es.resume();
     }
-    throw new IllegalStateException("no " + type.getSimpleName() + " within 10 s");
+    throw new IllegalStateException("no " + type.getSimpleName() + " within 3 s");
   }
 
-  static final long WARMUP_NS = 500_000_000L;
+  static final long WARMUP_NS = 500_000_000L, SLICE_NS = 250_000_000L;
 
-  /* One line step (over). keep != null: the step request stays enabled, so a step is the event
-   * and one resume (the round trip, as bp measures it). keep == null: jdb's `next`, a new request
-   * with a count filter of 1, resume, the event, delete. set[0] holds the suspended set on entry
-   * and on return. */
-  static void step(EventRequestManager erm, ThreadReference t, VirtualMachine vm, EventSet[] set, StepRequest keep)
-      throws Exception {
-    StepRequest s = keep;
+  /* One VM of a bp / step / stepkeep run: its thread stays suspended (set[0]) between turns. */
+  static final class Target {
+    final String port;
+    VirtualMachine vm;
+    ThreadReference thread;
+    final EventSet[] set = new EventSet[1];
+    StepRequest keep;
+    long events, ns;
+    String error;
+
+    Target(String port) {
+      this.port = port;
+    }
+  }
+
+  static void setUp(Target t, String host, String mode, String cls, int line) throws Exception {
+    t.vm = attach(host, t.port);
+    Location loc = lineOf(classNamed(t.vm, cls), line);
+    /* Resume before the breakpoint exists (a suspend=y VM starts here; suspend=n: nothing to
+     * undo). Resumed after it, the VM.Resume could overtake the first hit and resume its thread,
+     * which then hits again with a stale event set in the queue. */
+    t.vm.resume();
+    EventRequestManager erm = t.vm.eventRequestManager();
+    BreakpointRequest bp = erm.createBreakpointRequest(loc);
+    bp.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
+    bp.enable();
+    t.thread = await(t.vm, BreakpointEvent.class, t.set).thread();
+    if (mode.equals("bp")) return;
+    erm.deleteEventRequest(bp);
+    if (mode.equals("stepkeep")) {
+      t.keep = erm.createStepRequest(t.thread, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
+      t.keep.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
+      t.keep.enable();
+    }
+  }
+
+  /* One round trip: resume the held event set, wait for the next event. bp: the next hit.
+   * step: jdb's `next` (a request with a count filter of 1 per step, deleted at its event).
+   * stepkeep: the next line (the request stays). */
+  static void once(Target t, String mode) throws Exception {
+    if (mode.equals("bp")) {
+      t.set[0].resume();
+      await(t.vm, BreakpointEvent.class, t.set);
+      return;
+    }
+    EventRequestManager erm = t.vm.eventRequestManager();
+    StepRequest s = t.keep;
     if (s == null) {
-      s = erm.createStepRequest(t, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
+      s = erm.createStepRequest(t.thread, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
       s.addCountFilter(1);
       s.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
       s.enable();
     }
-    set[0].resume();
-    await(vm, StepEvent.class, set);
-    if (keep == null) erm.deleteEventRequest(s);
+    t.set[0].resume();
+    await(t.vm, StepEvent.class, t.set);
+    if (t.keep == null) erm.deleteEventRequest(s);
+  }
+
+  static void fail(Target t, Exception e) {
+    t.error = e.toString();
+    System.out.println("FAIL " + t.port + " " + t.error);
+    try {
+      t.vm.dispose();
+    } catch (Exception ignored) {
+    }
+  }
+
+  static void roundTrips(String host, String[] ports, String mode, String cls, int line, double secs) {
+    List<Target> ts = new ArrayList<>();
+    for (String p : ports) ts.add(new Target(p));
+    for (Target t : ts) {
+      try {
+        setUp(t, host, mode, cls, line);
+        for (long w = System.nanoTime() + WARMUP_NS; System.nanoTime() < w;) once(t, mode);
+      } catch (Exception e) {
+        fail(t, e);
+      }
+    }
+    long end = System.nanoTime() + (long) (secs * 1e9);
+    while (System.nanoTime() < end) {
+      boolean any = false;
+      for (Target t : ts) {
+        if (t.error != null) continue;
+        any = true;
+        long t0 = System.nanoTime(), stop = t0 + SLICE_NS, now = t0;
+        try {
+          while (now < stop) {
+            once(t, mode);
+            t.events++;
+            now = System.nanoTime();
+          }
+        } catch (Exception e) {
+          fail(t, e);
+          now = System.nanoTime();
+        }
+        t.ns += now - t0;
+      }
+      if (!any) break;
+    }
+    StringBuilder out = new StringBuilder("RESULT " + mode);
+    for (Target t : ts) {
+      if (t.error != null) {
+        out.append(" -1 0");
+        continue;
+      }
+      out.append(String.format(Locale.ROOT, " %.0f %d", t.events / (t.ns / 1e9), t.events));
+      try {
+        if (t.keep != null) t.vm.eventRequestManager().deleteEventRequest(t.keep);
+        t.vm.eventRequestManager().deleteAllBreakpoints();
+        t.set[0].resume();
+        t.vm.dispose();
+      } catch (Exception ignored) {
+      }
+    }
+    System.out.println(out);
+  }
+
+  static void attachCycles(String host, String[] ports, int n) throws Exception {
+    double[][] ms = new double[ports.length][n];
+    String[] error = new String[ports.length];
+    for (int i = 0; i < n; i++)
+      for (int k = 0; k < ports.length; k++) {
+        if (error[k] != null) continue;
+        try {
+          long t0 = System.nanoTime();
+          VirtualMachine vm = attach(host, ports[k]);
+          vm.allThreads();
+          ms[k][i] = (System.nanoTime() - t0) / 1e6;
+          vm.dispose();
+        } catch (Exception e) {
+          error[k] = e.toString();
+          System.out.println("FAIL " + ports[k] + " " + error[k]);
+        }
+        Thread.sleep(50);
+      }
+    StringBuilder out = new StringBuilder("RESULT attach");
+    for (int k = 0; k < ports.length; k++) {
+      if (error[k] != null) {
+        out.append(" -1 0");
+        continue;
+      }
+      Arrays.sort(ms[k]);
+      out.append(String.format(Locale.ROOT, " %.3f %.3f", ms[k][n / 2], ms[k][0]));
+    }
+    System.out.println(out);
   }
 
   /* Resumes any event set until the VM dies or disconnects, or secs pass (then detaches).
@@ -132,79 +274,16 @@ public class JdiBench {
 
   static void run(String[] a) throws Exception {
     String mode = a[0], host = a[1], port = a[2];
+    String[] ports = port.split(",");
     switch (mode) {
-      case "attach": {
-        int n = Integer.parseInt(a[3]);
-        double[] ms = new double[n];
-        for (int i = 0; i < n; i++) {
-          long t0 = System.nanoTime();
-          VirtualMachine vm = attach(host, port);
-          vm.allThreads();
-          ms[i] = (System.nanoTime() - t0) / 1e6;
-          vm.dispose();
-          Thread.sleep(50);
-        }
-        Arrays.sort(ms);
-        System.out.printf(Locale.ROOT, "RESULT attach %.3f %.3f%n", ms[n / 2], ms[0]);
+      case "attach":
+        attachCycles(host, ports, Integer.parseInt(a[3]));
         break;
-      }
-      case "bp": {
-        VirtualMachine vm = attach(host, port);
-        Location loc = lineOf(classNamed(vm, a[3]), Integer.parseInt(a[4]));
-        double secs = Double.parseDouble(a[5]);
-        BreakpointRequest r = vm.eventRequestManager().createBreakpointRequest(loc);
-        r.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
-        r.enable();
-        vm.resume();
-        EventSet[] set = new EventSet[1];
-        for (long w = System.nanoTime() + WARMUP_NS; System.nanoTime() < w;) {
-          await(vm, BreakpointEvent.class, set);
-          set[0].resume();
-        }
-        long hits = 0, t0 = System.nanoTime(), end = t0 + (long) (secs * 1e9);
-        while (System.nanoTime() < end) {
-          await(vm, BreakpointEvent.class, set);
-          hits++;
-          set[0].resume();
-        }
-        double rate = hits / ((System.nanoTime() - t0) / 1e9);
-        vm.eventRequestManager().deleteEventRequest(r);
-        vm.dispose();
-        System.out.printf(Locale.ROOT, "RESULT bp %.0f %d%n", rate, hits);
-        break;
-      }
+      case "bp":
       case "step":
-      case "next": {
-        VirtualMachine vm = attach(host, port);
-        Location loc = lineOf(classNamed(vm, a[3]), Integer.parseInt(a[4]));
-        double secs = Double.parseDouble(a[5]);
-        EventRequestManager erm = vm.eventRequestManager();
-        BreakpointRequest bp = erm.createBreakpointRequest(loc);
-        bp.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
-        bp.enable();
-        vm.resume();
-        EventSet[] set = new EventSet[1];
-        ThreadReference t = await(vm, BreakpointEvent.class, set).thread();
-        erm.deleteEventRequest(bp);
-        StepRequest keep = null;
-        if (mode.equals("step")) {
-          keep = erm.createStepRequest(t, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
-          keep.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
-          keep.enable();
-        }
-        for (long w = System.nanoTime() + WARMUP_NS; System.nanoTime() < w;) step(erm, t, vm, set, keep);
-        long steps = 0, t0 = System.nanoTime(), end = t0 + (long) (secs * 1e9);
-        while (System.nanoTime() < end) {
-          step(erm, t, vm, set, keep);
-          steps++;
-        }
-        double rate = steps / ((System.nanoTime() - t0) / 1e9);
-        if (keep != null) erm.deleteEventRequest(keep);
-        set[0].resume();
-        vm.dispose();
-        System.out.printf(Locale.ROOT, "RESULT %s %.0f %d%n", mode, rate, steps);
+      case "stepkeep":
+        roundTrips(host, ports, mode, a[3], Integer.parseInt(a[4]), Double.parseDouble(a[5]));
         break;
-      }
       case "idle": {
         VirtualMachine vm = attach(host, port);
         vm.resume();
