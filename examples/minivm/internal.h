@@ -127,6 +127,7 @@ struct mvm_thread {
   int daemon;
   int interp;                 /* runs bytecode: counts for stop-the-world */
   int attached;               /* mvm_thread_attach (the JDWP thread): internal to a debugger */
+  int started;                /* past its thread-start hook; guarded by vm->thread_lock */
   _Atomic int status;
   int unsafe;                 /* counted in vm->running; guarded by vm->stw_lock */
   _Atomic int susp_req;       /* the debugger suspended it: no bytecode until resumed (set under stw_lock) */

@@ -148,6 +148,8 @@ void mvm_world_resume(mvm_vm *vm) {
   pthread_mutex_unlock(&vm->stw_lock);
 }
 
+static mvm_thread *find_locked(mvm_vm *vm, uint32_t id);
+
 static void *thread_main(void *arg) {
   mvm_thread *t = arg;
   mvm_vm *vm = t->vm;
@@ -157,6 +159,11 @@ static void *thread_main(void *arg) {
     mvm_log(vm, "thread \"%s\": out of memory for its interpreter stack", t->name);
   } else {
     if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
+    /* The parent waits for this (mvm_thread_spawn): the start is reported before it goes on. */
+    pthread_mutex_lock(&vm->thread_lock);
+    t->started = 1;
+    pthread_cond_broadcast(&vm->thread_cond);
+    pthread_mutex_unlock(&vm->thread_lock);
     mvm_set_status(t, MVM_TS_RUNNING);
     mvm_interp(t, t->entry, &t->start_arg, &t->start_tag, t->entry->nparams);
     if (vm->dbg.thread_dying) vm->dbg.thread_dying(vm->dbg.ud, t->id);
@@ -218,6 +225,19 @@ uint32_t mvm_thread_spawn(mvm_thread *parent, mvm_ref obj, const mvm_method *m, 
     pthread_mutex_unlock(&vm->thread_lock);
     return 0;
   }
+  /* As Dalvik's dvmCreateInterpThread did, return once the new thread is under way: past its
+   * thread-start hook (a debugger has its ThreadStart before the parent's next instruction, as
+   * on a JVM, whatever the scheduler does), or gone. By id under the list lock: the thread may
+   * have ended and freed itself meanwhile. The parent waits in VMWAIT. */
+  mvm_set_status(parent, MVM_TS_VMWAIT);
+  pthread_mutex_lock(&vm->thread_lock);
+  for (;;) {
+    mvm_thread *c = find_locked(vm, id);
+    if (!c || c->started || atomic_load(&vm->shutdown)) break;
+    pthread_cond_wait(&vm->thread_cond, &vm->thread_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  mvm_set_status(parent, MVM_TS_RUNNING);
   return id;
 }
 
