@@ -42,6 +42,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -506,6 +507,204 @@ static void roundtrip_placement(const dbg_env *e, double scale, int cpu, const c
   }
 }
 
+/* ---- raw JDWP client: the breakpoint round trip without JDI */
+
+/* The same loop as JdiBench bp, from a raw socket in this process: set the breakpoint at
+ * BpLoop:10 with IDSizes, ClassesBySignature, Methods, LineTable and EventRequest.Set, then
+ * answer each BREAKPOINT event with ThreadReference.Resume at once (the reply is not waited
+ * for). What JDI adds on the client (its reader thread, event queue and a blocking resume) is
+ * gone, so the figure is bound by the VM side and the wake-ups. */
+typedef struct raw {
+  jc c;
+  uint32_t id, idsz;
+  uint8_t thread[8];
+  int pending; /* its thread is parked at the breakpoint, to be resumed */
+  long hits;
+  int64_t ns;
+  const char *error;
+} raw;
+
+static size_t raw_cmd(raw *r, uint8_t *out, uint8_t set, uint8_t cmd, const uint8_t *body, size_t n) {
+  put_be32(out, (uint32_t)(JDWP_HEADER + n));
+  put_be32(out + 4, ++r->id);
+  out[8] = 0;
+  out[9] = set;
+  out[10] = cmd;
+  if (n) memcpy(out + JDWP_HEADER, body, n);
+  return JDWP_HEADER + n;
+}
+
+/* Sends a command, returns its reply's data (NULL on error; *n its length). Events that come
+ * first are left alone (none is expected before the breakpoint exists). */
+static const uint8_t *raw_rq(raw *r, uint8_t set, uint8_t cmd, const uint8_t *body, size_t n, uint32_t *rn) {
+  uint8_t pkt[256];
+  size_t k = raw_cmd(r, pkt, set, cmd, body, n);
+  if (jc_write_all(r->c.fd, pkt, k) != 0) return NULL;
+  for (;;) {
+    uint32_t len;
+    const uint8_t *p = jc_next(&r->c, &len);
+    if (p == NULL) return NULL;
+    if ((p[8] & JDWP_FLAG_REPLY) && be32(p + 4) == r->id) {
+      if (p[9] != 0 || p[10] != 0) return NULL; /* error code */
+      *rn = len - JDWP_HEADER;
+      return p + JDWP_HEADER;
+    }
+  }
+}
+
+static uint64_t get_id(const uint8_t *p, uint32_t sz) {
+  uint64_t v = 0;
+  for (uint32_t i = 0; i < sz; i++) v = v << 8 | p[i];
+  return v;
+}
+
+static size_t put_id(uint8_t *p, uint64_t v, uint32_t sz) {
+  for (uint32_t i = 0; i < sz; i++) p[i] = (uint8_t)(v >> (8 * (sz - 1 - i)));
+  return sz;
+}
+
+static int raw_setup(raw *r, uint16_t port) {
+  jc_init(&r->c);
+  r->id = 0;
+  if (jc_open(&r->c, port, bench_now_ns() + 5000000000LL) != 0) return r->error = "connect", -1;
+  struct timeval tv = {3, 0}; /* a VM that stops answering fails the figure instead of hanging it */
+  setsockopt(r->c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  uint32_t n;
+  const uint8_t *p = raw_rq(r, 1, 7, NULL, 0, &n); /* IDSizes */
+  if (p == NULL || n < 20) return r->error = "IDSizes", -1;
+  uint32_t fsz = be32(p), msz = be32(p + 4), osz = be32(p + 8), rsz = be32(p + 12);
+  if (msz > 8 || osz > 8 || rsz > 8 || fsz > 8) return r->error = "ID sizes over 8", -1;
+  r->idsz = osz;
+  uint8_t b[128];
+  static const char sig[] = "LBpLoop;";
+  put_be32(b, sizeof(sig) - 1);
+  memcpy(b + 4, sig, sizeof(sig) - 1);
+  uint64_t cls = 0;
+  for (int64_t end = bench_now_ns() + 5000000000LL; cls == 0 && bench_now_ns() < end;) {
+    p = raw_rq(r, 1, 2, b, 4 + sizeof(sig) - 1, &n); /* ClassesBySignature */
+    if (p == NULL) return r->error = "ClassesBySignature", -1;
+    if (be32(p) > 0) cls = get_id(p + 5, rsz);
+    else bench_sleep_us(10000); /* HotSpot listens before it loads the main class */
+  }
+  if (cls == 0) return r->error = "BpLoop never loaded", -1;
+  size_t k = put_id(b, cls, rsz);
+  p = raw_rq(r, 2, 5, b, k, &n); /* ReferenceType.Methods */
+  if (p == NULL) return r->error = "Methods", -1;
+  uint64_t meth = 0;
+  int found = 0;
+  const uint8_t *q = p + 4, *end = p + n;
+  for (uint32_t i = 0, cnt = be32(p); i < cnt && q + msz + 4 <= end; i++) {
+    uint64_t id = get_id(q, msz);
+    uint32_t nl = be32(q + msz);
+    const uint8_t *name = q + msz + 4;
+    if (name + nl + 4 > end) break;
+    uint32_t sl = be32(name + nl);
+    if (nl == 4 && memcmp(name, "main", 4) == 0) meth = id, found = 1;
+    q = name + nl + 4 + sl + 4;
+  }
+  if (!found) return r->error = "no main", -1;
+  k = put_id(b, cls, rsz);
+  k += put_id(b + k, meth, msz);
+  p = raw_rq(r, 6, 1, b, k, &n); /* Method.LineTable */
+  if (p == NULL || n < 20) return r->error = "LineTable", -1;
+  int64_t index = -1;
+  for (uint32_t i = 0, cnt = be32(p + 16); i < cnt && 20 + 12 * (i + 1) <= n; i++)
+    if (be32(p + 20 + 12 * i + 8) == 10) {
+      index = (int64_t)get_id(p + 20 + 12 * i, 8);
+      break;
+    }
+  if (index < 0) return r->error = "no code at line 10", -1;
+  uint8_t *w = b;
+  *w++ = 2; /* BREAKPOINT */
+  *w++ = 1; /* SUSPEND_EVENT_THREAD */
+  put_be32(w, 1);
+  w += 4;
+  *w++ = 7; /* LocationOnly */
+  *w++ = 1; /* a class */
+  w += put_id(w, cls, rsz);
+  w += put_id(w, meth, msz);
+  w += put_id(w, (uint64_t)index, 8);
+  if (raw_rq(r, 15, 1, b, (size_t)(w - b), &n) == NULL) return r->error = "EventRequest.Set", -1;
+  return 0;
+}
+
+/* Runs r's loop for one slice: resumes its parked thread, answers every hit until stop_ns, and
+ * leaves the last one parked. */
+static void raw_slice(raw *r, int64_t stop_ns, int count) {
+  uint8_t pkt[64];
+  int64_t t0 = bench_now_ns();
+  if (r->pending) {
+    size_t k = raw_cmd(r, pkt, 11, 3, r->thread, r->idsz);
+    if (jc_write_all(r->c.fd, pkt, k) != 0) {
+      r->error = "write";
+      return;
+    }
+    r->pending = 0;
+  }
+  for (;;) {
+    uint32_t len;
+    const uint8_t *p = jc_next(&r->c, &len);
+    if (p == NULL) {
+      r->error = "no event within 3 s";
+      return;
+    }
+    if (p[8] & JDWP_FLAG_REPLY) {
+      if (p[9] != 0 || p[10] != 0) {
+        r->error = "error reply";
+        return;
+      }
+      continue;
+    }
+    /* Event.Composite: policy, count, then kind, requestID, thread, ... */
+    if (p[9] != 64 || p[10] != 100 || len < JDWP_HEADER + 10 + r->idsz || p[JDWP_HEADER + 5] != 2) continue;
+    memcpy(r->thread, p + JDWP_HEADER + 10, r->idsz);
+    if (count) r->hits++;
+    int64_t now = bench_now_ns();
+    if (now >= stop_ns) {
+      r->pending = 1;
+      if (count) r->ns += now - t0;
+      return;
+    }
+    size_t k = raw_cmd(r, pkt, 11, 3, r->thread, r->idsz);
+    if (jc_write_all(r->c.fd, pkt, k) != 0) {
+      r->error = "write";
+      return;
+    }
+  }
+}
+
+static void raw_placement(const dbg_env *e, double scale, int cpu, const char *where) {
+  uint16_t port[2];
+  child vm[2];
+  raw r[2];
+  memset(r, 0, sizeof(r));
+  vm[0] = target_start(e, VM_MINIVM, "BpLoop", &port[0]);
+  vm[1] = target_start(e, VM_HOTSPOT, "BpLoop", &port[1]);
+  if (cpu >= 0) bench_pin(cpu);
+  for (int i = 0; i < 2; i++) {
+    if (vm[i].pid < 0) r[i].error = "VM did not start";
+    else if (raw_setup(&r[i], port[i]) == 0) raw_slice(&r[i], bench_now_ns() + 300000000LL, 0); /* warm-up */
+  }
+  int64_t end = bench_now_ns() + (int64_t)(2 * RT_SECS * scale * 1e9);
+  while (bench_now_ns() < end && (r[0].error == NULL || r[1].error == NULL))
+    for (int i = 0; i < 2; i++)
+      if (r[i].error == NULL) raw_slice(&r[i], bench_now_ns() + 250000000LL, 1);
+  if (bench_pinning()) bench_pin(BENCH_CPU_CLIENT);
+  double rate[2];
+  for (int i = 0; i < 2; i++) {
+    rate[i] = r[i].error == NULL && r[i].ns > 0 ? (double)r[i].hits / ((double)r[i].ns / 1e9) : -1;
+    if (r[i].error) bench_note("dbg raw bp, %s, %s: %s", where, i ? "HotSpot" : "minivm", r[i].error);
+    jc_close(&r[i].c);
+    stop(&vm[i]);
+  }
+  int both = rate[0] > 0 && rate[1] > 0;
+  bench_row(bench_fmt("Breakpoint round trip, %s", where), "raw JDWP client (no JDI): breakpoint hits/s",
+            rate[0] > 0 ? rate_str(rate[0]) : "n/a (failed)", "OpenJDK 17 HotSpot, BpLoop.java, same raw client",
+            rate[1] > 0 ? rate_str(rate[1]) : "n/a (failed)", both ? rate[0] / rate[1] : -1, "-", both ? "info" : "n/a");
+  bench_note("dbg raw bp, %s: %ld hits on minivm, %ld on HotSpot in 0.25 s turns (mean round trip %.1f / %.1f us)",
+             where, r[0].hits, r[1].hits, rate[0] > 0 ? 1e6 / rate[0] : 0, rate[1] > 0 ? 1e6 / rate[1] : 0);
+}
+
 static void attach_section(const dbg_env *e, int cpu, const char *where) {
   char nstr[8];
   snprintf(nstr, sizeof(nstr), "%d", ATTACH_N);
@@ -569,10 +768,13 @@ void bench_section_dbg(const bench_opts *o) {
   if (!e.have_jdi) return;
   if (bench_pinning()) {
     roundtrip_placement(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU", 1);
+    raw_placement(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU");
     roundtrip_placement(&e, o->scale, BENCH_CPU_SERVER, "same CPU", 0);
+    raw_placement(&e, o->scale, BENCH_CPU_SERVER, "same CPU");
     attach_section(&e, BENCH_CPU_CLIENT, "cross-CPU");
   } else {
     roundtrip_placement(&e, o->scale, -1, "unpinned", 1);
+    raw_placement(&e, o->scale, -1, "unpinned");
     attach_section(&e, -1, "unpinned");
   }
   bench_note("dbg: load average at the end %s", loadavg());
