@@ -888,6 +888,7 @@ static int assemble(asm_ctx *a, char *text) {
 
 int mvm_load_text(mvm_vm *vm, const char *filename, const char *text, char *err, size_t errlen) {
   asm_ctx a = {.vm = vm, .file = filename, .err = err, .errlen = errlen};
+  uint32_t natypes = vm->natypes;   /* array types this load interns are dropped if it fails */
   char *copy = strdup(text);
   int rc = copy ? assemble(&a, copy) : fail(&a, 0, "out of memory");
   free(copy);
@@ -900,6 +901,11 @@ int mvm_load_text(mvm_vm *vm, const char *filename, const char *text, char *err,
      * vm->classes; undo them newest first. */
     for (uint32_t i = defined; i > 0; i--) vm->nclasses--;
     for (uint32_t i = 0; i < a.nclasses; i++) free_class(vm, a.classes[i]);
+    while (vm->natypes > natypes) {
+      mvm_atype *t = vm->atypes[--vm->natypes];
+      mvm_nfree(vm, t->sig);
+      mvm_nfree(vm, t);
+    }
   }
   for (uint32_t i = 0; i < a.ngfix; i++) mvm_nfree(vm, a.gfix[i].sym);
   for (uint32_t i = 0; i < a.nlfix; i++) mvm_nfree(vm, a.lfix[i].sym);

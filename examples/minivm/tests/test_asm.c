@@ -209,6 +209,7 @@ static const bad cases[] = {
     {M("  const v0, 1.5q\n  return-void\n.end method\n"), "t.mvm:4: ", "const: bad literal '1.5q'"},
     {M("  add-int/lit v0, v0, 1.5\n  return-void\n.end method\n"), "t.mvm:4: ", "bad integer '1.5'"},
     {M("  new-array v0, v0, void\n  return-void\n.end method\n"), "t.mvm:4: ", "bad element type 'void'"},
+    {M("  new-array v0, v0, Gone[]\n  return-void\n.end method\n"), "t.mvm:4: ", "unknown class 'Gone'"},
     {".class A\n.method f\n.registers 1\n.params 1\n  return-void\n.end method\n"
      ".method main\n.registers 1\n  new-thread v0, v0, A.f\n  return-void\n.end method\n",
      "t.mvm:9: ", "A.f takes 1 argument, 0 given"},
