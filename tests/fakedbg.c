@@ -549,6 +549,20 @@ static int set_method_events(void *vd, int on) {
   return 0;
 }
 
+static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watch) {
+  fakedbg *f = FD(vd);
+  if (c != FD_C_DEBUG || field >= 16 || watch > 3) {
+    atomic_fetch_add(&f->bad_calls, 1);
+    return DDMC_JDWP_INVALID_FIELDID;
+  }
+  atomic_fetch_add(&f->n_field_watch, 1);
+  atomic_store(&f->last_watch_field, (int)field);
+  atomic_store(&f->last_watch_mask, (int)watch);
+  unsigned m = atomic_load(&f->watch_masks) & ~(3u << (2 * field));
+  atomic_store(&f->watch_masks, m | watch << (2 * field));
+  return 0;
+}
+
 static void vm_exit(void *vd, int32_t status) {
   fakedbg *f = FD(vd);
   atomic_store(&f->last_exit, status);
@@ -586,6 +600,7 @@ static const ddmc_dbg_ops kOps = {
     .clear_breakpoint = clear_breakpoint,
     .set_stepping = set_stepping,
     .set_method_events = set_method_events,
+    .set_field_watch = set_field_watch,
     .exit = vm_exit,
 };
 
@@ -671,6 +686,10 @@ void fakedbg_reset_debuggee(fakedbg *f) {
     atomic_store(&f->parked[t], 0);
   }
   atomic_store(&f->method_events, 0);
+  atomic_store(&f->n_field_watch, 0);
+  atomic_store(&f->last_watch_field, 0);
+  atomic_store(&f->last_watch_mask, 0);
+  atomic_store(&f->watch_masks, 0);
   f->nbps = 0;
 }
 

@@ -133,6 +133,9 @@ typedef struct fakedbg {
   atomic_int stepping[FD_NTHREADS + 1];
   atomic_int parked[FD_NTHREADS + 1]; /* thread_parking said 1, not yet 0 */
   atomic_int method_events;
+  /* set_field_watch: calls, and the last field and kinds asked for. */
+  atomic_int n_field_watch, last_watch_field, last_watch_mask;
+  atomic_uint watch_masks; /* bit 2*field (access) / 2*field+1 (modify) of Debug's fields */
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];
   int nbps;

@@ -149,6 +149,11 @@ typedef struct ev {
   uint64_t value;
   char sig[64]; /* CLASS_PREPARE */
   uint32_t status;
+  uint8_t otag; /* EXCEPTION: the exception; FIELD_*: the object (tagged) */
+  uint64_t obj;
+  uint8_t ctag; /* EXCEPTION: the catch location (0: not caught) */
+  uint64_t ccls, cmethod, cindex;
+  uint64_t fcls, field; /* FIELD_* */
 } ev;
 typedef struct comp {
   int policy;
@@ -211,6 +216,37 @@ static void on_event(void *arg, const uint8_t *p, size_t n) {
         e->status = ddmc_read_u32(&r);
         break;
       }
+      case DDMC_EV_EXCEPTION:
+        e->thread = ddmc_read_u64(&r);
+        e->tag = ddmc_read_u8(&r);
+        e->cls = ddmc_read_u64(&r);
+        e->method = ddmc_read_u64(&r);
+        e->index = ddmc_read_u64(&r);
+        e->otag = ddmc_read_u8(&r);
+        e->obj = ddmc_read_u64(&r);
+        e->ctag = ddmc_read_u8(&r);
+        e->ccls = ddmc_read_u64(&r);
+        e->cmethod = ddmc_read_u64(&r);
+        e->cindex = ddmc_read_u64(&r);
+        break;
+      case DDMC_EV_FIELD_ACCESS:
+      case DDMC_EV_FIELD_MODIFICATION:
+        e->thread = ddmc_read_u64(&r);
+        e->tag = ddmc_read_u8(&r);
+        e->cls = ddmc_read_u64(&r);
+        e->method = ddmc_read_u64(&r);
+        e->index = ddmc_read_u64(&r);
+        ddmc_read_u8(&r); /* the field's type tag */
+        e->fcls = ddmc_read_u64(&r);
+        e->field = ddmc_read_u64(&r);
+        e->otag = ddmc_read_u8(&r);
+        e->obj = ddmc_read_u64(&r);
+        if (e->kind == DDMC_EV_FIELD_MODIFICATION) {
+          e->vtag = ddmc_read_u8(&r);
+          if (e->vtag != 'I') fail_msg("new value tag %c", e->vtag);
+          e->value = ddmc_read_u32(&r);
+        }
+        break;
       case DDMC_EV_THREAD_START:
       case DDMC_EV_THREAD_DEATH:
       case DDMC_EV_VM_START: e->thread = ddmc_read_u64(&r); break;
@@ -697,8 +733,8 @@ static void test_vm_commands(void **state) {
   assert_int_equal(run(1, 17, NULL, &r), 0);
   assert_int_equal(ddmc_reader_left(&r), 32);
   const uint8_t *caps = ddmc_read_bytes(&r, 32);
-  assert_int_equal(caps[0], 0); /* canWatchFieldModification: FIELD_* events are not offered */
-  assert_int_equal(caps[1], 0);
+  assert_int_equal(caps[0], 1); /* canWatchFieldModification: the fake has set_field_watch */
+  assert_int_equal(caps[1], 1);
   assert_int_equal(caps[7], 0); /* canRedefineClasses */
 
   b.n = 0;
@@ -1222,6 +1258,15 @@ static void test_short_ops_table(void **state) {
   ddmc_reader r;
   assert_int_equal(run(1, 4, NULL, &r), 0);
   assert_int_equal(ddmc_read_u32(&r), 2);
+  /* an ops table from before watchpoints: not offered, and said so */
+  assert_int_equal(run(1, 17, NULL, &r), 0);
+  assert_int_equal(ddmc_read_u8(&r), 0); /* canWatchFieldModification */
+  assert_int_equal(ddmc_read_u8(&r), 0); /* canWatchFieldAccess */
+  m.n = 0;
+  b_u8(&m, DDMC__MOD_FIELD_ONLY);
+  b_u64(&m, cid(FD_C_DEBUG));
+  b_u64(&m, fid(FD_C_DEBUG, FD_F_X));
+  assert_int_equal(set_req(DDMC_EV_FIELD_MODIFICATION, 0, &m, 1, NULL), DDMC_JDWP_NOT_IMPLEMENTED);
   ddmc__dbg_free(d2);
   F->d = keep;
   assert_int_equal(atomic_load(&F->n_set_bp), 0);
@@ -1581,7 +1626,7 @@ static void test_breakpoints_counted_per_location(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &bad, 1, NULL), DDMC_JDWP_INVALID_LOCATION);
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 3, &m, 1, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
   assert_int_equal(set_req(77, 0, NULL, 0, NULL), DDMC_JDWP_INVALID_EVENT_TYPE);
-  assert_int_equal(set_req(DDMC_EV_FIELD_ACCESS, 0, NULL, 0, NULL), DDMC_JDWP_NOT_IMPLEMENTED);
+  assert_int_equal(set_req(DDMC_EV_FIELD_ACCESS, 0, NULL, 0, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT); /* no field */
   /* a modifier the kind does not take */
   bad.n = 0;
   b_u8(&bad, DDMC__MOD_FIELD_ONLY);
@@ -2140,6 +2185,106 @@ static void test_hold_events(void **state) {
   assert_int_equal(events(), 0);
 }
 
+/* EXCEPTION: ExceptionOnly by class (and superclasses), caught / uncaught; the throw and catch
+ * locations and the exception in the event, an all-zero catch location when nothing catches. */
+static void test_exception_events(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  b_u8(&m, DDMC__MOD_EXCEPTION_ONLY);
+  b_u64(&m, cid(FD_C_OBJECT)); /* Debug descends from Object */
+  b_u8(&m, 0);                 /* caught: no */
+  b_u8(&m, 1);                 /* uncaught: yes */
+  int32_t unc, any, str;
+  assert_int_equal(set_req(DDMC_EV_EXCEPTION, 0, &m, 1, &unc), 0);
+  m.n = 0;
+  b_u8(&m, DDMC__MOD_EXCEPTION_ONLY);
+  b_u64(&m, 0); /* any class */
+  b_u8(&m, 1);
+  b_u8(&m, 1);
+  assert_int_equal(set_req(DDMC_EV_EXCEPTION, 0, &m, 1, &any), 0);
+  m.n = 0;
+  b_u8(&m, DDMC__MOD_EXCEPTION_ONLY);
+  b_u64(&m, cid(FD_C_STRING)); /* not an ancestor of Debug */
+  b_u8(&m, 1);
+  b_u8(&m, 1);
+  assert_int_equal(set_req(DDMC_EV_EXCEPTION, 0, &m, 1, &str), 0);
+  ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8}, handler = {FD_C_DEBUG, FD_M_MAIN, 4};
+  assert_int_equal(ddmc_dbg_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, FD_O_DEBUG, FD_O_DEBUG2, NULL), 0);
+  assert_int_equal(ddmc_dbg_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, FD_O_DEBUG, FD_O_DEBUG2, &handler), 0);
+  assert_int_equal(ddmc_dbg_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, 0, 0, NULL), DDMC_EINVAL);
+  assert_int_equal(events(), 2);
+  assert_int_equal(g_comp[0].n, 2); /* uncaught: both the Object and the any request */
+  assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_EXCEPTION);
+  assert_int_equal(g_comp[0].e[0].req, unc);
+  assert_int_equal(g_comp[0].e[1].req, any);
+  assert_true(g_comp[0].e[0].thread == tid(FD_T_MAIN));
+  assert_true(g_comp[0].e[0].cls == cid(FD_C_DEBUG) && g_comp[0].e[0].method == FD_M_COMPUTE + 1u);
+  assert_true(g_comp[0].e[0].index == 8);
+  assert_int_equal(g_comp[0].e[0].otag, 'L');
+  assert_true(g_comp[0].e[0].obj == oid(FD_O_DEBUG2));
+  assert_int_equal(g_comp[0].e[0].ctag, 0);
+  assert_true(g_comp[0].e[0].ccls == 0 && g_comp[0].e[0].cmethod == 0 && g_comp[0].e[0].cindex == 0);
+  assert_int_equal(g_comp[1].n, 1); /* caught: only the any request */
+  assert_int_equal(g_comp[1].e[0].req, any);
+  assert_int_equal(g_comp[1].e[0].ctag, DDMC_TYPE_CLASS);
+  assert_true(g_comp[1].e[0].ccls == cid(FD_C_DEBUG) && g_comp[1].e[0].cmethod == FD_M_MAIN + 1u);
+  assert_true(g_comp[1].e[0].cindex == 4);
+  /* ExceptionOnly belongs to EXCEPTION alone */
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
+}
+
+/* Watchpoints: one set_field_watch per change of the kinds wanted on a field, events for that
+ * field only, with the object and (modification) the new value; the capabilities say yes. */
+static void test_field_watch(void **state) {
+  (void)state;
+  ddmc_reader r;
+  assert_int_equal(run(1, 17, NULL, &r), 0); /* CapabilitiesNew */
+  assert_int_equal(ddmc_read_u8(&r), 1);     /* canWatchFieldModification */
+  assert_int_equal(ddmc_read_u8(&r), 1);     /* canWatchFieldAccess */
+  body m = {.n = 0};
+  b_u8(&m, DDMC__MOD_FIELD_ONLY);
+  b_u64(&m, cid(FD_C_DEBUG));
+  b_u64(&m, fid(FD_C_DEBUG, FD_F_X));
+  int32_t acc, mod, mod2;
+  assert_int_equal(set_req(DDMC_EV_FIELD_ACCESS, 0, &m, 1, &acc), 0);
+  assert_int_equal(atomic_load(&F->n_field_watch), 1);
+  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_DBG_WATCH_ACCESS);
+  assert_int_equal(set_req(DDMC_EV_FIELD_MODIFICATION, 0, &m, 1, &mod), 0);
+  assert_int_equal(set_req(DDMC_EV_FIELD_MODIFICATION, 0, &m, 1, &mod2), 0);
+  assert_int_equal(atomic_load(&F->n_field_watch), 2); /* the second changed nothing */
+  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_DBG_WATCH_ACCESS | DDMC_DBG_WATCH_MODIFY);
+  assert_int_equal(atomic_load(&F->last_watch_field), FD_F_X);
+  /* a field watch request must name its field */
+  assert_int_equal(set_req(DDMC_EV_FIELD_ACCESS, 0, NULL, 0, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
+
+  ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8};
+  ddmc_value v = {.tag = 'I', .u.i = 99};
+  assert_int_equal(ddmc_dbg_post_field_access(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG), 0);
+  assert_int_equal(ddmc_dbg_post_field_access(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_B, FD_O_DEBUG), 0);
+  assert_int_equal(ddmc_dbg_post_field_modification(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG, &v),
+                   0);
+  assert_int_equal(
+      ddmc_dbg_post_field_modification(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG, NULL),
+      DDMC_EINVAL);
+  assert_int_equal(events(), 2); /* the other field reports nothing */
+  assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_FIELD_ACCESS);
+  assert_int_equal(g_comp[0].e[0].req, acc);
+  assert_true(g_comp[0].e[0].fcls == cid(FD_C_DEBUG) && g_comp[0].e[0].field == fid(FD_C_DEBUG, FD_F_X));
+  assert_true(g_comp[0].e[0].obj == oid(FD_O_DEBUG));
+  assert_int_equal(g_comp[1].n, 2);
+  assert_int_equal(g_comp[1].e[0].kind, DDMC_EV_FIELD_MODIFICATION);
+  assert_int_equal(g_comp[1].e[0].vtag, 'I');
+  assert_true(g_comp[1].e[0].value == 99);
+
+  assert_int_equal(clear_req(DDMC_EV_FIELD_MODIFICATION, mod), 0);
+  assert_int_equal(atomic_load(&F->n_field_watch), 2); /* mod2 still wants it */
+  assert_int_equal(clear_req(DDMC_EV_FIELD_MODIFICATION, mod2), 0);
+  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_DBG_WATCH_ACCESS);
+  ddmc__dbg_reset(F->d); /* disconnect: the last watch goes */
+  assert_int_equal(atomic_load(&F->last_watch_mask), 0);
+  assert_int_equal(atomic_load(&F->watch_masks), 0);
+}
+
 /* ClassPrepare with SourceNameMatch / ClassExclude, ThreadDeath, MethodExit with its value,
  * VM_DEATH (the automatic one, request 0, and a requested one). */
 static void test_other_events(void **state) {
@@ -2520,6 +2665,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_single_step_requests, setup, teardown),
       cmocka_unit_test_setup_teardown(test_suspend_counts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_thread_waits_while_suspended, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exception_events, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_parks_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_suspend_all, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reset_releases_everything, setup, teardown),

@@ -86,13 +86,7 @@ enum {
 /* JDWP type tags (ReferenceType), class status bits, thread status, access flags. */
 enum { DDMC_TYPE_CLASS = 1, DDMC_TYPE_INTERFACE = 2, DDMC_TYPE_ARRAY = 3 };
 enum { DDMC_CLASS_VERIFIED = 1, DDMC_CLASS_PREPARED = 2, DDMC_CLASS_INITIALIZED = 4, DDMC_CLASS_ERROR = 8 };
-enum {
-  DDMC_TS_ZOMBIE = 0,
-  DDMC_TS_RUNNING = 1,
-  DDMC_TS_SLEEPING = 2,
-  DDMC_TS_MONITOR = 3,
-  DDMC_TS_WAIT = 4
-};
+enum { DDMC_TS_ZOMBIE = 0, DDMC_TS_RUNNING = 1, DDMC_TS_SLEEPING = 2, DDMC_TS_MONITOR = 3, DDMC_TS_WAIT = 4 };
 enum {
   DDMC_ACC_PUBLIC = 0x0001,
   DDMC_ACC_PRIVATE = 0x0002,
@@ -158,36 +152,36 @@ typedef struct ddmc_location {
 /* Strings here are UTF-8 (modified UTF-8 for names with NUL), borrowed: they must stay valid and
  * unchanged while the class is loaded. The library copies what it keeps. */
 typedef struct ddmc_class_info {
-  const char *signature;     /* JNI form: "LDebug;", "[I", "[Ljava/lang/String;" */
-  const char *generic;       /* generic signature, or NULL */
-  const char *source_file;   /* "Debug.java", or NULL: ABSENT_INFORMATION */
-  uint8_t type_tag;          /* DDMC_TYPE_* */
-  uint32_t status;           /* DDMC_CLASS_* bits; report at least VERIFIED|PREPARED once listed */
-  uint32_t modifiers;        /* DDMC_ACC_* */
-  ddmc_class superclass;     /* 0 for java.lang.Object, interfaces and primitives */
-  uint32_t ninterfaces;      /* direct superinterfaces (see class_interface) */
-  uint32_t nfields;          /* declared fields, static and instance */
-  uint32_t nmethods;         /* declared methods */
-  ddmc_ref class_object;     /* the java.lang.Class instance, or 0 */
-  ddmc_ref loader;           /* 0: the boot loader */
+  const char *signature;   /* JNI form: "LDebug;", "[I", "[Ljava/lang/String;" */
+  const char *generic;     /* generic signature, or NULL */
+  const char *source_file; /* "Debug.java", or NULL: ABSENT_INFORMATION */
+  uint8_t type_tag;        /* DDMC_TYPE_* */
+  uint32_t status;         /* DDMC_CLASS_* bits; report at least VERIFIED|PREPARED once listed */
+  uint32_t modifiers;      /* DDMC_ACC_* */
+  ddmc_class superclass;   /* 0 for java.lang.Object, interfaces and primitives */
+  uint32_t ninterfaces;    /* direct superinterfaces (see class_interface) */
+  uint32_t nfields;        /* declared fields, static and instance */
+  uint32_t nmethods;       /* declared methods */
+  ddmc_ref class_object;   /* the java.lang.Class instance, or 0 */
+  ddmc_ref loader;         /* 0: the boot loader */
 } ddmc_class_info;
 
 typedef struct ddmc_field_info {
   const char *name;
-  const char *signature;     /* "I", "Ljava/lang/String;" */
-  const char *generic;       /* or NULL */
-  uint32_t modifiers;        /* DDMC_ACC_STATIC for statics */
+  const char *signature; /* "I", "Ljava/lang/String;" */
+  const char *generic;   /* or NULL */
+  uint32_t modifiers;    /* DDMC_ACC_STATIC for statics */
 } ddmc_field_info;
 
 typedef struct ddmc_method_info {
-  const char *name;          /* "<init>" for constructors, "<clinit>" for class initialisers */
-  const char *signature;     /* JVM descriptor: "(I)I", "([Ljava/lang/String;)V" */
-  const char *generic;       /* or NULL */
-  uint32_t modifiers;        /* DDMC_ACC_STATIC, DDMC_ACC_NATIVE, ... */
-  int64_t code_start;        /* first and last instruction index (-1, -1 for native) */
+  const char *name;      /* "<init>" for constructors, "<clinit>" for class initialisers */
+  const char *signature; /* JVM descriptor: "(I)I", "([Ljava/lang/String;)V" */
+  const char *generic;   /* or NULL */
+  uint32_t modifiers;    /* DDMC_ACC_STATIC, DDMC_ACC_NATIVE, ... */
+  int64_t code_start;    /* first and last instruction index (-1, -1 for native) */
   int64_t code_end;
-  int32_t arg_slots;         /* slots of the arguments, 'this' included (VariableTable argCnt) */
-  int32_t max_locals;        /* number of slots */
+  int32_t arg_slots;  /* slots of the arguments, 'this' included (VariableTable argCnt) */
+  int32_t max_locals; /* number of slots */
 } ddmc_method_info;
 
 /* One local variable: visible at index i when start <= i < start + length. */
@@ -197,15 +191,15 @@ typedef struct ddmc_variable {
   int32_t slot;
   const char *name;
   const char *signature;
-  const char *generic;       /* or NULL */
+  const char *generic; /* or NULL */
 } ddmc_variable;
 
 typedef struct ddmc_dbg_thread_info {
-  ddmc_ref object;           /* its java.lang.Thread: its objectID is the threadID on the wire */
-  ddmc_ref group;            /* its java.lang.ThreadGroup */
-  const char *name;          /* borrowed until the op returns */
-  int status;                /* DDMC_TS_* */
-  int internal;              /* non-zero: never shown to a debugger (the JDWP thread, ...) */
+  ddmc_ref object;  /* its java.lang.Thread: its objectID is the threadID on the wire */
+  ddmc_ref group;   /* its java.lang.ThreadGroup */
+  const char *name; /* borrowed until the op returns */
+  int status;       /* DDMC_TS_* */
+  int internal;     /* non-zero: never shown to a debugger (the JDWP thread, ...) */
 } ddmc_dbg_thread_info;
 
 typedef int (*ddmc_class_visit_fn)(void *arg, ddmc_class c);
@@ -289,8 +283,14 @@ typedef struct ddmc_dbg_ops {
   /* ---- VM */
   /* VirtualMachine.Exit: end the process with status (after the reply is sent). */
   void (*exit)(void *vm_data, int32_t status);
-} ddmc_dbg_ops;
 
+  /* ---- watchpoints (appended: older VMs leave them out and the capabilities say no).
+   * The library counts requests per field: watch is the set of kinds now wanted for field of
+   * c (DDMC_DBG_WATCH_ACCESS | DDMC_DBG_WATCH_MODIFY, 0 when none is left). While a kind is
+   * wanted the VM reports each access / modification of that field with
+   * ddmc_dbg_post_field_access / _modification; other fields cost nothing. */
+  int (*set_field_watch)(void *vm_data, ddmc_class c, uint32_t field, unsigned watch);
+} ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.
  * Before ddmc_vm_start. Returns 0, DDMC_EINVAL, DDMC_ENOMEM, DDMC_ESTATE (started, or twice).
@@ -316,8 +316,8 @@ DDMC_EXTERN int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread);
 DDMC_EXTERN int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c);
 
 /* Flags for ddmc_dbg_post_location. */
-#define DDMC_DBG_AT_BREAKPOINT 1u   /* loc carries a breakpoint the library set */
-#define DDMC_DBG_METHOD_ENTRY 2u    /* loc is the first instruction of its method */
+#define DDMC_DBG_AT_BREAKPOINT 1u /* loc carries a breakpoint the library set */
+#define DDMC_DBG_METHOD_ENTRY 2u  /* loc is the first instruction of its method */
 /* Before the thread executes the instruction at loc, at frame depth depth (frame count - 1).
  * One call per instruction gathers BREAKPOINT, SINGLE_STEP and METHOD_ENTRY into one composite,
  * as JDI expects. this_obj: the frame's 'this' or 0 (for InstanceOnly). */
@@ -326,6 +326,24 @@ DDMC_EXTERN int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_
 /* The method at loc (the return instruction) returns ret (NULL or tag 'V' for void). */
 DDMC_EXTERN int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                           ddmc_ref this_obj, const ddmc_value *ret);
+/* Exceptions. A VM reports a throw when ddmc_dbg_wants(vm, DDMC_EV_EXCEPTION) (one atomic read
+ * at the throw, the slow path anyway): loc is where it is thrown (the throwing instruction, or
+ * the call that raised it), before the stack unwinds; catch_loc is the handler that will take
+ * it, found by searching up the stack without unwinding, or NULL when nothing catches it.
+ * ExceptionOnly filters match the exception's class and its superclasses. */
+DDMC_EXTERN int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                        ddmc_ref this_obj, ddmc_ref exception, const ddmc_location *catch_loc);
+
+/* Watchpoints (see ops.set_field_watch): before the thread reads (access) or writes
+ * (modification, new_value) field of class c in object (0 for a static). */
+#define DDMC_DBG_WATCH_ACCESS 1u
+#define DDMC_DBG_WATCH_MODIFY 2u
+DDMC_EXTERN int ddmc_dbg_post_field_access(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                           ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object);
+DDMC_EXTERN int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                                 ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object,
+                                                 const ddmc_value *new_value);
+
 /* The VM is ending (normally from its exit path, before threads are torn down): VM_DEATH goes
  * out with every matching request and the call returns once it has been handed to the JDWP
  * thread (it waits up to timeout_ms for the packet to be written). Thread: any. */

@@ -66,6 +66,45 @@ static int method_events(ddmc__dbg *d, int on) {
   return 0;
 }
 
+/* ---- watchpoints: ops.set_field_watch whenever the kinds wanted on a field change */
+
+static unsigned watch_mask(const ddmc__watch *w) {
+  return (w->access ? DDMC_DBG_WATCH_ACCESS : 0u) | (w->modify ? DDMC_DBG_WATCH_MODIFY : 0u);
+}
+
+static int watch_change(ddmc__dbg *d, ddmc_class cls, uint32_t field, int kind, int delta) {
+  ddmc__reqs *q = d->req;
+  ddmc__watch *w = NULL;
+  for (uint32_t i = 0; i < q->nwatches && w == NULL; i++)
+    if (q->watches[i].cls == cls && q->watches[i].field == field) w = &q->watches[i];
+  if (w == NULL) {
+    if (delta < 0) return 0;
+    if (q->nwatches == q->cap_watches) {
+      uint32_t cap = q->cap_watches ? q->cap_watches * 2 : 8;
+      ddmc__watch *v = ddmc__realloc(d->mem, q->watches, (size_t)cap * sizeof(*v));
+      if (v == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+      q->watches = v;
+      q->cap_watches = cap;
+    }
+    w = &q->watches[q->nwatches++];
+    memset(w, 0, sizeof(*w));
+    w->cls = cls;
+    w->field = field;
+  }
+  unsigned before = watch_mask(w);
+  uint32_t *n = kind == DDMC_EV_FIELD_ACCESS ? &w->access : &w->modify;
+  if (delta < 0 && *n == 0) return 0;
+  *n = (uint32_t)((int64_t)*n + delta);
+  unsigned after = watch_mask(w);
+  int rc = 0;
+  if (after != before) {
+    rc = DDMC__DBG_CALL(d, set_field_watch, cls, field, after);
+    if (rc != 0 && delta > 0) *n -= 1; /* refused: as if never asked */
+  }
+  if (after == 0 || (rc != 0 && watch_mask(w) == 0)) *w = q->watches[--q->nwatches];
+  return rc;
+}
+
 static int is_method_kind(int kind) {
   return kind == DDMC_EV_METHOD_ENTRY || kind == DDMC_EV_METHOD_EXIT || kind == DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE;
 }
@@ -75,6 +114,10 @@ static void detach(ddmc__dbg *d, ddmc__req *r) {
   if (r->bp_set) {
     bp_remove(d, &r->bp_loc);
     r->bp_set = 0;
+  }
+  if (r->watch_set) {
+    watch_change(d, r->watch_cls, r->watch_field, r->kind, -1);
+    r->watch_set = 0;
   }
   if (r->step != NULL && d->ops.set_stepping) {
     int others = 0;
@@ -223,7 +266,7 @@ static int arm_step(ddmc__dbg *d, ddmc__req *r, const ddmc__mod *m) {
   return 0;
 }
 
-static int kind_supported(int kind) {
+static int kind_supported(ddmc__dbg *d, int kind) {
   switch (kind) {
     case DDMC_EV_SINGLE_STEP:
     case DDMC_EV_BREAKPOINT:
@@ -237,7 +280,7 @@ static int kind_supported(int kind) {
     case DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE:
     case DDMC_EV_VM_DEATH: return 0;
     case DDMC_EV_FIELD_ACCESS:
-    case DDMC_EV_FIELD_MODIFICATION:
+    case DDMC_EV_FIELD_MODIFICATION: return DDMC__DBG_HAS(d, set_field_watch) ? 0 : DDMC_JDWP_NOT_IMPLEMENTED;
     case DDMC_EV_MONITOR_CONTENDED_ENTER:
     case DDMC_EV_MONITOR_CONTENDED_ENTERED:
     case DDMC_EV_MONITOR_WAIT:
@@ -251,7 +294,7 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint8_t kind = ddmc_read_u8(in), policy = ddmc_read_u8(in);
   uint32_t nmods = ddmc_read_u32(in);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
-  int rc = kind_supported(kind);
+  int rc = kind_supported(d, kind);
   if (rc != 0) return rc;
   if (policy > DDMC__POLICY_ALL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   if (nmods > DDMC__MAX_MODS || nmods > ddmc_reader_left(in)) return DDMC_JDWP_ILLEGAL_ARGUMENT;
@@ -296,9 +339,21 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     }
   }
   if (rc == 0 && step_mod != NULL) rc = arm_step(d, r, step_mod);
-  /* Kinds are exclusive here: at most one of the three VM-side effects, and each is the last
+  /* Kinds are exclusive here: at most one of the four VM-side effects, and each is the last
    * thing that can fail for its kind, so a failure leaves nothing to undo. */
   if (rc == 0 && is_method_kind(kind)) rc = method_events(d, 1);
+  if (rc == 0 && (kind == DDMC_EV_FIELD_ACCESS || kind == DDMC_EV_FIELD_MODIFICATION)) {
+    const ddmc__mod *field_mod = NULL;
+    for (uint32_t i = 0; i < r->nmods && field_mod == NULL; i++)
+      if (r->mods[i].kind == DDMC__MOD_FIELD_ONLY) field_mod = &r->mods[i];
+    /* Every field of every class is more than a VM can watch cheaply; JDI always names one. */
+    rc = field_mod == NULL ? DDMC_JDWP_ILLEGAL_ARGUMENT : watch_change(d, field_mod->cls, field_mod->field, kind, 1);
+    if (rc == 0) {
+      r->watch_set = 1;
+      r->watch_cls = field_mod->cls;
+      r->watch_field = field_mod->field;
+    }
+  }
   if (rc != 0) {
     ddmc__req_put(d, r);
     return rc;
@@ -364,6 +419,7 @@ void ddmc__reqs_destroy(ddmc__dbg *d) {
   ddmc__reqs_clear_all(d);
   ddmc__free(d->mem, q->list);
   ddmc__free(d->mem, q->bps);
+  ddmc__free(d->mem, q->watches);
   pthread_mutex_destroy(&q->lock);
   ddmc__free(d->mem, q);
   d->req = NULL;

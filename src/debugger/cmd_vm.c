@@ -245,10 +245,11 @@ static int vm_create_string(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 /* CapabilitiesNew in order; Capabilities is its first seven. */
 static void capabilities(ddmc__dbg *d, uint8_t caps[32]) {
   memset(caps, 0, 32);
-  caps[3] = 1;  /* canGetSyntheticAttribute: the VM's modifiers say */
-  caps[11] = 1; /* canUseInstanceFilters */
-  caps[13] = 1; /* canRequestVMDeathEvent */
-  caps[19] = 1; /* canUseSourceNameFilters */
+  caps[0] = caps[1] = DDMC__DBG_HAS(d, set_field_watch); /* canWatchFieldModification / Access */
+  caps[3] = 1;                                           /* canGetSyntheticAttribute: the VM's modifiers say */
+  caps[11] = 1;                                          /* canUseInstanceFilters */
+  caps[13] = 1;                                          /* canRequestVMDeathEvent */
+  caps[19] = 1;                                          /* canUseSourceNameFilters */
 }
 
 static int vm_capabilities(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {

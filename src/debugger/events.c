@@ -60,6 +60,10 @@ typedef struct basket {
   int32_t depth;
   ddmc_class cls;
   ddmc_ref this_obj;
+  ddmc_class exc_cls; /* EXCEPTION: the exception's class; caught: a handler takes it */
+  int caught;
+  ddmc_class field_cls; /* FIELD_*: the field */
+  uint32_t field;
 } basket;
 
 static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
@@ -113,7 +117,14 @@ static int matches(ddmc__dbg *d, ddmc__req *r, const basket *b) {
           return 0;
         break;
       case DDMC__MOD_PLATFORM_THREADS_ONLY: break;
-      default: return 0; /* ExceptionOnly / FieldOnly: their events are not reported yet */
+      case DDMC__MOD_EXCEPTION_ONLY:
+        if (b->exc_cls == 0 || (m->cls != 0 && !ddmc__is_subclass(d, b->exc_cls, m->cls))) return 0;
+        if (b->caught ? !m->caught : !m->uncaught) return 0;
+        break;
+      case DDMC__MOD_FIELD_ONLY:
+        if (b->field_cls == 0 || b->field_cls != m->cls || b->field != m->field) return 0;
+        break;
+      default: return 0;
     }
   }
   if (r->step != NULL) atomic_store(&r->step->done, 1);
@@ -286,6 +297,54 @@ static int enc_prepare(ddmc__dbg *d, composite *c, int kind, const void *arg) {
   return 0;
 }
 
+typedef struct exc_arg {
+  uint64_t thread_id;
+  const ddmc_location *loc, *catch_loc;
+  ddmc_ref exception;
+} exc_arg;
+
+static int enc_exception(ddmc__dbg *d, composite *c, int kind, const void *arg) {
+  const exc_arg *a = arg;
+  ddmc__wr_id(&c->b, a->thread_id);
+  int rc = ddmc__wr_location(d, &c->b, a->loc);
+  if (rc == 0) rc = ddmc__wr_tagged_object(d, &c->b, a->exception);
+  if (rc == 0 && a->catch_loc != NULL) rc = ddmc__wr_location(d, &c->b, a->catch_loc);
+  if (rc == 0 && a->catch_loc == NULL) { /* not caught: an all-zero location */
+    ddmc_buf_put_u8(&c->b, 0);
+    ddmc__wr_id(&c->b, 0);
+    ddmc__wr_id(&c->b, 0);
+    ddmc_buf_put_u64(&c->b, 0);
+  }
+  return rc;
+}
+
+typedef struct field_arg {
+  uint64_t thread_id;
+  const ddmc_location *loc;
+  const ddmc__cls *cls;
+  uint32_t field;
+  ddmc_ref object;
+  const ddmc_value *value;
+} field_arg;
+
+static int enc_field(ddmc__dbg *d, composite *c, int kind, const void *arg) {
+  const field_arg *a = arg;
+  ddmc__wr_id(&c->b, a->thread_id);
+  int rc = ddmc__wr_location(d, &c->b, a->loc);
+  if (rc != 0) return rc;
+  ddmc_buf_put_u8(&c->b, a->cls->type_tag);
+  ddmc__wr_id(&c->b, a->cls->id);
+  ddmc__wr_id(&c->b, ddmc__field_id(a->cls, a->field));
+  if (a->object != 0)
+    rc = ddmc__wr_tagged_object(d, &c->b, a->object);
+  else { /* a static: the null object */
+    ddmc_buf_put_u8(&c->b, 'L');
+    ddmc__wr_id(&c->b, 0);
+  }
+  if (rc == 0 && kind == DDMC_EV_FIELD_MODIFICATION) rc = ddmc__wr_value(d, &c->b, a->value, 1);
+  return rc;
+}
+
 /* ---- the public calls */
 
 int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind) {
@@ -307,7 +366,7 @@ static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
   comp_init(d, &c);
   uint64_t tid;
   if (atomic_load(&d->want[kind]) > 0 && thread_id(d, thread, &tid) == 0) {
-    basket b = {thread, NULL, 0, 0, 0};
+    basket b = {.thread = thread};
     ddmc__snap *s = ddmc__snap_get(d);
     collect(d, s, kind, &b, &c, enc_thread, &tid);
     ddmc__snap_put(d, s);
@@ -331,7 +390,7 @@ int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
       DDMC__DBG_CALL(d, class_info, cls, &info) == 0) {
     a.status = info.status;
     if (thread_id(d, thread, &a.thread_id) != 0) a.thread_id = 0;
-    basket b = {thread, NULL, 0, cls, 0};
+    basket b = {.thread = thread, .cls = cls};
     ddmc__snap *s = ddmc__snap_get(d);
     collect(d, s, DDMC_EV_CLASS_PREPARE, &b, &c, enc_prepare, &a);
     ddmc__snap_put(d, s);
@@ -349,7 +408,7 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   ddmc__snap *s = ddmc__snap_get(d);
   if (s != NULL) {
     loc_arg a = {0, loc, NULL};
-    basket b = {thread, loc, depth, loc->cls, this_obj};
+    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
     if (thread_id(d, thread, &a.thread_id) == 0) {
       if (flags & DDMC_DBG_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
       collect(d, s, DDMC_EV_SINGLE_STEP, &b, &c, enc_location, &a);
@@ -370,7 +429,7 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
   ddmc__snap *s = ddmc__snap_get(d);
   if (s != NULL) {
     loc_arg a = {0, loc, ret};
-    basket b = {thread, loc, depth, loc->cls, this_obj};
+    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
     if (thread_id(d, thread, &a.thread_id) == 0) {
       collect(d, s, DDMC_EV_METHOD_EXIT, &b, &c, enc_location, &a);
       collect(d, s, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, &b, &c, enc_location, &a);
@@ -380,13 +439,72 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
   return deliver(d, thread, &c);
 }
 
+int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                            ddmc_ref exception, const ddmc_location *catch_loc) {
+  if (loc == NULL || exception == 0) return DDMC_EINVAL;
+  ddmc__dbg *d = enter_thread(vm, thread);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  ddmc__snap *s = ddmc__snap_get(d);
+  ddmc_class ec = 0;
+  if (s != NULL && DDMC__DBG_CALL(d, object_class, exception, &ec) == 0) {
+    exc_arg a = {0, loc, catch_loc, exception};
+    basket b = {.thread = thread,
+                .loc = loc,
+                .depth = depth,
+                .cls = loc->cls,
+                .this_obj = this_obj,
+                .exc_cls = ec,
+                .caught = catch_loc != NULL};
+    if (thread_id(d, thread, &a.thread_id) == 0) collect(d, s, DDMC_EV_EXCEPTION, &b, &c, enc_exception, &a);
+  }
+  ddmc__snap_put(d, s);
+  return deliver(d, thread, &c);
+}
+
+static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                      ddmc_ref this_obj, ddmc_class cls, uint32_t field, ddmc_ref object, const ddmc_value *value) {
+  if (loc == NULL || (kind == DDMC_EV_FIELD_MODIFICATION && value == NULL)) return DDMC_EINVAL;
+  ddmc__dbg *d = enter_thread(vm, thread);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  ddmc__snap *s = ddmc__snap_get(d);
+  field_arg a = {0, loc, NULL, field, object, value};
+  if (s != NULL && ddmc__cls_get(d, cls, &a.cls) == 0 && field < a.cls->nfields &&
+      thread_id(d, thread, &a.thread_id) == 0) {
+    basket b = {.thread = thread,
+                .loc = loc,
+                .depth = depth,
+                .cls = loc->cls,
+                .this_obj = this_obj,
+                .field_cls = cls,
+                .field = field};
+    collect(d, s, kind, &b, &c, enc_field, &a);
+  }
+  ddmc__snap_put(d, s);
+  return deliver(d, thread, &c);
+}
+
+int ddmc_dbg_post_field_access(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                               ddmc_class c, uint32_t field, ddmc_ref object) {
+  return post_field(vm, DDMC_EV_FIELD_ACCESS, thread, loc, depth, this_obj, c, field, object, NULL);
+}
+
+int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                     ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object,
+                                     const ddmc_value *new_value) {
+  return post_field(vm, DDMC_EV_FIELD_MODIFICATION, thread, loc, depth, this_obj, c, field, object, new_value);
+}
+
 int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms) {
   ddmc__dbg *d = enter(vm);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
   comp_init(d, &c);
   comp_event(&c, DDMC_EV_VM_DEATH, 0, DDMC__POLICY_NONE); /* the automatic one */
-  basket b = {0, NULL, 0, 0, 0};
+  basket b = {.thread = 0};
   ddmc__snap *s = ddmc__snap_get(d);
   collect(d, s, DDMC_EV_VM_DEATH, &b, &c, enc_nothing, NULL);
   ddmc__snap_put(d, s);

@@ -51,7 +51,10 @@ typedef struct ddmc__req {
   ddmc__mod *mods;
   ddmc__step *step; /* SINGLE_STEP: where the step began */
   uint32_t step_thread;
-  int bp_set; /* BREAKPOINT: holds a reference on bp_loc */
+  int bp_set;    /* BREAKPOINT: holds a reference on bp_loc */
+  int watch_set; /* FIELD_ACCESS / MODIFICATION: holds a reference on watch_cls.watch_field */
+  ddmc_class watch_cls;
+  uint32_t watch_field;
   ddmc_location bp_loc;
 } ddmc__req;
 
@@ -60,6 +63,12 @@ typedef struct ddmc__snap {
   uint32_t n;
   ddmc__req *r[];
 } ddmc__snap;
+
+typedef struct ddmc__watch {
+  ddmc_class cls;
+  uint32_t field;
+  uint32_t access, modify; /* requests of each kind on the field */
+} ddmc__watch;
 
 typedef struct ddmc__bp {
   ddmc_location loc;
@@ -76,6 +85,8 @@ struct ddmc__reqs {
   ddmc__bp *bps;
   uint32_t nbps, cap_bps;
   uint32_t method_events; /* METHOD_ENTRY / EXIT requests: the VM reports them while > 0 */
+  ddmc__watch *watches;   /* watched fields (ops.set_field_watch) */
+  uint32_t nwatches, cap_watches;
 };
 
 /* The current snapshot with a reference (NULL: no requests). Thread: any. */
