@@ -710,7 +710,7 @@ int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
   o.sendq_bytes = 1 << 20;
   int rc = fakevm_new(&f->fv, &o, mem);
   if (rc != 0) return rc;
-  if ((rc = ddmc_dbg_attach(f->fv.vm, &f->ops)) != 0) return rc;
+  if ((rc = ddmc_dbg_attach(f->fv.vm, &f->ops, ddmc_vm_data(f->fv.vm))) != 0) return rc;
   f->d = ddmc__vm_dbg(f->fv.vm);
   if (flags & FAKEDBG_NO_SESSION) return 0;
   ddmc__session *s = calloc(1, sizeof(*s));

@@ -50,12 +50,11 @@ static int jdwp_error(int rc) {
   }
 }
 
-/* The library calls every op with the vm_data given to ddmc_vm_new, which is the DDM bridge
- * (ddmc_dbg_attach takes none of its own); the VM is reached through it. */
+/* Every op gets this bridge as its vm_data (ddmc_dbg_attach's third argument). */
 /* For the ops that visit: a visitor's non-zero return stops the walk and is not an error. */
 static int visit_rc(int rc) { return rc > 0 ? 0 : jdwp_error(rc); }
 
-static mvm_vm *VM(void *vm_data) { return ddm_bridge_vm(vm_data); }
+static mvm_vm *VM(void *vm_data) { return ((dbg_bridge *)vm_data)->vm; }
 
 static ddmc_value to_ddmc(const mvm_value *v) {
   ddmc_value out;
@@ -511,7 +510,7 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
   }
   b->d = d;
   b->vm = vm;
-  int rc = ddmc_dbg_attach(d, &ops);
+  int rc = ddmc_dbg_attach(d, &ops, b);
   if (rc) {
     fprintf(stderr, "minivm: JDWP debugger: %s\n", ddmc_strerror(rc));
     free(b);

@@ -26,14 +26,17 @@
  *
  * Return values. Every op returns 0 or a JDWP error code (DDMC_JDWP_*, positive), which the
  * library sends to the debugger unchanged; a NULL op makes the commands that need it answer
- * NOT_IMPLEMENTED and the matching capability false.
+ * NOT_IMPLEMENTED and the matching capability false. The for_each_* ops visit until fn returns
+ * non-zero and then return 0: a stop is not an error (the library keeps its own).
  *
  * Threads. Ops run on the JDWP thread, never while the library holds one of its locks. The
  * reflective ones (reference types, line tables, object_class, thread_info) may also run on a VM
  * thread inside its own ddmc_dbg_post_* call, to match filters and encode the event. A VM thread
  * whose event asks for suspension is parked inside the post call (thread_parking tells the VM)
  * until the debugger resumes it; threads the debugger suspends by command are stopped by the
- * VM's own suspend_thread. */
+ * VM's own suspend_thread. Ops that read or write objects (fields, arrays, strings, locals) may
+ * run while the VM's threads run, unless the debugger suspended them: the VM makes each one safe
+ * against its mutators and its collector (minivm stops the world around it). */
 #ifndef DDMC_DEBUGGER_H
 #define DDMC_DEBUGGER_H
 
@@ -231,7 +234,10 @@ typedef struct ddmc_dbg_ops {
   int (*set_field)(void *vm_data, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_value *v);
   /* Appends the string's characters as UTF-8 to out. */
   int (*string_value)(void *vm_data, ddmc_ref s, ddmc_buf *out);
-  /* A new string the debugger holds (pinned by the registry). */
+  /* A new string, which the registry then holds. The library registers it as soon as the op
+   * returns, on the same JDWP thread; the VM keeps it alive until then (for instance reachable
+   * from the JDWP thread until that thread's next op call), so no collection in between frees
+   * it. */
   int (*create_string)(void *vm_data, const char *utf8, size_t n, ddmc_ref *out);
   int (*array_length)(void *vm_data, ddmc_ref a, int32_t *out);
   /* Elements [first, first + n), already checked against the length. */
@@ -293,10 +299,11 @@ typedef struct ddmc_dbg_ops {
 } ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.
- * Before ddmc_vm_start. Returns 0, DDMC_EINVAL, DDMC_ENOMEM, DDMC_ESTATE (started, or twice).
- * Thread: VM init thread. */
-DDMC_EXTERN int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size);
-#define ddmc_dbg_attach(vm, ops) ddmc_dbg_attach_((vm), (ops), sizeof(ddmc_dbg_ops))
+ * Every op gets vm_data first (borrowed until ddmc_vm_free; it need not be the one given to
+ * ddmc_vm_new). Before ddmc_vm_start. Returns 0, DDMC_EINVAL, DDMC_ENOMEM, DDMC_ESTATE (started,
+ * or twice). Thread: VM init thread. */
+DDMC_EXTERN int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void *vm_data);
+#define ddmc_dbg_attach(vm, ops, vm_data) ddmc_dbg_attach_((vm), (ops), sizeof(ddmc_dbg_ops), (vm_data))
 
 /* Non-zero while a debugger session has an enabled request of this kind. One atomic read: a VM
  * checks it before doing the work an event would need. VM_START and VM_DEATH are always wanted

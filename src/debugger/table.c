@@ -109,12 +109,13 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__d
 
 void ddmc__dbg_free(ddmc__dbg *d) { dbg_destroy(d); }
 
-int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size) {
+int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void *vm_data) {
   if (vm == NULL || ops == NULL || ops_size == 0) return DDMC_EINVAL;
   if (ddmc__vm_dbg(vm) != NULL) return DDMC_ESTATE;
   ddmc__dbg *d;
   int rc = ddmc__dbg_new(vm, ops, ops_size, &d);
   if (rc != 0) return rc;
+  d->vm_data = vm_data;
   ddmc__service s;
   memset(&s, 0, sizeof(s));
   s.name = "debugger";
