@@ -14,7 +14,7 @@ public class Spin {
       h = mix(h, i);
       i = i + 1;
     }
-    long ms = System.nanoTime() / 1000000 - t0; sink = h;
+    long ms = System.nanoTime() / 1000000 - t0; sink = h; Thread.sleep(100);
     System.out.println("SPIN " + ms + " " + h);
   }
 
