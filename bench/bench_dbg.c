@@ -531,12 +531,12 @@ static child target_start(const dbg_env *e, vm_kind k, const char *what, uint16_
 }
 
 /* One JdiBench run against minivm and HotSpot side by side (fresh targets, both on the server
- * CPU; the client takes turns between them). out[0..1]: minivm's two numbers, out[2..3]:
+ * CPU; the client takes turns between them). out[0..2]: minivm's three numbers, out[3..5]:
  * HotSpot's, -1 where a VM failed (its FAIL line goes to the notes). Returns 0 if the client
  * printed its RESULT line. */
 static int jdi_pair(const dbg_env *e, const char *target, int cpu, const char *mode, const char *a1, const char *a2,
-                    const char *a3, double out[4]) {
-  for (int i = 0; i < 4; i++) out[i] = -1;
+                    const char *a3, double out[6]) {
+  for (int i = 0; i < 6; i++) out[i] = -1;
   uint16_t pm = 0, ph = 0;
   child vm = target_start(e, VM_MINIVM, target, &pm);
   child hs = target_start(e, VM_HOTSPOT, target, &ph);
@@ -569,14 +569,13 @@ static int jdi_pair(const dbg_env *e, const char *target, int cpu, const char *m
         sscanf(line, "FAIL %u", &p);
         bench_note("JdiBench %s, %s: %.200s", mode, p == pm ? "minivm" : p == ph ? "HotSpot" : "client", line);
       }
-      double v[4] = {-1, -1, -1, -1};
+      double v[6] = {-1, -1, -1, -1, -1, -1};
       char m[16];
-      int k = sscanf(line, "RESULT %15s %lf %lf %lf %lf", m, &v[0], &v[1], &v[2], &v[3]);
-      if (k >= 3 && strcmp(m, mode) == 0) {
+      int k = sscanf(line, "RESULT %15s %lf %lf %lf %lf %lf %lf", m, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+      if (k >= 4 && strcmp(m, mode) == 0) {
         rc = 0;
         if (vm.pid > 0 && hs.pid > 0) memcpy(out, v, sizeof(v));
-        else if (vm.pid > 0) out[0] = v[0], out[1] = v[1];
-        else out[2] = v[0], out[3] = v[1];
+        else memcpy(out + (vm.pid > 0 ? 0 : 3), v, 3 * sizeof(double));
       }
     }
     if (rc != 0) bench_note("JdiBench %s printed no RESULT line", mode);
@@ -607,16 +606,20 @@ static void roundtrip_placement(const dbg_env *e, double scale, int cpu, const c
   for (int i = 0; i < (with_keep ? 3 : 2); i++) {
     char group[96];
     snprintf(group, sizeof(group), "%s round trip, %s", m[i].group, where);
-    double v[4];
+    double v[6];
     jdi_pair(e, "BpLoop", cpu, m[i].mode, "BpLoop", "10", secs, v);
-    double mv = v[0], hs = v[2];
+    double mv = v[0], hs = v[3];
     int both = mv > 0 && hs > 0;
     bench_row(group, m[i].fig, mv > 0 ? rate_str(mv) : "n/a (failed)", ref, hs > 0 ? rate_str(hs) : "n/a (failed)",
               both ? mv / hs : -1, m[i].target ? ">= 2x HotSpot" : "-",
               !both ? "n/a" : m[i].target ? bench_status(mv >= 2 * hs) : "info");
+    if (m[i].target && v[2] > 0)
+      bench_row(group, "bound: 1 / (the JDI client's own CPU per event, with minivm)", rate_str(1e6 / v[2]), ref,
+                hs > 0 ? rate_str(hs) : "n/a (failed)", hs > 0 ? 1e6 / v[2] / hs : -1, "-", hs > 0 ? "info" : "n/a");
     bench_note("dbg %s, %s: %.0f %s on minivm, %.0f on HotSpot, taking 0.25 s turns for %s s (after 0.5 s of "
-               "warm-up on each)",
-               m[i].mode, where, v[1], m[i].unit, v[3], secs);
+               "warm-up on each); the JDI client's own CPU per event (all its threads): %.0f us with minivm, %.0f us "
+               "with HotSpot",
+               m[i].mode, where, v[1], m[i].unit, v[4], secs, v[2], v[5]);
   }
 }
 
@@ -821,16 +824,16 @@ static void raw_placement(const dbg_env *e, double scale, int cpu, const char *w
 static void attach_section(const dbg_env *e, int cpu, const char *where) {
   char nstr[8];
   snprintf(nstr, sizeof(nstr), "%d", ATTACH_N);
-  double v[4];
+  double v[6];
   jdi_pair(e, "Idle", cpu, "attach", nstr, NULL, NULL, v);
-  double mv = v[0], hs = v[2];
+  double mv = v[0], hs = v[3];
   bench_row(bench_fmt("JDI attach, %s", where), "attach until allThreads() returns, p50",
             mv > 0 ? bench_fmt("%.2f ms", mv) : "n/a (failed)", "OpenJDK 17 HotSpot, Idle.java, same client",
             hs > 0 ? bench_fmt("%.2f ms", hs) : "n/a (failed)", mv > 0 && hs > 0 ? mv / hs : -1, "-",
             mv > 0 && hs > 0 ? "info" : "n/a");
   bench_note("dbg attach, %s: %d attach/allThreads/dispose cycles on each VM, alternating, 50 ms apart; best %.2f ms "
              "minivm, %.2f ms HotSpot",
-             where, ATTACH_N, v[1], v[3]);
+             where, ATTACH_N, v[1], v[4]);
 }
 
 /* ---- the section */

@@ -15,9 +15,9 @@
  *   java JdiBench idle   HOST PORT SECS             attached, no request, until the VM ends (at most SECS)
  *   java JdiBench cold   HOST PORT CLASS METHOD SECS  the same with a breakpoint in a method that never runs
  *
- * Output: "RESULT <mode>" then two numbers per port, in order (attach: median and best ms; bp,
- * step, stepkeep: events/s and how many; -1 0 for a VM that failed, after a line "FAIL <port>
- * <exception>"); idle and cold: "RESULT <mode> death|disconnect|timeout". "ERROR ..." and exit 1
+ * Output: "RESULT <mode>" then three numbers per port, in order (attach: median and best ms, 0;
+ * bp, step, stepkeep: events/s, how many, and this client's own CPU microseconds per event,
+ * all its threads; -1 0 -1 for a VM that failed, after a line "FAIL <port> <exception>"); idle and cold: "RESULT <mode> death|disconnect|timeout". "ERROR ..." and exit 1
  * when nothing could be measured. bp, step and stepkeep warm the client up (its JIT) on each VM for
  * 0.5 s before counting. idle and cold resume the VM (a suspend=y VM starts then) and leave when
  * it disconnects, so the debugger is attached for the VM's whole run. */
@@ -101,7 +101,7 @@ public class JdiBench {
     ThreadReference thread;
     final EventSet[] set = new EventSet[1];
     StepRequest keep;
-    long events, ns;
+    long events, ns, cpu;
     String error;
 
     Target(String port) {
@@ -152,6 +152,14 @@ public class JdiBench {
     if (t.keep == null) erm.deleteEventRequest(s);
   }
 
+  /* CPU time of this whole JVM (every thread: JDI's reader and event threads too), or 0. */
+  static long cpuNs() {
+    java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    return os instanceof com.sun.management.OperatingSystemMXBean
+        ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime()
+        : 0;
+  }
+
   static void fail(Target t, Exception e) {
     t.error = e.toString();
     System.out.println("FAIL " + t.port + " " + t.error);
@@ -178,7 +186,7 @@ public class JdiBench {
       for (Target t : ts) {
         if (t.error != null) continue;
         any = true;
-        long t0 = System.nanoTime(), stop = t0 + SLICE_NS, now = t0;
+        long t0 = System.nanoTime(), stop = t0 + SLICE_NS, now = t0, c0 = cpuNs();
         try {
           while (now < stop) {
             once(t, mode);
@@ -190,16 +198,18 @@ public class JdiBench {
           now = System.nanoTime();
         }
         t.ns += now - t0;
+        t.cpu += cpuNs() - c0;
       }
       if (!any) break;
     }
     StringBuilder out = new StringBuilder("RESULT " + mode);
     for (Target t : ts) {
       if (t.error != null) {
-        out.append(" -1 0");
+        out.append(" -1 0 -1");
         continue;
       }
-      out.append(String.format(Locale.ROOT, " %.0f %d", t.events / (t.ns / 1e9), t.events));
+      out.append(String.format(Locale.ROOT, " %.0f %d %.1f", t.events / (t.ns / 1e9), t.events,
+          t.events > 0 ? t.cpu / 1e3 / t.events : -1.0));
       try {
         if (t.keep != null) t.vm.eventRequestManager().deleteEventRequest(t.keep);
         t.vm.eventRequestManager().deleteAllBreakpoints();
@@ -232,11 +242,11 @@ public class JdiBench {
     StringBuilder out = new StringBuilder("RESULT attach");
     for (int k = 0; k < ports.length; k++) {
       if (error[k] != null) {
-        out.append(" -1 0");
+        out.append(" -1 0 -1");
         continue;
       }
       Arrays.sort(ms[k]);
-      out.append(String.format(Locale.ROOT, " %.3f %.3f", ms[k][n / 2], ms[k][0]));
+      out.append(String.format(Locale.ROOT, " %.3f %.3f 0", ms[k][n / 2], ms[k][0]));
     }
     System.out.println(out);
   }
