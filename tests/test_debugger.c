@@ -14,6 +14,7 @@
 
 #include "debugger/requests.h"
 #include "debugger/state.h"
+#include "jdwp/session.h"
 #include "fakedbg.h"
 
 /* ---- harness */
@@ -2185,6 +2186,46 @@ static void test_hold_events(void **state) {
   assert_int_equal(events(), 0);
 }
 
+/* A relay (ddmlib) keeps the connection when its debugger leaves: DBGD drops the debugger's
+ * state as a disconnect would (breakpoints cleared, threads resumed), and the next debugger on
+ * the same connection, after DBGD or VirtualMachine.Dispose, gets its events. */
+static void test_relay_detach_and_next_debugger(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  int32_t id;
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, &id), 0);
+  assert_int_equal(run_id(11, 2, tid(FD_T_WORKER), NULL), 0);
+  assert_int_equal(thr_count(FD_T_WORKER), 1);
+  /* DBGD through the session, as ddmlib would send it */
+  uint8_t pkt[11 + 8] = {0, 0, 0, 19, 0, 0, 0, 9, 0, 199, 1, 'D', 'B', 'G', 'D', 0, 0, 0, 0};
+  assert_int_equal(ddmc__session_input(F->sess, pkt, sizeof pkt), 0);
+  assert_int_equal(atomic_load(&F->n_clear_bp), 1);
+  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 8));
+  assert_int_equal(thr_count(FD_T_WORKER), 0);
+  assert_int_equal(atomic_load(&F->d->connected), 0);
+  ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8};
+  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_DBG_AT_BREAKPOINT), DDMC_ENOTCONN);
+  /* the next debugger: its first command makes the session live again */
+  m.n = 0;
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, &id), 0);
+  assert_int_equal(atomic_load(&F->d->connected), 1);
+  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].e[0].req, id);
+  /* the same after Dispose */
+  assert_int_equal(run(1, 6, NULL, NULL), 0);
+  assert_int_equal(atomic_load(&F->d->connected), 0);
+  assert_int_equal(atomic_load(&F->n_clear_bp), 2);
+  m.n = 0; /* IDs went with the last debugger */
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, &id), 0);
+  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].e[0].req, id);
+}
+
 /* EXCEPTION: ExceptionOnly by class (and superclasses), caught / uncaught; the throw and catch
  * locations and the exception in the event, an all-zero catch location when nothing catches. */
 static void test_exception_events(void **state) {
@@ -2666,6 +2707,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_suspend_counts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_thread_waits_while_suspended, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exception_events, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_relay_detach_and_next_debugger, setup, teardown),
       cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_parks_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_suspend_all, setup, teardown),

@@ -29,6 +29,8 @@ static int handle_dbgd(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
     ddmc__log(vm, DDMC_LOG_INFO, "JDWP: debugger detached (DBGD)");
     if (vm->ops.debugger_detached) vm->ops.debugger_detached(vm->vm_data);
   }
+  for (int i = 0; i < vm->nservices; i++)
+    if (vm->services[i].detach) vm->services[i].detach(vm, vm->services[i].ud);
   return 0;
 }
 

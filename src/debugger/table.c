@@ -44,6 +44,11 @@ static int claims(void *ud, uint8_t set) { return set >= 1 && set <= DDMC__MAX_S
 int ddmc__dbg_run(ddmc__dbg *d, uint8_t set, uint8_t cmd, const uint8_t *body, size_t len, ddmc_buf *reply) {
   const ddmc__cmd *c = ddmc__dbg_lookup(set, cmd);
   if (c == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
+  /* A debugger speaking after Dispose or DBGD in the same session: a relay (ddmlib) put a new
+   * one on the connection. It starts clean, as the last one's state went at its leaving. */
+  uint32_t session = ddmc__session_number(d->vm);
+  if (!atomic_load(&d->connected) && session != 0) ddmc__dbg_set_connected(d, session);
+
   ddmc_reader r;
   ddmc_reader_init(&r, body, len);
   int err = c->fn(d, &r, reply);
@@ -123,6 +128,7 @@ int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void
   s.handle = handle;
   s.session_start = ddmc__dbg_session_start;
   s.session_end = ddmc__dbg_session_end;
+  s.detach = ddmc__dbg_session_end;
   s.ud = d;
   rc = ddmc__service_add(vm, &s);
   if (rc != 0) {

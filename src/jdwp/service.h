@@ -29,6 +29,9 @@ typedef struct ddmc__service {
   int (*handle)(ddmc_vm *vm, void *ud, const ddmc__request *rq, ddmc_buf *reply);
   void (*session_start)(ddmc_vm *vm, void *ud);
   void (*session_end)(ddmc_vm *vm, void *ud);
+  /* DBGD: the debugger behind a relay (DDMS, ddmlib) left while the session goes on; drop its
+   * state as at the end of a session. NULL: nothing to drop. */
+  void (*detach)(ddmc_vm *vm, void *ud);
   void *ud;
 } ddmc__service;
 
