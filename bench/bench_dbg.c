@@ -9,11 +9,13 @@
  *            until a debugger resumes it, which a DDM peer never does)
  *        (d) a JDI debugger attached with no request (JdiBench idle), suspend=y
  *        (e) the same with a breakpoint in Spin.cold, which never runs (JdiBench cold)
- *      run in REPS rounds, each round every set-up once in a rotated order, so drift in the
- *      machine's load hits all alike. The figure is the minivm process's CPU time (all its
- *      threads, so the JDWP thread's work counts), each set-up's best round against (a)'s best;
- *      the loop's own wall time (the program reads time-ms around it, after a 300 ms sleep that
- *      lets a just-started JDI client go idle) is in the notes;
+ * *      run in REPS rounds, each round every set-up once in a rotated order, so drift in the
+ *      machine's load hits all alike. The figure is the CPU time of the whole minivm process
+ *      during the loop (all its threads, so the JDWP thread's work counts; bracketed from /proc,
+ *      see sampler below), each set-up's best round against (a)'s best. The whole process's CPU
+ *      time, the main thread's and the loop's own wall time (the program reads time-ms around
+ *      it) are in the notes. The program sleeps 300 ms before its loop, which also lets a
+ *      just-started JDI client go idle;
  *   2. breakpoint round trip: JdiBench bp resumes at each hit of BpLoop:10 (bench/programs/
  *      bploop.mvm against bench/java/BpLoop.java on HotSpot: same class, methods and lines);
  *   3. single-step round trip: JdiBench step, a line step over as jdb's `next` and IDEs do it (a
@@ -23,12 +25,16 @@
  *   4. JDI attach until allThreads() returns (JdiBench attach, median of ATTACH_N), minivm on
  *      bench/programs/idle.mvm against HotSpot on bench/java/Idle.java.
  * The JDI client is the same JVM program for both VMs, so only the VM side differs.
+ * Round trips: both VMs run at once and one JdiBench takes 0.25 s turns between them; beside
+ * each JDI figure a "bound" row (1 / the client's own CPU per event) and, for breakpoints, a raw
+ * JDWP client in this process (no JDI) show what the client and the VM side each take.
  * Placement as in the rt section: the VM (every thread of minivm or of the JVM) on CPU 0; the
- * client (the DDM peer thread, the JDI client's JVM) on CPU 1 ("cross-CPU") and, for the round
- * trips, on CPU 0 too ("same CPU"). BENCH_PIN=0: one unpinned run.
+ * client (the DDM peer thread, the JDI client's JVM, the raw client) on CPU 1 ("cross-CPU") and,
+ * for the round trips, on CPU 0 too ("same CPU"). BENCH_PIN=0: one unpinned run.
  * Ports are chosen by the kernel (bind to port 0, then passed on the command line); a VM is
  * known to listen once /proc/net/tcp shows the port in LISTEN, which does not disturb a
  * suspend=y VM the way a probe connection would. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -40,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -50,7 +55,7 @@
 #include "bench.h"
 
 #define REPS 7
-#define SPIN_ITERS 16000000.0 /* ~0.8 s of loop on this machine's minivm */
+#define SPIN_ITERS 16000000.0 /* ~0.75 s of loop on this machine's minivm */
 #define RT_SECS 2.0           /* counting time per VM of each bp / step run (after 0.5 s of warm-up) */
 #define ATTACH_N 15
 
@@ -881,7 +886,17 @@ void bench_section_dbg(const bench_opts *o) {
   bench_note("dbg: load average at the start %s (nproc 2; other tenants count)", loadavg());
   cost_section(&e, o->scale);
   bench_note("dbg: load average after the cost runs %s", loadavg());
-  if (!e.have_jdi) return;
+  if (!e.have_jdi) {
+    static const char *const fig[][2] = {
+        {"Breakpoint round trip", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)"},
+        {"Single-step round trip", "JDI line steps/s (jdb `next`: count-1 step over, resume, event, delete)"}};
+    for (int i = 0; i < 2; i++)
+      bench_row(fig[i][0], fig[i][1], "n/a (no java)", "OpenJDK 17 HotSpot, BpLoop.java, same client",
+                "n/a (no java)", -1, ">= 2x HotSpot", "n/a");
+    bench_row("JDI attach", "attach until allThreads() returns, p50", "n/a (no java)",
+              "OpenJDK 17 HotSpot, Idle.java, same client", "n/a (no java)", -1, "-", "n/a");
+    return;
+  }
   if (bench_pinning()) {
     roundtrip_placement(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU", 1);
     raw_placement(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU");
