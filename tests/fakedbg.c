@@ -563,6 +563,31 @@ static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watc
   return 0;
 }
 
+static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args,
+                  int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
+  fakedbg *f = FD(vd);
+  if (c != FD_C_DEBUG || method >= FD_NMETHODS || thread == 0 || thread > FD_NTHREADS || nargs < 0) {
+    atomic_fetch_add(&f->bad_calls, 1);
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  atomic_fetch_add(&f->n_invoke, 1);
+  atomic_store(&f->last_invoke_thread, (int)thread);
+  atomic_store(&f->last_invoke_options, options);
+  if (method == FD_M_MAIN) {
+    result->tag = 'V';
+    return 0;
+  }
+  if (method != FD_M_COMPUTE) return DDMC_JDWP_INVALID_METHODID;
+  if (this_obj == 0 || nargs != 1 || args[0].tag != 'I') return DDMC_JDWP_TYPE_MISMATCH;
+  if (args[0].u.i < 0) {
+    *exception = FD_O_DEBUG2;
+    return 0;
+  }
+  result->tag = 'J';
+  result->u.j = (int64_t)args[0].u.i * 2;
+  return 0;
+}
+
 static void vm_exit(void *vd, int32_t status) {
   fakedbg *f = FD(vd);
   atomic_store(&f->last_exit, status);
@@ -601,6 +626,7 @@ static const ddmc_dbg_ops kOps = {
     .set_stepping = set_stepping,
     .set_method_events = set_method_events,
     .set_field_watch = set_field_watch,
+    .invoke = invoke,
     .exit = vm_exit,
 };
 
@@ -690,6 +716,9 @@ void fakedbg_reset_debuggee(fakedbg *f) {
   atomic_store(&f->last_watch_field, 0);
   atomic_store(&f->last_watch_mask, 0);
   atomic_store(&f->watch_masks, 0);
+  atomic_store(&f->n_invoke, 0);
+  atomic_store(&f->last_invoke_thread, 0);
+  atomic_store(&f->last_invoke_options, 0);
   f->nbps = 0;
 }
 

@@ -135,6 +135,9 @@ typedef struct fakedbg {
   atomic_int method_events;
   /* set_field_watch: calls, and the last field and kinds asked for. */
   atomic_int n_field_watch, last_watch_field, last_watch_mask;
+  /* invoke: calls, and the last thread and options. compute(int x) returns (long)2x, or throws
+   * FD_O_DEBUG2 for x < 0; main is void. */
+  atomic_int n_invoke, last_invoke_thread, last_invoke_options;
   atomic_uint watch_masks; /* bit 2*field (access) / 2*field+1 (modify) of Debug's fields */
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];

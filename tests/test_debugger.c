@@ -14,6 +14,7 @@
 
 #include "debugger/requests.h"
 #include "debugger/state.h"
+#include "jdwp/service.h"
 #include "jdwp/session.h"
 #include "fakedbg.h"
 
@@ -1379,6 +1380,23 @@ static void bd_frame_set(body *b) {
 }
 static void bd_frame(body *b) { bd_frame_thread(b, 1); }
 static void bd_class_object(body *b) { b_u64(b, oid(FD_O_CLASS_DEBUG)); }
+static void bd_ct_invoke(body *b) {
+  b_u64(b, cid(FD_C_DEBUG));
+  b_u64(b, tid(FD_T_WORKER));
+  b_u64(b, FD_M_MAIN + 1u);
+  b_u32(b, 0);
+  b_u32(b, 0);
+}
+static void bd_or_invoke(body *b) {
+  b_u64(b, oid(FD_O_DEBUG));
+  b_u64(b, tid(FD_T_WORKER));
+  b_u64(b, cid(FD_C_DEBUG));
+  b_u64(b, FD_M_COMPUTE + 1u);
+  b_u32(b, 1);
+  b_u8(b, 'I');
+  b_u32(b, 5);
+  b_u32(b, DDMC_DBG_INVOKE_SINGLE_THREADED);
+}
 
 typedef struct cmd_body {
   uint8_t set, cmd;
@@ -1398,7 +1416,8 @@ static const cmd_body kBodies[] = {
     {11, 12, bd_thread},   {11, 15, bd_thread},     {12, 1, bd_group},        {12, 2, bd_group},
     {12, 3, bd_group},     {13, 1, bd_array},       {13, 2, bd_array_get},    {13, 3, bd_array_set},
     {14, 1, bd_loader},    {15, 1, bd_event_set},   {15, 2, bd_event_clear},  {16, 1, bd_frame_get},
-    {16, 2, bd_frame_set}, {16, 3, bd_frame},       {17, 1, bd_class_object},
+    {16, 2, bd_frame_set}, {16, 3, bd_frame},       {17, 1, bd_class_object}, {3, 3, bd_ct_invoke},
+    {5, 1, bd_ct_invoke},  {9, 6, bd_or_invoke},
 };
 
 static body_fn body_of(uint8_t set, uint8_t cmd) {
@@ -1472,6 +1491,8 @@ static void test_bad_input_every_command(void **state) {
         assert_int_equal(rc, DDMC_JDWP_INVALID_CLASS_LOADER);
       else if (set == 2 && (cmd == 12 || cmd == 17))
         assert_int_equal(rc, DDMC_JDWP_ABSENT_INFORMATION);
+      else if ((set == 3 && cmd == 3) || (set == 5 && cmd == 1) || (set == 9 && cmd == 6))
+        assert_int_equal(rc, DDMC_JDWP_THREAD_NOT_SUSPENDED); /* no event holds the thread */
       else if (rc != 0)
         fail_msg("%s with a full body answered %d", c->name, rc);
       for (size_t n = 0; n < b.n; n++) {
@@ -1845,9 +1866,10 @@ static void test_step_stops(void **state) {
   s.depth = 1;
   ddmc_location other = {FD_C_DEBUG, FD_M_MAIN, 5};
   assert_true(ddmc__step_stops(d, &s, &other, 1));
-  /* done: nothing more */
-  atomic_store(&s.done, 1);
-  assert_false(ddmc__step_stops(d, &s, &m4, 0));
+  /* a request that stays (no Count) steps on from where it ended */
+  ddmc__step_restart(d, &s, &other, 1);
+  assert_false(ddmc__step_stops(d, &s, &other, 1));
+  assert_true(ddmc__step_stops(d, &s, &m4, 0));
 }
 
 /* ...and INTO a method without line information does not stop there (a fresh debugger: the
@@ -1903,9 +1925,13 @@ static void test_single_step_requests(void **state) {
   assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_SINGLE_STEP);
   assert_int_equal(g_comp[0].e[0].req, id);
   assert_true(g_comp[0].e[0].index == 8);
-  /* done: no second stop until cleared */
-  assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 0, 0, 0), 0);
+  /* without a Count the request stays (JDWP, as HotSpot): the next step, from compute:8, ends
+   * when the frame returns; the same location again is no new step */
+  assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, 0), 0);
   assert_int_equal(events(), 0);
+  assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 0, 0, 0), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].e[0].req, id);
   assert_int_equal(clear_req(DDMC_EV_SINGLE_STEP, id), 0);
   assert_int_equal(atomic_load(&F->stepping[FD_T_MAIN]), 0);
   /* OUT from the Worker's compute (depth 2 of 3 frames... it steps out of frame 0) */
@@ -2184,6 +2210,130 @@ static void test_hold_events(void **state) {
   /* the internal thread is never reported */
   assert_int_equal(ddmc_dbg_post_thread_start(F->fv.vm, FD_T_JDWP), 0);
   assert_int_equal(events(), 0);
+}
+
+/* The reply to request id among the packets the session has queued (error and body). */
+static int find_reply(uint32_t id, uint16_t *error, uint8_t *body, size_t cap, size_t *n) {
+  ddmc__session *s = F->sess;
+  for (int tries = 0; tries < 5000; tries++) {
+    ddmc__session_drain_queue(s, 0);
+    ddmc_reader r;
+    ddmc_reader_init(&r, s->out.p + s->out_off, s->out.len - s->out_off);
+    while (ddmc_reader_left(&r) >= 11) {
+      uint32_t len = ddmc_read_u32(&r), pid = ddmc_read_u32(&r);
+      uint8_t flags = ddmc_read_u8(&r);
+      uint16_t err = ddmc_read_u16(&r);
+      if (len < 11 || len - 11 > ddmc_reader_left(&r)) break;
+      const uint8_t *p = ddmc_read_bytes(&r, len - 11);
+      if ((flags & 0x80) && pid == id) {
+        *error = err;
+        *n = len - 11 < cap ? len - 11 : cap;
+        memcpy(body, p, *n);
+        return 1;
+      }
+    }
+    sleep_ms(1);
+  }
+  return 0;
+}
+
+/* Method calls: handed to the thread an event parked, answered by that thread when the call
+ * ends (the handler returns at once), the other threads resumed for the call unless
+ * single-threaded; a thread no event holds cannot make one. */
+static void test_invoke(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  int32_t id;
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 1 /* EVENT_THREAD */, &m, 1, &id), 0);
+  poster p;
+  start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
+  WAIT_FOR(atomic_load(&F->parked[FD_T_WORKER]) == 1 && thr_count(FD_T_WORKER) == 1);
+  events();
+  assert_int_equal(run_id(11, 2, tid(FD_T_MAIN), NULL), 0); /* main suspended by command */
+  assert_int_equal(thr_count(FD_T_MAIN), 1);
+
+  /* ObjectReference.InvokeMethod compute(21) on Debug, every thread running meanwhile */
+  body b = {.n = 0};
+  b_u64(&b, oid(FD_O_DEBUG));
+  b_u64(&b, tid(FD_T_WORKER));
+  b_u64(&b, cid(FD_C_DEBUG));
+  b_u64(&b, FD_M_COMPUTE + 1u);
+  b_u32(&b, 1);
+  b_u8(&b, 'I');
+  b_u32(&b, 21);
+  b_u32(&b, 0);
+  F->d->cur_id = 7001;
+  assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
+  uint16_t err = 0xffff;
+  uint8_t reply[64];
+  size_t n;
+  assert_true(find_reply(7001, &err, reply, sizeof reply, &n));
+  assert_int_equal(err, 0);
+  ddmc_reader r;
+  ddmc_reader_init(&r, reply, n);
+  assert_int_equal(ddmc_read_u8(&r), 'J');
+  assert_true(ddmc_read_u64(&r) == 42);
+  assert_int_equal(ddmc_read_u8(&r), 'L'); /* no exception */
+  assert_true(ddmc_read_u64(&r) == 0);
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(atomic_load(&F->last_invoke_thread), FD_T_WORKER);
+  assert_int_equal(atomic_load(&F->n_resume), 1);  /* main ran during the call ... */
+  assert_int_equal(atomic_load(&F->n_suspend), 2); /* ... and was suspended again */
+  assert_int_equal(thr_count(FD_T_MAIN), 1);
+  assert_int_equal(thr_count(FD_T_WORKER), 1); /* still held by its event */
+  assert_int_equal(atomic_load(&p.done), 0);
+
+  /* a call that throws, single-threaded: main stays suspended */
+  b.n = 0;
+  b_u64(&b, oid(FD_O_DEBUG));
+  b_u64(&b, tid(FD_T_WORKER));
+  b_u64(&b, cid(FD_C_DEBUG));
+  b_u64(&b, FD_M_COMPUTE + 1u);
+  b_u32(&b, 1);
+  b_u8(&b, 'I');
+  b_u32(&b, (uint32_t)-1);
+  b_u32(&b, DDMC_DBG_INVOKE_SINGLE_THREADED);
+  F->d->cur_id = 7002;
+  assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
+  assert_true(find_reply(7002, &err, reply, sizeof reply, &n));
+  assert_int_equal(err, 0);
+  ddmc_reader_init(&r, reply, n);
+  assert_int_equal(ddmc_read_u8(&r), 'V');
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == oid(FD_O_DEBUG2));
+  assert_int_equal(atomic_load(&F->n_resume), 1);
+  assert_int_equal(atomic_load(&F->last_invoke_options), DDMC_DBG_INVOKE_SINGLE_THREADED);
+
+  /* ClassType.InvokeMethod of the static main; of the instance compute: INVALID_METHODID */
+  b.n = 0;
+  bd_ct_invoke(&b);
+  F->d->cur_id = 7003;
+  assert_int_equal(run(3, 3, &b, NULL), DDMC__REPLY_DEFERRED);
+  assert_true(find_reply(7003, &err, reply, sizeof reply, &n));
+  assert_int_equal(err, 0);
+  assert_int_equal(reply[0], 'V');
+  b.n = 0;
+  b_u64(&b, cid(FD_C_DEBUG));
+  b_u64(&b, tid(FD_T_WORKER));
+  b_u64(&b, FD_M_COMPUTE + 1u);
+  b_u32(&b, 0);
+  b_u32(&b, 0);
+  assert_int_equal(run(3, 3, &b, NULL), DDMC_JDWP_INVALID_METHODID);
+  /* main is suspended by command, not by an event: it cannot make a call */
+  b.n = 0;
+  b_u64(&b, cid(FD_C_DEBUG));
+  b_u64(&b, tid(FD_T_MAIN));
+  b_u64(&b, FD_M_MAIN + 1u);
+  b_u32(&b, 0);
+  b_u32(&b, 0);
+  assert_int_equal(run(3, 3, &b, NULL), DDMC_JDWP_THREAD_NOT_SUSPENDED);
+  assert_int_equal(atomic_load(&F->n_invoke), 3);
+
+  assert_int_equal(run(1, 9, NULL, NULL), 0); /* resume all */
+  pthread_join(p.th, NULL);
+  assert_int_equal(thr_count(FD_T_WORKER), 0);
+  assert_int_equal(thr_count(FD_T_MAIN), 0);
 }
 
 /* A relay (ddmlib) keeps the connection when its debugger leaves: DBGD drops the debugger's
@@ -2708,6 +2858,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_new_thread_waits_while_suspended, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exception_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_relay_detach_and_next_debugger, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invoke, setup, teardown),
       cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_parks_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_suspend_all, setup, teardown),

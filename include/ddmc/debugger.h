@@ -296,6 +296,17 @@ typedef struct ddmc_dbg_ops {
    * wanted the VM reports each access / modification of that field with
    * ddmc_dbg_post_field_access / _modification; other fields cost nothing. */
   int (*set_field_watch)(void *vm_data, ddmc_class c, uint32_t field, unsigned watch);
+
+  /* ---- method calls (appended). VM thread: the thread the debugger names, which an event
+   * left parked inside a ddmc_dbg_post_* call, runs the call itself (the library hands it over;
+   * the JDWP thread never waits for it), with thread_parking(thread, 0) around it so it may run
+   * bytecode and allocate. It calls method of c on this_obj (0 for a static method) with the
+   * arguments in declaration order, nonvirtually when DDMC_DBG_INVOKE_NONVIRTUAL is in options,
+   * and fills *result (tag 'V' for void) or, when the method throws, *exception (0 otherwise).
+   * Returns 0 or a JDWP error (INVALID_METHODID, TYPE_MISMATCH for bad arguments, ...). Breakpoints
+   * and steps inside the call are reported as usual. */
+  int (*invoke)(void *vm_data, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj,
+                const ddmc_value *args, int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception);
 } ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.
@@ -340,6 +351,10 @@ DDMC_EXTERN int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const dd
  * ExceptionOnly filters match the exception's class and its superclasses. */
 DDMC_EXTERN int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                         ddmc_ref this_obj, ddmc_ref exception, const ddmc_location *catch_loc);
+
+/* Options of a method call (JDWP's invokeOptions). */
+#define DDMC_DBG_INVOKE_SINGLE_THREADED 1
+#define DDMC_DBG_INVOKE_NONVIRTUAL 2
 
 /* Watchpoints (see ops.set_field_watch): before the thread reads (access) or writes
  * (modification, new_value) field of class c in object (0 for a static). */

@@ -255,7 +255,6 @@ static int arm_step(ddmc__dbg *d, ddmc__req *r, const ddmc__mod *m) {
   }
   s->start_depth = frames - 1;
   s->start_line = frames > 0 ? ddmc__line_of(d, &s->start) : -1;
-  atomic_init(&s->done, 0);
   rc = DDMC__DBG_CALL(d, set_stepping, thread, 1);
   if (rc != 0) {
     ddmc__free(d->mem, s);

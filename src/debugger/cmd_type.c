@@ -249,10 +249,8 @@ const ddmc__cmd ddmc__cmds_type[] = {
     {2, 18, ddmc__not_offered, "ReferenceType.ConstantPool"}, /* canGetConstantPool */
     {3, 1, ct_superclass, "ClassType.Superclass"},
     {3, 2, ct_set_values, "ClassType.SetValues"},
-    {3, 3, ddmc__not_offered, "ClassType.InvokeMethod"}, /* method calls: not yet */
     {3, 4, ddmc__not_offered, "ClassType.NewInstance"},
     {4, 1, ddmc__not_offered, "ArrayType.NewInstance"},
-    {5, 1, ddmc__not_offered, "InterfaceType.InvokeMethod"},
     {17, 1, cor_reflected_type, "ClassObjectReference.ReflectedType"},
     {0, 0, NULL, NULL},
 };

@@ -140,7 +140,8 @@ extern const ddmc__cmd
     ddmc__cmds_object[]; /* 9 ObjectReference, 10 StringReference, 13 ArrayReference, 14 ClassLoaderReference */
 extern const ddmc__cmd ddmc__cmds_thread[]; /* 11 ThreadReference, 12 ThreadGroupReference */
 extern const ddmc__cmd ddmc__cmds_frame[];  /* 16 StackFrame */
-extern const ddmc__cmd ddmc__cmds_event[];  /* 15 EventRequest */
+extern const ddmc__cmd ddmc__cmds_event[];
+extern const ddmc__cmd ddmc__cmds_invoke[]; /* 3/3, 5/1, 9/6: method calls */ /* 15 EventRequest */
 
 /* ---- the state (table.c) */
 /* A debugger for vm (not yet a service of its JDWP thread: ddmc_dbg_attach does both). Tests and

@@ -127,7 +127,9 @@ static int matches(ddmc__dbg *d, ddmc__req *r, const basket *b) {
       default: return 0;
     }
   }
-  if (r->step != NULL) atomic_store(&r->step->done, 1);
+  /* A step request stays until cleared (JDWP): the next step starts where this one ended. Only
+   * the stepping thread gets here for it, so no other thread reads what changes. */
+  if (r->step != NULL && b->loc != NULL) ddmc__step_restart(d, r->step, b->loc, b->depth);
   return 1;
 }
 
@@ -229,6 +231,9 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
     }
   }
   rc = queue_composite(d, c->b.p, c->b.len);
+  /* A thread about to park waits for the debugger's answer: wake the JDWP thread now rather than
+   * leave the packet for its batching grace period (a round trip per breakpoint hit or step). */
+  if (rc == 0 && policy != DDMC__POLICY_NONE) ddmc__wake_force(d->vm);
   ddmc__buf_free(&c->b);
   leave(d);
   if (policy != DDMC__POLICY_NONE) {

@@ -46,8 +46,25 @@ typedef struct ddmc__thr {
   uint8_t parking;      /* between an event that suspends and the park (the JDWP thread waits) */
   uint8_t parked;       /* inside a ddmc_dbg_post_* call, waiting for count 0 */
   uint8_t dead;
-  ddmc_ref object; /* its java.lang.Thread, once seen */
+  uint8_t invoking;      /* running a method call for the debugger */
+  ddmc_ref object;       /* its java.lang.Thread, once seen */
+  struct ddmc__job *job; /* a method call handed to it, not yet started */
 } ddmc__thr;
+
+/* A method call the debugger asked a parked thread to make (ClassType / InterfaceType /
+ * ObjectReference.InvokeMethod); answered by that thread when the call ends. */
+typedef struct ddmc__job ddmc__job;
+struct ddmc__job {
+  /* Called by the parked thread (cmd_invoke.c): makes the call, answers, frees the job. */
+  void (*run)(struct ddmc__dbg *d, uint32_t thread, ddmc__job *job);
+  ddmc_class cls;
+  uint32_t method;
+  ddmc_ref this_obj;
+  int options;
+  uint32_t id, session; /* the request to answer */
+  int32_t nargs;
+  ddmc_value args[];
+};
 
 typedef struct ddmc__thrs {
   /* Every change of a suspend count, and the ops.suspend_thread / resume_thread call it causes,
@@ -87,6 +104,13 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread);
  * event would otherwise reach the debugger while it inspects the stopped VM, and the Resume of
  * that event set would resume everything. Outside the inflight count. */
 void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread);
+/* Hands a method call to thread, which must be parked in a post call (THREAD_NOT_SUSPENDED
+ * otherwise, ALREADY_INVOKING while it runs one). Takes job on success. JDWP thread. */
+int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job);
+/* The other threads' counts down by one (suspend 0: those above 0) or up by one (1), for a call
+ * that is not single-threaded: JDWP runs every thread while the method runs, then suspends all
+ * again. Thread: the invoking thread. */
+void ddmc__thr_others(ddmc__dbg *d, uint32_t thread, int suspend);
 
 /* ---- requests (requests.h, cmd_event.c, events.c) */
 typedef struct ddmc__reqs ddmc__reqs;
@@ -108,12 +132,13 @@ struct ddmc__step {
   ddmc_location start;
   int32_t start_depth;
   int32_t start_line;
-  atomic_int done; /* the step fired; ignore further locations */
 };
 /* The line of loc (-1 unknown), from a cache of line tables. Thread: any. */
 int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc);
 /* Non-zero when a step started as s ends at loc / depth. Thread: the stepping thread. */
 int ddmc__step_stops(ddmc__dbg *d, const ddmc__step *s, const ddmc_location *loc, int32_t depth);
+/* After a step ended at loc / depth: the next one starts there. Thread: the stepping thread. */
+void ddmc__step_restart(ddmc__dbg *d, ddmc__step *s, const ddmc_location *loc, int32_t depth);
 int ddmc__lines_init(ddmc__dbg *d);
 void ddmc__lines_reset(ddmc__dbg *d);
 void ddmc__lines_destroy(ddmc__dbg *d);
@@ -134,6 +159,7 @@ struct ddmc__dbg {
   atomic_int inflight;  /* VM threads inside a post call, before any park: session end waits
                            for 0 before it frees what they may be reading */
   uint32_t session;
+  uint32_t cur_id;      /* the request being handled (JDWP thread): deferred replies name it */
   atomic_int want[128]; /* enabled requests per event kind (ddmc_dbg_wants) */
   ddmc__ids ids;
   ddmc__thrs thr;

@@ -132,7 +132,6 @@ int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc) {
 }
 
 int ddmc__step_stops(ddmc__dbg *d, const ddmc__step *s, const ddmc_location *loc, int32_t depth) {
-  if (atomic_load_explicit(&s->done, memory_order_relaxed)) return 0;
   if (depth < s->start_depth) return 1; /* the starting frame returned */
   if (s->depth == 2) return 0;          /* OUT waits for that */
   if (depth > s->start_depth) {         /* inside a call */
@@ -143,6 +142,12 @@ int ddmc__step_stops(ddmc__dbg *d, const ddmc__step *s, const ddmc_location *loc
   if (s->size == 0) return loc->index != s->start.index;
   int32_t line = ddmc__line_of(d, loc);
   return line >= 0 && line != s->start_line;
+}
+
+void ddmc__step_restart(ddmc__dbg *d, ddmc__step *s, const ddmc_location *loc, int32_t depth) {
+  s->start = *loc;
+  s->start_depth = depth;
+  s->start_line = ddmc__line_of(d, loc);
 }
 
 int ddmc__lines_init(ddmc__dbg *d) {

@@ -18,8 +18,9 @@
 #define DDMC__MAX_CMD 32
 
 static const ddmc__cmd *const *all_tables(void) {
-  static const ddmc__cmd *const tables[] = {ddmc__cmds_vm,     ddmc__cmds_type,  ddmc__cmds_method, ddmc__cmds_object,
-                                            ddmc__cmds_thread, ddmc__cmds_frame, ddmc__cmds_event,  NULL};
+  static const ddmc__cmd *const tables[] = {ddmc__cmds_vm,     ddmc__cmds_type,   ddmc__cmds_method,
+                                            ddmc__cmds_object, ddmc__cmds_thread, ddmc__cmds_frame,
+                                            ddmc__cmds_event,  ddmc__cmds_invoke, NULL};
   return tables;
 }
 
@@ -60,6 +61,7 @@ int ddmc__dbg_run(ddmc__dbg *d, uint8_t set, uint8_t cmd, const uint8_t *body, s
 static int handle(ddmc_vm *vm, void *ud, const ddmc__request *rq, ddmc_buf *reply) {
   ddmc__dbg *d = ud;
   if (ddmc__vm_stopping(vm)) return DDMC_JDWP_VM_DEAD;
+  d->cur_id = rq->id;
   return ddmc__dbg_run(d, rq->cmd_set, rq->cmd, rq->body, rq->len, reply);
 }
 

@@ -379,14 +379,61 @@ void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
   pthread_mutex_unlock(&d->thr.sus_lock);
 }
 
+void ddmc__thr_others(ddmc__dbg *d, uint32_t thread, int suspend) {
+  pthread_mutex_lock(&d->thr.sus_lock);
+  pthread_mutex_lock(&d->thr.lock);
+  uint32_t n = d->thr.n;
+  pthread_mutex_unlock(&d->thr.lock);
+  for (uint32_t i = 0; i < n; i++) {
+    pthread_mutex_lock(&d->thr.lock);
+    ddmc__thr *e = d->thr.v[i];
+    int take = e->id != thread && !e->dead && (suspend || e->count > 0);
+    pthread_mutex_unlock(&d->thr.lock);
+    if (take) suspend ? (void)suspend_locked(d, e) : (void)resume_locked(d, e, 0);
+  }
+  pthread_mutex_unlock(&d->thr.sus_lock);
+}
+
 void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
   ddmc__thr *self = get(d, thread, 0);
   if (self == NULL) return;
   pthread_mutex_lock(&d->thr.lock);
   self->parked = 1;
-  while (self->count > 0 && atomic_load(&d->connected)) pthread_cond_wait(&d->thr.parked_cv, &d->thr.lock);
+  while (self->count > 0 && atomic_load(&d->connected)) {
+    if (self->job != NULL) {
+      ddmc__job *job = self->job;
+      self->job = NULL;
+      self->invoking = 1;
+      pthread_mutex_unlock(&d->thr.lock);
+      job->run(d, thread, job); /* frees job */
+      pthread_mutex_lock(&d->thr.lock);
+      self->invoking = 0;
+      continue;
+    }
+    pthread_cond_wait(&d->thr.parked_cv, &d->thr.lock);
+  }
+  ddmc__job *left = self->job; /* the debugger left before the thread took it */
+  self->job = NULL;
   self->parked = 0;
   pthread_mutex_unlock(&d->thr.lock);
+  ddmc__free(d->mem, left);
+}
+
+int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
+  ddmc__thr *e = get(d, thread, 0);
+  int rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  pthread_mutex_lock(&d->thr.lock);
+  if (e != NULL && e->parked && e->count > 0) {
+    if (e->job != NULL || e->invoking) {
+      rc = DDMC_JDWP_ALREADY_INVOKING;
+    } else {
+      e->job = job;
+      rc = 0;
+      pthread_cond_broadcast(&d->thr.parked_cv);
+    }
+  }
+  pthread_mutex_unlock(&d->thr.lock);
+  return rc;
 }
 
 void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {

@@ -20,8 +20,8 @@ static void fail_into(ddmc_buf *b, uint32_t *type, int32_t code, const char *msg
 }
 
 /* Runs one chunk; its reply payload (if any) is in b with *rtype. */
-static void handle_chunk(ddmc__session *s, uint32_t type, const uint8_t *data, size_t len, int depth,
-                         uint32_t *rtype, ddmc_buf *b) {
+static void handle_chunk(ddmc__session *s, uint32_t type, const uint8_t *data, size_t len, int depth, uint32_t *rtype,
+                         ddmc_buf *b) {
   ddmc_vm *vm = s->vm;
   ddmc__buf_reset(b);
   if (type == DDMC__CHUNK_ZLIB) {
@@ -114,7 +114,8 @@ static int handle_ddm(ddmc__session *s, const ddmc__packet *pkt) {
     }
     int rc;
     if (s->extra.len + DDMC__DDM_HEADER_LEN + s->hbuf.len > DDMC__PACKET_REPLY_BYTES) {
-      if ((rc = over_budget(s, &have_reply, &reply_type, "replies to one packet exceed 1 MiB; the rest were not run")) == 0)
+      if ((rc = over_budget(s, &have_reply, &reply_type,
+                            "replies to one packet exceed 1 MiB; the rest were not run")) == 0)
         break;
     } else {
       rc = ddmc__out_ddm(s, &s->extra, 0, atomic_fetch_add(&vm->next_id, 1), rtype, s->hbuf.p, s->hbuf.len);
@@ -159,6 +160,11 @@ static int handle_jdwp(ddmc__session *s, const ddmc__packet *pkt) {
   if (err == DDMC_JDWP_NOT_IMPLEMENTED && vm->ops.jdwp_command) {
     ddmc__buf_reset(&s->reply);
     err = vm->ops.jdwp_command(vm->vm_data, pkt->cmd_set, pkt->cmd, pkt->body, pkt->body_len, &s->reply);
+  }
+  if (err == DDMC__REPLY_DEFERRED) { /* answered later through the send path */
+    int64_t t = ddmc__now_ms();
+    atomic_store(&vm->last_activity, t != 0 ? t : 1);
+    return ddmc__session_drain_queue(s, 1);
   }
   if (err != 0) ddmc__buf_reset(&s->reply);
   if (err == 0 && s->reply.err != 0) err = s->reply.err == DDMC_ENOMEM ? DDMC_JDWP_OUT_OF_MEMORY : DDMC_JDWP_INTERNAL;

@@ -12,6 +12,9 @@
 #include "common.h"
 
 #define DDMC__MAX_SERVICES 4
+/* What handle returns for a request it answers later, from another thread, with
+ * ddmc__send_reply (a method call the debugger asked a VM thread to make). */
+#define DDMC__REPLY_DEFERRED (-1)
 
 typedef struct ddmc__request {
   uint8_t cmd_set, cmd;

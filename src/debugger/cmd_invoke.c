@@ -1,0 +1,136 @@
+/* Method calls from the debugger: ClassType.InvokeMethod (3/3), InterfaceType.InvokeMethod (5/1),
+ * ObjectReference.InvokeMethod (9/6).
+ *
+ * JDWP runs the call on a thread that an event left suspended. Here that thread is parked inside
+ * its ddmc_dbg_post_* call: the handler checks the request, hands the thread a job and returns
+ * DDMC__REPLY_DEFERRED; the thread makes the call through ops.invoke and sends the reply itself
+ * through the send path. The JDWP thread never waits for the call, which may run for ever or hit
+ * a breakpoint of its own. */
+#include <string.h>
+
+#include "debugger/state.h"
+#include "jdwp/service.h"
+#include "send/send.h"
+
+#define DDMC__MAX_ARGS 255 /* a JVM method takes at most 255 argument slots */
+
+static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
+  int all = !(job->options & DDMC_DBG_INVOKE_SINGLE_THREADED);
+  if (all) ddmc__thr_others(d, thread, 0);
+  ddmc_value result;
+  memset(&result, 0, sizeof(result));
+  result.tag = 'V';
+  ddmc_ref exc = 0;
+  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
+  int rc = d->ops.invoke ? d->ops.invoke(d->vm_data, thread, job->cls, job->method, job->this_obj, job->args,
+                                         job->nargs, job->options, &result, &exc)
+                         : DDMC_JDWP_NOT_IMPLEMENTED;
+  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
+  if (all) ddmc__thr_others(d, thread, 1);
+  uint8_t storage[64];
+  ddmc_buf b;
+  ddmc__buf_init_on(&b, d->mem, (size_t)1 << 20, storage, sizeof(storage));
+  if (rc == 0) rc = ddmc__wr_value(d, &b, &result, 1);
+  if (rc == 0 && exc != 0) rc = ddmc__wr_tagged_object(d, &b, exc);
+  if (rc == 0 && exc == 0) { /* no exception: a null object */
+    ddmc_buf_put_u8(&b, 'L');
+    ddmc__wr_id(&b, 0);
+  }
+  if (rc == 0 && b.err) rc = DDMC_JDWP_OUT_OF_MEMORY;
+  ddmc_iov iov = {b.p, b.len};
+  if (ddmc__send_reply(d->vm, job->session, job->id, (uint16_t)rc, &iov, rc == 0 ? 1 : 0) == 0)
+    ddmc__wake_force(d->vm); /* the debugger waits for this reply: no batching delay */
+  ddmc__buf_free(&b);
+  ddmc__free(d->mem, job);
+}
+
+/* [thread][methodID][int args][tagged value]*[int options] after the class (and object). */
+static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref this_obj, int instance) {
+  uint32_t thread, method;
+  int rc = ddmc__rd_thread(d, in, &thread);
+  if (rc != 0) {
+    ddmc_read_bytes(in, ddmc_reader_left(in));
+    return rc;
+  }
+  if ((rc = ddmc__rd_method(d, in, c, &method)) != 0) return rc;
+  uint32_t nargs;
+  if ((rc = ddmc__rd_count(in, 2, &nargs)) != 0) return rc;
+  if (nargs > DDMC__MAX_ARGS) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  ddmc__job *job = ddmc__calloc(d->mem, 1, sizeof(*job) + (size_t)nargs * sizeof(ddmc_value));
+  if (job == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  for (uint32_t i = 0; rc == 0 && i < nargs; i++) rc = ddmc__rd_value(d, in, 0, &job->args[i]);
+  int32_t options = (int32_t)ddmc_read_u32(in);
+  if (rc == 0) rc = ddmc__rd_end(in);
+  ddmc_method_info mi;
+  memset(&mi, 0, sizeof(mi));
+  if (rc == 0) rc = DDMC__DBG_CALL(d, method_info, c->handle, method, &mi);
+  /* a static method through an object is allowed; an instance method needs one */
+  if (rc == 0 && !instance && !(mi.modifiers & DDMC_ACC_STATIC)) rc = DDMC_JDWP_INVALID_METHODID;
+  if (rc == 0 && !DDMC__DBG_HAS(d, invoke)) rc = DDMC_JDWP_NOT_IMPLEMENTED;
+  if (rc != 0) {
+    ddmc__free(d->mem, job);
+    return rc;
+  }
+  job->run = run_job;
+  job->cls = c->handle;
+  job->method = method;
+  job->this_obj = (mi.modifiers & DDMC_ACC_STATIC) ? 0 : this_obj;
+  job->options = options;
+  job->id = d->cur_id;
+  job->session = d->session;
+  job->nargs = (int32_t)nargs;
+  if ((rc = ddmc__thr_invoke(d, thread, job)) != 0) {
+    ddmc__free(d->mem, job);
+    return rc;
+  }
+  return DDMC__REPLY_DEFERRED;
+}
+
+static int ct_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) {
+    ddmc_read_bytes(in, ddmc_reader_left(in));
+    return rc;
+  }
+  return invoke(d, in, c, 0, 0);
+}
+
+static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  ddmc_ref o;
+  const ddmc__cls *c, *oc;
+  ddmc_class k = 0;
+  int rc = ddmc__rd_object(d, in, &o);
+  if (rc == 0 && o == 0) rc = DDMC_JDWP_INVALID_OBJECT;
+  if (rc == 0) rc = DDMC__DBG_CALL(d, object_class, o, &k);
+  if (rc == 0) rc = ddmc__cls_get(d, k, &oc);
+  /* [thread] comes before the class: read both, then check the pair */
+  uint64_t thread_id = ddmc_read_u64(in);
+  if (rc == 0)
+    rc = ddmc__rd_class(d, in, &c);
+  else
+    ddmc_read_u64(in);
+  if (rc == 0 && !ddmc__is_subclass(d, oc->handle, c->handle)) rc = DDMC_JDWP_INVALID_CLASS;
+  if (rc != 0) {
+    ddmc_read_bytes(in, ddmc_reader_left(in));
+    return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
+  }
+  /* invoke() reads [thread] first: put it back in front of the rest */
+  uint8_t buf[8 + 4096];
+  size_t rest = ddmc_reader_left(in);
+  if (rest > sizeof(buf) - 8) return DDMC_JDWP_ILLEGAL_ARGUMENT; /* 255 tagged values fit */
+  for (int i = 0; i < 8; i++) buf[i] = (uint8_t)(thread_id >> (56 - 8 * i));
+  memcpy(buf + 8, ddmc_read_bytes(in, rest), rest);
+  ddmc_reader r2;
+  ddmc_reader_init(&r2, buf, 8 + rest);
+  rc = invoke(d, &r2, c, o, 1);
+  if (r2.err) return DDMC_JDWP_INVALID_LENGTH;
+  return rc;
+}
+
+const ddmc__cmd ddmc__cmds_invoke[] = {
+    {3, 3, ct_invoke, "ClassType.InvokeMethod"},
+    {5, 1, ct_invoke, "InterfaceType.InvokeMethod"},
+    {9, 6, or_invoke, "ObjectReference.InvokeMethod"},
+    {0, 0, NULL, NULL},
+};
