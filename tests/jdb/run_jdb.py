@@ -36,11 +36,15 @@ ignored, leading blanks are ignored:
   %forbid REGEX   jdb's output must never match REGEX in any step of this script (added to the
                   built-in list: internal exceptions, "not supported on the target VM", ...)
   %timeout SEC    per-step deadline for this script
+  %program NAME   the VM runs tests/jdb/NAME.java (class NAME) on the JVM and tests/jdb/name.mvm
+                  (lower case) on minivm instead of Debug / --program (new VMs only)
 
 A step is one of:
   @attach         start jdb and attach it to the VM (the step's output is jdb's banner)
   > COMMAND       send COMMAND to jdb; `> exit` / `> quit` waits for jdb to end (status 0)
   @wait           send nothing; wait for asynchronous output (jdb's or the program's)
+  @kill-jdb       kill jdb (SIGKILL: the debugger vanishes without a word, as a crashed IDE does)
+                  and wait until it is gone; only out~ / out= / mon~ / mon= steps may follow
 
 followed by its expectations:
   ~ REGEX         jdb's output for this step must match REGEX (Python re, MULTILINE; it may span
@@ -49,6 +53,10 @@ followed by its expectations:
   ! REGEX         jdb's output for this step must not match REGEX (checked when the step ends)
   out~ REGEX      the program's stdout written since the step began must match REGEX
   out= TEXT       ... must contain TEXT
+  mon~ REGEX      the monitor's output (a driver such as run_android.py passes one: ddmlib's
+  mon= TEXT       view of the VM) written since the step began matches REGEX / contains TEXT
+  vm-exits [N]    the VM ends in this step (exit status N, default 0) and jdb ends on its own; the
+                  step waits for both, and the script then need not `> exit` nor leave the VM running
   ${name}         in a command, TEXT or REGEX: a variable set by an earlier step of the same
                   script (inserted as literal text; re.escape'd in a REGEX)
 
@@ -191,18 +199,19 @@ class Stream:
 class VM:
     """The debuggee: a JVM running Debug, or minivm running debug.mvm."""
 
-    def __init__(self, args, suspend, workdir, cond, index):
+    def __init__(self, args, suspend, workdir, cond, index, program=None):
         self.cond = cond
         self.port = None
         self.suspend = suspend
         env = clean_env()
         agent = f"-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend={suspend}"
         if args.target == "jvm":
-            cmd = [args.java, agent, *args.vm_arg, "-cp", args.classes, "Debug"]
+            cmd = [args.java, agent, *args.vm_arg, "-cp", args.classes, program or "Debug"]
             # The JVM prints its listening line on stdout, minivm on stderr.
             port_re, port_stream = r"Listening for transport dt_socket at address: (\d+)", "out"
         else:
-            cmd = [args.minivm, agent, *args.vm_arg, args.program]
+            mvm = os.path.join(HERE, program.lower() + ".mvm") if program else args.program
+            cmd = [args.minivm, agent, *args.vm_arg, mvm]
             port_re, port_stream = r"JDWP listening on [^ \n]*:(\d+)", "err"
         self.cmd = cmd
         log(f"VM {index}: {' '.join(cmd)}")
@@ -276,6 +285,7 @@ class Script:
         self.vm = None  # "y", "n" or "same"
         self.forbid = []
         self.timeout = None
+        self.program = None  # %program NAME: None means Debug / --program
         self.steps = []
         with open(path, encoding="utf-8") as f:
             lines = f.read().splitlines()
@@ -297,14 +307,22 @@ class Script:
                     self.forbid.append(rest)
                 elif word == "timeout":
                     self.timeout = float(rest)
+                elif word == "program":
+                    if not re.fullmatch(r"[A-Za-z_]\w*", rest):
+                        raise SystemExit(f"{where}: %program takes a class name")
+                    self.program = rest
                 else:
                     raise SystemExit(f"{where}: unknown directive %{word}")
             elif line.startswith(">"):
                 self.steps.append(Step("cmd", line[1:].strip(), where))
-            elif line in ("@attach", "@wait"):
+            elif line in ("@attach", "@wait", "@kill-jdb"):
                 self.steps.append(Step(line[1:], None, where))
+            elif re.fullmatch(r"vm-exits(?:\s+-?\d+)?", line):
+                if not self.steps:
+                    raise SystemExit(f"{where}: vm-exits belongs to a step")
+                self.steps[-1].expects.append(Expect("vm-exits", line[8:].strip() or "0", where))
             else:
-                m = re.match(r"(out~|out=|~|=|!)\s?(.*)$", line)
+                m = re.match(r"(out~|out=|mon~|mon=|~|=|!)\s?(.*)$", line)
                 if not m or not self.steps:
                     raise SystemExit(f"{where}: not a step or an expectation: {raw}")
                 if not m.group(2):
@@ -312,9 +330,13 @@ class Script:
                 self.steps[-1].expects.append(Expect(m.group(1), m.group(2), where))
         if self.vm is None:
             raise SystemExit(f"{self.name}: the first line must be %vm suspend=y|n or %vm same")
+        if self.program and self.vm == "same":
+            raise SystemExit(f"{self.name}: %program needs a new VM (%vm suspend=y|n)")
         for s in self.steps:
+            if s.kind == "kill-jdb" and any(e.kind in ("~", "=", "!", "vm-exits") for e in s.expects):
+                raise SystemExit(f"{s.where}: after @kill-jdb there is no jdb output to expect")
             for e in s.expects:
-                if e.kind in ("~", "!", "out~"):
+                if e.kind in ("~", "!", "out~", "mon~"):
                     try:
                         re.compile(VAR.sub("x", e.text))
                     except re.error as err:
@@ -324,8 +346,9 @@ class Script:
 class Session:
     """One script played against one VM with one jdb process."""
 
-    def __init__(self, args, script, vm, workdir, cond):
+    def __init__(self, args, script, vm, workdir, cond, monitor=None):
         self.args, self.script, self.vm, self.workdir, self.cond = args, script, vm, workdir, cond
+        self.monitor = monitor   # a Stream for mon~ / mon= (a driver's view of the VM), or None
         self.timeout = script.timeout or args.timeout
         self.forbid = [re.compile(p, re.M) for p in FORBIDDEN + script.forbid]
         self.vars = {}
@@ -334,6 +357,8 @@ class Session:
         self.pos = 0             # end of the last step's output in jdb's transcript
         self.log = []            # (step title, where, output) per finished or failed step
         self.exited = False
+        self.killed = False      # @kill-jdb ended jdb
+        self.vm_gone = False     # a vm-exits step saw the VM end
 
     # -- helpers ----------------------------------------------------------------------------------
     def subst(self, text, regex):
@@ -370,18 +395,37 @@ class Session:
             self.start_jdb()
         elif self.jdb is None and (step.kind == "cmd" or any(e.kind in "~=!" for e in step.expects)):
             raise Failure("no jdb here: the step needs @attach first")
-        elif self.exited and (step.kind == "cmd" or any(e.kind in "~=!" for e in step.expects)):
+        elif self.exited and (step.kind in ("cmd", "kill-jdb") or any(e.kind in "~=!" for e in step.expects)):
             raise Failure("jdb has already exited")
+        if any(e.kind.startswith("mon") for e in step.expects) and self.monitor is None:
+            raise Failure("mon~ / mon= need a monitor (a driver that watches the VM passes one)")
+        if self.vm_gone:
+            raise Failure("the VM has already exited (vm-exits): nothing can follow")
+        if step.kind == "kill-jdb":
+            if self.jdb is None:
+                raise Failure("no jdb to kill: the step needs @attach first")
+            log(f"{self.script.name}: killing jdb (pid {self.jdb.pid})")
+            self.jdb.kill()
+            self.jdb.wait(timeout=self.timeout)
+            with self.cond:  # its reader sees EOF soon after; the output so far is the step's
+                end = time.monotonic() + self.timeout
+                while not self.jout.eof and time.monotonic() < end:
+                    self.cond.wait(0.2)
+            self.exited = self.killed = True
+        vm_exits = next((int(e.text) for e in step.expects if e.kind == "vm-exits"), None)
 
         is_exit = step.kind == "cmd" and step.command.split()[:1] in (["exit"], ["quit"])
         checks = []
         for e in step.expects:
-            text = self.subst(e.text, e.kind in ("~", "!", "out~"))
-            if e.kind in ("~", "!", "out~"):
+            if e.kind == "vm-exits":
+                continue
+            text = self.subst(e.text, e.kind in ("~", "!", "out~", "mon~"))
+            if e.kind in ("~", "!", "out~", "mon~"):
                 checks.append((e, re.compile(text, re.M)))
             else:
                 checks.append((e, text))
         out_mark = len(self.vm.out.text)
+        mon_mark = len(self.monitor.text) if self.monitor is not None else 0
         start = self.pos
         title = step.title()
         if step.kind == "cmd":
@@ -396,6 +440,7 @@ class Session:
 
         def unmet():
             w, prog = normalize(window()), self.vm.out.text[out_mark:]
+            mon = self.monitor.text[mon_mark:] if self.monitor is not None else ""
             missing = []
             for e, pat in checks:
                 if e.kind == "~" and not pat.search(w):
@@ -406,11 +451,20 @@ class Session:
                     missing.append(e)
                 elif e.kind == "out=" and pat not in prog:
                     missing.append(e)
+                elif e.kind == "mon~" and not pat.search(mon):
+                    missing.append(e)
+                elif e.kind == "mon=" and pat not in mon:
+                    missing.append(e)
             return missing
 
         waits_for_jdb = step.kind != "wait" or any(e.kind in ("~", "=") for e in step.expects)
 
+        def vm_ended():
+            return not self.vm.alive() and self.vm.out.eof and self.vm.err.eof
+
         def ended():
+            if vm_exits is not None:
+                return vm_ended() and (not jdb_live or self.jout.eof)
             if not jdb_live or not waits_for_jdb:
                 return True
             if is_exit:
@@ -422,11 +476,11 @@ class Session:
                 missing = unmet()
                 if not missing and ended():
                     break
-                if jdb_live and self.jout.eof and not is_exit:
+                if jdb_live and self.jout.eof and not is_exit and vm_exits is None:
                     break  # jdb ended on its own: report below
                 if ended() and any(p.search(normalize(window())) for p in self.forbid):
                     break  # jdb is back at its prompt after an internal error: no point waiting
-                if not self.vm.alive() and self.vm.out.eof and self.vm.err.eof:
+                if vm_ended() and vm_exits is None:
                     break
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -439,14 +493,39 @@ class Session:
             end = len(self.jout.text) if jdb_live else start
         self.pos = end
         shown = raw
+        if step.kind == "kill-jdb":
+            shown = "(jdb killed)\n"
         if any(e.kind.startswith("out") for e in step.expects):
             if shown and not shown.endswith("\n"):
                 shown += "\n"
             prog = self.vm.out.text[out_mark:]
             shown += "".join(f"[program] {line}\n" for line in prog.splitlines()[-8:]) or "[program] (nothing)\n"
+        if any(e.kind.startswith("mon") for e in step.expects):
+            if shown and not shown.endswith("\n"):
+                shown += "\n"
+            mon = self.monitor.text[mon_mark:]
+            shown += "".join(f"[monitor] {line}\n" for line in mon.splitlines()[-12:]) or "[monitor] (nothing)\n"
         self.log.append((title, step.where, shown))
 
         problems = []
+        if vm_exits is not None:
+            status = self.vm.proc.poll()
+            if status is None:
+                problems.append(f"the VM did not exit within {self.timeout:g} s")
+            elif status != vm_exits:
+                problems.append(f"the VM exited with status {status}, want {vm_exits}")
+            if jdb_live and not self.jout.eof:
+                problems.append("jdb did not end after the VM exited")
+            for e in missing:
+                problems.append(f"expected ({e.where}): {e.kind} {e.text}")
+            missing, done = [], True
+            self.vm_gone = True
+            if jdb_live:
+                self.exited = True
+                try:
+                    self.jdb.wait(timeout=self.timeout)
+                except subprocess.TimeoutExpired:
+                    pass
         if missing or not done:
             if jdb_live and self.jout.eof and not is_exit:
                 problems.append(f"jdb ended (status {self.jdb.wait()})")
@@ -471,6 +550,9 @@ class Session:
         for e, pat in checks:
             if e.kind == "~":
                 self.vars.update({k: v for k, v in pat.search(w).groupdict().items() if v is not None})
+            elif e.kind == "mon~":
+                m = pat.search(self.monitor.text[mon_mark:])
+                self.vars.update({k: v for k, v in m.groupdict().items() if v is not None})
             elif e.kind == "out~":
                 m = pat.search(self.vm.out.text[out_mark:])
                 self.vars.update({k: v for k, v in m.groupdict().items() if v is not None})
@@ -501,7 +583,7 @@ class Session:
             raise Failure("\n".join(failures))
         if self.jdb is not None and not self.exited:
             raise Failure(f"{self.script.name}: the script ended without `> exit`")
-        if not self.vm.alive():
+        if not self.vm.alive() and not self.vm_gone:
             raise Failure(f"{self.script.name}: the VM is no longer running (status {self.vm.proc.poll()})")
         log(f"{self.script.name}: passed in {time.monotonic() - t0:.1f} s")
 
@@ -564,9 +646,10 @@ def main():
         if not args.minivm or not os.access(args.minivm, os.X_OK):
             print(f"FAIL: --minivm {args.minivm!r} is not an executable", flush=True)
             return 1
-        if not os.path.isfile(args.program):
-            print(f"FAIL: the minivm program {args.program} does not exist", flush=True)
-            return 1
+        for prog in [args.program] + [os.path.join(HERE, s.program.lower() + ".mvm") for s in scripts if s.program]:
+            if not os.path.isfile(prog):
+                print(f"FAIL: the minivm program {prog} does not exist", flush=True)
+                return 1
 
     tmp = None
     if args.workdir:
@@ -581,7 +664,8 @@ def main():
         if args.target == "jvm":
             args.classes = os.path.join(workdir, "classes")
             os.makedirs(args.classes, exist_ok=True)
-            r = subprocess.run([args.javac, "-g", "-d", args.classes, args.java_source],
+            sources = [args.java_source] + sorted({os.path.join(HERE, s.program + ".java") for s in scripts if s.program})
+            r = subprocess.run([args.javac, "-g", "-d", args.classes, *sources],
                                capture_output=True, text=True, env=clean_env(), timeout=120)
             if r.returncode != 0:
                 print(f"FAIL: javac {args.java_source}:\n{r.stdout}{r.stderr}", flush=True)
@@ -601,7 +685,7 @@ def main():
                         vm.stop()
                     vm_broken = False
                     vm = None
-                    vm = VM(args, script.vm, workdir, cond, n)
+                    vm = VM(args, script.vm, workdir, cond, n, script.program)
                 log(f"{script.name}: {len(script.steps)} steps against the {args.target} "
                     f"(pid {vm.proc.pid}, suspend={vm.suspend})")
                 with cond:
