@@ -30,7 +30,9 @@ typedef struct fixup {
   uint32_t insn;
   char *sym;
   int line;
-  char kind;               /* c f m L; t: class named in a type (must exist) */
+  char kind;               /* c f m L; t: class named in a type (must exist); s: a .super (insn is the
+                              class's index in asm_ctx.classes); x: a .catch class, and S E H its
+                              start, end and handler labels (insn is the catch's index) */
 } fixup;
 
 typedef struct label {
@@ -55,6 +57,8 @@ typedef struct asm_ctx {
   int32_t cur_line;        /* last .line, or -1: use the .mvm line */
   int *alines;             /* .mvm line of each instruction of the open method */
   uint32_t cap_alines;
+  int *catch_lines;        /* .mvm line of each .catch of the open method */
+  uint32_t cap_catch_lines;
   label *labels;
   uint32_t nlabels, cap_labels;
   fixup *lfix, *gfix;      /* label fixups of the open method; global fixups */
@@ -69,6 +73,7 @@ typedef struct tok {
 
 static int fail(asm_ctx *a, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int add_fixup(asm_ctx *a, int global, char kind, const char *sym);
+static int valid_name(const char *s);
 static int fail(asm_ctx *a, int line, const char *fmt, ...) {
   if (!a->failed && a->errlen) {
     int n = snprintf(a->err, a->errlen, "%s:%d: ", a->file, line);
@@ -217,6 +222,11 @@ static const struct {
     {"long", "J"}, {"double", "D"}, {"void", "V"},
     {"object", "Ljava/lang/Object;"}, {"Object", "Ljava/lang/Object;"}, {"String", "Ljava/lang/String;"},
     {"Thread", "Ljava/lang/Thread;"}, {"ThreadGroup", "Ljava/lang/ThreadGroup;"}, {"Class", "Ljava/lang/Class;"},
+    {"Throwable", "Ljava/lang/Throwable;"}, {"Exception", "Ljava/lang/Exception;"},
+    {"RuntimeException", "Ljava/lang/RuntimeException;"}, {"ArithmeticException", "Ljava/lang/ArithmeticException;"},
+    {"NullPointerException", "Ljava/lang/NullPointerException;"},
+    {"ArrayIndexOutOfBoundsException", "Ljava/lang/ArrayIndexOutOfBoundsException;"},
+    {"ClassCastException", "Ljava/lang/ClassCastException;"},
 };
 
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
@@ -394,14 +404,61 @@ static int default_signature(asm_ctx *a, mvm_method *m) {
   return 0;
 }
 
+/* Each try range holds at least one instruction; move-exception is only a handler's first. */
+static int check_catches(asm_ctx *a, mvm_method *m) {
+  for (uint32_t i = 0; i < m->ncatches; i++)
+    if (m->catches[i].start >= m->catches[i].end)
+      return fail(a, a->catch_lines[i], "empty try range: the start label must come before the end label");
+  for (uint32_t pc = 0; pc < m->ncode; pc++) {
+    if (m->code[pc].op != OP_MOVE_EXCEPTION) continue;
+    uint32_t i = 0;
+    while (i < m->ncatches && m->catches[i].handler != pc) i++;
+    if (i == m->ncatches)
+      return fail(a, a->alines[pc], "move-exception must be the first instruction of a handler (.catch / .catchall)");
+  }
+  return 0;
+}
+
+/* .catch CLASS {:start .. :end} :handler, .catchall {:start .. :end} :handler (smali's forms):
+ * the range is from the instruction at :start up to, not including, the one at :end. */
+static int parse_catch(asm_ctx *a, tok *t, int n) {
+  int all = !strcmp(t[0].s, ".catchall"), k = all ? 1 : 2;
+  if (n != k + 6 || strcmp(t[k].s, "{") || strcmp(t[k + 2].s, "..") || strcmp(t[k + 4].s, "}"))
+    return fail(a, a->line, all ? ".catchall expects {:start .. :end} :handler"
+                                : ".catch expects CLASS {:start .. :end} :handler");
+  for (int i = k + 1; i <= k + 5; i += 2)
+    if (t[i].s[0] != ':' || !t[i].s[1] || t[i].str)
+      return fail(a, a->line, "%s: expected a :label, got '%s'", t[0].s, t[i].s);
+  if (!all && (t[1].str || !valid_name(t[1].s)))
+    return fail(a, a->line, ".catch: bad class name '%s'", t[1].s);
+  mvm_method *m = a->meth;
+  uint32_t cap = m->ncatches;
+  if (grow(a->vm, (void **)&m->catches, &cap, m->ncatches + 1, sizeof(mvm_catch)) ||
+      grow(a->vm, (void **)&a->catch_lines, &a->cap_catch_lines, m->ncatches + 1, sizeof(int)))
+    return fail(a, a->line, "out of memory");
+  uint32_t idx = m->ncatches++;
+  m->catches[idx] = (mvm_catch){0, 0, 0, NULL};
+  a->catch_lines[idx] = a->line;
+  static const char kinds[3] = {'S', 'E', 'H'};
+  for (int i = 0; i < 3; i++) {
+    if (add_fixup(a, 0, kinds[i], t[k + 1 + 2 * i].s + 1)) return -1;
+    a->lfix[a->nlfix - 1].insn = idx;
+  }
+  if (!all) {
+    if (add_fixup(a, 1, 'x', t[1].s)) return -1;
+    a->gfix[a->ngfix - 1].insn = idx;
+  }
+  return 0;
+}
+
 static int close_method(asm_ctx *a, int line) {
   mvm_method *m = a->meth;
   if (m->nparams > m->nregs)
     return fail(a, line, "method %s: .params %u exceeds .registers %u", m->name, m->nparams, m->nregs);
   if (!m->ncode) return fail(a, line, "method %s has no instructions", m->name);
   int last = m->code[m->ncode - 1].op;
-  if (last != OP_RETURN && last != OP_RETURN_VOID && last != OP_GOTO && last != OP_EXIT)
-    return fail(a, line, "method %s can fall off its end (last instruction must be return, goto or exit)",
+  if (last != OP_RETURN && last != OP_RETURN_VOID && last != OP_GOTO && last != OP_EXIT && last != OP_THROW)
+    return fail(a, line, "method %s can fall off its end (last instruction must be return, goto, throw or exit)",
                 m->name);
   if (!a->has_sig && default_signature(a, m)) return -1;
   for (uint32_t i = 0; a->has_sig && i < m->ncode; i++) {
@@ -422,8 +479,18 @@ static int close_method(asm_ctx *a, int line) {
     uint32_t j = 0;
     while (j < a->nlabels && strcmp(a->labels[j].name, f->sym)) j++;
     if (j == a->nlabels) return fail(a, f->line, "undefined label '%s'", f->sym);
-    m->code[f->insn].lit = a->labels[j].insn;
+    uint32_t at = a->labels[j].insn;
+    switch (f->kind) {
+      case 'S': m->catches[f->insn].start = at; break;
+      case 'E': m->catches[f->insn].end = at; break;
+      case 'H':
+        if (at >= m->ncode) return fail(a, f->line, "handler label ':%s' is past the last instruction", f->sym);
+        m->catches[f->insn].handler = at;
+        break;
+      default: m->code[f->insn].lit = at; break;
+    }
   }
+  if (check_catches(a, m)) return -1;
   /* Registers are checked here, where .registers and .params are final. */
   for (uint32_t i = 0; i < m->ncode; i++)
     if (each_reg(a, &m->code[i], a->alines[i], rebase_reg)) return -1;
@@ -677,6 +744,19 @@ static int parse_directive(asm_ctx *a, tok *t, int n, const char *raw) {
     if (n != 2) return fail(a, a->line, ".class expects a name");
     return open_class(a, t[1].s);
   }
+  if (!strcmp(d, ".super")) {
+    if (!a->cls || a->meth) return fail(a, a->line, ".super must be inside a class, outside methods");
+    if (n != 2 || t[1].str || !valid_name(t[1].s)) return fail(a, a->line, ".super expects a class name");
+    if (a->cls->super_name) return fail(a, a->line, ".super given twice for class %s", a->cls->name);
+    if (!(a->cls->super_name = mvm_nstrdup(a->vm, t[1].s))) return fail(a, a->line, "out of memory");
+    if (add_fixup(a, 1, 's', t[1].s)) return -1;
+    a->gfix[a->ngfix - 1].insn = a->nclasses - 1;
+    return 0;
+  }
+  if (!strcmp(d, ".catch") || !strcmp(d, ".catchall")) {
+    if (!a->meth) return fail(a, a->line, "%s outside a method", d);
+    return parse_catch(a, t, n);
+  }
   if (!strcmp(d, ".field") || !strcmp(d, ".static")) {
     if (!a->cls || a->meth) return fail(a, a->line, "%s must be inside a class, outside methods", d);
     if (n != 3) return fail(a, a->line, "%s expects a name and a type", d);
@@ -739,25 +819,47 @@ static int parse_line(asm_ctx *a, const char *line) {
   return parse_insn(a, t, n);
 }
 
+/* Fields and methods are looked up in the class, then in its superclasses (as Java resolves
+ * them: a field declared again in a subclass hides the superclass's). */
 static mvm_field *find_field(mvm_class *c, const char *name) {
-  for (uint32_t i = 0; i < c->nfields; i++)
-    if (!strcmp(c->fields[i].name, name)) return &c->fields[i];
+  for (; c; c = c->super)
+    for (uint32_t i = 0; i < c->nfields; i++)
+      if (!strcmp(c->fields[i].name, name)) return &c->fields[i];
   return NULL;
 }
 
 static mvm_method *find_method(mvm_class *c, const char *name) {
-  for (uint32_t i = 0; i < c->nmethods; i++)
-    if (!strcmp(c->methods[i]->name, name)) return c->methods[i];
+  for (; c; c = c->super)
+    for (uint32_t i = 0; i < c->nmethods; i++)
+      if (!strcmp(c->methods[i]->name, name)) return c->methods[i];
   return NULL;
 }
 
 static int resolve(asm_ctx *a, fixup *f) {
-  mvm_insn *in = f->kind == 't' ? NULL : &f->m->code[f->insn];
-  char *dot = f->kind == 't' ? NULL : strrchr(f->sym, '.');
+  int no_insn = f->kind == 't' || f->kind == 's' || f->kind == 'x';
+  mvm_insn *in = no_insn ? NULL : &f->m->code[f->insn];
+  char *dot = no_insn ? NULL : strrchr(f->sym, '.');
   if (dot) *dot = '\0';
   mvm_class *c = find_class(a, f->sym);
   if (!c) return fail(a, f->line, "unknown class '%s'", f->sym);
   if (f->kind == 't') return 0;
+  if (f->kind == 's') {
+    mvm_class *sub = a->classes[f->insn];
+    if (c->builtin && c != a->vm->object_class && !mvm_is_subclass(c, a->vm->throwable_class))
+      return fail(a, f->line, "class %s cannot extend built-in class %s (only Object and the Throwables)",
+                  sub->name, c->name);
+    /* A cycle through this class would come back to it. */
+    for (mvm_class *k = c; k; k = k->super)
+      if (k == sub) return fail(a, f->line, "class %s would be its own superclass", sub->name);
+    sub->super = c;
+    return 0;
+  }
+  if (f->kind == 'x') {
+    if (!mvm_is_subclass(c, a->vm->throwable_class))
+      return fail(a, f->line, ".catch: %s is not a Throwable", c->name);
+    f->m->catches[f->insn].type = c;
+    return 0;
+  }
   if (f->kind == 'c') {
     in->ptr = c;
     return 0;
@@ -782,17 +884,20 @@ static int resolve(asm_ctx *a, fixup *f) {
   return 0;
 }
 
-/* Reference slots, for the marker. */
+/* Reference slots, for the marker: the instance ones inherited too. */
 static int index_refs(mvm_vm *vm, mvm_class *c) {
-  c->iref = mvm_ncalloc(vm, c->nfields + 1, sizeof(uint32_t));
+  uint32_t all = 0;
+  for (const mvm_class *k = c; k; k = k->super) all += k->nfields;
+  c->iref = mvm_ncalloc(vm, all + 1, sizeof(uint32_t));
   c->sref = mvm_ncalloc(vm, c->nfields + 1, sizeof(uint32_t));
   if (!c->iref || !c->sref) return -1;
-  for (uint32_t i = 0; i < c->nfields; i++) {
-    mvm_field *f = &c->fields[i];
-    if (f->type != 'L') continue;
-    if (f->is_static) c->sref[c->nsref++] = f->slot;
-    else c->iref[c->niref++] = f->slot;
-  }
+  for (const mvm_class *k = c; k; k = k->super)
+    for (uint32_t i = 0; i < k->nfields; i++) {
+      const mvm_field *f = &k->fields[i];
+      if (f->type != 'L') continue;
+      if (!f->is_static) c->iref[c->niref++] = f->slot;
+      else if (k == c) c->sref[c->nsref++] = f->slot;
+    }
   return 0;
 }
 
@@ -810,6 +915,7 @@ static void free_class(mvm_vm *vm, mvm_class *c) {
       mvm_nfree(vm, m->locals[j].sig);
     }
     mvm_nfree(vm, m->locals);
+    mvm_nfree(vm, m->catches);
     mvm_nfree(vm, m->sig);
     mvm_nfree(vm, m->code);
     mvm_nfree(vm, m->name);
@@ -822,6 +928,7 @@ static void free_class(mvm_vm *vm, mvm_class *c) {
   mvm_nfree(vm, c->name);
   mvm_nfree(vm, c->sig);
   mvm_nfree(vm, c->source);
+  mvm_nfree(vm, c->super_name);
   mvm_nfree(vm, c);
 }
 
@@ -859,6 +966,33 @@ int mvm_define_class(mvm_vm *vm, mvm_class *c) {
 
 void mvm_class_free(mvm_vm *vm, mvm_class *c) { free_class(vm, c); }
 
+/* Instance slots: a class's own instance fields follow its superclass's (so an instance of a
+ * subclass is an instance of the superclass with more slots after). Superclasses are laid out
+ * first; the chains are acyclic here. */
+static int layout_fields(asm_ctx *a) {
+  uint8_t *done = calloc(a->nclasses + 1, 1);
+  if (!done) return fail(a, 0, "out of memory");
+  for (uint32_t left = a->nclasses; left;) {
+    uint32_t before = left;
+    for (uint32_t i = 0; i < a->nclasses; i++) {
+      mvm_class *c = a->classes[i], *sup = c->super;
+      if (done[i]) continue;
+      uint32_t j = 0;
+      while (j < a->nclasses && a->classes[j] != sup) j++;
+      if (j < a->nclasses && !done[j]) continue;   /* a program superclass not laid out yet */
+      uint32_t slot = sup->ninstance;
+      for (uint32_t k = 0; k < c->nfields; k++)
+        if (!c->fields[k].is_static) c->fields[k].slot = slot++;
+      c->ninstance = slot;
+      done[i] = 1;
+      left--;
+    }
+    if (left == before) break;   /* cannot happen: resolve refused cycles */
+  }
+  free(done);
+  return 0;
+}
+
 static int assemble(asm_ctx *a, char *text) {
   size_t longest = 0;
   for (char *p = text; *p;) {
@@ -879,8 +1013,15 @@ static int assemble(asm_ctx *a, char *text) {
   free(a->scratch);
   if (a->failed) return -1;
   if (a->meth) return fail(a, a->line, "missing .end method for %s", a->meth->name);
+  /* Superclasses first (the cycle check links them one by one), then instance layouts, which
+   * put inherited slots first, then every other name (a .catch class must be a Throwable). */
   for (uint32_t i = 0; i < a->ngfix; i++)
-    if (resolve(a, &a->gfix[i])) return -1;
+    if (a->gfix[i].kind == 's' && resolve(a, &a->gfix[i])) return -1;
+  for (uint32_t i = 0; i < a->nclasses; i++)
+    if (!a->classes[i]->super) a->classes[i]->super = a->vm->object_class;
+  if (layout_fields(a)) return -1;
+  for (uint32_t i = 0; i < a->ngfix; i++)
+    if (a->gfix[i].kind != 's' && resolve(a, &a->gfix[i])) return -1;
   for (uint32_t i = 0; i < a->nclasses; i++)
     if (index_refs(a->vm, a->classes[i])) return fail(a, 0, "out of memory");
   return 0;
@@ -914,6 +1055,7 @@ int mvm_load_text(mvm_vm *vm, const char *filename, const char *text, char *err,
   mvm_nfree(vm, a.lfix);
   mvm_nfree(vm, a.labels);
   mvm_nfree(vm, a.alines);
+  mvm_nfree(vm, a.catch_lines);
   mvm_nfree(vm, a.classes);
   mvm_nfree(vm, a.source);
   return rc;

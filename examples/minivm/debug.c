@@ -94,7 +94,8 @@ int mvm_dbg_type_info(mvm_vm *vm, mvm_type t, mvm_type_info *out) {
   mvm_class *c = class_of_type(vm, t);
   mvm_atype *a = c ? NULL : atype_of(vm, t);
   if (!c && !a) return MVM_DBG_ENOTYPE;
-  out->super = c == vm->object_class ? 0 : (mvm_type)vm->object_class->index + 1;
+  const mvm_class *sup = c ? c->super : vm->object_class;
+  out->super = sup ? (mvm_type)sup->index + 1 : 0;
   if (a) {
     out->sig = a->sig;
     out->is_array = 1;
@@ -211,7 +212,10 @@ static int field_slot(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, mvm_
   if ((*fl)->is_static != (obj == 0)) return MVM_DBG_ENOFIELD;
   mvm_hdr *h = obj ? block_of(vm, obj) : mvm_deref(vm, c->obj);
   if (!h) return MVM_DBG_ENOOBJECT;
-  if (obj && (h->kind != MVM_BLK_OBJECT || h->klass != c->obj)) return MVM_DBG_ENOFIELD;
+  /* An instance field of c lives in instances of c and of its subclasses, at the same slot. */
+  if (obj && (h->kind != MVM_BLK_OBJECT ||
+              (h->klass != c->obj && !mvm_is_subclass(vm->classes[mvm_deref(vm, h->klass)->aux], c))))
+    return MVM_DBG_ENOFIELD;
   *slot = &mvm_slots(h)[(*fl)->slot];
   return 0;
 }

@@ -65,6 +65,13 @@ typedef struct mvm_local {
   int line;           /* of the .local, for the assembler's messages */
 } mvm_local;
 
+/* A try range of a method: an exception of type (or a subclass; NULL catches everything) thrown
+ * while start <= pc < end goes to handler. Searched in declaration order, as smali's. */
+typedef struct mvm_catch {
+  uint32_t start, end, handler;
+  struct mvm_class *type;
+} mvm_catch;
+
 typedef struct mvm_method {
   char *name;
   struct mvm_class *owner;
@@ -76,6 +83,8 @@ typedef struct mvm_method {
   char ret;           /* first letter of the return type: V Z B C S I J F D L [ */
   mvm_local *locals;
   uint32_t nlocals;
+  mvm_catch *catches;
+  uint32_t ncatches;
 } mvm_method;
 
 /* An array type the program can create: interned by signature, never freed before the VM. An
@@ -89,9 +98,11 @@ typedef struct mvm_class {
   char *name;
   char *sig;          /* JNI signature: "LDebug;", built-ins "Ljava/lang/String;" */
   char *source;       /* file reported in stack frames */
-  int builtin;        /* Object, String, Thread, ThreadGroup, Class: no source for a debugger */
-  mvm_field *fields;
-  uint32_t nfields, ninstance, nstatic;
+  int builtin;        /* Object, String, Thread, ThreadGroup, Class, the Throwables: no source for a debugger */
+  struct mvm_class *super;  /* NULL only for Object */
+  char *super_name;   /* .super as written, until the assembler links it */
+  mvm_field *fields;  /* declared here (inherited instance fields are the superclass's) */
+  uint32_t nfields, ninstance, nstatic;   /* ninstance counts inherited slots too: they come first */
   uint32_t *iref, niref;   /* instance slots holding references: what the marker follows */
   uint32_t *sref, nsref;   /* same for statics */
   mvm_method **methods;
@@ -108,14 +119,20 @@ typedef struct mvm_frame {
 
 #define MVM_MAX_FRAMES 256
 #define MVM_MAX_SLOTS 8192
-#define MVM_PINS 4
+#define MVM_PINS 5
 /* ARG: a start argument; STR: a string's bytes; DBG: the debugger's last new string (on the
- * thread that made it); TMP: an object between two allocations. */
-enum { MVM_PIN_ARG = 0, MVM_PIN_STR = 1, MVM_PIN_DBG = 2, MVM_PIN_TMP = 3 };
+ * thread that made it); TMP: an object between two allocations; EXC: the exception being thrown,
+ * then caught until move-exception takes it (or, after mvm_interp returned -1 to a caller deeper
+ * than the thread's first frame, the exception nothing caught). */
+enum { MVM_PIN_ARG = 0, MVM_PIN_STR = 1, MVM_PIN_DBG = 2, MVM_PIN_TMP = 3, MVM_PIN_EXC = 4 };
 /* Instance slots of the built-in Thread and ThreadGroup objects (vm.c, builtins[]). */
 enum { MVM_THREAD_F_NAME, MVM_THREAD_F_PRIORITY, MVM_THREAD_F_DAEMON, MVM_THREAD_F_GROUP, MVM_THREAD_F_TID,
        MVM_THREAD_F_TARGET };
 enum { MVM_GROUP_F_NAME, MVM_GROUP_F_PARENT, MVM_GROUP_F_MAXPRI };
+/* Instance slots of java.lang.Throwable (every exception class inherits them first): the message
+ * String, and the stack where it was first thrown, a long[] of two per frame, innermost first:
+ * (class index << 32 | method index), pc. */
+enum { MVM_THROWABLE_F_MESSAGE, MVM_THROWABLE_F_BACKTRACE };
 /* Array types every VM has (index + 1 in vm->atypes, as array headers store them). */
 enum { MVM_ATYPE_BYTES = 1, MVM_ATYPE_STRINGS = 2 };
 
@@ -194,6 +211,9 @@ struct mvm_vm {
   mvm_class **classes;
   uint32_t nclasses, cap_classes;
   mvm_class *string_class, *object_class, *thread_class, *group_class, *class_class;
+  /* java.lang.Throwable > Exception > RuntimeException > the four the VM throws itself */
+  mvm_class *throwable_class, *exception_class, *runtime_exc_class, *arith_class, *npe_class, *aioobe_class,
+      *cce_class;
   mvm_atype **atypes;           /* interned array types; appended at load time only */
   uint32_t natypes, cap_atypes;
   mvm_ref group_system, group_main;   /* ThreadGroup objects (roots) */
@@ -324,10 +344,22 @@ void mvm_monitor_sweep(mvm_vm *vm);          /* world stopped, after mark */
 void mvm_monitor_wake_all(mvm_vm *vm);       /* shutdown */
 void mvm_monitor_free_all(mvm_vm *vm);
 
-/* interp.c: runs m with args on t until it returns. Returns 0, or -1 after an uncaught error
- * (already reported on stderr). ret/ret_tag hold the result. */
+/* interp.c: runs m with args on t until it returns. Returns 0, or -1 after an error or an
+ * exception nothing caught. Called on a thread's empty stack (its entry point, a <clinit>), an
+ * uncaught exception prints Java's "Exception in thread" trace on stderr (a fatal error its
+ * "minivm: thread ... died" report); called deeper (a nested call), it leaves the uncaught
+ * exception in t->pins[MVM_PIN_EXC] for the caller and prints nothing. ret/ret_tag hold the result. */
 int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const uint8_t *tags,
                int nargs);
+
+/* interp.c: non-zero if class c is k or a subclass of k. */
+static inline int mvm_is_subclass(const struct mvm_class *c, const struct mvm_class *k) {
+  for (; c; c = c->super)
+    if (c == k) return 1;
+  return 0;
+}
+/* Prints "Exception in thread "NAME" CLASS: message" and its "\tat" lines on stderr. */
+void mvm_print_uncaught(mvm_thread *t, mvm_ref exc);
 
 /* asm.c: adds a finished class (the built-ins too) and allocates its class object. */
 int mvm_define_class(mvm_vm *vm, mvm_class *c);

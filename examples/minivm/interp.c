@@ -4,8 +4,14 @@
  * uses as an exact root map, so every instruction that writes a register also writes its tag,
  * and instructions that need a reference check for one: a number can never be followed as a
  * pointer. Integers are 64-bit. The thread polls for a safepoint before every instruction and
- * publishes its pc in the frame so the debugger can read a stack without stopping it. An error
- * (Java would throw) prints the message and the stack, and ends the thread. */
+ * publishes its pc in the frame so the debugger can read a stack without stopping it.
+ *
+ * Exceptions: `throw`, and the VM's own null reference, index, divide-by-zero and cast errors,
+ * which become objects of the built-in java.lang classes, look for a handler (.catch) up the
+ * stack, report the throw and where it will be caught to the debugger, then unwind to it; one
+ * that nothing catches ends the thread with Java's "Exception in thread" trace. Any other error
+ * (what a verifier would refuse, out of memory, stack overflow, monitor misuse) prints the
+ * message and the stack, and ends the thread. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +188,109 @@ static int64_t arith(int op, int64_t x, int64_t y) {
   }
 }
 
+static mvm_class *class_of(mvm_vm *vm, const mvm_hdr *o) { return vm->classes[mvm_deref(vm, o->klass)->aux]; }
+
+/* Java's name of a class, from its signature: "java.lang.ArithmeticException", "Debug", "int[]". */
+static const char *class_java_name(const mvm_class *c, char *buf, size_t cap) {
+  const char *sig = c->sig;
+  size_t n = strlen(sig);
+  if (sig[0] == 'L' && n >= 2) {
+    sig++;
+    n -= 2;
+  }
+  if (n >= cap) n = cap - 1;
+  for (size_t i = 0; i < n; i++) buf[i] = sig[i] == '/' ? '.' : sig[i];
+  buf[n] = '\0';
+  return buf;
+}
+
+/* The Java name of an object's type (arrays by element: "int[]", "Object[]"). */
+static const char *java_name(mvm_vm *vm, mvm_ref r, char *buf, size_t cap) {
+  mvm_hdr *h = mvm_deref(vm, r);
+  if (h->kind == MVM_BLK_OBJECT) return class_java_name(class_of(vm, h), buf, cap);
+  if (h->kind == MVM_BLK_CLASS) return class_java_name(vm->class_class, buf, cap);
+  snprintf(buf, cap, "%s[]", elem_name((char)h->elem));
+  return buf;
+}
+
+/* instance-of: an object of k or a subclass; every reference is an Object. */
+static int instance_of(mvm_vm *vm, mvm_ref r, const mvm_class *k) {
+  mvm_hdr *h = mvm_deref(vm, r);
+  if (k == vm->object_class) return 1;
+  if (h->kind == MVM_BLK_OBJECT) return mvm_is_subclass(class_of(vm, h), k);
+  return h->kind == MVM_BLK_CLASS && k == vm->class_class;
+}
+
+/* The stack as it is now, into exc's backtrace (MVM_THROWABLE_F_BACKTRACE). exc is pinned: the
+ * array's allocation may collect. Without memory for it the trace stays empty. */
+static void fill_backtrace(mvm_thread *t, mvm_ref exc) {
+  mvm_vm *vm = t->vm;
+  mvm_ref arr = mvm_alloc_array(t, 'J', (int32_t)(2 * t->depth));
+  if (!arr) return;
+  int64_t *e = (int64_t *)(mvm_deref(vm, arr) + 1);
+  for (uint32_t i = 0; i < t->depth; i++) {
+    const mvm_frame *fr = &t->frames[t->depth - 1 - i];
+    e[2 * i] = (int64_t)fr->m->owner->index << 32 | fr->m->index;
+    e[2 * i + 1] = atomic_load_explicit(&fr->pc, memory_order_relaxed);
+  }
+  mvm_slots(mvm_deref(vm, exc))[MVM_THROWABLE_F_BACKTRACE] = arr;
+}
+
+/* Where an exception is caught: depth is the frame count once unwound to the handler's frame
+ * (0: nothing above floor catches it), pc the handler. */
+typedef struct mvm_catch_at {
+  uint32_t depth, pc;
+  int report;                 /* the debugger wanted this throw (for exception_catch) */
+} mvm_catch_at;
+
+/* Searches the handlers of every frame above floor, innermost first, at each frame's pc (the
+ * top frame's throwing instruction, the callers' invokes), without unwinding. */
+static void find_handler(mvm_thread *t, mvm_ref exc, uint32_t floor, mvm_catch_at *out) {
+  mvm_vm *vm = t->vm;
+  const mvm_class *c = class_of(vm, mvm_deref(vm, exc));
+  *out = (mvm_catch_at){0, 0, 0};
+  for (uint32_t d = t->depth; d > floor; d--) {
+    const mvm_frame *fr = &t->frames[d - 1];
+    uint32_t pc = atomic_load_explicit(&fr->pc, memory_order_relaxed);
+    for (uint32_t i = 0; i < fr->m->ncatches; i++) {
+      const mvm_catch *k = &fr->m->catches[i];
+      if (pc >= k->start && pc < k->end && (!k->type || mvm_is_subclass(c, k->type))) {
+        out->depth = d;
+        out->pc = k->handler;
+        return;
+      }
+    }
+  }
+}
+
+void mvm_print_uncaught(mvm_thread *t, mvm_ref exc) {
+  mvm_vm *vm = t->vm;
+  mvm_hdr *h = mvm_deref(vm, exc);
+  int64_t *slots = mvm_slots(h);
+  char cname[256];
+  class_java_name(class_of(vm, h), cname, sizeof cname);
+  mvm_ref msg = (mvm_ref)slots[MVM_THROWABLE_F_MESSAGE];
+  const char *p = "";
+  size_t n = 0;
+  int has_msg = msg && is_string(vm, msg);
+  if (has_msg) n = string_bytes(vm, msg, &p);
+  pthread_mutex_lock(&vm->out_lock);
+  fflush(stdout);
+  fprintf(stderr, "Exception in thread \"%s\" %s%s%.*s\n", t->name, cname, has_msg ? ": " : "", (int)n, p);
+  mvm_ref bt = (mvm_ref)slots[MVM_THROWABLE_F_BACKTRACE];
+  mvm_hdr *a = bt ? mvm_deref(vm, bt) : NULL;
+  for (uint32_t i = 0; a && a->kind == MVM_BLK_ARRAY && a->elem == 'J' && i + 1 < a->aux; i += 2) {
+    const int64_t *e = (const int64_t *)(a + 1);
+    uint32_t ci = (uint32_t)((uint64_t)e[i] >> 32), mi = (uint32_t)e[i], pc = (uint32_t)e[i + 1];
+    if (ci >= vm->nclasses || mi >= vm->classes[ci]->nmethods) continue;
+    const mvm_method *m = vm->classes[ci]->methods[mi];
+    fprintf(stderr, "\tat %s.%s(%s:%d)\n", m->owner->name, m->name, m->owner->source,
+            pc < m->ncode ? m->code[pc].line : -1);
+  }
+  fflush(stderr);
+  pthread_mutex_unlock(&vm->out_lock);
+}
+
 static int waitdbg(mvm_thread *t) {
   mvm_vm *vm = t->vm;
   mvm_set_status(t, MVM_TS_VMWAIT);
@@ -230,6 +339,13 @@ __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f
     report(t, __VA_ARGS__); \
     goto unwind;         \
   } while (0)
+/* Throws a new exception of class cls with a formatted message. */
+#define THROW(cls, ...)                                  \
+  do {                                                   \
+    snprintf(excmsg, sizeof excmsg, __VA_ARGS__);        \
+    exc_cls = (cls);                                     \
+    goto throw_new;                                      \
+  } while (0)
 #define SETP(r, v) (regs[r] = (v), tags[r] = MVM_PRIM)
 #define SETR(r, v) (regs[r] = (int64_t)(v), tags[r] = MVM_REFTAG)
 #define NUM(r)                                                            \
@@ -240,7 +356,7 @@ __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f
 #define OBJ(r)                                                                            \
   do {                                                                                    \
     if (tags[r] != MVM_REFTAG && regs[r]) FAIL("VerifyError: v%u holds a number, not a reference", (unsigned)(r)); \
-    if (!regs[r]) FAIL("NullPointerException: v%u is null", (unsigned)(r));              \
+    if (!regs[r]) THROW(vm->npe_class, "v%u is null", (unsigned)(r));                    \
   } while (0)
 #define OOM(bytes)                                                                                 \
   FAIL("OutOfMemoryError: failed to allocate %zu bytes (heap %" PRIu64 "K used of %zuK max)", \
@@ -274,6 +390,10 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
   uint32_t pc = 0;
   char name[256];
   const char *msg;
+  char excmsg[256];                   /* THROW: the message and class of the exception to make */
+  mvm_class *exc_cls = NULL;
+  mvm_ref exc = 0;                    /* the exception being thrown */
+  mvm_catch_at at;
 
   const mvm_insn *reported = NULL;   /* a breakpoint poll_slow has reported already */
   mvm_insn bp_copy;                   /* the instruction under a breakpoint, with its own opcode */
@@ -326,13 +446,13 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR:
         NUM(in->b);
         NUM(in->c);
-        if ((op == OP_DIV || op == OP_REM) && regs[in->c] == 0) FAIL("ArithmeticException: divide by zero");
+        if ((op == OP_DIV || op == OP_REM) && regs[in->c] == 0) THROW(vm->arith_class, "divide by zero");
         SETP(in->a, arith(op, regs[in->b], regs[in->c]));
         break;
       case OP_ADD_LIT: case OP_SUB_LIT: case OP_MUL_LIT: case OP_DIV_LIT: case OP_REM_LIT:
       case OP_AND_LIT: case OP_OR_LIT: case OP_XOR_LIT: case OP_SHL_LIT: case OP_SHR_LIT:
         NUM(in->b);
-        if ((op == OP_DIV_LIT || op == OP_REM_LIT) && in->lit == 0) FAIL("ArithmeticException: divide by zero");
+        if ((op == OP_DIV_LIT || op == OP_REM_LIT) && in->lit == 0) THROW(vm->arith_class, "divide by zero");
         SETP(in->a, arith(op - OP_ADD_LIT + OP_ADD, regs[in->b], in->lit));
         break;
       case OP_NEG: NUM(in->b); SETP(in->a, (int64_t)(0 - (uint64_t)regs[in->b])); break;
@@ -374,7 +494,8 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         }
         NUM(in->c);
         int64_t i = regs[in->c];
-        if (i < 0 || i >= a->aux) FAIL("ArrayIndexOutOfBoundsException: index %" PRId64 ", length %u", i, a->aux);
+        if (i < 0 || i >= a->aux)
+          THROW(vm->aioobe_class, "Index %" PRId64 " out of bounds for length %u", i, a->aux);
         if (op == OP_AGET) {
           regs[in->a] = load_elem(a, (uint32_t)i);
           tags[in->a] = a->elem == 'L' ? MVM_REFTAG : MVM_PRIM;
@@ -392,8 +513,8 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         if (op == OP_IGET || op == OP_IPUT) {
           OBJ(in->b);
           o = mvm_deref(vm, (mvm_ref)regs[in->b]);
-          if (o->kind != MVM_BLK_OBJECT || o->klass != fl->owner->obj)
-            FAIL("ClassCastException: v%u is not a %s (field %s)", in->b, fl->owner->name, fl->name);
+          if (o->kind != MVM_BLK_OBJECT || (o->klass != fl->owner->obj && !mvm_is_subclass(class_of(vm, o), fl->owner)))
+            THROW(vm->cce_class, "v%u is not a %s (field %s)", in->b, fl->owner->name, fl->name);
         } else {
           o = mvm_deref(vm, fl->owner->obj);
         }
@@ -453,7 +574,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         OBJ(in->a);
         mvm_hdr *o = mvm_deref(vm, (mvm_ref)regs[in->a]);
         if (o->kind != MVM_BLK_OBJECT || o->klass != vm->thread_class->obj)
-          FAIL("ClassCastException: v%u is not a Thread", in->a);
+          THROW(vm->cce_class, "v%u is not a Thread", in->a);
         int64_t *tf = mvm_slots(o);
         if (tf[MVM_THREAD_F_TID] || (op == OP_THREAD_START && !tf[MVM_THREAD_F_TARGET]))
           FAIL("IllegalThreadStateException: thread already started");
@@ -474,7 +595,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           OBJ(in->a);
           mvm_hdr *o = mvm_deref(vm, (mvm_ref)id);
           if (o->kind != MVM_BLK_OBJECT || o->klass != vm->thread_class->obj)
-            FAIL("ClassCastException: v%u is not a Thread", in->a);
+            THROW(vm->cce_class, "v%u is not a Thread", in->a);
           id = mvm_slots(o)[MVM_THREAD_F_TID];
         }
         if (id == t->id) FAIL("IllegalThreadStateException: a thread cannot join itself");
@@ -536,6 +657,30 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         atomic_store(&vm->exit_status, mvm_exit_status(regs[in->a]));
         mvm_request_shutdown(vm);
         goto unwind;
+      case OP_THROW:
+        if (tags[in->a] != MVM_REFTAG && regs[in->a]) FAIL("VerifyError: v%u holds a number, not a reference", in->a);
+        if (!regs[in->a]) THROW(vm->npe_class, "throw with null exception");
+        if (!instance_of(vm, (mvm_ref)regs[in->a], vm->throwable_class))
+          FAIL("VerifyError: v%u is not a Throwable (%s)", in->a, java_name(vm, (mvm_ref)regs[in->a], name, sizeof name));
+        exc = (mvm_ref)regs[in->a];
+        goto throw_obj;
+      case OP_MOVE_EXCEPTION:
+        SETR(in->a, t->pins[MVM_PIN_EXC]);
+        t->pins[MVM_PIN_EXC] = 0;
+        break;
+      case OP_CHECK_CAST: case OP_INSTANCE_OF: {
+        uint16_t r = op == OP_CHECK_CAST ? in->a : in->b;
+        if (tags[r] != MVM_REFTAG && regs[r]) FAIL("VerifyError: v%u holds a number, not a reference", (unsigned)r);
+        int is = regs[r] && instance_of(vm, (mvm_ref)regs[r], in->ptr);
+        if (op == OP_INSTANCE_OF) {
+          SETP(in->a, is);
+        } else if (!is && regs[r]) {
+          char to[160];
+          THROW(vm->cce_class, "%s cannot be cast to %s", java_name(vm, (mvm_ref)regs[r], name, sizeof name),
+                class_java_name(in->ptr, to, sizeof to));
+        }
+        break;
+      }
       case OP_BREAKPOINT: {
         /* Report it unless poll_slow did (with a step or a method entry, in one report), then
          * run the instruction the breakpoint covers, from a copy with its own opcode. */
@@ -552,6 +697,53 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       }
     }
     pc++;
+    continue;
+
+  throw_new:
+    /* A new exc_cls with excmsg; the String is pinned while the object is made. */
+    exc = mvm_new_string(t, excmsg, strlen(excmsg));
+    t->pins[MVM_PIN_TMP] = exc;
+    exc = exc ? mvm_alloc_object(t, exc_cls) : 0;
+    if (exc) mvm_slots(mvm_deref(vm, exc))[MVM_THROWABLE_F_MESSAGE] = t->pins[MVM_PIN_TMP];
+    t->pins[MVM_PIN_TMP] = 0;
+    if (!exc) FAIL("OutOfMemoryError: no memory for a %s (%s)", exc_cls->name, excmsg);
+  throw_obj:
+    /* exc is thrown at pc of the top frame: record where (the first throw only: a rethrow keeps
+     * the original trace), find its handler without unwinding, tell the debugger, unwind. */
+    t->pins[MVM_PIN_EXC] = exc;
+    atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
+    if (!mvm_slots(mvm_deref(vm, exc))[MVM_THROWABLE_F_BACKTRACE]) fill_backtrace(t, exc);
+    find_handler(t, exc, floor, &at);
+    if (vm->dbg.exception || vm->dbg.exception_catch) {
+      int want = !vm->dbg.exception_events || vm->dbg.exception_events(vm->dbg.ud);
+      if (want && vm->dbg.exception) {
+        mvm_loc loc = mvm_loc_of(f->m, pc), cloc;
+        if (at.depth) cloc = mvm_loc_of(t->frames[at.depth - 1].m, at.pc);
+        vm->dbg.exception(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, exc, at.depth ? &cloc : NULL);
+        if (atomic_load(&vm->shutdown)) goto unwind;
+      }
+      at.report = want;
+    }
+    if (!at.depth) {
+      /* Nothing catches it: the thread dies of it (or a nested caller gets it, pinned). */
+      pop_frames(t, floor);
+      t->ret_tag = MVM_PRIM;
+      if (!floor) {
+        if (!atomic_load(&vm->shutdown)) mvm_print_uncaught(t, exc);
+        t->pins[MVM_PIN_EXC] = 0;
+      }
+      return -1;
+    }
+    pop_frames(t, at.depth);
+    LOAD();
+    pc = at.pc;
+    reported = NULL;
+    if (at.report && vm->dbg.exception_catch) {
+      mvm_loc loc = mvm_loc_of(f->m, pc);
+      atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
+      vm->dbg.exception_catch(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, t->pins[MVM_PIN_EXC]);
+      if (atomic_load(&vm->shutdown)) goto unwind;
+    }
   }
 unwind:
   pop_frames(t, floor);

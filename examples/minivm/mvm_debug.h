@@ -74,6 +74,17 @@ typedef struct mvm_dbg_hooks {
   void (*location)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, unsigned flags);
   /* Method events on: the method at loc (its return instruction) returns ret (tag V: none). */
   void (*method_exit)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, const mvm_value *ret);
+  /* Exceptions. Asked once at each throw (the slow path) whether the two calls below are wanted:
+   * keep it to one atomic read (the bridge reads ddmc_dbg_wants). NULL: they are always wanted. */
+  int (*exception_events)(void *ud);
+  /* On the throwing thread, before the stack unwinds: loc is where exc is thrown (the throw, the
+   * instruction that failed, or the invoke whose callee threw it: the top frame, depth = frame
+   * count - 1) and catch_loc the handler that will take it, found by searching up the stack
+   * without unwinding, or NULL when nothing does (the thread will die of it). May park. */
+  void (*exception)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc,
+                    const mvm_loc *catch_loc);
+  /* The stack has unwound to the handler at loc (depth: its frame), which is about to run. */
+  void (*exception_catch)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc);
   /* The thread is about to end; it is still listed (mvm_dbg_thread answers for it). */
   void (*thread_dying)(void *ud, uint32_t thread);
   /* The collector, with the world stopped and while marking: calls mark for every reference
@@ -89,7 +100,7 @@ typedef struct mvm_type_info {
   const char *sig;          /* "LDebug;", "Ljava/lang/String;", "[I" */
   const char *source;       /* ".source" file name; NULL for built-ins and array types */
   int is_array;
-  mvm_type super;           /* 0 for java.lang.Object */
+  mvm_type super;           /* its superclass (.super; java.lang.Object for arrays); 0 for Object */
   uint32_t nfields, nmethods;
   uint64_t class_obj;       /* the class object in the heap (java.lang.Class); 0 for arrays */
 } mvm_type_info;

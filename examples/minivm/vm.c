@@ -165,23 +165,33 @@ int mvm_parse_size(const char *s, size_t *out) {
 
 /* The built-in classes, as a debugger sees them (java.lang.*). Object (for locks and plain
  * instances), String (a byte[] of UTF-8 in field "value"), Thread and ThreadGroup (every VM
- * thread has a Thread object; the fields are listed in internal.h's MVM_THREAD_F_* order) and
- * Class (the class objects in the heap). */
+ * thread has a Thread object; the fields are listed in internal.h's MVM_THREAD_F_* order),
+ * Class (the class objects in the heap), and the exceptions: Throwable (MVM_THROWABLE_F_*
+ * order) > Exception > RuntimeException > the four the VM throws. super: an index in this
+ * table (each after its superclass), -1 for Object. */
 static const struct builtin {
   const char *name, *sig;
+  int super;
   int nfields;
   struct {
     const char *name, *sig;
   } fields[6];
 } builtins[] = {
-    {"Object", "Ljava/lang/Object;", 0, {{0}}},
-    {"String", "Ljava/lang/String;", 1, {{"value", "[B"}}},
-    {"Thread", "Ljava/lang/Thread;", 6,
+    {"Object", "Ljava/lang/Object;", -1, 0, {{0}}},
+    {"String", "Ljava/lang/String;", 0, 1, {{"value", "[B"}}},
+    {"Thread", "Ljava/lang/Thread;", 0, 6,
      {{"name", "Ljava/lang/String;"}, {"priority", "I"}, {"daemon", "Z"}, {"group", "Ljava/lang/ThreadGroup;"},
       {"tid", "J"}, {"target", "J"}}},
-    {"ThreadGroup", "Ljava/lang/ThreadGroup;", 3,
+    {"ThreadGroup", "Ljava/lang/ThreadGroup;", 0, 3,
      {{"name", "Ljava/lang/String;"}, {"parent", "Ljava/lang/ThreadGroup;"}, {"maxPriority", "I"}}},
-    {"Class", "Ljava/lang/Class;", 0, {{0}}},
+    {"Class", "Ljava/lang/Class;", 0, 0, {{0}}},
+    {"Throwable", "Ljava/lang/Throwable;", 0, 2, {{"message", "Ljava/lang/String;"}, {"backtrace", "[J"}}},
+    {"Exception", "Ljava/lang/Exception;", 5, 0, {{0}}},
+    {"RuntimeException", "Ljava/lang/RuntimeException;", 6, 0, {{0}}},
+    {"ArithmeticException", "Ljava/lang/ArithmeticException;", 7, 0, {{0}}},
+    {"NullPointerException", "Ljava/lang/NullPointerException;", 7, 0, {{0}}},
+    {"ArrayIndexOutOfBoundsException", "Ljava/lang/ArrayIndexOutOfBoundsException;", 7, 0, {{0}}},
+    {"ClassCastException", "Ljava/lang/ClassCastException;", 7, 0, {{0}}},
 };
 
 static int define_builtins(mvm_vm *vm) {
@@ -190,6 +200,9 @@ static int define_builtins(mvm_vm *vm) {
     mvm_class *c = mvm_ncalloc(vm, 1, sizeof *c);
     if (!c) return -1;
     c->builtin = 1;
+    c->super = b->super >= 0 ? vm->classes[b->super] : NULL;
+    uint32_t base = c->super ? c->super->ninstance : 0;
+    c->ninstance = base;
     c->name = mvm_nstrdup(vm, b->name);
     c->sig = mvm_nstrdup(vm, b->sig);
     c->source = mvm_nstrdup(vm, "<builtin>");
@@ -200,9 +213,10 @@ static int define_builtins(mvm_vm *vm) {
       for (int k = 0; ok && k < b->nfields; k++) {
         const char *sig = b->fields[k].sig;
         c->fields[k] = (mvm_field){mvm_nstrdup(vm, b->fields[k].name), sig[0] == '[' ? 'L' : sig[0],
-                                   mvm_nstrdup(vm, sig), 0, (uint32_t)k, c};
+                                   mvm_nstrdup(vm, sig), 0, base + (uint32_t)k, c};
         ok = c->fields[k].name && c->fields[k].sig;
-        c->nfields = c->ninstance = (uint32_t)k + 1;
+        c->nfields = (uint32_t)k + 1;
+        c->ninstance = base + c->nfields;
       }
     }
     if (!ok || mvm_define_class(vm, c)) {
@@ -215,6 +229,13 @@ static int define_builtins(mvm_vm *vm) {
   vm->thread_class = vm->classes[2];
   vm->group_class = vm->classes[3];
   vm->class_class = vm->classes[4];
+  vm->throwable_class = vm->classes[5];
+  vm->exception_class = vm->classes[6];
+  vm->runtime_exc_class = vm->classes[7];
+  vm->arith_class = vm->classes[8];
+  vm->npe_class = vm->classes[9];
+  vm->aioobe_class = vm->classes[10];
+  vm->cce_class = vm->classes[11];
   /* The array types the VM itself makes: String's bytes, main's arguments, and one per element
    * letter for new-array's defaults (an array header with type 0 means the letter's default). */
   static const char *const atypes[] = {"[B", "[Ljava/lang/String;", "[Z", "[C", "[S", "[I", "[F", "[J", "[D",

@@ -9,16 +9,17 @@
 #include "helpers.h"
 
 /* What every VM keeps alive by itself once main has returned: the class objects of Object,
- * String, Thread, ThreadGroup and Class; the thread groups "system" and "main" and the GC
+ * String, Thread, ThreadGroup, Class and the seven Throwables (Throwable, Exception,
+ * RuntimeException and the four the VM throws); the thread groups "system" and "main" and the GC
  * daemon's Thread, each with its name (a String and its byte[]). */
 enum {
-  BUILTIN_CLASSES = 5,
+  BUILTIN_CLASSES = 12,
   BUILTIN_PLAIN = 3 + 3,                  /* 2 groups + 1 Thread, and their 3 name Strings */
   BUILTIN_BYTE_ARRAYS = 3,
   BUILTIN_OBJECTS = BUILTIN_CLASSES + BUILTIN_PLAIN + BUILTIN_BYTE_ARRAYS,
   /* class objects without statics: 16 each; ThreadGroup 16 + 3 * 8; Thread 16 + 6 * 8; String
    * 16 + 8; byte[] "system", "main", "GC": 16 + 8 each (rounded up to 8-byte units) */
-  BUILTIN_BYTES = 5 * 16 + 2 * 40 + 64 + 3 * 24 + 3 * 24
+  BUILTIN_BYTES = BUILTIN_CLASSES * 16 + 2 * 40 + 64 + 3 * 24 + 3 * 24
 };
 
 /* Node list of 100 elements, each with an int[] payload, reachable from a static; 1000 garbage
