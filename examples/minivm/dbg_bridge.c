@@ -435,6 +435,23 @@ static void on_method_exit(void *ud, uint32_t thread, const mvm_loc *loc, int32_
   ddmc_dbg_post_method_exit(b->d, thread, &l, depth, 0, &v);
 }
 
+/* Exceptions: the core asks at each throw whether a debugger wants it (ddmc_dbg_wants is one
+ * atomic read), then reports the throw with the handler it found up the stack, or none, before
+ * unwinding (ddmc_dbg_post_exception, which filters by class, superclasses and caught /
+ * uncaught). Nothing for exception_catch: JDWP has no event for entering a handler. */
+static int on_exception_events(void *ud) {
+  dbg_bridge *b = ud;
+  return ddmc_dbg_wants(b->d, DDMC_EV_EXCEPTION);
+}
+
+static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc,
+                         const mvm_loc *catch_loc) {
+  dbg_bridge *b = ud;
+  ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc}, c;
+  if (catch_loc) c = (ddmc_location){.cls = catch_loc->cls, .method = catch_loc->method, .index = catch_loc->pc};
+  ddmc_dbg_post_exception(b->d, thread, &l, depth, 0, exc, catch_loc ? &c : NULL);
+}
+
 static void on_thread_dying(void *ud, uint32_t thread) {
   dbg_bridge *b = ud;
   ddmc_dbg_post_thread_death(b->d, thread);
@@ -519,6 +536,8 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
   mvm_dbg_hooks h = {.ud = b,
                      .location = on_location,
                      .method_exit = on_method_exit,
+                     .exception_events = on_exception_events,
+                     .exception = on_exception,
                      .thread_dying = on_thread_dying,
                      .gc_roots = on_gc_roots};
   mvm_dbg_set_hooks(vm, &h);
