@@ -77,7 +77,8 @@ int mvm_prepare_main(mvm_vm *vm);
  * Before main, each class's "<clinit>" (a method of that name with no parameter), in the order
  * the classes were declared.
  * argv become main's String[] parameter when main declares one. Returns the exit status: the
- * status of an exit instruction, 1 if main died of an error, else 0. */
+ * status of an exit instruction, 1 if main (or a <clinit>) died of an uncaught exception (its
+ * "Exception in thread" trace is on stderr) or of an error, else 0. */
 int mvm_run_main(mvm_vm *vm, int argc, char **argv);
 
 /* The process status for a requested exit status: 0-255 as it is, anything else 1. A status is
