@@ -1,8 +1,7 @@
-// The program vm_death.jdb ends while a thread sits at a breakpoint: main prints "alive N" until a
-// debugger sets Exit.quit, then exits with status 3. tests/jdb/exit.mvm mirrors it line for line,
-// so don't renumber it.
+// vm_death.jdb: the VM exits while a thread sits at a breakpoint. Worker counts; main prints
+// "alive COUNT" every 50 ms and exits with status 3 once the count has not moved for 20 checks
+// (a second): when a debugger holds Worker. tests/jdb/exit.mvm mirrors it line for line.
 public class Exit {
-    static boolean quit;
     static int count;
 
     static void pause(int ms) {
@@ -24,12 +23,18 @@ public class Exit {
         Thread w = new Thread(Exit::worker, "Worker");
         w.setDaemon(true);
         w.start();
-        int round = 0;
-        while (!quit) {
-            System.out.print("alive ");
-            System.out.println(round);
-            round = round + 1;
+        int last = -1;
+        int still = 0;
+        while (still < 20) {
             pause(50);
+            if (count == last) {
+                still = still + 1;
+            } else {
+                still = 0;
+            }
+            last = count;
+            System.out.print("alive ");
+            System.out.println(last);
         }
         System.out.println("exiting");
         System.exit(3);

@@ -107,7 +107,11 @@ PROMPT = re.compile(r"(?:\A|\n)(?:> |\S[^\n]*?\[\d+\] )\Z")
 # Expectations are matched against the output with such a prompt taken out (the transcript shows it
 # as jdb printed it).
 _STRAY = r"(?:> |[^\s\[\]\"]+\[\d+\] )"
+# The command thread's own reply can land there too: after `stop at` a thread already running
+# towards the line hits it at once, and "Set breakpoint Debug:18" (with its prompt) comes out between
+# "Breakpoint hit: " and the rest; it is moved in front of the event.
 INTERLEAVED = [
+    (re.compile(r"(Breakpoint hit: |Step completed: )(Set breakpoint [^\n]*\n)" + _STRAY + "?"), r"\2\1"),
     (re.compile(r"(\[\d+\] )" + _STRAY + r"\Z"), r"\1"),
     (re.compile(r"(^|Breakpoint hit: |Step completed: |VM Started: )" + _STRAY + r"(?=\S)", re.M), r"\1"),
 ]
