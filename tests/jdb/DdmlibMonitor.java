@@ -19,6 +19,8 @@
 // Client, with a new debugger port): the monitor follows it and prints "client ..." and
 // "debug-port N" again; lines are printed for the current connection only.
 //
+// "kill" on stdin makes ddmlib stop the VM (Client.kill(): an EXIT chunk), as DDMS's button did.
+//
 // On quit it prints "problems: N" (ddmlib errors, unusable chunks; each as "problem: ...") and
 // "monitor: done", and exits 0 only when there were none. Every line is flushed as it is printed.
 import com.android.ddmlib.AndroidDebugBridge;
@@ -252,7 +254,13 @@ public class DdmlibMonitor {
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
     String line;
     while ((line = in.readLine()) != null && !line.trim().equals("quit")) {
-      // nothing else to do: the driver only ever says quit
+      if (line.trim().equals("kill")) { // DDMS's "Stop process": an EXIT chunk
+        say("killing pid " + pid);
+        current.kill();
+      } else {
+        say("monitor: unknown command '" + line.trim() + "'");
+        problems.add("unknown command " + line.trim());
+      }
     }
     stop.set(true);
     ticker.join(2000);

@@ -28,7 +28,8 @@ ddmlib: tests/jdb/DdmlibMonitor.java (compiled here against the Debian ddmlib ja
         to quit and must report no ddmlib error.
 
 The first script must say `%vm suspend=n` (the VM the driver started), later ones `%vm same`;
-%program is not available. The VM must still run at the end. Nothing waits a fixed time. On
+%program is not available. The VM must still run at the end unless the last script ended it
+(vm-exits; in ddmlib mode `@mon kill` has ddmlib stop it). Nothing waits a fixed time. On
 failure it prints the jdb transcript, the program's output, minivm's stderr, the monitor's output
 and the logs of the stand-in and the adb server, and exits 1. adb, a JDK with jdb, or ddmlib
 missing is a failure (scripts/setup.sh --e2e installs them); the test never skips.
@@ -59,7 +60,8 @@ class AdbVM:
         env = dict(run.env)
         env["DDMC_ADB_CONTROL"] = run.control
         env.update({"LC_ALL": "C.UTF-8", "LANG": "C.UTF-8"})
-        self.cmd = [args.minivm, "-agentlib:jdwp=transport=dt_android_adb,server=y,suspend=n", args.program]
+        self.cmd = [args.minivm, "-agentlib:jdwp=transport=dt_android_adb,server=y,suspend=n", *args.vm_arg,
+                    args.program]
         R.log("VM: " + " ".join(self.cmd))
         self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, env=env, cwd=run.dir)
@@ -136,6 +138,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=20.0, help="per-step deadline in seconds (20)")
     ap.add_argument("--monitor-timeout", type=float, default=150.0, help="the monitor's own deadline (150 s)")
     ap.add_argument("--jdb-arg", action="append", default=[])
+    ap.add_argument("--vm-arg", action="append", default=[],
+                    help="an extra minivm option before the program (repeatable), e.g. --vm-arg=-verbose:jdwp")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every transcript, also on success")
     ap.add_argument("scripts", nargs="+")
     args = ap.parse_args()
@@ -181,7 +185,17 @@ def main():
             R.log(f"adb forward tcp:{vm.port} jdwp:{vm.proc.pid}")
         else:
             monitor, mon_stream = start_monitor(run, args, vm, cond, cp, java, javac)
+        def send(command):
+            if monitor is None:
+                raise R.Failure("@mon: there is no monitor through adb")
+            try:
+                monitor.stdin.write((command + "\n").encode())
+                monitor.stdin.flush()
+            except OSError:
+                raise R.Failure(f"the ddmlib monitor is gone; could not send {command!r}")
+
         used_ports = 0
+        vm_gone = False
         for script in scripts:
             if not vm.alive():
                 raise R.Failure(f"{script.name}: the VM is no longer running (status {vm.proc.poll()})")
@@ -192,7 +206,7 @@ def main():
                 vm.port = ports[-1]
                 R.log(f"ddmlib's debugger port for pid {vm.proc.pid}: {vm.port}")
             R.log(f"{script.name}: {len(script.steps)} steps through {args.mode} (pid {vm.proc.pid})")
-            session = R.Session(args, script, vm, run.dir, cond, mon_stream)
+            session = R.Session(args, script, vm, run.dir, cond, mon_stream, send)
             try:
                 session.run()
                 if args.verbose:
@@ -203,6 +217,7 @@ def main():
                 raise R.Failure(f"{script.name} failed")
             finally:
                 session.stop_jdb()
+            vm_gone = session.vm_gone
         if monitor is not None:
             monitor.stdin.write(b"quit\n")
             monitor.stdin.flush()
@@ -214,7 +229,7 @@ def main():
             if rc != 0 or m.group(1) != "0":
                 raise R.Failure(f"the ddmlib monitor exited {rc} and reported {m.group(1)} problem(s) "
                                 "(ddmlib errors or chunks it could not use): see its output")
-        if not vm.alive():
+        if not vm.alive() and not vm_gone:
             raise R.Failure(f"the VM is no longer running (status {vm.proc.poll()})")
         ok = True
     except R.Failure as f:

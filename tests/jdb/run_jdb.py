@@ -45,6 +45,8 @@ A step is one of:
   @wait           send nothing; wait for asynchronous output (jdb's or the program's)
   @kill-jdb       kill jdb (SIGKILL: the debugger vanishes without a word, as a crashed IDE does)
                   and wait until it is gone; only out~ / out= / mon~ / mon= steps may follow
+  @mon COMMAND    send COMMAND to the monitor (a driver that has one: run_android.py's ddmlib
+                  monitor takes `kill`, ddmlib's Client.kill()); then wait like @wait
 
 followed by its expectations:
   ~ REGEX         jdb's output for this step must match REGEX (Python re, MULTILINE; it may span
@@ -279,6 +281,8 @@ class Step:
     def title(self):
         if self.kind == "cmd":
             return f"> {self.command}"
+        if self.kind == "mon":
+            return f"@mon {self.command}"
         return "@" + self.kind
 
 
@@ -321,6 +325,8 @@ class Script:
                 self.steps.append(Step("cmd", line[1:].strip(), where))
             elif line in ("@attach", "@wait", "@kill-jdb"):
                 self.steps.append(Step(line[1:], None, where))
+            elif line.startswith("@mon "):
+                self.steps.append(Step("mon", line[5:].strip(), where))
             elif re.fullmatch(r"vm-exits(?:\s+-?\d+)?", line):
                 if not self.steps:
                     raise SystemExit(f"{where}: vm-exits belongs to a step")
@@ -350,9 +356,10 @@ class Script:
 class Session:
     """One script played against one VM with one jdb process."""
 
-    def __init__(self, args, script, vm, workdir, cond, monitor=None):
+    def __init__(self, args, script, vm, workdir, cond, monitor=None, monitor_send=None):
         self.args, self.script, self.vm, self.workdir, self.cond = args, script, vm, workdir, cond
         self.monitor = monitor   # a Stream for mon~ / mon= (a driver's view of the VM), or None
+        self.monitor_send = monitor_send  # @mon COMMAND calls it with COMMAND, or None
         self.timeout = script.timeout or args.timeout
         self.forbid = [re.compile(p, re.M) for p in FORBIDDEN + script.forbid]
         self.vars = {}
@@ -416,6 +423,8 @@ class Session:
                 while not self.jout.eof and time.monotonic() < end:
                     self.cond.wait(0.2)
             self.exited = self.killed = True
+        if step.kind == "mon" and self.monitor_send is None:
+            raise Failure("@mon needs a monitor (a driver that watches the VM passes one)")
         vm_exits = next((int(e.text) for e in step.expects if e.kind == "vm-exits"), None)
 
         is_exit = step.kind == "cmd" and step.command.split()[:1] in (["exit"], ["quit"])
@@ -436,6 +445,8 @@ class Session:
             command = self.subst(step.command, False)
             title = f"> {command}"
             self.send(command)
+        elif step.kind == "mon":  # after the marks: what the command causes belongs to this step
+            self.monitor_send(self.subst(step.command, False))
         deadline = time.monotonic() + self.timeout
         jdb_live = self.jdb is not None and not self.exited
 
@@ -461,7 +472,7 @@ class Session:
                     missing.append(e)
             return missing
 
-        waits_for_jdb = step.kind != "wait" or any(e.kind in ("~", "=") for e in step.expects)
+        waits_for_jdb = step.kind not in ("wait", "mon") or any(e.kind in ("~", "=") for e in step.expects)
 
         def vm_ended():
             return not self.vm.alive() and self.vm.out.eof and self.vm.err.eof
