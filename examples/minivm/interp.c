@@ -291,6 +291,73 @@ void mvm_print_uncaught(mvm_thread *t, mvm_ref exc) {
   pthread_mutex_unlock(&vm->out_lock);
 }
 
+/* A new exception of class c with a formatted message (a String, pinned while the object is
+ * made). 0 after reporting the fatal error when there is no memory for it. */
+__attribute__((noinline, cold, format(printf, 3, 4))) static mvm_ref new_exc(mvm_thread *t, mvm_class *c,
+                                                                              const char *fmt, ...) {
+  mvm_vm *vm = t->vm;
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  mvm_ref s = mvm_new_string(t, msg, strlen(msg));
+  t->pins[MVM_PIN_TMP] = s;
+  mvm_ref e = s ? mvm_alloc_object(t, c) : 0;
+  if (e) mvm_slots(mvm_deref(vm, e))[MVM_THROWABLE_F_MESSAGE] = s;
+  t->pins[MVM_PIN_TMP] = 0;
+  if (!e) report(t, "OutOfMemoryError: no memory for a %s (%s)", c->name, msg);
+  return e;
+}
+
+/* Throws exc at *pc of the top frame: records where (the first throw only: a rethrow keeps the
+ * original trace), finds its handler without unwinding, tells the debugger (throw and catch
+ * locations), then unwinds. Returns 0 with the handler's frame on top and *pc its first
+ * instruction (the exception pinned for move-exception); -1 when nothing above floor catches it
+ * (the frames are popped; on a thread's first frame the trace is printed) or at shutdown. */
+__attribute__((noinline, cold)) static int throw_exc(mvm_thread *t, mvm_ref exc, uint32_t floor, uint32_t *pc) {
+  mvm_vm *vm = t->vm;
+  mvm_frame *f = &t->frames[t->depth - 1];
+  mvm_catch_at at;
+  t->pins[MVM_PIN_EXC] = exc;
+  atomic_store_explicit(&f->pc, *pc, memory_order_relaxed);
+  if (!mvm_slots(mvm_deref(vm, exc))[MVM_THROWABLE_F_BACKTRACE]) fill_backtrace(t, exc);
+  find_handler(t, exc, floor, &at);
+  if (vm->dbg.exception || vm->dbg.exception_catch) {
+    int want = !vm->dbg.exception_events || vm->dbg.exception_events(vm->dbg.ud);
+    if (want && vm->dbg.exception) {
+      mvm_loc loc = mvm_loc_of(f->m, *pc), cloc;
+      if (at.depth) cloc = mvm_loc_of(t->frames[at.depth - 1].m, at.pc);
+      vm->dbg.exception(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, exc, at.depth ? &cloc : NULL);
+    }
+    at.report = want;
+  }
+  if (!at.depth || atomic_load(&vm->shutdown)) {
+    /* Nothing catches it: the thread dies of it (or a nested caller gets it, pinned). */
+    pop_frames(t, floor);
+    t->ret_tag = MVM_PRIM;
+    if (!floor) {
+      if (at.depth == 0 && !atomic_load(&vm->shutdown)) mvm_print_uncaught(t, exc);
+      t->pins[MVM_PIN_EXC] = 0;
+    }
+    return -1;
+  }
+  pop_frames(t, at.depth);
+  f = &t->frames[at.depth - 1];
+  *pc = at.pc;
+  atomic_store_explicit(&f->pc, at.pc, memory_order_relaxed);
+  if (at.report && vm->dbg.exception_catch) {
+    mvm_loc loc = mvm_loc_of(f->m, at.pc);
+    vm->dbg.exception_catch(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, t->pins[MVM_PIN_EXC]);
+    if (atomic_load(&vm->shutdown)) {
+      pop_frames(t, floor);
+      t->ret_tag = MVM_PRIM;
+      return -1;
+    }
+  }
+  return 0;
+}
+
 static int waitdbg(mvm_thread *t) {
   mvm_vm *vm = t->vm;
   mvm_set_status(t, MVM_TS_VMWAIT);
@@ -340,11 +407,10 @@ __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f
     goto unwind;         \
   } while (0)
 /* Throws a new exception of class cls with a formatted message. */
-#define THROW(cls, ...)                                  \
-  do {                                                   \
-    snprintf(excmsg, sizeof excmsg, __VA_ARGS__);        \
-    exc_cls = (cls);                                     \
-    goto throw_new;                                      \
+#define THROW(cls, ...)                       \
+  do {                                        \
+    if (!(exc = new_exc(t, (cls), __VA_ARGS__))) goto unwind; \
+    goto throw_obj;                           \
   } while (0)
 #define SETP(r, v) (regs[r] = (v), tags[r] = MVM_PRIM)
 #define SETR(r, v) (regs[r] = (int64_t)(v), tags[r] = MVM_REFTAG)
@@ -390,10 +456,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
   uint32_t pc = 0;
   char name[256];
   const char *msg;
-  char excmsg[256];                   /* THROW: the message and class of the exception to make */
-  mvm_class *exc_cls = NULL;
-  mvm_ref exc = 0;                    /* the exception being thrown */
-  mvm_catch_at at;
+  mvm_ref exc;                        /* the exception being thrown */
 
   const mvm_insn *reported = NULL;   /* a breakpoint poll_slow has reported already */
   mvm_insn bp_copy;                   /* the instruction under a breakpoint, with its own opcode */
@@ -699,51 +762,12 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
     pc++;
     continue;
 
-  throw_new:
-    /* A new exc_cls with excmsg; the String is pinned while the object is made. */
-    exc = mvm_new_string(t, excmsg, strlen(excmsg));
-    t->pins[MVM_PIN_TMP] = exc;
-    exc = exc ? mvm_alloc_object(t, exc_cls) : 0;
-    if (exc) mvm_slots(mvm_deref(vm, exc))[MVM_THROWABLE_F_MESSAGE] = t->pins[MVM_PIN_TMP];
-    t->pins[MVM_PIN_TMP] = 0;
-    if (!exc) FAIL("OutOfMemoryError: no memory for a %s (%s)", exc_cls->name, excmsg);
   throw_obj:
-    /* exc is thrown at pc of the top frame: record where (the first throw only: a rethrow keeps
-     * the original trace), find its handler without unwinding, tell the debugger, unwind. */
-    t->pins[MVM_PIN_EXC] = exc;
-    atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
-    if (!mvm_slots(mvm_deref(vm, exc))[MVM_THROWABLE_F_BACKTRACE]) fill_backtrace(t, exc);
-    find_handler(t, exc, floor, &at);
-    if (vm->dbg.exception || vm->dbg.exception_catch) {
-      int want = !vm->dbg.exception_events || vm->dbg.exception_events(vm->dbg.ud);
-      if (want && vm->dbg.exception) {
-        mvm_loc loc = mvm_loc_of(f->m, pc), cloc;
-        if (at.depth) cloc = mvm_loc_of(t->frames[at.depth - 1].m, at.pc);
-        vm->dbg.exception(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, exc, at.depth ? &cloc : NULL);
-        if (atomic_load(&vm->shutdown)) goto unwind;
-      }
-      at.report = want;
-    }
-    if (!at.depth) {
-      /* Nothing catches it: the thread dies of it (or a nested caller gets it, pinned). */
-      pop_frames(t, floor);
-      t->ret_tag = MVM_PRIM;
-      if (!floor) {
-        if (!atomic_load(&vm->shutdown)) mvm_print_uncaught(t, exc);
-        t->pins[MVM_PIN_EXC] = 0;
-      }
-      return -1;
-    }
-    pop_frames(t, at.depth);
+    /* Out of line (cold), so the interpreter's own path keeps its registers: the handler's frame
+     * is the top one again, at pc; or nothing caught it and the frames are gone. */
+    if (throw_exc(t, exc, floor, &pc)) return -1;
     LOAD();
-    pc = at.pc;
     reported = NULL;
-    if (at.report && vm->dbg.exception_catch) {
-      mvm_loc loc = mvm_loc_of(f->m, pc);
-      atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
-      vm->dbg.exception_catch(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, t->pins[MVM_PIN_EXC]);
-      if (atomic_load(&vm->shutdown)) goto unwind;
-    }
   }
 unwind:
   pop_frames(t, floor);
