@@ -148,7 +148,8 @@ static void test_threads_states(void **state) {
     for (size_t i = 0; i < st.count; i++) {
       for (int k = 0; k < n; k++)
         if (t[k].id == st.entries[i].thread_id && st.entries[i].status < 10) t[k].seen[st.entries[i].status] = 1;
-      assert_true(st.entries[i].tid > 0);
+      /* A Worker is listed (STARTING) before its OS thread runs and has a tid. */
+      if (st.entries[i].status != DDMC_THREAD_STARTING) assert_true(st.entries[i].tid > 0);
     }
     ddmc_host_thst_free(&st);
     test_sleep_ms(100);

@@ -118,8 +118,10 @@ static mvm_hdr *alloc_block(mvm_vm *vm, mvm_thread *t, size_t bytes) {
   mvm_hdr *b = take(h, units);
   pthread_mutex_unlock(&h->lock);
   /* Collect before growing, as Dalvik's GC_FOR_ALLOC did: growth is for live data, not garbage.
-   * Only an interpreter thread can wait for the collector; the loader just grows. */
-  if (!b && t && t->interp && mvm_gc_request(vm, MVM_GC_ALLOC, 1) == 0) {
+   * Only an interpreter thread can wait for the collector; the loader just grows. A few tries:
+   * threads allocating in a loop can take what one collection freed before this thread does
+   * (seen as a spurious OutOfMemoryError in test_threads with four allocating threads). */
+  for (int tries = 0; !b && tries < 4 && t && t->interp && mvm_gc_request(vm, MVM_GC_ALLOC, 1) == 0; tries++) {
     pthread_mutex_lock(&h->lock);
     b = take(h, units);
     pthread_mutex_unlock(&h->lock);

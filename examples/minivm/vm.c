@@ -518,7 +518,13 @@ int mvm_run_main(mvm_vm *vm, int argc, char **argv) {
   if (mvm_prepare_main(vm)) return 1;
   mvm_thread *t = vm->main_thread;
   const mvm_method *m = t->entry;
-  vm->main_thread = NULL;   /* from now on it unregisters itself */
+  /* From now on it unregisters itself, and it counts as a live pthread until its last touch of
+   * the VM: mvm_vm_free from another thread waits for that (it used to free the thread under
+   * the runner's mvm_thread_free, a use after free ASan caught in test_threads). */
+  pthread_mutex_lock(&vm->thread_lock);
+  vm->main_thread = NULL;
+  vm->live_pthreads++;
+  pthread_mutex_unlock(&vm->thread_lock);
   mvm_thread_bind(t);
   mvm_set_status(t, MVM_TS_INITIALIZING);
   if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
@@ -552,5 +558,9 @@ int mvm_run_main(mvm_vm *vm, int argc, char **argv) {
   mvm_thread_free(t);
   mvm_wait_nondaemon(vm);
   int status = atomic_load(&vm->exit_status);
+  pthread_mutex_lock(&vm->thread_lock);
+  vm->live_pthreads--;
+  pthread_cond_broadcast(&vm->thread_cond);
+  pthread_mutex_unlock(&vm->thread_lock);
   return status >= 0 ? status : (rc ? 1 : 0);
 }

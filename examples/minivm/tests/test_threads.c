@@ -95,12 +95,17 @@ static void *run_main(void *vm) {
   return NULL;
 }
 
+static int frames(void *arg, const mvm_frame_info *f);
+
 static int all_in_state(mvm_vm *vm) {
   for (size_t i = 0; i < NEXPECTED; i++) {
     mvm_thread_info t;
     if (t_find_thread(vm, expected[i].name, &t) || t.status != expected[i].status) return 0;
   }
-  return 1;
+  /* main is in VMWAIT twice: while start-thread waits for Forever to pass its start hook (line
+   * 33), and then in the join (line 100), where it stays. */
+  char buf[256] = "";
+  return mvm_thread_stack(vm, 1, frames, buf) == 0 && strcmp(buf, "T.main(T.java:100) ") == 0;
 }
 
 static int frames(void *arg, const mvm_frame_info *f) {
