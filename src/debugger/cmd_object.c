@@ -38,56 +38,23 @@ static int or_reference_type(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int or_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
   const ddmc__cls *c;
-  uint32_t n;
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
   }
-  if ((rc = ddmc__rd_count(in, 8, &n)) != 0) return rc;
-  ddmc_buf_put_u32(out, n);
-  for (uint32_t i = 0; i < n; i++) {
-    const ddmc__cls *decl;
-    uint32_t f;
-    ddmc_field_info fi;
-    ddmc_value v;
-    if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
-    if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
-    memset(&v, 0, sizeof(v));
-    ddmc_ref self = (fi.modifiers & DDMC_ACC_STATIC) ? 0 : o;
-    if ((rc = DDMC__DBG_CALL(d, get_field, self, decl->handle, f, &v)) != 0) return rc;
-    if ((rc = ddmc__wr_value(d, out, &v, 1)) != 0) return rc;
-  }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__get_fields(d, in, out, c, o);
 }
 
 static int or_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
   const ddmc__cls *c;
-  uint32_t n;
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
   }
-  if ((rc = ddmc__rd_count(in, 9, &n)) != 0) return rc;
-  ddmc_reader body = *in; /* two passes: nothing is set unless the whole request is good */
-  for (int apply = 0; apply < 2; apply++) {
-    *in = body;
-    for (uint32_t i = 0; i < n; i++) {
-      const ddmc__cls *decl;
-      uint32_t f;
-      ddmc_field_info fi;
-      ddmc_value v;
-      if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
-      if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
-      if ((rc = ddmc__rd_value(d, in, ddmc__sig_tag(fi.signature), &v)) != 0) return rc;
-      ddmc_ref self = (fi.modifiers & DDMC_ACC_STATIC) ? 0 : o;
-      if (apply && (rc = DDMC__DBG_CALL(d, set_field, self, decl->handle, f, &v)) != 0) return rc;
-    }
-    if ((rc = ddmc__rd_end(in)) != 0) return rc;
-  }
-  return 0;
+  return ddmc__set_fields(d, in, c, o);
 }
 
 static int pin(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int how) {

@@ -94,23 +94,7 @@ static int rt_methods_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { re
 static int rt_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__cls *c;
   int rc = ddmc__rd_class(d, in, &c);
-  uint32_t n;
-  if (rc == 0) rc = ddmc__rd_count(in, 8, &n);
-  if (rc != 0) return rc;
-  ddmc_buf_put_u32(out, n);
-  for (uint32_t i = 0; i < n; i++) {
-    const ddmc__cls *decl;
-    uint32_t f;
-    ddmc_field_info fi;
-    ddmc_value v;
-    if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
-    if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
-    if (!(fi.modifiers & DDMC_ACC_STATIC)) return DDMC_JDWP_INVALID_FIELDID;
-    memset(&v, 0, sizeof(v));
-    if ((rc = DDMC__DBG_CALL(d, get_field, 0, decl->handle, f, &v)) != 0) return rc;
-    if ((rc = ddmc__wr_value(d, out, &v, 1)) != 0) return rc;
-  }
-  return ddmc__reply_rc(out, 0);
+  return rc != 0 ? rc : ddmc__get_fields(d, in, out, c, 0);
 }
 
 static int rt_source_file(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -187,31 +171,10 @@ static int ct_superclass(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
-/* Two passes, the first on a copy of the reader: a request that is bad anywhere (an ID, a
- * value, its length) changes nothing. */
 static int ct_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__cls *c;
   int rc = ddmc__rd_class(d, in, &c);
-  uint32_t n;
-  if (rc == 0) rc = ddmc__rd_count(in, 9, &n);
-  if (rc != 0) return rc;
-  ddmc_reader body = *in;
-  for (int apply = 0; apply < 2; apply++) {
-    *in = body;
-    for (uint32_t i = 0; i < n; i++) {
-      const ddmc__cls *decl;
-      uint32_t f;
-      ddmc_field_info fi;
-      ddmc_value v;
-      if ((rc = ddmc__rd_field(d, in, c, &decl, &f)) != 0) return rc;
-      if ((rc = ddmc__field_info(d, decl, f, &fi)) != 0) return rc;
-      if (!(fi.modifiers & DDMC_ACC_STATIC)) return DDMC_JDWP_INVALID_FIELDID;
-      if ((rc = ddmc__rd_value(d, in, ddmc__sig_tag(fi.signature), &v)) != 0) return rc;
-      if (apply && (rc = DDMC__DBG_CALL(d, set_field, 0, decl->handle, f, &v)) != 0) return rc;
-    }
-    if ((rc = ddmc__rd_end(in)) != 0) return rc;
-  }
-  return 0;
+  return rc != 0 ? rc : ddmc__set_fields(d, in, c, 0);
 }
 
 /* ---- ClassObjectReference */

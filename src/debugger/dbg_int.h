@@ -164,6 +164,11 @@ const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
 
 /* The field's description, with a non-NULL name and signature (INVALID_FIELDID otherwise). */
 int ddmc__field_info(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out);
+/* Field values (fields.c): [count][fieldID]* answered with [count][tagged value]*, and
+ * [count]([fieldID][value])* stored (all checked before any is stored). Fields of c or its
+ * superclasses, of object o, or statics only when o is 0 (an instance field: INVALID_FIELDID). */
+int ddmc__get_fields(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, const ddmc__cls *c, ddmc_ref o);
+int ddmc__set_fields(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref o);
 /* Reads [count] and checks it against the bytes left at min_each bytes per element: INVALID_LENGTH
  * (and the reader's error set) when the request cannot hold them. */
 int ddmc__rd_count(ddmc_reader *r, size_t min_each, uint32_t *out);
