@@ -534,11 +534,14 @@ def mode_ddmc(run):
         return r.returncode, doc
 
     deadline = time.time() + 15
-    while True:  # the zygote renames itself within two seconds
+    # The zygote renames itself after half a second and enters wait-for-debugger one instruction
+    # later; under a sanitizer a query can land between the two, so wait for both.
+    while True:
         rc, doc = ddmc("-p", str(z.pid), "info")
         if rc != 0:
             raise Fail("ddmc -p %d info exited %d: %s" % (z.pid, rc, doc))
-        if doc["vm"]["app_name"] == "com.example.zygote" or time.time() > deadline:
+        v = doc["vm"]
+        if (v["app_name"] == "com.example.zygote" and v["waiting_for_debugger"]) or time.time() > deadline:
             break
         time.sleep(0.5)
     vm = doc["vm"]
