@@ -573,6 +573,18 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   atomic_fetch_add(&f->n_invoke, 1);
   atomic_store(&f->last_invoke_thread, (int)thread);
   atomic_store(&f->last_invoke_options, options);
+  if ((options & DDMC_DBG_INVOKE_CONSTRUCT) != 0) {
+    /* Debug() makes a new Debug (x = 0) */
+    if (method != FD_M_INIT || this_obj != 0 || nargs != 0) {
+      atomic_fetch_add(&f->bad_calls, 1);
+      return DDMC_JDWP_INVALID_METHODID;
+    }
+    ddmc_ref r = FD_O_END + (ddmc_ref)f->nobj;
+    if (add_object(f, r, FD_C_DEBUG) == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+    result->tag = 'L';
+    result->u.l = r;
+    return 0;
+  }
   if (method == FD_M_MAIN) {
     result->tag = 'V';
     return 0;
@@ -585,6 +597,46 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   }
   result->tag = 'J';
   result->u.j = (int64_t)args[0].u.i * 2;
+  return 0;
+}
+
+static int new_array(void *vd, ddmc_class c, int32_t length, ddmc_ref *out) {
+  fakedbg *f = FD(vd);
+  if (c != FD_C_INT_ARRAY || length < 0) {
+    bad(f);
+    return DDMC_JDWP_INVALID_ARRAY;
+  }
+  if (length > (int32_t)(sizeof(f->obj[0].arr) / sizeof(f->obj[0].arr[0]))) return DDMC_JDWP_OUT_OF_MEMORY;
+  ddmc_ref r = FD_O_END + (ddmc_ref)f->nobj;
+  fd_object *ob = add_object(f, r, FD_C_INT_ARRAY);
+  if (ob == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  ob->arrlen = length;
+  *out = r;
+  return 0;
+}
+
+static int interrupt_thread(void *vd, uint32_t thread) {
+  fakedbg *f = FD(vd);
+  if (thread == 0 || thread > FD_NTHREADS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  atomic_fetch_add(&f->n_interrupt, 1);
+  atomic_store(&f->last_interrupt_thread, (int)thread);
+  return 0;
+}
+
+/* The fake's only "Throwable" is a Debug instance. */
+static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
+  fakedbg *f = FD(vd);
+  fd_object *ob = fakedbg_object(f, exc);
+  if (thread == 0 || thread > FD_NTHREADS || ob == NULL) {
+    bad(f);
+    return DDMC_JDWP_INVALID_OBJECT;
+  }
+  if (ob->cls != FD_C_DEBUG) return DDMC_JDWP_INVALID_CLASS;
+  atomic_store(&f->last_stop_thread, (int)thread);
+  atomic_store(&f->last_stop_exc, (long long)exc);
   return 0;
 }
 
@@ -628,6 +680,9 @@ static const ddmc_dbg_ops kOps = {
     .set_field_watch = set_field_watch,
     .invoke = invoke,
     .exit = vm_exit,
+    .new_array = new_array,
+    .interrupt_thread = interrupt_thread,
+    .stop_thread = stop_thread,
 };
 
 /* ---- set-up */
@@ -719,6 +774,10 @@ void fakedbg_reset_debuggee(fakedbg *f) {
   atomic_store(&f->n_invoke, 0);
   atomic_store(&f->last_invoke_thread, 0);
   atomic_store(&f->last_invoke_options, 0);
+  atomic_store(&f->n_interrupt, 0);
+  atomic_store(&f->last_interrupt_thread, 0);
+  atomic_store(&f->last_stop_thread, 0);
+  atomic_store(&f->last_stop_exc, 0);
   f->nbps = 0;
 }
 

@@ -136,8 +136,12 @@ typedef struct fakedbg {
   /* set_field_watch: calls, and the last field and kinds asked for. */
   atomic_int n_field_watch, last_watch_field, last_watch_mask;
   /* invoke: calls, and the last thread and options. compute(int x) returns (long)2x, or throws
-   * FD_O_DEBUG2 for x < 0; main is void. */
+   * FD_O_DEBUG2 for x < 0; main is void; <init> (with DDMC_DBG_INVOKE_CONSTRUCT) makes a new
+   * Debug. new_array makes an int[] of up to 8 elements. */
   atomic_int n_invoke, last_invoke_thread, last_invoke_options;
+  /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
+  atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
+  atomic_llong last_stop_exc;
   atomic_uint watch_masks; /* bit 2*field (access) / 2*field+1 (modify) of Debug's fields */
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];

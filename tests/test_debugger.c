@@ -72,10 +72,12 @@ static void b_str(body *b, const char *s) {
   memcpy(b->p + b->n, s, n);
   b->n += n;
 }
+static uint64_t mid(uint32_t method);
+static uint64_t cid(ddmc_class c);
 static void b_loc(body *b, uint8_t tag, uint64_t cls_id, uint32_t method, uint64_t index) {
   b_u8(b, tag);
   b_u64(b, cls_id);
-  b_u64(b, (uint64_t)method + 1);
+  b_u64(b, cls_id == cid(FD_C_DEBUG) ? mid(method) : (uint64_t)method + 1);
   b_u64(b, index);
 }
 
@@ -120,6 +122,8 @@ static const ddmc__cls *cls(ddmc_class c) {
   return k;
 }
 static uint64_t cid(ddmc_class c) { return cls(c)->id; }
+/* A method of Debug (the fake's only class with methods). */
+static uint64_t mid(uint32_t method) { return ddmc__method_id(cls(FD_C_DEBUG), method); }
 static uint64_t fid(ddmc_class c, uint32_t index) { return ddmc__field_id(cls(c), index); }
 static uint64_t tid(uint32_t t) {
   return oid(t == FD_T_MAIN ? FD_O_THREAD_MAIN : t == FD_T_WORKER ? FD_O_THREAD_WORKER : FD_O_THREAD_JDWP);
@@ -522,15 +526,16 @@ static void line_table_of(uint64_t klass, uint64_t method_id, int want) {
 static void test_ids_method_range(void **state) {
   (void)state;
   uint64_t k = cid(FD_C_DEBUG);
-  line_table_of(k, 1, 0);
-  line_table_of(k, FD_NMETHODS, 0);
-  line_table_of(k, 0, DDMC_JDWP_INVALID_METHODID);
-  line_table_of(k, FD_NMETHODS + 1, DDMC_JDWP_INVALID_METHODID);
-  line_table_of(k, (uint64_t)1 << 32 | 1, DDMC_JDWP_INVALID_METHODID);
+  line_table_of(k, mid(0), 0);
+  line_table_of(k, mid(FD_NMETHODS - 1), 0);
+  line_table_of(k, 1, DDMC_JDWP_INVALID_METHODID); /* an index without its class */
+  line_table_of(k, mid(0) - 1, DDMC_JDWP_INVALID_METHODID);
+  line_table_of(k, mid(FD_NMETHODS), DDMC_JDWP_INVALID_METHODID);
+  line_table_of(k, mid(0) ^ (uint64_t)1 << 45, DDMC_JDWP_INVALID_METHODID); /* another generation */
   line_table_of(k, ~0ull, DDMC_JDWP_INVALID_METHODID);
-  line_table_of(cid(FD_C_INT_ARRAY), 1, DDMC_JDWP_INVALID_METHODID);
-  line_table_of(cid(FD_C_STRING), 1, DDMC_JDWP_INVALID_METHODID);
-  line_table_of(oid(FD_O_STR), 1, DDMC_JDWP_INVALID_OBJECT);
+  line_table_of(cid(FD_C_INT_ARRAY), mid(0), DDMC_JDWP_INVALID_METHODID); /* Debug's method, another class */
+  line_table_of(cid(FD_C_STRING), mid(0), DDMC_JDWP_INVALID_METHODID);
+  line_table_of(oid(FD_O_STR), mid(0), DDMC_JDWP_INVALID_OBJECT);
   /* a breakpoint in a method that is not there */
   body m = {.n = 0};
   b_u8(&m, DDMC__MOD_LOCATION_ONLY);
@@ -782,7 +787,7 @@ static void test_reference_type(void **state) {
     static const char *const mn[] = {"<init>", "main", "compute"};
     static const char *const ms[] = {"()V", "([Ljava/lang/String;)V", "(I)J"};
     for (uint32_t i = 0; i < FD_NMETHODS; i++) {
-      assert_true(ddmc_read_u64(&r) == i + 1);
+      assert_true(ddmc_read_u64(&r) == mid(i));
       assert_string_equal(rd_str(&r), mn[i]);
       assert_string_equal(rd_str(&r), ms[i]);
       if (generic) assert_string_equal(rd_str(&r), i == FD_M_COMPUTE ? "<T:Ljava/lang/Object;>(I)J" : "");
@@ -853,7 +858,7 @@ static void test_method_tables(void **state) {
   ddmc_reader r;
   body b = {.n = 0};
   b_u64(&b, cid(FD_C_DEBUG));
-  b_u64(&b, FD_M_MAIN + 1);
+  b_u64(&b, mid(FD_M_MAIN));
   assert_int_equal(run(6, 1, &b, &r), 0);
   assert_true(ddmc_read_u64(&r) == 0);
   assert_true(ddmc_read_u64(&r) == 20);
@@ -1077,7 +1082,7 @@ static void test_thread_reference(void **state) {
     fr[i] = ddmc_read_u64(&r);
     assert_int_equal(ddmc_read_u8(&r), DDMC_TYPE_CLASS);
     assert_true(ddmc_read_u64(&r) == cid(FD_C_DEBUG));
-    assert_true(ddmc_read_u64(&r) == meth[i] + 1);
+    assert_true(ddmc_read_u64(&r) == mid(meth[i]));
     assert_true(ddmc_read_u64(&r) == index[i]);
   }
   assert_true(fr[0] != fr[1]);
@@ -1303,7 +1308,7 @@ static void bd_class_set(body *b) {
 }
 static void bd_method(body *b) {
   b_u64(b, cid(FD_C_DEBUG));
-  b_u64(b, FD_M_COMPUTE + 1);
+  b_u64(b, mid(FD_M_COMPUTE));
 }
 static void bd_object(body *b) { b_u64(b, oid(FD_O_DEBUG)); }
 static void bd_object_values(body *b) {
@@ -1383,15 +1388,30 @@ static void bd_class_object(body *b) { b_u64(b, oid(FD_O_CLASS_DEBUG)); }
 static void bd_ct_invoke(body *b) {
   b_u64(b, cid(FD_C_DEBUG));
   b_u64(b, tid(FD_T_WORKER));
-  b_u64(b, FD_M_MAIN + 1u);
+  b_u64(b, mid(FD_M_MAIN));
   b_u32(b, 0);
   b_u32(b, 0);
+}
+static void bd_new_instance(body *b) {
+  b_u64(b, cid(FD_C_DEBUG));
+  b_u64(b, tid(FD_T_WORKER));
+  b_u64(b, mid(FD_M_INIT));
+  b_u32(b, 0);
+  b_u32(b, 0);
+}
+static void bd_new_array(body *b) {
+  b_u64(b, cid(FD_C_INT_ARRAY));
+  b_u32(b, 3);
+}
+static void bd_stop(body *b) {
+  b_u64(b, tid(FD_T_WORKER));
+  b_u64(b, oid(FD_O_DEBUG2));
 }
 static void bd_or_invoke(body *b) {
   b_u64(b, oid(FD_O_DEBUG));
   b_u64(b, tid(FD_T_WORKER));
   b_u64(b, cid(FD_C_DEBUG));
-  b_u64(b, FD_M_COMPUTE + 1u);
+  b_u64(b, mid(FD_M_COMPUTE));
   b_u32(b, 1);
   b_u8(b, 'I');
   b_u32(b, 5);
@@ -1417,7 +1437,8 @@ static const cmd_body kBodies[] = {
     {12, 3, bd_group},     {13, 1, bd_array},       {13, 2, bd_array_get},    {13, 3, bd_array_set},
     {14, 1, bd_loader},    {15, 1, bd_event_set},   {15, 2, bd_event_clear},  {16, 1, bd_frame_get},
     {16, 2, bd_frame_set}, {16, 3, bd_frame},       {17, 1, bd_class_object}, {3, 3, bd_ct_invoke},
-    {5, 1, bd_ct_invoke},  {9, 6, bd_or_invoke},
+    {5, 1, bd_ct_invoke},  {9, 6, bd_or_invoke},    {3, 4, bd_new_instance},  {4, 1, bd_new_array},
+    {11, 10, bd_stop},     {11, 11, bd_thread},
 };
 
 static body_fn body_of(uint8_t set, uint8_t cmd) {
@@ -1491,7 +1512,7 @@ static void test_bad_input_every_command(void **state) {
         assert_int_equal(rc, DDMC_JDWP_INVALID_CLASS_LOADER);
       else if (set == 2 && (cmd == 12 || cmd == 17))
         assert_int_equal(rc, DDMC_JDWP_ABSENT_INFORMATION);
-      else if ((set == 3 && cmd == 3) || (set == 5 && cmd == 1) || (set == 9 && cmd == 6))
+      else if ((set == 3 && (cmd == 3 || cmd == 4)) || (set == 5 && cmd == 1) || (set == 9 && cmd == 6))
         assert_int_equal(rc, DDMC_JDWP_THREAD_NOT_SUSPENDED); /* no event holds the thread */
       else if (rc != 0)
         fail_msg("%s with a full body answered %d", c->name, rc);
@@ -1722,7 +1743,7 @@ static void test_thread_only_and_composite(void **state) {
   assert_true(c->e[0].thread == tid(FD_T_WORKER));
   assert_int_equal(c->e[0].tag, DDMC_TYPE_CLASS);
   assert_true(c->e[0].cls == cid(FD_C_DEBUG));
-  assert_true(c->e[0].method == FD_M_COMPUTE + 1);
+  assert_true(c->e[0].method == mid(FD_M_COMPUTE));
   assert_true(c->e[0].index == 8);
   /* A second request at the same place, and a method entry: one composite of three events. */
   body m2 = {.n = 0};
@@ -2258,7 +2279,7 @@ static void test_invoke(void **state) {
   b_u64(&b, oid(FD_O_DEBUG));
   b_u64(&b, tid(FD_T_WORKER));
   b_u64(&b, cid(FD_C_DEBUG));
-  b_u64(&b, FD_M_COMPUTE + 1u);
+  b_u64(&b, mid(FD_M_COMPUTE));
   b_u32(&b, 1);
   b_u8(&b, 'I');
   b_u32(&b, 21);
@@ -2289,7 +2310,7 @@ static void test_invoke(void **state) {
   b_u64(&b, oid(FD_O_DEBUG));
   b_u64(&b, tid(FD_T_WORKER));
   b_u64(&b, cid(FD_C_DEBUG));
-  b_u64(&b, FD_M_COMPUTE + 1u);
+  b_u64(&b, mid(FD_M_COMPUTE));
   b_u32(&b, 1);
   b_u8(&b, 'I');
   b_u32(&b, (uint32_t)-1);
@@ -2316,24 +2337,117 @@ static void test_invoke(void **state) {
   b.n = 0;
   b_u64(&b, cid(FD_C_DEBUG));
   b_u64(&b, tid(FD_T_WORKER));
-  b_u64(&b, FD_M_COMPUTE + 1u);
+  b_u64(&b, mid(FD_M_COMPUTE));
   b_u32(&b, 0);
   b_u32(&b, 0);
   assert_int_equal(run(3, 3, &b, NULL), DDMC_JDWP_INVALID_METHODID);
+  /* ClassType.NewInstance: Debug() on the worker; a constructor only through NewInstance */
+  b.n = 0;
+  bd_new_instance(&b);
+  F->d->cur_id = 7004;
+  assert_int_equal(run(3, 4, &b, NULL), DDMC__REPLY_DEFERRED);
+  assert_true(find_reply(7004, &err, reply, sizeof reply, &n));
+  assert_int_equal(err, 0);
+  ddmc_reader_init(&r, reply, n);
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  uint64_t made = ddmc_read_u64(&r);
+  assert_true(made != 0);
+  assert_int_equal(ddmc_read_u8(&r), 'L'); /* no exception */
+  assert_true(ddmc_read_u64(&r) == 0);
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(atomic_load(&F->last_invoke_options) & DDMC_DBG_INVOKE_CONSTRUCT, DDMC_DBG_INVOKE_CONSTRUCT);
+  assert_int_equal(run_id(9, 1, made, &r), 0); /* ObjectReference.ReferenceType */
+  assert_int_equal(ddmc_read_u8(&r), DDMC_TYPE_CLASS);
+  assert_true(ddmc_read_u64(&r) == cid(FD_C_DEBUG));
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  b.n = 0; /* NewInstance of a method that is not a constructor */
+  b_u64(&b, cid(FD_C_DEBUG));
+  b_u64(&b, tid(FD_T_WORKER));
+  b_u64(&b, mid(FD_M_MAIN));
+  b_u32(&b, 0);
+  b_u32(&b, 0);
+  assert_int_equal(run(3, 4, &b, NULL), DDMC_JDWP_INVALID_METHODID);
+  b.n = 0; /* InvokeMethod of a constructor */
+  b_u64(&b, cid(FD_C_DEBUG));
+  b_u64(&b, tid(FD_T_WORKER));
+  b_u64(&b, mid(FD_M_INIT));
+  b_u32(&b, 0);
+  b_u32(&b, 0);
+  assert_int_equal(run(3, 3, &b, NULL), DDMC_JDWP_INVALID_METHODID);
+  b.n = 0; /* NewInstance of an array type (Debug's constructor is not one of its methods) */
+  b_u64(&b, cid(FD_C_INT_ARRAY));
+  b_u64(&b, tid(FD_T_WORKER));
+  b_u64(&b, mid(FD_M_INIT));
+  b_u32(&b, 0);
+  b_u32(&b, 0);
+  assert_int_equal(run(3, 4, &b, NULL), DDMC_JDWP_INVALID_METHODID);
+  assert_int_equal(atomic_load(&F->n_invoke), 4);
+
   /* main is suspended by command, not by an event: it cannot make a call */
   b.n = 0;
   b_u64(&b, cid(FD_C_DEBUG));
   b_u64(&b, tid(FD_T_MAIN));
-  b_u64(&b, FD_M_MAIN + 1u);
+  b_u64(&b, mid(FD_M_MAIN));
   b_u32(&b, 0);
   b_u32(&b, 0);
   assert_int_equal(run(3, 3, &b, NULL), DDMC_JDWP_THREAD_NOT_SUSPENDED);
-  assert_int_equal(atomic_load(&F->n_invoke), 3);
+  assert_int_equal(atomic_load(&F->n_invoke), 4);
 
   assert_int_equal(run(1, 9, NULL, NULL), 0); /* resume all */
   pthread_join(p.th, NULL);
   assert_int_equal(thr_count(FD_T_WORKER), 0);
   assert_int_equal(thr_count(FD_T_MAIN), 0);
+}
+
+/* ArrayType.NewInstance, ThreadReference.Interrupt and Stop reach their ops with checked
+ * arguments; the new array gets an ID the debugger can use at once. */
+static void test_new_array_interrupt_stop(void **state) {
+  (void)state;
+  body b = {.n = 0};
+  bd_new_array(&b);
+  ddmc_reader r;
+  assert_int_equal(run(4, 1, &b, &r), 0);
+  assert_int_equal(ddmc_read_u8(&r), '[');
+  uint64_t arr = ddmc_read_u64(&r);
+  assert_true(arr != 0);
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(run_id(13, 1, arr, &r), 0); /* ArrayReference.Length */
+  assert_int_equal(ddmc_read_u32(&r), 3);
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  b.n = 0;
+  b_u64(&b, cid(FD_C_INT_ARRAY));
+  b_u32(&b, (uint32_t)-1);
+  assert_int_equal(run(4, 1, &b, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
+  b.n = 0;
+  b_u64(&b, cid(FD_C_DEBUG));
+  b_u32(&b, 1);
+  assert_int_equal(run(4, 1, &b, NULL), DDMC_JDWP_INVALID_ARRAY);
+  b.n = 0;
+  b_u64(&b, cid(FD_C_INT_ARRAY));
+  b_u32(&b, 100); /* the fake VM's arrays hold 8 */
+  assert_int_equal(run(4, 1, &b, NULL), DDMC_JDWP_OUT_OF_MEMORY);
+
+  assert_int_equal(run_id(11, 11, tid(FD_T_WORKER), NULL), 0);
+  assert_int_equal(atomic_load(&F->n_interrupt), 1);
+  assert_int_equal(atomic_load(&F->last_interrupt_thread), FD_T_WORKER);
+  assert_int_equal(run_id(11, 11, oid(FD_O_DEBUG), NULL), DDMC_JDWP_INVALID_THREAD);
+  assert_int_equal(atomic_load(&F->n_interrupt), 1);
+
+  b.n = 0;
+  bd_stop(&b);
+  assert_int_equal(run(11, 10, &b, NULL), 0);
+  assert_int_equal(atomic_load(&F->last_stop_thread), FD_T_WORKER);
+  assert_true((ddmc_ref)atomic_load(&F->last_stop_exc) == FD_O_DEBUG2);
+  b.n = 0;
+  b_u64(&b, tid(FD_T_MAIN));
+  b_u64(&b, oid(FD_O_STR)); /* not a Throwable */
+  assert_int_equal(run(11, 10, &b, NULL), DDMC_JDWP_INVALID_CLASS);
+  b.n = 0;
+  b_u64(&b, tid(FD_T_MAIN));
+  b_u64(&b, 0);
+  assert_int_equal(run(11, 10, &b, NULL), DDMC_JDWP_INVALID_OBJECT);
+  assert_int_equal(atomic_load(&F->last_stop_thread), FD_T_WORKER);
+  assert_int_equal(atomic_load(&F->bad_calls), 0);
 }
 
 /* A relay (ddmlib) keeps the connection when its debugger leaves: DBGD drops the debugger's
@@ -2409,7 +2523,7 @@ static void test_exception_events(void **state) {
   assert_int_equal(g_comp[0].e[0].req, unc);
   assert_int_equal(g_comp[0].e[1].req, any);
   assert_true(g_comp[0].e[0].thread == tid(FD_T_MAIN));
-  assert_true(g_comp[0].e[0].cls == cid(FD_C_DEBUG) && g_comp[0].e[0].method == FD_M_COMPUTE + 1u);
+  assert_true(g_comp[0].e[0].cls == cid(FD_C_DEBUG) && g_comp[0].e[0].method == mid(FD_M_COMPUTE));
   assert_true(g_comp[0].e[0].index == 8);
   assert_int_equal(g_comp[0].e[0].otag, 'L');
   assert_true(g_comp[0].e[0].obj == oid(FD_O_DEBUG2));
@@ -2418,7 +2532,7 @@ static void test_exception_events(void **state) {
   assert_int_equal(g_comp[1].n, 1); /* caught: only the any request */
   assert_int_equal(g_comp[1].e[0].req, any);
   assert_int_equal(g_comp[1].e[0].ctag, DDMC_TYPE_CLASS);
-  assert_true(g_comp[1].e[0].ccls == cid(FD_C_DEBUG) && g_comp[1].e[0].cmethod == FD_M_MAIN + 1u);
+  assert_true(g_comp[1].e[0].ccls == cid(FD_C_DEBUG) && g_comp[1].e[0].cmethod == mid(FD_M_MAIN));
   assert_true(g_comp[1].e[0].cindex == 4);
   /* ExceptionOnly belongs to EXCEPTION alone */
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
@@ -2695,7 +2809,7 @@ static void oom_script(void) {
   run(9, 2, &b, NULL);
   b.n = 0;
   b_u64(&b, k);
-  b_u64(&b, FD_M_MAIN + 1);
+  b_u64(&b, mid(FD_M_MAIN));
   run(6, 1, &b, NULL);
   run(6, 5, &b, NULL);
   run_id(10, 1, try_oid(FD_O_STR), NULL);
@@ -2859,6 +2973,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_exception_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_relay_detach_and_next_debugger, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invoke, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_array_interrupt_stop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_parks_thread, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_suspend_all, setup, teardown),

@@ -227,6 +227,7 @@ static const struct {
     {"NullPointerException", "Ljava/lang/NullPointerException;"},
     {"ArrayIndexOutOfBoundsException", "Ljava/lang/ArrayIndexOutOfBoundsException;"},
     {"ClassCastException", "Ljava/lang/ClassCastException;"},
+    {"InterruptedException", "Ljava/lang/InterruptedException;"},
 };
 
 static int ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$'; }
@@ -337,6 +338,8 @@ static int add_field(asm_ctx *a, const char *name, const char *type, int is_stat
 
 static int open_method(asm_ctx *a, const char *name) {
   mvm_class *c = a->cls;
+  if (!strcmp(name, "<init>"))
+    return fail(a, a->line, "<init> is reserved: every class gets the default constructor <init>()V");
   for (uint32_t i = 0; i < c->nmethods; i++)
     if (!strcmp(c->methods[i]->name, name))
       return fail(a, a->line, "method '%s' already defined in %s", name, c->name);
@@ -876,6 +879,8 @@ static int resolve(asm_ctx *a, fixup *f) {
   }
   mvm_method *m = find_method(c, dot + 1);
   if (!m) return fail(a, f->line, "unknown method %s.%s", c->name, dot + 1);
+  if (m->instance)
+    return fail(a, f->line, "%s.%s is an instance method (only a debugger calls it)", m->owner->name, m->name);
   int given = in->op == OP_INVOKE ? in->nargs : in->nargs - 2;
   if (given != m->nparams)
     return fail(a, f->line, "%s.%s takes %u argument%s, %d given", c->name, m->name, m->nparams,
@@ -1023,7 +1028,8 @@ static int assemble(asm_ctx *a, char *text) {
   for (uint32_t i = 0; i < a->ngfix; i++)
     if (a->gfix[i].kind != 's' && resolve(a, &a->gfix[i])) return -1;
   for (uint32_t i = 0; i < a->nclasses; i++)
-    if (index_refs(a->vm, a->classes[i])) return fail(a, 0, "out of memory");
+    if (index_refs(a->vm, a->classes[i]) || mvm_add_default_init(a->vm, a->classes[i]))
+      return fail(a, 0, "out of memory");
   return 0;
 }
 

@@ -46,6 +46,7 @@ static int jdwp_error(int rc) {
     case MVM_DBG_ENOMEM: return DDMC_JDWP_OUT_OF_MEMORY;
     case MVM_DBG_ENOTARRAY: return DDMC_JDWP_INVALID_ARRAY;
     case MVM_DBG_ENOTSTRING: return DDMC_JDWP_INVALID_STRING;
+    case MVM_DBG_EFAILED: return DDMC_JDWP_INTERNAL;
     default: return DDMC_JDWP_INTERNAL;
   }
 }
@@ -136,11 +137,13 @@ static int op_method_info(void *vm_data, ddmc_class c, uint32_t method, ddmc_met
   mvm_method_desc m;
   int rc = mvm_dbg_method(VM(vm_data), c, method, &m);
   if (rc) return jdwp_error(rc);
-  /* Every minivm method is static; main is public, as Java requires of an entry point. */
+  /* A program's methods are static (main public, as Java requires of an entry point); the
+   * instance methods are Object's public built-ins and each class's public default <init>. */
   *out = (ddmc_method_info){.name = m.name,
                             .signature = m.sig,
                             .generic = NULL,
-                            .modifiers = DDMC_ACC_STATIC | (!strcmp(m.name, "main") ? DDMC_ACC_PUBLIC : 0),
+                            .modifiers = m.instance ? DDMC_ACC_PUBLIC
+                                                    : DDMC_ACC_STATIC | (!strcmp(m.name, "main") ? DDMC_ACC_PUBLIC : 0),
                             .code_start = 0,
                             .code_end = (int64_t)m.ncode - 1,
                             .arg_slots = m.nparams,
@@ -243,6 +246,16 @@ static int op_create_string(void *vm_data, const char *utf8, size_t n, ddmc_ref 
   int rc = mvm_dbg_new_string(vm, utf8, n, &s);
   mvm_dbg_leave(vm);
   *out = s;
+  return jdwp_error(rc);
+}
+
+static int op_new_array(void *vm_data, ddmc_class c, int32_t length, ddmc_ref *out) {
+  mvm_vm *vm = VM(vm_data);
+  uint64_t a = 0;
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_new_array(vm, c, length, &a);
+  mvm_dbg_leave(vm);
+  *out = a;
   return jdwp_error(rc);
 }
 
@@ -350,9 +363,16 @@ static int op_frame_location(void *vm_data, uint32_t thread, int32_t depth, ddmc
 }
 
 static int op_frame_this(void *vm_data, uint32_t thread, int32_t depth, ddmc_ref *out) {
+  mvm_vm *vm = VM(vm_data);
   mvm_loc loc;
-  int rc = mvm_dbg_frame(VM(vm_data), thread, depth, &loc);
-  *out = 0;   /* every minivm method is static */
+  mvm_method_desc m;
+  mvm_value v = {.tag = 'L'};
+  *out = 0;
+  int rc = mvm_dbg_frame(vm, thread, depth, &loc);
+  if (!rc) rc = mvm_dbg_method(vm, loc.cls, loc.method, &m);
+  /* 'this' is the first parameter: register nregs - nparams (0 for a static method) */
+  if (!rc && m.instance) rc = mvm_dbg_get_local(vm, thread, depth, m.nregs - m.nparams, 'L', &v);
+  if (!rc) *out = (ddmc_ref)v.u.i;
   return jdwp_error(rc);
 }
 
@@ -410,6 +430,35 @@ static int op_set_stepping(void *vm_data, uint32_t thread, int on) {
 static int op_set_method_events(void *vm_data, int on) {
   mvm_dbg_set_method_events(VM(vm_data), on);
   return 0;
+}
+
+/* On the thread itself, which the library unparked for the call (thread_parking 0). */
+static int op_invoke(void *vm_data, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj,
+                     const ddmc_value *args, int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
+  mvm_value av[256];
+  if (nargs < 0 || nargs > 255) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  for (int32_t i = 0; i < nargs; i++) av[i] = from_ddmc(&args[i]);
+  mvm_value rv;
+  uint64_t exc = 0;
+  int rc = mvm_dbg_invoke(VM(vm_data), thread, c, method, this_obj, av, nargs,
+                          (options & DDMC_DBG_INVOKE_CONSTRUCT) != 0, &rv, &exc);
+  if (rc == 0) {
+    *result = to_ddmc(&rv);
+    *exception = exc;
+  }
+  return jdwp_error(rc);
+}
+
+static int op_interrupt_thread(void *vm_data, uint32_t thread) {
+  return jdwp_error(mvm_dbg_interrupt(VM(vm_data), thread));
+}
+
+static int op_stop_thread(void *vm_data, uint32_t thread, ddmc_ref exc) {
+  mvm_vm *vm = VM(vm_data);
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_stop(vm, thread, exc);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
 }
 
 static void op_exit(void *vm_data, int32_t status) {
@@ -519,6 +568,10 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
       .set_stepping = op_set_stepping,
       .set_method_events = op_set_method_events,
       .exit = op_exit,
+      .invoke = op_invoke,
+      .new_array = op_new_array,
+      .interrupt_thread = op_interrupt_thread,
+      .stop_thread = op_stop_thread,
   };
   dbg_bridge *b = calloc(1, sizeof *b);
   if (!b) {

@@ -130,7 +130,7 @@ int mvm_dbg_method(mvm_vm *vm, mvm_type t, uint32_t method, mvm_method_desc *out
   mvm_method *m;
   int rc = method_of(vm, t, method, &m);
   if (rc) return rc;
-  *out = (mvm_method_desc){m->name, m->sig, m->ncode, m->nregs, m->nparams};
+  *out = (mvm_method_desc){m->name, m->sig, m->ncode, m->nregs, m->nparams, m->instance};
   return 0;
 }
 
@@ -565,4 +565,137 @@ void mvm_dbg_set_method_events(mvm_vm *vm, int on) {
   atomic_store(&vm->method_events, on != 0);
   mvm_poll_update_locked(vm);
   pthread_mutex_unlock(&vm->stw_lock);
+}
+
+/* ---- Calls, new objects, interruption (a debugger's ClassType/ObjectReference.InvokeMethod,
+ * NewInstance, ArrayType.NewInstance, ThreadReference.Interrupt / Stop). */
+
+int mvm_dbg_new_array(mvm_vm *vm, mvm_type type, int32_t length, uint64_t *out) {
+  mvm_atype *a = atype_of(vm, type);
+  if (!a) return class_of_type(vm, type) ? MVM_DBG_ENOTARRAY : MVM_DBG_ENOTYPE;
+  if (length < 0) return MVM_DBG_EINDEX;
+  char elem = a->sig[1] == '[' || a->sig[1] == 'L' ? 'L' : a->sig[1];
+  mvm_thread *self = mvm_thread_self();
+  mvm_ref r = self && self->interp ? mvm_alloc_array_typed(self, elem, (uint32_t)type + 1, length)
+                                   : mvm_alloc_array_vm(vm, elem, (uint32_t)type + 1, length);
+  if (!r) return MVM_DBG_ENOMEM;
+  if (self) self->pins[MVM_PIN_DBG] = r; /* until the caller holds it, as for new strings */
+  *out = r;
+  return 0;
+}
+
+/* A thread that runs bytecode and has not ended, under thread_lock. */
+static mvm_thread *live_locked(mvm_vm *vm, uint32_t id) {
+  mvm_thread *t = find_locked(vm, id);
+  return t && !t->attached && atomic_load(&t->status) != MVM_TS_ZOMBIE ? t : NULL;
+}
+
+int mvm_dbg_interrupt(mvm_vm *vm, uint32_t id) {
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = live_locked(vm, id);
+  if (t) atomic_store(&t->interrupted, 1);
+  pthread_mutex_unlock(&vm->thread_lock);
+  if (!t) return MVM_DBG_ENOTHREAD;
+  mvm_wake_sleepers(vm);
+  return 0;
+}
+
+int mvm_dbg_stop(mvm_vm *vm, uint32_t id, uint64_t exc) {
+  mvm_hdr *h = block_of(vm, exc);
+  if (!h) return MVM_DBG_ENOOBJECT;
+  if (h->kind != MVM_BLK_OBJECT || !mvm_is_subclass(vm->classes[mvm_deref(vm, h->klass)->aux], vm->throwable_class))
+    return MVM_DBG_ENOTYPE;
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = live_locked(vm, id);
+  pthread_mutex_unlock(&vm->thread_lock);
+  /* The thread cannot leave the list meanwhile: the caller stopped the world or is the thread. */
+  if (!t || !t->interp) return MVM_DBG_ENOTHREAD;
+  return mvm_set_async(t, (mvm_ref)exc);
+}
+
+/* The first letter of each parameter type of a JNI descriptor, into out (at most cap). */
+static int param_letters(const char *sig, char *out, int cap) {
+  int n = 0;
+  if (!sig || *sig++ != '(') return -1;
+  while (*sig && *sig != ')') {
+    if (n == cap) return -1;
+    out[n++] = *sig == '[' ? 'L' : *sig;
+    while (*sig == '[') sig++;
+    if (*sig == 'L') {
+      sig = strchr(sig, ';');
+      if (!sig) return -1;
+    }
+    sig++;
+  }
+  return n;
+}
+
+int mvm_dbg_invoke(mvm_vm *vm, uint32_t id, mvm_type type, uint32_t method, uint64_t this_obj, const mvm_value *args,
+                   int nargs, int construct, mvm_value *result, uint64_t *exc) {
+  mvm_thread *t = mvm_thread_self();
+  mvm_method *m;
+  int rc = method_of(vm, type, method, &m);
+  if (rc) return rc;
+  if (!t || t->id != id || !t->interp) return MVM_DBG_ENOTHREAD; /* only the thread runs its calls */
+  mvm_class *c = class_of_type(vm, type);
+  char letters[256];
+  int declared = param_letters(m->sig, letters, (int)sizeof letters);
+  if (declared < 0 || declared != m->nparams - (m->instance ? 1 : 0) || nargs != declared) return MVM_DBG_ETYPE;
+  if (construct) {
+    /* String, Thread, ThreadGroup and Class objects are only made by the VM (they need contents) */
+    if (!m->instance || strcmp(m->name, "<init>")) return MVM_DBG_ENOMETHOD;
+    if (c == vm->string_class || c == vm->thread_class || c == vm->group_class || c == vm->class_class)
+      return MVM_DBG_ENOTYPE;
+    if (!(this_obj = mvm_alloc_object(t, c))) return MVM_DBG_ENOMEM;
+    t->pins[MVM_PIN_DBG] = (mvm_ref)this_obj;
+  } else if (m->instance) {
+    mvm_hdr *h = block_of(vm, this_obj);
+    if (!h) return MVM_DBG_ENOOBJECT;
+    mvm_type ot = type_of_block(vm, h);
+    mvm_class *oc = class_of_type(vm, ot);
+    if (m->owner != vm->object_class && !(oc && mvm_is_subclass(oc, m->owner))) return MVM_DBG_ETYPE;
+  }
+  int64_t av[257];
+  uint8_t at[257];
+  int k = 0;
+  if (m->instance) {
+    av[k] = (int64_t)this_obj;
+    at[k++] = MVM_REFTAG;
+  }
+  for (int i = 0; i < nargs; i++, k++) {
+    int ref = letters[i] == 'L';
+    if (ref ? !is_ref_tag(args[i].tag) : args[i].tag != letters[i]) return MVM_DBG_ETYPE;
+    if (ref && args[i].u.i && !block_of(vm, (uint64_t)args[i].u.i)) return MVM_DBG_ENOOBJECT;
+    av[k] = ref ? args[i].u.i : raw_of(letters[i], &args[i]);
+    at[k] = ref ? MVM_REFTAG : MVM_PRIM;
+  }
+  /* The call runs above the frames of the event that parked the thread: keep what the
+   * interrupted instruction and the next poll expect. */
+  int64_t ret = t->ret;
+  uint8_t ret_tag = t->ret_tag;
+  mvm_ref pending = t->pins[MVM_PIN_EXC];
+  uint32_t dbg_depth = t->dbg_depth;
+  t->pins[MVM_PIN_EXC] = 0;
+  int r = mvm_interp(t, m, av, at, k);
+  *exc = 0;
+  memset(result, 0, sizeof *result);
+  result->tag = 'V';
+  if (r == 0 && construct) {
+    result->tag = 'L';
+    result->u.i = (int64_t)this_obj;
+  } else if (r == 0) {
+    *result = mvm_dbg_value_of(m->ret, t->ret);
+    if (result->tag == 'L' && t->ret_tag != MVM_REFTAG && t->ret) *result = mvm_dbg_value_of('J', t->ret);
+    if (result->tag == 'L') t->pins[MVM_PIN_DBG] = (mvm_ref)result->u.i;
+  } else if (t->pins[MVM_PIN_EXC]) {
+    *exc = t->pins[MVM_PIN_EXC];
+    t->pins[MVM_PIN_DBGX] = (mvm_ref)*exc; /* until the caller holds it */
+  } else {
+    rc = atomic_load(&vm->shutdown) ? MVM_DBG_ENOTHREAD : MVM_DBG_EFAILED; /* a VM error, reported */
+  }
+  t->ret = ret;
+  t->ret_tag = ret_tag;
+  t->pins[MVM_PIN_EXC] = pending;
+  t->dbg_depth = dbg_depth;
+  return rc;
 }

@@ -177,6 +177,10 @@ mvm_ref mvm_alloc_array_typed(mvm_thread *t, char elem, uint32_t atype, int32_t 
   return alloc_array(t->vm, t, elem, atype, length);
 }
 
+mvm_ref mvm_alloc_array_vm(mvm_vm *vm, char elem, uint32_t atype, int32_t length) {
+  return alloc_array(vm, NULL, elem, atype, length);
+}
+
 mvm_ref mvm_alloc_object_vm(mvm_vm *vm, mvm_class *c) {
   mvm_hdr *b = alloc_block(vm, NULL, sizeof(mvm_hdr) + (size_t)c->ninstance * 8);
   if (!b) return 0;

@@ -85,6 +85,8 @@ typedef struct mvm_method {
   uint32_t nlocals;
   mvm_catch *catches;
   uint32_t ncatches;
+  int instance;       /* takes 'this' as its first parameter: Object's built-ins and each class's
+                       * implicit <init>, called only by a debugger; a program's methods are static */
 } mvm_method;
 
 /* An array type the program can create: interned by signature, never freed before the VM. An
@@ -119,12 +121,15 @@ typedef struct mvm_frame {
 
 #define MVM_MAX_FRAMES 256
 #define MVM_MAX_SLOTS 8192
-#define MVM_PINS 5
+#define MVM_PINS 7
 /* ARG: a start argument; STR: a string's bytes; DBG: the debugger's last new string (on the
  * thread that made it); TMP: an object between two allocations; EXC: the exception being thrown,
  * then caught until move-exception takes it (or, after mvm_interp returned -1 to a caller deeper
  * than the thread's first frame, the exception nothing caught). */
-enum { MVM_PIN_ARG = 0, MVM_PIN_STR = 1, MVM_PIN_DBG = 2, MVM_PIN_TMP = 3, MVM_PIN_EXC = 4 };
+/* ASYNC: an exception a debugger's ThreadReference.Stop left for the thread to throw (set with the
+ * world stopped, async_pending up); DBGX: the exception of the debugger's last method call. */
+enum { MVM_PIN_ARG = 0, MVM_PIN_STR = 1, MVM_PIN_DBG = 2, MVM_PIN_TMP = 3, MVM_PIN_EXC = 4, MVM_PIN_ASYNC = 5,
+       MVM_PIN_DBGX = 6 };
 /* Instance slots of the built-in Thread and ThreadGroup objects (vm.c, builtins[]). */
 enum { MVM_THREAD_F_NAME, MVM_THREAD_F_PRIORITY, MVM_THREAD_F_DAEMON, MVM_THREAD_F_GROUP, MVM_THREAD_F_TID,
        MVM_THREAD_F_TARGET };
@@ -151,6 +156,8 @@ struct mvm_thread {
   mvm_status park_prev;       /* status before a debugger event parked it (owner only) */
   _Atomic int stepping;       /* report every instruction to the debugger (dbg hooks) */
   uint32_t dbg_depth;         /* frame depth at the last slow poll: a deeper pc 0 is a call */
+  _Atomic int interrupted;    /* Thread.interrupt() (a debugger's): sleep and wait throw InterruptedException */
+  _Atomic int async_pending;  /* pins[MVM_PIN_ASYNC] holds an exception to throw at the next poll */
   mvm_ref obj;                /* its java.lang.Thread (a GC root) */
   mvm_ref group;              /* its ThreadGroup (a GC root until obj holds it) */
 
@@ -213,7 +220,7 @@ struct mvm_vm {
   mvm_class *string_class, *object_class, *thread_class, *group_class, *class_class;
   /* java.lang.Throwable > Exception > RuntimeException > the four the VM throws itself */
   mvm_class *throwable_class, *exception_class, *runtime_exc_class, *arith_class, *npe_class, *aioobe_class,
-      *cce_class;
+      *cce_class, *interrupted_class;
   mvm_atype **atypes;           /* interned array types; appended at load time only */
   uint32_t natypes, cap_atypes;
   mvm_ref group_system, group_main;   /* ThreadGroup objects (roots) */
@@ -224,6 +231,7 @@ struct mvm_vm {
    * thread steps, or while method events are on. It is recomputed under stw_lock. */
   _Atomic int poll;
   int nsusp;                    /* threads with susp_req set (stw_lock) */
+  int nasync;                   /* threads with async_pending set (stw_lock) */
   _Atomic int nstepping;        /* threads with stepping set */
   _Atomic int method_events;
   mvm_dbg_hooks dbg;            /* set before any bytecode runs */
@@ -273,8 +281,17 @@ void *mvm_ncalloc(mvm_vm *vm, size_t n, size_t size);
 char *mvm_nstrdup(mvm_vm *vm, const char *s);
 void mvm_nfree(mvm_vm *vm, void *p);
 void mvm_log(mvm_vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Sleeps up to ms, waking early at shutdown. Returns 0, or -1 at shutdown. */
-int mvm_sleep_ms(mvm_vm *vm, int64_t ms);
+/* Sleeps up to ms, waking early at shutdown and, for a thread t (or NULL), when it is
+ * interrupted or has an exception to throw (mvm_dbg_stop). Returns 0, 1 if t was interrupted
+ * (the flag is cleared: the caller throws InterruptedException), or -1 at shutdown. */
+int mvm_sleep_ms(mvm_vm *vm, mvm_thread *t, int64_t ms);
+/* Wakes every sleeping and waiting thread to look at its flags again. */
+void mvm_wake_sleepers(mvm_vm *vm);
+/* Appends an instance method (one parameter: this, in the last of nregs registers) to c. */
+mvm_method *mvm_add_instance_method(mvm_vm *vm, mvm_class *c, const char *name, const char *sig, uint16_t nregs,
+                                    const mvm_insn *code, uint32_t ncode);
+/* The constructor javac would write for a class without one: <init>()V, which returns. */
+int mvm_add_default_init(mvm_vm *vm, mvm_class *c);
 int64_t mvm_now_ms(void);
 mvm_class *mvm_find_class(mvm_vm *vm, const char *name);
 /* A new, unstarted java.lang.Thread (t: the interpreter thread allocating, which may collect,
@@ -305,6 +322,7 @@ mvm_ref mvm_new_string(mvm_thread *t, const char *utf8, size_t n);
 mvm_ref mvm_alloc_array_typed(mvm_thread *t, char elem, uint32_t atype, int32_t length);
 /* Allocation from a thread that is not an interpreter thread (or none): never collects. */
 mvm_ref mvm_alloc_object_vm(mvm_vm *vm, mvm_class *c);
+mvm_ref mvm_alloc_array_vm(mvm_vm *vm, char elem, uint32_t atype, int32_t length);
 mvm_ref mvm_new_string_vm(mvm_vm *vm, const char *utf8, size_t n);
 size_t mvm_elem_size(char elem);
 /* The collector proper; the caller (GC daemon) has stopped the world. */
@@ -319,6 +337,10 @@ void mvm_thread_bind(mvm_thread *t);        /* sets self and OS tid */
 void mvm_set_status(mvm_thread *t, mvm_status s);
 /* Parks t while the world is stopped. Returns 0, or -1 when the VM is shutting down. */
 int mvm_safepoint(mvm_thread *t);
+/* ThreadReference.Stop: t throws exc at its next poll (set with the world stopped; exc stays a
+ * root in pins[MVM_PIN_ASYNC] until then). take: the owner, at that poll. */
+int mvm_set_async(mvm_thread *t, mvm_ref exc);
+mvm_ref mvm_take_async(mvm_thread *t);
 /* Recomputes vm->poll; caller holds stw_lock. */
 void mvm_poll_update_locked(mvm_vm *vm);
 void mvm_world_stop(mvm_vm *vm);
@@ -337,6 +359,7 @@ int mvm_thread_init_stack(mvm_thread *t);
 /* monitor.c: each returns 0 or -1 with the error message in msg (IllegalMonitorState...). */
 int mvm_monitor_enter(mvm_thread *t, mvm_ref obj);
 int mvm_monitor_exit(mvm_thread *t, mvm_ref obj, const char **msg);
+/* wait also returns 1 when the thread was interrupted (flag cleared; the monitor is held again). */
 int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char **msg);
 int mvm_monitor_notify(mvm_thread *t, mvm_ref obj, int all, const char **msg);
 void mvm_monitor_release_all(mvm_thread *t);

@@ -213,6 +213,29 @@ static const char *java_name(mvm_vm *vm, mvm_ref r, char *buf, size_t cap) {
   return buf;
 }
 
+/* Object.hashCode(): blocks never move, so the reference itself, mixed, is the identity. */
+static int32_t identity_hash(mvm_ref r) { return (int32_t)(((uint32_t)r * 0x9E3779B1u) >> 1); }
+
+/* What toString() gives for o when the class does not say otherwise: "Name@hash", or for a
+ * Throwable its class and message, as Throwable.toString() does. Strings are themselves. */
+static void to_string_of(mvm_vm *vm, mvm_ref o, char *buf, size_t cap) {
+  char name[256];
+  java_name(vm, o, name, sizeof name);
+  mvm_hdr *h = mvm_deref(vm, o);
+  if (h->kind == MVM_BLK_OBJECT && mvm_is_subclass(class_of(vm, h), vm->throwable_class)) {
+    mvm_ref msg = (mvm_ref)mvm_slots(h)[MVM_THROWABLE_F_MESSAGE];
+    char text[256];
+    if (msg && is_string(vm, msg)) {
+      string_copy(vm, msg, text, sizeof text);
+      snprintf(buf, cap, "%s: %s", name, text);
+    } else {
+      snprintf(buf, cap, "%s", name);
+    }
+    return;
+  }
+  snprintf(buf, cap, "%s@%x", name, (unsigned)identity_hash(o));
+}
+
 /* instance-of: an object of k or a subclass; every reference is an Object. */
 static int instance_of(mvm_vm *vm, mvm_ref r, const mvm_class *k) {
   mvm_hdr *h = mvm_deref(vm, r);
@@ -372,13 +395,15 @@ static int waitdbg(mvm_thread *t) {
  * events, report a return instruction as the method's exit (with the value it returns); then
  * report the location if this thread steps, if method events are on and this is a call's first
  * instruction (the frame is deeper than at the last slow poll), or, gathered into the same
- * report, if the instruction holds a breakpoint. Returns -1 to unwind (shutdown), 1 if the
- * location was reported (the instruction then runs without a second report), else 0. */
+ * report, if the instruction holds a breakpoint. Returns -1 to unwind (shutdown), 2 to throw the
+ * exception a debugger left (mvm_take_async), 1 if the location was reported (the instruction
+ * then runs without a second report), else 0. */
 __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in) {
   mvm_vm *vm = t->vm;
   atomic_store_explicit(&f->pc, pc, memory_order_relaxed);   /* a debugger reads the frame */
   if ((atomic_load(&vm->stw_req) || atomic_load(&t->susp_req)) && mvm_safepoint(t)) return -1;
   if (atomic_load(&vm->shutdown)) return -1;
+  if (atomic_load(&t->async_pending)) return 2;   /* a debugger's ThreadReference.Stop */
   uint32_t last_depth = t->dbg_depth;
   t->dbg_depth = t->depth;
   int events = atomic_load(&vm->method_events);
@@ -398,7 +423,8 @@ __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f
   if (!flags && !atomic_load(&t->stepping)) return 0;
   if (mvm_insn_op(in) == OP_BREAKPOINT) flags |= MVM_DBG_AT_BREAKPOINT;
   vm->dbg.location(vm->dbg.ud, t->id, &loc, depth, flags);
-  return atomic_load(&vm->shutdown) ? -1 : 1;
+  if (atomic_load(&vm->shutdown)) return -1;
+  return atomic_load(&t->async_pending) ? 2 : 1;   /* stopped while the event held it */
 }
 
 #define FAIL(...)        \
@@ -466,6 +492,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
     if (atomic_load_explicit(&vm->poll, memory_order_acquire)) {
       int r = poll_slow(t, f, pc, &code[pc]);
       if (r < 0) goto unwind;
+      if (r == 2 && (exc = mvm_take_async(t)) != 0) goto throw_obj;
       reported = r == 1 && mvm_insn_op(&code[pc]) == OP_BREAKPOINT ? &code[pc] : NULL;
     }
     const mvm_insn *in = &code[pc];
@@ -681,7 +708,10 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_SLEEP: case OP_NATIVE:
         NUM(in->a);
         mvm_set_status(t, op == OP_SLEEP ? MVM_TS_SLEEPING : MVM_TS_NATIVE);
-        mvm_sleep_ms(vm, regs[in->a]);
+        if (mvm_sleep_ms(vm, op == OP_SLEEP ? t : NULL, regs[in->a]) == 1) {
+          mvm_set_status(t, MVM_TS_RUNNING);
+          THROW(vm->interrupted_class, "sleep interrupted");
+        }
         mvm_set_status(t, MVM_TS_RUNNING);
         if (atomic_load(&vm->shutdown)) goto unwind;
         break;
@@ -702,10 +732,26 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         } else {
           rc = mvm_monitor_notify(t, o, op == OP_NOTIFY_ALL, &msg);
         }
+        if (rc == 1) THROW(vm->interrupted_class, "wait interrupted");
         if (rc) {
           if (msg) FAIL("%s", msg);
           goto unwind;
         }
+        break;
+      }
+      case OP_IDENTITY_HASH:
+        OBJ(in->b);
+        SETP(in->a, identity_hash((mvm_ref)regs[in->b]));
+        break;
+      case OP_TO_STRING: {
+        OBJ(in->b);
+        mvm_ref o = (mvm_ref)regs[in->b];
+        if (!is_string(vm, o)) {
+          char text[600];
+          to_string_of(vm, o, text, sizeof text);
+          if (!(o = mvm_new_string(t, text, strlen(text)))) OOM(strlen(text) + 48);
+        }
+        SETR(in->a, o);
         break;
       }
       case OP_GC:
@@ -751,6 +797,8 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           mvm_loc loc = mvm_loc_of(f->m, pc);
           vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, MVM_DBG_AT_BREAKPOINT);
           if (atomic_load(&vm->shutdown)) goto unwind;
+          /* stopped (ThreadReference.Stop) while the breakpoint held it: throw here, as a JVM does */
+          if (atomic_load(&t->async_pending) && (exc = mvm_take_async(t)) != 0) goto throw_obj;
         }
         reported = NULL;
         bp_copy = *in;

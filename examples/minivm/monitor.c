@@ -122,10 +122,11 @@ int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char 
     }
   }
   int rc = 0;
-  while (!t->notified && !atomic_load(&vm->shutdown) && rc != ETIMEDOUT)
+  while (!t->notified && !atomic_load(&vm->shutdown) && rc != ETIMEDOUT && !atomic_load(&t->interrupted) &&
+         !atomic_load(&t->async_pending))
     rc = timeout_ms > 0 ? pthread_cond_timedwait(&m->wait_cond, &vm->mon_lock, &until)
                         : pthread_cond_wait(&m->wait_cond, &vm->mon_lock);
-  if (!t->notified)   /* timed out or shut down: still queued */
+  if (!t->notified)   /* timed out, interrupted or shut down: still queued */
     for (pp = &m->waiters; *pp; pp = &(*pp)->wait_next)
       if (*pp == t) {
         *pp = t->wait_next;
@@ -135,6 +136,7 @@ int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char 
   rc = acquire_slow(vm, t, m, saved);
   pthread_mutex_unlock(&vm->mon_lock);
   if (rc == 0) mvm_set_status(t, MVM_TS_RUNNING);
+  if (rc == 0 && atomic_exchange(&t->interrupted, 0)) return 1;
   return rc;
 }
 

@@ -39,7 +39,8 @@ enum {
   MVM_DBG_ELOCATION = -11,  /* INVALID_LOCATION */
   MVM_DBG_ENOMEM = -12,     /* OUT_OF_MEMORY */
   MVM_DBG_ENOTARRAY = -13,  /* INVALID_ARRAY */
-  MVM_DBG_ENOTSTRING = -14  /* INVALID_STRING */
+  MVM_DBG_ENOTSTRING = -14, /* INVALID_STRING */
+  MVM_DBG_EFAILED = -15     /* a call ended in a VM error (reported on stderr): INTERNAL */
 };
 
 /* A value as a debugger sees it. tag: Z B C S I J F D (in the union), L for any reference (in
@@ -111,7 +112,8 @@ typedef struct mvm_field_desc {
 typedef struct mvm_method_desc {
   const char *name, *sig;
   uint32_t ncode;           /* instructions: indexes 0 .. ncode-1 */
-  uint16_t nregs, nparams;  /* parameters are the last nparams registers */
+  uint16_t nregs, nparams;  /* parameters are the last nparams registers ('this' first) */
+  int instance;             /* Object's built-ins and each class's <init>; the rest are static */
 } mvm_method_desc;
 typedef struct mvm_local_desc {
   uint32_t start, end;      /* visible for start <= pc < end */
@@ -186,5 +188,23 @@ int mvm_dbg_set_breakpoint(mvm_vm *vm, const mvm_loc *loc);
 int mvm_dbg_clear_breakpoint(mvm_vm *vm, const mvm_loc *loc);
 int mvm_dbg_set_stepping(mvm_vm *vm, uint32_t id, int on);
 void mvm_dbg_set_method_events(mvm_vm *vm, int on);
+
+/* ---- Calls and new objects. */
+/* A new array of the array type with length default elements, kept alive until the next
+ * new array or string (the caller pins it meanwhile). ENOTARRAY for a class. */
+int mvm_dbg_new_array(mvm_vm *vm, mvm_type type, int32_t length, uint64_t *out);
+/* On thread id itself (ENOTHREAD otherwise), from inside one of its hooks: calls method of type
+ * with this_obj (instance methods) and args in declaration order. construct: method is <init>
+ * and the call is on a new instance of type, which becomes the result. The result (tag V for
+ * void) or the exception nothing in the call caught (*exc) stays alive until the next call.
+ * ETYPE for arguments that do not match; EFAILED when the call ended in a VM error. */
+int mvm_dbg_invoke(mvm_vm *vm, uint32_t id, mvm_type type, uint32_t method, uint64_t this_obj, const mvm_value *args,
+                   int nargs, int construct, mvm_value *result, uint64_t *exc);
+/* Thread.interrupt(): a sleeping or waiting thread wakes and throws InterruptedException;
+ * otherwise the next sleep or wait does. */
+int mvm_dbg_interrupt(mvm_vm *vm, uint32_t id);
+/* Thread.stop(exc): the thread throws exc (a Throwable, else ENOTYPE) at its next instruction,
+ * woken if it sleeps or waits. With the world stopped (mvm_dbg_enter) or on the thread. */
+int mvm_dbg_stop(mvm_vm *vm, uint32_t id, uint64_t exc);
 
 #endif

@@ -70,6 +70,7 @@ void mvm_thread_unregister(mvm_thread *t) {
   pthread_mutex_lock(&vm->stw_lock);
   if (atomic_exchange(&t->susp_req, 0)) vm->nsusp--;
   if (atomic_exchange(&t->stepping, 0)) atomic_fetch_sub(&vm->nstepping, 1);
+  if (atomic_exchange(&t->async_pending, 0)) vm->nasync--;
   mvm_poll_update_locked(vm);
   pthread_mutex_unlock(&vm->stw_lock);
   pthread_mutex_lock(&vm->thread_lock);
@@ -122,9 +123,31 @@ int mvm_safepoint(mvm_thread *t) {
   return atomic_load(&t->vm->shutdown) ? -1 : 0;
 }
 
+int mvm_set_async(mvm_thread *t, mvm_ref exc) {
+  mvm_vm *vm = t->vm;
+  pthread_mutex_lock(&vm->stw_lock);
+  t->pins[MVM_PIN_ASYNC] = exc;
+  if (!atomic_exchange(&t->async_pending, 1)) vm->nasync++;
+  mvm_poll_update_locked(vm);
+  pthread_mutex_unlock(&vm->stw_lock);
+  mvm_wake_sleepers(vm);
+  return 0;
+}
+
+mvm_ref mvm_take_async(mvm_thread *t) {
+  mvm_vm *vm = t->vm;
+  pthread_mutex_lock(&vm->stw_lock);
+  mvm_ref exc = t->pins[MVM_PIN_ASYNC];
+  t->pins[MVM_PIN_ASYNC] = 0;
+  if (atomic_exchange(&t->async_pending, 0)) vm->nasync--;
+  mvm_poll_update_locked(vm);
+  pthread_mutex_unlock(&vm->stw_lock);
+  return exc;
+}
+
 void mvm_poll_update_locked(mvm_vm *vm) {
   /* At shutdown the flag stays up: it is how running threads learn they must unwind. */
-  int on = vm->stw_active || vm->nsusp > 0 || atomic_load(&vm->nstepping) > 0 || atomic_load(&vm->method_events) ||
+  int on = vm->stw_active || vm->nsusp > 0 || vm->nasync > 0 || atomic_load(&vm->nstepping) > 0 || atomic_load(&vm->method_events) ||
            atomic_load(&vm->shutdown);
   atomic_store(&vm->poll, on);
 }

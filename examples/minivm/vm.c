@@ -129,14 +129,75 @@ static struct timespec deadline_after(int64_t ms) {
   return ts;
 }
 
-int mvm_sleep_ms(mvm_vm *vm, int64_t ms) {
+int mvm_sleep_ms(mvm_vm *vm, mvm_thread *t, int64_t ms) {
   struct timespec until = deadline_after(ms < 0 ? 0 : ms);
   pthread_mutex_lock(&vm->sleep_lock);
   int rc = 0;
-  while (!atomic_load(&vm->shutdown) && rc != ETIMEDOUT)
+  while (!atomic_load(&vm->shutdown) && rc != ETIMEDOUT &&
+         !(t && (atomic_load(&t->interrupted) || atomic_load(&t->async_pending))))
     rc = pthread_cond_timedwait(&vm->sleep_cond, &vm->sleep_lock, &until);
   pthread_mutex_unlock(&vm->sleep_lock);
-  return atomic_load(&vm->shutdown) ? -1 : 0;
+  if (atomic_load(&vm->shutdown)) return -1;
+  return t && atomic_exchange(&t->interrupted, 0) ? 1 : 0;
+}
+
+void mvm_wake_sleepers(mvm_vm *vm) {
+  pthread_mutex_lock(&vm->sleep_lock);
+  pthread_cond_broadcast(&vm->sleep_cond);
+  pthread_mutex_unlock(&vm->sleep_lock);
+  mvm_monitor_wake_all(vm);
+}
+
+mvm_method *mvm_add_instance_method(mvm_vm *vm, mvm_class *c, const char *name, const char *sig, uint16_t nregs,
+                                    const mvm_insn *code, uint32_t ncode) {
+  mvm_method **ms = mvm_ncalloc(vm, (size_t)c->nmethods + 1, sizeof *ms);
+  mvm_method *m = mvm_ncalloc(vm, 1, sizeof *m);
+  if (m) {
+    m->name = mvm_nstrdup(vm, name);
+    m->sig = mvm_nstrdup(vm, sig);
+    m->code = mvm_ncalloc(vm, ncode, sizeof *code);
+  }
+  if (!ms || !m || !m->name || !m->sig || !m->code) {
+    if (m) {
+      mvm_nfree(vm, m->name);
+      mvm_nfree(vm, m->sig);
+      mvm_nfree(vm, m->code);
+    }
+    mvm_nfree(vm, m);
+    mvm_nfree(vm, ms);
+    return NULL;
+  }
+  memcpy(m->code, code, ncode * sizeof *code);
+  m->ncode = ncode;
+  m->owner = c;
+  m->index = c->nmethods;
+  m->nregs = nregs;
+  m->nparams = 1;
+  m->instance = 1;
+  m->ret = strchr(sig, ')')[1];
+  if (c->nmethods) memcpy(ms, c->methods, c->nmethods * sizeof *ms);
+  mvm_nfree(vm, c->methods);
+  c->methods = ms;
+  c->methods[c->nmethods++] = m;
+  return m;
+}
+
+int mvm_add_default_init(mvm_vm *vm, mvm_class *c) {
+  const mvm_insn ret = {.op = OP_RETURN_VOID, .line = -1};
+  return mvm_add_instance_method(vm, c, "<init>", "()V", 1, &ret, 1) ? 0 : -1;
+}
+
+/* java.lang.Object's methods a debugger calls (an IDE renders objects through toString()):
+ * <init>, toString (to-string: what the VM prints for any object) and hashCode (identity). This
+ * is in v1, the last register. */
+static int object_methods(mvm_vm *vm, mvm_class *object) {
+  const mvm_insn to_string[] = {{.op = OP_TO_STRING, .a = 0, .b = 1, .nargs = 2, .line = -1},
+                                {.op = OP_RETURN, .a = 0, .nargs = 1, .line = -1}};
+  const mvm_insn hash[] = {{.op = OP_IDENTITY_HASH, .a = 0, .b = 1, .nargs = 2, .line = -1},
+                           {.op = OP_RETURN, .a = 0, .nargs = 1, .line = -1}};
+  if (mvm_add_default_init(vm, object)) return -1;
+  if (!mvm_add_instance_method(vm, object, "toString", "()Ljava/lang/String;", 2, to_string, 2)) return -1;
+  return mvm_add_instance_method(vm, object, "hashCode", "()I", 2, hash, 2) ? 0 : -1;
 }
 
 mvm_class *mvm_find_class(mvm_vm *vm, const char *name) {
@@ -167,7 +228,8 @@ int mvm_parse_size(const char *s, size_t *out) {
  * instances), String (a byte[] of UTF-8 in field "value"), Thread and ThreadGroup (every VM
  * thread has a Thread object; the fields are listed in internal.h's MVM_THREAD_F_* order),
  * Class (the class objects in the heap), and the exceptions: Throwable (MVM_THROWABLE_F_*
- * order) > Exception > RuntimeException > the four the VM throws. super: an index in this
+ * order) > Exception > RuntimeException > the four the VM throws, and Exception >
+ * InterruptedException (sleep and wait, after a debugger's Interrupt). super: an index in this
  * table (each after its superclass), -1 for Object. */
 static const struct builtin {
   const char *name, *sig;
@@ -192,6 +254,7 @@ static const struct builtin {
     {"NullPointerException", "Ljava/lang/NullPointerException;", 7, 0, {{0}}},
     {"ArrayIndexOutOfBoundsException", "Ljava/lang/ArrayIndexOutOfBoundsException;", 7, 0, {{0}}},
     {"ClassCastException", "Ljava/lang/ClassCastException;", 7, 0, {{0}}},
+    {"InterruptedException", "Ljava/lang/InterruptedException;", 6, 0, {{0}}},
 };
 
 static int define_builtins(mvm_vm *vm) {
@@ -219,6 +282,9 @@ static int define_builtins(mvm_vm *vm) {
         c->ninstance = base + c->nfields;
       }
     }
+    /* Object's methods; the Throwables' default constructors (a debugger's `new` of one) */
+    if (ok && i == 0) ok = object_methods(vm, c) == 0;
+    else if (ok && i >= 5) ok = mvm_add_default_init(vm, c) == 0;
     if (!ok || mvm_define_class(vm, c)) {
       mvm_class_free(vm, c);
       return -1;
@@ -236,6 +302,7 @@ static int define_builtins(mvm_vm *vm) {
   vm->npe_class = vm->classes[9];
   vm->aioobe_class = vm->classes[10];
   vm->cce_class = vm->classes[11];
+  vm->interrupted_class = vm->classes[12];
   /* The array types the VM itself makes: String's bytes, main's arguments, and one per element
    * letter for new-array's defaults (an array header with type 0 means the letter's default). */
   static const char *const atypes[] = {"[B", "[Ljava/lang/String;", "[Z", "[C", "[S", "[I", "[F", "[J", "[D",

@@ -307,6 +307,21 @@ typedef struct ddmc_dbg_ops {
    * and steps inside the call are reported as usual. */
   int (*invoke)(void *vm_data, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj,
                 const ddmc_value *args, int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception);
+
+  /* ---- new objects and thread control (appended; a VM without them answers NOT_IMPLEMENTED).
+   * ClassType.NewInstance goes through invoke with DDMC_DBG_INVOKE_CONSTRUCT. */
+  /* ArrayType.NewInstance: a new array of the array class c with length elements, each its
+   * type's default. The VM keeps the array alive until its next new_array or create_string call
+   * (by then the library holds an ID for it, a root). Thread: the JDWP thread. */
+  int (*new_array)(void *vm_data, ddmc_class c, int32_t length, ddmc_ref *out);
+  /* ThreadReference.Interrupt, as Thread.interrupt(): a thread sleeping or waiting wakes and
+   * throws InterruptedException; otherwise its interrupted flag is set. Thread: the JDWP thread. */
+  int (*interrupt_thread)(void *vm_data, uint32_t thread);
+  /* ThreadReference.Stop, as Thread.stop(exc): the thread throws exc (any Throwable; else
+   * DDMC_JDWP_INVALID_CLASS) at its current instruction as soon as it runs bytecode again (a
+   * suspended thread: once resumed; a sleeping or waiting one is woken). The VM holds exc (a
+   * root) until thrown. Thread: the JDWP thread. */
+  int (*stop_thread)(void *vm_data, uint32_t thread, ddmc_ref exc);
 } ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.
@@ -355,6 +370,9 @@ DDMC_EXTERN int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc
 /* Options of a method call (JDWP's invokeOptions). */
 #define DDMC_DBG_INVOKE_SINGLE_THREADED 1
 #define DDMC_DBG_INVOKE_NONVIRTUAL 2
+/* Not a JDWP bit: ClassType.NewInstance. method is a constructor (<init>) of c; the VM allocates
+ * an instance of c, calls method on it and returns the instance in *result (tag 'L'). */
+#define DDMC_DBG_INVOKE_CONSTRUCT 0x100
 
 /* Watchpoints (see ops.set_field_watch): before the thread reads (access) or writes
  * (modification, new_value) field of class c in object (0 for a static). */

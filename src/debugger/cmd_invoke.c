@@ -1,5 +1,5 @@
-/* Method calls from the debugger: ClassType.InvokeMethod (3/3), InterfaceType.InvokeMethod (5/1),
- * ObjectReference.InvokeMethod (9/6).
+/* Method calls from the debugger: ClassType.InvokeMethod (3/3), ClassType.NewInstance (3/4, a
+ * constructor call), InterfaceType.InvokeMethod (5/1), ObjectReference.InvokeMethod (9/6).
  *
  * JDWP runs the call on a thread that an event left suspended. Here that thread is parked inside
  * its ddmc_dbg_post_* call: the handler checks the request, hands the thread a job and returns
@@ -30,7 +30,18 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   uint8_t storage[64];
   ddmc_buf b;
   ddmc__buf_init_on(&b, d->mem, (size_t)1 << 20, storage, sizeof(storage));
-  if (rc == 0) rc = ddmc__wr_value(d, &b, &result, 1);
+  if (rc == 0 && (job->options & DDMC_DBG_INVOKE_CONSTRUCT)) {
+    /* [tagged newObject][tagged exception]: the new object is null when the constructor threw */
+    ddmc_ref o = exc == 0 && result.tag == 'L' ? result.u.l : 0;
+    if (exc == 0 && o == 0) rc = DDMC_JDWP_INTERNAL; /* the VM broke the op's contract */
+    if (rc == 0 && o != 0) rc = ddmc__wr_tagged_object(d, &b, o);
+    if (rc == 0 && o == 0) {
+      ddmc_buf_put_u8(&b, 'L');
+      ddmc__wr_id(&b, 0);
+    }
+  } else if (rc == 0) {
+    rc = ddmc__wr_value(d, &b, &result, 1);
+  }
   if (rc == 0 && exc != 0) rc = ddmc__wr_tagged_object(d, &b, exc);
   if (rc == 0 && exc == 0) { /* no exception: a null object */
     ddmc_buf_put_u8(&b, 'L');
@@ -45,14 +56,17 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
 }
 
 /* [thread][methodID][int args][tagged value]*[int options] after the class (and object). */
-static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref this_obj, int instance) {
+enum { CALL_STATIC, CALL_INSTANCE, CALL_CONSTRUCT };
+
+static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref this_obj, int kind) {
   uint32_t thread, method;
   int rc = ddmc__rd_thread(d, in, &thread);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
   }
-  if ((rc = ddmc__rd_method(d, in, c, &method)) != 0) return rc;
+  const ddmc__cls *decl;
+  if ((rc = ddmc__rd_method(d, in, c, &decl, &method)) != 0) return rc;
   uint32_t nargs;
   if ((rc = ddmc__rd_count(in, 2, &nargs)) != 0) return rc;
   if (nargs > DDMC__MAX_ARGS) return DDMC_JDWP_ILLEGAL_ARGUMENT;
@@ -63,16 +77,28 @@ static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref th
   if (rc == 0) rc = ddmc__rd_end(in);
   ddmc_method_info mi;
   memset(&mi, 0, sizeof(mi));
-  if (rc == 0) rc = DDMC__DBG_CALL(d, method_info, c->handle, method, &mi);
-  /* a static method through an object is allowed; an instance method needs one */
-  if (rc == 0 && !instance && !(mi.modifiers & DDMC_ACC_STATIC)) rc = DDMC_JDWP_INVALID_METHODID;
+  if (rc == 0) rc = DDMC__DBG_CALL(d, method_info, decl->handle, method, &mi);
+  /* a static method through an object is allowed; an instance method needs one; a constructor
+   * is called only as one, on a new instance of a class (not an interface or an array) */
+  int ctor = rc == 0 && mi.name != NULL && strcmp(mi.name, "<init>") == 0;
+  if (rc == 0 && kind == CALL_CONSTRUCT) {
+    if (c->type_tag != DDMC_TYPE_CLASS)
+      rc = DDMC_JDWP_INVALID_CLASS;
+    else if (!ctor || (mi.modifiers & DDMC_ACC_STATIC) || decl != c)
+      rc = DDMC_JDWP_INVALID_METHODID;
+    options = (options & ~DDMC_DBG_INVOKE_NONVIRTUAL) | DDMC_DBG_INVOKE_CONSTRUCT;
+  } else if (rc == 0) {
+    if (kind == CALL_STATIC && !(mi.modifiers & DDMC_ACC_STATIC)) rc = DDMC_JDWP_INVALID_METHODID;
+    if (ctor) rc = DDMC_JDWP_INVALID_METHODID; /* JDI calls constructors through NewInstance only */
+    options &= DDMC_DBG_INVOKE_SINGLE_THREADED | DDMC_DBG_INVOKE_NONVIRTUAL;
+  }
   if (rc == 0 && !DDMC__DBG_HAS(d, invoke)) rc = DDMC_JDWP_NOT_IMPLEMENTED;
   if (rc != 0) {
     ddmc__free(d->mem, job);
     return rc;
   }
   job->run = run_job;
-  job->cls = c->handle;
+  job->cls = decl->handle;
   job->method = method;
   job->this_obj = (mi.modifiers & DDMC_ACC_STATIC) ? 0 : this_obj;
   job->options = options;
@@ -93,7 +119,17 @@ static int ct_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
   }
-  return invoke(d, in, c, 0, 0);
+  return invoke(d, in, c, 0, CALL_STATIC);
+}
+
+static int ct_new_instance(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  if (rc != 0) {
+    ddmc_read_bytes(in, ddmc_reader_left(in));
+    return rc;
+  }
+  return invoke(d, in, c, 0, CALL_CONSTRUCT);
 }
 
 static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -123,13 +159,14 @@ static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   memcpy(buf + 8, ddmc_read_bytes(in, rest), rest);
   ddmc_reader r2;
   ddmc_reader_init(&r2, buf, 8 + rest);
-  rc = invoke(d, &r2, c, o, 1);
+  rc = invoke(d, &r2, c, o, CALL_INSTANCE);
   if (r2.err) return DDMC_JDWP_INVALID_LENGTH;
   return rc;
 }
 
 const ddmc__cmd ddmc__cmds_invoke[] = {
     {3, 3, ct_invoke, "ClassType.InvokeMethod"},
+    {3, 4, ct_new_instance, "ClassType.NewInstance"},
     {5, 1, ct_invoke, "InterfaceType.InvokeMethod"},
     {9, 6, or_invoke, "ObjectReference.InvokeMethod"},
     {0, 0, NULL, NULL},

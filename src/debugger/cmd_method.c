@@ -14,7 +14,7 @@ static int rd_method(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls **c, uint32_
     ddmc_read_u64(in);
     return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
   }
-  if ((rc = ddmc__rd_method(d, in, *c, m)) != 0) return rc;
+  if ((rc = ddmc__rd_method(d, in, *c, NULL, m)) != 0) return rc;
   memset(info, 0, sizeof(*info));
   return DDMC__DBG_CALL(d, method_info, (*c)->handle, *m, info);
 }

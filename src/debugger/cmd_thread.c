@@ -103,6 +103,29 @@ static int tr_suspend_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc;
 }
 
+/* [thread][throwable]: the thread throws it as soon as it runs again (ops.stop_thread). */
+static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  ddmc_ref exc = 0;
+  ddmc_dbg_thread_info info;
+  int rc = ddmc__rd_thread(d, in, &t);
+  int orc = ddmc__rd_object(d, in, &exc);
+  if (rc == 0) rc = orc;
+  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0 && exc == 0) rc = DDMC_JDWP_INVALID_OBJECT;
+  if (rc == 0) rc = thread_info(d, t, &info);
+  return rc != 0 ? rc : DDMC__DBG_CALL(d, stop_thread, t, exc);
+}
+
+static int tr_interrupt(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint32_t t;
+  ddmc_dbg_thread_info info;
+  int rc = ddmc__rd_thread(d, in, &t);
+  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = thread_info(d, t, &info);
+  return rc != 0 ? rc : DDMC__DBG_CALL(d, interrupt_thread, t);
+}
+
 static int tr_is_virtual(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int rc = ddmc__rd_thread(d, in, &t);
@@ -208,8 +231,8 @@ const ddmc__cmd ddmc__cmds_thread[] = {
     {11, 7, tr_frame_count, "ThreadReference.FrameCount"},
     {11, 8, ddmc__not_offered, "ThreadReference.OwnedMonitors"},           /* canGetOwnedMonitorInfo */
     {11, 9, ddmc__not_offered, "ThreadReference.CurrentContendedMonitor"}, /* canGetCurrentContendedMonitor */
-    {11, 10, ddmc__not_offered, "ThreadReference.Stop"},                   /* no asynchronous exceptions yet */
-    {11, 11, ddmc__not_offered, "ThreadReference.Interrupt"},
+    {11, 10, tr_stop, "ThreadReference.Stop"},
+    {11, 11, tr_interrupt, "ThreadReference.Interrupt"},
     {11, 12, tr_suspend_count, "ThreadReference.SuspendCount"},
     {11, 13, ddmc__not_offered, "ThreadReference.OwnedMonitorsStackDepthInfo"}, /* canGetMonitorFrameInfo */
     {11, 14, ddmc__not_offered, "ThreadReference.ForceEarlyReturn"},            /* canForceEarlyReturn */

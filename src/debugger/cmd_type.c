@@ -78,7 +78,7 @@ static int rt_methods_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic
     memset(&m, 0, sizeof(m));
     if ((rc = DDMC__DBG_CALL(d, method_info, c->handle, i, &m)) != 0) return rc;
     if (m.name == NULL || m.signature == NULL) return DDMC_JDWP_INVALID_METHODID;
-    ddmc__wr_id(out, (uint64_t)i + 1);
+    ddmc__wr_id(out, ddmc__method_id(c, i));
     ddmc__wr_string(out, m.name);
     ddmc__wr_string(out, m.signature);
     if (generic) ddmc__wr_string(out, m.generic);
@@ -177,6 +177,21 @@ static int ct_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc != 0 ? rc : ddmc__set_fields(d, in, c, 0);
 }
 
+/* ---- ArrayType */
+
+static int at_new_instance(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__cls *c;
+  int rc = ddmc__rd_class(d, in, &c);
+  int32_t length = (int32_t)ddmc_read_u32(in);
+  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc != 0) return rc;
+  if (c->type_tag != DDMC_TYPE_ARRAY) return DDMC_JDWP_INVALID_ARRAY;
+  if (length < 0) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  ddmc_ref a = 0;
+  if ((rc = DDMC__DBG_CALL(d, new_array, c->handle, length, &a)) != 0) return rc;
+  return a == 0 ? DDMC_JDWP_INTERNAL : ddmc__wr_tagged_object(d, out, a);
+}
+
 /* ---- ClassObjectReference */
 
 static int cor_reflected_type(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -212,8 +227,7 @@ const ddmc__cmd ddmc__cmds_type[] = {
     {2, 18, ddmc__not_offered, "ReferenceType.ConstantPool"}, /* canGetConstantPool */
     {3, 1, ct_superclass, "ClassType.Superclass"},
     {3, 2, ct_set_values, "ClassType.SetValues"},
-    {3, 4, ddmc__not_offered, "ClassType.NewInstance"},
-    {4, 1, ddmc__not_offered, "ArrayType.NewInstance"},
+    {4, 1, at_new_instance, "ArrayType.NewInstance"},
     {17, 1, cor_reflected_type, "ClassObjectReference.ReflectedType"},
     {0, 0, NULL, NULL},
 };

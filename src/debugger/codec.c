@@ -24,29 +24,36 @@ int ddmc__rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls **out) {
   return ddmc__class_of_id(d, id, out);
 }
 
-static int rd_index(ddmc_reader *r, uint32_t count, int bad, uint32_t *out) {
-  uint64_t id = ddmc_read_u64(r);
+int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, const ddmc__cls **decl, uint32_t *out) {
+  uint64_t mid = ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
-  if (id == 0 || id > count) return bad;
-  *out = (uint32_t)(id - 1);
+  const ddmc__cls *k;
+  int rc = ddmc__class_of_member_id(d, mid, 1, &k, out);
+  if (rc != 0) return rc;
+  /* c itself, or (for a call on an instance of c) a superclass that declares the method */
+  if (c == NULL || (k != c && (decl == NULL || !ddmc__is_subclass(d, c->handle, k->handle))))
+    return DDMC_JDWP_INVALID_METHODID;
+  if (decl != NULL) *decl = k;
   return 0;
 }
 
-int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, uint32_t *out) {
-  (void)d;
-  return rd_index(r, c ? c->nmethods : 0, DDMC_JDWP_INVALID_METHODID, out);
-}
-
-uint64_t ddmc__field_id(const ddmc__cls *c, uint32_t index) {
+/* Field and method IDs name their declaring class (its ID's generation and slot) and the
+ * member's index + 1, so a member is found from its ID alone: JDI names a field or method
+ * together with a subclass of its declaring class. */
+static uint64_t member_id(const ddmc__cls *c, uint32_t index) {
   uint64_t gen = (c->id >> 32) & 0x7ffff, slot1 = c->id & 0x1fffff;
   return gen << 45 | slot1 << 24 | ((uint64_t)index + 1);
 }
+
+uint64_t ddmc__field_id(const ddmc__cls *c, uint32_t index) { return member_id(c, index); }
+
+uint64_t ddmc__method_id(const ddmc__cls *c, uint32_t index) { return member_id(c, index); }
 
 int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *want, const ddmc__cls **decl, uint32_t *out) {
   uint64_t fid = ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
   const ddmc__cls *c;
-  int rc = ddmc__class_of_field_id(d, fid, &c, out);
+  int rc = ddmc__class_of_member_id(d, fid, 0, &c, out);
   if (rc != 0) return rc;
   if (want != NULL && !ddmc__is_subclass(d, want->handle, c->handle)) return DDMC_JDWP_INVALID_FIELDID;
   if (decl != NULL) *decl = c;
@@ -84,7 +91,7 @@ int ddmc__rd_location(ddmc__dbg *d, ddmc_reader *r, ddmc_location *out) {
     return truncated(r) ? truncated(r) : rc;
   }
   uint32_t m;
-  rc = ddmc__rd_method(d, r, c, &m);
+  rc = ddmc__rd_method(d, r, c, NULL, &m);
   int64_t index = (int64_t)ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
   if (rc != 0) return rc;
@@ -232,7 +239,7 @@ int ddmc__wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc) {
   if (rc != 0) return rc;
   ddmc_buf_put_u8(b, c->type_tag);
   ddmc__wr_id(b, c->id);
-  ddmc__wr_id(b, (uint64_t)loc->method + 1);
+  ddmc__wr_id(b, ddmc__method_id(c, loc->method));
   ddmc_buf_put_u64(b, (uint64_t)loc->index);
   return 0;
 }

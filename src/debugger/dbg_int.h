@@ -62,16 +62,19 @@ int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin);
 int ddmc__rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out);
 int ddmc__rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls **out);
 /* methodID of class c (its index + 1): INVALID_METHODID when out of range. */
-int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, uint32_t *out);
+/* A method of c; with decl, also one that c inherits (*decl: the declaring class). */
+int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, const ddmc__cls **decl, uint32_t *out);
 /* A fieldID names its declaring class too (ObjectReference.GetValues sends none):
  * (low 19 bits of the class ID's generation << 45) | (class slot + 1) << 24 | (index + 1).
  * ddmc__rd_field gives the declaring class and index; with want set, the field must be declared
  * by want or one of its superclasses (INVALID_FIELDID otherwise, as for a stale or forged ID). */
 uint64_t ddmc__field_id(const ddmc__cls *c, uint32_t index);
+uint64_t ddmc__method_id(const ddmc__cls *c, uint32_t index);
 int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *want, const ddmc__cls **decl, uint32_t *out);
 /* The class a fieldID names (ids.c): INVALID_FIELDID when the slot holds no class of that
  * generation. */
-int ddmc__class_of_field_id(ddmc__dbg *d, uint64_t fid, const ddmc__cls **out, uint32_t *index);
+/* The declaring class and index of a field (method 0) or method (1) ID. */
+int ddmc__class_of_member_id(ddmc__dbg *d, uint64_t id, int method, const ddmc__cls **out, uint32_t *index);
 /* threadID: INVALID_OBJECT for an unknown ID, INVALID_THREAD when the object is not a live
  * thread the debugger may see. */
 int ddmc__rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread);

@@ -335,15 +335,16 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth)
 
 int ddmc__cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out) { return cls_get(d, c, out, 0); }
 
-int ddmc__class_of_field_id(ddmc__dbg *d, uint64_t fid, const ddmc__cls **out, uint32_t *index) {
+int ddmc__class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const ddmc__cls **out, uint32_t *index) {
   uint32_t slot1 = (uint32_t)(fid >> 24) & 0x1fffff, gen = (uint32_t)(fid >> 45), idx1 = (uint32_t)fid & 0xffffff;
   *out = NULL;
-  int rc = DDMC_JDWP_INVALID_FIELDID;
+  int rc = method ? DDMC_JDWP_INVALID_METHODID : DDMC_JDWP_INVALID_FIELDID;
   ddmc__ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
   if (slot1 != 0 && slot1 <= ids->nslots && idx1 != 0) {
     const ddmc__slot *s = &ids->slots[slot1 - 1];
-    if (s->kind == DDMC__SLOT_CLASS && (s->gen & 0x7ffff) == gen && idx1 <= s->cls->nfields) {
+    if (s->kind == DDMC__SLOT_CLASS && (s->gen & 0x7ffff) == gen &&
+        idx1 <= (method ? s->cls->nmethods : s->cls->nfields)) {
       *out = s->cls;
       *index = idx1 - 1;
       rc = 0;

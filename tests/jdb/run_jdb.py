@@ -35,6 +35,8 @@ ignored, leading blanks are ignored:
   %vm same        first line: attach to the VM the previous script left running
   %forbid REGEX   jdb's output must never match REGEX in any step of this script (added to the
                   built-in list: internal exceptions, "not supported on the target VM", ...)
+  %allow REGEX    a built-in forbidden pattern (exactly as written in FORBIDDEN) this script expects,
+                  e.g. "Exception occurred:" for an uncaught exception jdb reports
   %timeout SEC    per-step deadline for this script
   %program NAME   the VM runs tests/jdb/NAME.java (class NAME) on the JVM and tests/jdb/name.mvm
                   (lower case) on minivm instead of Debug / --program (new VMs only)
@@ -292,6 +294,7 @@ class Script:
         self.name = os.path.basename(path)
         self.vm = None  # "y", "n" or "same"
         self.forbid = []
+        self.allow = []  # built-in forbidden patterns this script expects (%allow)
         self.timeout = None
         self.program = None  # %program NAME: None means Debug / --program
         self.steps = []
@@ -313,6 +316,10 @@ class Script:
                         raise SystemExit(f"{where}: %vm takes suspend=y, suspend=n or same")
                 elif word == "forbid":
                     self.forbid.append(rest)
+                elif word == "allow":
+                    if rest not in FORBIDDEN:
+                        raise SystemExit(f"{where}: %allow takes one of the built-in forbidden patterns")
+                    self.allow.append(rest)
                 elif word == "timeout":
                     self.timeout = float(rest)
                 elif word == "program":
@@ -361,7 +368,7 @@ class Session:
         self.monitor = monitor   # a Stream for mon~ / mon= (a driver's view of the VM), or None
         self.monitor_send = monitor_send  # @mon COMMAND calls it with COMMAND, or None
         self.timeout = script.timeout or args.timeout
-        self.forbid = [re.compile(p, re.M) for p in FORBIDDEN + script.forbid]
+        self.forbid = [re.compile(p, re.M) for p in FORBIDDEN + script.forbid if p not in script.allow]
         self.vars = {}
         self.jdb = None
         self.jout = None

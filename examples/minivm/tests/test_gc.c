@@ -9,11 +9,11 @@
 #include "helpers.h"
 
 /* What every VM keeps alive by itself once main has returned: the class objects of Object,
- * String, Thread, ThreadGroup, Class and the seven Throwables (Throwable, Exception,
- * RuntimeException and the four the VM throws); the thread groups "system" and "main" and the GC
+ * String, Thread, ThreadGroup, Class and the eight Throwables (Throwable, Exception,
+ * RuntimeException, the four the VM throws and InterruptedException); the thread groups "system" and "main" and the GC
  * daemon's Thread, each with its name (a String and its byte[]). */
 enum {
-  BUILTIN_CLASSES = 12,
+  BUILTIN_CLASSES = 13,
   BUILTIN_PLAIN = 3 + 3,                  /* 2 groups + 1 Thread, and their 3 name Strings */
   BUILTIN_BYTE_ARRAYS = 3,
   BUILTIN_OBJECTS = BUILTIN_CLASSES + BUILTIN_PLAIN + BUILTIN_BYTE_ARRAYS,
