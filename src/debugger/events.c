@@ -21,6 +21,9 @@
 static ddmc__dbg *enter(ddmc_vm *vm) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
   if (d == NULL) return NULL;
+  /* No debugger: return before touching the shared counter. A thread that reads 0 here touches
+   * nothing the session end frees; method events for a trace come through here on every call. */
+  if (!atomic_load_explicit(&d->connected, memory_order_relaxed)) return NULL;
   atomic_fetch_add(&d->inflight, 1);
   if (!atomic_load(&d->connected)) {
     atomic_fetch_sub(&d->inflight, 1);

@@ -148,14 +148,17 @@ static void thread_reset(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thre
   t->pos = t->end = NULL;
   t->cpu_base_ns = t->cpu_ns = t->real_ns = thread_cpu_ns();
   t->real_at_ns = now;
+  t->last_wall = 0;
   ddmc__trace_seen(tr, thread);
 }
 
 static void record(ddmc_vm *vm, ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thread, const ddmc_location *loc,
                    uint32_t d, int exit) {
-  int64_t now = ddmc__mono_ns();
+  int64_t now = ddmc__tclock_ns(&tr->clock);
   if (t->gen != tr->gen) thread_reset(tr, t, thread, now);
-  uint32_t wall = (uint32_t)((now - tr->t0_ns) / 1000);
+  uint32_t wall = (uint32_t)(now / 1000);
+  if (wall < t->last_wall) wall = t->last_wall; /* a thread moved to a CPU whose counter lags */
+  t->last_wall = wall;
   uint32_t cpu = cpu_us(tr, t, now);
   uint32_t want = exit ? d + 1 : d; /* frames below the event's own, plus it for an exit */
   unroll_to(tr, t, want, cpu, wall);
@@ -208,9 +211,12 @@ void ddmc__trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
 
 /* ---- start and stop (JDWP thread) */
 
-static uint32_t clock_cost_ns(void) {
-  int64_t a = ddmc__mono_ns(), b = a;
-  for (int i = 0; i < 64; i++) b = ddmc__mono_ns();
+static uint32_t clock_cost_ns(const ddmc__tclock *c) {
+  int64_t a = ddmc__mono_ns(), b;
+  volatile int64_t sink = 0;
+  for (int i = 0; i < 64; i++) sink += ddmc__tclock_ns(c);
+  b = ddmc__mono_ns();
+  (void)sink;
   return (uint32_t)((b - a) / 64);
 }
 
@@ -243,6 +249,9 @@ static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
   tr->cap = records / per_region * tr->region;
   ddmc__buf_init(&tr->head, &vm->mem, (size_t)64 << 20);
   tr->buf = ddmc__malloc(&vm->mem, tr->cap);
+  /* Touched here, on the JDWP thread: the page faults of a fresh buffer are not left to the VM
+   * threads' method calls (Dalvik filled its buffer too). */
+  if (tr->buf != NULL) memset(tr->buf, 0, tr->cap);
   tr->fill = ddmc__calloc(&vm->mem, tr->cap / tr->region, sizeof(uint32_t));
   tr->seen = ddmc__calloc(&vm->mem, DDMC__TRACE_MAX_THREADS / 8, 1);
   if (req->mode == DDMC_TRACE_METHODS) {
@@ -256,11 +265,12 @@ static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
   }
   tr->gen = atomic_fetch_add(&vm->prof.next_gen, 1) + 1;
   tr->refresh_ns = (int64_t)cfg->trace_cpu_refresh_us * 1000;
-  tr->clock_ns = clock_cost_ns();
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   tr->start_us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-  tr->t0_ns = ddmc__mono_ns();
+  ddmc__tclock_start(&tr->clock);
+  tr->clock_ns = clock_cost_ns(&tr->clock);
+  tr->t0_ns = tr->clock.mono0;
   return tr;
 }
 
@@ -326,7 +336,13 @@ ddmc__trace *ddmc__trace_stop(ddmc_vm *vm, int *err) {
     }
     tr->len = dst;
   }
-  tr->t1_ns = ddmc__mono_ns();
+  double k = ddmc__tclock_finish(&tr->clock, &tr->elapsed_ns);
+  if (tr->mode == DDMC_TRACE_METHODS && (k > 1.0000001 || k < 0.9999999)) /* the whole trace's TSC rate */
+    for (size_t at = 0; at < tr->len; at += DDMC__TRACE_REC) {
+      uint8_t *w = tr->buf + at + 10;
+      uint32_t v = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24;
+      ddmc__le32(w, (uint32_t)((double)v * k + 0.5));
+    }
   p->current = NULL;
   atomic_store(&p->mode, DDMC_TRACE_OFF);
   int over = atomic_load(&tr->overflow);

@@ -95,8 +95,8 @@ int ddmc__trace_build_head(ddmc_vm *vm, ddmc__trace *tr) {
   if (rc == 0 && ma.n == 0) /* no method: a placeholder no record names */
     ma.v[ma.n++] = (ddmc__dmtrace_method){0, "(no methods traced)", "-", "()V", "", 0};
   if (rc == 0) {
-    ddmc__dmtrace_info info = {atomic_load(&tr->overflow), (uint64_t)(tr->t1_ns - tr->t0_ns) / 1000,
-                               tr->len / DDMC__TRACE_REC, tr->clock_ns, tr->start_us};
+    ddmc__dmtrace_info info = {atomic_load(&tr->overflow), (uint64_t)tr->elapsed_ns / 1000, tr->len / DDMC__TRACE_REC,
+                               tr->clock_ns, tr->start_us};
     ddmc__buf_reset(&tr->head);
     rc = ddmc__dmtrace_head(&tr->head, &info, ta.v, ta.n, ma.v, ma.n);
   }

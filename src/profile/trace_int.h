@@ -14,6 +14,7 @@
 
 #include "profile/dmtrace.h"
 #include "profile/prof_int.h"
+#include "profile/tclock.h"
 
 #define DDMC__TRACE_DEFAULT_BYTES ((uint32_t)8 << 20) /* ddmlib's default, and Dalvik's for 0 */
 #define DDMC__TRACE_MIN_BYTES (DDMC__TRACE_HDR + DDMC__TRACE_REC)
@@ -49,8 +50,9 @@ struct ddmc__trace {
   uint32_t *fill;      /* per region: bytes written, set when its writer leaves it or at stop */
   size_t len;          /* after stop: record bytes, moved together */
   atomic_int overflow;
-  int64_t t0_ns;      /* CLOCK_MONOTONIC at start */
-  int64_t t1_ns;      /* at stop */
+  ddmc__tclock clock; /* the records' wall clock (tclock.h) */
+  int64_t t0_ns;      /* CLOCK_MONOTONIC at start (the sampler's clock) */
+  int64_t elapsed_ns; /* at stop */
   uint64_t start_us;  /* µs since the epoch, for the header */
   int64_t refresh_ns; /* thread CPU clock read interval */
   uint32_t clock_ns;  /* measured cost of one clock read */
@@ -82,13 +84,8 @@ struct ddmc__tthread {
   ddmc__tframe *stack;
   uint32_t depth, cap;
   int64_t cpu_ns, real_ns, real_at_ns, cpu_base_ns;
+  uint32_t last_wall; /* wall times never go back within a thread */
 };
-
-static inline int64_t ddmc__mono_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* A region for a writer (its start and end in pos and end): 1, or 0 once the buffer is full. */
 int ddmc__trace_region(ddmc__trace *tr, uint8_t **pos, uint8_t **end, size_t *off);
