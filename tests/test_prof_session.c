@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <stdatomic.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <cmocka.h>
@@ -729,6 +730,97 @@ static void test_stalled_peer(void **state) {
   stop_vm(&f);
 }
 
+/* ---- every allocation failing in turn */
+
+typedef struct failer {
+  atomic_long count, fail_at, failed, live;
+} failer;
+
+static void *f_malloc(void *ud, size_t n) {
+  failer *f = ud;
+  if (atomic_fetch_add(&f->count, 1) + 1 == atomic_load(&f->fail_at)) {
+    atomic_fetch_add(&f->failed, 1);
+    return NULL;
+  }
+  void *p = malloc(n);
+  if (p) atomic_fetch_add(&f->live, 1);
+  return p;
+}
+static void *f_realloc(void *ud, void *p, size_t n) {
+  failer *f = ud;
+  if (atomic_fetch_add(&f->count, 1) + 1 == atomic_load(&f->fail_at)) {
+    atomic_fetch_add(&f->failed, 1);
+    return NULL;
+  }
+  void *q = realloc(p, n);
+  if (q && p == NULL) atomic_fetch_add(&f->live, 1);
+  return q;
+}
+static void f_free(void *ud, void *p) {
+  failer *f = ud;
+  if (p) atomic_fetch_sub(&f->live, 1);
+  free(p);
+}
+
+/* A request that may fail: 0 with the reply's type in *type, or the host error (the session may
+ * have ended under an allocation failure). Packets before the reply are skipped. */
+static int try_request(ddmc_host *h, uint32_t type, const void *data, size_t len, uint32_t *rtype) {
+  uint32_t id;
+  int rc = ddmc_host_send_chunk(h, type, data, len, &id);
+  while (rc == 0) {
+    ddmc_host_packet p;
+    if ((rc = ddmc_host_recv(h, &p, TMO)) != 0) break;
+    if (p.is_reply && p.id == id) {
+      *rtype = p.is_ddm ? p.chunk_type : 0;
+      return 0;
+    }
+  }
+  return rc;
+}
+
+/* The whole profiling session with allocation N failing, for every N until a run meets no
+ * failure: every run ends without a crash and with nothing left allocated, and the VM's answers
+ * are either right or FAIL. */
+static void test_prof_failmalloc(void **state) {
+  (void)state;
+  int clean = 0;
+  int runs = 0;
+  for (long n = 1; n < 20000 && !clean; n++, runs++) {
+    failer fl = {0, n, 0, 0};
+    ddmc_allocator a = {&fl, f_malloc, f_realloc, f_free};
+    fakedbg f;
+    int rc = fakedbg_new_mem(&f, FAKEDBG_NO_SESSION, &a);
+    if (rc == 0) rc = ddmc_vm_start(f.fv.vm);
+    if (rc == 0) {
+      ddmc_host *h = NULL;
+      if (ddmc_host_connect_tcp(&h, "127.0.0.1", ddmc_vm_port(f.fv.vm), TMO) == 0 && ddmc_host_handshake(h, TMO) == 0) {
+        uint8_t on = 1, off = 0, ss[8] = {0, 0x10, 0, 0, 0, 0, 0, 0},
+                sp[12] = {0, 0x10, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0xe8};
+        uint32_t t = 0;
+        int ok = try_request(h, T('R', 'E', 'A', 'E'), &on, 1, &t) == 0;
+        if (ok && t == 0) record(&f, 1, FD_C_STRING, 24, 0);
+        ok = ok && try_request(h, T('R', 'E', 'A', 'L'), NULL, 0, &t) == 0;
+        if (ok) assert_true(t == T('R', 'E', 'A', 'L') || t == T('F', 'A', 'I', 'L'));
+        ok = ok && try_request(h, T('R', 'E', 'A', 'E'), &off, 1, &t) == 0;
+        ok = ok && try_request(h, T('M', 'P', 'S', 'S'), ss, 8, &t) == 0;
+        if (ok && t == 0) round_of_calls(&f, 1);
+        ok = ok && try_request(h, T('M', 'P', 'S', 'E'), NULL, 0, &t) == 0;
+        ok = ok && try_request(h, T('S', 'P', 'S', 'S'), sp, 12, &t) == 0;
+        if (ok) sleep_ms(3);
+        ok = ok && try_request(h, T('S', 'P', 'S', 'E'), NULL, 0, &t) == 0;
+        ddmc_host_free(h);
+      } else {
+        ddmc_host_free(h);
+      }
+    }
+    stop_vm(&f);
+    assert_int_equal(atomic_load(&fl.live), 0);
+    clean = atomic_load(&fl.failed) == 0;
+  }
+  print_message("prof failmalloc: %d runs\n", runs);
+  assert_true(clean); /* a run that needed no failure: every allocation site was failed once */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_feat),
@@ -742,6 +834,7 @@ int main(void) {
       cmocka_unit_test(test_trace_file),
       cmocka_unit_test(test_sampling),
       cmocka_unit_test(test_stalled_peer),
+      cmocka_unit_test(test_prof_failmalloc),
   };
   alarm(240);
   return cmocka_run_group_tests(tests, NULL, NULL);
