@@ -16,9 +16,10 @@ void ddmc__names_init(ddmc__names *n, const ddmc__mem *mem, const ddmc_dbg_ops *
 
 void ddmc__names_free(ddmc__names *n) {
   for (uint32_t i = 0; i < n->ncls; i++) {
-    ddmc__free(n->mem, n->cls[i]->sig);
-    ddmc__free(n->mem, n->cls[i]->file);
-    ddmc__free(n->mem, n->cls[i]);
+    ddmc__nclass *c = n->cls[i];
+    ddmc__free(n->mem, c->sig);
+    ddmc__free(n->mem, c->file);
+    ddmc__free(n->mem, c);
   }
   for (uint32_t i = 0; i < n->nmeth; i++) {
     ddmc__nmethod *m = n->meth[i];
@@ -79,7 +80,7 @@ ddmc__nclass *ddmc__names_class(ddmc__names *n, ddmc_class c) {
   uint32_t h = mix(c, 0);
   if (n->cls_hcap)
     for (uint32_t k = h & (n->cls_hcap - 1); n->cls_hash[k]; k = (k + 1) & (n->cls_hcap - 1))
-      if (n->cls[n->cls_hash[k] - 1]->c == c) return n->cls[n->cls_hash[k] - 1];
+      if (((ddmc__nclass *)n->cls[n->cls_hash[k] - 1])->c == c) return n->cls[n->cls_hash[k] - 1];
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
   int ok = n->ops && n->ops->class_info && c != 0 && n->ops->class_info(n->data, c, &ci) == 0;
@@ -90,7 +91,7 @@ ddmc__nclass *ddmc__names_class(ddmc__names *n, ddmc_class c) {
   e->sig = dup_or(n->mem, ok ? ci.signature : NULL, "?");
   e->file = dup_or(n->mem, ok ? ci.source_file : NULL, "");
   if (e->sig == NULL || e->file == NULL ||
-      vec_push(n->mem, (void ***)&n->cls, &n->ncls, &n->cls_cap, &n->cls_hash, &n->cls_hcap, e, h, cls_key) != 0) {
+      vec_push(n->mem, &n->cls, &n->ncls, &n->cls_cap, &n->cls_hash, &n->cls_hcap, e, h, cls_key) != 0) {
     ddmc__free(n->mem, e->sig);
     ddmc__free(n->mem, e->file);
     ddmc__free(n->mem, e);
@@ -149,8 +150,7 @@ ddmc__nmethod *ddmc__names_method(ddmc__names *n, ddmc_class c, uint32_t mi) {
   lines_arg la = {e, n->mem, 0, 0};
   if (ok && !e->native && n->ops->line_table && n->ops->line_table(n->data, c, mi, on_line, &la) != 0) e->nlines = 0;
   if (e->name == NULL || e->sig == NULL || la.err != 0 ||
-      vec_push(n->mem, (void ***)&n->meth, &n->nmeth, &n->meth_cap, &n->meth_hash, &n->meth_hcap, e, h, meth_key) !=
-          0) {
+      vec_push(n->mem, &n->meth, &n->nmeth, &n->meth_cap, &n->meth_hash, &n->meth_hcap, e, h, meth_key) != 0) {
     ddmc__free(n->mem, e->name);
     ddmc__free(n->mem, e->sig);
     ddmc__free(n->mem, e->lidx);

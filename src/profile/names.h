@@ -31,9 +31,9 @@ typedef struct ddmc__names {
   const ddmc__mem *mem;
   const ddmc_dbg_ops *ops; /* may be NULL: every name is then "?" */
   void *data;
-  ddmc__nclass **cls;
+  void **cls; /* ddmc__nclass *, by number */
   uint32_t ncls, cls_cap, *cls_hash, cls_hcap;
-  ddmc__nmethod **meth;
+  void **meth; /* ddmc__nmethod * */
   uint32_t nmeth, meth_cap, *meth_hash, meth_hcap;
 } ddmc__names;
 

@@ -19,7 +19,6 @@
 struct ddmc__alloc_ring;
 struct ddmc__trace;
 struct ddmc__tthread;
-struct ddmc__sampler;
 
 typedef struct ddmc__prof {
   ddmc_prof_config cfg;
