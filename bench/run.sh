@@ -5,20 +5,20 @@
 # ratio, with the target and met / MISSED (info: no target; n/a: no java).
 #
 #   bench/run.sh                    everything (about 3 minutes after the build; dbg is 1.5 of them)
-#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof
 #   BENCH_SCALE=0.2 bench/run.sh    shorter runs (e.g. under a profiler)
 #   BENCH_PIN=0 bench/run.sh        no CPU pinning (the round trips then run once, "unpinned")
 #
 # Java: OpenJDK 17's agent is the comparison for the JDWP figures. scripts/setup.sh --e2e installs
 # a JDK; without java (or javac) those lines print "n/a (no java)" and the run still completes.
-# dbg also builds minivm (examples/minivm) and runs the .mvm programs of bench/programs.
+# dbg and prof also build minivm (examples/minivm) and run the .mvm programs of bench/programs.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 scale=${BENCH_SCALE:-1}
 sections=("$@")
-if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg); fi
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof); fi
 
 t_start=$(date +%s)
 echo "bench: building $build (Release)" >&2

@@ -65,6 +65,8 @@ struct ddmc_host {
   size_t n_abandoned, abandoned_next;
 
   ddmc_host_stats st;
+  void (*progress)(void *ud, uint64_t have, uint64_t total);
+  void *progress_ud;
 };
 
 /* ---- errors ---------------------------------------------------------------------------------- */
@@ -222,6 +224,11 @@ int ddmc_host_set_max_queue(ddmc_host *h, size_t bytes) {
   h->max_queue = bytes;
   return 0;
 }
+void ddmc_host_set_progress(ddmc_host *h, void (*fn)(void *ud, uint64_t have, uint64_t total), void *ud) {
+  h->progress = fn;
+  h->progress_ud = ud;
+}
+
 void ddmc_host_set_send_timeout(ddmc_host *h, int timeout_ms) {
   if (h) h->send_timeout_ms = timeout_ms;
 }
@@ -407,6 +414,7 @@ static int next_frame(ddmc_host *h, frame *out, int64_t deadline) {
       int rc = check_header(h, h->rbuf + h->rpos, &len);
       if (rc) return h->fatal = rc;
       if (avail >= len) {
+        if (h->progress && len >= DDMC_HOST_PROGRESS_MIN) h->progress(h->progress_ud, len, len);
         uint8_t *d = malloc(len);
         if (!d) return DDMC_ENOMEM;
         memcpy(d, h->rbuf + h->rpos, len);
@@ -426,6 +434,7 @@ static int next_frame(ddmc_host *h, frame *out, int64_t deadline) {
         return 0;
       }
       need = len;
+      if (h->progress && len >= DDMC_HOST_PROGRESS_MIN) h->progress(h->progress_ud, avail, len);
     }
     int rc = fill(h, need, deadline);
     if (rc) return rc;

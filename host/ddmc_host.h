@@ -104,6 +104,12 @@ int ddmc_host_set_max_packet(ddmc_host *h, uint32_t bytes);
 /* Cap on the bytes of unsolicited packets ddmc_host_request()/ddmc_host_hello() keep while
  * waiting for their reply. Default DDMC_HOST_DEFAULT_MAX_QUEUE. Returns 0 or DDMC_EINVAL. */
 int ddmc_host_set_max_queue(ddmc_host *h, size_t bytes);
+/* While a packet of at least DDMC_HOST_PROGRESS_MIN bytes arrives (a trace, a heap dump), fn is
+ * called from inside recv/request with the bytes received so far and the packet's length, header
+ * included (last call: have == total). NULL turns it off. */
+#define DDMC_HOST_PROGRESS_MIN (1u << 20)
+void ddmc_host_set_progress(ddmc_host *h, void (*fn)(void *ud, uint64_t have, uint64_t total), void *ud);
+
 /* How long sending one packet may block on a full socket (< 0: forever). Default
  * DDMC_HOST_DEFAULT_SEND_TIMEOUT_MS. */
 void ddmc_host_set_send_timeout(ddmc_host *h, int timeout_ms);
@@ -383,6 +389,82 @@ void ddmc_host_hpif_free(ddmc_host_hpif *x);
 /* HPST, HPEN, NHST, NHEN: [u4 heap id]. Heap segments (HPSG/HPSO/NHSG) are decoded by
  * host/heapseg.h (ddmc_host_heapseg_parse / ddmc_host_heapseg_decode), part of this library. */
 int ddmc_host_heapid_parse(const uint8_t *p, size_t n, uint32_t *heap_id);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Profiling (host/prof.c; spec: ddm-profiling.md)                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* REAL, read exactly as ddmlib's AllocationsParser does (§2.3): the three header lengths are
+ * honoured (extra header, entry and frame bytes skipped), the string tables read from their
+ * offset, then the entries from the header length. Any index past its table, any length past
+ * the payload is DDMC_EPROTO (ddmlib would throw and drop the client). Strings are kept as sent:
+ * VM descriptors for classes ("[I", "Ljava/lang/String;"). */
+typedef struct ddmc_host_alloc_frame {
+  const char *cls, *method, *file; /* into the tables below */
+  int16_t line;                    /* -1 unknown, -2 native */
+} ddmc_host_alloc_frame;
+typedef struct ddmc_host_alloc {
+  uint32_t size;
+  uint16_t thread;
+  const char *cls;
+  uint8_t depth;
+  ddmc_host_alloc_frame *frames; /* depth of them, innermost first */
+} ddmc_host_alloc;
+typedef struct ddmc_host_allocs {
+  uint8_t header_len, entry_len, frame_len;
+  ddmc_host_alloc *entries; /* in the report's order: newest first */
+  size_t count;
+  char **classes, **methods, **files;
+  size_t nclasses, nmethods, nfiles;
+  ddmc_host_alloc_frame *pool;
+} ddmc_host_allocs;
+int ddmc_host_real_parse(const uint8_t *p, size_t n, ddmc_host_allocs *out);
+void ddmc_host_allocs_free(ddmc_host_allocs *x);
+/* ddmlib's descriptorToDot: "Ljava/lang/String;" -> "java.lang.String", "[[I" -> "int[][]".
+ * Returns a malloc'd string or NULL. */
+char *ddmc_host_descriptor_to_dot(const char *desc);
+
+/* A .trace file (§4), read as dmtracedump reads it, more strictly: the key section (*version, its
+ * number and key=value lines, *threads, *methods with 1, 3, 4 or 5 fields after the id, *end),
+ * then the binary header (magic checked; versions 1, 2, 3; record size from the header for v3)
+ * and the records. A record cut short at the end sets `truncated` (dmtracedump warns); every
+ * other deviation is DDMC_EPROTO. */
+typedef struct ddmc_host_trace_thread {
+  uint32_t id;
+  char *name;
+} ddmc_host_trace_thread;
+typedef struct ddmc_host_trace_method {
+  uint32_t id;
+  char *cls, *name, *sig, *file; /* NULL when the line lacks the field */
+  int32_t line;                  /* -1 when absent */
+} ddmc_host_trace_method;
+typedef struct ddmc_host_trace_rec {
+  uint16_t thread;
+  uint32_t method; /* id, low two bits clear */
+  uint8_t action;  /* 0 enter, 1 exit, 2 unroll */
+  uint32_t time1;  /* the first clock: thread CPU in a dual-clock file */
+  uint32_t time2;  /* the second (wall) in a dual-clock file, else 0 */
+} ddmc_host_trace_rec;
+typedef struct ddmc_host_trace {
+  uint32_t version;      /* from the key section */
+  int overflow;          /* data-file-overflow=true */
+  char clock[16];        /* "dual", "wall", "thread-cpu" or "" */
+  uint64_t elapsed_us, num_method_calls;
+  uint16_t data_version; /* from the binary header */
+  uint64_t start_us;
+  uint16_t rec_size;
+  ddmc_host_trace_thread *threads;
+  size_t nthreads;
+  ddmc_host_trace_method *methods;
+  size_t nmethods;
+  ddmc_host_trace_rec *recs;
+  size_t nrecs;
+  int truncated;
+} ddmc_host_trace;
+int ddmc_host_trace_parse(const uint8_t *p, size_t n, ddmc_host_trace *out);
+void ddmc_host_trace_free(ddmc_host_trace *x);
+/* The method with id (binary search; methods are sorted by id when parsed), or NULL. */
+const ddmc_host_trace_method *ddmc_host_trace_method_of(const ddmc_host_trace *t, uint32_t id);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Session helpers                                                                             */

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/prof_int.h"
 #include "send/send.h"
 
 int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops,
@@ -69,6 +70,9 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if ((rc = ddmc__thread_register(vm)) != 0) goto fail;
   if ((rc = ddmc__heap_register(vm)) != 0) goto fail;
   if ((rc = ddmc__wait_register(vm)) != 0) goto fail;
+  if ((rc = ddmc__alloc_register(vm)) != 0) goto fail;
+  if ((rc = ddmc__trace_register(vm)) != 0) goto fail;
+  ddmc__prof_init(vm);
   *out = vm;
   return 0;
 
@@ -173,6 +177,7 @@ void ddmc_vm_stop(ddmc_vm *vm) {
 void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
+  ddmc__prof_destroy(vm); /* first: it borrows the debugger's ops */
   struct ddmc__dbg *dbg = atomic_exchange(&vm->dbg, NULL);
   if (dbg != NULL && vm->dbg_destroy != NULL) vm->dbg_destroy(dbg);
   ddmc__registry_destroy(vm);
@@ -222,6 +227,7 @@ void ddmc_vm_get_stats_(const ddmc_vm *cvm, ddmc_stats *caller, size_t size) {
     st.chunks_dropped = atomic_load(&vm->ring.dropped);
     st.bytes_queued_peak = atomic_load(&vm->ring.peak);
     st.protocol_errors = atomic_load(&vm->st_protocol_errors);
+    st.transfers_dropped = atomic_load(&vm->st_transfers_dropped);
   }
   memcpy(caller, &st, DDMC__MIN(size, sizeof(st))); /* an older caller's smaller struct is not overrun */
 }

@@ -16,6 +16,7 @@
 #include "common.h"
 #include "log.h"
 #include "jdwp/service.h"
+#include "profile/prof_state.h"
 #include "send/ring.h"
 
 typedef struct ddmc__handler ddmc__handler;
@@ -83,6 +84,7 @@ struct ddmc_vm {
   /* Chunk-family state, each owned by its own file. */
   ddmc__thread_state thr;
   ddmc__heap_state heap;
+  ddmc__prof prof;            /* profiling (src/profile) */
 
   /* suspend=y and wait_for_debugger sleep here. */
   pthread_mutex_t state_lock;
@@ -107,7 +109,7 @@ struct ddmc_vm {
 
   /* Statistics. */
   atomic_uint_fast64_t st_sessions, st_packets_in, st_packets_out, st_bytes_in, st_bytes_out,
-      st_protocol_errors;
+      st_protocol_errors, st_transfers_dropped;
 };
 
 /* ---- transports (jdwp/transport_*.c): how the JDWP thread gets a peer socket. */
@@ -166,6 +168,8 @@ int ddmc__hello_register(ddmc_vm *vm);
 int ddmc__misc_register(ddmc_vm *vm);
 int ddmc__thread_register(ddmc_vm *vm);
 int ddmc__heap_register(ddmc_vm *vm);
+int ddmc__alloc_register(ddmc_vm *vm); /* chunks/alloc.c: REAE REAQ REAL */
+int ddmc__trace_register(ddmc_vm *vm); /* chunks/trace.c: MPRS MPRE MPSS MPSE SPSS SPSE MPRQ */
 /* THST periodic updates: returns ms until the next one is due (-1: none). JDWP thread. */
 int ddmc__thread_tick(ddmc_vm *vm, int64_t now);
 

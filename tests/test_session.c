@@ -51,9 +51,12 @@ static void test_helo_roundtrip(void **state) {
   assert_int_equal(helo.native_debuggable, 1);
   assert_string_equal(helo.pkg_name, "com.example");
   assert_int_equal(helo.truncated, 0);
-  assert_int_equal(helo.n_features, 2);
-  assert_string_equal(helo.features[0], "feature-one");
-  assert_string_equal(helo.features[1], "feature-two");
+  /* The library's profiling features first (the fake VM lists threads and stacks: it can be
+   * sampled; it has no debugger bridge, so no method tracing), then the VM's own. */
+  assert_int_equal(helo.n_features, 3);
+  assert_string_equal(helo.features[0], "method-sample-profiling");
+  assert_string_equal(helo.features[1], "feature-one");
+  assert_string_equal(helo.features[2], "feature-two");
   ddmc_host_helo_free(&helo);
   assert_true(ddmc_vm_is_connected(f.vm));
   assert_false(ddmc_vm_debugger_active(f.vm)); /* DDM alone is not a debugger */

@@ -20,6 +20,7 @@
 #include "heapseg.h"
 #include "json.h"
 #include "monitor.h"
+#include "prof.h"
 #include "session.h"
 
 /* Every string a VM sent goes through this before it reaches the terminal (JSON output has its
@@ -68,6 +69,17 @@ static void usage(FILE *f) {
         "  gc                     ask the VM to collect (HPGC); reports the heap before and after\n"
         "  exit STATUS            ask the VM to exit with STATUS (EXIT)\n"
         "  send TYPE [HEX...]     send one raw chunk (e.g. send HELO 00000001), print the reply\n"
+        "  alloc [--duration S] [--top N] [--keep]\n"
+        "                         track allocations for S seconds (default 5; Ctrl-C ends it), then\n"
+        "                         the top allocation sites (class and innermost frame) by bytes;\n"
+        "                         tracking is switched off after, unless --keep (REAE, REAL)\n"
+        "  alloc start | stop | show\n"
+        "                         switch tracking on; report and switch it off; report only\n"
+        "  trace [--sample US] --duration S -o FILE.trace [--chrome FILE.json] [--buffer MB]\n"
+        "                         method tracing (or sampling every US microseconds) for S seconds;\n"
+        "                         the VM's .trace (dmtracedump, Android Studio) is saved to FILE.trace,\n"
+        "                         and with --chrome as Trace Event JSON (Perfetto, chrome://tracing);\n"
+        "                         --buffer: the VM's trace buffer (default 8 MiB, as ddmlib)\n"
         "\n"
         "Options (before the command):\n"
         "  -c, --connect HOST:PORT  VM to talk to (default 127.0.0.1:8700; [v6addr]:port works)\n"
@@ -124,6 +136,16 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
   if (errno || *end != '\0' || v > max) return -1;
   *out = v;
   return 0;
+}
+
+/* Seconds for --duration: a number in [0, one week]. */
+static double parse_seconds(const char *s, const char *opt) {
+  if (s == NULL) usage_error("%s needs SECONDS", opt);
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || *end || end == s || !(v >= 0) || v > 7 * 24 * 3600.0) usage_error("'%s' is not a number of seconds", s);
+  return v;
 }
 
 static int parse_target(opts *o, const char *t) {
@@ -986,6 +1008,8 @@ int main(int argc, char **argv) {
   const char *bitmap = NULL;
   uint8_t *send_data = NULL;
   size_t send_len = 0;
+  alloc_args alloc = {ALLOC_RUN, 5.0, 20, 0};
+  trace_args trace = {0, 0, 8, NULL, NULL};
   const char *cmd = o.command;
   if (strcmp(cmd, "stack") == 0) {
     if (nargs != 1 || parse_u64(args[0], UINT32_MAX, &num)) usage_error("usage: ddmc stack THREAD-ID%s", "");
@@ -1052,6 +1076,56 @@ int main(int argc, char **argv) {
     }
   } else if (strcmp(cmd, "info") == 0 || strcmp(cmd, "gc") == 0) {
     if (nargs > 0) usage_error("this command takes no arguments (got '%s')", args[0]);
+  } else if (strcmp(cmd, "alloc") == 0) {
+    int k = 0;
+    if (nargs > 0 && args[0][0] != '-') {
+      if (strcmp(args[0], "start") == 0) alloc.action = ALLOC_START;
+      else if (strcmp(args[0], "stop") == 0) alloc.action = ALLOC_STOP;
+      else if (strcmp(args[0], "show") == 0) alloc.action = ALLOC_SHOW;
+      else usage_error("alloc: unknown action '%s' (want start, stop or show)", args[0]);
+      k = 1;
+    }
+    for (; k < nargs; k++) {
+      if (strcmp(args[k], "--duration") == 0 && alloc.action == ALLOC_RUN) {
+        alloc.duration = parse_seconds(k + 1 < nargs ? args[++k] : NULL, "--duration");
+      } else if (strcmp(args[k], "--top") == 0 && alloc.action != ALLOC_START) {
+        uint64_t v;
+        if (k + 1 >= nargs || parse_u64(args[++k], 1000000, &v) || v == 0) usage_error("--top needs a count (got '%s')", k < nargs ? args[k] : "");
+        alloc.top = (uint32_t)v;
+      } else if (strcmp(args[k], "--keep") == 0 && alloc.action == ALLOC_RUN) {
+        alloc.keep = 1;
+      } else {
+        usage_error("alloc: unexpected argument '%s'", args[k]);
+      }
+    }
+  } else if (strcmp(cmd, "trace") == 0) {
+    int have_duration = 0;
+    for (int k = 0; k < nargs; k++) {
+      if (strcmp(args[k], "--duration") == 0 || strcmp(args[k], "-d") == 0) {
+        trace.duration = parse_seconds(k + 1 < nargs ? args[++k] : NULL, "--duration");
+        have_duration = 1;
+      } else if (strcmp(args[k], "--sample") == 0) {
+        uint64_t v;
+        if (k + 1 >= nargs || parse_u64(args[++k], 60000000, &v) || v == 0)
+          usage_error("--sample needs an interval in microseconds, 1..60000000 (got '%s')", k < nargs ? args[k] : "");
+        trace.sample_us = (uint32_t)v;
+      } else if (strcmp(args[k], "-o") == 0 || strcmp(args[k], "--output") == 0) {
+        if (k + 1 >= nargs) usage_error("%s needs FILE.trace", args[k]);
+        trace.out = args[++k];
+      } else if (strcmp(args[k], "--chrome") == 0) {
+        if (k + 1 >= nargs) usage_error("%s needs FILE.json", args[k]);
+        trace.chrome = args[++k];
+      } else if (strcmp(args[k], "--buffer") == 0) {
+        uint64_t v;
+        if (k + 1 >= nargs || parse_u64(args[++k], 4095, &v) || v == 0)
+          usage_error("--buffer needs a size in MiB, 1..4095 (got '%s')", k < nargs ? args[k] : "");
+        trace.buffer_mb = (uint32_t)v;
+      } else {
+        usage_error("trace: unexpected argument '%s'", args[k]);
+      }
+    }
+    if (!have_duration || trace.out == NULL)
+      usage_error("usage: ddmc trace [--sample US] --duration S -o FILE.trace [--chrome FILE.json]%s", "");
   } else {
     usage_error("unknown command '%s'", cmd);
   }
@@ -1065,6 +1139,8 @@ int main(int argc, char **argv) {
   else if (strcmp(cmd, "heap") == 0) rc = cmd_heap(&s, bitmap, max_width, dump_timeout);
   else if (strcmp(cmd, "gc") == 0) rc = cmd_gc(&s);
   else if (strcmp(cmd, "exit") == 0) rc = cmd_exit(&s, (int32_t)(uint32_t)num);
+  else if (strcmp(cmd, "alloc") == 0) rc = cmd_alloc(&s, &alloc);
+  else if (strcmp(cmd, "trace") == 0) rc = cmd_trace(&s, &trace);
   else rc = cmd_send(&s, args[0], send_data, send_len);
   free(send_data);
   sess_close(&s);

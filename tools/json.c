@@ -12,6 +12,7 @@ void jw_init(jw *w, FILE *f) {
 }
 
 static void indent(jw *w) {
+  if (w->compact) return;
   fputc('\n', w->f);
   for (int i = 0; i < w->depth; i++) fputs("  ", w->f);
 }

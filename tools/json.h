@@ -22,6 +22,7 @@ typedef struct jw {
   int after_key;                       /* a key was written; the next value follows it */
   unsigned char n_items[JW_MAX_DEPTH]; /* 0 = empty container so far (saturates at 1) */
   char closer[JW_MAX_DEPTH];
+  int compact;                         /* set after jw_init: no newlines or indents (big files) */
 } jw;
 
 void jw_init(jw *w, FILE *f);

@@ -15,6 +15,7 @@
 
 #include "dbg_bridge.h"
 #include "ddm_bridge.h"
+#include "prof_bridge.h"
 
 struct ddm_bridge {
   ddmc_options opts;
@@ -177,7 +178,8 @@ static int op_for_each_thread(void *vm_data, ddmc_thread_visit_fn fn, void *arg)
 
 static int frame_adapter(void *arg, const mvm_frame_info *f) {
   frame_visit *v = arg;
-  ddmc_frame fr = {.class_name = f->class_name, .method_name = f->method_name, .file = f->file, .line = f->line};
+  ddmc_frame fr = {
+      .class_name = f->class_name, .method_name = f->method_name, .file = f->file, .line = f->line, .signature = f->sig};
   return v->fn(v->arg, &fr);
 }
 
@@ -288,6 +290,12 @@ int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm) {
   ddmc_notify_app_name(d, "<pre-initialized>", NULL, 0);
   /* The debugger: command sets 1-17 answered through dbg_bridge.c's ops. */
   if (!(b->dbg = dbg_bridge_attach(d, vm))) {
+    ddmc_vm_free(d);
+    return -1;
+  }
+  /* Allocation tracking; tracing and sampling come with the debugger bridge and the ops above. */
+  if (prof_bridge_attach(d, vm) != 0) {
+    fprintf(stderr, "minivm: JDWP: out of memory\n");
     ddmc_vm_free(d);
     return -1;
   }

@@ -424,6 +424,18 @@ static void unlock_frame(mvm_vm *vm, frame_ref *r) {
   pthread_mutex_unlock(&vm->thread_lock);
 }
 
+uint32_t mvm_dbg_self_frames(mvm_vm *vm, mvm_loc *out, uint32_t max) {
+  (void)vm;
+  mvm_thread *t = mvm_thread_self();
+  if (!t || !t->interp) return 0;
+  uint32_t n = 0;
+  for (uint32_t i = t->depth; i > 0 && n < max; i--) {
+    const mvm_frame *f = &t->frames[i - 1];
+    out[n++] = mvm_loc_of(f->m, atomic_load_explicit(&f->pc, memory_order_relaxed));
+  }
+  return n;
+}
+
 int mvm_dbg_frame_count(mvm_vm *vm, uint32_t id, int32_t *out) {
   pthread_mutex_lock(&vm->thread_lock);
   mvm_thread *t = find_locked(vm, id);

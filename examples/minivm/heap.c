@@ -110,6 +110,20 @@ static int grow(mvm_heap *h, uint64_t units) {
   return 0;
 }
 
+void mvm_set_alloc_hook(mvm_vm *vm, const int *flag, void (*fn)(void *ud, const mvm_alloc_info *a), void *ud) {
+  static const int off = 0;
+  vm->alloc_fn = fn;
+  vm->alloc_ud = ud;
+  vm->alloc_flag = flag && fn ? flag : &off;
+}
+
+/* Out of line: the allocation paths keep only the flag test. */
+__attribute__((noinline, cold)) static void report_alloc(mvm_vm *vm, mvm_thread *t, mvm_hdr *b) {
+  mvm_alloc_info a = {t ? t->id : 0, mvm_ref_of(vm, b), (size_t)b->units * MVM_UNIT};
+  vm->alloc_fn(vm->alloc_ud, &a);
+}
+#define TRACKED(vm) __builtin_expect(__atomic_load_n((vm)->alloc_flag, __ATOMIC_RELAXED), 0)
+
 static mvm_hdr *alloc_block(mvm_vm *vm, mvm_thread *t, size_t bytes) {
   mvm_heap *h = &vm->heap;
   if (bytes > h->max) return NULL;
@@ -148,6 +162,7 @@ mvm_ref mvm_alloc_object(mvm_thread *t, mvm_class *c) {
   if (!b) return 0;
   b->kind = MVM_BLK_OBJECT;
   b->klass = c->obj;
+  if (TRACKED(vm)) report_alloc(vm, t, b);
   return mvm_ref_of(vm, b);
 }
 
@@ -168,6 +183,7 @@ static mvm_ref alloc_array(mvm_vm *vm, mvm_thread *t, char elem, uint32_t atype,
   b->elem = (uint8_t)elem;
   b->klass = atype;   /* arrays: the array type (index + 1), not a class reference */
   b->aux = (uint32_t)length;
+  if (TRACKED(vm)) report_alloc(vm, t, b);
   return mvm_ref_of(vm, b);
 }
 
@@ -186,6 +202,7 @@ mvm_ref mvm_alloc_object_vm(mvm_vm *vm, mvm_class *c) {
   if (!b) return 0;
   b->kind = MVM_BLK_OBJECT;
   b->klass = c->obj;
+  if (TRACKED(vm)) report_alloc(vm, mvm_thread_self(), b);
   return mvm_ref_of(vm, b);
 }
 
@@ -204,6 +221,7 @@ mvm_ref mvm_alloc_class_object(mvm_vm *vm, mvm_class *c) {
   if (!b) return 0;
   b->kind = MVM_BLK_CLASS;
   b->aux = c->index;
+  if (TRACKED(vm)) report_alloc(vm, mvm_thread_self(), b);
   return mvm_ref_of(vm, b);
 }
 

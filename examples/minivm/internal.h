@@ -214,6 +214,9 @@ struct mvm_vm {
   uint64_t native_bytes, native_count;
 
   mvm_heap heap;
+  const int *alloc_flag;        /* never NULL: a static 0 until mvm_set_alloc_hook */
+  void (*alloc_fn)(void *ud, const mvm_alloc_info *a);
+  void *alloc_ud;
 
   mvm_class **classes;
   uint32_t nclasses, cap_classes;

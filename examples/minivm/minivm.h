@@ -56,6 +56,19 @@ typedef struct mvm_hooks {
   void (*gc_done)(void *ud);
 } mvm_hooks;
 
+/* Allocation tracking. While *flag is non-zero, every allocation (object, array, the String and
+ * the byte[] of a string, class object) calls fn on the allocating thread right after it, with
+ * the new reference and its size; a thread outside the interpreter reports thread 0. The flag
+ * belongs to the caller (libddmc's, through the bridge) and must outlive the VM; it is read with
+ * one relaxed load per allocation, the whole cost while it is 0. fn must not allocate from the
+ * heap or block: the new object is not reachable yet. Call before the program runs. */
+typedef struct mvm_alloc_info {
+  uint32_t thread;
+  uint64_t obj;
+  size_t bytes;             /* the block, header included */
+} mvm_alloc_info;
+void mvm_set_alloc_hook(mvm_vm *vm, const int *flag, void (*fn)(void *ud, const mvm_alloc_info *a), void *ud);
+
 /* "64m", "512k", "1g", "1048576" -> bytes. Returns 0 or -1 (junk, overflow, zero). */
 int mvm_parse_size(const char *s, size_t *out);
 
@@ -97,6 +110,7 @@ typedef struct mvm_thread_info {
 typedef struct mvm_frame_info {
   const char *class_name, *method_name, *file;
   int line;
+  const char *sig;          /* the method's JNI descriptor, "(I)V" */
 } mvm_frame_info;
 
 /* Visits every thread under the thread-list lock; returns 0 or the first non-zero visitor result. */

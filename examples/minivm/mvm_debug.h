@@ -173,6 +173,11 @@ int mvm_dbg_resume(mvm_vm *vm, uint32_t id);
  * suspended. */
 void mvm_dbg_parking(mvm_vm *vm, int parked);
 
+/* The calling interpreter thread's own frames, innermost first (the pc of an outer frame is its
+ * call instruction): at most max into out. No lock: only the owner changes its frames. Returns
+ * how many, 0 on a thread outside the interpreter. For an allocation hook's stack. */
+uint32_t mvm_dbg_self_frames(mvm_vm *vm, mvm_loc *out, uint32_t max);
+
 /* ---- Frames (depth 0 innermost) and locals (slot = register). */
 int mvm_dbg_frame_count(mvm_vm *vm, uint32_t id, int32_t *out);
 int mvm_dbg_frame(mvm_vm *vm, uint32_t id, int32_t depth, mvm_loc *out);

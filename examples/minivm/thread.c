@@ -348,7 +348,7 @@ int mvm_thread_stack(mvm_vm *vm, uint32_t id, int (*fn)(void *arg, const mvm_fra
   for (uint32_t i = n; i > 0 && !rc; i--) {
     const mvm_method *m = local[i - 1].m;
     uint32_t pc = local[i - 1].pc < m->ncode ? local[i - 1].pc : m->ncode - 1;
-    mvm_frame_info f = {m->owner->name, m->name, m->owner->source, m->code[pc].line};
+    mvm_frame_info f = {m->owner->name, m->name, m->owner->source, m->code[pc].line, m->sig};
     rc = fn(arg, &f);
   }
   return rc;

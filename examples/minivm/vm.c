@@ -420,6 +420,7 @@ mvm_vm *mvm_vm_new(const mvm_config *cfg, const mvm_hooks *hooks, char *err, siz
   }
   if (cfg) vm->cfg = *cfg;
   if (hooks) vm->hooks = *hooks;
+  mvm_set_alloc_hook(vm, NULL, NULL, NULL);
   pthread_condattr_t ca;
   monotonic_attr(&ca);
   pthread_mutex_init(&vm->native_lock, NULL);

@@ -11,6 +11,7 @@
 #include "vm.h"
 #include "chunk.h"
 #include "debugger.h"
+#include "profile.h"
 
 DDMC_BEGIN_DECLS
 

@@ -264,7 +264,9 @@ typedef struct ddmc_dbg_ops {
    * treats it like a thread in native code (safe for its collector). */
   void (*thread_parking)(void *vm_data, uint32_t thread, int parked);
 
-  /* ---- frames of a suspended thread; depth 0 is the innermost */
+  /* ---- frames of a suspended thread; depth 0 is the innermost. frame_location is also called on
+   * a VM thread for its own frames, inside its ddmc_dbg_post_location / _method_exit call, by a
+   * method trace that first meets the thread inside a call (profile.h). */
   int (*frame_count)(void *vm_data, uint32_t thread, int32_t *out);
   int (*frame_location)(void *vm_data, uint32_t thread, int32_t depth, ddmc_location *out);
   /* 'this' of the frame, 0 for a static or native method. */
@@ -283,7 +285,9 @@ typedef struct ddmc_dbg_ops {
    * library decides where a step by line ends). */
   int (*set_stepping)(void *vm_data, uint32_t thread, int on);
   /* While on, every thread calls ddmc_dbg_post_location with DDMC_DBG_METHOD_ENTRY at the first
-   * instruction of each method and ddmc_dbg_post_method_exit when a method returns. */
+   * instruction of each method and ddmc_dbg_post_method_exit when a method returns. The library
+   * switches it for the debugger's METHOD_ENTRY/EXIT requests and for method tracing alike, and
+   * calls it only when the first of them wants it or the last stops. */
   int (*set_method_events)(void *vm_data, int on);
 
   /* ---- VM */

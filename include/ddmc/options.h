@@ -47,6 +47,12 @@ typedef struct ddmc_options {
   char adb_control[108];       /* "" = $DDMC_ADB_CONTROL, else "@jdwp-control"; '@' = abstract */
   uint32_t adb_allowed_uids[8];/* SO_PEERCRED uid of adbd must be one of these */
   int adb_allowed_uid_count;   /* 0 means: root (0), shell (2000) and the VM's own uid */
+
+  /* Tunable (appended). */
+  int stall_timeout_ms;        /* a large transfer (an MPSE trace) to a peer that reads nothing for
+                                  this long ends the session: the transfer is dropped and counted
+                                  (ddmc_stats.transfers_dropped), and the next peer is served.
+                                  Default 30000; <= 0: never */
 } ddmc_options;
 
 #define DDMC_DEFAULT_MAX_PACKET (4u << 20)

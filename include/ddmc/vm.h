@@ -63,12 +63,15 @@ typedef struct ddmc_thread_info {
 } ddmc_thread_info;
 
 /* One stack frame, innermost first. Strings borrowed for the duration of the visit;
- * file may be NULL (sent as an empty string), line < 0 means unknown. */
+ * file may be NULL (sent as an empty string), line < 0 means unknown. signature (appended) is the
+ * method's JVM descriptor, "(I)V", or NULL: the sampler names methods by class, name, signature
+ * and file (STKL sends no signature). */
 typedef struct ddmc_frame {
   const char *class_name;
   const char *method_name;
   const char *file;
   int32_t line;
+  const char *signature;
 } ddmc_frame;
 
 /* Heaps a VM can describe. DDMC_HEAP_MANAGED is DDM heap id 1. */
@@ -140,7 +143,8 @@ typedef struct ddmc_vm_ops {
   void (*exit)(void *vm_data, int32_t status);
 
   /* Visit every live thread once, under whatever lock keeps the list stable. Returns 0, or
-   * the first non-zero visitor result. */
+   * the first non-zero visitor result. Also called by the library's sampler thread (SPSS), with
+   * thread_stack, at the sampling interval. */
   int (*for_each_thread)(void *vm_data, ddmc_thread_visit_fn fn, void *arg);
 
   /* Visit the frames of thread id, innermost first. DDMC_ENOENT for no such thread. */
@@ -224,6 +228,9 @@ typedef struct ddmc_stats {
   uint64_t chunks_dropped;      /* unsolicited chunks refused with DDMC_EQFULL or lost at close */
   uint64_t bytes_queued_peak;
   uint64_t protocol_errors;     /* sessions ended for a protocol violation */
+  uint64_t transfers_dropped;   /* large payloads (a trace for MPSE) dropped unsent or cut off:
+                                   the session ended, the peer stopped reading for
+                                   ddmc_options.stall_timeout_ms, or too many waited */
 } ddmc_stats;
 /* Thread: any. */
 /* ABI: the macro passes the caller's sizeof(ddmc_stats); the library fills no more than that. */

@@ -5,10 +5,12 @@
  *   [UTF-16 vmIdent][UTF-16 appName][u4 userId]
  *   [u4 len][UTF-16 ABI][u4 len][UTF-16 JVM flags][u1 nativeDebuggable]
  *   [u4 len][UTF-16 package name]
- * FEAT reply: [u4 count] then count x ([u4 len][UTF-16 feature]). */
+ * FEAT reply: [u4 count] then count x ([u4 len][UTF-16 feature]): the profiling features the VM's
+ * bridge makes work (method-trace-profiling, -streaming, method-sample-profiling: the strings
+ * ddmlib checks), then the VM's own (ddmc_vm_add_feature). */
 #include <string.h>
 
-#include "vm_int.h"
+#include "profile/prof_int.h"
 
 #define CHUNK_HELO DDMC_FOURCC('H', 'E', 'L', 'O')
 #define CHUNK_FEAT DDMC_FOURCC('F', 'E', 'A', 'T')
@@ -51,12 +53,27 @@ static int handle_helo(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return ddmc_buf_put_bytes(b, vm->helo_cache.p, vm->helo_cache.len);
 }
 
+typedef struct feat_arg {
+  ddmc_buf *b;
+  uint32_t n;
+} feat_arg;
+
+static void put_feature(void *arg, const char *f) {
+  feat_arg *a = arg;
+  ddmc_buf_put_str(a->b, f);
+  a->n++;
+}
+
 static int handle_feat(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
   (void)ud;
   (void)req;
   *rtype = CHUNK_FEAT;
-  ddmc_buf_put_u32(b, (uint32_t)vm->nfeatures);
-  for (int i = 0; i < vm->nfeatures; i++) ddmc_buf_put_str(b, vm->features[i]);
+  size_t at = ddmc_buf_len(b);
+  feat_arg a = {b, 0};
+  ddmc_buf_put_u32(b, 0); /* the count, once known */
+  ddmc__prof_features(vm, put_feature, &a);
+  for (int i = 0; i < vm->nfeatures; i++) put_feature(&a, vm->features[i]);
+  if (ddmc_buf_error(b) == 0) ddmc__put_u32(b->p + at, a.n);
   return ddmc_buf_error(b);
 }
 

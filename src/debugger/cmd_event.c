@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "debugger/requests.h"
+#include "profile/prof_hooks.h"
 
 #define DDMC__MAX_MODS 64
 #define DDMC__MAX_REQUESTS 10000
@@ -52,16 +53,18 @@ static void bp_remove(ddmc__dbg *d, const ddmc_location *loc) {
   }
 }
 
+/* The VM's method events are shared with method tracing (profile/): the switch there tells the
+ * VM only when neither wants them any more. */
 static int method_events(ddmc__dbg *d, int on) {
   ddmc__reqs *q = d->req;
   if (on) {
     if (q->method_events == 0) {
-      int rc = DDMC__DBG_CALL(d, set_method_events, 1);
+      int rc = ddmc__prof_method_events(d->vm, DDMC__ME_DEBUGGER, 1);
       if (rc != 0) return rc;
     }
     q->method_events++;
-  } else if (q->method_events > 0 && --q->method_events == 0 && d->ops.set_method_events) {
-    d->ops.set_method_events(d->vm_data, 0);
+  } else if (q->method_events > 0 && --q->method_events == 0) {
+    ddmc__prof_method_events(d->vm, DDMC__ME_DEBUGGER, 0);
   }
   return 0;
 }

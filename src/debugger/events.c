@@ -11,6 +11,7 @@
 
 #include "debugger/glue.h"
 #include "debugger/requests.h"
+#include "profile/prof_hooks.h"
 #include "send/send.h"
 
 #define DDMC__EVENT_MAX ((size_t)1 << 20)
@@ -20,6 +21,9 @@
 static ddmc__dbg *enter(ddmc_vm *vm) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
   if (d == NULL) return NULL;
+  /* No debugger: return before touching the shared counter. A thread that reads 0 here touches
+   * nothing the session end frees; method events for a trace come through here on every call. */
+  if (!atomic_load_explicit(&d->connected, memory_order_relaxed)) return NULL;
   atomic_fetch_add(&d->inflight, 1);
   if (!atomic_load(&d->connected)) {
     atomic_fetch_sub(&d->inflight, 1);
@@ -406,6 +410,9 @@ int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
 int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                            unsigned flags) {
   if (loc == NULL) return DDMC_EINVAL;
+  /* One event path: a method trace takes its entries from here, before the debugger's part
+   * (which may park the thread). */
+  if ((flags & DDMC_DBG_METHOD_ENTRY) && vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 0);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -427,6 +434,7 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
 int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                               const ddmc_value *ret) {
   if (loc == NULL) return DDMC_EINVAL;
+  if (vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 1);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;

@@ -11,6 +11,7 @@
 
 #include "debugger/glue.h"
 #include "debugger/requests.h"
+#include "profile/prof_hooks.h"
 #include "jdwp/service.h"
 #include "send/send.h"
 
@@ -138,5 +139,6 @@ int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void
     return rc;
   }
   ddmc__vm_set_dbg(vm, d, dbg_destroy);
+  ddmc__prof_set_bridge(vm, &d->ops, vm_data); /* the profilers name things through it too */
   return 0;
 }

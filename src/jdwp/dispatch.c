@@ -126,6 +126,18 @@ static int handle_ddm(ddmc__session *s, const ddmc__packet *pkt) {
    * Dalvik produced them. */
   int rc = ddmc__session_drain_queue(s, 1);
   if (rc != 0) return rc;
+  /* A stream or batch a handler queued (a trace for MPSE) starts only between requests: the reply
+   * waits in the queue behind it, so the data comes first, as from Dalvik. */
+  if (s->extra.len == 0 && ddmc__ring_peek(&vm->ring) != NULL) {
+    uint8_t h[8];
+    ddmc_iov iov[2] = {{h, 8}, {s->reply.p, s->reply.len}};
+    int chunk = have_reply && s->reply.len > 0;
+    if (chunk) {
+      ddmc__put_u32(h, reply_type);
+      ddmc__put_u32(h + 4, (uint32_t)s->reply.len);
+    }
+    if (ddmc__send_reply(vm, s->number, pkt->id, 0, iov, chunk ? 2 : 0) == 0) return 0;
+  }
   if (have_reply && s->reply.len > 0)
     rc = ddmc__out_ddm(s, &s->out, 1, pkt->id, reply_type, s->reply.p, s->reply.len);
   else

@@ -24,6 +24,7 @@ static void init_defaults(ddmc_options *o) {
   o->handshake_timeout_ms = 10000;
   o->redial_max_ms = 2000;
   o->zlib_threshold = 1024;
+  o->stall_timeout_ms = 30000;
   o->adb_announce = DDMC_ADB_HEX4_STREAM;
 }
 

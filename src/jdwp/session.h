@@ -34,6 +34,7 @@ typedef struct ddmc__session {
   ddmc__ext *ext;  /* a batch or stream being sent: nothing else goes out until it ends */
   int shaken;
   int64_t hs_deadline;
+  int64_t progress_ms; /* when output last moved (or there was none): a stalled transfer ends */
 } ddmc__session;
 
 /* A session on fd (fd may be -1 for a session fed by ddmc__session_input alone: fuzzers). */

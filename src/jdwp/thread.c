@@ -23,6 +23,7 @@ static int flush_out(ddmc__session *s) {
     ssize_t n = send(s->fd, s->out.p + s->out_off, s->out.len - s->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       s->out_off += (size_t)n;
+      s->progress_ms = ddmc__now_ms();
       atomic_fetch_add_explicit(&vm->st_bytes_out, (uint64_t)n, memory_order_relaxed);
       continue;
     }
@@ -109,6 +110,9 @@ void ddmc__session_end(ddmc__session *s, int why) {
   if (why == DDMC_EPROTO || why == DDMC_ETOOBIG) {
     atomic_fetch_add(&vm->st_protocol_errors, 1);
     ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: %s", ddmc_strerror(why));
+  } else if (why == DDMC_ETIMEDOUT && s->shaken) {
+    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: it read nothing for %d ms in the middle of a transfer",
+              vm->opt.stall_timeout_ms);
   } else if (why == DDMC_ETIMEDOUT) {
     ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: no handshake within %d ms", vm->opt.handshake_timeout_ms);
   } else if (why == DDMC_ENOMEM) {
@@ -178,6 +182,18 @@ static void run_session(ddmc_vm *vm, int fd) {
     if (grace_until) {
       int t = grace_until > now ? (int)(grace_until - now) : 0;
       if (timeout < 0 || t < timeout) timeout = t;
+    }
+    /* A transfer (a trace, a heap dump) holds the session until it is out: a peer that stops
+     * reading in the middle would hold it, its buffer and every later peer forever. */
+    if (ddmc__session_pending(&s) == 0 || s.ext == NULL) {
+      s.progress_ms = now;
+    } else if (vm->opt.stall_timeout_ms > 0) {
+      int64_t due = s.progress_ms + vm->opt.stall_timeout_ms;
+      if (now >= due) {
+        why = DDMC_ETIMEDOUT;
+        break;
+      }
+      if (timeout < 0 || due - now < timeout) timeout = (int)(due - now);
     }
     struct pollfd p[3];
     int extra = vm->transport->extra_fd(vm);

@@ -107,6 +107,7 @@ int ddmc__send_stream(ddmc_vm *vm, uint8_t set, uint8_t cmd, uint32_t type, uint
   }
   if (err != 0) {
     ddmc__free(&vm->mem, e);
+    atomic_fetch_add_explicit(&vm->st_transfers_dropped, 1, memory_order_relaxed);
     src->done(src->ud, err);
   }
   return err;
@@ -161,8 +162,12 @@ int ddmc__batch_commit(ddmc__batch *b) {
 }
 
 void ddmc__ext_finish(ddmc_vm *vm, ddmc__ext *e, int status) {
-  if (e->is_batch) ddmc__buf_free(&e->batch);
-  else e->src.done(e->src.ud, status);
+  if (e->is_batch) {
+    ddmc__buf_free(&e->batch);
+  } else {
+    if (status != 0) atomic_fetch_add_explicit(&vm->st_transfers_dropped, 1, memory_order_relaxed);
+    e->src.done(e->src.ud, status);
+  }
   if (e->charged) atomic_fetch_sub_explicit(&vm->ext_bytes, e->charged, memory_order_relaxed);
   ddmc__free(&vm->mem, e);
 }

@@ -2,12 +2,14 @@
 // server and the adbd stand-in, through ddmlib's public API only, as DDMS and Android Studio did.
 //
 //   java DdmlibE2E --serial 127.0.0.1:PORT [--timeout S] [--abi "64-bit (x86_64)"]
-//        [--client PID:KIND]...     KIND: idle | hello | threads | alloc | zygote
+//        [--client PID:KIND]...     KIND: idle | hello | threads | alloc | zygote | prof
 //        [--many PID,PID,...]       wait for all, then kill each (SIGTERM) and see it dropped
 //
 // The adb server port comes from ANDROID_ADB_SERVER_PORT (how this ddmlib picks it). Prints one
 // "ok - ..." or "FAIL - ..." line per check and exits 0 only when every check passed and ddmlib
 // logged no error and no heap-segment parse failure.
+import com.android.ddmlib.AllocationInfo;
+import com.android.ddmlib.AllocationsParser;
 import com.android.ddmlib.AndroidDebugBridge;
 import com.android.ddmlib.Client;
 import com.android.ddmlib.ClientData;
@@ -17,6 +19,8 @@ import com.android.ddmlib.IDevice;
 import com.android.ddmlib.Log;
 import com.android.ddmlib.ThreadInfo;
 import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -27,6 +31,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 public class DdmlibE2E {
@@ -126,9 +131,11 @@ public class DdmlibE2E {
     check(!cd.isNativeDebuggable(), tag + ": not native-debuggable");
     Set<String> feats = features(cd);
     note(tag + ": features " + feats);
-    check(feats != null && !cd.hasFeature(ClientData.FEATURE_PROFILING)
-              && !cd.hasFeature(ClientData.FEATURE_HPROF),
-        tag + ": FEAT processed; no profiling/hprof claimed (minivm has neither)");
+    check(feats != null && cd.hasFeature(ClientData.FEATURE_PROFILING)
+              && cd.hasFeature(ClientData.FEATURE_PROFILING_STREAMING)
+              && cd.hasFeature(ClientData.FEATURE_SAMPLING_PROFILER) && !cd.hasFeature(ClientData.FEATURE_HPROF)
+              && !cd.hasFeature(ClientData.FEATURE_HPROF_STREAMING),
+        tag + ": FEAT processed; method tracing (streaming) and sampling claimed, no hprof (not implemented)");
     if (kind.equals("zygote")) {
       boolean renamed = waitFor(15000, () -> "com.example.zygote".equals(cd.getClientDescription()));
       check(renamed, tag + ": app name follows the rename to 'com.example.zygote' (" + cd.getClientDescription()
@@ -252,6 +259,148 @@ public class DdmlibE2E {
     c.setHeapUpdateEnabled(false);
   }
 
+  // ------------------------------------------------------------------------------ profiling
+
+  static volatile byte[] traceBytes;
+  static volatile String traceTrouble;
+  static volatile AllocationInfo[] allocs;
+  static volatile String allocTrouble;
+
+  static String head(byte[] b, int n) {
+    return new String(b, 0, Math.min(n, b.length), StandardCharsets.UTF_8);
+  }
+
+  /** trace.mvm through ddmlib's own profiling calls: the allocation tracker (REAE, REAQ, REAL
+   * parsed by ddmlib's AllocationsParser), the method tracer (streaming: MPSS, MPRQ, MPSE data)
+   * and the sampling profiler (SPSS, SPSE). */
+  static void checkProfiling(IDevice dev, int pid) {
+    String tag = "prof pid " + pid;
+    Client c = findClient(dev, pid);
+    if (c == null) return;
+    ClientData cd = c.getClientData();
+    ClientData.setMethodProfilingHandler(new ClientData.IMethodProfilingHandler() {
+      @Override
+      public void onSuccess(String remoteFilePath, Client client) {
+        traceTrouble = "a file path instead of the data: " + remoteFilePath;
+      }
+
+      @Override
+      public void onSuccess(byte[] data, Client client) {
+        traceBytes = data;
+      }
+
+      @Override
+      public void onStartFailure(Client client, String message) {
+        traceTrouble = "start failed: " + message;
+      }
+
+      @Override
+      public void onEndFailure(Client client, String message) {
+        traceTrouble = "stop failed: " + message;
+      }
+    });
+    // REAL: ddmlib hands the bytes to ClientData only for the duration of the change event.
+    AndroidDebugBridge.addClientChangeListener((cl, mask) -> {
+      if (cl != c || (mask & Client.CHANGE_HEAP_ALLOCATIONS) == 0) return;
+      byte[] data = cl.getClientData().getAllocationsData();
+      if (data == null) return;
+      try {
+        allocs = AllocationsParser.parse(ByteBuffer.wrap(data));
+      } catch (RuntimeException e) {
+        allocTrouble = e.toString();
+      }
+    });
+
+    c.enableAllocationTracker(true);
+    c.requestAllocationStatus();
+    check(waitFor(10000, () -> cd.getAllocationStatus() == ClientData.AllocationTrackingStatus.ON),
+        tag + ": REAE 1 then REAQ: allocation tracking ON (" + cd.getAllocationStatus() + ")");
+    sleep(1000);
+    c.requestAllocationDetails();
+    check(waitFor(10000, () -> allocs != null || allocTrouble != null),
+        tag + ": REAL parsed by ddmlib's AllocationsParser (" + allocTrouble + ")");
+    AllocationInfo[] a = allocs;
+    if (a != null) {
+      note(tag + ": " + a.length + " allocations; newest: " + (a.length > 0 ? a[0].getAllocatedClass() + " at "
+          + (a[0].getStackTrace().length > 0 ? a[0].getStackTrace()[0] : "?") : "none"));
+      check(a.length >= 30, tag + ": allocations of a second of rounds (" + a.length + ")");
+      int nodes = 0, numbered = 0;
+      for (int i = 0; i < a.length; i++) {
+        if (a[i].getAllocNumber() == a.length - i) numbered++;
+        StackTraceElement[] st = a[i].getStackTrace();
+        if ("Node".equals(a[i].getAllocatedClass()) && a[i].getSize() == 32 && a[i].getThreadId() == 1
+            && st.length == 2 && "Trace".equals(st[0].getClassName()) && "round".equals(st[0].getMethodName())
+            && "Trace.java".equals(st[0].getFileName()) && st[0].getLineNumber() == 23
+            && "main".equals(st[1].getMethodName()) && st[1].getLineNumber() == 11)
+          nodes++;
+      }
+      check(nodes * 6 >= a.length - 6 && nodes > 0, tag + ": every round's Node, with its stack Trace.round(Trace.java:23)"
+          + " <- Trace.main(Trace.java:11) (" + nodes + " of " + a.length + ")");
+      check(numbered == a.length, tag + ": ddmlib numbers them newest first (" + numbered + ")");
+    }
+    c.enableAllocationTracker(false);
+    c.requestAllocationStatus();
+    check(waitFor(10000, () -> cd.getAllocationStatus() == ClientData.AllocationTrackingStatus.OFF),
+        tag + ": REAE 0 then REAQ: tracking OFF (" + cd.getAllocationStatus() + ")");
+
+    // The method tracer, streaming (the VM said method-trace-profiling-streaming in FEAT).
+    traceBytes = null;
+    try {
+      c.startMethodTracer();
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.TRACER_ON),
+        tag + ": MPSS then MPRQ: TRACER_ON (" + cd.getMethodProfilingStatus() + ")");
+    sleep(1000);
+    try {
+      c.stopMethodTracer();
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(15000, () -> traceBytes != null || traceTrouble != null),
+        tag + ": MPSE: the trace bytes reached IMethodProfilingHandler.onSuccess (" + traceTrouble + ")");
+    byte[] t = traceBytes;
+    if (t != null) {
+      String text = head(t, 4096);
+      note(tag + ": method trace " + t.length + " bytes");
+      check(text.startsWith("*version\n3\n") && text.contains("clock=dual\n") && text.contains("\tTrace\tfib\t(I)I\t")
+              && text.contains("*end\nSLOW"),
+          tag + ": a dmtrace v3 dual-clock file naming Trace.fib");
+      check(t.length > 1000, tag + ": records in it (" + t.length + " bytes)");
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.OFF),
+        tag + ": tracer OFF after the data (" + cd.getMethodProfilingStatus() + ")");
+
+    // The sampling profiler.
+    traceBytes = null;
+    try {
+      c.startSamplingProfiler(1, TimeUnit.MILLISECONDS);
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.SAMPLER_ON),
+        tag + ": SPSS then MPRQ: SAMPLER_ON (" + cd.getMethodProfilingStatus() + ")");
+    sleep(500);
+    try {
+      c.stopSamplingProfiler();
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(15000, () -> traceBytes != null || traceTrouble != null),
+        tag + ": SPSE: the sampled trace's bytes reached onSuccess (" + traceTrouble + ")");
+    t = traceBytes;
+    if (t != null) {
+      String text = head(t, 4096);
+      note(tag + ": sampled trace " + t.length + " bytes");
+      check(text.startsWith("*version\n3\n") && text.contains("\tTrace\tmain\t") && text.contains("*end\nSLOW"),
+          tag + ": a dmtrace file from the sampler naming Trace.main");
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.OFF),
+        tag + ": sampler OFF (" + cd.getMethodProfilingStatus() + ")");
+    check(traceTrouble == null, tag + ": no profiling failure reported (" + traceTrouble + ")");
+  }
+
   static void checkMany(IDevice dev, List<Integer> pids) {
     String tag = "many(" + pids.size() + ")";
     boolean all = waitFor(60000, () -> {
@@ -359,7 +508,9 @@ public class DdmlibE2E {
         String line = Log.getLogFormatString(level, tag, message);
         System.out.print("# ddmlib " + line);
         if (!line.endsWith("\n")) System.out.println();
-        if (level.getPriority() >= Log.LogLevel.ERROR.getPriority()) problems.add(tag + ": " + message);
+        // ddmlib logs every REAL it receives at error level ("*** Received REAL"): not a problem.
+        boolean realNote = "ddm-heap".equals(tag) && message.startsWith("*** Received REAL");
+        if (level.getPriority() >= Log.LogLevel.ERROR.getPriority() && !realNote) problems.add(tag + ": " + message);
         // Not errors in ddmlib's eyes, but each means a chunk it could not use.
         if (message.contains("unsupported chunk") || message.contains("Discarding") || message.contains("Exception"))
           problems.add(tag + ": " + message);
@@ -402,6 +553,7 @@ public class DdmlibE2E {
       for (int i = 0; i < clients.size(); i++) {
         if (kinds.get(i).equals("threads")) checkThreads(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("alloc")) checkHeap(dev, clients.get(i)[0]);
+        if (kinds.get(i).equals("prof")) checkProfiling(dev, clients.get(i)[0]);
       }
       if (!many.isEmpty()) checkMany(dev, many);
     }

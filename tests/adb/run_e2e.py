@@ -12,6 +12,8 @@ MODE:
             WAIT, threads, heap info and segments
   socket    the same ddmlib checks with minivm on dt_socket, reached by the stand-in's --tcp-vm
   many      N (default 20) minivm idle.mvm on one stand-in; ddmlib lists all and drops each
+  prof      minivm trace.mvm on dt_android_adb; DdmlibE2E drives ddmlib's profiling calls: allocation
+            tracker (REAL parsed by AllocationsParser), method tracer (streaming), sampling profiler
 
 Everything it starts (stand-in, adb server, VMs) gets its own ports and names, its HOME and
 TMPDIR point into the work dir, the adb server runs in the foreground on its own port (never
@@ -513,6 +515,15 @@ def mode_many(run):
         raise Fail("adb jdwp still lists %r after every VM exited" % out)
 
 
+def mode_prof(run):
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    vm = run.start_vm("trace.mvm", "minivm-trace")
+    run.wait_listed([vm.pid])
+    run.java(["--client", "%d:prof" % vm.pid], run.args.java_timeout)
+
+
 def mode_ddmc(run):
     # The project's own monitor through the same real adb server: ddmc -p PID (adb jdwp:PID).
     if not run.args.ddmc or not os.access(run.args.ddmc, os.X_OK):
@@ -563,7 +574,7 @@ def mode_ddmc(run):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc"])
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof"])
     ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
     ap.add_argument("--programs", required=True)
@@ -599,7 +610,7 @@ def main():
     ok = False
     try:
         {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
-         "ddmc": mode_ddmc}[args.mode](run)
+         "ddmc": mode_ddmc, "prof": mode_prof}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)

@@ -852,9 +852,176 @@ def case_hostile_names():
     check(f"FAIL code 7: fail-{HOSTILE_SHOWN}\n" in out, "send: escaped FAIL message", out)
 
 
+# ---- profiling: ddmc trace / ddmc alloc against minivm's trace.mvm, read back by dmtracedump -----
+
+# What one round of trace.mvm calls (examples/minivm/programs/trace.mvm): method -> (entries, unrolls)
+ROUND = {"Trace.fib": (15, 0), "Trace.mid": (2, 0), "Trace.leaf": (8, 0), "Trace.guarded": (1, 0),
+         "Trace.thrower": (1, 1)}
+
+
+def dmtracedump(*args):
+    if not ARGS.dmtracedump or not os.access(ARGS.dmtracedump, os.X_OK):
+        raise Failure(f"dmtracedump not found ({ARGS.dmtracedump}): install the Debian package 'dmtracedump' "
+                      "(scripts/setup.sh does); this test fails without it, it never skips")
+    r = subprocess.run([ARGS.dmtracedump, *args], capture_output=True, timeout=120)
+    return r.returncode, r.stdout.decode("utf-8", "replace"), r.stderr.decode("utf-8", "replace")
+
+
+def listing(path):
+    """dmtracedump -o: [(thread, action, usecs, depth, 'Class.method')] in file order."""
+    rc, out, err = dmtracedump("-o", path)
+    check(rc == 0 and "VERSION: 3" in out, "dmtracedump -o reads the trace", err[-500:], out[:500])
+    check("ERROR" not in err and "does not match" not in err and "WARNING" not in err, "dmtracedump -o is quiet",
+          err[-1000:])
+    recs = []
+    for line in out.splitlines():
+        m = re.match(r"^\s*(\d+) (ent|xit|unr)\s+(\d+) (\.*)(\S+) ", line)
+        if m:
+            recs.append((int(m.group(1)), m.group(2), int(m.group(3)), len(m.group(4)), m.group(5)))
+    return recs
+
+
+def whole_rounds(recs):
+    """Per complete Trace.round in the main thread: {method: [entries, unrolls]} of what it called."""
+    rounds, cur, depth = [], None, None
+    for tid, act, _, d, name in recs:
+        if tid != 1:
+            continue
+        if name == "Trace.round" and act == "ent":
+            cur, depth = {}, d
+        elif cur is not None and name == "Trace.round" and act == "xit" and d == depth:
+            rounds.append(cur)
+            cur = None
+        elif cur is not None:
+            c = cur.setdefault(name, [0, 0])
+            if act == "ent":
+                c[0] += 1
+            elif act == "unr":
+                c[1] += 1
+    return rounds
+
+
+def case_trace():
+    vm = VM("trace")
+    tr, js = os.path.join(ARGS.workdir, "trace.trace"), os.path.join(ARGS.workdir, "trace.json")
+    doc, err, _ = ddmc("trace", "--duration", "1.5", "-o", tr, "--chrome", js, target=vm.target, timeout=120)
+    t = doc["trace"]
+    check(t["mode"] == "methods" and t["version"] == 3 and t["clock"] == "dual" and not t["overflow"], "trace", t)
+    check(os.path.getsize(tr) == t["bytes"] and t["records"] > 100, "the file as received", t)
+    # Every complete round holds exactly what trace.mvm calls, exceptions included (UNROLL).
+    recs = listing(tr)
+    check(len(recs) == t["records"], "dmtracedump lists every record", len(recs), t["records"])
+    rounds = whole_rounds(recs)
+    check(len(rounds) >= 10, "at least 10 whole rounds in 1.5 s (one every 20 ms)", len(rounds))
+    for r in rounds:
+        got = {k: tuple(v) for k, v in r.items()}
+        check(got == ROUND, "one round's calls", got, ROUND)
+    # The profile: the call graph with its counts.
+    rc, out, err = dmtracedump(tr)
+    check(rc == 0 and "Total cycles" in out, "dmtracedump profile", err[-500:])
+    calls = {}
+    for line in out.splitlines():
+        m = re.match(r"^\[\d+\]\s+[\d.]+%\s+(\d+)\+(\d+)\s+\d+ (\S+) ", line)
+        if m:
+            calls[m.group(3)] = (int(m.group(1)), int(m.group(2)))
+    log(f"dmtracedump call counts: {calls} over {len(rounds)} whole rounds")
+    n = len(rounds)
+    check(calls.get("Trace.round", (0, 0))[0] >= n, "round calls", calls)
+    check(calls.get("Trace.mid", (0, 0))[0] >= 2 * n and calls.get("Trace.leaf", (0, 0))[0] >= 8 * n, "mid/leaf", calls)
+    check(sum(calls.get("Trace.fib", (0, 0))) >= 15 * n and calls["Trace.fib"][1] > 0, "fib recursion", calls)
+    check(calls.get("Trace.thrower", (0, 0))[0] >= n and calls.get("Trace.guarded", (0, 0))[0] >= n, "throw", calls)
+    # The Trace Event JSON: balanced per thread, the same calls.
+    with open(js) as f:
+        ev = json.load(f)["traceEvents"]
+    stacks, fib_b = {}, 0
+    for e in ev:
+        if e["ph"] == "B":
+            stacks.setdefault(e["tid"], []).append(e["name"])
+            fib_b += e["name"] == "Trace.fib"
+        elif e["ph"] == "E":
+            check(stacks.get(e["tid"]), "an E event closes a B", e)
+            stacks[e["tid"]].pop()
+    check(all(not v for v in stacks.values()), "every B closed", stacks)
+    check(fib_b == sum(1 for r in recs if r[4] == "Trace.fib" and r[1] == "ent"), "chrome fib events", fib_b)
+    names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    check("main" in names, "thread names", names)
+    out, err, _ = ddmc("trace", "--duration", "0.5", "-o", tr, target=vm.target, json_out=False, timeout=120)
+    check(re.search(r"^trace\s+\S+: \d+ bytes, \d+ records", out, re.M), "text summary", out)
+
+
+def spin_vm(iterations="2000000000"):
+    """bench/programs/spin.mvm: a loop with a static call per iteration (two events each)."""
+    return VM(os.path.join(os.path.dirname(ARGS.programs), "..", "..", "bench", "programs", "spin.mvm"),
+              prog_args=[iterations])
+
+
+def case_trace_overflow():
+    vm = spin_vm()
+    time.sleep(0.5)  # past spin's start-up sleep: the loop runs
+    tr = os.path.join(ARGS.workdir, "overflow.trace")
+    doc, err, _ = ddmc("trace", "--duration", "3", "--buffer", "4", "-o", tr, target=vm.target, timeout=120)
+    t = doc["trace"]
+    cap = ((4 << 20) - 32) // 14
+    check(t["overflow"] and 0.9 * cap <= t["records"] <= cap, "a 4 MiB buffer fills: recording stops there", t, cap)
+    check("receiving the trace:" in err, "a progress line while 4 MiB arrive", err)
+    recs = listing(tr)  # still a valid file
+    check(len(recs) == t["records"] and any(r[4] == "Spin.mix" for r in recs), "the records", recs[:10])
+
+
+def case_sample():
+    vm = spin_vm()
+    tr = os.path.join(ARGS.workdir, "sample.trace")
+    doc, _, _ = ddmc("trace", "--sample", "1000", "--duration", "1", "-o", tr, target=vm.target, timeout=120)
+    t = doc["trace"]
+    check(t["mode"] == "sampling" and t["interval_us"] == 1000 and t["records"] > 0, "sampling trace", t)
+    recs = listing(tr)
+    check(any(r[4].startswith("Spin.") for r in recs), "the sampled stack names Spin's methods", recs[:20])
+
+
+def case_alloc():
+    vm = VM("trace")
+    doc, _, _ = ddmc("alloc", "--duration", "1", "--top", "10", target=vm.target, timeout=60)
+    a = doc["alloc"]
+    check(a["tracking"] == "off" and a["records"] >= 60, "records in 1 s (6 a round)", a)
+    sites = {(s["class"], s["site"]): s for s in a["sites"]}
+    want = [("Node", "Trace.round(Trace.java:23)"), ("int[]", "Trace.round(Trace.java:24)"),
+            ("byte[]", "Trace.round(Trace.java:25)"), ("java.lang.String", "Trace.round(Trace.java:25)"),
+            ("java.lang.RuntimeException", "Trace.thrower(Trace.java:70)"),
+            ("long[]", "Trace.thrower(Trace.java:70)")]
+    for k in want:
+        check(k in sites, "allocation site", k, sorted(sites))
+    counts = {sites[k]["count"] for k in want}
+    check(max(counts) - min(counts) <= 1, "each site once a round", counts)
+    check(sites[("int[]", "Trace.round(Trace.java:24)")]["bytes"] == 80 * sites[("int[]", "Trace.round(Trace.java:24)")]["count"],
+          "int[16] is 80 bytes in minivm", sites[("int[]", "Trace.round(Trace.java:24)")])
+    # start / show / stop across connections: the VM keeps tracking between them.
+    doc, _, _ = ddmc("alloc", "start", target=vm.target)
+    check(doc["alloc"]["tracking"] == "on", "start", doc)
+    time.sleep(0.3)
+    doc, _, _ = ddmc("alloc", "show", target=vm.target)
+    check(doc["alloc"]["records"] > 0 and doc["alloc"]["tracking"] == "unchanged", "show", doc["alloc"])
+    out, _, _ = ddmc("alloc", "stop", target=vm.target, json_out=False)
+    check(re.search(r"^allocations\s+\d+ records", out, re.M) and "Trace.round(Trace.java:23)" in out, "stop", out)
+    doc, _, _ = ddmc("alloc", "show", target=vm.target)
+    check(doc["alloc"]["records"] == 0, "tracking off: an empty report", doc["alloc"])
+
+
+def case_prof_usage():
+    for args, what in ((["trace", "-o", "x.trace"], "needs --duration"),
+                       (["trace", "--duration", "1"], "needs -o"),
+                       (["trace", "--duration", "x", "-o", "x"], "bad duration"),
+                       (["trace", "--sample", "0", "--duration", "1", "-o", "x"], "sample 0"),
+                       (["trace", "--buffer", "0", "--duration", "1", "-o", "x"], "buffer 0"),
+                       (["alloc", "sideways"], "bad action"),
+                       (["alloc", "start", "--top", "3"], "start takes no --top"),
+                       (["alloc", "--top", "0"], "top 0")):
+        r = subprocess.run([ARGS.ddmc, "-c", "127.0.0.1:1", *args], capture_output=True, timeout=30)
+        check(r.returncode == 64, f"usage error: {what}", r.returncode, r.stderr)
+
+
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
 NEEDS_VM = {"info", "zygote", "threads", "watch_sigint", "stack", "heap", "bitmap", "bitmap_scaled", "gc", "exit",
-            "send", "zlib", "hostile_names"}
+            "send", "zlib", "hostile_names", "trace", "trace_overflow", "sample", "alloc"}
 
 
 def main():
@@ -864,6 +1031,7 @@ def main():
     ap.add_argument("--minivm")
     ap.add_argument("--programs")
     ap.add_argument("--pngcheck")
+    ap.add_argument("--dmtracedump")
     ap.add_argument("--workdir", default=".")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()

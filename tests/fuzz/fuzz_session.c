@@ -1,6 +1,7 @@
 /* libFuzzer: everything the VM side does with bytes from a peer, without a socket: the framer,
  * dispatch, and every built-in chunk handler (HELO FEAT THEN THST STKL HPIF HPGC HPSG NHSG EXIT
- * DBGD, ZLIB, multi-chunk packets, non-DDM commands, replies from the peer).
+ * DBGD, ZLIB, the profiling chunks but MPRS, multi-chunk packets, non-DDM commands, replies from
+ * the peer).
  *
  * Input: the first byte picks the mode. Mode 0 feeds the rest raw after a good handshake. Other
  * modes build packets from a compact form, so the fuzzer spends its time in chunk payloads:
@@ -19,6 +20,11 @@ static const uint32_t kTypes[] = {
     DDMC_FOURCC('H', 'P', 'G', 'C'), DDMC_FOURCC('H', 'P', 'S', 'G'), DDMC_FOURCC('N', 'H', 'S', 'G'),
     DDMC_FOURCC('E', 'X', 'I', 'T'), DDMC_FOURCC('D', 'B', 'G', 'D'), DDMC_FOURCC('Z', 'L', 'I', 'B'),
     DDMC_FOURCC('A', 'P', 'N', 'M'), DDMC_FOURCC('W', 'A', 'I', 'T'), DDMC_FOURCC('X', 'X', 'X', 'X'),
+    /* Profiling (no debugger bridge here: allocation tracking and method tracing answer FAIL;
+     * sampling runs). Not MPRS: it writes a file wherever its payload says. */
+    DDMC_FOURCC('R', 'E', 'A', 'E'), DDMC_FOURCC('R', 'E', 'A', 'Q'), DDMC_FOURCC('R', 'E', 'A', 'L'),
+    DDMC_FOURCC('M', 'P', 'S', 'S'), DDMC_FOURCC('M', 'P', 'S', 'E'), DDMC_FOURCC('S', 'P', 'S', 'S'),
+    DDMC_FOURCC('S', 'P', 'S', 'E'), DDMC_FOURCC('M', 'P', 'R', 'E'), DDMC_FOURCC('M', 'P', 'R', 'Q'),
 };
 #define NTYPES (sizeof(kTypes) / sizeof(kTypes[0]))
 
