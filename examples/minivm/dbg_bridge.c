@@ -109,9 +109,10 @@ static int op_class_info(void *vm_data, ddmc_class c, ddmc_class_info *out) {
   out->signature = ti.sig;
   out->source_file = ti.source;
   out->type_tag = ti.is_array ? DDMC_TYPE_ARRAY : DDMC_TYPE_CLASS;
-  /* Everything is loaded, linked and initialised before a debugger can look (<clinit> runs
-   * before main, at most moments after it). */
-  out->status = DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED;
+  /* The debugger sees a class once it is prepared (at its first use); initialised once its
+   * <clinit> has run. */
+  out->status = DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | (ti.initialized ? DDMC_CLASS_INITIALIZED : 0) |
+                (ti.error ? DDMC_CLASS_ERROR : 0);
   out->modifiers = DDMC_ACC_PUBLIC | (ti.is_array ? DDMC_ACC_FINAL | DDMC_ACC_ABSTRACT : 0);
   out->superclass = ti.super;
   out->nfields = ti.nfields;
@@ -501,6 +502,11 @@ static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t 
   ddmc_dbg_post_exception(b->d, thread, &l, depth, 0, exc, catch_loc ? &c : NULL);
 }
 
+static void on_class_prepare(void *ud, uint32_t thread, mvm_type type) {
+  dbg_bridge *b = ud;
+  if (ddmc_dbg_wants(b->d, DDMC_EV_CLASS_PREPARE)) ddmc_dbg_post_class_prepare(b->d, thread, (ddmc_class)type);
+}
+
 static void on_thread_dying(void *ud, uint32_t thread) {
   dbg_bridge *b = ud;
   ddmc_dbg_post_thread_death(b->d, thread);
@@ -592,6 +598,7 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
                      .exception_events = on_exception_events,
                      .exception = on_exception,
                      .thread_dying = on_thread_dying,
+                     .class_prepare = on_class_prepare,
                      .gc_roots = on_gc_roots};
   mvm_dbg_set_hooks(vm, &h);
   return b;

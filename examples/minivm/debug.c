@@ -75,8 +75,10 @@ static mvm_hdr *block_of(mvm_vm *vm, uint64_t r) {
 
 /* ---- Types */
 
+/* A class not prepared yet is not the debugger's: unknown, as to a JVM that has not loaded it. */
 static mvm_class *class_of_type(mvm_vm *vm, mvm_type t) {
-  return t >= 1 && t <= vm->nclasses ? vm->classes[t - 1] : NULL;
+  mvm_class *c = t >= 1 && t <= vm->nclasses ? vm->classes[t - 1] : NULL;
+  return c && atomic_load(&c->state) != MVM_CLS_LOADED ? c : NULL;
 }
 static mvm_atype *atype_of(mvm_vm *vm, mvm_type t) {
   return (t & MVM_TYPE_ARRAY) && (uint32_t)t < vm->natypes ? vm->atypes[(uint32_t)t] : NULL;
@@ -84,7 +86,8 @@ static mvm_atype *atype_of(mvm_vm *vm, mvm_type t) {
 
 int mvm_dbg_for_each_type(mvm_vm *vm, int (*fn)(void *arg, mvm_type t), void *arg) {
   int rc = 0;
-  for (uint32_t i = 0; i < vm->nclasses && !rc; i++) rc = fn(arg, (mvm_type)i + 1);
+  for (uint32_t i = 0; i < vm->nclasses && !rc; i++)
+    if (class_of_type(vm, (mvm_type)i + 1)) rc = fn(arg, (mvm_type)i + 1);
   for (uint32_t i = 0; i < vm->natypes && !rc; i++) rc = fn(arg, MVM_TYPE_ARRAY | i);
   return rc;
 }
@@ -94,6 +97,9 @@ int mvm_dbg_type_info(mvm_vm *vm, mvm_type t, mvm_type_info *out) {
   mvm_class *c = class_of_type(vm, t);
   mvm_atype *a = c ? NULL : atype_of(vm, t);
   if (!c && !a) return MVM_DBG_ENOTYPE;
+  int state = c ? atomic_load(&c->state) : MVM_CLS_READY;
+  out->initialized = state == MVM_CLS_READY || state == MVM_CLS_ERROR;
+  out->error = state == MVM_CLS_ERROR;
   const mvm_class *sup = c ? c->super : vm->object_class;
   out->super = sup ? (mvm_type)sup->index + 1 : 0;
   if (a) {

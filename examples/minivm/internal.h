@@ -111,7 +111,12 @@ typedef struct mvm_class {
   uint32_t nmethods;
   uint32_t index;
   mvm_ref obj;        /* the class object in the heap (holds the statics) */
+  _Atomic int state;  /* MVM_CLS_*: a program's classes start LOADED, the built-ins READY */
+  struct mvm_thread *init_thread;   /* INITIALIZING: the thread running <clinit> (class_lock) */
 } mvm_class;
+
+/* Life of a class (classinit.c). A debugger sees a class from PREPARED on. */
+enum { MVM_CLS_LOADED, MVM_CLS_PREPARED, MVM_CLS_INITIALIZING, MVM_CLS_READY, MVM_CLS_ERROR };
 
 typedef struct mvm_frame {
   const mvm_method *m;
@@ -224,6 +229,8 @@ struct mvm_vm {
   /* java.lang.Throwable > Exception > RuntimeException > the four the VM throws itself */
   mvm_class *throwable_class, *exception_class, *runtime_exc_class, *arith_class, *npe_class, *aioobe_class,
       *cce_class, *interrupted_class;
+  pthread_mutex_t class_lock;   /* class states INITIALIZING -> READY / ERROR (a leaf) */
+  pthread_cond_t class_cond;    /* a class left INITIALIZING, or shutdown */
   mvm_atype **atypes;           /* interned array types; appended at load time only */
   uint32_t natypes, cap_atypes;
   mvm_ref group_system, group_main;   /* ThreadGroup objects (roots) */
@@ -386,6 +393,21 @@ static inline int mvm_is_subclass(const struct mvm_class *c, const struct mvm_cl
 }
 /* Prints "Exception in thread "NAME" CLASS: message" and its "\tat" lines on stderr. */
 void mvm_print_uncaught(mvm_thread *t, mvm_ref exc);
+
+/* classinit.c. Before the first active use of c (a static call or field, a new instance, a
+ * thread's entry point): prepares c and its superclasses (a ClassPrepare for each, from t), then
+ * runs their <clinit>s. Returns 0 (ready, or being initialised by t itself), 1 when a <clinit>
+ * failed (its exception pinned in t->pins[MVM_PIN_EXC] when t->depth > 0, else already printed;
+ * 0 there after a VM error), 2 when c failed to initialise before (NoClassDefFoundError), -1 at
+ * shutdown. */
+int mvm_class_init_slow(mvm_thread *t, mvm_class *c);
+static inline int mvm_class_ready(const mvm_class *c) {
+  return atomic_load_explicit(&c->state, memory_order_acquire) == MVM_CLS_READY;
+}
+/* c and its superclasses become PREPARED without events (the entry point's class, before start). */
+void mvm_class_mark_prepared(mvm_vm *vm, mvm_class *c);
+/* Shutdown: wakes threads waiting for another thread's <clinit>. */
+void mvm_class_wake_all(mvm_vm *vm);
 
 /* asm.c: adds a finished class (the built-ins too) and allocates its class object. */
 int mvm_define_class(mvm_vm *vm, mvm_class *c);

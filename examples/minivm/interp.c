@@ -427,6 +427,18 @@ __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f
   return atomic_load(&t->async_pending) ? 2 : 1;   /* stopped while the event held it */
 }
 
+/* First active use of c (not READY): prepare and initialise it above the current frame. The
+ * <clinit> runs nested (its own polls move dbg_depth; the caller's next call must still read as
+ * one). Returns 0 to go on, 1 to throw t->pins[MVM_PIN_EXC], -1 to unwind. */
+__attribute__((noinline, cold)) static int init_class(mvm_thread *t, mvm_class *c) {
+  uint32_t dbg_depth = t->dbg_depth;
+  int r = mvm_class_init_slow(t, c);
+  t->dbg_depth = dbg_depth;
+  if (r == 1) return t->pins[MVM_PIN_EXC] ? 1 : -1;
+  if (r == 2) report(t, "NoClassDefFoundError: Could not initialize class %s", c->name);
+  return r ? -1 : 0;
+}
+
 #define FAIL(...)        \
   do {                   \
     report(t, __VA_ARGS__); \
@@ -453,6 +465,18 @@ __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f
 #define OOM(bytes)                                                                                 \
   FAIL("OutOfMemoryError: failed to allocate %zu bytes (heap %" PRIu64 "K used of %zuK max)", \
        (size_t)(bytes), vm->heap.allocated_bytes >> 10, vm->heap.max >> 10)
+/* Before the first active use of class c. */
+#define INIT(c)                                          \
+  do {                                                   \
+    if (!mvm_class_ready(c)) {                           \
+      int ir_ = init_class(t, (c));                      \
+      if (ir_ < 0) goto unwind;                          \
+      if (ir_ > 0) {                                     \
+        exc = t->pins[MVM_PIN_EXC];                      \
+        goto throw_obj;                                  \
+      }                                                  \
+    }                                                    \
+  } while (0)
 #define LOAD()                         \
   do {                                 \
     f = &t->frames[t->depth - 1];      \
@@ -465,6 +489,12 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
                int nargs) {
   mvm_vm *vm = t->vm;
   const uint32_t floor = t->depth;
+  if (!mvm_class_ready(m->owner)) {
+    /* A thread's entry point, main, or a debugger's call: the method's class is used. */
+    int r = mvm_class_init_slow(t, m->owner);
+    if (r == 2) report(t, "NoClassDefFoundError: Could not initialize class %s", m->owner->name);
+    if (r) return -1;   /* 1: the exception is pinned for a caller (or printed at a thread's base) */
+  }
   if (push_frame(t, m)) {
     report(t, "StackOverflowError");
     return -1;
@@ -558,6 +588,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         break;
       case OP_NEW_INSTANCE: {
         mvm_class *c = in->ptr;
+        INIT(c);
         mvm_ref r = mvm_alloc_object(t, c);
         if (!r) OOM(sizeof(mvm_hdr) + 8 * c->ninstance);
         SETR(in->a, r);
@@ -606,6 +637,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           if (o->kind != MVM_BLK_OBJECT || (o->klass != fl->owner->obj && !mvm_is_subclass(class_of(vm, o), fl->owner)))
             THROW(vm->cce_class, "v%u is not a %s (field %s)", in->b, fl->owner->name, fl->name);
         } else {
+          INIT(fl->owner);
           o = mvm_deref(vm, fl->owner->obj);
         }
         int64_t *slot = &mvm_slots(o)[fl->slot];
@@ -623,6 +655,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       }
       case OP_INVOKE: {
         const mvm_method *callee = in->ptr;
+        INIT(callee->owner);
         int64_t av[5];
         uint8_t at[5];
         for (int i = 0; i < in->nargs; i++) {

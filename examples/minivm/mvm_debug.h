@@ -88,6 +88,9 @@ typedef struct mvm_dbg_hooks {
   void (*exception_catch)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc);
   /* The thread is about to end; it is still listed (mvm_dbg_thread answers for it). */
   void (*thread_dying)(void *ud, uint32_t thread);
+  /* Class type was prepared at its first use on thread (its superclasses first), before its
+   * <clinit> runs. The thread is RUNNING; it may park inside. */
+  void (*class_prepare)(void *ud, uint32_t thread, mvm_type type);
   /* The collector, with the world stopped and while marking: calls mark for every reference
    * the back-end holds (the callee marks; *ref is not moved by minivm's collector). */
   void (*gc_roots)(void *ud, void (*mark)(void *arg, uint64_t *ref), void *arg);
@@ -104,6 +107,8 @@ typedef struct mvm_type_info {
   mvm_type super;           /* its superclass (.super; java.lang.Object for arrays); 0 for Object */
   uint32_t nfields, nmethods;
   uint64_t class_obj;       /* the class object in the heap (java.lang.Class); 0 for arrays */
+  int initialized;          /* its <clinit> has run (always for arrays and built-ins) */
+  int error;                /* its <clinit> threw */
 } mvm_type_info;
 typedef struct mvm_field_desc {
   const char *name, *sig;

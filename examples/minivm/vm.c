@@ -263,6 +263,7 @@ static int define_builtins(mvm_vm *vm) {
     mvm_class *c = mvm_ncalloc(vm, 1, sizeof *c);
     if (!c) return -1;
     c->builtin = 1;
+    c->state = MVM_CLS_READY;
     c->super = b->super >= 0 ? vm->classes[b->super] : NULL;
     uint32_t base = c->super ? c->super->ninstance : 0;
     c->ninstance = base;
@@ -437,6 +438,8 @@ mvm_vm *mvm_vm_new(const mvm_config *cfg, const mvm_hooks *hooks, char *err, siz
   pthread_cond_init(&vm->sleep_cond, &ca);
   pthread_mutex_init(&vm->out_lock, NULL);
   pthread_mutex_init(&vm->bp_lock, NULL);
+  pthread_mutex_init(&vm->class_lock, NULL);
+  pthread_cond_init(&vm->class_cond, NULL);
   pthread_condattr_destroy(&ca);
   atomic_store(&vm->exit_status, -1);
   vm->next_id = 2;   /* 1 is reserved for main */
@@ -500,6 +503,7 @@ void mvm_request_shutdown(mvm_vm *vm) {
   pthread_cond_broadcast(&vm->resume_cond);
   pthread_mutex_unlock(&vm->stw_lock);
   mvm_monitor_wake_all(vm);
+  mvm_class_wake_all(vm);
 }
 
 void mvm_vm_free(mvm_vm *vm) {
@@ -567,18 +571,9 @@ int mvm_prepare_main(mvm_vm *vm) {
   }
   mvm_thread_register(t, MVM_TS_STARTING);
   vm->main_thread = t;
-  return 0;
-}
-
-/* Runs every class's <clinit>, in declaration order, on t. Returns 0 or -1 (an error ended it). */
-static int run_clinits(mvm_vm *vm, mvm_thread *t) {
-  for (uint32_t i = 0; i < vm->nclasses; i++) {
-    mvm_class *c = vm->classes[i];
-    for (uint32_t j = 0; j < c->nmethods; j++)
-      if (!strcmp(c->methods[j]->name, "<clinit>") && c->methods[j]->nparams == 0 &&
-          mvm_interp(t, c->methods[j], NULL, NULL, 0))
-        return -1;
-  }
+  /* A debugger attached before main runs (suspend=y) sees the entry point's class, as the bridge
+   * promises; the rest are prepared at their first use. */
+  mvm_class_mark_prepared(vm, m->owner);
   return 0;
 }
 
@@ -601,7 +596,8 @@ int mvm_run_main(mvm_vm *vm, int argc, char **argv) {
 
   int64_t arg = 0;
   uint8_t tag = MVM_REFTAG;
-  int rc = atomic_load(&vm->shutdown) ? -1 : run_clinits(vm, t);
+  /* main's class (prepared by mvm_prepare_main) is initialised when main is called. */
+  int rc = atomic_load(&vm->shutdown) ? -1 : 0;
   if (!rc && m->nparams == 1) {
     mvm_ref arr = mvm_alloc_array_typed(t, 'L', MVM_ATYPE_STRINGS, argc);
     t->pins[MVM_PIN_ARG] = arr;   /* the string allocations below may collect */

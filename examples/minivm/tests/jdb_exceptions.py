@@ -71,9 +71,12 @@ def main():
         s.expect("main[1] ")
         s.send("catch java.lang.ArithmeticException")
         s.expect("Set all java.lang.ArithmeticException")
+        # BadInput is prepared at its first use, after main starts: jdb defers the request to the
+        # ClassPrepare event, as on a JVM
         s.send("catch caught BadInput")
-        s.expect("Set caught BadInput")
+        s.expect("Deferring caught BadInput")
         s.send("run")
+        s.expect("Set deferred caught BadInput")
         # caught by a superclass, two frames up; reported before unwinding
         s.expect('Exception occurred: BadInput (to be caught at: Exceptions.bySuperclass(), line=25 bci=3)'
                  '"thread=main", Exceptions.parse(), line=11 bci=5')

@@ -17,6 +17,10 @@ static void sleep_ms(int ms) {
   nanosleep(&ts, NULL);
 }
 
+/* The debugger sees a class from its first use on; the entry point's class, from before the
+ * program starts (mvm_prepare_main), as with -agentlib:jdwp suspend=y. */
+static void t_prepared(mvm_vm *vm) { assert_int_equal(mvm_prepare_main(vm), 0); }
+
 typedef struct find_type {
   mvm_vm *vm;
   const char *sig;
@@ -118,6 +122,7 @@ static int local_visit(void *arg, const mvm_local_desc *d) {
 static void signatures_and_debug_info(void **state) {
   mvm_vm *vm = t_vm(0, 0, NULL);
   t_load(vm, typed);
+  t_prepared(vm);
   mvm_type t = type_by_sig(vm, "LT;");
   assert_true(t != 0);
   mvm_type_info ti;
@@ -194,6 +199,7 @@ static void local_ranges(void **state) {
              "  nop\n"
              ".local v0 z double\n"
              "  return-void\n.end method\n");
+  t_prepared(vm);
   mvm_type t = type_by_sig(vm, "LA;");
   locals lv = {0};
   assert_int_equal(mvm_dbg_locals(vm, t, 0, local_visit, &lv), 0);
@@ -268,6 +274,7 @@ static void on_exit_hook(void *ud, uint32_t thread, const mvm_loc *loc, int32_t 
 static mvm_vm *loop_vm(void) {
   mvm_vm *vm = t_vm(0, 0, NULL);
   t_load(vm, loop_prog);
+  t_prepared(vm);
   memset(&R, 0, sizeof R);
   R.vm = vm;
   R.cls = type_by_sig(vm, "LA;");
@@ -404,6 +411,7 @@ static void wait_for(mvm_vm *vm, mvm_type t, const char *name) {
 static void suspend_frames_locals_fields(void **state) {
   mvm_vm *vm = t_vm(0, 0, NULL);
   t_load(vm, spin_prog);
+  t_prepared(vm);
   mvm_type s = type_by_sig(vm, "LS;");
   pthread_t main_thread;
   fflush(stdout);
@@ -532,6 +540,7 @@ static int group_visit(void *arg, uint64_t g, uint64_t parent, const char *name)
 static void thread_groups(void **state) {
   mvm_vm *vm = t_vm(0, 0, NULL);
   t_load(vm, ".class A\n.method main\n.registers 1\n  return-void\n.end method\n");
+  t_prepared(vm);
   assert_int_equal(mvm_prepare_main(vm), 0);
   groups gs = {0};
   assert_int_equal(mvm_dbg_groups(vm, group_visit, &gs), 0);
@@ -561,6 +570,7 @@ static void thread_groups(void **state) {
 static void free_with_a_suspended_thread(void **state) {
   mvm_vm *vm = t_vm(0, 0, NULL);
   t_load(vm, spin_prog);
+  t_prepared(vm);
   mvm_type s = type_by_sig(vm, "LS;");
   pthread_t main_thread;
   assert_int_equal(pthread_create(&main_thread, NULL, run_main, vm), 0);
