@@ -640,6 +640,48 @@ static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
   return 0;
 }
 
+/* Monitors: main owns FD_O_DEBUG (entered twice, by its outer frame, depth 1) and
+ * FD_O_DEBUG2 (once, innermost frame); Worker waits to enter FD_O_DEBUG. */
+static int monitor_info(void *vd, ddmc_ref obj, uint32_t *owner, int32_t *count, ddmc_thread_id_visit_fn waiter,
+                        void *arg) {
+  fakedbg *f = FD(vd);
+  if (fakedbg_object(f, obj) == NULL) {
+    bad(f);
+    return DDMC_JDWP_INVALID_OBJECT;
+  }
+  *owner = 0;
+  *count = 0;
+  if (obj == FD_O_DEBUG || obj == FD_O_DEBUG2) {
+    *owner = FD_T_MAIN;
+    *count = obj == FD_O_DEBUG ? 2 : 1;
+  }
+  if (obj == FD_O_DEBUG) {
+    waiter(arg, FD_T_WORKER);
+    waiter(arg, FD_T_JDWP); /* internal: the library leaves it out */
+  }
+  return 0;
+}
+
+static int owned_monitors(void *vd, uint32_t thread, ddmc_monitor_visit_fn fn, void *arg) {
+  fakedbg *f = FD(vd);
+  if (thread == 0 || thread > FD_NTHREADS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  if (thread == FD_T_MAIN && fn(arg, FD_O_DEBUG, 1) == 0) fn(arg, FD_O_DEBUG2, 0);
+  return 0;
+}
+
+static int contended_monitor(void *vd, uint32_t thread, ddmc_ref *out) {
+  fakedbg *f = FD(vd);
+  if (thread == 0 || thread > FD_NTHREADS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  *out = thread == FD_T_WORKER ? FD_O_DEBUG : 0;
+  return 0;
+}
+
 static void vm_exit(void *vd, int32_t status) {
   fakedbg *f = FD(vd);
   atomic_store(&f->last_exit, status);
@@ -683,6 +725,9 @@ static const ddmc_dbg_ops kOps = {
     .new_array = new_array,
     .interrupt_thread = interrupt_thread,
     .stop_thread = stop_thread,
+    .monitor_info = monitor_info,
+    .owned_monitors = owned_monitors,
+    .contended_monitor = contended_monitor,
 };
 
 /* ---- set-up */

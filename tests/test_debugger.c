@@ -742,7 +742,14 @@ static void test_vm_commands(void **state) {
   const uint8_t *caps = ddmc_read_bytes(&r, 32);
   assert_int_equal(caps[0], 1); /* canWatchFieldModification: the fake has set_field_watch */
   assert_int_equal(caps[1], 1);
-  assert_int_equal(caps[7], 0); /* canRedefineClasses */
+  assert_int_equal(caps[4], 1);  /* canGetOwnedMonitorInfo */
+  assert_int_equal(caps[5], 1);  /* canGetCurrentContendedMonitor */
+  assert_int_equal(caps[6], 1);  /* canGetMonitorInfo */
+  assert_int_equal(caps[7], 0);  /* canRedefineClasses */
+  assert_int_equal(caps[16], 0); /* canRequestMonitorEvents */
+  assert_int_equal(caps[17], 1); /* canGetMonitorFrameInfo */
+  assert_int_equal(caps[18], 1); /* canUseSourceNameFilters */
+  assert_int_equal(caps[19], 0); /* canGetConstantPool (was set by mistake for 18) */
 
   b.n = 0;
   b_str(&b, "new \xe2\x98\x83");
@@ -1438,7 +1445,8 @@ static const cmd_body kBodies[] = {
     {14, 1, bd_loader},    {15, 1, bd_event_set},   {15, 2, bd_event_clear},  {16, 1, bd_frame_get},
     {16, 2, bd_frame_set}, {16, 3, bd_frame},       {17, 1, bd_class_object}, {3, 3, bd_ct_invoke},
     {5, 1, bd_ct_invoke},  {9, 6, bd_or_invoke},    {3, 4, bd_new_instance},  {4, 1, bd_new_array},
-    {11, 10, bd_stop},     {11, 11, bd_thread},
+    {11, 10, bd_stop},     {11, 11, bd_thread},     {9, 5, bd_object},        {11, 8, bd_thread},
+    {11, 9, bd_thread},    {11, 13, bd_thread},
 };
 
 static body_fn body_of(uint8_t set, uint8_t cmd) {
@@ -2450,6 +2458,60 @@ static void test_new_array_interrupt_stop(void **state) {
   assert_int_equal(atomic_load(&F->bad_calls), 0);
 }
 
+/* Monitors: who owns FD_O_DEBUG, who waits for it, what main owns (with frame depths), what
+ * Worker waits for; the thread commands want the thread suspended. */
+static void test_monitors(void **state) {
+  (void)state;
+  ddmc_reader r;
+  assert_int_equal(run_id(9, 5, oid(FD_O_DEBUG), &r), 0);
+  assert_true(ddmc_read_u64(&r) == tid(FD_T_MAIN));
+  assert_int_equal(ddmc_read_u32(&r), 2);
+  assert_int_equal(ddmc_read_u32(&r), 1); /* Worker; the internal JDWP thread is not shown */
+  assert_true(ddmc_read_u64(&r) == tid(FD_T_WORKER));
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(run_id(9, 5, oid(FD_O_STR), &r), 0); /* never locked */
+  assert_true(ddmc_read_u64(&r) == 0);
+  assert_int_equal(ddmc_read_u32(&r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 0);
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(run_id(9, 5, 0, NULL), DDMC_JDWP_INVALID_OBJECT);
+  assert_int_equal(run_id(9, 5, 0x7777777, NULL), DDMC_JDWP_INVALID_OBJECT);
+
+  assert_int_equal(run_id(11, 8, tid(FD_T_MAIN), NULL), DDMC_JDWP_THREAD_NOT_SUSPENDED);
+  assert_int_equal(run_id(11, 9, tid(FD_T_WORKER), NULL), DDMC_JDWP_THREAD_NOT_SUSPENDED);
+  assert_int_equal(run_id(11, 2, tid(FD_T_MAIN), NULL), 0);
+  assert_int_equal(run_id(11, 2, tid(FD_T_WORKER), NULL), 0);
+  assert_int_equal(run_id(11, 8, tid(FD_T_MAIN), &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 2);
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == oid(FD_O_DEBUG));
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == oid(FD_O_DEBUG2));
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(run_id(11, 13, tid(FD_T_MAIN), &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 2);
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == oid(FD_O_DEBUG));
+  assert_int_equal(ddmc_read_u32(&r), 1);
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == oid(FD_O_DEBUG2));
+  assert_int_equal(ddmc_read_u32(&r), 0);
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(run_id(11, 8, tid(FD_T_WORKER), &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 0);
+  assert_int_equal(run_id(11, 9, tid(FD_T_WORKER), &r), 0);
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == oid(FD_O_DEBUG));
+  assert_int_equal(ddmc_reader_left(&r), 0);
+  assert_int_equal(run_id(11, 9, tid(FD_T_MAIN), &r), 0); /* waits for nothing: a null object */
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == 0);
+  assert_int_equal(run_id(11, 9, oid(FD_O_DEBUG), NULL), DDMC_JDWP_INVALID_THREAD);
+  assert_int_equal(run_id(11, 3, tid(FD_T_MAIN), NULL), 0);
+  assert_int_equal(run_id(11, 3, tid(FD_T_WORKER), NULL), 0);
+  assert_int_equal(atomic_load(&F->bad_calls), 0);
+}
+
 /* A relay (ddmlib) keeps the connection when its debugger leaves: DBGD drops the debugger's
  * state as a disconnect would (breakpoints cleared, threads resumed), and the next debugger on
  * the same connection, after DBGD or VirtualMachine.Dispose, gets its events. */
@@ -2973,6 +3035,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_exception_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_relay_detach_and_next_debugger, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invoke, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_monitors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_array_interrupt_stop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_parks_thread, setup, teardown),

@@ -433,6 +433,54 @@ static int op_set_method_events(void *vm_data, int on) {
   return 0;
 }
 
+/* Monitors: a snapshot with the world stopped, so the objects named stay alive. */
+typedef struct mon_visit {
+  ddmc_thread_id_visit_fn waiter;
+  ddmc_monitor_visit_fn owned;
+  void *arg;
+} mon_visit;
+static int waiter_adapter(void *arg, uint32_t thread) {
+  mon_visit *v = arg;
+  return v->waiter(v->arg, thread);
+}
+static int owned_adapter(void *arg, uint64_t obj, int32_t depth) {
+  mon_visit *v = arg;
+  return v->owned(v->arg, (ddmc_ref)obj, depth);
+}
+static int op_monitor_info(void *vm_data, ddmc_ref obj, uint32_t *owner, int32_t *entry_count,
+                           ddmc_thread_id_visit_fn waiter, void *arg) {
+  mvm_vm *vm = VM(vm_data);
+  mon_visit v = {.waiter = waiter, .arg = arg};
+  mvm_dbg_enter(vm);
+  mvm_type t;
+  int rc = mvm_dbg_object_type(vm, obj, &t);
+  if (!rc) rc = mvm_dbg_monitor_info(vm, obj, owner, entry_count, waiter_adapter, &v);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+static int op_owned_monitors(void *vm_data, uint32_t thread, ddmc_monitor_visit_fn fn, void *arg) {
+  mvm_vm *vm = VM(vm_data);
+  mon_visit v = {.owned = fn, .arg = arg};
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_owned_monitors(vm, thread, owned_adapter, &v);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+static int op_contended_monitor(void *vm_data, uint32_t thread, ddmc_ref *out) {
+  mvm_vm *vm = VM(vm_data);
+  uint64_t o = 0;
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_contended_monitor(vm, thread, &o);
+  mvm_dbg_leave(vm);
+  *out = (ddmc_ref)o;
+  return jdwp_error(rc);
+}
+
+static int op_set_field_watch(void *vm_data, ddmc_class c, uint32_t field, unsigned watch) {
+  unsigned w = (watch & DDMC_DBG_WATCH_ACCESS ? MVM_WATCH_ACCESS : 0) | (watch & DDMC_DBG_WATCH_MODIFY ? MVM_WATCH_MODIFY : 0);
+  return jdwp_error(mvm_dbg_set_field_watch(VM(vm_data), (mvm_type)c, field, w));
+}
+
 /* On the thread itself, which the library unparked for the call (thread_parking 0). */
 static int op_invoke(void *vm_data, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj,
                      const ddmc_value *args, int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
@@ -500,6 +548,18 @@ static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t 
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc}, c;
   if (catch_loc) c = (ddmc_location){.cls = catch_loc->cls, .method = catch_loc->method, .index = catch_loc->pc};
   ddmc_dbg_post_exception(b->d, thread, &l, depth, 0, exc, catch_loc ? &c : NULL);
+}
+
+static void on_field(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, mvm_type type, uint32_t field,
+                     uint64_t obj, const mvm_value *new_value) {
+  dbg_bridge *b = ud;
+  ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
+  if (new_value) {
+    ddmc_value v = to_ddmc(new_value);
+    ddmc_dbg_post_field_modification(b->d, thread, &l, depth, 0, (ddmc_class)type, field, obj, &v);
+  } else {
+    ddmc_dbg_post_field_access(b->d, thread, &l, depth, 0, (ddmc_class)type, field, obj);
+  }
 }
 
 static void on_class_prepare(void *ud, uint32_t thread, mvm_type type) {
@@ -573,11 +633,15 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
       .clear_breakpoint = op_clear_breakpoint,
       .set_stepping = op_set_stepping,
       .set_method_events = op_set_method_events,
+      .set_field_watch = op_set_field_watch,
       .exit = op_exit,
       .invoke = op_invoke,
       .new_array = op_new_array,
       .interrupt_thread = op_interrupt_thread,
       .stop_thread = op_stop_thread,
+      .monitor_info = op_monitor_info,
+      .owned_monitors = op_owned_monitors,
+      .contended_monitor = op_contended_monitor,
   };
   dbg_bridge *b = calloc(1, sizeof *b);
   if (!b) {
@@ -599,6 +663,7 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
                      .exception = on_exception,
                      .thread_dying = on_thread_dying,
                      .class_prepare = on_class_prepare,
+                     .field = on_field,
                      .gc_roots = on_gc_roots};
   mvm_dbg_set_hooks(vm, &h);
   return b;

@@ -585,6 +585,14 @@ void mvm_dbg_set_method_events(mvm_vm *vm, int on) {
   pthread_mutex_unlock(&vm->stw_lock);
 }
 
+int mvm_dbg_set_field_watch(mvm_vm *vm, mvm_type t, uint32_t field, unsigned watch) {
+  mvm_class *c = class_of_type(vm, t);
+  if (!c) return atype_of(vm, t) ? MVM_DBG_ENOFIELD : MVM_DBG_ENOTYPE;
+  if (field >= c->nfields) return MVM_DBG_ENOFIELD;
+  atomic_store(&c->fields[field].watch, (uint8_t)(watch & (MVM_WATCH_ACCESS | MVM_WATCH_MODIFY)));
+  return 0;
+}
+
 /* ---- Calls, new objects, interruption (a debugger's ClassType/ObjectReference.InvokeMethod,
  * NewInstance, ArrayType.NewInstance, ThreadReference.Interrupt / Stop). */
 

@@ -1,6 +1,6 @@
 /* Types shared by the minivm_core files. Not for the bridge or main.c: they use minivm.h.
  *
- * Lock order (outer first): thread_lock -> a thread's stack_lock; mon_lock -> stw_lock;
+ * Lock order (outer first): thread_lock -> a thread's stack_lock; thread_lock -> mon_lock -> stw_lock;
  * heap.lock and native_lock are leaves. A thread never becomes RUNNING (which can block for a
  * collection) while holding mon_lock, because the collector takes mon_lock to drop dead monitors. */
 #ifndef MINIVM_INTERNAL_H
@@ -44,6 +44,7 @@ typedef struct mvm_field {
   int is_static;
   uint32_t slot;
   struct mvm_class *owner;      /* 8-byte slot after the header of the instance or the class object */
+  _Atomic uint8_t watch;        /* MVM_WATCH_*: a debugger's watchpoints on this field */
 } mvm_field;
 
 typedef struct mvm_insn {
@@ -184,6 +185,7 @@ struct mvm_thread {
 
   uint64_t rng;               /* rand-int state */
   int notified;               /* monitor wait bookkeeping, guarded by vm->mon_lock */
+  mvm_ref blocked_on;         /* the monitor it waits to enter or waits on in wait() (mon_lock) */
   struct mvm_thread *wait_next;
   struct mvm_thread *next;    /* thread list */
 };
@@ -192,6 +194,7 @@ typedef struct mvm_monitor {
   mvm_ref obj;
   mvm_thread *owner;
   uint32_t count;
+  int32_t depth;               /* the owner's frame (from the outermost) that first entered it */
   pthread_cond_t enter_cond;   /* owner left */
   pthread_cond_t wait_cond;    /* notify */
   mvm_thread *waiters;

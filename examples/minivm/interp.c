@@ -439,6 +439,26 @@ __attribute__((noinline, cold)) static int init_class(mvm_thread *t, mvm_class *
   return r ? -1 : 0;
 }
 
+/* A watched field: report the access or modification to the debugger (which may park the
+ * thread) before the instruction runs. Returns 0 to go on, 2 to throw a debugger's exception
+ * (ThreadReference.Stop while parked), -1 to unwind. */
+__attribute__((noinline, cold)) static int watch_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in,
+                                                      uint8_t op, const mvm_field *fl, mvm_ref obj) {
+  mvm_vm *vm = t->vm;
+  int modify = op == OP_IPUT || op == OP_SPUT;
+  if (!vm->dbg.field || !(atomic_load(&fl->watch) & (modify ? MVM_WATCH_MODIFY : MVM_WATCH_ACCESS))) return 0;
+  mvm_loc loc = mvm_loc_of(f->m, pc);
+  mvm_value nv;
+  if (modify) {
+    int64_t raw = t->regs[f->base + in->a];
+    nv = mvm_dbg_value_of(fl->sig[0], fl->type == 'L' ? raw : narrow(fl->type, raw));
+  }
+  vm->dbg.field(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, (mvm_type)fl->owner->index + 1,
+                (uint32_t)(fl - fl->owner->fields), obj, modify ? &nv : NULL);
+  if (atomic_load(&vm->shutdown)) return -1;
+  return atomic_load(&t->async_pending) ? 2 : 0;
+}
+
 #define FAIL(...)        \
   do {                   \
     report(t, __VA_ARGS__); \
@@ -639,6 +659,11 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         } else {
           INIT(fl->owner);
           o = mvm_deref(vm, fl->owner->obj);
+        }
+        if (__builtin_expect(atomic_load_explicit(&fl->watch, memory_order_relaxed) != 0, 0)) {
+          int wr = watch_slow(t, f, pc, in, op, fl, op == OP_IGET || op == OP_IPUT ? mvm_ref_of(vm, o) : 0);
+          if (wr < 0) goto unwind;
+          if (wr == 2 && (exc = mvm_take_async(t)) != 0) goto throw_obj;
         }
         int64_t *slot = &mvm_slots(o)[fl->slot];
         if (op == OP_IGET || op == OP_SGET) {

@@ -40,11 +40,14 @@ static void destroy(mvm_vm *vm, mvm_monitor *m) {
 }
 
 /* With mon_lock held and t already in a safe status: waits for the owner to leave. */
-static int acquire_slow(mvm_vm *vm, mvm_thread *t, mvm_monitor *m, uint32_t count) {
+static int acquire_slow(mvm_vm *vm, mvm_thread *t, mvm_monitor *m, uint32_t count, int32_t depth) {
+  t->blocked_on = m->obj;
   while (m->owner && !atomic_load(&vm->shutdown)) pthread_cond_wait(&m->enter_cond, &vm->mon_lock);
+  t->blocked_on = 0;
   if (m->owner) return -1;
   m->owner = t;
   m->count = count;
+  m->depth = depth;
   return 0;
 }
 
@@ -53,6 +56,7 @@ int mvm_monitor_enter(mvm_thread *t, mvm_ref obj) {
   pthread_mutex_lock(&vm->mon_lock);
   mvm_monitor *m = lookup(vm, obj, 1);
   if (m && (m->owner == t || !m->owner)) {
+    if (!m->owner) m->depth = (int32_t)t->depth - 1;
     m->owner = t;
     m->count++;
     pthread_mutex_unlock(&vm->mon_lock);
@@ -65,7 +69,7 @@ int mvm_monitor_enter(mvm_thread *t, mvm_ref obj) {
   /* A collection may have run meanwhile, but the object is live in our register, so its
    * monitor was kept; create-if-missing only guards that reasoning. */
   m = lookup(vm, obj, 1);
-  int rc = m ? acquire_slow(vm, t, m, 1) : -1;
+  int rc = m ? acquire_slow(vm, t, m, 1, (int32_t)t->depth - 1) : -1;
   pthread_mutex_unlock(&vm->mon_lock);
   if (rc == 0) mvm_set_status(t, MVM_TS_RUNNING);
   return rc;
@@ -101,6 +105,7 @@ int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char 
     return -1;
   }
   uint32_t saved = m->count;
+  int32_t saved_depth = m->depth;
   m->owner = NULL;
   m->count = 0;
   pthread_cond_signal(&m->enter_cond);
@@ -109,6 +114,7 @@ int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char 
   mvm_thread **pp = &m->waiters;   /* FIFO: notify wakes the longest waiter */
   while (*pp) pp = &(*pp)->wait_next;
   *pp = t;
+  t->blocked_on = obj;
   /* As in Java, wait(0) waits forever; a positive timeout is a timed wait (SLEEPING). */
   mvm_set_status(t, timeout_ms > 0 ? MVM_TS_SLEEPING : MVM_TS_WAIT);
   struct timespec until;
@@ -133,7 +139,7 @@ int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char 
         break;
       }
   if (m->owner) mvm_set_status(t, MVM_TS_MONITOR);
-  rc = acquire_slow(vm, t, m, saved);
+  rc = acquire_slow(vm, t, m, saved, saved_depth);
   pthread_mutex_unlock(&vm->mon_lock);
   if (rc == 0) mvm_set_status(t, MVM_TS_RUNNING);
   if (rc == 0 && atomic_exchange(&t->interrupted, 0)) return 1;
@@ -204,4 +210,77 @@ void mvm_monitor_free_all(mvm_vm *vm) {
       vm->mon[b] = m->next;
       destroy(vm, m);
     }
+}
+
+/* ---- A debugger's view (JDWP MonitorInfo, OwnedMonitors, CurrentContendedMonitor). Copied
+ * under mon_lock, visited after: the visitors call back into the VM. The caller stops the world
+ * (mvm_dbg_enter), so the objects stay alive and the threads where they are. */
+
+#define MVM_MON_VIEW_MAX 512
+
+int mvm_dbg_monitor_info(mvm_vm *vm, uint64_t obj, uint32_t *owner, int32_t *count,
+                         int (*waiter)(void *arg, uint32_t thread), void *arg) {
+  uint32_t ids[MVM_MON_VIEW_MAX];
+  uint32_t n = 0;
+  *owner = 0;
+  *count = 0;
+  pthread_mutex_lock(&vm->thread_lock);
+  pthread_mutex_lock(&vm->mon_lock);
+  mvm_monitor *m = lookup(vm, (mvm_ref)obj, 0);
+  if (m && m->owner) {
+    *owner = m->owner->id;
+    *count = (int32_t)m->count;
+  }
+  /* waiting to enter, then waiting in wait() (both have blocked_on set) */
+  for (mvm_thread *t = vm->threads; t && n < MVM_MON_VIEW_MAX; t = t->next)
+    if (t->blocked_on == (mvm_ref)obj && obj) ids[n++] = t->id;
+  pthread_mutex_unlock(&vm->mon_lock);
+  pthread_mutex_unlock(&vm->thread_lock);
+  for (uint32_t i = 0; i < n; i++)
+    if (waiter(arg, ids[i])) break;
+  return 0;
+}
+
+static mvm_thread *find_thread(mvm_vm *vm, uint32_t id) {
+  for (mvm_thread *t = vm->threads; t; t = t->next)
+    if (t->id == id) return t;
+  return NULL;
+}
+
+int mvm_dbg_owned_monitors(mvm_vm *vm, uint32_t id, int (*fn)(void *arg, uint64_t obj, int32_t depth), void *arg) {
+  mvm_ref objs[MVM_MON_VIEW_MAX];
+  int32_t depths[MVM_MON_VIEW_MAX];
+  uint32_t n = 0;
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_thread(vm, id);
+  if (!t) {
+    pthread_mutex_unlock(&vm->thread_lock);
+    return MVM_DBG_ENOTHREAD;
+  }
+  /* depth from the innermost frame, as a debugger counts */
+  int32_t top = (int32_t)t->depth - 1;
+  pthread_mutex_lock(&vm->mon_lock);
+  for (int b = 0; b < MVM_MON_BUCKETS && n < MVM_MON_VIEW_MAX; b++)
+    for (mvm_monitor *m = vm->mon[b]; m && n < MVM_MON_VIEW_MAX; m = m->next)
+      if (m->owner == t) {
+        objs[n] = m->obj;
+        depths[n++] = m->depth >= 0 && m->depth <= top ? top - m->depth : -1;
+      }
+  pthread_mutex_unlock(&vm->mon_lock);
+  pthread_mutex_unlock(&vm->thread_lock);
+  for (uint32_t i = 0; i < n; i++)
+    if (fn(arg, objs[i], depths[i])) break;
+  return 0;
+}
+
+int mvm_dbg_contended_monitor(mvm_vm *vm, uint32_t id, uint64_t *out) {
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_thread(vm, id);
+  if (t) {
+    pthread_mutex_lock(&vm->mon_lock);
+    *out = t->blocked_on;
+    pthread_mutex_unlock(&vm->mon_lock);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return t ? 0 : MVM_DBG_ENOTHREAD;
 }

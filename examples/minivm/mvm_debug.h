@@ -88,6 +88,11 @@ typedef struct mvm_dbg_hooks {
   void (*exception_catch)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc);
   /* The thread is about to end; it is still listed (mvm_dbg_thread answers for it). */
   void (*thread_dying)(void *ud, uint32_t thread);
+  /* A watched field (mvm_dbg_set_field_watch) of type is about to be read (new_value NULL) or
+   * written (new_value) by the instruction at loc, in object obj (0: a static field). The thread
+   * is RUNNING; it may park inside. */
+  void (*field)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, mvm_type type, uint32_t field,
+                uint64_t obj, const mvm_value *new_value);
   /* Class type was prepared at its first use on thread (its superclasses first), before its
    * <clinit> runs. The thread is RUNNING; it may park inside. */
   void (*class_prepare)(void *ud, uint32_t thread, mvm_type type);
@@ -198,6 +203,21 @@ int mvm_dbg_set_breakpoint(mvm_vm *vm, const mvm_loc *loc);
 int mvm_dbg_clear_breakpoint(mvm_vm *vm, const mvm_loc *loc);
 int mvm_dbg_set_stepping(mvm_vm *vm, uint32_t id, int on);
 void mvm_dbg_set_method_events(mvm_vm *vm, int on);
+/* Field watchpoints: while watch holds a kind, every read (ACCESS) or write (MODIFY) of that
+ * field goes to the field hook first; an unwatched field costs one byte read per access. */
+#define MVM_WATCH_ACCESS 1u
+#define MVM_WATCH_MODIFY 2u
+int mvm_dbg_set_field_watch(mvm_vm *vm, mvm_type t, uint32_t field, unsigned watch);
+
+/* ---- Monitors (inside mvm_dbg_enter: a snapshot; visitors run without VM locks). */
+/* The owner of obj's monitor (0: none) and its entry count, and each thread waiting to enter it
+ * or waiting in wait() on it. */
+int mvm_dbg_monitor_info(mvm_vm *vm, uint64_t obj, uint32_t *owner, int32_t *count,
+                         int (*waiter)(void *arg, uint32_t thread), void *arg);
+/* The monitors thread id owns, with the depth (0 innermost) of the frame that entered each. */
+int mvm_dbg_owned_monitors(mvm_vm *vm, uint32_t id, int (*fn)(void *arg, uint64_t obj, int32_t depth), void *arg);
+/* The monitor thread id waits to enter or waits on (0: none). */
+int mvm_dbg_contended_monitor(mvm_vm *vm, uint32_t id, uint64_t *out);
 
 /* ---- Calls and new objects. */
 /* A new array of the array type with length default elements, kept alive until the next

@@ -277,7 +277,7 @@ static int define_builtins(mvm_vm *vm) {
       for (int k = 0; ok && k < b->nfields; k++) {
         const char *sig = b->fields[k].sig;
         c->fields[k] = (mvm_field){mvm_nstrdup(vm, b->fields[k].name), sig[0] == '[' ? 'L' : sig[0],
-                                   mvm_nstrdup(vm, sig), 0, base + (uint32_t)k, c};
+                                   mvm_nstrdup(vm, sig), 0, base + (uint32_t)k, c, 0};
         ok = c->fields[k].name && c->fields[k].sig;
         c->nfields = (uint32_t)k + 1;
         c->ninstance = base + c->nfields;

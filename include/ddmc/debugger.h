@@ -209,6 +209,9 @@ typedef int (*ddmc_class_visit_fn)(void *arg, ddmc_class c);
 typedef int (*ddmc_line_visit_fn)(void *arg, int64_t index, int32_t line);
 typedef int (*ddmc_variable_visit_fn)(void *arg, const ddmc_variable *v);
 typedef int (*ddmc_group_visit_fn)(void *arg, ddmc_ref group, ddmc_ref parent, const char *name);
+/* Monitors: a thread (its DDM id); an owned monitor with the frame depth that entered it. */
+typedef int (*ddmc_thread_id_visit_fn)(void *arg, uint32_t thread);
+typedef int (*ddmc_monitor_visit_fn)(void *arg, ddmc_ref obj, int32_t depth);
 /* Roots: the callee may update *ref in place (a moving collector). */
 typedef void (*ddmc_root_visit_fn)(void *arg, ddmc_ref *ref);
 
@@ -326,6 +329,20 @@ typedef struct ddmc_dbg_ops {
    * suspended thread: once resumed; a sleeping or waiting one is woken). The VM holds exc (a
    * root) until thrown. Thread: the JDWP thread. */
   int (*stop_thread)(void *vm_data, uint32_t thread, ddmc_ref exc);
+
+  /* ---- monitors (appended; without them the capabilities say no). Thread: the JDWP thread.
+   * The library asks the thread ops only of threads the debugger holds suspended, so their
+   * answers cannot change underneath; monitor_info is a snapshot (JDI asks it with the VM
+   * suspended). Each visitor returning non-zero ends the visit early with 0. */
+  /* ObjectReference.MonitorInfo: the owner of obj's monitor (0: none), how many times it has
+   * entered it, and every thread waiting for it: to enter it, or in wait() until notified. */
+  int (*monitor_info)(void *vm_data, ddmc_ref obj, uint32_t *owner, int32_t *entry_count,
+                      ddmc_thread_id_visit_fn waiter, void *arg);
+  /* The monitors thread owns, each once, with the depth of the frame that first entered it (0
+   * innermost; -1 when not known, as for a monitor entered by native code). */
+  int (*owned_monitors)(void *vm_data, uint32_t thread, ddmc_monitor_visit_fn fn, void *arg);
+  /* The object whose monitor thread waits to enter, or waits on in wait(); 0 for none. */
+  int (*contended_monitor)(void *vm_data, uint32_t thread, ddmc_ref *out);
 } ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.

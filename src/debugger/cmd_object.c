@@ -219,7 +219,6 @@ const ddmc__cmd ddmc__cmds_object[] = {
     {9, 1, or_reference_type, "ObjectReference.ReferenceType"},
     {9, 2, or_get_values, "ObjectReference.GetValues"},
     {9, 3, or_set_values, "ObjectReference.SetValues"},
-    {9, 5, ddmc__not_offered, "ObjectReference.MonitorInfo"}, /* canGetMonitorInfo */
     {9, 7, or_disable_collection, "ObjectReference.DisableCollection"},
     {9, 8, or_enable_collection, "ObjectReference.EnableCollection"},
     {9, 9, or_is_collected, "ObjectReference.IsCollected"},

@@ -229,12 +229,9 @@ const ddmc__cmd ddmc__cmds_thread[] = {
     {11, 5, tr_thread_group, "ThreadReference.ThreadGroup"},
     {11, 6, tr_frames, "ThreadReference.Frames"},
     {11, 7, tr_frame_count, "ThreadReference.FrameCount"},
-    {11, 8, ddmc__not_offered, "ThreadReference.OwnedMonitors"},           /* canGetOwnedMonitorInfo */
-    {11, 9, ddmc__not_offered, "ThreadReference.CurrentContendedMonitor"}, /* canGetCurrentContendedMonitor */
     {11, 10, tr_stop, "ThreadReference.Stop"},
     {11, 11, tr_interrupt, "ThreadReference.Interrupt"},
     {11, 12, tr_suspend_count, "ThreadReference.SuspendCount"},
-    {11, 13, ddmc__not_offered, "ThreadReference.OwnedMonitorsStackDepthInfo"}, /* canGetMonitorFrameInfo */
     {11, 14, ddmc__not_offered, "ThreadReference.ForceEarlyReturn"},            /* canForceEarlyReturn */
     {11, 15, tr_is_virtual, "ThreadReference.IsVirtual"},
     {12, 1, tg_name, "ThreadGroupReference.Name"},

@@ -247,9 +247,13 @@ static void capabilities(ddmc__dbg *d, uint8_t caps[32]) {
   memset(caps, 0, 32);
   caps[0] = caps[1] = DDMC__DBG_HAS(d, set_field_watch); /* canWatchFieldModification / Access */
   caps[3] = 1;                                           /* canGetSyntheticAttribute: the VM's modifiers say */
+  caps[4] = DDMC__DBG_HAS(d, owned_monitors);            /* canGetOwnedMonitorInfo */
+  caps[5] = DDMC__DBG_HAS(d, contended_monitor);         /* canGetCurrentContendedMonitor */
+  caps[6] = DDMC__DBG_HAS(d, monitor_info);              /* canGetMonitorInfo */
   caps[11] = 1;                                          /* canUseInstanceFilters */
   caps[13] = 1;                                          /* canRequestVMDeathEvent */
-  caps[19] = 1;                                          /* canUseSourceNameFilters */
+  caps[17] = DDMC__DBG_HAS(d, owned_monitors);           /* canGetMonitorFrameInfo */
+  caps[18] = 1;                                          /* canUseSourceNameFilters (19 is canGetConstantPool) */
 }
 
 static int vm_capabilities(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {

@@ -118,6 +118,9 @@ uint64_t ddmc__frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth);
  * when the ID is of an earlier epoch or malformed. The depth is not checked against the VM's
  * frame count here (ddmc__rd_frame does that). */
 int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth);
+/* The threadID of VM thread `thread` (its java.lang.Thread's objectID): INVALID_THREAD for an
+ * internal thread. Thread: any. */
+int ddmc__thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id);
 /* The VM thread whose java.lang.Thread is o: INVALID_THREAD when o is no live thread a debugger
  * may see. Thread: any. */
 int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread);
@@ -144,6 +147,7 @@ extern const ddmc__cmd
 extern const ddmc__cmd ddmc__cmds_thread[]; /* 11 ThreadReference, 12 ThreadGroupReference */
 extern const ddmc__cmd ddmc__cmds_frame[];  /* 16 StackFrame */
 extern const ddmc__cmd ddmc__cmds_event[];
+extern const ddmc__cmd ddmc__cmds_monitor[]; /* 9/5, 11/8, 11/9, 11/13: who holds what */
 extern const ddmc__cmd ddmc__cmds_invoke[]; /* 3/3, 5/1, 9/6: method calls */ /* 15 EventRequest */
 
 /* ---- the state (table.c) */

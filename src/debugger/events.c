@@ -161,15 +161,6 @@ static void comp_event(composite *c, int kind, int32_t request, int policy) {
   if (policy > c->policy) c->policy = policy;
 }
 
-static int thread_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
-  ddmc_dbg_thread_info info;
-  memset(&info, 0, sizeof(info));
-  int rc = DDMC__DBG_CALL(d, thread_info, thread, &info);
-  if (rc != 0) return rc;
-  if (info.internal) return DDMC_JDWP_INVALID_THREAD;
-  return ddmc__id_of_object(d, info.object, id);
-}
-
 #define DDMC__HELD_MAX ((size_t)1 << 20)
 
 /* Queues a composite, or keeps it while the debugger holds events. */
@@ -374,7 +365,7 @@ static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
   composite c;
   comp_init(d, &c);
   uint64_t tid;
-  if (atomic_load(&d->want[kind]) > 0 && thread_id(d, thread, &tid) == 0) {
+  if (atomic_load(&d->want[kind]) > 0 && ddmc__thr_id(d, thread, &tid) == 0) {
     basket b = {.thread = thread};
     ddmc__snap *s = ddmc__snap_get(d);
     collect(d, s, kind, &b, &c, enc_thread, &tid);
@@ -398,7 +389,7 @@ int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   if (atomic_load(&d->want[DDMC_EV_CLASS_PREPARE]) > 0 && ddmc__cls_get(d, cls, &a.cls) == 0 &&
       DDMC__DBG_CALL(d, class_info, cls, &info) == 0) {
     a.status = info.status;
-    if (thread_id(d, thread, &a.thread_id) != 0) a.thread_id = 0;
+    if (ddmc__thr_id(d, thread, &a.thread_id) != 0) a.thread_id = 0;
     basket b = {.thread = thread, .cls = cls};
     ddmc__snap *s = ddmc__snap_get(d);
     collect(d, s, DDMC_EV_CLASS_PREPARE, &b, &c, enc_prepare, &a);
@@ -421,7 +412,7 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   if (s != NULL) {
     loc_arg a = {0, loc, NULL};
     basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
-    if (thread_id(d, thread, &a.thread_id) == 0) {
+    if (ddmc__thr_id(d, thread, &a.thread_id) == 0) {
       if (flags & DDMC_DBG_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
       collect(d, s, DDMC_EV_SINGLE_STEP, &b, &c, enc_location, &a);
       if (flags & DDMC_DBG_AT_BREAKPOINT) collect(d, s, DDMC_EV_BREAKPOINT, &b, &c, enc_location, &a);
@@ -443,7 +434,7 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
   if (s != NULL) {
     loc_arg a = {0, loc, ret};
     basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
-    if (thread_id(d, thread, &a.thread_id) == 0) {
+    if (ddmc__thr_id(d, thread, &a.thread_id) == 0) {
       collect(d, s, DDMC_EV_METHOD_EXIT, &b, &c, enc_location, &a);
       collect(d, s, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, &b, &c, enc_location, &a);
     }
@@ -470,7 +461,7 @@ int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *l
                 .this_obj = this_obj,
                 .exc_cls = ec,
                 .caught = catch_loc != NULL};
-    if (thread_id(d, thread, &a.thread_id) == 0) collect(d, s, DDMC_EV_EXCEPTION, &b, &c, enc_exception, &a);
+    if (ddmc__thr_id(d, thread, &a.thread_id) == 0) collect(d, s, DDMC_EV_EXCEPTION, &b, &c, enc_exception, &a);
   }
   ddmc__snap_put(d, s);
   return deliver(d, thread, &c);
@@ -486,7 +477,7 @@ static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_locatio
   ddmc__snap *s = ddmc__snap_get(d);
   field_arg a = {0, loc, NULL, field, object, value};
   if (s != NULL && ddmc__cls_get(d, cls, &a.cls) == 0 && field < a.cls->nfields &&
-      thread_id(d, thread, &a.thread_id) == 0) {
+      ddmc__thr_id(d, thread, &a.thread_id) == 0) {
     basket b = {.thread = thread,
                 .loc = loc,
                 .depth = depth,
@@ -530,7 +521,7 @@ int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms) {
 void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all) {
   uint32_t main_thread = 0;
   uint64_t tid = 0;
-  if (DDMC__DBG_CALL(d, main_thread, &main_thread) != 0 || thread_id(d, main_thread, &tid) != 0) {
+  if (DDMC__DBG_CALL(d, main_thread, &main_thread) != 0 || ddmc__thr_id(d, main_thread, &tid) != 0) {
     ddmc__log(d->vm, DDMC_LOG_WARN, "JDWP: no main thread for VM_START");
     return;
   }

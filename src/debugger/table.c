@@ -21,7 +21,8 @@
 static const ddmc__cmd *const *all_tables(void) {
   static const ddmc__cmd *const tables[] = {ddmc__cmds_vm,     ddmc__cmds_type,   ddmc__cmds_method,
                                             ddmc__cmds_object, ddmc__cmds_thread, ddmc__cmds_frame,
-                                            ddmc__cmds_event,  ddmc__cmds_invoke, NULL};
+                                            ddmc__cmds_event,  ddmc__cmds_invoke, ddmc__cmds_monitor,
+                                            NULL};
   return tables;
 }
 

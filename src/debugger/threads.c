@@ -250,6 +250,15 @@ static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
 
 static int noop_visit(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) { return 0; }
 
+int ddmc__thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
+  ddmc_dbg_thread_info info;
+  memset(&info, 0, sizeof(info));
+  int rc = DDMC__DBG_CALL(d, thread_info, thread, &info);
+  if (rc != 0) return rc;
+  if (info.internal) return DDMC_JDWP_INVALID_THREAD;
+  return ddmc__id_of_object(d, info.object, id);
+}
+
 int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   if (o == 0) return DDMC_JDWP_INVALID_THREAD;
   if (!lookup_object(d, o, thread)) {

@@ -129,6 +129,8 @@ public class DdmlibE2E {
     check("CheckJNI=false".equals(cd.getJvmFlags()), tag + ": JVM flags 'CheckJNI=false' (" + cd.getJvmFlags() + ")");
     check(cd.isValidUserId() && cd.getUserId() == 0, tag + ": user id 0 from HELO (" + cd.getUserId() + ")");
     check(!cd.isNativeDebuggable(), tag + ": not native-debuggable");
+    // FEAT's reply comes after HELO's: wait until ddmlib has processed it (a non-empty set).
+    waitFor(20000, () -> { Set<String> f = features(cd); return f != null && !f.isEmpty(); });
     Set<String> feats = features(cd);
     note(tag + ": features " + feats);
     check(feats != null && cd.hasFeature(ClientData.FEATURE_PROFILING)

@@ -584,6 +584,139 @@ static void free_with_a_suspended_thread(void **state) {
   mvm_vm_free(vm);   /* Spin, still suspended, unwinds */
 }
 
+/* ---- Class preparation and field watchpoints */
+
+static const char *watch_prog =
+    ".class Box\n.super Base\n.static count int\n.field value int\n"
+    ".method <clinit>\n.registers 1\n  const v0, 100\n  sput v0, Box.count\n  return-void\n.end method\n"
+    ".class Base\n.field tag int\n"
+    ".class Unused\n.static x int\n"
+    ".class M\n.method main\n.registers 3\n"
+    "  const v0, 1\n"
+    ":loop\n"
+    "  new-instance v1, Box\n  iput v0, v1, Box.value\n  iget v2, v1, Box.value\n  iput v2, v1, Base.tag\n"
+    "  sget v2, Box.count\n  add-int v2, v2, v0\n  sput v2, Box.count\n"
+    "  add-int/lit v0, v0, 1\n  const v2, 4\n  if-lt v0, v2, :loop\n"
+    "  sget v2, Box.count\n  println v2\n  return-void\n.end method\n";
+
+typedef struct wrec {
+  mvm_vm *vm;
+  char prepared[8][32];   /* class signatures in event order */
+  int nprepared, prepared_status_ok;
+  int access, modify, static_mods, last_static;
+  int64_t values[16];
+  uint64_t objs[16];
+} wrec;
+
+static void on_prepare_rec(void *ud, uint32_t thread, mvm_type type) {
+  wrec *w = ud;
+  mvm_type_info ti;
+  assert_int_equal(mvm_dbg_type_info(w->vm, type, &ti), 0);
+  assert_int_equal(thread, 1);
+  /* reported before its <clinit> runs */
+  if (!ti.initialized) w->prepared_status_ok++;
+  if (w->nprepared < 8) snprintf(w->prepared[w->nprepared++], 32, "%s", ti.sig);
+}
+static void on_field_rec(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, mvm_type type, uint32_t field,
+                         uint64_t obj, const mvm_value *nv) {
+  wrec *w = ud;
+  mvm_field_desc fd;
+  assert_int_equal(mvm_dbg_field(w->vm, type, field, &fd), 0);
+  if (fd.is_static) {
+    /* the first store is <clinit>'s, one frame above main's sget that caused it */
+    assert_int_equal(depth, w->static_mods == 0 ? 1 : 0);
+    assert_int_equal(obj, 0);
+    assert_non_null(nv);
+    w->static_mods++;
+    w->last_static = (int)nv->u.i;
+    return;
+  }
+  assert_int_equal(depth, 0);
+  assert_string_equal(fd.name, "value");
+  assert_true(obj != 0);
+  if (nv) {
+    assert_int_equal(nv->tag, 'I');
+    if (w->modify < 16) w->values[w->modify] = nv->u.i;
+    w->modify++;
+  } else {
+    if (w->access < 16) w->objs[w->access] = obj;
+    w->access++;
+  }
+}
+
+static void on_prepare_watch(void *ud, uint32_t thread, mvm_type type) {
+  wrec *w = ud;
+  on_prepare_rec(ud, thread, type);
+  mvm_type_info ti;
+  assert_int_equal(mvm_dbg_type_info(w->vm, type, &ti), 0);
+  if (strcmp(ti.sig, "LBox;")) return;
+  /* Box declares count (0) then value (1) */
+  assert_int_equal(mvm_dbg_set_field_watch(w->vm, type, 1, MVM_WATCH_ACCESS | MVM_WATCH_MODIFY), 0);
+  assert_int_equal(mvm_dbg_set_field_watch(w->vm, type, 0, MVM_WATCH_MODIFY), 0);
+}
+
+static int sig_seen(const wrec *w, const char *sig) {
+  for (int i = 0; i < w->nprepared; i++)
+    if (!strcmp(w->prepared[i], sig)) return i;
+  return -1;
+}
+
+static void classes_prepare_at_first_use_and_fields_are_watched(void **state) {
+  mvm_vm *vm = t_vm(0, 0, NULL);
+  t_load(vm, watch_prog);
+  t_prepared(vm);
+  static wrec w;
+  memset(&w, 0, sizeof w);
+  w.vm = vm;
+  mvm_type m = type_by_sig(vm, "LM;");
+  assert_true(m != 0);
+  assert_int_equal(type_by_sig(vm, "LBox;"), 0);   /* loaded, not prepared: unseen */
+  mvm_dbg_hooks h = {.ud = &w, .class_prepare = on_prepare_rec, .field = on_field_rec};
+  mvm_dbg_set_hooks(vm, &h);
+  char *out;
+  assert_int_equal(t_run(vm, &out), 0);
+  assert_string_equal(out, "106\n");   /* 100 from <clinit>, + 1 + 2 + 3 */
+  free(out);
+  /* Base before Box (superclass first), once each, before their initialisers; Unused never */
+  assert_int_equal(w.nprepared, 2);
+  assert_int_equal(w.prepared_status_ok, 2);
+  assert_int_equal(sig_seen(&w, "LBase;"), 0);
+  assert_int_equal(sig_seen(&w, "LBox;"), 1);
+  assert_int_equal(type_by_sig(vm, "LUnused;"), 0);
+  mvm_type box = type_by_sig(vm, "LBox;");
+  mvm_type_info ti;
+  assert_int_equal(mvm_dbg_type_info(vm, box, &ti), 0);
+  assert_true(ti.initialized);
+  assert_int_equal(w.access + w.modify + w.static_mods, 0);   /* nothing watched yet */
+  mvm_vm_free(vm);
+
+  /* Again, watching Box.value (access and modification) and Box.count (modification) from
+   * Box's ClassPrepare, as a debugger's deferred watchpoint does. */
+  vm = t_vm(0, 0, NULL);
+  t_load(vm, watch_prog);
+  t_prepared(vm);
+  memset(&w, 0, sizeof w);
+  w.vm = vm;
+  h.class_prepare = on_prepare_watch;
+  mvm_dbg_set_hooks(vm, &h);
+  assert_int_equal(t_run(vm, &out), 0);
+  assert_string_equal(out, "106\n");
+  free(out);
+  assert_int_equal(w.modify, 3);
+  for (int i = 0; i < 3; i++) assert_int_equal(w.values[i], i + 1);
+  assert_int_equal(w.access, 3);
+  assert_true(w.objs[0] != w.objs[1]);   /* a new Box each round */
+  /* <clinit>'s store, then one per round; Base.tag (same object, other field) is not reported */
+  assert_int_equal(w.static_mods, 4);
+  assert_int_equal(w.last_static, 106);
+  /* unwatched again: nothing more is reported */
+  mvm_type box2 = type_by_sig(vm, "LBox;");
+  assert_int_equal(mvm_dbg_set_field_watch(vm, box2, 0, 0), 0);
+  assert_int_equal(mvm_dbg_set_field_watch(vm, box2, 1, 0), 0);
+  assert_int_equal(mvm_dbg_set_field_watch(vm, box2, 9, MVM_WATCH_ACCESS), MVM_DBG_ENOFIELD);
+  mvm_vm_free(vm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(signatures_and_debug_info),
@@ -594,6 +727,7 @@ int main(void) {
       cmocka_unit_test(suspend_frames_locals_fields),
       cmocka_unit_test(thread_groups),
       cmocka_unit_test(free_with_a_suspended_thread),
+      cmocka_unit_test(classes_prepare_at_first_use_and_fields_are_watched),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
