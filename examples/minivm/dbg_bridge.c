@@ -436,16 +436,11 @@ static int op_set_method_events(void *vm_data, int on) {
 /* Monitors: a snapshot with the world stopped, so the objects named stay alive. */
 typedef struct mon_visit {
   ddmc_thread_id_visit_fn waiter;
-  ddmc_monitor_visit_fn owned;
   void *arg;
 } mon_visit;
 static int waiter_adapter(void *arg, uint32_t thread) {
   mon_visit *v = arg;
   return v->waiter(v->arg, thread);
-}
-static int owned_adapter(void *arg, uint64_t obj, int32_t depth) {
-  mon_visit *v = arg;
-  return v->owned(v->arg, (ddmc_ref)obj, depth);
 }
 static int op_monitor_info(void *vm_data, ddmc_ref obj, uint32_t *owner, int32_t *entry_count,
                            ddmc_thread_id_visit_fn waiter, void *arg) {
@@ -458,12 +453,29 @@ static int op_monitor_info(void *vm_data, ddmc_ref obj, uint32_t *owner, int32_t
   mvm_dbg_leave(vm);
   return jdwp_error(rc);
 }
+/* The library's visitor names each object (object_class: a stop of its own), so the monitors are
+ * collected with the world stopped and visited after; the thread is suspended, so what it owns
+ * stays owned and alive. */
+typedef struct owned_list {
+  uint64_t obj[256];
+  int32_t depth[256];
+  int n;
+} owned_list;
+static int collect_owned(void *arg, uint64_t obj, int32_t depth) {
+  owned_list *l = arg;
+  l->obj[l->n] = obj;
+  l->depth[l->n] = depth;
+  return ++l->n == 256;
+}
 static int op_owned_monitors(void *vm_data, uint32_t thread, ddmc_monitor_visit_fn fn, void *arg) {
   mvm_vm *vm = VM(vm_data);
-  mon_visit v = {.owned = fn, .arg = arg};
+  owned_list l;
+  l.n = 0;
   mvm_dbg_enter(vm);
-  int rc = mvm_dbg_owned_monitors(vm, thread, owned_adapter, &v);
+  int rc = mvm_dbg_owned_monitors(vm, thread, collect_owned, &l);
   mvm_dbg_leave(vm);
+  for (int i = 0; !rc && i < l.n; i++)
+    if (fn(arg, (ddmc_ref)l.obj[i], l.depth[i])) break;
   return jdwp_error(rc);
 }
 static int op_contended_monitor(void *vm_data, uint32_t thread, ddmc_ref *out) {

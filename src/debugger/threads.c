@@ -428,9 +428,12 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
   ddmc__free(d->mem, left);
 }
 
+/* A thread no event holds: INVALID_THREAD, as HotSpot answers. JDI turns exactly that code into
+ * IncompatibleThreadStateException for a call; THREAD_NOT_SUSPENDED there reaches the IDE as an
+ * InternalException. */
 int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   ddmc__thr *e = get(d, thread, 0);
-  int rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  int rc = DDMC_JDWP_INVALID_THREAD;
   pthread_mutex_lock(&d->thr.lock);
   if (e != NULL && e->parked && e->count > 0) {
     if (e->job != NULL || e->invoking) {

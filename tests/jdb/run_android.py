@@ -6,6 +6,10 @@ the format), played by its Session class.
 
   run_android.py adb    --minivm BIN --workdir DIR [--timeout S] SCRIPT...
   run_android.py ddmlib --minivm BIN --workdir DIR [--timeout S] SCRIPT...
+  run_android.py adb|ddmlib --jdi --minivm BIN --workdir DIR
+
+--jdi runs tests/jdi/IdeClient.java (an IDE's JDI session, see tests/jdi/run_jdi.py) instead of jdb
+scripts, against examples/minivm/programs/ide.mvm, through the same adb forward or ddmlib port.
 
 Both start what tests/adb/run_e2e.py starts for its runs (its Run class does it): the adbd
 stand-in (tests/adb/adbd_standin.py) with a control socket of its own, the real adb server in the
@@ -47,8 +51,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "adb"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "jdi"))
 import run_jdb as R  # noqa: E402
 import run_e2e as E  # noqa: E402
+import run_jdi as J  # noqa: E402
 
 
 class AdbVM:
@@ -141,9 +147,16 @@ def main():
     ap.add_argument("--vm-arg", action="append", default=[],
                     help="an extra minivm option before the program (repeatable), e.g. --vm-arg=-verbose:jdwp")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every transcript, also on success")
-    ap.add_argument("scripts", nargs="+")
+    ap.add_argument("--jdi", action="store_true", help="run IdeClient (JDI) on ide.mvm instead of jdb scripts")
+    ap.add_argument("scripts", nargs="*")
     args = ap.parse_args()
     args.keep_going = False
+    if args.jdi:
+        if args.scripts:
+            ap.error("--jdi takes no scripts")
+        args.program = os.path.join(ROOT, "examples", "minivm", "programs", "ide.mvm")
+    elif not args.scripts:
+        ap.error("no scripts")
 
     signal_setup()
     scripts = [R.Script(p) for p in args.scripts]
@@ -196,6 +209,19 @@ def main():
 
         used_ports = 0
         vm_gone = False
+        if args.jdi:
+            classes = os.path.join(run.dir, "jdi")
+            try:
+                J.compile_client(javac, classes)
+            except RuntimeError as e:
+                raise R.Failure(str(e))
+            if monitor is not None:
+                vm.port = wait_debug_ports(mon_stream, cond, 0, 60, monitor)[-1]
+            R.log(f"IdeClient through {args.mode} on port {vm.port} (pid {vm.proc.pid})")
+            ok_jdi, out = J.run_client(java, classes, "127.0.0.1", vm.port, 180)
+            print(out, flush=True)
+            if not ok_jdi:
+                raise R.Failure(f"IdeClient through {args.mode} failed")
         for script in scripts:
             if not vm.alive():
                 raise R.Failure(f"{script.name}: the VM is no longer running (status {vm.proc.poll()})")
@@ -258,7 +284,8 @@ def main():
             run.dump_logs()
     if not ok:
         return 1
-    print(f"PASS: {len(scripts)} script(s) through {args.mode} in {time.monotonic() - t0:.1f} s", flush=True)
+    what = "IdeClient" if args.jdi else f"{len(scripts)} script(s)"
+    print(f"PASS: {what} through {args.mode} in {time.monotonic() - t0:.1f} s", flush=True)
     if not os.environ.get("DDMC_KEEP_WORK"):
         shutil.rmtree(run.dir, ignore_errors=True)
     return 0

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""IdeClient.java (JDI, the JDK's own) debugs a VM the way an IDE does; python3 standard library only.
+
+  run_jdi.py --target jvm    --workdir DIR [--timeout S]
+  run_jdi.py --target minivm --minivm BIN --workdir DIR [--timeout S]
+
+jvm:    Ide.java on the JDK with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n: the reference
+        that proves IdeClient's expectations are right.
+minivm: examples/minivm/programs/ide.mvm (Ide.java line for line) with the same agent options.
+
+Either way the VM listens on a port it picks (address 127.0.0.1:0); the client attaches there,
+runs every check and disconnects; the VM must still be running afterwards. On failure it prints
+the client's output, the program's output and the VM's stderr, and exits 1. A missing JDK is a
+failure (scripts/setup.sh installs default-jdk-headless). tests/jdb/run_android.py runs the same
+client through adb and through ddmlib (run_client below).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def compile_client(javac, outdir, with_program=False):
+    """Compiles IdeClient (and Ide.java for the JVM target) into outdir; raises RuntimeError."""
+    os.makedirs(outdir, exist_ok=True)
+    srcs = [os.path.join(HERE, "IdeClient.java")] + ([os.path.join(HERE, "Ide.java")] if with_program else [])
+    r = subprocess.run([javac, "-g", "-nowarn", "-d", outdir, *srcs], capture_output=True, timeout=180)
+    if r.returncode != 0:
+        raise RuntimeError("javac failed:\n" + r.stdout.decode() + r.stderr.decode())
+
+
+def run_client(java, classes, host, port, timeout):
+    """Runs IdeClient against host:port. Returns (ok, output)."""
+    try:
+        r = subprocess.run([java, "-cp", classes, "IdeClient", host, str(port)], stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace")
+        return False, out + f"\n(IdeClient did not finish within {timeout:g} s)"
+    out = r.stdout.decode(errors="replace")
+    return r.returncode == 0 and "all checks passed" in out, out
+
+
+class Reader:
+    def __init__(self, pipe):
+        self.text = ""
+        self.lock = threading.Lock()
+        self.t = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.t.start()
+
+    def _read(self, pipe):
+        for raw in iter(lambda: pipe.readline(), b""):
+            with self.lock:
+                self.text += raw.decode(errors="replace")
+
+    def get(self):
+        with self.lock:
+            return self.text
+
+
+def tail(text, n):
+    lines = text.splitlines()
+    return "\n".join(lines[-n:])
+
+
+def main():
+    ap = argparse.ArgumentParser(description="an IDE's JDI session against Ide (see the module docstring)")
+    ap.add_argument("--target", choices=("jvm", "minivm"), required=True)
+    ap.add_argument("--minivm")
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("--timeout", type=float, default=120.0, help="the client's whole deadline (120 s)")
+    args = ap.parse_args()
+    java, javac = shutil.which("java"), shutil.which("javac")
+    if not java or not javac:
+        print("FAIL: java/javac missing (Debian package default-jdk-headless; scripts/setup.sh installs it)")
+        return 1
+    work = os.path.join(args.workdir, "jdi-" + args.target)
+    shutil.rmtree(work, ignore_errors=True)
+    classes = os.path.join(work, "classes")
+    try:
+        compile_client(javac, classes, with_program=args.target == "jvm")
+    except RuntimeError as e:
+        print(f"FAIL: {e}")
+        return 1
+    agent = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
+    if args.target == "jvm":
+        cmd = [java, agent, "-cp", classes, "Ide"]
+        listen = re.compile(r"Listening for transport dt_socket at address: (\d+)")
+    else:
+        if not args.minivm or not os.access(args.minivm, os.X_OK):
+            print(f"FAIL: minivm not built at {args.minivm}")
+            return 1
+        cmd = [args.minivm, agent, os.path.join(ROOT, "examples", "minivm", "programs", "ide.mvm")]
+        listen = re.compile(r"JDWP listening on 127\.0\.0\.1:(\d+)")
+    vm = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = Reader(vm.stdout), Reader(vm.stderr)
+    ok, client = False, ""
+    try:
+        deadline = time.monotonic() + 30
+        port = None
+        while port is None and time.monotonic() < deadline and vm.poll() is None:
+            m = listen.search(out.get() + err.get())
+            port = int(m.group(1)) if m else None
+            time.sleep(0.02)
+        if port is None:
+            client = "the VM announced no port"
+        else:
+            ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout)
+            time.sleep(0.3)
+            if ok and vm.poll() is not None:
+                ok = False
+                client += f"\nthe VM is no longer running after the client left (status {vm.poll()})"
+    finally:
+        if vm.poll() is None:
+            vm.kill()
+        vm.wait()
+    if ok:
+        print(client)
+        print(f"PASS: IdeClient against {args.target}")
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
+    print(f"FAIL: IdeClient against {args.target}\n==== client\n{client}\n"
+          f"==== program stdout (last 20 lines)\n{tail(out.get(), 20)}\n"
+          f"==== VM stderr (last 40 lines)\n{tail(err.get(), 40)}")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
