@@ -603,12 +603,16 @@ static void roundtrip_placement(const dbg_env *e, double scale, int cpu, const c
   struct {
     const char *mode, *group, *fig, *unit;
     int target;
-  } m[3] = {{"bp", "Breakpoint", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)", "hits", 1},
+  } m[4] = {{"bp", "Breakpoint", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)", "hits", 1},
             {"step", "Single-step", "JDI line steps/s (jdb `next`: count-1 step over, resume, event, delete)", "steps",
              1},
             {"stepkeep", "Single-step",
-             "JDI line steps/s, one step request kept (event + resume per step, no request set-up)", "steps", 0}};
-  for (int i = 0; i < (with_keep ? 3 : 2); i++) {
+             "JDI line steps/s, one step request kept (event + resume per step, no request set-up)", "steps", 0},
+            {"methods", "Method entry/exit",
+             "JDI method entry + exit events/s (class filter BpLoop, its thread; resume at each: tick() in and out)",
+             "events", 0}};
+  for (int i = 0; i < 4; i++) {
+    if (i == 2 && !with_keep) continue;
     char group[96];
     snprintf(group, sizeof(group), "%s round trip, %s", m[i].group, where);
     double v[6];

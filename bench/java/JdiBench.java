@@ -12,6 +12,9 @@
  *   java JdiBench stepkeep HOST PORTS CLASS LINE SECS  the same with one step request kept enabled: each
  *                                                   step is the event and one resume (JDWP keeps an
  *                                                   uncounted step request active until it is cleared)
+ *   java JdiBench methods HOST PORTS CLASS LINE SECS method entry and exit events per second: from a breakpoint
+ *                                                   there, a MethodEntry and a MethodExit request (class filter
+ *                                                   CLASS, that thread), each event resumed
  *   java JdiBench idle   HOST PORT SECS             attached, no request, until the VM ends (at most SECS)
  *   java JdiBench cold   HOST PORT CLASS METHOD SECS  the same with a breakpoint in a method that never runs
  *
@@ -128,12 +131,32 @@ public class JdiBench {
       t.keep.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
       t.keep.enable();
     }
+    if (mode.equals("methods")) {
+      MethodEntryRequest en = erm.createMethodEntryRequest();
+      MethodExitRequest ex = erm.createMethodExitRequest();
+      for (EventRequest r : new EventRequest[] {en, ex}) {
+        if (r == en) {
+          en.addClassFilter(cls);
+          en.addThreadFilter(t.thread);
+        } else {
+          ex.addClassFilter(cls);
+          ex.addThreadFilter(t.thread);
+        }
+        r.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
+        r.enable();
+      }
+    }
   }
 
   /* One round trip: resume the held event set, wait for the next event. bp: the next hit.
    * step: jdb's `next` (a request with a count filter of 1 per step, deleted at its event).
    * stepkeep: the next line (the request stays). */
   static void once(Target t, String mode) throws Exception {
+    if (mode.equals("methods")) {
+      t.set[0].resume();
+      await(t.vm, LocatableEvent.class, t.set); // a method entry or exit
+      return;
+    }
     if (mode.equals("bp")) {
       t.set[0].resume();
       await(t.vm, BreakpointEvent.class, t.set);
@@ -292,6 +315,7 @@ public class JdiBench {
       case "bp":
       case "step":
       case "stepkeep":
+      case "methods":
         roundTrips(host, ports, mode, a[3], Integer.parseInt(a[4]), Double.parseDouble(a[5]));
         break;
       case "idle": {
