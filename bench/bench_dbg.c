@@ -1,7 +1,7 @@
 /* The debugger figures (issue 13, "Benchmarks"), each against its reference in the same run:
  *
  *   1. cost of debugging support on a CPU-bound program (bench/programs/spin.mvm: a loop of
- *      integer arithmetic with a static call per iteration, ~0.8 s) in five set-ups,
+ *      integer arithmetic with a static call and a static field update per iteration, ~0.8 s) in six set-ups,
  *        (a) minivm without JDWP                       the reference
  *        (b) -agentlib:jdwp=...,suspend=n, no peer
  *        (c) a DDM-only peer (handshake, HELO, FEAT, then it reads until EOF), suspend=n: the
@@ -9,6 +9,9 @@
  *            until a debugger resumes it, which a DDM peer never does)
  *        (d) a JDI debugger attached with no request (JdiBench idle), suspend=y
  *        (e) the same with a breakpoint in Spin.cold, which never runs (JdiBench cold)
+ *        (f) the same with access and modification watchpoints on Spin.sink, which the loop never
+ *            touches while it updates Spin.count every iteration (JdiBench watch; issue 14's
+ *            target: <= 1.05x (d), the same debugger without a watchpoint)
  * *      run in REPS rounds, each round every set-up once in a rotated order, so drift in the
  *      machine's load hits all alike. The figure is the CPU time of the whole minivm process
  *      during the loop (all its threads, so the JDWP thread's work counts; bracketed from /proc,
@@ -23,7 +26,12 @@
  *      10 -> 11 -> 10 ... of the same loop; cross-CPU also JdiBench stepkeep (one request kept
  *      enabled, resumed at each event: the bare round trip) as an info row;
  *   4. JDI attach until allThreads() returns (JdiBench attach, median of ATTACH_N), minivm on
- *      bench/programs/idle.mvm against HotSpot on bench/java/Idle.java.
+ *      bench/programs/idle.mvm against HotSpot on bench/java/Idle.java;
+ *   5. method entry/exit events per second to a JDI client that resumes each (JdiBench methods),
+ *      minivm beside HotSpot;
+ *   6. interleaved traffic: DDM HELO round trips (p50) on the one connection a raw debugger uses to
+ *      step minivm's BpLoop line by line (every event resumed at once), against the same HELOs
+ *      with no debugger (issue 14).
  * The JDI client is the same JVM program for both VMs, so only the VM side differs.
  * Round trips: both VMs run at once and one JdiBench takes 0.25 s turns between them; beside
  * each JDI figure a "bound" row (1 / the client's own CPU per event) and, for breakpoints, a raw
@@ -251,13 +259,14 @@ static double jdi_result(const char *out, const char *mode, double *second) {
 
 /* ---- 1. the cost of debugging support */
 
-enum { SET_A, SET_B, SET_C, SET_D, SET_E, NSETS };
+enum { SET_A, SET_B, SET_C, SET_D, SET_E, SET_F, NSETS };
 static const char *set_name[NSETS] = {
     "(a) minivm without JDWP",
     "(b) JDWP listening (suspend=n), no peer",
     "(c) DDM-only peer (suspend=n; handshake, HELO, FEAT; reading)",
     "(d) JDI debugger attached, no requests",
     "(e) JDI breakpoint in a method that never runs",
+    "(f) JDI access + modification watchpoints on Spin.sink (the loop updates Spin.count)",
 };
 
 typedef struct ddm_peer {
@@ -399,7 +408,8 @@ static double spin_once(const dbg_env *e, int s, long iters, int client_cpu, dou
     }
     if (s == SET_C) started_peer = pthread_create(&peer.th, NULL, ddm_peer_main, &peer) == 0;
     else if (s == SET_D) cl = jdi_start(e, client_cpu, "idle", port, "60", NULL, NULL);
-    else cl = jdi_start(e, client_cpu, "cold", port, "Spin", "cold", "60");
+    else if (s == SET_E) cl = jdi_start(e, client_cpu, "cold", port, "Spin", "cold", "60");
+    else cl = jdi_start(e, client_cpu, "watch", port, "Spin", "sink", "60");
   }
   sampler sp = {vm.pid, client_cpu, 0, NULL, 0, 16384, 0};
   sp.v = calloc(sp.cap, sizeof(*sp.v));
@@ -420,7 +430,7 @@ static double spin_once(const dbg_env *e, int s, long iters, int client_cpu, dou
   if (cl.pid > 0) {
     char cout[512];
     finish(&cl, cout, sizeof(cout), bench_now_ns() + 20000000000LL, NULL);
-    if (strstr(cout, "RESULT ") == NULL) jdi_result(cout, s == SET_D ? "idle" : "cold", NULL);
+    if (strstr(cout, "RESULT ") == NULL) jdi_result(cout, s == SET_D ? "idle" : s == SET_E ? "cold" : "watch", NULL);
   }
   double ms = -1;
   long cks = 0;
@@ -492,6 +502,18 @@ static void cost_section(const dbg_env *e, double scale) {
   for (int s = SET_B; s < NSETS; s++) {
     const char *fig = bench_fmt("%s: CPU time of the loop (all threads)", set_name[s]);
     double x = best[M_LOOP_ALL][s], a = best[M_LOOP_ALL][SET_A];
+    if (s == SET_F) {
+      /* issue 14: a watchpoint on an unrelated field against the same debugger without one */
+      double d = best[M_LOOP_ALL][SET_D];
+      char dref[96], dv[32];
+      snprintf(dref, sizeof(dref), "%s, best of %d", set_name[SET_D], n[M_LOOP_ALL][SET_D]);
+      snprintf(dv, sizeof(dv), "%.1f ms CPU", d);
+      if (x < 0 || d < 0)
+        bench_row(G, fig, !e->have_jdi ? "n/a (no java)" : "n/a (no run completed)", dref, dv, -1, "<= 1.05x (d)", "n/a");
+      else
+        bench_row(G, fig, bench_fmt("%.1f ms CPU", x), dref, dv, x / d, "<= 1.05x (d)", bench_status(x <= 1.05 * d));
+      continue;
+    }
     if (x < 0)
       bench_row(G, fig, s >= SET_D && !e->have_jdi ? "n/a (no java)" : "n/a (no run completed)", ref, refv, -1,
                 "<= 1.02x (a)", "n/a");
@@ -830,6 +852,123 @@ static void raw_placement(const dbg_env *e, double scale, int cpu, const char *w
              where, r[0].hits, r[1].hits, rate[0] > 0 ? 1e6 / rate[0] : 0, rate[1] > 0 ? 1e6 / rate[1] : 0);
 }
 
+/* ---- interleaved traffic: DDM round trips on the connection a stepping debugger uses */
+
+/* One HELO (199/1) round trip on r's connection, answering every debugger event that arrives
+ * meanwhile with ThreadReference.Resume (the stepping debugger). Returns the round trip in us,
+ * or -1. */
+static double mix_helo(raw *r) {
+  uint8_t body[12], pkt[64];
+  put_be32(body, 0x48454c4f); /* HELO */
+  put_be32(body + 4, 4);
+  put_be32(body + 8, 1);
+  size_t k = raw_cmd(r, pkt, 199, 1, body, sizeof(body));
+  uint32_t want = r->id;
+  int64_t t0 = bench_now_ns();
+  if (jc_write_all(r->c.fd, pkt, k) != 0) return r->error = "write", -1;
+  for (;;) {
+    uint32_t len;
+    const uint8_t *p = jc_next(&r->c, &len);
+    if (p == NULL) return r->error = "no reply within 3 s", -1;
+    if (p[8] & JDWP_FLAG_REPLY) {
+      if (be32(p + 4) == want) return (double)(bench_now_ns() - t0) / 1e3;
+      continue; /* a Resume's reply */
+    }
+    if (p[9] != 64 || p[10] != 100 || len < JDWP_HEADER + 10 + r->idsz) continue;
+    memcpy(r->thread, p + JDWP_HEADER + 10, r->idsz);
+    r->hits++;
+    size_t n = raw_cmd(r, pkt, 11, 3, r->thread, r->idsz);
+    if (jc_write_all(r->c.fd, pkt, n) != 0) return r->error = "write", -1;
+  }
+}
+
+/* With a debugger: from the first breakpoint hit, a SINGLE_STEP request (line, over) on that
+ * thread is kept enabled and every event resumed at once, while HELOs go back to back on the same
+ * connection; without: the HELOs alone. p50 and p90 of the HELO round trips, in us. */
+static int mix_run(const dbg_env *e, int debugger, double secs, double *p50, double *p90, long *steps) {
+  uint16_t port;
+  child vm = target_start(e, VM_MINIVM, "BpLoop", &port);
+  raw r;
+  memset(&r, 0, sizeof(r));
+  int rc = -1;
+  static double lat[200000];
+  size_t n = 0;
+  if (vm.pid < 0) goto out;
+  if (debugger) {
+    if (raw_setup(&r, port) != 0) goto out;
+    uint32_t len;
+    const uint8_t *p;
+    do p = jc_next(&r.c, &len);
+    while (p != NULL && ((p[8] & JDWP_FLAG_REPLY) || p[9] != 64 || len < JDWP_HEADER + 10 + 8));
+    if (p == NULL) {
+      r.error = "no breakpoint hit";
+      goto out;
+    }
+    memcpy(r.thread, p + JDWP_HEADER + 10, r.idsz);
+    uint8_t b[64], *w = b;
+    *w++ = 1; /* SINGLE_STEP */
+    *w++ = 1; /* SUSPEND_EVENT_THREAD */
+    put_be32(w, 1);
+    w += 4;
+    *w++ = 10; /* Step */
+    memcpy(w, r.thread, r.idsz);
+    w += r.idsz;
+    put_be32(w, 1); /* LINE */
+    put_be32(w + 4, 1); /* OVER */
+    w += 8;
+    uint32_t rn;
+    if (raw_rq(&r, 15, 1, b, (size_t)(w - b), &rn) == NULL) {
+      r.error = "EventRequest.Set SINGLE_STEP";
+      goto out;
+    }
+    uint8_t pkt[64];
+    size_t k = raw_cmd(&r, pkt, 11, 3, r.thread, r.idsz);
+    if (jc_write_all(r.c.fd, pkt, k) != 0) goto out;
+  } else {
+    jc_init(&r.c);
+    if (jc_open(&r.c, port, bench_now_ns() + 5000000000LL) != 0) goto out;
+    struct timeval tv = {3, 0};
+    setsockopt(r.c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    r.idsz = 8;
+  }
+  for (int64_t warm = bench_now_ns() + 300000000LL; bench_now_ns() < warm;)
+    if (mix_helo(&r) < 0) goto out;
+  r.hits = 0;
+  for (int64_t end = bench_now_ns() + (int64_t)(secs * 1e9); bench_now_ns() < end && n < 200000;) {
+    double us = mix_helo(&r);
+    if (us < 0) goto out;
+    lat[n++] = us;
+  }
+  bench_sort(lat, n);
+  *p50 = bench_pct(lat, n, 50);
+  *p90 = bench_pct(lat, n, 90);
+  *steps = r.hits;
+  rc = n > 0 ? 0 : -1;
+out:
+  if (r.error) bench_note("dbg interleaved, %s: %s", debugger ? "with a stepping debugger" : "DDM only", r.error);
+  jc_close(&r.c);
+  if (vm.pid > 0) stop(&vm);
+  return rc;
+}
+
+static void mix_section(const dbg_env *e, double scale, int cpu, const char *where) {
+  if (cpu >= 0) bench_pin(cpu);
+  double a50 = -1, a90 = -1, b50 = -1, b90 = -1;
+  long steps = 0, none = 0;
+  double secs = RT_SECS * scale;
+  int okb = mix_run(e, 1, secs, &b50, &b90, &steps);
+  int oka = mix_run(e, 0, secs, &a50, &a90, &none);
+  if (bench_pinning()) bench_pin(BENCH_CPU_CLIENT);
+  bench_row(bench_fmt("Interleaved DDM + JDWP, %s", where),
+            "DDM HELO round trip p50 on the connection of a debugger stepping (events resumed at once)",
+            okb == 0 ? bench_fmt("%.1f us", b50) : "n/a (failed)", "the same HELOs with no debugger",
+            oka == 0 ? bench_fmt("%.1f us", a50) : "n/a (failed)", okb == 0 && oka == 0 ? b50 / a50 : -1, "-",
+            okb == 0 && oka == 0 ? "info" : "n/a");
+  bench_note("dbg interleaved, %s: HELO round trips p50/p90 %.1f/%.1f us with %ld line steps in %.1f s on the same "
+             "connection (minivm bploop.mvm, raw client), %.1f/%.1f us without a debugger",
+             where, b50, b90, steps, secs, a50, a90);
+}
+
 static void attach_section(const dbg_env *e, int cpu, const char *where) {
   char nstr[8];
   snprintf(nstr, sizeof(nstr), "%d", ATTACH_N);
@@ -907,10 +1046,12 @@ void bench_section_dbg(const bench_opts *o) {
     roundtrip_placement(&e, o->scale, BENCH_CPU_SERVER, "same CPU", 0);
     raw_placement(&e, o->scale, BENCH_CPU_SERVER, "same CPU");
     attach_section(&e, BENCH_CPU_CLIENT, "cross-CPU");
+    mix_section(&e, o->scale, BENCH_CPU_CLIENT, "cross-CPU");
   } else {
     roundtrip_placement(&e, o->scale, -1, "unpinned", 1);
     raw_placement(&e, o->scale, -1, "unpinned");
     attach_section(&e, -1, "unpinned");
+    mix_section(&e, o->scale, -1, "unpinned");
   }
   bench_note("dbg: load average at the end %s", loadavg());
   bench_note("dbg: the VM (minivm or every JVM thread) on CPU %d; the DDM peer and the JDI client (a JVM running "

@@ -17,10 +17,11 @@
  *                                                   CLASS, that thread), each event resumed
  *   java JdiBench idle   HOST PORT SECS             attached, no request, until the VM ends (at most SECS)
  *   java JdiBench cold   HOST PORT CLASS METHOD SECS  the same with a breakpoint in a method that never runs
+ *   java JdiBench watch  HOST PORT CLASS FIELD SECS   the same with access and modification watchpoints on a field
  *
  * Output: "RESULT <mode>" then three numbers per port, in order (attach: median and best ms, 0;
  * bp, step, stepkeep: events/s, how many, and this client's own CPU microseconds per event,
- * all its threads; -1 0 -1 for a VM that failed, after a line "FAIL <port> <exception>"); idle and cold: "RESULT <mode> death|disconnect|timeout". "ERROR ..." and exit 1
+ * all its threads; -1 0 -1 for a VM that failed, after a line "FAIL <port> <exception>"); idle, cold and watch: "RESULT <mode> death|disconnect|timeout". "ERROR ..." and exit 1
  * when nothing could be measured. bp, step and stepkeep warm the client up (its JIT) on each VM for
  * 0.5 s before counting. idle and cold resume the VM (a suspend=y VM starts then) and leave when
  * it disconnects, so the debugger is attached for the VM's whole run. */
@@ -332,6 +333,17 @@ public class JdiBench {
         r.enable();
         vm.resume();
         System.out.println("RESULT cold " + untilDeath(vm, Double.parseDouble(a[5])));
+        break;
+      }
+      case "watch": {
+        VirtualMachine vm = attach(host, port);
+        ReferenceType t = classNamed(vm, a[3]);
+        Field f = t.fieldByName(a[4]);
+        EventRequestManager erm = vm.eventRequestManager();
+        erm.createModificationWatchpointRequest(f).enable();
+        erm.createAccessWatchpointRequest(f).enable();
+        vm.resume();
+        System.out.println("RESULT watch " + untilDeath(vm, Double.parseDouble(a[5])));
         break;
       }
       default:

@@ -1,7 +1,7 @@
 // Twin of bench/programs/spin.mvm (same class, methods and line numbers): the CPU-bound loop of
 // the "cost of debugging support" figures. main(N) prints "SPIN <ms> <checksum>".
 public class Spin {
-  static long sink;
+  static long sink; static long count;
 
   public static void main(String[] args) throws InterruptedException {
     run(args);
@@ -12,7 +12,7 @@ public class Spin {
     while (true) {
       if (i >= n) break;
       h = mix(h, i);
-      i = i + 1;
+      i = i + 1; count = count + 1;
     }
     long ms = System.nanoTime() / 1000000 - t0; sink = h; Thread.sleep(100);
     System.out.println("SPIN " + ms + " " + h);
