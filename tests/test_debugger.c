@@ -1396,7 +1396,9 @@ static void bd_ct_invoke(body *b) {
   b_u64(b, cid(FD_C_DEBUG));
   b_u64(b, tid(FD_T_WORKER));
   b_u64(b, mid(FD_M_MAIN));
-  b_u32(b, 0);
+  b_u32(b, 1); /* main(String[] args): args = null */
+  b_u8(b, '[');
+  b_u64(b, 0);
   b_u32(b, 0);
 }
 static void bd_new_instance(body *b) {
@@ -2334,6 +2336,37 @@ static void test_invoke(void **state) {
   assert_int_equal(atomic_load(&F->n_resume), 1);
   assert_int_equal(atomic_load(&F->last_invoke_options), DDMC_DBG_INVOKE_SINGLE_THREADED);
 
+  /* arguments against compute's descriptor (I)J, checked before the thread is asked: too few or
+   * too many is ILLEGAL_ARGUMENT, a long or an object for the int TYPE_MISMATCH */
+  int calls = atomic_load(&F->n_invoke);
+  static const struct {
+    uint32_t n;
+    uint8_t tag;
+    uint64_t v;
+    int want;
+  } bad[] = {{0, 0, 0, DDMC_JDWP_ILLEGAL_ARGUMENT},
+             {2, 'I', 1, DDMC_JDWP_ILLEGAL_ARGUMENT},
+             {1, 'J', 1, DDMC_JDWP_TYPE_MISMATCH},
+             {1, 's', 0, DDMC_JDWP_TYPE_MISMATCH}};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    b.n = 0;
+    b_u64(&b, oid(FD_O_DEBUG));
+    b_u64(&b, tid(FD_T_WORKER));
+    b_u64(&b, cid(FD_C_DEBUG));
+    b_u64(&b, mid(FD_M_COMPUTE));
+    b_u32(&b, bad[i].n);
+    for (uint32_t k = 0; k < bad[i].n; k++) {
+      b_u8(&b, bad[i].tag);
+      if (bad[i].tag == 'J' || bad[i].tag == 's')
+        b_u64(&b, bad[i].tag == 's' ? oid(FD_O_STR) : bad[i].v);
+      else
+        b_u32(&b, (uint32_t)bad[i].v);
+    }
+    b_u32(&b, DDMC_DBG_INVOKE_SINGLE_THREADED);
+    assert_int_equal(run(9, 6, &b, NULL), bad[i].want);
+  }
+  assert_int_equal(atomic_load(&F->n_invoke), calls); /* the thread was never asked */
+
   /* ClassType.InvokeMethod of the static main; of the instance compute: INVALID_METHODID */
   b.n = 0;
   bd_ct_invoke(&b);
@@ -2397,7 +2430,9 @@ static void test_invoke(void **state) {
   b_u64(&b, cid(FD_C_DEBUG));
   b_u64(&b, tid(FD_T_MAIN));
   b_u64(&b, mid(FD_M_MAIN));
-  b_u32(&b, 0);
+  b_u32(&b, 1);
+  b_u8(&b, '[');
+  b_u64(&b, 0);
   b_u32(&b, 0);
   assert_int_equal(run(3, 3, &b, NULL), DDMC_JDWP_INVALID_THREAD);
   assert_int_equal(atomic_load(&F->n_invoke), 4);

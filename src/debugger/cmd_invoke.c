@@ -55,6 +55,31 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   ddmc__free(d->mem, job);
 }
 
+/* The arguments against the method's descriptor, as HotSpot checks them before a call: a wrong
+ * count is ILLEGAL_ARGUMENT, a primitive of another type or a primitive for a reference (or the
+ * opposite) TYPE_MISMATCH. Whether an object fits a reference parameter is the VM's to say. */
+static int check_args(const char *sig, const ddmc_value *a, uint32_t n) {
+  if (sig == NULL || *sig != '(') return 0;
+  uint32_t i = 0;
+  int mismatch = 0;
+  for (const char *p = sig + 1; *p != ')'; i++) {
+    if (*p == 0) return 0; /* a malformed descriptor: leave it to the VM */
+    char want = *p;
+    while (*p == '[') p++;
+    if (*p == 'L') {
+      p = strchr(p, ';');
+      if (p == NULL) return 0;
+    }
+    p++;
+    if (i >= n) continue;
+    int ref = want == 'L' || want == '[';
+    int is_ref = strchr("L[stgcl", a[i].tag) != NULL;
+    if (ref ? !is_ref : a[i].tag != want) mismatch = 1;
+  }
+  if (i != n) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  return mismatch ? DDMC_JDWP_TYPE_MISMATCH : 0;
+}
+
 /* [thread][methodID][int args][tagged value]*[int options] after the class (and object). */
 enum { CALL_STATIC, CALL_INSTANCE, CALL_CONSTRUCT };
 
@@ -92,6 +117,7 @@ static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref th
     if (ctor) rc = DDMC_JDWP_INVALID_METHODID; /* JDI calls constructors through NewInstance only */
     options &= DDMC_DBG_INVOKE_SINGLE_THREADED | DDMC_DBG_INVOKE_NONVIRTUAL;
   }
+  if (rc == 0) rc = check_args(mi.signature, job->args, nargs);
   if (rc == 0 && !DDMC__DBG_HAS(d, invoke)) rc = DDMC_JDWP_NOT_IMPLEMENTED;
   if (rc != 0) {
     ddmc__free(d->mem, job);
