@@ -467,10 +467,11 @@ void ddmc_host_trace_free(ddmc_host_trace *x);
 const ddmc_host_trace_method *ddmc_host_trace_method_of(const ddmc_host_trace *t, uint32_t id);
 
 /* An Android hprof heap dump (§6): "JAVA PROFILE 1.0.3", 4-byte ids, records to a final HEAP DUMP
- * END, heap sub-records walked with the lengths of §6.3. scan counts what it holds; any record
- * or sub-record cut short, an unknown sub-tag (0xC3 included), or bytes after HEAP DUMP END is
- * DDMC_EPROTO. */
+ * END, heap sub-records walked with the lengths of §6.3. scan counts what it holds (it also takes
+ * the standard 1.0.2, without Android's sub-records); any record or sub-record cut short, an
+ * unknown sub-tag (0xC3 included), or bytes after HEAP DUMP END is DDMC_EPROTO. */
 typedef struct ddmc_host_hprof_info {
+  int android; /* 1.0.3 */
   uint32_t id_size;
   uint64_t timestamp_ms;
   uint64_t strings, load_classes, segments;

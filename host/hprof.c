@@ -96,9 +96,14 @@ static size_t sub_len(const uint8_t *p, size_t n, ddmc_host_hprof_info *info) {
 
 /* Walks the file; with out, writes the 1.0.2 form there (never longer than the input). */
 static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t *out, size_t *out_len) {
-  static const char magic[] = "JAVA PROFILE 1.0.3";
+  static const char magic[] = "JAVA PROFILE 1.0.3", standard[] = "JAVA PROFILE 1.0.2";
   memset(info, 0, sizeof(*info));
-  if (n < sizeof(magic) + 12 || memcmp(p, magic, sizeof(magic)) != 0) return DDMC_EPROTO;
+  if (n < sizeof(magic) + 12) return DDMC_EPROTO;
+  /* A 1.0.2 file (hprof-conv's output) may be scanned, not converted again (hprof-conv refuses
+   * it too); Android's own sub-records are errors in it. */
+  int android = memcmp(p, magic, sizeof(magic)) == 0;
+  if (!android && (out != NULL || memcmp(p, standard, sizeof(standard)) != 0)) return DDMC_EPROTO;
+  info->android = android;
   info->id_size = be32(p + sizeof(magic));
   info->timestamp_ms = (uint64_t)be32(p + sizeof(magic) + 4) << 32 | be32(p + sizeof(magic) + 8);
   size_t at = sizeof(magic) + 12, o = at;
@@ -128,8 +133,8 @@ static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t 
     o += 9;
     for (size_t s = 0; s < len;) {
       size_t k = sub_len(body + s, len - s, info);
-      if (k == 0) return DDMC_EPROTO;
       uint8_t t = body[s];
+      if (k == 0 || (!android && (t == 0xFE || (t >= 0x89 && t <= 0x90)))) return DDMC_EPROTO;
       if (t == 0xFE) {
         /* dropped */
       } else if (t >= 0x89 && t <= 0x90) { /* Android's roots: ROOT UNKNOWN with the object id */
