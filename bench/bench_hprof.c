@@ -31,12 +31,12 @@ typedef struct bnode {
   int64_t stamp;
 } bnode;
 
-typedef struct bheap {
+typedef struct hpheap {
   bnode *nodes;
   size_t nnodes;
   uint8_t *arrays; /* the arrays' elements, back to back */
   size_t narrays;
-} bheap;
+} hpheap;
 
 static const char *const sigs[NCLASSES + 1] = {NULL, "Ljava/lang/Object;", "Ljava/lang/Class;", "Lcom/example/Node;",
                                                "[B", "[I"};
@@ -64,7 +64,7 @@ static int b_field_info(void *d, ddmc_class c, uint32_t i, ddmc_field_info *out)
   return 0;
 }
 static int b_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t i, ddmc_value *out) {
-  bheap *h = d;
+  hpheap *h = d;
   const bnode *n = &h->nodes[o - 0x1000];
   switch (i) {
     case 0: out->tag = 'L', out->u.l = n->next ? NODE_REF(n->next - 1) : 0; break;
@@ -78,7 +78,7 @@ static int b_array_get(void *d, ddmc_ref a, int32_t first, int32_t n, ddmc_value
 }
 static int b_stopped(void *d, ddmc_stopped_fn fn, void *arg) { return fn(arg); }
 static int b_for_each_object(void *d, ddmc_heap_object_visit_fn fn, void *arg) {
-  bheap *h = d;
+  hpheap *h = d;
   for (ddmc_class c = 1; c <= C_NODE; c++) {
     ddmc_heap_object o = {0x100 + c, C_CLASS, 64, DDMC_HEAP_ID_APP, -1, NULL};
     if (fn(arg, &o)) return 0;
@@ -109,37 +109,43 @@ static int write_dump(const char *path, const ddmc__hprof *h) {
   return close(fd) != 0 || bad ? -1 : 0;
 }
 
+static const ddmc_dbg_ops ops_table = {.for_each_class = b_for_each_class,
+                                       .class_info = b_class_info,
+                                       .field_info = b_field_info,
+                                       .get_field = b_get_field,
+                                       .array_get = b_array_get,
+                                       .with_world_stopped = b_stopped,
+                                       .for_each_object = b_for_each_object,
+                                       .for_each_root = b_for_each_root};
+
 void bench_section_hprof(const bench_opts *o) {
   (void)o;
-  bheap heap;
+  hpheap heap;
   heap.nnodes = HEAP_BYTES / 2 / 32;
   heap.narrays = HEAP_BYTES / 2 / 4096;
   heap.nodes = calloc(heap.nnodes, sizeof(bnode));
   heap.arrays = malloc(heap.narrays * 4096);
   if (!heap.nodes || !heap.arrays) {
     bench_note("hprof: out of memory");
+    free(heap.nodes);
+    free(heap.arrays);
     return;
   }
   for (size_t i = 0; i < heap.nnodes; i++)
     heap.nodes[i] = (bnode){i + 1 < heap.nnodes ? (uint32_t)(i + 2) : 0, (int32_t)i, (int64_t)i * 1000003};
   for (size_t i = 0; i < heap.narrays * 4096; i++) heap.arrays[i] = (uint8_t)(i * 31);
   ddmc_options opt;
-  ddmc_options_init(&opt);
+  char err[128];
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
   ddmc_vm *vm;
-  if (ddmc_vm_new(&vm, &opt, &vops, NULL, NULL) != 0) return;
-  ddmc_dbg_ops ops;
-  memset(&ops, 0, sizeof(ops));
-  ops.for_each_class = b_for_each_class;
-  ops.class_info = b_class_info;
-  ops.field_info = b_field_info;
-  ops.get_field = b_get_field;
-  ops.array_get = b_array_get;
-  ops.with_world_stopped = b_stopped;
-  ops.for_each_object = b_for_each_object;
-  ops.for_each_root = b_for_each_root;
-  ddmc_dbg_attach(vm, &ops, &heap);
+  int rc = ddmc_options_parse(&opt, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", err, sizeof err);
+  if (rc == 0) rc = ddmc_vm_new(&vm, &opt, &vops, NULL, NULL);
+  if (rc == 0) rc = ddmc_dbg_attach(vm, &ops_table, &heap);
+  if (rc != 0) {
+    bench_note("hprof: cannot set up the VM: %s", ddmc_strerror(rc));
+    return;
+  }
   const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
   char path[512];
   snprintf(path, sizeof path, "%s/ddmc_bench_%d.hprof", tmp, (int)getpid());

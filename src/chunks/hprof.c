@@ -159,7 +159,7 @@ static int handle_hpds(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   *s = (hpds_src){vm, h, h->out.head, 0};
   ddmc__source src = {src_read, src_done, s};
   rc = ddmc__send_stream(vm, 0, 0, CHUNK_HPDS, h->len, &src); /* done() ran on failure */
-  if (rc == 0) return 0; /* the empty reply waits in the queue behind the data */
+  if (rc == 0) return 0;                                      /* the empty reply waits in the queue behind the data */
   char msg[160];
   snprintf(msg, sizeof msg, "heap dump not sent: %s", ddmc_strerror(rc));
   return fail1(b, rtype, msg);

@@ -18,7 +18,17 @@ enum {
   HP_HEAP_DUMP_INFO = 0xFE
 };
 /* hprof's basic types */
-enum { HT_OBJECT = 2, HT_BOOLEAN = 4, HT_CHAR = 5, HT_FLOAT = 6, HT_DOUBLE = 7, HT_BYTE = 8, HT_SHORT = 9, HT_INT = 10, HT_LONG = 11 };
+enum {
+  HT_OBJECT = 2,
+  HT_BOOLEAN = 4,
+  HT_CHAR = 5,
+  HT_FLOAT = 6,
+  HT_DOUBLE = 7,
+  HT_BYTE = 8,
+  HT_SHORT = 9,
+  HT_INT = 10,
+  HT_LONG = 11
+};
 
 #define DDMC__HP_SYNTHETIC 0xF0000000u /* ids of classes without a class object start here */
 #define DDMC__HP_MAX_CLASSES (1u << 22)
@@ -32,20 +42,20 @@ typedef struct hp_field {
 typedef struct hp_class {
   ddmc_class cls;
   uint32_t id;
-  uint32_t name;       /* string id of the dotted name */
-  int32_t super;       /* index in the class table, -1 for none */
+  uint32_t name; /* string id of the dotted name */
+  int32_t super; /* index in the class table, -1 for none */
   ddmc_ref loader;
-  uint8_t elem;        /* arrays: HT_* of the elements; 0 for other classes */
+  uint8_t elem; /* arrays: HT_* of the elements; 0 for other classes */
   uint32_t ninst, nstat;
   hp_field *fields;    /* ninst instance fields then nstat statics, each in declaration order */
   uint32_t inst_bytes; /* an instance's values: own fields and every superclass's */
 } hp_class;
 
 typedef struct hp_strings {
-  ddmc_buf chars;      /* every string, NUL-terminated, at off[id - 1] */
+  ddmc_buf chars; /* every string, NUL-terminated, at off[id - 1] */
   uint32_t *off;
   uint32_t n, cap;
-  uint32_t *hash;      /* id, 0 = empty; open addressing */
+  uint32_t *hash; /* id, 0 = empty; open addressing */
   uint32_t hcap;
 } hp_strings;
 

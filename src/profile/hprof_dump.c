@@ -189,8 +189,10 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
   ddmc__hp_u4(o, id_of(b, obj->ref));
   ddmc__hp_u4(o, 0);
   ddmc__hp_u4(o, n);
-  if (c->elem == HT_OBJECT) ddmc__hp_u4(o, c->id);
-  else ddmc__hp_u1(o, c->elem);
+  if (c->elem == HT_OBJECT)
+    ddmc__hp_u4(o, c->id);
+  else
+    ddmc__hp_u1(o, c->elem);
   if (c->elem != HT_OBJECT && obj->elements != NULL) {
     ddmc__hp_elements(o, obj->elements, n, ddmc__hp_type_size(c->elem));
     return;
@@ -218,12 +220,13 @@ static int visit_object(void *arg, const ddmc_heap_object *obj) {
     return 1;
   }
   /* A class object: its CLASS DUMP is written already, under the same id. */
-  if (b->class_class >= 0 && c == &b->cls[b->class_class] && ddmc__hp_class_by_object(b, obj->ref) != NULL)
-    return 0;
+  if (b->class_class >= 0 && c == &b->cls[b->class_class] && ddmc__hp_class_by_object(b, obj->ref) != NULL) return 0;
   segment_maybe_split(b);
   heap_switch(b, obj->heap_id);
-  if (c->elem != 0) array_dump(b, obj, c);
-  else instance_dump(b, obj, c);
+  if (c->elem != 0)
+    array_dump(b, obj, c);
+  else
+    instance_dump(b, obj, c);
   b->objects++;
   return b->rc != 0 || b->body.err != 0;
 }
@@ -316,9 +319,11 @@ int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen) 
     ddmc__hpout_append(&b->strs, &b->head);
     ddmc__hpout_append(&b->strs, &b->body);
     h->len = ddmc__hpout_pos(&b->strs);
-    if (h->len > max) ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
-                                    (unsigned long long)(max >> 20));
-    else out_error(b, &b->strs);
+    if (h->len > max)
+      ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
+                    (unsigned long long)(max >> 20));
+    else
+      out_error(b, &b->strs);
   }
   rc = b->rc;
   h->out = b->strs;

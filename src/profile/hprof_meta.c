@@ -146,7 +146,7 @@ static int pretty_name(const char *sig, char *out, size_t cap) {
   static const struct {
     char c;
     const char *name;
-  } prims[] = {{'Z', "boolean"}, {'B', "byte"},  {'C', "char"}, {'S', "short"}, {'I', "int"},
+  } prims[] = {{'Z', "boolean"}, {'B', "byte"},  {'C', "char"},   {'S', "short"}, {'I', "int"},
                {'J', "long"},    {'F', "float"}, {'D', "double"}, {'V', "void"}};
   size_t dims = 0, n = 0;
   while (sig[dims] == '[') dims++;
@@ -175,8 +175,8 @@ static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
   if (rc != 0 || ci->signature == NULL)
     return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class_info failed for a listed class (JDWP error %d)", rc);
   if (ci->nfields > 65535)
-    return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class %s has %u fields (hprof holds at most 65535)",
-                         ci->signature, ci->nfields);
+    return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class %s has %u fields (hprof holds at most 65535)", ci->signature,
+                         ci->nfields);
   char name[1024];
   if (pretty_name(ci->signature, name, sizeof name) != 0)
     return ddmc__hp_fail(b, DDMC_EIO, "heap dump: a class name longer than 1 KiB");
@@ -199,8 +199,8 @@ static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
       ddmc_field_info fi;
       memset(&fi, 0, sizeof(fi));
       if ((rc = b->ops->field_info(b->data, c->cls, i, &fi)) != 0 || fi.signature == NULL)
-        return ddmc__hp_fail(b, DDMC_EIO, "heap dump: field_info failed for %s field %u (JDWP error %d)",
-                             ci->signature, i, rc);
+        return ddmc__hp_fail(b, DDMC_EIO, "heap dump: field_info failed for %s field %u (JDWP error %d)", ci->signature,
+                             i, rc);
       if (((fi.modifiers & DDMC_ACC_STATIC) != 0) != statics) continue;
       hp_field *f = &c->fields[c->ninst + c->nstat];
       f->index = i;
@@ -209,8 +209,10 @@ static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
         return ddmc__hp_fail(b, DDMC_EIO, "heap dump: field %s of %s has signature '%s'", fi.name ? fi.name : "?",
                              ci->signature, fi.signature);
       f->name = ddmc__hp_string(b, fi.name);
-      if (statics) c->nstat++;
-      else c->ninst++;
+      if (statics)
+        c->nstat++;
+      else
+        c->ninst++;
     }
   return b->rc;
 }
@@ -256,8 +258,10 @@ int ddmc__hp_classes(hp_build *b) {
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) {
     if (supers[i] == 0) continue;
     hp_class *s = ddmc__hp_class_of(b, supers[i]);
-    if (s == NULL) ddmc__hp_fail(b, DDMC_EIO, "heap dump: a superclass that for_each_class does not list");
-    else b->cls[i].super = (int32_t)(s - b->cls);
+    if (s == NULL)
+      ddmc__hp_fail(b, DDMC_EIO, "heap dump: a superclass that for_each_class does not list");
+    else
+      b->cls[i].super = (int32_t)(s - b->cls);
   }
   ddmc__free(b->mem, supers);
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) instance_bytes(b, &b->cls[i]);
