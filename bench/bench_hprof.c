@@ -139,6 +139,7 @@ void bench_section_hprof(const bench_opts *o) {
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
   ddmc_vm *vm;
+  ddmc_options_init(&opt);
   int rc = ddmc_options_parse(&opt, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", err, sizeof err);
   if (rc == 0) rc = ddmc_vm_new(&vm, &opt, &vops, NULL, NULL);
   if (rc == 0) rc = ddmc_dbg_attach(vm, &ops_table, &heap);

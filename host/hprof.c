@@ -108,7 +108,7 @@ static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t 
   info->timestamp_ms = (uint64_t)be32(p + sizeof(magic) + 4) << 32 | be32(p + sizeof(magic) + 8);
   size_t at = sizeof(magic) + 12, o = at;
   if (out) {
-    memcpy(out, p, at);
+    memmove(out, p, at);
     out[sizeof(magic) - 2] = '2';
   }
   int ended = 0;
@@ -122,14 +122,14 @@ static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t 
       if (tag == 0x01) info->strings++;
       else if (tag == 0x02) info->load_classes++;
       else if (tag == 0x2C) ended = 1;
-      if (out) memcpy(out + o, p + at, 9 + len);
+      if (out) memmove(out + o, p + at, 9 + len);
       o += 9 + len;
       at += 9 + len;
       continue;
     }
     info->segments++;
     size_t head = o;
-    if (out) memcpy(out + o, p + at, 9);
+    if (out) memmove(out + o, p + at, 9);
     o += 9;
     for (size_t s = 0; s < len;) {
       size_t k = sub_len(body + s, len - s, info);
@@ -140,11 +140,11 @@ static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t 
       } else if (t >= 0x89 && t <= 0x90) { /* Android's roots: ROOT UNKNOWN with the object id */
         if (out) {
           out[o] = 0xFF;
-          memcpy(out + o + 1, body + s + 1, ID);
+          memmove(out + o + 1, body + s + 1, ID);
         }
         o += 1 + ID;
       } else {
-        if (out) memcpy(out + o, body + s, k);
+        if (out) memmove(out + o, body + s, k);
         o += k;
       }
       s += k;

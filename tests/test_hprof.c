@@ -192,15 +192,21 @@ static void f_free(void *ud, void *p) {
   free(p);
 }
 
+static void vm_log(void *d, ddmc_log_level lvl, const char *msg) {
+  if (lvl >= DDMC_LOG_WARN || getenv("DDMC_TEST_VERBOSE")) fprintf(stderr, "[vm] %s\n", msg);
+}
+
 static void fake_init(fake *f, const ddmc_allocator *mem, int start) {
   memset(f, 0, sizeof(*f));
   f->ints[0] = 1, f->ints[1] = 2, f->ints[2] = 3;
   f->ints2[0] = -1, f->ints2[1] = 0x7fffffff;
   ddmc_options o;
   char err[128];
+  ddmc_options_init(&o); /* parse sets only what the spec names */
   assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", err, sizeof err), 0);
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
+  vops.log = vm_log;
   assert_int_equal(ddmc_vm_new(&f->vm, &o, &vops, mem, f), 0);
 }
 
@@ -425,7 +431,9 @@ static uint32_t exchange(ddmc_host *h, uint32_t type, const void *d, size_t len,
   assert_int_equal(ddmc_host_send_chunk(h, type, d, len, &id), 0);
   for (;;) {
     ddmc_host_packet p;
-    assert_int_equal(ddmc_host_recv(h, &p, TMO), 0);
+    int rc = ddmc_host_recv(h, &p, TMO);
+    if (rc != 0) fail_msg("waiting for the reply to %c%c%c%c: %s", (int)(type >> 24), (int)(type >> 16 & 0xff),
+                          (int)(type >> 8 & 0xff), (int)(type & 0xff), ddmc_host_strerror(rc));
     if (p.is_reply && p.id == id) {
       if (reply && p.is_ddm) {
         memcpy(reply, p.chunk, p.chunk_len < 512 ? p.chunk_len : 512);
