@@ -466,6 +466,22 @@ void ddmc_host_trace_free(ddmc_host_trace *x);
 /* The method with id (binary search; methods are sorted by id when parsed), or NULL. */
 const ddmc_host_trace_method *ddmc_host_trace_method_of(const ddmc_host_trace *t, uint32_t id);
 
+/* An Android hprof heap dump (§6): "JAVA PROFILE 1.0.3", 4-byte ids, records to a final HEAP DUMP
+ * END, heap sub-records walked with the lengths of §6.3. scan counts what it holds (it also takes
+ * the standard 1.0.2, without Android's sub-records); any record or sub-record cut short, an
+ * unknown sub-tag (0xC3 included), or bytes after HEAP DUMP END is DDMC_EPROTO. */
+typedef struct ddmc_host_hprof_info {
+  int android; /* 1.0.3 */
+  uint32_t id_size;
+  uint64_t timestamp_ms;
+  uint64_t strings, load_classes, segments;
+  uint64_t classes, instances, object_arrays, primitive_arrays, roots, heap_infos;
+} ddmc_host_hprof_info;
+int ddmc_host_hprof_scan(const uint8_t *p, size_t n, ddmc_host_hprof_info *info);
+/* The standard 1.0.2 form, as hprof-conv writes it (§6.4), into out (n bytes: it is never longer);
+ * *out_len gets its length. Same errors as scan. */
+int ddmc_host_hprof_to_standard(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Session helpers                                                                             */
 /* ------------------------------------------------------------------------------------------ */

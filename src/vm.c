@@ -72,6 +72,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if ((rc = ddmc__wait_register(vm)) != 0) goto fail;
   if ((rc = ddmc__alloc_register(vm)) != 0) goto fail;
   if ((rc = ddmc__trace_register(vm)) != 0) goto fail;
+  if ((rc = ddmc__hprof_register(vm)) != 0) goto fail;
   ddmc__prof_init(vm);
   *out = vm;
   return 0;

@@ -170,6 +170,7 @@ int ddmc__thread_register(ddmc_vm *vm);
 int ddmc__heap_register(ddmc_vm *vm);
 int ddmc__alloc_register(ddmc_vm *vm); /* chunks/alloc.c: REAE REAQ REAL */
 int ddmc__trace_register(ddmc_vm *vm); /* chunks/trace.c: MPRS MPRE MPSS MPSE SPSS SPSE MPRQ */
+int ddmc__hprof_register(ddmc_vm *vm); /* chunks/hprof.c: HPDU HPDS */
 /* THST periodic updates: returns ms until the next one is due (-1: none). JDWP thread. */
 int ddmc__thread_tick(ddmc_vm *vm, int64_t now);
 

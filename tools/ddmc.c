@@ -20,6 +20,7 @@
 #include "heapseg.h"
 #include "json.h"
 #include "monitor.h"
+#include "hprof.h"
 #include "prof.h"
 #include "session.h"
 
@@ -80,6 +81,10 @@ static void usage(FILE *f) {
         "                         the VM's .trace (dmtracedump, Android Studio) is saved to FILE.trace,\n"
         "                         and with --chrome as Trace Event JSON (Perfetto, chrome://tracing);\n"
         "                         --buffer: the VM's trace buffer (default 8 MiB, as ddmlib)\n"
+        "  hprof -o FILE.hprof [--standard] | hprof --device-file PATH\n"
+        "                         heap dump (HPDS): Android's hprof 1.0.3 (Android Studio, Perfetto),\n"
+        "                         or with --standard the 1.0.2 hprof-conv writes (MAT, VisualVM);\n"
+        "                         --device-file: the VM writes PATH itself (HPDU)\n"
         "\n"
         "Options (before the command):\n"
         "  -c, --connect HOST:PORT  VM to talk to (default 127.0.0.1:8700; [v6addr]:port works)\n"
@@ -1010,6 +1015,7 @@ int main(int argc, char **argv) {
   size_t send_len = 0;
   alloc_args alloc = {ALLOC_RUN, 5.0, 20, 0};
   trace_args trace = {0, 0, 8, NULL, NULL};
+  hprof_args hprof = {NULL, 0, NULL};
   const char *cmd = o.command;
   if (strcmp(cmd, "stack") == 0) {
     if (nargs != 1 || parse_u64(args[0], UINT32_MAX, &num)) usage_error("usage: ddmc stack THREAD-ID%s", "");
@@ -1126,6 +1132,22 @@ int main(int argc, char **argv) {
     }
     if (!have_duration || trace.out == NULL)
       usage_error("usage: ddmc trace [--sample US] --duration S -o FILE.trace [--chrome FILE.json]%s", "");
+  } else if (strcmp(cmd, "hprof") == 0) {
+    for (int k = 0; k < nargs; k++) {
+      if (strcmp(args[k], "-o") == 0 || strcmp(args[k], "--output") == 0) {
+        if (k + 1 >= nargs) usage_error("%s needs FILE.hprof", args[k]);
+        hprof.out = args[++k];
+      } else if (strcmp(args[k], "--standard") == 0) {
+        hprof.standard = 1;
+      } else if (strcmp(args[k], "--device-file") == 0) {
+        if (k + 1 >= nargs || args[k + 1][0] == 0) usage_error("%s needs a PATH on the device", args[k]);
+        hprof.device_file = args[++k];
+      } else {
+        usage_error("hprof: unexpected argument '%s'", args[k]);
+      }
+    }
+    if ((hprof.out == NULL) == (hprof.device_file == NULL) || (hprof.standard && hprof.device_file))
+      usage_error("usage: ddmc hprof -o FILE.hprof [--standard] | ddmc hprof --device-file PATH%s", "");
   } else {
     usage_error("unknown command '%s'", cmd);
   }
@@ -1141,6 +1163,7 @@ int main(int argc, char **argv) {
   else if (strcmp(cmd, "exit") == 0) rc = cmd_exit(&s, (int32_t)(uint32_t)num);
   else if (strcmp(cmd, "alloc") == 0) rc = cmd_alloc(&s, &alloc);
   else if (strcmp(cmd, "trace") == 0) rc = cmd_trace(&s, &trace);
+  else if (strcmp(cmd, "hprof") == 0) rc = cmd_hprof(&s, &hprof);
   else rc = cmd_send(&s, args[0], send_data, send_len);
   free(send_data);
   sess_close(&s);

@@ -21,6 +21,7 @@
 
 #include "dbg_bridge.h"
 #include "ddm_bridge.h"
+#include "hprof_bridge.h"
 #include "mvm_debug.h"
 
 struct dbg_bridge {
@@ -662,7 +663,9 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
   }
   b->d = d;
   b->vm = vm;
-  int rc = ddmc_dbg_attach(d, &ops, b);
+  ddmc_dbg_ops all = ops;
+  hprof_bridge_ops(&all, VM); /* the whole heap, for heap dumps: hprof_bridge.c */
+  int rc = ddmc_dbg_attach(d, &all, b);
   if (rc) {
     fprintf(stderr, "minivm: JDWP debugger: %s\n", ddmc_strerror(rc));
     free(b);

@@ -152,7 +152,12 @@ void mvm_poll_update_locked(mvm_vm *vm) {
   atomic_store(&vm->poll, on);
 }
 
+/* How many times the calling thread holds the world stopped: a heap dump stops it once and then
+ * calls the debugger's accessors, which stop it again around each access. */
+static _Thread_local int world_held;
+
 void mvm_world_stop(mvm_vm *vm) {
+  if (world_held++ > 0) return;
   pthread_mutex_lock(&vm->stw_lock);
   while (vm->stw_active) pthread_cond_wait(&vm->resume_cond, &vm->stw_lock);
   vm->stw_active = 1;
@@ -163,6 +168,7 @@ void mvm_world_stop(mvm_vm *vm) {
 }
 
 void mvm_world_resume(mvm_vm *vm) {
+  if (--world_held > 0) return;
   pthread_mutex_lock(&vm->stw_lock);
   vm->stw_active = 0;
   atomic_store(&vm->stw_req, atomic_load(&vm->shutdown));

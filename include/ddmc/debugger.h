@@ -205,6 +205,59 @@ typedef struct ddmc_dbg_thread_info {
   int internal;     /* non-zero: never shown to a debugger (the JDWP thread, ...) */
 } ddmc_dbg_thread_info;
 
+/* ---- the whole heap: every object and every root, for heap dumps (HPDU/HPDS, profile.h) and
+ * meant for JVM TI too (IterateThroughHeap, FollowReferences, GetObjectsWithTags: issue 16). */
+
+/* One object of the heap, as for_each_object shows it. Borrowed for the visit. */
+typedef struct ddmc_heap_object {
+  ddmc_ref ref;          /* never 0 */
+  ddmc_class cls;        /* its class: the array class for an array, java.lang.Class for a class
+                            object (whose class the library finds from class_info.class_object) */
+  uint64_t size;         /* bytes the VM spends on it (its shallow size), header included */
+  uint32_t heap_id;      /* DDMC_HEAP_ID_*: the heap it lives in */
+  int32_t length;        /* arrays: the element count; -1 for any other object */
+  /* Primitive arrays (optional, for speed): the length elements, packed as the Java type's size
+   * (1, 2, 4 or 8 bytes), in the host's byte order; valid for the visit. NULL: the library reads
+   * them with array_get. Reference arrays: always NULL (read with array_get). */
+  const void *elements;
+} ddmc_heap_object;
+
+/* Heap ids as Android's hprof names them (HEAP_DUMP_INFO): "default", "app", "zygote", "image". */
+enum { DDMC_HEAP_ID_DEFAULT = 0, DDMC_HEAP_ID_APP = 'A', DDMC_HEAP_ID_ZYGOTE = 'Z', DDMC_HEAP_ID_IMAGE = 'I' };
+
+/* Why an object is a GC root: hprof's root kinds (standard and Android's), JVM TI's
+ * jvmtiHeapReferenceKind roots map onto them. */
+typedef enum ddmc_gc_root_kind {
+  DDMC_GC_ROOT_UNKNOWN = 0,
+  DDMC_GC_ROOT_JNI_GLOBAL,      /* a global reference of native code */
+  DDMC_GC_ROOT_JNI_LOCAL,       /* a local reference of a native frame (thread, depth) */
+  DDMC_GC_ROOT_JAVA_FRAME,      /* a local or operand of a Java frame (thread, depth, slot) */
+  DDMC_GC_ROOT_NATIVE_STACK,    /* held by a thread's native stack (thread) */
+  DDMC_GC_ROOT_STICKY_CLASS,    /* a class the VM never unloads (boot classes): its class object */
+  DDMC_GC_ROOT_THREAD_BLOCK,    /* held by a thread's VM structure (thread) */
+  DDMC_GC_ROOT_MONITOR_USED,    /* a monitor some thread holds or waits on */
+  DDMC_GC_ROOT_THREAD_OBJECT,   /* a live thread's java.lang.Thread (thread) */
+  DDMC_GC_ROOT_INTERNED_STRING, /* the VM's intern table */
+  DDMC_GC_ROOT_FINALIZING,      /* waiting for its finalizer */
+  DDMC_GC_ROOT_DEBUGGER,        /* held for a debugger (the objects with an ID, ddmc_dbg_visit_roots) */
+  DDMC_GC_ROOT_VM_INTERNAL,     /* held by the VM itself for any other reason */
+  DDMC_GC_ROOT_JNI_MONITOR      /* a monitor entered by native code (thread, depth) */
+} ddmc_gc_root_kind;
+
+/* One root, as for_each_root shows it. An object may be a root for several reasons (one visit
+ * each). Borrowed for the visit. */
+typedef struct ddmc_gc_root {
+  ddmc_ref object; /* never 0 */
+  ddmc_gc_root_kind kind;
+  uint32_t thread; /* the thread's DDM id for the kinds that name one (above); 0 otherwise */
+  int32_t depth;   /* JAVA_FRAME, JNI_LOCAL, JNI_MONITOR: the frame (0 innermost); -1 unknown */
+  int32_t slot;    /* JAVA_FRAME: the local's slot as variable_table numbers it; -1 unknown */
+} ddmc_gc_root;
+
+typedef int (*ddmc_heap_object_visit_fn)(void *arg, const ddmc_heap_object *o);
+typedef int (*ddmc_gc_root_visit_fn)(void *arg, const ddmc_gc_root *r);
+typedef int (*ddmc_stopped_fn)(void *arg);
+
 typedef int (*ddmc_class_visit_fn)(void *arg, ddmc_class c);
 typedef int (*ddmc_line_visit_fn)(void *arg, int64_t index, int32_t line);
 typedef int (*ddmc_variable_visit_fn)(void *arg, const ddmc_variable *v);
@@ -343,6 +396,32 @@ typedef struct ddmc_dbg_ops {
   int (*owned_monitors)(void *vm_data, uint32_t thread, ddmc_monitor_visit_fn fn, void *arg);
   /* The object whose monitor thread waits to enter, or waits on in wait(); 0 for none. */
   int (*contended_monitor)(void *vm_data, uint32_t thread, ddmc_ref *out);
+
+  /* ---- the whole heap (appended; a VM without all three has no heap dumps: FEAT leaves out
+   * hprof-heap-dump and -streaming, HPDU/HPDS answer FAIL). One walk serves hprof dumps and is
+   * meant for JVM TI as well (IterateThroughHeap, FollowReferences, GetObjectsWithTags), so the
+   * VM writes it once.
+   *
+   * Runs fn(arg) on the calling thread with the world stopped: no thread of the VM runs
+   * bytecode, allocates or collects until fn returns (threads parked, blocked or in native code
+   * stay so), and returns what fn returned. Inside fn the library calls for_each_object,
+   * for_each_root and the other ops of this table (class_info, field_info, get_field,
+   * array_get...); they must not try to stop the world again (minivm lets the thread that holds
+   * it in). Not nested. The library never does I/O to a peer inside fn: it builds what it needs
+   * in bounded memory and sends it after the VM runs again. Thread: the JDWP thread. */
+  int (*with_world_stopped)(void *vm_data, ddmc_stopped_fn fn, void *arg);
+  /* Inside with_world_stopped: visits every object of the heap once, class objects included,
+   * in any order, until fn returns non-zero. An object the collector has not freed yet may be
+   * visited although nothing reaches it (Dalvik's dumps did the same); every reference an
+   * object visited holds (fields, elements) names an object also visited, or 0. Object refs
+   * must fit in 32 bits below 0xF0000000 (hprof ids are 4 bytes, as every Android tool assumes;
+   * the library numbers classes without a class object from 0xF0000000): a VM with 64-bit
+   * pointers passes compressed references, as ART does. */
+  int (*for_each_object)(void *vm_data, ddmc_heap_object_visit_fn fn, void *arg);
+  /* Inside with_world_stopped: visits every GC root (threads' Thread objects and frames' locals,
+   * statics' holders, interned strings, held monitors, what the VM holds itself, the debugger's
+   * objects), until fn returns non-zero. Each root's object is one for_each_object visits. */
+  int (*for_each_root)(void *vm_data, ddmc_gc_root_visit_fn fn, void *arg);
 } ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.

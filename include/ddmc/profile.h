@@ -33,7 +33,15 @@
  * sample_min_interval_us; the allocation ring has a fixed number of records. A finished trace
  * goes to the peer as one unsolicited MPSE chunk, streamed by the JDWP thread from the trace
  * buffer itself (no copy): no VM thread ever waits for the peer, and a transfer the peer stops
- * reading is dropped and counted (ddmc_stats.transfers_dropped) after ddmc_options.stall_timeout_ms. */
+ * reading is dropped and counted (ddmc_stats.transfers_dropped) after ddmc_options.stall_timeout_ms.
+ *
+ * - Heap dumps (HPDU to a file the VM writes, HPDS streamed back as one unsolicited HPDS chunk):
+ *   Android's hprof "JAVA PROFILE 1.0.3" (4-byte ids; strings, classes with fields and statics,
+ *   instances, arrays, GC roots, HEAP_DUMP_INFO per heap), built by the JDWP thread through the
+ *   debugger bridge's with_world_stopped, for_each_object and for_each_root (debugger.h) and
+ *   the class and object ops it already has. The dump is built in memory while the world is
+ *   stopped, at most ddmc_prof_config.hprof_max_bytes (bigger: FAIL, nothing sent), and goes to
+ *   the file or the peer after the VM runs again. */
 #ifndef DDMC_PROFILE_H
 #define DDMC_PROFILE_H
 
@@ -87,6 +95,9 @@ typedef struct ddmc_prof_config {
                                       wall clock, never backwards. 0: read at every event (exact,
                                       slow where the kernel read is a system call). Default 100 */
   uint32_t sample_min_interval_us; /* SPSS intervals below this are raised to it; default 100 */
+  uint64_t hprof_max_bytes;        /* the largest heap dump (HPDU, HPDS) the library builds: a
+                                      bigger one is refused with FAIL. Default 512 MiB (ddmlib
+                                      keeps at most about 800 MiB); at least 64 KiB */
 } ddmc_prof_config;
 
 /* The defaults above. Thread: any. */
@@ -116,6 +127,10 @@ typedef struct ddmc_prof_stats {
                                a stack deeper than the tracker follows */
   uint64_t samples;         /* sampler ticks */
   uint64_t sample_threads;  /* thread stacks visited by the sampler */
+  uint64_t hprof_dumps;     /* heap dumps built (HPDU written, HPDS queued) */
+  uint64_t hprof_bytes;     /* their hprof bytes */
+  uint64_t hprof_failed;    /* heap dumps refused: over hprof_max_bytes, out of memory, a bridge
+                               op that failed, a file that could not be written */
 } ddmc_prof_stats;
 /* ABI: the macro passes the caller's sizeof(ddmc_prof_stats); the library fills no more. */
 DDMC_EXTERN void ddmc_prof_get_stats_(const ddmc_vm *vm, ddmc_prof_stats *out, size_t size);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "profile/alloc_ring.h"
+#include "profile/hprof.h"
 #include "profile/names.h"
 #include "profile/trace_int.h"
 
@@ -15,6 +16,7 @@ void ddmc_prof_config_init_(ddmc_prof_config *c, size_t size) {
   d.trace_max_bytes = (uint32_t)64 << 20;
   d.trace_cpu_refresh_us = 100;
   d.sample_min_interval_us = 100;
+  d.hprof_max_bytes = (uint64_t)512 << 20;
   memcpy(c, &d, DDMC__MIN(size, sizeof(d)));
 }
 
@@ -32,7 +34,8 @@ int ddmc_prof_configure_(ddmc_vm *vm, const ddmc_prof_config *c, size_t size) {
   ddmc_prof_config n = vm->prof.cfg;
   memcpy(&n, c, DDMC__MIN(size, sizeof(n))); /* members an older caller lacks keep their values */
   if (n.alloc_records == 0 || n.alloc_records > 65536 || n.alloc_depth == 0 || n.alloc_depth > 64 ||
-      n.trace_max_bytes < 4096 || n.sample_min_interval_us == 0)
+      n.trace_max_bytes < 4096 || n.sample_min_interval_us == 0 || n.hprof_max_bytes < ((uint64_t)64 << 10) ||
+      n.hprof_max_bytes > DDMC__HPROF_MAX_BYTES)
     return DDMC_EINVAL;
   n.alloc_records = pow2_at_least(n.alloc_records);
   vm->prof.cfg = n;
@@ -57,6 +60,10 @@ void ddmc__prof_features(const ddmc_vm *vm, void (*fn)(void *arg, const char *fe
     fn(arg, "method-trace-profiling-streaming");
   }
   if (ddmc__prof_can_sample(vm)) fn(arg, "method-sample-profiling");
+  if (ddmc__hprof_supported(vm)) {
+    fn(arg, "hprof-heap-dump");
+    fn(arg, "hprof-heap-dump-streaming");
+  }
 }
 
 int ddmc__prof_method_events(ddmc_vm *vm, unsigned reason, int on) {
@@ -99,6 +106,9 @@ void ddmc_prof_get_stats_(const ddmc_vm *cvm, ddmc_prof_stats *out, size_t size)
     st.trace_lost = atomic_load(&p->st_lost);
     st.samples = atomic_load(&p->st_samples);
     st.sample_threads = atomic_load(&p->st_sample_threads);
+    st.hprof_dumps = atomic_load(&p->st_hprof_dumps);
+    st.hprof_bytes = atomic_load(&p->st_hprof_bytes);
+    st.hprof_failed = atomic_load(&p->st_hprof_failed);
   }
   memcpy(out, &st, DDMC__MIN(size, sizeof(st)));
 }

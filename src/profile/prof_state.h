@@ -45,6 +45,10 @@ typedef struct ddmc__prof {
   atomic_uint next_gen;
 
   atomic_uint_fast64_t st_alloc, st_traces, st_records, st_overflows, st_lost, st_samples, st_sample_threads;
+
+  /* Heap dumps (hprof_dump.c, chunks/hprof.c): an HPDS dump queued or being streamed. */
+  atomic_int hprof_sending;
+  atomic_uint_fast64_t st_hprof_dumps, st_hprof_bytes, st_hprof_failed;
 } ddmc__prof;
 
 #endif

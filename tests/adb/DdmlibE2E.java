@@ -2,7 +2,7 @@
 // server and the adbd stand-in, through ddmlib's public API only, as DDMS and Android Studio did.
 //
 //   java DdmlibE2E --serial 127.0.0.1:PORT [--timeout S] [--abi "64-bit (x86_64)"]
-//        [--client PID:KIND]...     KIND: idle | hello | threads | alloc | zygote | prof
+//        [--client PID:KIND]...     KIND: idle | hello | threads | alloc | zygote | prof | hprof
 //        [--many PID,PID,...]       wait for all, then kill each (SIGTERM) and see it dropped
 //
 // The adb server port comes from ANDROID_ADB_SERVER_PORT (how this ddmlib picks it). Prints one
@@ -135,9 +135,9 @@ public class DdmlibE2E {
     note(tag + ": features " + feats);
     check(feats != null && cd.hasFeature(ClientData.FEATURE_PROFILING)
               && cd.hasFeature(ClientData.FEATURE_PROFILING_STREAMING)
-              && cd.hasFeature(ClientData.FEATURE_SAMPLING_PROFILER) && !cd.hasFeature(ClientData.FEATURE_HPROF)
-              && !cd.hasFeature(ClientData.FEATURE_HPROF_STREAMING),
-        tag + ": FEAT processed; method tracing (streaming) and sampling claimed, no hprof (not implemented)");
+              && cd.hasFeature(ClientData.FEATURE_SAMPLING_PROFILER) && cd.hasFeature(ClientData.FEATURE_HPROF)
+              && cd.hasFeature(ClientData.FEATURE_HPROF_STREAMING),
+        tag + ": FEAT processed; method tracing (streaming), sampling and hprof dumps (streaming) claimed");
     if (kind.equals("zygote")) {
       boolean renamed = waitFor(15000, () -> "com.example.zygote".equals(cd.getClientDescription()));
       check(renamed, tag + ": app name follows the rename to 'com.example.zygote' (" + cd.getClientDescription()
@@ -403,6 +403,93 @@ public class DdmlibE2E {
     check(traceTrouble == null, tag + ": no profiling failure reported (" + traceTrouble + ")");
   }
 
+  // ------------------------------------------------------------------------------ heap dumps
+
+  static volatile byte[] hprofBytes;
+  static volatile String hprofFile;
+  static volatile String hprofTrouble;
+  static volatile int hprofFailures;
+
+  /** A whole hprof as Android writes it: the 1.0.3 header with 4-byte ids, HEAP DUMP END last. */
+  static boolean wholeHprof(byte[] b) {
+    byte[] magic = "JAVA PROFILE 1.0.3\0".getBytes(StandardCharsets.US_ASCII);
+    if (b == null || b.length < magic.length + 12 + 9) return false;
+    for (int i = 0; i < magic.length; i++)
+      if (b[i] != magic[i]) return false;
+    ByteBuffer bb = ByteBuffer.wrap(b);
+    return bb.getInt(magic.length) == 4 && b[b.length - 9] == 0x2C && bb.getInt(b.length - 4) == 0;
+  }
+
+  /** ddmlib's own HPDU request (HandleHeap is package-private: reached by reflection). */
+  static void sendHPDU(String tag, Client c, String path) {
+    try {
+      java.lang.reflect.Method m =
+          Class.forName("com.android.ddmlib.HandleHeap").getDeclaredMethod("sendHPDU", Client.class, String.class);
+      m.setAccessible(true);
+      m.invoke(null, c, path);
+    } catch (ReflectiveOperationException e) {
+      check(false, tag + ": HandleHeap.sendHPDU: " + e);
+    }
+  }
+
+  /** heap.mvm through ddmlib's dumpHprof (HPDS: the VM says hprof-heap-dump-streaming) and
+   * HandleHeap.sendHPDU (the file form ddmlib uses for VMs without it): the bytes reach
+   * IHprofDumpHandler.onSuccess(byte[]), the file name onSuccess(String); an unwritable path
+   * reaches onEndFailure. The dumps go to DDMC_HPROF_DIR for run_e2e.py's strict reader. */
+  static void checkHprof(IDevice dev, int pid) {
+    String tag = "hprof pid " + pid;
+    String dir = System.getenv("DDMC_HPROF_DIR");
+    Client c = findClient(dev, pid);
+    if (c == null || dir == null) {
+      check(false, tag + ": no client, or DDMC_HPROF_DIR unset");
+      return;
+    }
+    ClientData.setHprofDumpHandler(new ClientData.IHprofDumpHandler() {
+      @Override
+      public void onSuccess(String remoteFile, Client client) {
+        hprofFile = remoteFile;
+      }
+
+      @Override
+      public void onSuccess(byte[] data, Client client) {
+        hprofBytes = data;
+      }
+
+      @Override
+      public void onEndFailure(Client client, String message) {
+        hprofFailures++;
+        hprofTrouble = "onEndFailure(" + message + ")";
+      }
+    });
+    c.dumpHprof();
+    check(waitFor(30000, () -> hprofBytes != null || hprofTrouble != null),
+        tag + ": dumpHprof: HPDS bytes reached IHprofDumpHandler.onSuccess(byte[]) (" + hprofTrouble + ")");
+    byte[] b = hprofBytes;
+    if (b != null) {
+      note(tag + ": HPDS hprof " + b.length + " bytes");
+      check(wholeHprof(b), tag + ": a whole Android hprof (1.0.3, id size 4, HEAP DUMP END last)");
+      try {
+        java.nio.file.Files.write(java.nio.file.Paths.get(dir, "ddmlib-hpds.hprof"), b);
+      } catch (java.io.IOException e) {
+        check(false, tag + ": cannot save the dump: " + e);
+      }
+    }
+    String path = dir + "/ddmlib-hpdu.hprof";
+    sendHPDU(tag, c, path);
+    check(waitFor(30000, () -> path.equals(hprofFile)),
+        tag + ": HPDU [0]: IHprofDumpHandler.onSuccess(\"" + path + "\") (" + hprofFile + ", " + hprofTrouble + ")");
+    try {
+      check(wholeHprof(java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(path))),
+          tag + ": the VM's HPDU file is a whole hprof when the reply comes");
+    } catch (java.io.IOException e) {
+      check(false, tag + ": cannot read " + path + ": " + e);
+    }
+    sendHPDU(tag, c, "/nonexistent-dir/x.hprof");
+    check(waitFor(30000, () -> hprofFailures == 1),
+        tag + ": HPDU to an unwritable path: HPDU [0xFF] reached onEndFailure (" + hprofTrouble + ")");
+    check(c.isValid() && c.getClientData().isDdmAware(), tag + ": the client is still there after the failure");
+  }
+
   static void checkMany(IDevice dev, List<Integer> pids) {
     String tag = "many(" + pids.size() + ")";
     boolean all = waitFor(60000, () -> {
@@ -556,6 +643,7 @@ public class DdmlibE2E {
         if (kinds.get(i).equals("threads")) checkThreads(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("alloc")) checkHeap(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("prof")) checkProfiling(dev, clients.get(i)[0]);
+        if (kinds.get(i).equals("hprof")) checkHprof(dev, clients.get(i)[0]);
       }
       if (!many.isEmpty()) checkMany(dev, many);
     }

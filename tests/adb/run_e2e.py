@@ -12,6 +12,8 @@ MODE:
             WAIT, threads, heap info and segments
   socket    the same ddmlib checks with minivm on dt_socket, reached by the stand-in's --tcp-vm
   many      N (default 20) minivm idle.mvm on one stand-in; ddmlib lists all and drops each
+  hprof     minivm heap.mvm on dt_android_adb; DdmlibE2E calls ddmlib's dumpHprof (HPDS) and
+            HandleHeap.sendHPDU (to a writable and an unwritable path); the dumps pass the strict reader
   prof      minivm trace.mvm on dt_android_adb; DdmlibE2E drives ddmlib's profiling calls: allocation
             tracker (REAL parsed by AllocationsParser), method tracer (streaming), sampling profiler
 
@@ -524,6 +526,28 @@ def mode_prof(run):
     run.java(["--client", "%d:prof" % vm.pid], run.args.java_timeout)
 
 
+def mode_hprof(run):
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    vm = run.start_vm("heap.mvm", "minivm-heap")
+    run.wait_listed([vm.pid])
+    run.env["DDMC_HPROF_DIR"] = run.dir
+    run.java(["--client", "%d:hprof" % vm.pid], run.args.java_timeout)
+    # What ddmlib received and what the VM wrote, through the strict reader.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hprof"))
+    import hprof_reader
+    for name in ("ddmlib-hpds.hprof", "ddmlib-hpdu.hprof"):
+        path = os.path.join(run.dir, name)
+        try:
+            d = hprof_reader.summary(hprof_reader.read(open(path, "rb").read()))
+        except (OSError, hprof_reader.Bad) as e:
+            raise Fail("%s: %s" % (name, e))
+        if d["instances"].get("Node") != 1000 or d["instances"].get("Leaf") != 250:
+            raise Fail("%s: not heap.mvm's objects: %r" % (name, d["instances"]))
+        say("%s: strict reader ok, %d classes, Node 1000, Leaf 250" % (name, d["classes"]))
+
+
 def mode_ddmc(run):
     # The project's own monitor through the same real adb server: ddmc -p PID (adb jdwp:PID).
     if not run.args.ddmc or not os.access(run.args.ddmc, os.X_OK):
@@ -574,7 +598,7 @@ def mode_ddmc(run):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof"])
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof"])
     ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
     ap.add_argument("--programs", required=True)
@@ -610,7 +634,7 @@ def main():
     ok = False
     try:
         {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
-         "ddmc": mode_ddmc, "prof": mode_prof}[args.mode](run)
+         "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)

@@ -1,16 +1,23 @@
 /* libFuzzer: everything the VM side does with bytes from a peer, without a socket: the framer,
  * dispatch, and every built-in chunk handler (HELO FEAT THEN THST STKL HPIF HPGC HPSG NHSG EXIT
- * DBGD, ZLIB, the profiling chunks but MPRS, multi-chunk packets, non-DDM commands, replies from
- * the peer).
+ * DBGD, ZLIB, the profiling chunks but MPRS, the heap dumps HPDS and HPDU over a small fake heap
+ * bridge, multi-chunk packets, non-DDM commands, replies from the peer). HPDU writes a file where
+ * its payload says, so its payload is remade from the fuzz bytes: a one-character name in
+ * /tmp/ddmc-fuzz-hprof/ (or in a directory there that does not exist), with a length that may
+ * lie; the file is removed after each input.
  *
  * Input: the first byte picks the mode. Mode 0 feeds the rest raw after a good handshake. Other
  * modes build packets from a compact form, so the fuzzer spends its time in chunk payloads:
  * [u1 op][u1 len][len bytes]... where op selects a chunk type (or a non-DDM command, or a whole
  * packet of several chunks). A GC walk and a GC-done run at the end when the peer asked for them. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "ddmc/debugger.h"
 #include "fakevm.h"
 #include "jdwp/session.h"
 
@@ -25,6 +32,7 @@ static const uint32_t kTypes[] = {
     DDMC_FOURCC('R', 'E', 'A', 'E'), DDMC_FOURCC('R', 'E', 'A', 'Q'), DDMC_FOURCC('R', 'E', 'A', 'L'),
     DDMC_FOURCC('M', 'P', 'S', 'S'), DDMC_FOURCC('M', 'P', 'S', 'E'), DDMC_FOURCC('S', 'P', 'S', 'S'),
     DDMC_FOURCC('S', 'P', 'S', 'E'), DDMC_FOURCC('M', 'P', 'R', 'E'), DDMC_FOURCC('M', 'P', 'R', 'Q'),
+    DDMC_FOURCC('H', 'P', 'D', 'S'), DDMC_FOURCC('H', 'P', 'D', 'U'),
 };
 #define NTYPES (sizeof(kTypes) / sizeof(kTypes[0]))
 
@@ -47,6 +55,58 @@ static const fakevm_region kHeap[] = {
 static fakevm g_fake;
 static ddmc_vm *g_vm;
 
+/* ---- a heap for HPDS/HPDU: java.lang.Object, int[]; one Object and one int[3]; one root. */
+static const int32_t kInts[3] = {1, 2, 3};
+static int h_for_each_class(void *d, ddmc_class_visit_fn fn, void *arg) {
+  if (fn(arg, 1) == 0) fn(arg, 2);
+  return 0;
+}
+static int h_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
+  if (c != 1 && c != 2) return DDMC_JDWP_INVALID_CLASS;
+  memset(out, 0, sizeof(*out));
+  out->signature = c == 1 ? "Ljava/lang/Object;" : "[I";
+  out->superclass = c == 2 ? 1 : 0;
+  return 0;
+}
+static int h_field_info(void *d, ddmc_class c, uint32_t i, ddmc_field_info *out) { return DDMC_JDWP_INVALID_FIELDID; }
+static int h_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t i, ddmc_value *out) {
+  return DDMC_JDWP_INVALID_FIELDID;
+}
+static int h_array_get(void *d, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
+  return DDMC_JDWP_INVALID_ARRAY;
+}
+static int h_stopped(void *d, ddmc_stopped_fn fn, void *arg) { return fn(arg); }
+static int h_for_each_object(void *d, ddmc_heap_object_visit_fn fn, void *arg) {
+  const ddmc_heap_object o[2] = {{0x10, 1, 16, DDMC_HEAP_ID_APP, -1, NULL}, {0x20, 2, 28, DDMC_HEAP_ID_APP, 3, kInts}};
+  if (fn(arg, &o[0]) == 0) fn(arg, &o[1]);
+  return 0;
+}
+static int h_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
+  const ddmc_gc_root r = {0x10, DDMC_GC_ROOT_VM_INTERNAL, 0, -1, -1};
+  fn(arg, &r);
+  return 0;
+}
+static const ddmc_dbg_ops kHeapOps = {.for_each_class = h_for_each_class,
+                                      .class_info = h_class_info,
+                                      .field_info = h_field_info,
+                                      .get_field = h_get_field,
+                                      .array_get = h_array_get,
+                                      .with_world_stopped = h_stopped,
+                                      .for_each_object = h_for_each_object,
+                                      .for_each_root = h_for_each_root};
+#define HPDU_DIR "/tmp/ddmc-fuzz-hprof/"
+static const char kNameChars[] = "abcdefghijklmnopqrstuvwxyz0123456789._-";
+
+/* HPDU's payload from fuzz bytes: [u4 n][UTF-16 path] with a safe path (see the top). */
+static size_t hpdu_payload(const uint8_t *in, size_t len, uint8_t *out, char *path, size_t cap) {
+  uint8_t b0 = len > 0 ? in[0] : 0, b1 = len > 1 ? in[1] : 0;
+  snprintf(path, cap, "%s%s%c", HPDU_DIR, (b0 & 2) ? "missing/" : "", kNameChars[b1 % (sizeof(kNameChars) - 1)]);
+  size_t n = strlen(path);
+  ddmc__put_u32(out, (b0 & 1) ? (uint32_t)(len > 2 ? in[2] : 0) : (uint32_t)n); /* may lie */
+  for (size_t i = 0; i < n; i++) out[4 + 2 * i] = 0, out[5 + 2 * i] = (uint8_t)path[i];
+  return 4 + 2 * n;
+}
+
 static void setup(void) {
   const fakevm_heap heap = {.info = {.max_bytes = 1 << 20,
                                      .footprint = 4096,
@@ -65,6 +125,8 @@ static void setup(void) {
   o.zlib_threshold = 64;
   if (fakevm_new(&g_fake, &o, NULL) != 0) abort();
   g_vm = g_fake.vm;
+  if (ddmc_dbg_attach(g_vm, &kHeapOps, NULL) != 0) abort();
+  mkdir(HPDU_DIR, 0700);
 }
 
 static size_t put_packet(uint8_t *out, uint32_t id, uint8_t set, uint8_t cmd, const uint8_t *body, size_t n) {
@@ -91,6 +153,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     uint8_t *pkt = malloc(11 + 8 * 8 + 255 * 8);
     uint8_t body[8 * (8 + 255)];
+    char hpdu_path[128] = "";
     size_t off = 0;
     uint32_t id = 1;
     while (rc == 0 && off + 2 <= size) {
@@ -110,6 +173,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       for (int c = 0; c < chunks; c++) {
         uint32_t type = kTypes[(size_t)(op + c) % NTYPES];
         ddmc__put_u32(body + bn, type);
+        if (type == DDMC_FOURCC('H', 'P', 'D', 'U')) {
+          size_t k = hpdu_payload(payload, len, body + bn + 8, hpdu_path, sizeof hpdu_path);
+          ddmc__put_u32(body + bn + 4, (uint32_t)k);
+          bn += 8 + k;
+          continue;
+        }
         ddmc__put_u32(body + bn + 4, len);
         memcpy(body + bn + 8, payload, len);
         bn += 8 + len;
@@ -119,6 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (s.out.len > (1u << 20)) ddmc__buf_reset(&s.out);
     }
     free(pkt);
+    if (hpdu_path[0]) unlink(hpdu_path);
   }
   ddmc_gc_walk(g_vm);
   ddmc_gc_done(g_vm);

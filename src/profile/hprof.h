@@ -1,0 +1,48 @@
+/* Heap dumps in Android's hprof ("JAVA PROFILE 1.0.3", ddm-profiling.md §6), for the HPDU and
+ * HPDS chunks (chunks/hprof.c). The dump is built by the JDWP thread inside the bridge's
+ * with_world_stopped, through for_each_class / class_info / field_info (classes), for_each_root
+ * (roots), for_each_object with get_field / array_get (the objects), into memory bounded by
+ * ddmc_prof_config.hprof_max_bytes; it leaves the world stopped before anything is written to a
+ * file or the peer.
+ *
+ * The file, in order (what Dalvik and ART write):
+ *   header   "JAVA PROFILE 1.0.3\0" [u4 4 = id size][u4 ms high][u4 ms low]
+ *   0x01 STRING       per name (class names dotted as Android's: "java.lang.String", "int[]";
+ *                     field names; heap names)
+ *   0x02 LOAD CLASS   per class: [u4 serial][ID class][u4 stack serial 0][ID name]
+ *   0x05 STACK TRACE  the one dummy trace [u4 0][u4 0][u4 0] that every object names
+ *   0x1C HEAP DUMP SEGMENT (split near every 1 MiB, at an object boundary), holding the roots,
+ *        a CLASS DUMP per class, then every object: INSTANCE DUMP (this class's fields, then the
+ *        superclass's...), OBJECT ARRAY DUMP, PRIMITIVE ARRAY DUMP (0x23 with the data: never
+ *        0xC3, which hprof-conv mangles), with HEAP DUMP INFO (0xFE) before the first object of
+ *        each heap in a segment (Dalvik's rule: a segment starts in the default heap)
+ *   0x2C HEAP DUMP END
+ * Every record's time is 0. IDs are the VM's refs (which must fit 32 bits below 0xF0000000);
+ * a class without a class object (an array type, in some VMs) gets 0xF0000000 + n. */
+#ifndef DDMC_PROFILE_HPROF_H
+#define DDMC_PROFILE_HPROF_H
+
+#include "profile/hprof_out.h"
+#include "vm_int.h"
+
+/* The largest hprof_max_bytes: the whole file goes in one HPDS chunk (a u4 length), and any
+ * segment fits its u4 length. */
+#define DDMC__HPROF_MAX_BYTES ((uint64_t)UINT32_MAX - ((uint64_t)1 << 20))
+
+/* A finished dump: the whole file, as a chain of blocks. */
+typedef struct ddmc__hprof {
+  ddmc__hpout out;
+  uint64_t len;
+  uint64_t objects, classes, roots; /* what it holds, for the log */
+} ddmc__hprof;
+
+/* Non-zero when the VM's bridge has every op a dump needs. */
+int ddmc__hprof_supported(const ddmc_vm *vm);
+/* Builds a dump. Returns 0 and *out (free with ddmc__hprof_free), or an error with why in msg:
+ * DDMC_ENOTSUP (no bridge), DDMC_ETOOBIG (over hprof_max_bytes), DDMC_ENOMEM, DDMC_EIO (an op of
+ * the bridge failed or gave something inconsistent). Counts the result in the profiling stats.
+ * JDWP thread. */
+int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen);
+void ddmc__hprof_free(ddmc_vm *vm, ddmc__hprof *h);
+
+#endif

@@ -1,0 +1,351 @@
+/* A heap dump's heap records (roots, CLASS DUMPs, objects) and the driver that builds the whole
+ * file inside the bridge's with_world_stopped (hprof.h has the layout). */
+#include <stdio.h>
+
+#include "profile/hprof_build.h"
+
+#define SEGMENT_BYTES ((uint64_t)1 << 20) /* any split is legal; Android's was 4 KiB or 128 objects */
+
+int ddmc__hprof_supported(const ddmc_vm *vm) {
+  const ddmc_dbg_ops *o = vm->prof.dbg;
+  return o != NULL && o->with_world_stopped != NULL && o->for_each_object != NULL && o->for_each_root != NULL &&
+         o->for_each_class != NULL && o->class_info != NULL && o->field_info != NULL && o->get_field != NULL &&
+         o->array_get != NULL;
+}
+
+/* An object id: the VM's ref, checked to fit. */
+static uint32_t id_of(hp_build *b, ddmc_ref r) {
+  if (r < DDMC__HP_SYNTHETIC) return (uint32_t)r;
+  ddmc__hp_fail(b, DDMC_EIO, "heap dump: object reference 0x%llx does not fit a 4-byte hprof id",
+                (unsigned long long)r);
+  return 0;
+}
+
+/* ---- segments */
+
+static void segment_open(hp_build *b) {
+  ddmc__hp_record(&b->body, HP_HEAP_DUMP_SEGMENT, 0);
+  b->seg_len = b->body.err == 0 ? b->body.p - 4 : NULL;
+  b->seg_start = ddmc__hpout_pos(&b->body);
+  b->heap = DDMC_HEAP_ID_DEFAULT;
+}
+
+static void segment_close(hp_build *b) {
+  uint64_t n = ddmc__hpout_pos(&b->body) - b->seg_start;
+  if (b->body.err == 0 && b->seg_len != NULL) ddmc__put_u32(b->seg_len, (uint32_t)n);
+}
+
+static void segment_maybe_split(hp_build *b) {
+  if (ddmc__hpout_pos(&b->body) - b->seg_start < SEGMENT_BYTES) return;
+  segment_close(b);
+  segment_open(b);
+}
+
+static const char *heap_name(uint32_t id) {
+  switch (id) {
+    case DDMC_HEAP_ID_APP: return "app";
+    case DDMC_HEAP_ID_ZYGOTE: return "zygote";
+    case DDMC_HEAP_ID_IMAGE: return "image";
+    default: return "default";
+  }
+}
+
+static void heap_switch(hp_build *b, uint32_t heap) {
+  if (heap == b->heap) return;
+  uint32_t name = ddmc__hp_string(b, heap_name(heap));
+  ddmc__hp_u1(&b->body, HP_HEAP_DUMP_INFO);
+  ddmc__hp_u4(&b->body, heap);
+  ddmc__hp_u4(&b->body, name);
+  b->heap = heap;
+}
+
+/* ---- values */
+
+static void put_value(hp_build *b, uint8_t type, const ddmc_value *v) {
+  ddmc__hpout *o = &b->body;
+  uint32_t u32;
+  uint64_t u64;
+  switch (type) {
+    case HT_OBJECT: ddmc__hp_u4(o, id_of(b, v->u.l)); break;
+    case HT_BOOLEAN:
+    case HT_BYTE: ddmc__hp_u1(o, (uint8_t)v->u.i); break;
+    case HT_CHAR:
+    case HT_SHORT: ddmc__hp_u2(o, (uint16_t)v->u.i); break;
+    case HT_FLOAT:
+      memcpy(&u32, &v->u.f, 4);
+      ddmc__hp_u4(o, u32);
+      break;
+    case HT_DOUBLE:
+      memcpy(&u64, &v->u.d, 8);
+      ddmc__hp_u8(o, u64);
+      break;
+    case HT_LONG: ddmc__hp_u8(o, (uint64_t)v->u.j); break;
+    default: ddmc__hp_u4(o, (uint32_t)v->u.i); break;
+  }
+}
+
+/* ---- roots */
+
+static int visit_root(void *arg, const ddmc_gc_root *r) {
+  hp_build *b = arg;
+  static const uint8_t tags[] = {
+      [DDMC_GC_ROOT_UNKNOWN] = 0xFF,         [DDMC_GC_ROOT_JNI_GLOBAL] = 0x01,   [DDMC_GC_ROOT_JNI_LOCAL] = 0x02,
+      [DDMC_GC_ROOT_JAVA_FRAME] = 0x03,      [DDMC_GC_ROOT_NATIVE_STACK] = 0x04, [DDMC_GC_ROOT_STICKY_CLASS] = 0x05,
+      [DDMC_GC_ROOT_THREAD_BLOCK] = 0x06,    [DDMC_GC_ROOT_MONITOR_USED] = 0x07, [DDMC_GC_ROOT_THREAD_OBJECT] = 0x08,
+      [DDMC_GC_ROOT_INTERNED_STRING] = 0x89, [DDMC_GC_ROOT_FINALIZING] = 0x8A,   [DDMC_GC_ROOT_DEBUGGER] = 0x8B,
+      [DDMC_GC_ROOT_VM_INTERNAL] = 0x8D,     [DDMC_GC_ROOT_JNI_MONITOR] = 0x8E};
+  if (b->rc != 0) return 1;
+  if (r->object == 0 || (unsigned)r->kind >= sizeof(tags)) {
+    ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_root gave a null object or an unknown kind (%d)", (int)r->kind);
+    return 1;
+  }
+  segment_maybe_split(b);
+  ddmc__hpout *o = &b->body;
+  ddmc__hp_u1(o, tags[r->kind]);
+  ddmc__hp_u4(o, id_of(b, r->object));
+  switch (r->kind) {
+    case DDMC_GC_ROOT_JNI_GLOBAL: ddmc__hp_u4(o, 0); break; /* the global ref itself: none to name */
+    case DDMC_GC_ROOT_JNI_LOCAL:
+    case DDMC_GC_ROOT_JAVA_FRAME:
+    case DDMC_GC_ROOT_JNI_MONITOR:
+      ddmc__hp_u4(o, r->thread);
+      ddmc__hp_u4(o, UINT32_MAX); /* frame number / depth: -1, as Dalvik and ART write it */
+      break;
+    case DDMC_GC_ROOT_NATIVE_STACK:
+    case DDMC_GC_ROOT_THREAD_BLOCK: ddmc__hp_u4(o, r->thread); break;
+    case DDMC_GC_ROOT_THREAD_OBJECT:
+      ddmc__hp_u4(o, r->thread);
+      ddmc__hp_u4(o, UINT32_MAX); /* stack trace serial: -1, as Dalvik and ART */
+      break;
+    default: break;
+  }
+  b->roots++;
+  return b->rc != 0 || o->err != 0;
+}
+
+/* ---- classes */
+
+static int class_dump(hp_build *b, hp_class *c) {
+  ddmc__hpout *o = &b->body;
+  segment_maybe_split(b);
+  ddmc__hp_u1(o, HP_CLASS_DUMP);
+  ddmc__hp_u4(o, c->id);
+  ddmc__hp_u4(o, 0);
+  ddmc__hp_u4(o, c->super >= 0 ? b->cls[c->super].id : 0);
+  ddmc__hp_u4(o, id_of(b, c->loader));
+  for (int i = 0; i < 4; i++) ddmc__hp_u4(o, 0); /* signers, protection domain, two reserved */
+  ddmc__hp_u4(o, c->inst_bytes);
+  ddmc__hp_u2(o, 0); /* constant pool */
+  ddmc__hp_u2(o, (uint16_t)c->nstat);
+  for (uint32_t i = 0; i < c->nstat && b->rc == 0; i++) {
+    const hp_field *f = &c->fields[c->ninst + i];
+    ddmc_value v;
+    memset(&v, 0, sizeof(v));
+    int rc = b->ops->get_field(b->data, 0, c->cls, f->index, &v);
+    if (rc != 0) return ddmc__hp_fail(b, DDMC_EIO, "heap dump: get_field failed for a static (JDWP error %d)", rc);
+    ddmc__hp_u4(o, f->name);
+    ddmc__hp_u1(o, f->type);
+    put_value(b, f->type, &v);
+  }
+  ddmc__hp_u2(o, (uint16_t)c->ninst);
+  for (uint32_t i = 0; i < c->ninst; i++) {
+    ddmc__hp_u4(o, c->fields[i].name);
+    ddmc__hp_u1(o, c->fields[i].type);
+  }
+  return b->rc;
+}
+
+/* ---- objects */
+
+static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
+  ddmc__hpout *o = &b->body;
+  ddmc__hp_u1(o, HP_INSTANCE_DUMP);
+  ddmc__hp_u4(o, id_of(b, obj->ref));
+  ddmc__hp_u4(o, 0);
+  ddmc__hp_u4(o, c->id);
+  ddmc__hp_u4(o, c->inst_bytes);
+  /* this class's fields, then the superclass's, up to Object (the order hprof readers expect) */
+  for (const hp_class *k = c; k != NULL && b->rc == 0; k = k->super >= 0 ? &b->cls[k->super] : NULL)
+    for (uint32_t i = 0; i < k->ninst; i++) {
+      ddmc_value v;
+      int rc = b->ops->get_field(b->data, obj->ref, k->cls, k->fields[i].index, &v);
+      if (rc != 0) {
+        ddmc__hp_fail(b, DDMC_EIO, "heap dump: get_field failed on object 0x%llx (JDWP error %d)",
+                      (unsigned long long)obj->ref, rc);
+        return;
+      }
+      put_value(b, k->fields[i].type, &v);
+    }
+}
+
+static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
+  ddmc__hpout *o = &b->body;
+  if (obj->length < 0) {
+    ddmc__hp_fail(b, DDMC_EIO, "heap dump: array 0x%llx without a length", (unsigned long long)obj->ref);
+    return;
+  }
+  uint32_t n = (uint32_t)obj->length;
+  ddmc__hp_u1(o, c->elem == HT_OBJECT ? HP_OBJECT_ARRAY_DUMP : HP_PRIMITIVE_ARRAY_DUMP);
+  ddmc__hp_u4(o, id_of(b, obj->ref));
+  ddmc__hp_u4(o, 0);
+  ddmc__hp_u4(o, n);
+  if (c->elem == HT_OBJECT)
+    ddmc__hp_u4(o, c->id);
+  else
+    ddmc__hp_u1(o, c->elem);
+  if (c->elem != HT_OBJECT && obj->elements != NULL) {
+    ddmc__hp_elements(o, obj->elements, n, ddmc__hp_type_size(c->elem));
+    return;
+  }
+  const uint32_t batch = sizeof(b->vals) / sizeof(b->vals[0]);
+  for (uint32_t first = 0; first < n && b->rc == 0 && o->err == 0; first += batch) {
+    int32_t k = (int32_t)DDMC__MIN(batch, n - first);
+    int rc = b->ops->array_get(b->data, obj->ref, (int32_t)first, k, b->vals);
+    if (rc != 0) {
+      ddmc__hp_fail(b, DDMC_EIO, "heap dump: array_get failed on array 0x%llx (JDWP error %d)",
+                    (unsigned long long)obj->ref, rc);
+      return;
+    }
+    for (int32_t i = 0; i < k; i++) put_value(b, c->elem, &b->vals[i]);
+  }
+}
+
+static int visit_object(void *arg, const ddmc_heap_object *obj) {
+  hp_build *b = arg;
+  if (b->rc != 0 || b->body.err != 0) return 1;
+  hp_class *c = ddmc__hp_class_of(b, obj->cls);
+  if (c == NULL || obj->ref == 0) {
+    ddmc__hp_fail(b, DDMC_EIO, "heap dump: object 0x%llx is null or of a class for_each_class does not list",
+                  (unsigned long long)obj->ref);
+    return 1;
+  }
+  /* A class object: its CLASS DUMP is written already, under the same id. */
+  if (b->class_class >= 0 && c == &b->cls[b->class_class] && ddmc__hp_class_by_object(b, obj->ref) != NULL) return 0;
+  segment_maybe_split(b);
+  heap_switch(b, obj->heap_id);
+  if (c->elem != 0)
+    array_dump(b, obj, c);
+  else
+    instance_dump(b, obj, c);
+  b->objects++;
+  return b->rc != 0 || b->body.err != 0;
+}
+
+/* ---- the driver */
+
+static int out_error(hp_build *b, ddmc__hpout *o) {
+  if (o->err == DDMC_ETOOBIG)
+    return ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
+                         (unsigned long long)(b->vm->prof.cfg.hprof_max_bytes >> 20));
+  if (o->err != 0) return ddmc__hp_fail(b, o->err, "heap dump: %s", ddmc_strerror(o->err));
+  return 0;
+}
+
+/* Runs with the world stopped. */
+static int build_stopped(void *arg) {
+  hp_build *b = arg;
+  if (ddmc__hp_classes(b) != 0) return b->rc;
+  segment_open(b);
+  int rc = b->ops->for_each_root(b->data, visit_root, b);
+  if (rc != 0 && b->rc == 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_root failed (JDWP error %d)", rc);
+  for (uint32_t i = 0; i < b->ncls && b->rc == 0 && b->body.err == 0; i++) class_dump(b, &b->cls[i]);
+  if (b->rc == 0 && b->body.err == 0) {
+    rc = b->ops->for_each_object(b->data, visit_object, b);
+    if (rc != 0 && b->rc == 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_object failed (JDWP error %d)", rc);
+  }
+  segment_close(b);
+  ddmc__hp_record(&b->body, HP_HEAP_DUMP_END, 0);
+  out_error(b, &b->strs);
+  out_error(b, &b->head);
+  out_error(b, &b->body);
+  return b->rc;
+}
+
+static void write_header(ddmc__hpout *o) {
+  static const char magic[] = "JAVA PROFILE 1.0.3";
+  ddmc__hp_bytes(o, magic, sizeof(magic)); /* with its NUL */
+  ddmc__hp_u4(o, 4);
+  ddmc__hp_u8(o, (uint64_t)ddmc__wall_ms());
+}
+
+static void count(ddmc_vm *vm, int rc, uint64_t bytes) {
+  if (rc != 0) {
+    atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
+    return;
+  }
+  atomic_fetch_add(&vm->prof.st_hprof_dumps, 1);
+  atomic_fetch_add(&vm->prof.st_hprof_bytes, bytes);
+}
+
+int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen) {
+  *out = NULL;
+  if (msglen > 0) msg[0] = 0;
+  if (!ddmc__hprof_supported(vm)) {
+    snprintf(msg, msglen, "hprof dumps not supported in this VM");
+    count(vm, DDMC_ENOTSUP, 0);
+    return DDMC_ENOTSUP;
+  }
+  hp_build *b = ddmc__calloc(&vm->mem, 1, sizeof(*b));
+  ddmc__hprof *h = ddmc__calloc(&vm->mem, 1, sizeof(*h));
+  if (b == NULL || h == NULL) {
+    ddmc__free(&vm->mem, b);
+    ddmc__free(&vm->mem, h);
+    snprintf(msg, msglen, "heap dump: out of memory");
+    count(vm, DDMC_ENOMEM, 0);
+    return DDMC_ENOMEM;
+  }
+  uint64_t max = vm->prof.cfg.hprof_max_bytes;
+  b->vm = vm;
+  b->mem = &vm->mem;
+  b->ops = vm->prof.dbg;
+  b->data = vm->prof.dbg_data;
+  b->class_class = -1;
+  b->msg = msg;
+  b->msglen = msglen;
+  /* One cap for the three parts: each may take it all, and the sum is checked once joined. */
+  ddmc__hpout_init(&b->strs, &vm->mem, max);
+  ddmc__hpout_init(&b->head, &vm->mem, max);
+  ddmc__hpout_init(&b->body, &vm->mem, max);
+  ddmc__buf_init(&b->s.chars, &vm->mem, UINT32_MAX);
+  write_header(&b->strs);
+  int rc = b->ops->with_world_stopped(b->data, build_stopped, b);
+  if (b->rc == 0 && rc != 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: the VM could not stop its threads (error %d)", rc);
+  if (b->rc == 0) {
+    ddmc__hp_record(&b->head, HP_STACK_TRACE, 12);
+    for (int i = 0; i < 3; i++) ddmc__hp_u4(&b->head, 0);
+    ddmc__hpout_finish(&b->strs);
+    ddmc__hpout_finish(&b->head);
+    ddmc__hpout_finish(&b->body);
+    ddmc__hpout_append(&b->strs, &b->head);
+    ddmc__hpout_append(&b->strs, &b->body);
+    h->len = ddmc__hpout_pos(&b->strs);
+    if (h->len > max)
+      ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
+                    (unsigned long long)(max >> 20));
+    else
+      out_error(b, &b->strs);
+  }
+  rc = b->rc;
+  h->out = b->strs;
+  h->objects = b->objects;
+  h->classes = b->ncls;
+  h->roots = b->roots;
+  memset(&b->strs, 0, sizeof(b->strs));
+  ddmc__hpout_free(&b->head);
+  ddmc__hpout_free(&b->body);
+  ddmc__hp_meta_free(b);
+  ddmc__free(&vm->mem, b);
+  count(vm, rc, h->len);
+  if (rc != 0) {
+    ddmc__hprof_free(vm, h);
+    return rc;
+  }
+  *out = h;
+  return 0;
+}
+
+void ddmc__hprof_free(ddmc_vm *vm, ddmc__hprof *h) {
+  if (h == NULL) return;
+  ddmc__hpout_free(&h->out);
+  ddmc__free(&vm->mem, h);
+}

@@ -1,0 +1,611 @@
+/* Heap dumps (src/profile/hprof_*.c, chunks/hprof.c) over a fake VM whose heap is small and known
+ * to the byte: the file's records and their order, every root kind, the cap, a bridge that
+ * misbehaves, every allocation failing in turn, HPDU and HPDS over a real socket, FEAT, and a
+ * peer that stops reading in the middle of an HPDS. host/hprof.c (the census and the 1.0.2
+ * conversion) is checked on the same bytes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <pthread.h>
+#include <cmocka.h>
+
+#include "ddmc_host.h"
+#include "profile/hprof.h"
+#include "vm_int.h"
+
+#define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
+#define TMO 10000
+
+/* ---- the fake heap */
+
+enum { C_OBJECT = 1, C_CLASS, C_BASE, C_SUB, C_INTS, C_SUBS, C_STRING, NCLASSES = 7 };
+enum { O_SUB1 = 0x200, O_SUB2, O_INTS, O_SUBS, O_STR, O_INTS2, O_BIG };
+
+typedef struct fake {
+  ddmc_vm *vm;
+  int32_t ints[3];
+  int32_t ints2[2];
+  int32_t *big; /* O_BIG: an int[] of nbig, only when set */
+  size_t nbig;
+  ddmc_ref bad_ref;       /* non-zero: for_each_object visits this ref too */
+  int fail_get_field;     /* get_field answers this JDWP error */
+  int no_roots;           /* leave for_each_root out of the table */
+  atomic_int inside;      /* with_world_stopped is running */
+  atomic_int outside_calls; /* heap ops called outside with_world_stopped: must stay 0 */
+} fake;
+
+static const struct {
+  const char *sig;
+  ddmc_class super;
+  ddmc_ref obj;
+} classes[NCLASSES + 1] = {{NULL, 0, 0},
+                           {"Ljava/lang/Object;", 0, 0x100},
+                           {"Ljava/lang/Class;", C_OBJECT, 0x101},
+                           {"LBase;", C_OBJECT, 0x102},
+                           {"LSub;", C_BASE, 0x103},
+                           {"[I", C_OBJECT, 0},
+                           {"[LSub;", C_OBJECT, 0},
+                           {"Ljava/lang/String;", C_OBJECT, 0x104}};
+
+/* Base: static int sCount = 7; int a; long b.  Sub: Base ref; static String sName; char c. */
+static const struct {
+  const char *name, *sig;
+  int stat;
+} base_fields[] = {{"sCount", "I", 1}, {"a", "I", 0}, {"b", "J", 0}},
+  sub_fields[] = {{"ref", "LBase;", 0}, {"sName", "Ljava/lang/String;", 1}, {"c", "C", 0}};
+
+static int op_for_each_class(void *d, ddmc_class_visit_fn fn, void *arg) {
+  for (ddmc_class c = 1; c <= NCLASSES; c++)
+    if (fn(arg, c)) break;
+  return 0;
+}
+
+static int op_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
+  if (c < 1 || c > NCLASSES) return DDMC_JDWP_INVALID_CLASS;
+  memset(out, 0, sizeof(*out));
+  out->signature = classes[c].sig;
+  out->superclass = classes[c].super;
+  out->class_object = classes[c].obj;
+  out->nfields = c == C_BASE ? 3 : c == C_SUB ? 3 : 0;
+  out->type_tag = classes[c].sig[0] == '[' ? DDMC_TYPE_ARRAY : DDMC_TYPE_CLASS;
+  return 0;
+}
+
+static int op_field_info(void *d, ddmc_class c, uint32_t i, ddmc_field_info *out) {
+  if ((c != C_BASE && c != C_SUB) || i >= 3) return DDMC_JDWP_INVALID_FIELDID;
+  memset(out, 0, sizeof(*out));
+  out->name = c == C_BASE ? base_fields[i].name : sub_fields[i].name;
+  out->signature = c == C_BASE ? base_fields[i].sig : sub_fields[i].sig;
+  out->modifiers = (c == C_BASE ? base_fields[i].stat : sub_fields[i].stat) ? DDMC_ACC_STATIC : 0;
+  return 0;
+}
+
+static int op_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t i, ddmc_value *out) {
+  fake *f = d;
+  if (!atomic_load(&f->inside)) atomic_fetch_add(&f->outside_calls, 1);
+  if (f->fail_get_field) return f->fail_get_field;
+  memset(out, 0, sizeof(*out));
+  if (o == 0) { /* statics */
+    if (c == C_BASE && i == 0) *out = (ddmc_value){.tag = 'I', .u.i = 7};
+    else if (c == C_SUB && i == 1) *out = (ddmc_value){.tag = 'L', .u.l = O_STR};
+    else return DDMC_JDWP_INVALID_FIELDID;
+    return 0;
+  }
+  if (o != O_SUB1 && o != O_SUB2) return DDMC_JDWP_INVALID_OBJECT;
+  int first = o == O_SUB1;
+  if (c == C_BASE && i == 1) *out = (ddmc_value){.tag = 'I', .u.i = first ? 1 : 2};
+  else if (c == C_BASE && i == 2) *out = (ddmc_value){.tag = 'J', .u.j = first ? 0x1122334455667788ll : 3};
+  else if (c == C_SUB && i == 0) *out = (ddmc_value){.tag = 'L', .u.l = first ? O_SUB2 : 0};
+  else if (c == C_SUB && i == 2) *out = (ddmc_value){.tag = 'C', .u.i = first ? 'x' : 'y'};
+  else return DDMC_JDWP_INVALID_FIELDID;
+  return 0;
+}
+
+static int op_array_get(void *d, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
+  fake *f = d;
+  for (int32_t i = 0; i < n; i++) {
+    if (a == O_SUBS) out[i] = (ddmc_value){.tag = 'L', .u.l = first + i == 0 ? O_SUB1 : 0};
+    else if (a == O_INTS2) out[i] = (ddmc_value){.tag = 'I', .u.i = f->ints2[first + i]};
+    else return DDMC_JDWP_INVALID_ARRAY; /* the others give their elements */
+  }
+  return 0;
+}
+
+static int op_with_world_stopped(void *d, ddmc_stopped_fn fn, void *arg) {
+  fake *f = d;
+  atomic_store(&f->inside, 1);
+  int rc = fn(arg);
+  atomic_store(&f->inside, 0);
+  return rc;
+}
+
+static int op_for_each_object(void *d, ddmc_heap_object_visit_fn fn, void *arg) {
+  fake *f = d;
+  if (!atomic_load(&f->inside)) atomic_fetch_add(&f->outside_calls, 1);
+  for (ddmc_class c = 1; c <= NCLASSES; c++) {
+    if (!classes[c].obj) continue;
+    ddmc_heap_object o = {classes[c].obj, C_CLASS, 64, DDMC_HEAP_ID_DEFAULT, -1, NULL};
+    if (fn(arg, &o)) return 0;
+  }
+  ddmc_heap_object objs[] = {
+      {O_SUB1, C_SUB, 40, DDMC_HEAP_ID_APP, -1, NULL},        {O_SUB2, C_SUB, 40, DDMC_HEAP_ID_APP, -1, NULL},
+      {O_INTS, C_INTS, 28, DDMC_HEAP_ID_ZYGOTE, 3, f->ints},  {O_SUBS, C_SUBS, 24, DDMC_HEAP_ID_APP, 2, NULL},
+      {O_STR, C_STRING, 16, DDMC_HEAP_ID_APP, -1, NULL},      {O_INTS2, C_INTS, 24, DDMC_HEAP_ID_APP, 2, NULL},
+      {O_BIG, C_INTS, 16 + f->nbig * 4, DDMC_HEAP_ID_APP, (int32_t)f->nbig, f->big},
+      {f->bad_ref, C_OBJECT, 16, DDMC_HEAP_ID_APP, -1, NULL}};
+  size_t n = sizeof(objs) / sizeof(objs[0]) - (f->big ? 1 : 2);
+  if (f->bad_ref) objs[n++] = objs[7];
+  for (size_t i = 0; i < n; i++)
+    if (fn(arg, &objs[i])) return 0;
+  return 0;
+}
+
+static int op_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
+  for (int k = DDMC_GC_ROOT_UNKNOWN; k <= DDMC_GC_ROOT_JNI_MONITOR; k++) {
+    ddmc_gc_root r = {k == DDMC_GC_ROOT_STICKY_CLASS ? 0x102 : O_SUB1, (ddmc_gc_root_kind)k, 1, 0, 2};
+    if (fn(arg, &r)) return 0;
+  }
+  return 0;
+}
+
+static ddmc_dbg_ops fake_ops(const fake *f) {
+  ddmc_dbg_ops ops;
+  memset(&ops, 0, sizeof(ops));
+  ops.for_each_class = op_for_each_class;
+  ops.class_info = op_class_info;
+  ops.field_info = op_field_info;
+  ops.get_field = op_get_field;
+  ops.array_get = op_array_get;
+  ops.with_world_stopped = op_with_world_stopped;
+  ops.for_each_object = op_for_each_object;
+  if (!f->no_roots) ops.for_each_root = op_for_each_root;
+  return ops;
+}
+
+/* A failing allocator: the fail_at-th allocation from now fails; live counts what is held. */
+typedef struct failer {
+  atomic_long count, fail_at, live;
+} failer;
+static void *f_malloc(void *ud, size_t n) {
+  failer *a = ud;
+  if (atomic_fetch_add(&a->count, 1) + 1 == atomic_load(&a->fail_at)) return NULL;
+  void *p = malloc(n);
+  if (p) atomic_fetch_add(&a->live, 1);
+  return p;
+}
+static void *f_realloc(void *ud, void *p, size_t n) {
+  failer *a = ud;
+  if (atomic_fetch_add(&a->count, 1) + 1 == atomic_load(&a->fail_at)) return NULL;
+  void *q = realloc(p, n);
+  if (q && !p) atomic_fetch_add(&a->live, 1);
+  return q;
+}
+static void f_free(void *ud, void *p) {
+  failer *a = ud;
+  if (p) atomic_fetch_sub(&a->live, 1);
+  free(p);
+}
+
+static void vm_log(void *d, ddmc_log_level lvl, const char *msg) {
+  if (lvl >= DDMC_LOG_WARN || getenv("DDMC_TEST_VERBOSE")) fprintf(stderr, "[vm] %s\n", msg);
+}
+
+static void fake_init(fake *f, const ddmc_allocator *mem, int start) {
+  memset(f, 0, sizeof(*f));
+  f->ints[0] = 1, f->ints[1] = 2, f->ints[2] = 3;
+  f->ints2[0] = -1, f->ints2[1] = 0x7fffffff;
+  ddmc_options o;
+  char err[128];
+  ddmc_options_init(&o); /* parse sets only what the spec names */
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", err, sizeof err), 0);
+  ddmc_vm_ops vops;
+  memset(&vops, 0, sizeof(vops));
+  vops.log = vm_log;
+  assert_int_equal(ddmc_vm_new(&f->vm, &o, &vops, mem, f), 0);
+}
+
+static void fake_attach(fake *f, int start) {
+  ddmc_dbg_ops ops = fake_ops(f);
+  assert_int_equal(ddmc_dbg_attach(f->vm, &ops, f), 0);
+  if (start) assert_int_equal(ddmc_vm_start(f->vm), 0);
+}
+
+/* The dump as one buffer. */
+static uint8_t *flatten(const ddmc__hprof *h) {
+  uint8_t *p = malloc(h->len ? h->len : 1), *q = p;
+  assert_non_null(p);
+  for (const ddmc__hpblk *b = h->out.head; b; b = b->next) {
+    memcpy(q, b->data, b->len);
+    q += b->len;
+  }
+  assert_int_equal((size_t)(q - p), h->len);
+  return p;
+}
+
+static uint32_t be32(const uint8_t *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The first occurrence of needle, or NULL. */
+static const uint8_t *find(const uint8_t *p, size_t n, const uint8_t *needle, size_t k) {
+  for (size_t i = 0; i + k <= n; i++)
+    if (memcmp(p + i, needle, k) == 0) return p + i;
+  return NULL;
+}
+
+/* ---- the file, byte by byte */
+
+static void test_dump_layout(void **state) {
+  (void)state;
+  fake f;
+  fake_init(&f, NULL, 0);
+  fake_attach(&f, 0);
+  ddmc__hprof *h;
+  char msg[256];
+  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), 0);
+  assert_int_equal(atomic_load(&f.outside_calls), 0);
+  uint8_t *p = flatten(h);
+  size_t n = h->len;
+  assert_memory_equal(p, "JAVA PROFILE 1.0.3\0\0\0\0\4", 23);
+  ddmc_host_hprof_info info;
+  assert_int_equal(ddmc_host_hprof_scan(p, n, &info), 0);
+  assert_int_equal(info.load_classes, NCLASSES);
+  assert_int_equal(info.classes, NCLASSES);
+  assert_int_equal(info.instances, 3); /* two Sub, the String; class objects are CLASS DUMPs */
+  assert_int_equal(info.object_arrays, 1);
+  assert_int_equal(info.primitive_arrays, 2);
+  assert_int_equal(info.roots, DDMC_GC_ROOT_JNI_MONITOR + 1);
+  assert_true(info.heap_infos >= 3); /* app, zygote, app again */
+  assert_int_equal(h->objects, 6);
+
+  /* Sub #1: its own fields first (ref, c), then Base's (a, b): 4 + 2 + 4 + 8 bytes. */
+  const uint8_t sub1[] = {0x21, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0, 0, 18, 0, 0, 2, 1, 0, 'x',
+                          0,    0, 0, 1, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+  assert_non_null(find(p, n, sub1, sizeof sub1));
+  /* int[3] from the VM's elements, big-endian; int[2] through array_get. */
+  const uint8_t ints[] = {0x23, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0, 0, 3, 10, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3};
+  assert_non_null(find(p, n, ints, sizeof ints));
+  const uint8_t ints2[] = {0x23, 0, 0, 2, 5, 0, 0, 0, 0, 0, 0, 0, 2, 10, 0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff};
+  assert_non_null(find(p, n, ints2, sizeof ints2));
+  /* Sub[2] names its array class, which has no class object: the first synthetic id. */
+  const uint8_t subs[] = {0x22, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0, 0, 2, 0xF0, 0, 0, 1, 0, 0, 2, 0, 0, 0, 0, 0};
+  assert_non_null(find(p, n, subs, sizeof subs));
+  /* The zygote heap's object comes after a HEAP DUMP INFO for 'Z'. */
+  const uint8_t *zi = find(p, n, (const uint8_t[]){0xFE, 0, 0, 0, 'Z'}, 5);
+  assert_non_null(zi);
+  assert_true(zi < find(p, n, ints, sizeof ints));
+  /* Base's CLASS DUMP: id, serial, super Object, then the static sCount = 7 and two fields. */
+  const uint8_t base[] = {0x20, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 1, 0};
+  const uint8_t *bd = find(p, n, base, sizeof base);
+  assert_non_null(bd);
+  assert_int_equal(be32(bd + 33), 12); /* instance size: int + long */
+  assert_int_equal(bd[37] << 8 | bd[38], 0); /* no constants */
+  assert_int_equal(bd[39] << 8 | bd[40], 1); /* one static */
+  assert_int_equal(bd[45], 10);              /* int */
+  assert_int_equal(be32(bd + 46), 7);
+  assert_int_equal(bd[50] << 8 | bd[51], 2); /* two instance fields */
+  /* Every Android root kind is there, JNI MONITOR with its thread. */
+  for (unsigned t = 0x89; t <= 0x8E; t++) {
+    if (t == 0x8C) continue; /* REFERENCE CLEANUP: no ddmc kind (obsolete) */
+    const uint8_t r[] = {(uint8_t)t, 0, 0, 2, 0};
+    assert_non_null(find(p, n, r, sizeof r));
+  }
+  assert_null(find(p, n, (const uint8_t[]){0xC3, 0, 0, 2}, 4));
+  assert_int_equal(p[n - 9], 0x2C); /* HEAP DUMP END, last */
+
+  /* The 1.0.2 form: no HEAP DUMP INFO, Android roots as ROOT UNKNOWN, JNI MONITOR shortened. */
+  uint8_t *s = malloc(n);
+  size_t sn;
+  assert_int_equal(ddmc_host_hprof_to_standard(p, n, s, &sn), 0);
+  assert_memory_equal(s, "JAVA PROFILE 1.0.2", 18);
+  ddmc_host_hprof_info si;
+  assert_int_equal(ddmc_host_hprof_scan(s, sn, &si), 0);
+  assert_false(si.android);
+  assert_int_equal(si.heap_infos, 0);
+  assert_int_equal(si.roots, info.roots);
+  assert_int_equal(si.instances, info.instances);
+  assert_int_equal(sn, n - info.heap_infos * 9 - 8); /* each INFO 9 bytes; JNI MONITOR loses 8 */
+  assert_int_not_equal(ddmc_host_hprof_to_standard(s, sn, s, &sn), 0); /* already 1.0.2, as hprof-conv */
+  /* Cut anywhere, it is refused. */
+  for (size_t cut = 0; cut < n; cut += 7) assert_int_not_equal(ddmc_host_hprof_scan(p, cut, &si), 0);
+  free(s);
+  free(p);
+  ddmc__hprof_free(f.vm, h);
+  ddmc_prof_stats st;
+  ddmc_prof_get_stats(f.vm, &st);
+  assert_int_equal(st.hprof_dumps, 1);
+  assert_int_equal(st.hprof_bytes, n);
+  ddmc_vm_free(f.vm);
+}
+
+/* ---- bounds and a bridge that misbehaves */
+
+static void test_cap(void **state) {
+  (void)state;
+  fake f;
+  fake_init(&f, NULL, 0);
+  ddmc_prof_config c;
+  ddmc_prof_config_init(&c);
+  c.hprof_max_bytes = 1 << 20;
+  assert_int_equal(ddmc_prof_configure(f.vm, &c), 0);
+  c.hprof_max_bytes = 1024;
+  assert_int_equal(ddmc_prof_configure(f.vm, &c), DDMC_EINVAL);
+  fake_attach(&f, 0);
+  f.nbig = 300000; /* 1.2 MiB of int[] */
+  f.big = calloc(f.nbig, 4);
+  ddmc__hprof *h;
+  char msg[256];
+  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), DDMC_ETOOBIG);
+  assert_null(h);
+  assert_non_null(strstr(msg, "larger than the 1 MiB"));
+  f.nbig = 200000; /* 800 KiB: fits */
+  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), 0);
+  assert_true(h->len > 800000 && h->len < (1 << 20));
+  ddmc__hprof_free(f.vm, h);
+  ddmc_prof_stats st;
+  ddmc_prof_get_stats(f.vm, &st);
+  assert_int_equal(st.hprof_failed, 1);
+  free(f.big);
+  ddmc_vm_free(f.vm);
+}
+
+static void test_bad_bridge(void **state) {
+  (void)state;
+  fake f;
+  fake_init(&f, NULL, 0);
+  fake_attach(&f, 0);
+  ddmc__hprof *h;
+  char msg[256];
+  f.bad_ref = 0xF0000001; /* does not fit below the synthetic ids */
+  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
+  assert_non_null(strstr(msg, "does not fit a 4-byte hprof id"));
+  f.bad_ref = 0;
+  f.fail_get_field = DDMC_JDWP_INVALID_OBJECT;
+  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
+  assert_non_null(strstr(msg, "get_field failed"));
+  assert_null(h);
+  ddmc_vm_free(f.vm);
+}
+
+static void test_every_allocation_fails(void **state) {
+  (void)state;
+  int ok = 0;
+  for (long at = 1; !ok && at < 10000; at++) {
+    failer a = {0};
+    ddmc_allocator mem = {&a, f_malloc, f_realloc, f_free};
+    fake f;
+    fake_init(&f, &mem, 0);
+    fake_attach(&f, 0);
+    long base = atomic_load(&a.live);
+    atomic_store(&a.count, 0);
+    atomic_store(&a.fail_at, at);
+    ddmc__hprof *h = NULL;
+    char msg[256];
+    int rc = ddmc__hprof_build(f.vm, &h, msg, sizeof msg);
+    if (rc == 0) {
+      ok = atomic_load(&a.count) < at; /* no allocation failed: done */
+      ddmc__hprof_free(f.vm, h);
+    } else {
+      assert_int_equal(rc, DDMC_ENOMEM);
+      assert_non_null(strstr(msg, "out of memory"));
+    }
+    assert_int_equal(atomic_load(&a.live), base); /* nothing kept */
+    atomic_store(&a.fail_at, 0);
+    ddmc_vm_free(f.vm);
+  }
+  assert_true(ok);
+}
+
+/* ---- over a socket */
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+static ddmc_host *peer(fake *f) {
+  ddmc_host *h;
+  assert_int_equal(ddmc_host_connect_tcp(&h, "127.0.0.1", ddmc_vm_port(f->vm), TMO), 0);
+  assert_int_equal(ddmc_host_handshake(h, TMO), 0);
+  assert_int_equal(ddmc_host_set_max_packet(h, 256u << 20), 0);
+  return h;
+}
+
+/* Sends a chunk; returns the reply (type 0: empty) and, when one came before it, the unsolicited
+ * chunk of type want (malloc'd, *n its length). */
+static uint32_t exchange(ddmc_host *h, uint32_t type, const void *d, size_t len, uint32_t want, uint8_t **data,
+                         size_t *n, uint8_t *reply, size_t *rlen) {
+  uint32_t id;
+  assert_int_equal(ddmc_host_send_chunk(h, type, d, len, &id), 0);
+  for (;;) {
+    ddmc_host_packet p;
+    int rc = ddmc_host_recv(h, &p, TMO);
+    if (rc != 0) fail_msg("waiting for the reply to %c%c%c%c: %s", (int)(type >> 24), (int)(type >> 16 & 0xff),
+                          (int)(type >> 8 & 0xff), (int)(type & 0xff), ddmc_host_strerror(rc));
+    if (p.is_reply && p.id == id) {
+      if (reply && p.is_ddm) {
+        memcpy(reply, p.chunk, p.chunk_len < 512 ? p.chunk_len : 512);
+        *rlen = p.chunk_len;
+      }
+      return p.is_ddm ? p.chunk_type : 0;
+    }
+    if (!p.is_reply && p.is_ddm && p.chunk_type == want && data) {
+      *data = malloc(p.chunk_len + 1);
+      memcpy(*data, p.chunk, p.chunk_len);
+      *n = p.chunk_len;
+    }
+  }
+}
+
+static size_t put_str(uint8_t *out, const char *s) {
+  size_t n = strlen(s);
+  out[0] = (uint8_t)(n >> 24), out[1] = (uint8_t)(n >> 16), out[2] = (uint8_t)(n >> 8), out[3] = (uint8_t)n;
+  for (size_t i = 0; i < n; i++) out[4 + 2 * i] = 0, out[5 + 2 * i] = (uint8_t)s[i];
+  return 4 + 2 * n;
+}
+
+static void test_chunks(void **state) {
+  (void)state;
+  fake f;
+  fake_init(&f, NULL, 0);
+  fake_attach(&f, 1);
+  ddmc_host *h = peer(&f);
+  ddmc_host_helo helo;
+  assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
+  int feats = 0;
+  for (size_t i = 0; i < helo.n_features; i++)
+    feats |= (strcmp(helo.features[i], "hprof-heap-dump") == 0) | (strcmp(helo.features[i], "hprof-heap-dump-streaming") == 0) << 1;
+  assert_int_equal(feats, 3);
+  ddmc_host_helo_free(&helo);
+
+  /* HPDS: the file as one HPDS chunk, then the empty reply. */
+  uint8_t *data = NULL;
+  size_t n = 0;
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'S'), NULL, 0, T('H', 'P', 'D', 'S'), &data, &n, NULL, NULL), 0);
+  assert_non_null(data);
+  ddmc_host_hprof_info info;
+  assert_int_equal(ddmc_host_hprof_scan(data, n, &info), 0);
+  assert_int_equal(info.instances, 3);
+  free(data);
+  /* HPDS with a payload is not an HPDS. */
+  uint8_t rep[512];
+  size_t rlen = 0;
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'S'), "x", 1, 0, NULL, NULL, rep, &rlen), T('F', 'A', 'I', 'L'));
+
+  /* HPDU: HPDU [0] after the file is complete. */
+  char path[] = "/tmp/ddmc_test_hprof_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  uint8_t req[600];
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'U'), req, put_str(req, path), 0, NULL, NULL, rep, &rlen),
+                   T('H', 'P', 'D', 'U'));
+  assert_int_equal(rlen, 1);
+  assert_int_equal(rep[0], 0);
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  uint8_t *file = malloc(1 << 20);
+  size_t fn = fread(file, 1, 1 << 20, fp);
+  fclose(fp);
+  unlink(path);
+  assert_int_equal(ddmc_host_hprof_scan(file, fn, &info), 0);
+  free(file);
+  /* An unwritable path: HPDU [0xFF] (ddmlib's failure) and why, as a string after it. */
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'U'), req, put_str(req, "/nonexistent-dir/x.hprof"), 0, NULL, NULL,
+                            rep, &rlen),
+                   T('H', 'P', 'D', 'U'));
+  assert_int_equal(rep[0], 0xFF);
+  char why[200] = "";
+  uint32_t units = be32(rep + 1);
+  for (uint32_t i = 0; i < units && i < sizeof why - 1; i++) why[i] = (char)rep[6 + 2 * i];
+  assert_string_equal(why, "cannot open /nonexistent-dir/x.hprof: No such file or directory");
+  /* Not an HPDU payload: FAIL. */
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'U'), "\0\0\0\x09", 4, 0, NULL, NULL, rep, &rlen),
+                   T('F', 'A', 'I', 'L'));
+  ddmc_host_free(h);
+  ddmc_vm_free(f.vm);
+}
+
+static void test_unsupported(void **state) {
+  (void)state;
+  fake f;
+  fake_init(&f, NULL, 0);
+  f.no_roots = 1;
+  fake_attach(&f, 1);
+  ddmc_host *h = peer(&f);
+  ddmc_host_helo helo;
+  assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
+  for (size_t i = 0; i < helo.n_features; i++) assert_null(strstr(helo.features[i], "hprof"));
+  ddmc_host_helo_free(&helo);
+  uint8_t rep[512];
+  size_t rlen = 0;
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'S'), NULL, 0, 0, NULL, NULL, rep, &rlen), T('F', 'A', 'I', 'L'));
+  ddmc_host_fail fl;
+  assert_int_equal(ddmc_host_fail_parse(rep, rlen, &fl), 0);
+  assert_string_equal(fl.msg, "hprof dumps not supported in this VM");
+  ddmc_host_fail_free(&fl);
+  ddmc_host_free(h);
+  ddmc_vm_free(f.vm);
+}
+
+typedef struct hammer {
+  ddmc_vm *vm;
+  atomic_int stop;
+  atomic_long calls;
+} hammer;
+
+static void *hammer_main(void *arg) {
+  hammer *hm = arg;
+  uint8_t payload[128] = {0};
+  while (!atomic_load(&hm->stop)) {
+    int rc = ddmc_send_chunk(hm->vm, T('T', 'E', 'S', 'T'), payload, sizeof payload);
+    assert_true(rc == 0 || rc == DDMC_EQFULL || rc == DDMC_ENOTCONN);
+    atomic_fetch_add(&hm->calls, 1);
+  }
+  return NULL;
+}
+
+static void test_stalled_peer(void **state) {
+  (void)state;
+  fake f;
+  fake_init(&f, NULL, 0);
+  f.vm->opt.stall_timeout_ms = 400;
+  fake_attach(&f, 1);
+  f.nbig = 6 << 20; /* 24 MiB of int[]: far more than the socket buffers hold */
+  f.big = calloc(f.nbig, 4);
+  ddmc_host *h = peer(&f);
+  uint32_t id;
+  assert_int_equal(ddmc_host_send_chunk(h, T('H', 'P', 'D', 'S'), NULL, 0, &id), 0);
+  /* The peer reads nothing; VM threads go on, never blocked. */
+  hammer hm = {f.vm, 0, 0};
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, hammer_main, &hm), 0);
+  ddmc_stats st;
+  int64_t end = now_ms() + 20000;
+  do {
+    sleep_ms(20);
+    ddmc_vm_get_stats(f.vm, &st);
+  } while (st.transfers_dropped == 0 && now_ms() < end);
+  long before = atomic_load(&hm.calls);
+  sleep_ms(50);
+  assert_true(atomic_load(&hm.calls) > before);
+  atomic_store(&hm.stop, 1);
+  pthread_join(th, NULL);
+  assert_int_equal(st.transfers_dropped, 1);
+  assert_int_equal(atomic_load(&f.vm->prof.hprof_sending), 0); /* its memory went with it */
+  ddmc_host_free(h);
+  /* The next one works, whole. */
+  h = peer(&f);
+  uint8_t *data = NULL;
+  size_t n = 0;
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'S'), NULL, 0, T('H', 'P', 'D', 'S'), &data, &n, NULL, NULL), 0);
+  ddmc_host_hprof_info info;
+  assert_int_equal(ddmc_host_hprof_scan(data, n, &info), 0);
+  assert_true(n > (size_t)f.nbig * 4);
+  free(data);
+  ddmc_host_free(h);
+  ddmc_vm_free(f.vm);
+  free(f.big);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_dump_layout), cmocka_unit_test(test_cap),
+      cmocka_unit_test(test_bad_bridge),  cmocka_unit_test(test_every_allocation_fails),
+      cmocka_unit_test(test_chunks),      cmocka_unit_test(test_unsupported),
+      cmocka_unit_test(test_stalled_peer),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,182 @@
+/* ddmc hprof (hprof.h). HPDS: the VM sends the whole Android hprof (1.0.3) as one HPDS chunk
+ * before its empty reply; ddmc checks it (host/hprof.c), then saves it as received or, with
+ * --standard, as the 1.0.2 file hprof-conv would write (MAT, VisualVM). HPDU (--device-file):
+ * the VM writes the file itself and answers HPDU [0] or [0xFF][message]. */
+#include "hprof.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define T_HPDS DDMC_HOST_FOURCC('H', 'P', 'D', 'S')
+#define T_HPDU DDMC_HOST_FOURCC('H', 'P', 'D', 'U')
+#define T_FAIL DDMC_HOST_FOURCC('F', 'A', 'I', 'L')
+
+typedef struct progress {
+  int64_t last_ms;
+  int tty;
+} progress;
+
+/* A line on stderr while a big dump arrives: redrawn in place on a terminal, else every second. */
+static void on_progress(void *ud, uint64_t have, uint64_t total) {
+  progress *p = ud;
+  int64_t now = mono_ms();
+  if (have < total && now - p->last_ms < (p->tty ? 100 : 1000)) return;
+  p->last_ms = now;
+  fprintf(stderr, "%sddmc: receiving the heap dump: %.1f of %.1f MiB%s", p->tty ? "\r" : "", have / 1048576.0,
+          total / 1048576.0, p->tty && have < total ? "" : "\n");
+  fflush(stderr);
+}
+
+static void fail_from(sess *s, const ddmc_host_packet *p) {
+  ddmc_host_fail f;
+  if (ddmc_host_fail_parse(p->chunk, p->chunk_len, &f) == 0) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", f.msg ? f.msg : "");
+    ddmc_host_fail_free(&f);
+    sess_fail(s, EXIT_FAIL, "the VM refused the heap dump: %s", msg);
+  }
+  sess_fail(s, EXIT_FAIL, "the VM refused the heap dump (malformed FAIL chunk)");
+}
+
+/* Sends HPDS and takes the HPDS chunk that comes before the reply. */
+static void collect(sess *s, uint8_t **data, size_t *len) {
+  uint32_t id;
+  int rc = ddmc_host_set_max_packet(s->h, UINT32_MAX);
+  if (rc == 0) rc = ddmc_host_send_chunk(s->h, T_HPDS, NULL, 0, &id);
+  if (rc) sess_fail(s, sess_exit_code(rc), "sending HPDS failed: %s", ddmc_host_strerror(rc));
+  progress pr = {0, isatty(2)};
+  ddmc_host_set_progress(s->h, on_progress, &pr);
+  /* The timeout bounds silence, not the length of the transfer: the dump is built first. */
+  int idle = s->o->timeout_ms < 60000 ? 60000 : s->o->timeout_ms;
+  int got_reply = 0;
+  while (!got_reply) {
+    ddmc_host_packet p;
+    rc = ddmc_host_recv(s->h, &p, idle);
+    if (rc == DDMC_ETIMEDOUT) sess_fail(s, EXIT_TIMEOUT, "the VM sent nothing for %d ms after HPDS", idle);
+    if (rc == DDMC_ECLOSED) sess_fail(s, EXIT_ERROR, "the VM closed the connection during the heap dump");
+    if (rc) sess_fail(s, sess_exit_code(rc), "receiving the heap dump failed: %s", ddmc_host_strerror(rc));
+    if (p.is_reply && p.id == id) {
+      if (p.error != 0) sess_fail(s, EXIT_NOT_DDM, "the VM answered HPDS with JDWP error %u", (unsigned)p.error);
+      if (p.is_ddm && p.chunk_type == T_FAIL) fail_from(s, &p);
+      got_reply = 1;
+    } else if (!p.is_reply && p.is_ddm && p.chunk_type == T_HPDS && *data == NULL) {
+      if ((*data = malloc(p.chunk_len ? p.chunk_len : 1)) == NULL) sess_fail(s, EXIT_ERROR, "out of memory");
+      memcpy(*data, p.chunk, p.chunk_len);
+      *len = p.chunk_len;
+    } else {
+      sess_dispatch(s, &p);
+    }
+  }
+  ddmc_host_set_progress(s->h, NULL, NULL);
+  if (*data == NULL) sess_fail(s, EXIT_ERROR, "the VM answered HPDS without sending a heap dump");
+}
+
+static int write_file(const char *path, const uint8_t *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  int ok = fwrite(p, 1, n, f) == n;
+  if (fclose(f) != 0) ok = 0;
+  return ok ? 0 : -1;
+}
+
+static int device_dump(sess *s, const hprof_args *a) {
+  size_t units = 0;
+  for (const char *c = a->device_file; *c; c++) units++; /* ASCII paths: one unit per byte */
+  uint8_t *req = malloc(4 + units * 2);
+  if (req == NULL) sess_fail(s, EXIT_ERROR, "out of memory");
+  req[0] = (uint8_t)(units >> 24), req[1] = (uint8_t)(units >> 16), req[2] = (uint8_t)(units >> 8),
+  req[3] = (uint8_t)units;
+  for (size_t i = 0; i < units; i++) req[4 + 2 * i] = 0, req[5 + 2 * i] = (uint8_t)a->device_file[i];
+  ddmc_host_packet r;
+  int rc = ddmc_host_request(s->h, T_HPDU, req, 4 + units * 2, &r, s->o->timeout_ms < 60000 ? 60000 : s->o->timeout_ms);
+  free(req);
+  if (rc) sess_fail(s, sess_exit_code(rc), "HPDU failed: %s", ddmc_host_strerror(rc));
+  if (r.is_ddm && r.chunk_type == T_FAIL) fail_from(s, &r);
+  if (!r.is_ddm || r.chunk_type != T_HPDU || r.chunk_len < 1) sess_fail(s, EXIT_NOT_DDM, "the VM's HPDU reply is malformed");
+  if (r.chunk[0] != 0) {
+    char msg[600] = "";
+    if (r.chunk_len >= 5) { /* this library's message after the result byte; Dalvik sent none */
+      uint32_t n = (uint32_t)r.chunk[1] << 24 | (uint32_t)r.chunk[2] << 16 | (uint32_t)r.chunk[3] << 8 | r.chunk[4];
+      size_t k = 0;
+      for (uint32_t i = 0; i < n && 5 + 2 * (size_t)i + 1 < r.chunk_len && k + 1 < sizeof msg; i++) {
+        uint16_t u = (uint16_t)(r.chunk[5 + 2 * i] << 8 | r.chunk[6 + 2 * i]);
+        msg[k++] = u >= 0x20 && u < 0x7f ? (char)u : '?';
+      }
+      msg[k] = 0;
+    }
+    sess_fail(s, EXIT_FAIL, "the VM could not write %s%s%s", a->device_file, msg[0] ? ": " : "", msg);
+  }
+  if (s->o->json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    sess_json_head(s, &w, 1);
+    jw_key(&w, "hprof");
+    jw_obj(&w);
+    jw_kstr(&w, "device_file", a->device_file);
+    jw_close(&w);
+    sess_json_wire(s, &w);
+    jw_close(&w);
+    return jw_end(&w) == 0 ? EXIT_OK : EXIT_ERROR;
+  }
+  printf("%-10s the VM wrote %s\n", "hprof", a->device_file);
+  return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+int cmd_hprof(sess *s, const hprof_args *a) {
+  if (a->device_file) return device_dump(s, a);
+  int64_t t0 = mono_ms();
+  uint8_t *data = NULL;
+  size_t len = 0;
+  collect(s, &data, &len);
+  double took = (double)(mono_ms() - t0) / 1000.0;
+  ddmc_host_hprof_info info;
+  int rc = ddmc_host_hprof_scan(data, len, &info);
+  if (rc) {
+    int w = write_file(a->out, data, len);
+    free(data);
+    sess_fail(s, EXIT_NOT_DDM, "the VM's heap dump is malformed (%s)%s%s", ddmc_host_strerror(rc),
+              w == 0 ? "; saved as it came in " : "", w == 0 ? a->out : "");
+  }
+  size_t out_len = len;
+  if (a->standard && (rc = ddmc_host_hprof_to_standard(data, len, data, &out_len)) != 0) {
+    free(data);
+    sess_fail(s, EXIT_NOT_DDM, "cannot convert the heap dump to 1.0.2: %s", ddmc_host_strerror(rc));
+  }
+  if (write_file(a->out, data, out_len) != 0) {
+    int e = errno;
+    free(data);
+    sess_fail(s, EXIT_ERROR, "cannot write %s: %s", a->out, strerror(e));
+  }
+  free(data);
+  const char *format = a->standard ? "JAVA PROFILE 1.0.2" : "JAVA PROFILE 1.0.3";
+  if (s->o->json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    sess_json_head(s, &w, 1);
+    jw_key(&w, "hprof");
+    jw_obj(&w);
+    jw_kstr(&w, "file", a->out);
+    jw_kstr(&w, "format", format);
+    jw_kuint(&w, "bytes", out_len);
+    jw_kuint(&w, "received_bytes", len);
+    jw_kuint(&w, "classes", info.classes);
+    jw_kuint(&w, "instances", info.instances);
+    jw_kuint(&w, "object_arrays", info.object_arrays);
+    jw_kuint(&w, "primitive_arrays", info.primitive_arrays);
+    jw_kuint(&w, "roots", info.roots);
+    jw_kuint(&w, "strings", info.strings);
+    jw_close(&w);
+    sess_json_wire(s, &w);
+    jw_close(&w);
+    return jw_end(&w) == 0 ? EXIT_OK : EXIT_ERROR;
+  }
+  printf("%-10s %s: %zu bytes (%s), %llu classes, %llu instances, %llu arrays, %llu roots (%.1f s)\n", "hprof", a->out,
+         out_len, format, (unsigned long long)info.classes, (unsigned long long)info.instances,
+         (unsigned long long)(info.object_arrays + info.primitive_arrays), (unsigned long long)info.roots, took);
+  return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+}
