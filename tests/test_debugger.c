@@ -1680,6 +1680,16 @@ static void test_breakpoints_counted_per_location(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 3, &m, 1, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
   assert_int_equal(set_req(77, 0, NULL, 0, NULL), DDMC_JDWP_INVALID_EVENT_TYPE);
   assert_int_equal(set_req(DDMC_EV_FIELD_ACCESS, 0, NULL, 0, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT); /* no field */
+  /* a watchpoint on a field ID that names no field of the class, or a field of another class */
+  static const uint64_t bad_fields[3] = {0x7777777777ull, 0, 0};
+  for (int i = 0; i < 3; i++) {
+    bad.n = 0;
+    b_u8(&bad, DDMC__MOD_FIELD_ONLY);
+    b_u64(&bad, cid(FD_C_DEBUG));
+    b_u64(&bad, i == 0 ? bad_fields[0] : i == 1 ? fid(FD_C_DEBUG, FD_NFIELDS) : fid(FD_C_THREAD, 0));
+    assert_int_equal(set_req(i == 2 ? DDMC_EV_FIELD_MODIFICATION : DDMC_EV_FIELD_ACCESS, 0, &bad, 1, NULL),
+                     DDMC_JDWP_INVALID_FIELDID);
+  }
   /* a modifier the kind does not take */
   bad.n = 0;
   b_u8(&bad, DDMC__MOD_FIELD_ONLY);
