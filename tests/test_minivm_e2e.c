@@ -138,8 +138,13 @@ static void test_threads_states(void **state) {
     if (!find(t, n, expect[i])) print_error("no THCR for thread '%s'\n", expect[i]);
     assert_non_null(find(t, n, expect[i]));
   }
-  /* THST, polled for a few seconds: each thread shows the state it cycles through */
-  for (int round = 0; round < 30; round++) {
+  /* THST, polled until each thread has shown the state it cycles through (at most 15 s: under
+   * ASan with a parallel test, Busy's counting loop was not caught RUNNING in 3 s once) */
+  for (int round = 0; round < 150; round++) {
+    if (round >= 10 && find(t, n, "Sleeper")->seen[DDMC_THREAD_SLEEPING] &&
+        find(t, n, "Native")->seen[DDMC_THREAD_NATIVE] && find(t, n, "Blocked-1")->seen[DDMC_THREAD_MONITOR] &&
+        find(t, n, "Waiter-1")->seen[DDMC_THREAD_WAIT] && find(t, n, "Busy")->seen[DDMC_THREAD_RUNNING])
+      break;
     assert_int_equal(ddmc_host_request(h, T('T', 'H', 'S', 'T'), NULL, 0, &p, TMO), 0);
     assert_int_equal(p.chunk_type, T('T', 'H', 'S', 'T'));
     ddmc_host_thst st;

@@ -332,6 +332,7 @@ static int add_field(asm_ctx *a, const char *name, const char *type, int is_stat
   f->type = sig[0] == '[' ? 'L' : sig[0];
   f->is_static = is_static;
   f->owner = c;
+  atomic_init(&f->watch, 0); /* grow() does not zero */
   f->slot = is_static ? c->nstatic++ : c->ninstance++;
   return f->name ? 0 : fail(a, a->line, "out of memory");
 }

@@ -165,8 +165,9 @@ void ddmc__ext_finish(ddmc_vm *vm, ddmc__ext *e, int status) {
   if (e->is_batch) {
     ddmc__buf_free(&e->batch);
   } else {
-    if (status != 0) atomic_fetch_add_explicit(&vm->st_transfers_dropped, 1, memory_order_relaxed);
+    /* Counted once its owner has let go of it: who sees the count sees the transfer gone. */
     e->src.done(e->src.ud, status);
+    if (status != 0) atomic_fetch_add_explicit(&vm->st_transfers_dropped, 1, memory_order_release);
   }
   if (e->charged) atomic_fetch_sub_explicit(&vm->ext_bytes, e->charged, memory_order_relaxed);
   ddmc__free(&vm->mem, e);
