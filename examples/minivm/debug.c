@@ -700,7 +700,6 @@ int mvm_dbg_invoke(mvm_vm *vm, uint32_t id, mvm_type type, uint32_t method, uint
   int64_t ret = t->ret;
   uint8_t ret_tag = t->ret_tag;
   mvm_ref pending = t->pins[MVM_PIN_EXC];
-  uint32_t dbg_depth = t->dbg_depth;
   t->pins[MVM_PIN_EXC] = 0;
   int r = mvm_interp(t, m, av, at, k);
   *exc = 0;
@@ -722,6 +721,5 @@ int mvm_dbg_invoke(mvm_vm *vm, uint32_t id, mvm_type type, uint32_t method, uint
   t->ret = ret;
   t->ret_tag = ret_tag;
   t->pins[MVM_PIN_EXC] = pending;
-  t->dbg_depth = dbg_depth;
   return rc;
 }

@@ -161,7 +161,6 @@ struct mvm_thread {
   _Atomic int susp_req;       /* the debugger suspended it: no bytecode until resumed (set under stw_lock) */
   mvm_status park_prev;       /* status before a debugger event parked it (owner only) */
   _Atomic int stepping;       /* report every instruction to the debugger (dbg hooks) */
-  uint32_t dbg_depth;         /* frame depth at the last slow poll: a deeper pc 0 is a call */
   _Atomic int interrupted;    /* Thread.interrupt() (a debugger's): sleep and wait throw InterruptedException */
   _Atomic int async_pending;  /* pins[MVM_PIN_ASYNC] holds an exception to throw at the next poll */
   mvm_ref obj;                /* its java.lang.Thread (a GC root) */
@@ -240,8 +239,8 @@ struct mvm_vm {
   mvm_thread *main_thread;      /* made by mvm_prepare_main, run by mvm_run_main */
 
   /* Debugger support (debug.c). poll is the one flag the interpreter reads per instruction:
-   * non-zero while the world stops, at shutdown, while a thread is to be suspended, while a
-   * thread steps, or while method events are on. It is recomputed under stw_lock. */
+   * non-zero while the world stops, at shutdown, while a thread is to be suspended, or while a
+   * thread steps. It is recomputed under stw_lock. Method events are read at calls and returns. */
   _Atomic int poll;
   int nsusp;                    /* threads with susp_req set (stw_lock) */
   int nasync;                   /* threads with async_pending set (stw_lock) */

@@ -391,49 +391,63 @@ static int waitdbg(mvm_thread *t) {
 }
 
 /* The slow path of the per-instruction poll (vm->poll is up), so that the interpreter's own
- * path has nothing of the debugger in it: stop for the collector or the debugger; with method
- * events, report a return instruction as the method's exit (with the value it returns); then
- * report the location if this thread steps, if method events are on and this is a call's first
- * instruction (the frame is deeper than at the last slow poll), or, gathered into the same
- * report, if the instruction holds a breakpoint. Returns -1 to unwind (shutdown), 2 to throw the
- * exception a debugger left (mvm_take_async), 1 if the location was reported (the instruction
- * then runs without a second report), else 0. */
-__attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in) {
+ * path has nothing of the debugger in it: stop for the collector or the debugger, then report the
+ * location if this thread steps, gathering a breakpoint at the same instruction into the same
+ * report. entered: the call's first instruction was reported already, with its method entry
+ * (report_entry). Returns -1 to unwind (shutdown), 2 to throw the exception a debugger left
+ * (mvm_take_async), 1 if the location was reported (the instruction then runs without a second
+ * report), else 0. */
+__attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in,
+                                                     int entered) {
   mvm_vm *vm = t->vm;
   atomic_store_explicit(&f->pc, pc, memory_order_relaxed);   /* a debugger reads the frame */
   if ((atomic_load(&vm->stw_req) || atomic_load(&t->susp_req)) && mvm_safepoint(t)) return -1;
   if (atomic_load(&vm->shutdown)) return -1;
   if (atomic_load(&t->async_pending)) return 2;   /* a debugger's ThreadReference.Stop */
-  uint32_t last_depth = t->dbg_depth;
-  t->dbg_depth = t->depth;
-  int events = atomic_load(&vm->method_events);
-  int32_t depth = (int32_t)t->depth - 1;
+  if (entered) return 1;
+  if (!vm->dbg.location || !atomic_load(&t->stepping)) return 0;
   mvm_loc loc = mvm_loc_of(f->m, pc);
-  uint8_t op = mvm_insn_op(in);
-  if (op == OP_BREAKPOINT) op = mvm_bp_original(vm, in);
-  if (events && vm->dbg.method_exit && (op == OP_RETURN || op == OP_RETURN_VOID)) {
-    int64_t *regs = t->regs + f->base;
-    mvm_value rv = mvm_dbg_value_of(op == OP_RETURN ? f->m->ret : 'V', op == OP_RETURN ? regs[in->a] : 0);
-    if (rv.tag == 'L' && t->tags[f->base + in->a] != MVM_REFTAG && rv.u.i) rv = mvm_dbg_value_of('J', rv.u.i);
-    vm->dbg.method_exit(vm->dbg.ud, t->id, &loc, depth, &rv);
-    if (atomic_load(&vm->shutdown)) return -1;
-  }
-  if (!vm->dbg.location) return 0;
-  unsigned flags = events && pc == 0 && t->depth > last_depth ? MVM_DBG_METHOD_ENTRY : 0;
-  if (!flags && !atomic_load(&t->stepping)) return 0;
-  if (mvm_insn_op(in) == OP_BREAKPOINT) flags |= MVM_DBG_AT_BREAKPOINT;
-  vm->dbg.location(vm->dbg.ud, t->id, &loc, depth, flags);
+  unsigned flags = mvm_insn_op(in) == OP_BREAKPOINT ? MVM_DBG_AT_BREAKPOINT : 0;
+  vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, flags);
   if (atomic_load(&vm->shutdown)) return -1;
   return atomic_load(&t->async_pending) ? 2 : 1;   /* stopped while the event held it */
 }
 
-/* First active use of c (not READY): prepare and initialise it above the current frame. The
- * <clinit> runs nested (its own polls move dbg_depth; the caller's next call must still read as
- * one). Returns 0 to go on, 1 to throw t->pins[MVM_PIN_EXC], -1 to unwind. */
+/* Method events are on: the call just made (the top frame, at its first instruction) is
+ * reported here, at the call, not by a poll of every instruction, with a breakpoint on that
+ * first instruction in the same report (and the library adds a step that ends there). The
+ * frame's registers hold the arguments already. Returns what poll_slow returns for a report. */
+__attribute__((noinline, cold)) static int report_entry(mvm_thread *t, mvm_frame *f) {
+  mvm_vm *vm = t->vm;
+  if (!vm->dbg.location) return 0;
+  atomic_store_explicit(&f->pc, 0, memory_order_relaxed);
+  if ((atomic_load(&vm->stw_req) || atomic_load(&t->susp_req)) && mvm_safepoint(t)) return -1;
+  mvm_loc loc = mvm_loc_of(f->m, 0);
+  unsigned flags = MVM_DBG_METHOD_ENTRY | (mvm_insn_op(&f->m->code[0]) == OP_BREAKPOINT ? MVM_DBG_AT_BREAKPOINT : 0);
+  vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, flags);
+  if (atomic_load(&vm->shutdown)) return -1;
+  return atomic_load(&t->async_pending) ? 2 : 1;
+}
+
+/* Method events are on and the top frame returns (op is its return instruction): report the
+ * exit with the value it returns, before the frame goes. */
+__attribute__((noinline, cold)) static int report_exit(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in,
+                                                       uint8_t op) {
+  mvm_vm *vm = t->vm;
+  if (!vm->dbg.method_exit) return 0;
+  atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
+  int64_t *regs = t->regs + f->base;
+  mvm_value rv = mvm_dbg_value_of(op == OP_RETURN ? f->m->ret : 'V', op == OP_RETURN ? regs[in->a] : 0);
+  if (rv.tag == 'L' && t->tags[f->base + in->a] != MVM_REFTAG && rv.u.i) rv = mvm_dbg_value_of('J', rv.u.i);
+  mvm_loc loc = mvm_loc_of(f->m, pc);
+  vm->dbg.method_exit(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, &rv);
+  return atomic_load(&vm->shutdown) ? -1 : 0;
+}
+
+/* First active use of c (not READY): prepare and initialise it above the current frame (the
+ * <clinit> runs nested). Returns 0 to go on, 1 to throw t->pins[MVM_PIN_EXC], -1 to unwind. */
 __attribute__((noinline, cold)) static int init_class(mvm_thread *t, mvm_class *c) {
-  uint32_t dbg_depth = t->dbg_depth;
   int r = mvm_class_init_slow(t, c);
-  t->dbg_depth = dbg_depth;
   if (r == 1) return t->pins[MVM_PIN_EXC] ? 1 : -1;
   if (r == 2) report(t, "NoClassDefFoundError: Could not initialize class %s", c->name);
   return r ? -1 : 0;
@@ -530,6 +544,9 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
   }
   t->pins[MVM_PIN_ARG] = 0;   /* the arguments are rooted in registers now */
   uint32_t pc = 0;
+  /* report_entry's result for the first instruction of a call just made (0: none): method
+   * events are reported at the call and the return, so vm->poll stays down for them. */
+  int entered = atomic_load_explicit(&vm->method_events, memory_order_relaxed) ? report_entry(t, f) : 0;
   char name[256];
   const char *msg;
   mvm_ref exc;                        /* the exception being thrown */
@@ -539,8 +556,13 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
   for (;;) {
     /* The one check per instruction: collector, debugger suspension, stepping, method events
      * and shutdown all raise vm->poll. Breakpoints cost nothing here: they are patched in. */
-    if (atomic_load_explicit(&vm->poll, memory_order_acquire)) {
-      int r = poll_slow(t, f, pc, &code[pc]);
+    if (__builtin_expect(entered | atomic_load_explicit(&vm->poll, memory_order_acquire), 0)) {
+      int r = entered;
+      entered = 0;
+      if (r >= 0 && atomic_load_explicit(&vm->poll, memory_order_acquire)) {
+        int pr = poll_slow(t, f, pc, &code[pc], r != 0);
+        if (r == 0 || pr != 1) r = pr;
+      }
       if (r < 0) goto unwind;
       if (r == 2 && (exc = mvm_take_async(t)) != 0) goto throw_obj;
       reported = r == 1 && mvm_insn_op(&code[pc]) == OP_BREAKPOINT ? &code[pc] : NULL;
@@ -561,6 +583,8 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       case OP_MOVE: regs[in->a] = regs[in->b]; tags[in->a] = tags[in->b]; break;
       case OP_MOVE_RESULT: regs[in->a] = t->ret; tags[in->a] = t->ret_tag; t->ret_tag = MVM_PRIM; break;
       case OP_RETURN: case OP_RETURN_VOID:
+        if (atomic_load_explicit(&vm->method_events, memory_order_relaxed) && report_exit(t, f, pc, in, op) < 0)
+          goto unwind;
         t->ret = op == OP_RETURN ? regs[in->a] : 0;
         t->ret_tag = op == OP_RETURN ? tags[in->a] : MVM_PRIM;
         pop_frames(t, t->depth - 1);
@@ -694,6 +718,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           tags[callee->nregs - in->nargs + i] = at[i];
         }
         pc = 0;
+        if (atomic_load_explicit(&vm->method_events, memory_order_relaxed)) entered = report_entry(t, f);
         continue;
       }
       case OP_PRINT: case OP_PRINTLN:

@@ -147,7 +147,8 @@ mvm_ref mvm_take_async(mvm_thread *t) {
 
 void mvm_poll_update_locked(mvm_vm *vm) {
   /* At shutdown the flag stays up: it is how running threads learn they must unwind. */
-  int on = vm->stw_active || vm->nsusp > 0 || vm->nasync > 0 || atomic_load(&vm->nstepping) > 0 || atomic_load(&vm->method_events) ||
+  /* Method events need no poll: the interpreter reports them at each call and return. */
+  int on = vm->stw_active || vm->nsusp > 0 || vm->nasync > 0 || atomic_load(&vm->nstepping) > 0 ||
            atomic_load(&vm->shutdown);
   atomic_store(&vm->poll, on);
 }

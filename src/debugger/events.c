@@ -34,6 +34,16 @@ static ddmc__dbg *enter(ddmc_vm *vm) {
 
 static void leave(ddmc__dbg *d) { atomic_fetch_sub(&d->inflight, 1); }
 
+/* An enabled request of this kind exists (ddmc_dbg_wants). d outlives every post call. */
+static int wants(ddmc__dbg *d, int kind) { return atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0; }
+
+/* A post no request wants: the thread still stops here if the debugger holds it (one atomic
+ * read when nothing is held). */
+static int not_wanted(ddmc__dbg *d, uint32_t thread) {
+  ddmc__thr_wait_resumed(d, thread);
+  return atomic_load_explicit(&d->connected, memory_order_relaxed) ? 0 : DDMC_ENOTCONN;
+}
+
 /* enter() for an event of thread: first waits while the debugger holds the thread suspended. */
 static ddmc__dbg *enter_thread(ddmc_vm *vm, uint32_t thread) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
@@ -404,6 +414,12 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   /* One event path: a method trace takes its entries from here, before the debugger's part
    * (which may park the thread). */
   if ((flags & DDMC_DBG_METHOD_ENTRY) && vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 0);
+  /* Nothing the debugger asked for can match (a trace's method events, a DDM-only peer): no
+   * shared counter, no request lock, no thread lookup, per call. */
+  ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
+  if (w != NULL && !((flags & DDMC_DBG_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) &&
+      !wants(w, DDMC_EV_SINGLE_STEP) && !((flags & DDMC_DBG_AT_BREAKPOINT) && wants(w, DDMC_EV_BREAKPOINT)))
+    return not_wanted(w, thread);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -426,6 +442,9 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
                               const ddmc_value *ret) {
   if (loc == NULL) return DDMC_EINVAL;
   if (vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 1);
+  ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
+  if (w != NULL && !wants(w, DDMC_EV_METHOD_EXIT) && !wants(w, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE))
+    return not_wanted(w, thread);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;

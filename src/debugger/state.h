@@ -83,6 +83,9 @@ typedef struct ddmc__thrs {
    * thread first seen meanwhile starts with this count, as HotSpot's agent gives a thread that
    * starts while the VM is suspended; under lock. */
   int32_t all_count;
+  /* Every thread's count plus all_count, written under lock: 0 means no thread is held, so a
+   * post call (every method event of a trace) passes ddmc__thr_wait_resumed without a lock. */
+  atomic_int held;
 } ddmc__thrs;
 
 int ddmc__thrs_init(ddmc__thrs *t);

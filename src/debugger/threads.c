@@ -74,6 +74,7 @@ static ddmc__thr *entry(ddmc__dbg *d, uint32_t id, int create) {
   e->id = id;
   e->epoch = 1;
   e->count = t->all_count;
+  atomic_fetch_add_explicit(&t->held, t->all_count, memory_order_release);
   t->v[t->n] = e;
   uint32_t i = hash32(id) & (t->hash_cap - 1);
   while (t->hash[i] != 0) i = (i + 1) & (t->hash_cap - 1);
@@ -126,12 +127,14 @@ static int suspend_locked(ddmc__dbg *d, ddmc__thr *e) {
    * that inherited a suspend-all count (first seen meanwhile) is stopped on its first Suspend. */
   int first = !e->vm_suspended && !e->parked;
   e->count++;
+  atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
   pthread_mutex_unlock(&d->thr.lock);
   if (!first || e->vm_suspended) return 0;
   int rc = d->ops.suspend_thread ? d->ops.suspend_thread(d->vm_data, e->id) : DDMC_JDWP_NOT_IMPLEMENTED;
   if (rc != 0) {
     pthread_mutex_lock(&d->thr.lock);
     e->count--;
+    atomic_fetch_sub_explicit(&d->thr.held, 1, memory_order_release);
     pthread_mutex_unlock(&d->thr.lock);
     return rc;
   }
@@ -145,6 +148,7 @@ static int resume_locked(ddmc__dbg *d, ddmc__thr *e, int to_zero) {
     pthread_mutex_unlock(&d->thr.lock);
     return 0; /* never below 0 */
   }
+  atomic_fetch_sub_explicit(&d->thr.held, to_zero ? e->count : 1, memory_order_release);
   e->count = to_zero ? 0 : e->count - 1;
   int last = e->count == 0;
   if (last) {
@@ -309,8 +313,10 @@ static int all_locked(ddmc__dbg *d, int suspend, uint32_t except) {
 
 static void all_count_add(ddmc__dbg *d, int delta) {
   pthread_mutex_lock(&d->thr.lock);
+  int32_t before = d->thr.all_count;
   d->thr.all_count += delta;
   if (d->thr.all_count < 0) d->thr.all_count = 0;
+  atomic_fetch_add_explicit(&d->thr.held, d->thr.all_count - before, memory_order_release);
   pthread_mutex_unlock(&d->thr.lock);
 }
 
@@ -344,6 +350,7 @@ int ddmc__thr_resume_all(ddmc__dbg *d) {
 void ddmc__thrs_release_all(ddmc__dbg *d) {
   pthread_mutex_lock(&d->thr.sus_lock);
   pthread_mutex_lock(&d->thr.lock);
+  atomic_fetch_sub_explicit(&d->thr.held, d->thr.all_count, memory_order_release);
   d->thr.all_count = 0;
   uint32_t n = d->thr.n;
   pthread_mutex_unlock(&d->thr.lock);
@@ -367,6 +374,7 @@ int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
   pthread_mutex_lock(&d->thr.sus_lock);
   pthread_mutex_lock(&d->thr.lock);
   self->count++; /* stops itself: no ops.suspend_thread */
+  atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
   pthread_mutex_unlock(&d->thr.lock);
   int rc = 0;
   if (policy == 2) {
@@ -450,6 +458,8 @@ int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
 
 void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
   if (!atomic_load(&d->connected)) return;
+  /* Nothing held (a trace's method events with a DDM peer connected): no lock per event. */
+  if (atomic_load_explicit(&d->thr.held, memory_order_acquire) == 0) return;
   ddmc__thr *self = get(d, thread, 1);
   if (self == NULL) return;
   pthread_mutex_lock(&d->thr.lock);
