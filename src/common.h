@@ -26,8 +26,13 @@ void ddmc__mem_init(ddmc__mem *m, const ddmc_allocator *user);
 void *ddmc__malloc(const ddmc__mem *m, size_t n);
 void *ddmc__calloc(const ddmc__mem *m, size_t count, size_t size); /* overflow-checked */
 void *ddmc__realloc(const ddmc__mem *m, void *p, size_t n);
-void ddmc__free(const ddmc__mem *m, void *p); /* NULL-safe; keeps errno */
+void ddmc__free(const ddmc__mem *m, void *p);          /* NULL-safe; keeps errno */
 char *ddmc__strdup(const ddmc__mem *m, const char *s); /* NULL -> NULL */
+/* Large, short-lived, written-once buffers (a heap dump's blocks): with the default allocator,
+ * pages mapped up front (mmap MAP_POPULATE); with the VM's allocator, that allocator. Free with
+ * ddmc__big_free and the same n. */
+void *ddmc__big_alloc(const ddmc__mem *m, size_t n);
+void ddmc__big_free(const ddmc__mem *m, void *p, size_t n);
 
 /* ---- growable big-endian writer (wire.c); the public ddmc_buf */
 struct ddmc_buf {
@@ -62,9 +67,7 @@ static inline void ddmc__put_u32(uint8_t *p, uint32_t v) {
   p[2] = (uint8_t)(v >> 8);
   p[3] = (uint8_t)v;
 }
-static inline uint16_t ddmc__get_u16(const uint8_t *p) {
-  return (uint16_t)((p[0] << 8) | p[1]);
-}
+static inline uint16_t ddmc__get_u16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
 static inline uint32_t ddmc__get_u32(const uint8_t *p) {
   return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
@@ -78,7 +81,7 @@ size_t ddmc__utf8_to_utf16be(const char *s, size_t n, uint8_t *out);
 size_t ddmc__utf16be_to_utf8(const uint8_t *p, size_t units, char *out, size_t outlen);
 
 /* ---- time (clock.c) */
-int64_t ddmc__now_ms(void);       /* CLOCK_MONOTONIC */
-int64_t ddmc__wall_ms(void);      /* CLOCK_REALTIME, ms since the epoch */
+int64_t ddmc__now_ms(void);  /* CLOCK_MONOTONIC */
+int64_t ddmc__wall_ms(void); /* CLOCK_REALTIME, ms since the epoch */
 
 #endif

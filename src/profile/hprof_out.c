@@ -10,7 +10,7 @@ void ddmc__hpout_init(ddmc__hpout *o, const ddmc__mem *mem, uint64_t max) {
 void ddmc__hpout_free(ddmc__hpout *o) {
   for (ddmc__hpblk *b = o->head, *next; b != NULL; b = next) {
     next = b->next;
-    ddmc__free(o->mem, b);
+    ddmc__big_free(o->mem, b, sizeof(*b) + DDMC__HPBLK_BYTES);
   }
   o->head = o->tail = NULL;
   o->p = o->end = NULL;
@@ -25,7 +25,7 @@ uint8_t *ddmc__hpout_grow(ddmc__hpout *o, size_t n) {
     o->p = o->end; /* every later write takes this path and fails */
     return NULL;
   }
-  ddmc__hpblk *b = ddmc__malloc(o->mem, sizeof(*b) + DDMC__HPBLK_BYTES);
+  ddmc__hpblk *b = ddmc__big_alloc(o->mem, sizeof(*b) + DDMC__HPBLK_BYTES);
   if (b == NULL) {
     o->err = DDMC_ENOMEM;
     o->p = o->end;
