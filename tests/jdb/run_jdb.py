@@ -39,7 +39,8 @@ ignored, leading blanks are ignored:
                   e.g. "Exception occurred:" for an uncaught exception jdb reports
   %timeout SEC    per-step deadline for this script
   %program NAME   the VM runs tests/jdb/NAME.java (class NAME) on the JVM and tests/jdb/name.mvm
-                  (lower case) on minivm instead of Debug / --program (new VMs only)
+                  (lower case) on minivm instead of Debug / --program (new VMs only); a program
+                  not in tests/jdb comes from tests/jdi/NAME.java and examples/minivm/programs/
 
 A step is one of:
   @attach         start jdb and attach it to the VM (the step's output is jdb's banner)
@@ -204,6 +205,18 @@ class Stream:
             self.cond.notify_all()
 
 
+def program_java(name):
+    """NAME.java of %program NAME: tests/jdb/, else tests/jdi/ (the JDI test's programs)."""
+    here = os.path.join(HERE, name + ".java")
+    return here if os.path.isfile(here) else os.path.join(ROOT, "tests", "jdi", name + ".java")
+
+
+def program_mvm(name):
+    """name.mvm of %program NAME: tests/jdb/, else examples/minivm/programs/."""
+    here = os.path.join(HERE, name.lower() + ".mvm")
+    return here if os.path.isfile(here) else os.path.join(ROOT, "examples", "minivm", "programs", name.lower() + ".mvm")
+
+
 class VM:
     """The debuggee: a JVM running Debug, or minivm running debug.mvm."""
 
@@ -218,7 +231,7 @@ class VM:
             # The JVM prints its listening line on stdout, minivm on stderr.
             port_re, port_stream = r"Listening for transport dt_socket at address: (\d+)", "out"
         else:
-            mvm = os.path.join(HERE, program.lower() + ".mvm") if program else args.program
+            mvm = program_mvm(program) if program else args.program
             cmd = [args.minivm, agent, *args.vm_arg, mvm]
             port_re, port_stream = r"JDWP listening on [^ \n]*:(\d+)", "err"
         self.cmd = cmd
@@ -668,7 +681,7 @@ def main():
         if not args.minivm or not os.access(args.minivm, os.X_OK):
             print(f"FAIL: --minivm {args.minivm!r} is not an executable", flush=True)
             return 1
-        for prog in [args.program] + [os.path.join(HERE, s.program.lower() + ".mvm") for s in scripts if s.program]:
+        for prog in [args.program] + [program_mvm(s.program) for s in scripts if s.program]:
             if not os.path.isfile(prog):
                 print(f"FAIL: the minivm program {prog} does not exist", flush=True)
                 return 1
@@ -686,7 +699,7 @@ def main():
         if args.target == "jvm":
             args.classes = os.path.join(workdir, "classes")
             os.makedirs(args.classes, exist_ok=True)
-            sources = [args.java_source] + sorted({os.path.join(HERE, s.program + ".java") for s in scripts if s.program})
+            sources = [args.java_source] + sorted({program_java(s.program) for s in scripts if s.program})
             r = subprocess.run([args.javac, "-g", "-d", args.classes, *sources],
                                capture_output=True, text=True, env=clean_env(), timeout=120)
             if r.returncode != 0:

@@ -20,7 +20,7 @@ public class Ide {
 
     static void holder() {
         synchronized (lock) {
-            while (true) {
+            Thread b = new Thread(Ide::blocked, "Blocked"); b.setDaemon(true); b.start(); while (true) {
                 pause(50);
             }
         }
@@ -50,9 +50,9 @@ public class Ide {
         while (gate == 0) {
             pause(20);
         }
-        Thread b = new Thread(Ide::blocked, "Blocked");
-        b.setDaemon(true);
-        b.start();
+        // Holder started Blocked inside the lock: Blocked waits for it from then on.
+
+
         int i = 0;
         while (true) {
             Counter c = Counter.make(i);
