@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jvmti/jvmti_hooks.h"
 #include "profile/prof_int.h"
 #include "send/send.h"
 
@@ -179,6 +180,7 @@ void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
   ddmc__prof_destroy(vm); /* first: it borrows the debugger's ops */
+  ddmc__jvmti_destroy(vm); /* so does JVM TI */
   struct ddmc__dbg *dbg = atomic_exchange(&vm->dbg, NULL);
   if (dbg != NULL && vm->dbg_destroy != NULL) vm->dbg_destroy(dbg);
   ddmc__registry_destroy(vm);

@@ -102,6 +102,11 @@ struct ddmc_vm {
   /* The debugger layer's state (debugger/glue.h) and how to free it with the VM. */
   _Atomic(struct ddmc__dbg *) dbg;
   void (*dbg_destroy)(struct ddmc__dbg *d);
+  /* JVM TI (src/jvmti): its state (NULL until an agent loads), and the bridge it builds on,
+   * lent by ddmc_dbg_attach (jvmti_hooks.h). */
+  _Atomic(struct ddmc__jvmti *) jvmti;
+  const ddmc_dbg_ops *jv_ops;
+  void *jv_ops_data;
 
   /* ddmc__send_flush: a flusher takes a number from flush_seq; the JDWP thread stores in
    * flushed_seq the number it read before a drain that left nothing unsent. */

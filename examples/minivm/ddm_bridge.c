@@ -24,6 +24,7 @@ struct ddm_bridge {
   _Atomic(ddmc_vm *) ddm;       /* NULL until started: hooks fired earlier are dropped */
   mvm_thread *jdwp_thread;      /* the JDWP thread as a VM thread ("JDWP", daemon) */
   dbg_bridge *dbg;              /* the JDWP debugger (dbg_bridge.c), attached before start */
+  ddmc_vm *created;             /* ddm_bridge_create's instance (started or not) */
   atomic_int announced;         /* "JDWP listening on" printed */
 };
 
@@ -262,6 +263,32 @@ static const char *abi(void) {
 }
 
 int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm) {
+  if (!b->created && ddm_bridge_create(b, vm)) return -1;
+  ddmc_vm *d = b->created;
+  int rc;
+  if ((rc = ddmc_vm_start(d)) != 0) {
+    fprintf(stderr, "minivm: JDWP: cannot start: %s\n", ddmc_strerror(rc));
+    ddmc_vm_free(d);
+    return -1;
+  }
+  /* Published only now: hooks from VM threads never see a half-started instance. */
+  atomic_store(&b->ddm, d);
+  const ddmc_options *o = &b->opts;
+  const char *host = o->host[0] ? o->host : "127.0.0.1";
+  if (o->transport == DDMC_TRANSPORT_ADB)
+    fprintf(stderr, "minivm: JDWP via adb\n");
+  else if (!o->server)
+    fprintf(stderr, "minivm: JDWP connecting to %s:%u\n", host, (unsigned)o->port);
+  else if (!atomic_exchange(&b->announced, 1))   /* unless op_log printed it already */
+    fprintf(stderr, "minivm: JDWP listening on %s:%u\n", host, (unsigned)ddmc_vm_port(d));
+  return 0;
+}
+
+ddmc_vm *ddm_bridge_ddmc(const ddm_bridge *b) { return b->created; }
+
+void ddm_bridge_publish(ddm_bridge *b) { atomic_store(&b->ddm, b->created); }
+
+int ddm_bridge_create(ddm_bridge *b, mvm_vm *vm) {
   static const ddmc_vm_ops ops = {
       .jdwp_thread_start = op_jdwp_thread_start,
       .jdwp_thread_end = op_jdwp_thread_end,
@@ -274,6 +301,9 @@ int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm) {
       .log = op_log,
   };
   b->vm = vm;
+  /* Agents without -agentlib:jdwp: an instance that is never started still needs a transport
+   * named (it opens nothing until ddmc_vm_start). */
+  if (b->opts.transport == DDMC_TRANSPORT_NONE) b->opts.transport = DDMC_TRANSPORT_SOCKET;
   ddmc_vm *d;
   int rc = ddmc_vm_new(&d, &b->opts, &ops, NULL, b);
   if (rc) {
@@ -299,21 +329,7 @@ int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm) {
     ddmc_vm_free(d);
     return -1;
   }
-  if ((rc = ddmc_vm_start(d)) != 0) {
-    fprintf(stderr, "minivm: JDWP: cannot start: %s\n", ddmc_strerror(rc));
-    ddmc_vm_free(d);
-    return -1;
-  }
-  /* Published only now: hooks from VM threads never see a half-started instance. */
-  atomic_store(&b->ddm, d);
-  const ddmc_options *o = &b->opts;
-  const char *host = o->host[0] ? o->host : "127.0.0.1";
-  if (o->transport == DDMC_TRANSPORT_ADB)
-    fprintf(stderr, "minivm: JDWP via adb\n");
-  else if (!o->server)
-    fprintf(stderr, "minivm: JDWP connecting to %s:%u\n", host, (unsigned)o->port);
-  else if (!atomic_exchange(&b->announced, 1))   /* unless op_log printed it already */
-    fprintf(stderr, "minivm: JDWP listening on %s:%u\n", host, (unsigned)ddmc_vm_port(d));
+  b->created = d;
   return 0;
 }
 

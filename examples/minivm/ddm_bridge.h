@@ -19,6 +19,13 @@ void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out);
  * prints where JDWP listens. The program is loaded and mvm_prepare_main done (with suspend=y a
  * debugger sees the main thread before it runs). Returns 0 or -1 (message printed). */
 int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm);
+/* The first half of start: ddmc_vm_new, ident, the debugger bridge, allocation tracking, without
+ * starting JDWP (agents need the bridge; JDWP only when asked for). start calls it if not done. */
+int ddm_bridge_create(ddm_bridge *b, mvm_vm *vm);
+/* Hooks reach an instance that was created but will not be started (agents without JDWP). */
+void ddm_bridge_publish(ddm_bridge *b);
+/* The instance ddm_bridge_create made, or NULL. */
+struct ddmc_vm *ddm_bridge_ddmc(const ddm_bridge *b);
 /* VM_DEATH to a debugger, then stops the JDWP thread (it detaches from the VM); call right
  * before the process exits. */
 void ddm_bridge_stop(ddm_bridge *b);

@@ -12,6 +12,7 @@
 #include "chunk.h"
 #include "debugger.h"
 #include "profile.h"
+#include "agent.h"
 
 DDMC_BEGIN_DECLS
 

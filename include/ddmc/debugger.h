@@ -467,6 +467,13 @@ DDMC_EXTERN int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const dd
 DDMC_EXTERN int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                         ddmc_ref this_obj, ddmc_ref exception, const ddmc_location *catch_loc);
 
+/* A frame at loc (the instruction where the exception left it) is popped by an exception, without
+ * returning. Agents get MethodExit with was_popped_by_exception; JDWP has no such event (a
+ * debugger's METHOD_EXIT requests do not match). Report it, while method events are on, for each
+ * frame the unwinding removes. Returns 0 or DDMC_EINVAL. */
+DDMC_EXTERN int ddmc_dbg_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                            ddmc_ref this_obj);
+
 /* Options of a method call (JDWP's invokeOptions). */
 #define DDMC_DBG_INVOKE_SINGLE_THREADED 1
 #define DDMC_DBG_INVOKE_NONVIRTUAL 2

@@ -11,6 +11,7 @@
 
 #include "debugger/glue.h"
 #include "debugger/requests.h"
+#include "jvmti/jvmti_hooks.h"
 #include "profile/prof_hooks.h"
 #include "send/send.h"
 
@@ -357,11 +358,15 @@ static int enc_field(ddmc__dbg *d, composite *c, int kind, const void *arg) {
 
 /* ---- the public calls */
 
+/* The hub's question: does the debugger or an agent want kind? With neither, one atomic read
+ * (the debugger's connected flag; the JVM TI state pointer is NULL without agents). */
 int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
-  if (d == NULL || !atomic_load_explicit(&d->connected, memory_order_relaxed)) return 0;
-  if (kind == DDMC_EV_VM_START || kind == DDMC_EV_VM_DEATH) return 1;
-  return (unsigned)kind < 128 && atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0;
+  if (d != NULL && atomic_load_explicit(&d->connected, memory_order_relaxed)) {
+    if (kind == DDMC_EV_VM_START || kind == DDMC_EV_VM_DEATH) return 1;
+    if ((unsigned)kind < 128 && atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0) return 1;
+  }
+  return ddmc__hub_wants(vm, kind);
 }
 
 int ddmc_dbg_active(const ddmc_vm *vm) {
@@ -370,6 +375,7 @@ int ddmc_dbg_active(const ddmc_vm *vm) {
 }
 
 static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
+  if (vm != NULL) ddmc__hub_thread(vm, thread, kind == DDMC_EV_THREAD_START); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -389,6 +395,7 @@ int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread) { return post_threa
 int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_DEATH); }
 
 int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
+  if (vm != NULL) ddmc__hub_class_prepare(vm, thread, cls);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -414,6 +421,7 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   /* One event path: a method trace takes its entries from here, before the debugger's part
    * (which may park the thread). */
   if ((flags & DDMC_DBG_METHOD_ENTRY) && vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 0);
+  if (vm != NULL) ddmc__hub_location(vm, thread, loc, flags); /* agents, before the debugger may park it */
   /* Nothing the debugger asked for can match (a trace's method events, a DDM-only peer): no
    * shared counter, no request lock, no thread lookup, per call. */
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
@@ -442,6 +450,7 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
                               const ddmc_value *ret) {
   if (loc == NULL) return DDMC_EINVAL;
   if (vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 1);
+  if (vm != NULL) ddmc__hub_method_exit(vm, thread, loc, ret, 0);
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
   if (w != NULL && !wants(w, DDMC_EV_METHOD_EXIT) && !wants(w, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE))
     return not_wanted(w, thread);
@@ -559,4 +568,14 @@ void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all) {
 void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
   if (d != NULL && fn != NULL) ddmc__ids_visit_roots(d, fn, arg);
+  if (vm != NULL && fn != NULL) ddmc__jvmti_visit_roots(vm, fn, arg); /* agents' handles */
+}
+
+/* A frame popped by an exception: JVM TI's MethodExit (was_popped_by_exception); JDWP reports
+ * nothing here, and a method trace writes its UNROLL at the thread's next event. */
+int ddmc_dbg_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                ddmc_ref this_obj) {
+  if (loc == NULL) return DDMC_EINVAL;
+  if (vm != NULL) ddmc__hub_method_exit(vm, thread, loc, NULL, 1);
+  return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "debugger/glue.h"
 #include "debugger/requests.h"
+#include "jvmti/jvmti_hooks.h"
 #include "profile/prof_hooks.h"
 #include "jdwp/service.h"
 #include "send/send.h"
@@ -141,5 +142,6 @@ int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void
   }
   ddmc__vm_set_dbg(vm, d, dbg_destroy);
   ddmc__prof_set_bridge(vm, &d->ops, vm_data); /* the profilers name things through it too */
+  ddmc__jvmti_set_bridge(vm, &d->ops, vm_data); /* and JVM TI is built on it */
   return 0;
 }

@@ -11,6 +11,7 @@
 #ifndef DDMC_PROFILE_STATE_H
 #define DDMC_PROFILE_STATE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -28,6 +29,7 @@ typedef struct ddmc__prof {
   void *dbg_data;
   /* Why the VM's method events are on (DDMC__ME_* bits); JDWP thread only. */
   unsigned me_reasons;
+  pthread_mutex_t me_lock; /* me_reasons and the set_method_events call it causes */
 
   /* Allocation tracking: alloc_flag is read with __atomic builtins (ddmc_alloc_tracking). */
   int alloc_flag;

@@ -1,0 +1,517 @@
+/* Classes, methods and fields: GetLoadedClasses, GetClassSignature, GetClassStatus,
+ * GetSourceFileName, GetClassModifiers, GetClassMethods, GetClassFields, IsInterface,
+ * IsArrayClass, GetClassLoader, GetImplementedInterfaces; GetMethodName,
+ * GetMethodDeclaringClass, GetMethodModifiers, GetMaxLocals, GetArgumentsSize,
+ * GetLineNumberTable, GetMethodLocation, GetLocalVariableTable, IsMethodNative,
+ * IsMethodObsolete; GetFieldName, GetFieldDeclaringClass, GetFieldModifiers. All read the
+ * bridge's reflective ops (class_info, method_info, field_info, line_table, variable_table),
+ * which may run on any thread. Arrays returned are Allocate'd: the agent Deallocates them. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jvmti/funcs.h"
+
+#define SL (JVMTI_PHASE_START | JVMTI_PHASE_LIVE)
+
+static jvmtiError class_info(ddmc__jenv *e, jclass k, ddmc_class *c, ddmc_class_info *info) {
+  ddmc__jvmti *jv = e->jv;
+  if (jv->ops == NULL || jv->ops->class_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (k == NULL || ddmc__class_of(jv, k, c) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  memset(info, 0, sizeof(*info));
+  int rc = jv->ops->class_info(jv->ops_data, *c, info);
+  return rc == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_CLASS;
+}
+
+static jvmtiError method_info(ddmc__jenv *e, jmethodID m, ddmc_class *c, uint32_t *idx, ddmc_method_info *info) {
+  ddmc__jvmti *jv = e->jv;
+  if (jv->ops == NULL || jv->ops->method_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (m == NULL || ddmc__jv_method_of(jv, m, c, idx) != 0) return JVMTI_ERROR_INVALID_METHODID;
+  memset(info, 0, sizeof(*info));
+  return jv->ops->method_info(jv->ops_data, *c, *idx, info) == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_METHODID;
+}
+
+static jvmtiError field_info(ddmc__jenv *e, jfieldID f, ddmc_class *c, uint32_t *idx, ddmc_field_info *info) {
+  ddmc__jvmti *jv = e->jv;
+  if (jv->ops == NULL || jv->ops->field_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (f == NULL || ddmc__jv_field_of(jv, f, c, idx) != 0) return JVMTI_ERROR_INVALID_FIELDID;
+  memset(info, 0, sizeof(*info));
+  return jv->ops->field_info(jv->ops_data, *c, *idx, info) == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_FIELDID;
+}
+
+/* *out = a copy of s (NULL stays NULL when may_be_null), or leaves out alone when out is NULL. */
+static jvmtiError give_string(const char *s, char **out, int may_be_null) {
+  if (out == NULL) return JVMTI_ERROR_NONE;
+  if (s == NULL && may_be_null) {
+    *out = NULL;
+    return JVMTI_ERROR_NONE;
+  }
+  return (*out = ddmc__jv_strdup(s)) ? JVMTI_ERROR_NONE : JVMTI_ERROR_OUT_OF_MEMORY;
+}
+
+/* ---- classes */
+
+typedef struct class_list {
+  ddmc_class *v;
+  uint32_t n, cap;
+  int oom;
+} class_list;
+
+static int collect_class(void *arg, ddmc_class c) {
+  class_list *l = arg;
+  if (l->n == l->cap) {
+    uint32_t cap = l->cap ? l->cap * 2 : 64;
+    ddmc_class *v = cap > (1u << 22) ? NULL : realloc(l->v, sizeof(ddmc_class) * cap);
+    if (v == NULL) {
+      l->oom = 1;
+      return 1;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = c;
+  return 0;
+}
+
+jvmtiError ddmc__jt_GetLoadedClasses(ddmc__jenv *e, jint *class_count_ptr, jclass **classes_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (class_count_ptr == NULL || classes_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc__jvmti *jv = e->jv;
+  if (jv->ops == NULL || jv->ops->for_each_class == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  class_list l = {NULL, 0, 0, 0};
+  jv->ops->for_each_class(jv->ops_data, collect_class, &l);
+  jclass *out = l.oom ? NULL : ddmc__jv_alloc(sizeof(jclass) * (l.n ? l.n : 1));
+  uint32_t i = 0;
+  for (; out != NULL && i < l.n; i++)
+    if ((out[i] = ddmc__class_local(jv, l.v[i])) == NULL) break;
+  free(l.v);
+  if (out == NULL || i < l.n) {
+    while (out != NULL && i > 0) ddmc__ref_delete(jv, out[--i], DDMC__CELL_LOCAL);
+    free(out);
+    return JVMTI_ERROR_OUT_OF_MEMORY;
+  }
+  *class_count_ptr = (jint)l.n;
+  *classes_ptr = out;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetClassSignature(ddmc__jenv *e, jclass klass, char **signature_ptr, char **generic_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  if (info.signature == NULL) return JVMTI_ERROR_INTERNAL;
+  if ((rc = give_string(info.signature, signature_ptr, 0)) != 0) return rc;
+  if ((rc = give_string(info.generic, generic_ptr, 1)) != 0) {
+    if (signature_ptr) free(*signature_ptr);
+    return rc;
+  }
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetClassStatus(ddmc__jenv *e, jclass klass, jint *status_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (status_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jint s = (jint)(info.status & (JVMTI_CLASS_STATUS_VERIFIED | JVMTI_CLASS_STATUS_PREPARED |
+                                 JVMTI_CLASS_STATUS_INITIALIZED | JVMTI_CLASS_STATUS_ERROR));
+  if (info.type_tag == DDMC_TYPE_ARRAY) s = JVMTI_CLASS_STATUS_ARRAY; /* the specification: ARRAY alone */
+  *status_ptr = s;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetSourceFileName(ddmc__jenv *e, jclass klass, char **source_name_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_source_file_name)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (source_name_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  if (info.source_file == NULL) return JVMTI_ERROR_ABSENT_INFORMATION;
+  return give_string(info.source_file, source_name_ptr, 0);
+}
+
+jvmtiError ddmc__jt_GetClassModifiers(ddmc__jenv *e, jclass klass, jint *modifiers_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (modifiers_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  *modifiers_ptr = (jint)info.modifiers;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetClassMethods(ddmc__jenv *e, jclass klass, jint *method_count_ptr, jmethodID **methods_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (method_count_ptr == NULL || methods_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  if (!(info.status & DDMC_CLASS_PREPARED)) return JVMTI_ERROR_CLASS_NOT_PREPARED;
+  jmethodID *v = ddmc__jv_alloc(sizeof(jmethodID) * (info.nmethods ? info.nmethods : 1));
+  if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  for (uint32_t i = 0; i < info.nmethods; i++)
+    if ((v[i] = ddmc__jv_method_id(e->jv, c, i)) == NULL) {
+      free(v);
+      return JVMTI_ERROR_OUT_OF_MEMORY;
+    }
+  *method_count_ptr = (jint)info.nmethods;
+  *methods_ptr = v;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetClassFields(ddmc__jenv *e, jclass klass, jint *field_count_ptr, jfieldID **fields_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (field_count_ptr == NULL || fields_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  if (!(info.status & DDMC_CLASS_PREPARED)) return JVMTI_ERROR_CLASS_NOT_PREPARED;
+  jfieldID *v = ddmc__jv_alloc(sizeof(jfieldID) * (info.nfields ? info.nfields : 1));
+  if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  for (uint32_t i = 0; i < info.nfields; i++)
+    if ((v[i] = ddmc__jv_field_id(e->jv, c, i)) == NULL) {
+      free(v);
+      return JVMTI_ERROR_OUT_OF_MEMORY;
+    }
+  *field_count_ptr = (jint)info.nfields;
+  *fields_ptr = v;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *count_ptr, jclass **interfaces_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (count_ptr == NULL || interfaces_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  ddmc__jvmti *jv = e->jv;
+  uint32_t n = info.ninterfaces > 65535 ? 65535 : info.ninterfaces;
+  jclass *v = ddmc__jv_alloc(sizeof(jclass) * (n ? n : 1));
+  if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n && jv->ops->class_interface; i++) {
+    ddmc_class ic = 0;
+    if (jv->ops->class_interface(jv->ops_data, c, i, &ic) == 0 && ic != 0) v[k++] = ddmc__class_local(jv, ic);
+  }
+  *count_ptr = (jint)k;
+  *interfaces_ptr = v;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_IsInterface(ddmc__jenv *e, jclass klass, jboolean *is_interface_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (is_interface_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  *is_interface_ptr = info.type_tag == DDMC_TYPE_INTERFACE;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_IsArrayClass(ddmc__jenv *e, jclass klass, jboolean *is_array_class_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (is_array_class_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  *is_array_class_ptr = info.type_tag == DDMC_TYPE_ARRAY;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetClassLoader(ddmc__jenv *e, jclass klass, jobject *classloader_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (classloader_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  ddmc_class_info info;
+  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  *classloader_ptr = info.loader ? ddmc__ref_local(e->jv, info.loader, 0, 0) : NULL; /* NULL: the boot loader */
+  return JVMTI_ERROR_NONE;
+}
+
+/* ---- methods */
+
+jvmtiError ddmc__jt_GetMethodName(ddmc__jenv *e, jmethodID method, char **name_ptr, char **signature_ptr,
+                                  char **generic_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  char *n = NULL, *s = NULL;
+  if ((rc = give_string(m.name, name_ptr ? &n : NULL, 0)) != 0) return rc;
+  if ((rc = give_string(m.signature, signature_ptr ? &s : NULL, 0)) != 0) {
+    free(n);
+    return rc;
+  }
+  if ((rc = give_string(m.generic, generic_ptr, 1)) != 0) {
+    free(n);
+    free(s);
+    return rc;
+  }
+  if (name_ptr) *name_ptr = n;
+  if (signature_ptr) *signature_ptr = s;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetMethodDeclaringClass(ddmc__jenv *e, jmethodID method, jclass *declaring_class_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (declaring_class_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if ((*declaring_class_ptr = ddmc__class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetMethodModifiers(ddmc__jenv *e, jmethodID method, jint *modifiers_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (modifiers_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  *modifiers_ptr = (jint)m.modifiers;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetMaxLocals(ddmc__jenv *e, jmethodID method, jint *max_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (max_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
+  *max_ptr = m.max_locals;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetArgumentsSize(ddmc__jenv *e, jmethodID method, jint *size_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (size_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
+  *size_ptr = m.arg_slots;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetMethodLocation(ddmc__jenv *e, jmethodID method, jlocation *start_location_ptr,
+                                      jlocation *end_location_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (start_location_ptr == NULL || end_location_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
+  *start_location_ptr = m.code_start;
+  *end_location_ptr = m.code_end;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_IsMethodNative(ddmc__jenv *e, jmethodID method, jboolean *is_native_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (is_native_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  *is_native_ptr = (m.modifiers & DDMC_ACC_NATIVE) != 0;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_IsMethodObsolete(ddmc__jenv *e, jmethodID method, jboolean *is_obsolete_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (is_obsolete_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  *is_obsolete_ptr = 0; /* nothing is ever redefined */
+  return JVMTI_ERROR_NONE;
+}
+
+typedef struct line_list {
+  ddmc__jline_entry *v;
+  uint32_t n, cap;
+  int oom;
+} line_list;
+
+static int collect_line(void *arg, int64_t index, int32_t line) {
+  line_list *l = arg;
+  if (l->n == l->cap) {
+    uint32_t cap = l->cap ? l->cap * 2 : 32;
+    ddmc__jline_entry *v = cap > (1u << 22) ? NULL : realloc(l->v, sizeof(*v) * cap);
+    if (v == NULL) {
+      l->oom = 1;
+      return 1;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = (ddmc__jline_entry){index, line};
+  return 0;
+}
+
+jvmtiError ddmc__jt_GetLineNumberTable(ddmc__jenv *e, jmethodID method, jint *entry_count_ptr,
+                                       ddmc__jline_entry **table_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_line_numbers)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (entry_count_ptr == NULL || table_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
+  ddmc__jvmti *jv = e->jv;
+  line_list l = {NULL, 0, 0, 0};
+  int r = jv->ops->line_table(jv->ops_data, c, idx, collect_line, &l);
+  if (r == 0 && l.n == 0) r = DDMC_JDWP_ABSENT_INFORMATION;
+  if (r != 0 || l.oom) {
+    free(l.v);
+    return l.oom ? JVMTI_ERROR_OUT_OF_MEMORY : ddmc__jv_err(r);
+  }
+  *entry_count_ptr = (jint)l.n;
+  *table_ptr = l.v; /* realloc'd: Deallocate (free) releases it */
+  return JVMTI_ERROR_NONE;
+}
+
+typedef struct var_list {
+  ddmc__jlocal_entry *v;
+  uint32_t n, cap;
+  int oom;
+} var_list;
+
+static int collect_var(void *arg, const ddmc_variable *var) {
+  var_list *l = arg;
+  if (l->n == l->cap) {
+    uint32_t cap = l->cap ? l->cap * 2 : 16;
+    ddmc__jlocal_entry *v = cap > (1u << 20) ? NULL : realloc(l->v, sizeof(*v) * cap);
+    if (v == NULL) {
+      l->oom = 1;
+      return 1;
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  ddmc__jlocal_entry *x = &l->v[l->n];
+  x->start_location = var->start;
+  x->length = var->length;
+  x->slot = var->slot;
+  x->name = ddmc__jv_strdup(var->name);
+  x->signature = ddmc__jv_strdup(var->signature);
+  x->generic_signature = var->generic ? ddmc__jv_strdup(var->generic) : NULL;
+  l->n++;
+  if (!x->name || !x->signature || (var->generic && !x->generic_signature)) {
+    l->oom = 1;
+    return 1;
+  }
+  return 0;
+}
+
+jvmtiError ddmc__jt_GetLocalVariableTable(ddmc__jenv *e, jmethodID method, jint *entry_count_ptr,
+                                          ddmc__jlocal_entry **table_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (entry_count_ptr == NULL || table_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class c;
+  uint32_t idx;
+  ddmc_method_info m;
+  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
+  ddmc__jvmti *jv = e->jv;
+  var_list l = {NULL, 0, 0, 0};
+  int r = jv->ops->variable_table(jv->ops_data, c, idx, collect_var, &l);
+  if (r != 0 || l.oom) {
+    for (uint32_t i = 0; i < l.n; i++) {
+      free(l.v[i].name);
+      free(l.v[i].signature);
+      free(l.v[i].generic_signature);
+    }
+    free(l.v);
+    return l.oom ? JVMTI_ERROR_OUT_OF_MEMORY : ddmc__jv_err(r);
+  }
+  *entry_count_ptr = (jint)l.n;
+  *table_ptr = l.n ? l.v : ddmc__jv_alloc(sizeof(ddmc__jlocal_entry));
+  return JVMTI_ERROR_NONE;
+}
+
+/* ---- fields */
+
+jvmtiError ddmc__jt_GetFieldName(ddmc__jenv *e, jclass klass, jfieldID field, char **name_ptr, char **signature_ptr,
+                                 char **generic_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  ddmc_class kc, c;
+  uint32_t idx;
+  ddmc_field_info f;
+  if (klass == NULL || ddmc__class_of(e->jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if ((rc = field_info(e, field, &c, &idx, &f)) != 0) return rc;
+  char *n = NULL, *s = NULL;
+  if ((rc = give_string(f.name, name_ptr ? &n : NULL, 0)) != 0) return rc;
+  if ((rc = give_string(f.signature, signature_ptr ? &s : NULL, 0)) != 0) {
+    free(n);
+    return rc;
+  }
+  if ((rc = give_string(f.generic, generic_ptr, 1)) != 0) {
+    free(n);
+    free(s);
+    return rc;
+  }
+  if (name_ptr) *name_ptr = n;
+  if (signature_ptr) *signature_ptr = s;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetFieldDeclaringClass(ddmc__jenv *e, jclass klass, jfieldID field, jclass *declaring_class_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (declaring_class_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class kc, c;
+  uint32_t idx;
+  ddmc_field_info f;
+  if (klass == NULL || ddmc__class_of(e->jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if ((rc = field_info(e, field, &c, &idx, &f)) != 0) return rc;
+  if ((*declaring_class_ptr = ddmc__class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetFieldModifiers(ddmc__jenv *e, jclass klass, jfieldID field, jint *modifiers_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (modifiers_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc_class kc, c;
+  uint32_t idx;
+  ddmc_field_info f;
+  if (klass == NULL || ddmc__class_of(e->jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if ((rc = field_info(e, field, &c, &idx, &f)) != 0) return rc;
+  *modifiers_ptr = (jint)f.modifiers;
+  return JVMTI_ERROR_NONE;
+}

@@ -1,0 +1,526 @@
+/* The environment-level JVM TI functions: phases, capabilities, event callbacks and
+ * notification modes, memory, errors, version, system properties, timers, local storage and
+ * DisposeEnvironment. Each checks its phase and its pointers first, as the specification lists
+ * them, and changes nothing when it fails. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jvmti/funcs.h"
+#include "profile/prof_hooks.h"
+
+#define PHASE(jv) atomic_load_explicit(&(jv)->phase, memory_order_acquire)
+#define ENV_CHECK(e)                                                            \
+  do {                                                                          \
+    if ((e) == NULL || (e)->jv == NULL) return JVMTI_ERROR_INVALID_ENVIRONMENT; \
+    if (atomic_load(&(e)->disposed)) return JVMTI_ERROR_INVALID_ENVIRONMENT;    \
+  } while (0)
+
+jvmtiError ddmc__jv_phase_ok(ddmc__jenv *e, unsigned phases) {
+  if (e == NULL || e->jv == NULL || atomic_load(&e->disposed)) return JVMTI_ERROR_INVALID_ENVIRONMENT;
+  return (PHASE(e->jv) & (int)phases) ? JVMTI_ERROR_NONE : JVMTI_ERROR_WRONG_PHASE;
+}
+
+jvmtiError ddmc__jv_err(int jdwp) {
+  /* The bridge answers in JDWP's numbers; JVM TI shares them where they mean the same. */
+  switch (jdwp) {
+    case 0: return JVMTI_ERROR_NONE;
+    case DDMC_JDWP_NOT_IMPLEMENTED: return JVMTI_ERROR_NOT_AVAILABLE;
+    case DDMC_JDWP_NULL_POINTER: return JVMTI_ERROR_NULL_POINTER;
+    case DDMC_JDWP_VM_DEAD: return JVMTI_ERROR_WRONG_PHASE;
+    case DDMC_JDWP_INVALID_FRAMEID: return JVMTI_ERROR_NO_MORE_FRAMES;
+    case DDMC_JDWP_INVALID_INDEX: return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+    case DDMC_JDWP_INVALID_ARRAY:
+    case DDMC_JDWP_INVALID_STRING: return JVMTI_ERROR_INVALID_OBJECT;
+    case DDMC_JDWP_INVALID_THREAD:
+    case DDMC_JDWP_INVALID_THREAD_GROUP:
+    case DDMC_JDWP_THREAD_NOT_SUSPENDED:
+    case DDMC_JDWP_THREAD_SUSPENDED:
+    case DDMC_JDWP_THREAD_NOT_ALIVE:
+    case DDMC_JDWP_INVALID_OBJECT:
+    case DDMC_JDWP_INVALID_CLASS:
+    case DDMC_JDWP_CLASS_NOT_PREPARED:
+    case DDMC_JDWP_INVALID_METHODID:
+    case DDMC_JDWP_INVALID_LOCATION:
+    case DDMC_JDWP_INVALID_FIELDID:
+    case DDMC_JDWP_NO_MORE_FRAMES:
+    case DDMC_JDWP_OPAQUE_FRAME:
+    case DDMC_JDWP_TYPE_MISMATCH:
+    case DDMC_JDWP_INVALID_SLOT:
+    case DDMC_JDWP_DUPLICATE:
+    case DDMC_JDWP_NOT_FOUND:
+    case DDMC_JDWP_INVALID_MONITOR:
+    case DDMC_JDWP_NOT_MONITOR_OWNER:
+    case DDMC_JDWP_INTERRUPT:
+    case DDMC_JDWP_ABSENT_INFORMATION:
+    case DDMC_JDWP_ILLEGAL_ARGUMENT:
+    case DDMC_JDWP_OUT_OF_MEMORY: return jdwp;
+    default: return JVMTI_ERROR_INTERNAL;
+  }
+}
+
+void *ddmc__jv_alloc(size_t n) { return malloc(n ? n : 1); }
+
+char *ddmc__jv_strdup(const char *s) {
+  size_t n = strlen(s ? s : "");
+  char *p = ddmc__jv_alloc(n + 1);
+  if (p != NULL) memcpy(p, s ? s : "", n + 1);
+  return p;
+}
+
+/* ---- memory (any phase). Allocate is malloc, so agents may free with either. */
+
+jvmtiError ddmc__jt_Allocate(ddmc__jenv *e, jlong size, unsigned char **mem_ptr) {
+  ENV_CHECK(e);
+  if (mem_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  if (size < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  if (size == 0) {
+    *mem_ptr = NULL;
+    return JVMTI_ERROR_NONE;
+  }
+  if ((uint64_t)size > SIZE_MAX) return JVMTI_ERROR_OUT_OF_MEMORY;
+  unsigned char *p = malloc((size_t)size);
+  if (p == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  *mem_ptr = p;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_Deallocate(ddmc__jenv *e, unsigned char *mem) {
+  ENV_CHECK(e);
+  free(mem);
+  return JVMTI_ERROR_NONE;
+}
+
+/* ---- phase, version, errors */
+
+jvmtiError ddmc__jt_GetPhase(ddmc__jenv *e, jint *phase_ptr) {
+  ENV_CHECK(e);
+  if (phase_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  *phase_ptr = PHASE(e->jv);
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetVersionNumber(ddmc__jenv *e, jint *version_ptr) {
+  ENV_CHECK(e);
+  if (version_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  *version_ptr = DDMC_JVMTI_VERSION_NOW;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetJLocationFormat(ddmc__jenv *e, jint *format_ptr) {
+  ENV_CHECK(e);
+  if (format_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  *format_ptr = 2; /* JVMTI_JLOCATION_MACHINEPC: an instruction index, not a bytecode offset */
+  return JVMTI_ERROR_NONE;
+}
+
+static const struct {
+  int code;
+  const char *name;
+} g_errors[] = {
+    {0, "JVMTI_ERROR_NONE"},
+    {10, "JVMTI_ERROR_INVALID_THREAD"},
+    {11, "JVMTI_ERROR_INVALID_THREAD_GROUP"},
+    {12, "JVMTI_ERROR_INVALID_PRIORITY"},
+    {13, "JVMTI_ERROR_THREAD_NOT_SUSPENDED"},
+    {14, "JVMTI_ERROR_THREAD_SUSPENDED"},
+    {15, "JVMTI_ERROR_THREAD_NOT_ALIVE"},
+    {20, "JVMTI_ERROR_INVALID_OBJECT"},
+    {21, "JVMTI_ERROR_INVALID_CLASS"},
+    {22, "JVMTI_ERROR_CLASS_NOT_PREPARED"},
+    {23, "JVMTI_ERROR_INVALID_METHODID"},
+    {24, "JVMTI_ERROR_INVALID_LOCATION"},
+    {25, "JVMTI_ERROR_INVALID_FIELDID"},
+    {26, "JVMTI_ERROR_INVALID_MODULE"},
+    {31, "JVMTI_ERROR_NO_MORE_FRAMES"},
+    {32, "JVMTI_ERROR_OPAQUE_FRAME"},
+    {34, "JVMTI_ERROR_TYPE_MISMATCH"},
+    {35, "JVMTI_ERROR_INVALID_SLOT"},
+    {40, "JVMTI_ERROR_DUPLICATE"},
+    {41, "JVMTI_ERROR_NOT_FOUND"},
+    {50, "JVMTI_ERROR_INVALID_MONITOR"},
+    {51, "JVMTI_ERROR_NOT_MONITOR_OWNER"},
+    {52, "JVMTI_ERROR_INTERRUPT"},
+    {60, "JVMTI_ERROR_INVALID_CLASS_FORMAT"},
+    {61, "JVMTI_ERROR_CIRCULAR_CLASS_DEFINITION"},
+    {62, "JVMTI_ERROR_FAILS_VERIFICATION"},
+    {63, "JVMTI_ERROR_UNSUPPORTED_REDEFINITION_METHOD_ADDED"},
+    {64, "JVMTI_ERROR_UNSUPPORTED_REDEFINITION_SCHEMA_CHANGED"},
+    {65, "JVMTI_ERROR_INVALID_TYPESTATE"},
+    {66, "JVMTI_ERROR_UNSUPPORTED_REDEFINITION_HIERARCHY_CHANGED"},
+    {67, "JVMTI_ERROR_UNSUPPORTED_REDEFINITION_METHOD_DELETED"},
+    {68, "JVMTI_ERROR_UNSUPPORTED_VERSION"},
+    {69, "JVMTI_ERROR_NAMES_DONT_MATCH"},
+    {70, "JVMTI_ERROR_UNSUPPORTED_REDEFINITION_CLASS_MODIFIERS_CHANGED"},
+    {71, "JVMTI_ERROR_UNSUPPORTED_REDEFINITION_METHOD_MODIFIERS_CHANGED"},
+    {72, "JVMTI_ERROR_UNSUPPORTED_REDEFINITION_CLASS_ATTRIBUTE_CHANGED"},
+    {79, "JVMTI_ERROR_UNMODIFIABLE_CLASS"},
+    {80, "JVMTI_ERROR_UNMODIFIABLE_MODULE"},
+    {98, "JVMTI_ERROR_NOT_AVAILABLE"},
+    {99, "JVMTI_ERROR_MUST_POSSESS_CAPABILITY"},
+    {100, "JVMTI_ERROR_NULL_POINTER"},
+    {101, "JVMTI_ERROR_ABSENT_INFORMATION"},
+    {102, "JVMTI_ERROR_INVALID_EVENT_TYPE"},
+    {103, "JVMTI_ERROR_ILLEGAL_ARGUMENT"},
+    {104, "JVMTI_ERROR_NATIVE_METHOD"},
+    {106, "JVMTI_ERROR_CLASS_LOADER_UNSUPPORTED"},
+    {110, "JVMTI_ERROR_OUT_OF_MEMORY"},
+    {111, "JVMTI_ERROR_ACCESS_DENIED"},
+    {112, "JVMTI_ERROR_WRONG_PHASE"},
+    {113, "JVMTI_ERROR_INTERNAL"},
+    {115, "JVMTI_ERROR_UNATTACHED_THREAD"},
+    {116, "JVMTI_ERROR_INVALID_ENVIRONMENT"},
+};
+
+const char *ddmc__jv_error_name(int code) {
+  for (size_t i = 0; i < sizeof(g_errors) / sizeof(g_errors[0]); i++)
+    if (g_errors[i].code == code) return g_errors[i].name;
+  return NULL;
+}
+
+jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_ptr) {
+  ENV_CHECK(e);
+  if (name_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  const char *n = ddmc__jv_error_name(error);
+  if (n == NULL) {
+    *name_ptr = NULL;
+    return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  }
+  if ((*name_ptr = ddmc__jv_strdup(n)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  return JVMTI_ERROR_NONE;
+}
+
+/* ---- capabilities */
+
+int ddmc__jenv_has_cap(ddmc__jenv *e, int bit) {
+  pthread_mutex_lock(&e->jv->lock);
+  int has = ddmc__cap_has(&e->caps, bit);
+  pthread_mutex_unlock(&e->jv->lock);
+  return has;
+}
+
+void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
+  memset(out, 0, sizeof(*out));
+  const ddmc_dbg_ops *o = jv->ops;
+  if (o == NULL) return;
+  /* Only what the bridge can do and the hub delivers. */
+  if (o->set_method_events) {
+    ddmc__cap_set(out, DDMC_CAP_can_generate_method_entry_events);
+    ddmc__cap_set(out, DDMC_CAP_can_generate_method_exit_events);
+  }
+  if (o->line_table) ddmc__cap_set(out, DDMC_CAP_can_get_line_numbers);
+  if (o->class_info) ddmc__cap_set(out, DDMC_CAP_can_get_source_file_name);
+  if (o->get_local && o->set_local && o->variable_table) ddmc__cap_set(out, DDMC_CAP_can_access_local_variables);
+  if (o->suspend_thread && o->resume_thread) ddmc__cap_set(out, DDMC_CAP_can_suspend);
+  ddmc__cap_set(out, DDMC_CAP_can_maintain_original_method_order); /* methods in declaration order */
+}
+
+jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabilities_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc__jv_potential_caps(e->jv, capabilities_ptr);
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_AddCapabilities(ddmc__jenv *e, const ddmc__caps *capabilities_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc__caps pot;
+  ddmc__jv_potential_caps(e->jv, &pot);
+  for (int i = 0; i < 4; i++)
+    if (capabilities_ptr->w[i] & ~pot.w[i]) return JVMTI_ERROR_NOT_AVAILABLE; /* nothing added */
+  pthread_mutex_lock(&e->jv->lock);
+  for (int i = 0; i < 4; i++) e->caps.w[i] |= capabilities_ptr->w[i];
+  pthread_mutex_unlock(&e->jv->lock);
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_RelinquishCapabilities(ddmc__jenv *e, const ddmc__caps *capabilities_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  pthread_mutex_lock(&e->jv->lock);
+  for (int i = 0; i < 4; i++) e->caps.w[i] &= ~capabilities_ptr->w[i];
+  pthread_mutex_unlock(&e->jv->lock);
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetCapabilities(ddmc__jenv *e, ddmc__caps *capabilities_ptr) {
+  ENV_CHECK(e);
+  if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  pthread_mutex_lock(&e->jv->lock);
+  *capabilities_ptr = e->caps;
+  pthread_mutex_unlock(&e->jv->lock);
+  return JVMTI_ERROR_NONE;
+}
+
+/* ---- events */
+
+/* The capability an event needs, or -1 for none. */
+static int event_capability(int ev) {
+  switch (ev) {
+    case JVMTI_EVENT_METHOD_ENTRY: return DDMC_CAP_can_generate_method_entry_events;
+    case JVMTI_EVENT_METHOD_EXIT: return DDMC_CAP_can_generate_method_exit_events;
+    case JVMTI_EVENT_SINGLE_STEP: return DDMC_CAP_can_generate_single_step_events;
+    case JVMTI_EVENT_BREAKPOINT: return DDMC_CAP_can_generate_breakpoint_events;
+    case JVMTI_EVENT_FRAME_POP: return DDMC_CAP_can_generate_frame_pop_events;
+    case JVMTI_EVENT_EXCEPTION:
+    case JVMTI_EVENT_EXCEPTION_CATCH: return DDMC_CAP_can_generate_exception_events;
+    case JVMTI_EVENT_FIELD_ACCESS: return DDMC_CAP_can_generate_field_access_events;
+    case JVMTI_EVENT_FIELD_MODIFICATION: return DDMC_CAP_can_generate_field_modification_events;
+    case JVMTI_EVENT_MONITOR_WAIT:
+    case JVMTI_EVENT_MONITOR_WAITED:
+    case JVMTI_EVENT_MONITOR_CONTENDED_ENTER:
+    case JVMTI_EVENT_MONITOR_CONTENDED_ENTERED: return DDMC_CAP_can_generate_monitor_events;
+    case JVMTI_EVENT_GARBAGE_COLLECTION_START:
+    case JVMTI_EVENT_GARBAGE_COLLECTION_FINISH: return DDMC_CAP_can_generate_garbage_collection_events;
+    case JVMTI_EVENT_OBJECT_FREE: return DDMC_CAP_can_generate_object_free_events;
+    case JVMTI_EVENT_VM_OBJECT_ALLOC: return DDMC_CAP_can_generate_vm_object_alloc_events;
+    case JVMTI_EVENT_COMPILED_METHOD_LOAD:
+    case JVMTI_EVENT_COMPILED_METHOD_UNLOAD: return DDMC_CAP_can_generate_compiled_method_load_events;
+    case JVMTI_EVENT_NATIVE_METHOD_BIND: return DDMC_CAP_can_generate_native_method_bind_events;
+    case JVMTI_EVENT_SAMPLED_OBJECT_ALLOC: return DDMC_CAP_can_generate_sampled_object_alloc_events;
+    default: return -1;
+  }
+}
+
+static int valid_event(int ev) {
+  if (ev < DDMC__JEV_FIRST || ev > DDMC__JEV_LAST) return 0;
+  return ev != 72 && !(ev >= 77 && ev <= 79) && ev != 85;
+}
+
+/* Events that cannot be enabled per thread (the specification's list). */
+static int global_only(int ev) {
+  switch (ev) {
+    case JVMTI_EVENT_VM_INIT:
+    case JVMTI_EVENT_VM_START:
+    case JVMTI_EVENT_VM_DEATH:
+    case JVMTI_EVENT_THREAD_START:
+    case JVMTI_EVENT_COMPILED_METHOD_LOAD:
+    case JVMTI_EVENT_COMPILED_METHOD_UNLOAD:
+    case JVMTI_EVENT_DYNAMIC_CODE_GENERATED:
+    case JVMTI_EVENT_DATA_DUMP_REQUEST: return 1;
+    default: return 0;
+  }
+}
+
+int ddmc__jenv_enabled(ddmc__jenv *e, int ev, uint32_t thread) {
+  int i = ev - DDMC__JEV_FIRST;
+  if (atomic_load_explicit(&e->global[i], memory_order_relaxed)) return 1;
+  if (atomic_load_explicit(&e->nthread_enables[i], memory_order_relaxed) == 0) return 0;
+  int on = 0;
+  pthread_mutex_lock(&e->jv->lock);
+  for (uint32_t k = 0; k < e->nte && !on; k++) on = e->te[k].ev == i && e->te[k].thread == thread;
+  pthread_mutex_unlock(&e->jv->lock);
+  return on;
+}
+
+/* An environment wants ev (anywhere) now: keep jv->want and the VM's method events in step. */
+static int env_wants(ddmc__jenv *e, int i) {
+  return atomic_load(&e->global[i]) || atomic_load(&e->nthread_enables[i]) > 0;
+}
+
+/* Called with the change made, outside jv->lock. before/after: did e want event i. */
+static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
+  if (before == after) return;
+  atomic_fetch_add(&jv->want[i], after ? 1 : -1);
+  int me = atomic_load(&jv->want[JVMTI_EVENT_METHOD_ENTRY - DDMC__JEV_FIRST]) > 0 ||
+           atomic_load(&jv->want[JVMTI_EVENT_METHOD_EXIT - DDMC__JEV_FIRST]) > 0;
+  if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__prof_method_events(jv->vm, DDMC__ME_AGENT, me);
+}
+
+jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint event_type, jthread event_thread, ...) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (mode != JVMTI_ENABLE && mode != JVMTI_DISABLE) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  if (!valid_event(event_type)) return JVMTI_ERROR_INVALID_EVENT_TYPE;
+  int cap = event_capability(event_type);
+  ddmc__jvmti *jv = e->jv;
+  if (cap >= 0 && mode == JVMTI_ENABLE) {
+    pthread_mutex_lock(&jv->lock);
+    int has = ddmc__cap_has(&e->caps, cap);
+    pthread_mutex_unlock(&jv->lock);
+    if (!has) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  }
+  int i = event_type - DDMC__JEV_FIRST;
+  if (event_thread == NULL) {
+    int before = env_wants(e, i);
+    atomic_store(&e->global[i], (unsigned char)(mode == JVMTI_ENABLE));
+    want_changed(jv, i, before, env_wants(e, i));
+    return JVMTI_ERROR_NONE;
+  }
+  if (global_only(event_type)) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  uint32_t thread;
+  if ((rc = ddmc__thread_of(jv, event_thread, &thread)) != 0) return rc;
+  int before = env_wants(e, i);
+  rc = JVMTI_ERROR_NONE;
+  pthread_mutex_lock(&jv->lock);
+  uint32_t k;
+  for (k = 0; k < e->nte; k++)
+    if (e->te[k].ev == i && e->te[k].thread == thread) break;
+  if (mode == JVMTI_ENABLE && k == e->nte) {
+    if (e->nte == DDMC__MAX_THREAD_ENABLES)
+      rc = JVMTI_ERROR_OUT_OF_MEMORY;
+    else {
+      e->te[e->nte++] = (ddmc__thread_enable){thread, (uint8_t)i};
+      atomic_fetch_add(&e->nthread_enables[i], 1);
+    }
+  } else if (mode == JVMTI_DISABLE && k < e->nte) {
+    e->te[k] = e->te[--e->nte];
+    atomic_fetch_sub(&e->nthread_enables[i], 1);
+  }
+  pthread_mutex_unlock(&jv->lock);
+  want_changed(jv, i, before, env_wants(e, i));
+  return rc;
+}
+
+jvmtiError ddmc__jt_SetEventCallbacks(ddmc__jenv *e, const ddmc__fnptr *callbacks, jint size_of_callbacks) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (size_of_callbacks < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  /* NULL: no callbacks. A smaller table (an older header) leaves the rest NULL; slots past what
+   * this library knows are ignored. */
+  size_t n = callbacks == NULL ? 0 : (size_t)size_of_callbacks / sizeof(ddmc__fnptr);
+  pthread_mutex_lock(&e->jv->lock);
+  for (size_t i = 0; i < DDMC__JEV_COUNT; i++) atomic_store(&e->cb[i], i < n ? callbacks[i] : NULL);
+  pthread_mutex_unlock(&e->jv->lock);
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GenerateEvents(ddmc__jenv *e, jint event_type) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  /* CompiledMethodLoad and DynamicCodeGenerated: an interpreter compiles nothing. */
+  if (event_type == JVMTI_EVENT_COMPILED_METHOD_LOAD) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (event_type == JVMTI_EVENT_DYNAMIC_CODE_GENERATED) return JVMTI_ERROR_NONE;
+  return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+}
+
+/* ---- environment local storage, dispose */
+
+jvmtiError ddmc__jt_GetEnvironmentLocalStorage(ddmc__jenv *e, void **data_ptr) {
+  ENV_CHECK(e);
+  if (data_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  *data_ptr = atomic_load(&e->local_storage);
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_SetEnvironmentLocalStorage(ddmc__jenv *e, const void *data) {
+  ENV_CHECK(e);
+  atomic_store(&e->local_storage, (void *)data);
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_DisposeEnvironment(ddmc__jenv *e) {
+  ENV_CHECK(e);
+  /* Every event off (so the VM's method events go when no one wants them), callbacks gone,
+   * capabilities back. The struct stays until the VM is freed: a callback in flight on
+   * another thread may still read it. */
+  for (int i = 0; i < DDMC__JEV_COUNT; i++) {
+    int before = env_wants(e, i);
+    atomic_store(&e->global[i], 0);
+    pthread_mutex_lock(&e->jv->lock);
+    for (uint32_t k = 0; k < e->nte;)
+      if (e->te[k].ev == i) {
+        e->te[k] = e->te[--e->nte];
+        atomic_fetch_sub(&e->nthread_enables[i], 1);
+      } else
+        k++;
+    atomic_store(&e->cb[i], NULL);
+    pthread_mutex_unlock(&e->jv->lock);
+    want_changed(e->jv, i, before, env_wants(e, i));
+  }
+  pthread_mutex_lock(&e->jv->lock);
+  memset(&e->caps, 0, sizeof(e->caps));
+  pthread_mutex_unlock(&e->jv->lock);
+  atomic_store(&e->disposed, 1);
+  return JVMTI_ERROR_NONE;
+}
+
+/* ---- system properties (OnLoad and live). The VM sets them with ddmc_agent_set_property. */
+
+jvmtiError ddmc__jt_GetSystemProperties(ddmc__jenv *e, jint *count_ptr, char ***property_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (count_ptr == NULL || property_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc__jvmti *jv = e->jv;
+  pthread_mutex_lock(&jv->lock);
+  uint32_t n = jv->nprops;
+  char **v = ddmc__jv_alloc(sizeof(char *) * (n ? n : 1));
+  uint32_t i = 0;
+  for (; v != NULL && i < n; i++)
+    if ((v[i] = ddmc__jv_strdup(jv->props[i].key)) == NULL) break;
+  pthread_mutex_unlock(&jv->lock);
+  if (v == NULL || i < n) {
+    while (v != NULL && i > 0) free(v[--i]);
+    free(v);
+    return JVMTI_ERROR_OUT_OF_MEMORY;
+  }
+  *count_ptr = (jint)n;
+  *property_ptr = v;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetSystemProperty(ddmc__jenv *e, const char *property, char **value_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (property == NULL || value_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  ddmc__jvmti *jv = e->jv;
+  rc = JVMTI_ERROR_NOT_AVAILABLE;
+  pthread_mutex_lock(&jv->lock);
+  for (uint32_t i = 0; i < jv->nprops; i++)
+    if (strcmp(jv->props[i].key, property) == 0) {
+      *value_ptr = ddmc__jv_strdup(jv->props[i].value);
+      rc = *value_ptr ? JVMTI_ERROR_NONE : JVMTI_ERROR_OUT_OF_MEMORY;
+      break;
+    }
+  pthread_mutex_unlock(&jv->lock);
+  return rc;
+}
+
+jvmtiError ddmc__jt_SetSystemProperty(ddmc__jenv *e, const char *property, const char *value_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD);
+  if (rc) return rc;
+  if (property == NULL) return JVMTI_ERROR_NULL_POINTER;
+  return JVMTI_ERROR_NOT_AVAILABLE; /* every property of this VM is read-only */
+}
+
+/* ---- timers */
+
+jvmtiError ddmc__jt_GetTimerInfo(ddmc__jenv *e, ddmc__jtimer_info *info_ptr) {
+  ENV_CHECK(e);
+  if (info_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  memset(info_ptr, 0, sizeof(*info_ptr));
+  info_ptr->max_value = INT64_MAX; /* nanoseconds of CLOCK_MONOTONIC */
+  info_ptr->may_skip_forward = 0;
+  info_ptr->may_skip_backward = 0;
+  info_ptr->kind = JVMTI_TIMER_ELAPSED;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetTime(ddmc__jenv *e, jlong *nanos_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_START | JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (nanos_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  *nanos_ptr = (jlong)ts.tv_sec * 1000000000 + ts.tv_nsec;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetAvailableProcessors(ddmc__jenv *e, jint *processor_count_ptr) {
+  ENV_CHECK(e);
+  if (processor_count_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  *processor_count_ptr = n > 0 ? (jint)n : 1;
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_SetVerboseFlag(ddmc__jenv *e, jint flag, jboolean value) {
+  ENV_CHECK(e);
+  if (flag != 0 && flag != 1 && flag != 2 && flag != 4) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  return JVMTI_ERROR_NONE; /* accepted: this VM prints nothing more */
+}

@@ -1,0 +1,195 @@
+/* The JVM TI layer's private state and the calls between its files.
+ *
+ * One ddmc__jvmti hangs on each ddmc_vm (created by the first ddmc_agent_load); it owns the
+ * JavaVM, the environments (one per GetEnv), the handle table behind every jobject, the
+ * jmethodID / jfieldID table, raw monitors, the agents loaded and the system properties. It
+ * reaches the VM only through the debugger bridge (ddmc_dbg_ops, lent by ddmc_dbg_attach), the
+ * VM's DDM ops (thread enumeration) and the event calls the VM already makes (hub.c).
+ *
+ * Locks (all leaves: none is held while an op of the VM, an agent callback or another library
+ * lock is called, so a collector that stops the world can never wait for a thread that waits
+ * for one of them):
+ *   jv->lock       environments, agents, properties, per-thread event enables
+ *   refs.lock      the handle table (read by the collector's root visit)
+ *   members.lock   the jmethodID / jfieldID table
+ *   each raw monitor's own mutex (an agent's lock, held across anything the agent does)
+ *
+ * Phases move forward only: ONLOAD (agents' Agent_OnLoad) -> START (ddmc_agent_vm_start) ->
+ * LIVE (ddmc_agent_vm_init) -> DEAD (ddmc_agent_vm_death). */
+#ifndef DDMC_JVMTI_INT_H
+#define DDMC_JVMTI_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "common.h"
+#include "jvmti/jtypes.h"
+#include "jvmti/jvmti_hooks.h"
+
+typedef struct ddmc__jvmti ddmc__jvmti;
+typedef struct ddmc__jenv ddmc__jenv;
+
+/* The JavaVM an agent gets: a pointer to this struct is a JavaVM * (its first member is the
+ * invoke-interface table). */
+typedef struct ddmc__javavm {
+  const ddmc__fnptr *functions;
+  ddmc__jvmti *jv;
+} ddmc__javavm;
+
+/* A JNIEnv: one per OS thread that calls in (thread-local), first member the JNI table. */
+typedef struct ddmc__jnienv {
+  const ddmc__fnptr *functions;
+  ddmc__jvmti *jv;
+  jobject pending; /* a pending exception (a local ref), or NULL */
+} ddmc__jnienv;
+
+/* Per-thread enables of one environment (SetEventNotificationMode with a thread). */
+typedef struct ddmc__thread_enable {
+  uint32_t thread;
+  uint8_t ev; /* event - 50 */
+} ddmc__thread_enable;
+
+#define DDMC__MAX_THREAD_ENABLES 256
+
+struct ddmc__jenv {
+  const ddmc__fnptr *functions; /* first: a jvmtiEnv * points here */
+  ddmc__jvmti *jv;
+  atomic_int disposed;
+  ddmc__caps caps; /* what this environment holds (AddCapabilities) */
+  /* Callbacks, replaced whole by SetEventCallbacks under jv->lock; read by event threads with
+   * one relaxed load per slot. */
+  _Atomic(ddmc__fnptr) cb[DDMC__JEV_COUNT];
+  atomic_uchar global[DDMC__JEV_COUNT];        /* enabled for every thread */
+  atomic_int nthread_enables[DDMC__JEV_COUNT]; /* entries of te[] for this event */
+  ddmc__thread_enable te[DDMC__MAX_THREAD_ENABLES];
+  uint32_t nte;
+  _Atomic(void *) local_storage;
+  ddmc__jenv *next; /* every environment ever made; freed with the VM */
+};
+
+typedef struct ddmc__agent {
+  void *handle;
+  char *path;
+  struct ddmc__agent *next;
+} ddmc__agent;
+
+typedef struct ddmc__prop {
+  char *key, *value;
+} ddmc__prop;
+
+/* ---- handles (refs.c): jobject = the index of a cell (+1) and its generation. */
+enum { DDMC__CELL_FREE = 0, DDMC__CELL_LOCAL = 1, DDMC__CELL_GLOBAL = 2, DDMC__CELL_WEAK = 3 };
+
+typedef struct ddmc__cell {
+  ddmc_ref ref;    /* the object (a class's class object for a class, or 0) */
+  ddmc_class cls;  /* a class handle: the class it names (0: not a class handle) */
+  uint32_t thread; /* a thread handle: the VM thread (0: unknown) */
+  uint32_t gen;    /* bumped at each reuse: a stale handle names nothing */
+  uint32_t next;   /* free list: index + 1 */
+  uint8_t scope;   /* DDMC__CELL_* */
+} ddmc__cell;
+
+typedef struct ddmc__refs {
+  pthread_mutex_t lock;
+  ddmc__cell *cells;
+  uint32_t n, cap, free_head, live;
+  uint32_t max; /* the bound: past it a new handle is NULL (OUT_OF_MEMORY) */
+} ddmc__refs;
+
+/* ---- methods and fields (members.c): jmethodID / jfieldID = index (+1) << 1 | is_field. */
+typedef struct ddmc__member {
+  ddmc_class cls;
+  uint32_t index;
+  uint8_t is_field;
+} ddmc__member;
+
+typedef struct ddmc__members {
+  pthread_mutex_t lock;
+  ddmc__member *v;
+  uint32_t n, cap;
+  uint32_t *hash; /* index + 1, open addressing */
+  uint32_t hash_cap;
+} ddmc__members;
+
+struct ddmc__jvmti {
+  ddmc_vm *vm;
+  const ddmc__mem *mem;
+  const ddmc_dbg_ops *ops; /* the debugger bridge (NULL until ddmc_dbg_attach) */
+  void *ops_data;
+  ddmc__javavm javavm;
+  atomic_int phase;
+  pthread_mutex_t lock;
+  _Atomic(ddmc__jenv *) envs; /* newest first; published whole (an env is never unlinked) */
+  ddmc__agent *agents;        /* in load order */
+  ddmc__prop *props;
+  uint32_t nprops;
+  /* Per event: environments that enabled it (globally or for some thread). The hub's
+   * one-read test; ddmc_dbg_wants answers from it too. */
+  atomic_int want[DDMC__JEV_COUNT];
+  atomic_int method_events_on; /* the VM's method events switched on for agents */
+  ddmc__refs refs;
+  ddmc__members members;
+};
+
+/* ---- base.c */
+ddmc__jvmti *ddmc__jv_get(const ddmc_vm *vm);
+/* ---- agents.c: creates the layer's state on first use (VM init thread). */
+int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out);
+
+/* ---- env.c */
+jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version);
+/* Is the event on for env on thread? */
+int ddmc__jenv_enabled(ddmc__jenv *e, int ev, uint32_t thread);
+/* What the VM behind the bridge can do, honestly. */
+void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out);
+static inline int ddmc__cap_has(const ddmc__caps *c, int bit) { return (c->w[bit / 32] >> (bit % 32)) & 1u; }
+static inline void ddmc__cap_set(ddmc__caps *c, int bit) { c->w[bit / 32] |= 1u << (bit % 32); }
+
+/* Maps a JDWP error from a bridge op to the JVM TI error (same numbers for the shared ones). */
+jvmtiError ddmc__jv_err(int jdwp);
+/* Allocates n bytes as JVM TI's Allocate does (the agent frees with Deallocate). */
+void *ddmc__jv_alloc(size_t n);
+char *ddmc__jv_strdup(const char *s);
+
+/* ---- refs.c */
+int ddmc__refs_init(ddmc__refs *r);
+void ddmc__refs_destroy(ddmc__refs *r, const ddmc__mem *mem);
+/* A new local handle for ref (NULL for ref 0 or when full). cls / thread when known. */
+jobject ddmc__ref_local(ddmc__jvmti *jv, ddmc_ref ref, ddmc_class cls, uint32_t thread);
+jobject ddmc__ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cls, uint32_t thread);
+/* What a handle names: 0 (valid cell) or JVMTI_ERROR_INVALID_OBJECT. */
+int ddmc__ref_get(ddmc__jvmti *jv, jobject h, ddmc__cell *out);
+void ddmc__ref_delete(ddmc__jvmti *jv, jobject h, int scope);
+/* Local frames of the calling thread: a callback's locals go when it returns. */
+uint32_t ddmc__ref_frame_push(void);
+void ddmc__ref_frame_pop(ddmc__jvmti *jv, uint32_t mark);
+/* The collector's visit (ddmc_dbg_visit_roots). */
+void ddmc__refs_visit(ddmc__jvmti *jv, ddmc_root_visit_fn fn, void *arg);
+/* A class handle: the class's class object when it has one. */
+jclass ddmc__class_local(ddmc__jvmti *jv, ddmc_class c);
+int ddmc__class_of(ddmc__jvmti *jv, jclass h, ddmc_class *out);
+/* The VM thread a jthread names (NULL: the calling thread). */
+int ddmc__thread_of(ddmc__jvmti *jv, jthread h, uint32_t *out);
+jthread ddmc__thread_local(ddmc__jvmti *jv, uint32_t thread);
+
+/* ---- members.c */
+int ddmc__members_init(ddmc__members *m);
+void ddmc__members_destroy(ddmc__members *m, const ddmc__mem *mem);
+jmethodID ddmc__jv_method_id(ddmc__jvmti *jv, ddmc_class c, uint32_t index);
+jfieldID ddmc__jv_field_id(ddmc__jvmti *jv, ddmc_class c, uint32_t index);
+int ddmc__jv_method_of(ddmc__jvmti *jv, jmethodID m, ddmc_class *c, uint32_t *index);
+int ddmc__jv_field_of(ddmc__jvmti *jv, jfieldID f, ddmc_class *c, uint32_t *index);
+
+/* ---- jni.c */
+/* The calling thread's JNIEnv for jv. */
+ddmc__jnienv *ddmc__jni_env(ddmc__jvmti *jv);
+
+/* ---- table.c: the jvmtiInterface_1_ table, 156 slots in JDK 17 (index = slot - 1), room for
+ * a few more. */
+#define DDMC__JVMTI_SLOTS 160
+
+/* ---- base.c: the calling OS thread: which VM thread it is, for GetCurrentThread. */
+void ddmc__jv_set_self(uint32_t thread);
+uint32_t ddmc__jv_self(void);
+
+#endif

@@ -1,0 +1,318 @@
+/* The library's tables against the JDK's own jvmti.h and jni.h (JDK 17), slot by slot: a wrong
+ * slot order would make a real agent call the wrong function. Compiled against the JDK headers
+ * only (never the library's jtypes.h); the library's tables and functions are reached through
+ * their internal symbols (linked from the static library), declared here with a neutral type.
+ *
+ * Checked: every JVM TI function the library implements is at offsetof(jvmtiInterface_1_, F)
+ * in the header and is that function in the table; every other slot is filled (the
+ * NOT_AVAILABLE stub, tested by calling in test_jvmti.c); every JNI index the library uses is
+ * offsetof(JNINativeInterface_, F) / sizeof(void *); the JavaVM slots; every capability bit;
+ * each event's callback at (event - 50) pointers. */
+#include <jni.h>
+#include <jvmti.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jvmti/slots.h"
+
+typedef void (*fnptr)(void);
+const fnptr *ddmc__jvmti_functions(void);
+const fnptr *ddmc__jni_functions(void);
+const fnptr *ddmc__jvm_functions(void);
+extern void ddmc__jt_SetEventNotificationMode(void);
+extern void ddmc__jt_GetAllThreads(void);
+extern void ddmc__jt_GetThreadInfo(void);
+extern void ddmc__jt_GetTopThreadGroups(void);
+extern void ddmc__jt_GetThreadGroupInfo(void);
+extern void ddmc__jt_GetThreadGroupChildren(void);
+extern void ddmc__jt_GetFrameCount(void);
+extern void ddmc__jt_GetThreadState(void);
+extern void ddmc__jt_GetCurrentThread(void);
+extern void ddmc__jt_GetFrameLocation(void);
+extern void ddmc__jt_CreateRawMonitor(void);
+extern void ddmc__jt_DestroyRawMonitor(void);
+extern void ddmc__jt_RawMonitorEnter(void);
+extern void ddmc__jt_RawMonitorExit(void);
+extern void ddmc__jt_RawMonitorWait(void);
+extern void ddmc__jt_RawMonitorNotify(void);
+extern void ddmc__jt_RawMonitorNotifyAll(void);
+extern void ddmc__jt_Allocate(void);
+extern void ddmc__jt_Deallocate(void);
+extern void ddmc__jt_GetClassSignature(void);
+extern void ddmc__jt_GetClassStatus(void);
+extern void ddmc__jt_GetSourceFileName(void);
+extern void ddmc__jt_GetClassModifiers(void);
+extern void ddmc__jt_GetClassMethods(void);
+extern void ddmc__jt_GetClassFields(void);
+extern void ddmc__jt_GetImplementedInterfaces(void);
+extern void ddmc__jt_IsInterface(void);
+extern void ddmc__jt_IsArrayClass(void);
+extern void ddmc__jt_GetClassLoader(void);
+extern void ddmc__jt_GetFieldName(void);
+extern void ddmc__jt_GetFieldDeclaringClass(void);
+extern void ddmc__jt_GetFieldModifiers(void);
+extern void ddmc__jt_GetMethodName(void);
+extern void ddmc__jt_GetMethodDeclaringClass(void);
+extern void ddmc__jt_GetMethodModifiers(void);
+extern void ddmc__jt_GetMaxLocals(void);
+extern void ddmc__jt_GetArgumentsSize(void);
+extern void ddmc__jt_GetLineNumberTable(void);
+extern void ddmc__jt_GetMethodLocation(void);
+extern void ddmc__jt_GetLocalVariableTable(void);
+extern void ddmc__jt_IsMethodNative(void);
+extern void ddmc__jt_GetLoadedClasses(void);
+extern void ddmc__jt_GetVersionNumber(void);
+extern void ddmc__jt_GetCapabilities(void);
+extern void ddmc__jt_IsMethodObsolete(void);
+extern void ddmc__jt_GetAllStackTraces(void);
+extern void ddmc__jt_GetStackTrace(void);
+extern void ddmc__jt_SetEventCallbacks(void);
+extern void ddmc__jt_GenerateEvents(void);
+extern void ddmc__jt_DisposeEnvironment(void);
+extern void ddmc__jt_GetErrorName(void);
+extern void ddmc__jt_GetJLocationFormat(void);
+extern void ddmc__jt_GetSystemProperties(void);
+extern void ddmc__jt_GetSystemProperty(void);
+extern void ddmc__jt_SetSystemProperty(void);
+extern void ddmc__jt_GetPhase(void);
+extern void ddmc__jt_GetTimerInfo(void);
+extern void ddmc__jt_GetTime(void);
+extern void ddmc__jt_GetPotentialCapabilities(void);
+extern void ddmc__jt_AddCapabilities(void);
+extern void ddmc__jt_RelinquishCapabilities(void);
+extern void ddmc__jt_GetAvailableProcessors(void);
+extern void ddmc__jt_GetEnvironmentLocalStorage(void);
+extern void ddmc__jt_SetEnvironmentLocalStorage(void);
+extern void ddmc__jt_SetVerboseFlag(void);
+
+static int failures;
+#define CHECK(cond, ...)            \
+  do {                              \
+    if (!(cond)) {                  \
+      fprintf(stderr, __VA_ARGS__); \
+      fputc('\n', stderr);          \
+      failures++;                   \
+    }                               \
+  } while (0)
+
+#define SLOT(n, name)                                                                                \
+  CHECK(offsetof(struct jvmtiInterface_1_, name) == ((n)-1) * sizeof(void *),                        \
+        "jvmti %s: slot %d, but the header has it at offset %zu", #name, n,                          \
+        offsetof(struct jvmtiInterface_1_, name));                                                   \
+  CHECK(t[(n)-1] == (fnptr)ddmc__jt_##name, "jvmti %s: the table's slot %d holds another function", #name, n); \
+  implemented[n] = 1;
+
+#define JNI(name, idx)                                                                               \
+  CHECK(offsetof(struct JNINativeInterface_, name) == (idx) * sizeof(void *),                        \
+        "jni %s: index %d, but the header has it at offset %zu", #name, idx,                         \
+        offsetof(struct JNINativeInterface_, name));                                                 \
+  CHECK(j[idx] != NULL, "jni %s: index %d empty", #name, idx);
+
+#define CAP(name, bit)                                                                   \
+  do {                                                                                   \
+    jvmtiCapabilities c;                                                                 \
+    unsigned w[4];                                                                       \
+    memset(&c, 0, sizeof c);                                                             \
+    c.name = 1;                                                                          \
+    memcpy(w, &c, sizeof w);                                                             \
+    CHECK(w[(bit) / 32] == 1u << ((bit) % 32), "capability %s is not bit %d", #name, bit); \
+  } while (0);
+
+#define EV(field, num) \
+  CHECK(offsetof(jvmtiEventCallbacks, field) == (size_t)((num)-50) * sizeof(void *), "callback %s", #field);
+
+int main(void) {
+  const fnptr *t = ddmc__jvmti_functions();
+  int implemented[200] = {0};
+  int nimpl = 0;
+  SLOT(2, SetEventNotificationMode)
+  SLOT(4, GetAllThreads)
+  SLOT(9, GetThreadInfo)
+  SLOT(13, GetTopThreadGroups)
+  SLOT(14, GetThreadGroupInfo)
+  SLOT(15, GetThreadGroupChildren)
+  SLOT(16, GetFrameCount)
+  SLOT(17, GetThreadState)
+  SLOT(18, GetCurrentThread)
+  SLOT(19, GetFrameLocation)
+  SLOT(31, CreateRawMonitor)
+  SLOT(32, DestroyRawMonitor)
+  SLOT(33, RawMonitorEnter)
+  SLOT(34, RawMonitorExit)
+  SLOT(35, RawMonitorWait)
+  SLOT(36, RawMonitorNotify)
+  SLOT(37, RawMonitorNotifyAll)
+  SLOT(46, Allocate)
+  SLOT(47, Deallocate)
+  SLOT(48, GetClassSignature)
+  SLOT(49, GetClassStatus)
+  SLOT(50, GetSourceFileName)
+  SLOT(51, GetClassModifiers)
+  SLOT(52, GetClassMethods)
+  SLOT(53, GetClassFields)
+  SLOT(54, GetImplementedInterfaces)
+  SLOT(55, IsInterface)
+  SLOT(56, IsArrayClass)
+  SLOT(57, GetClassLoader)
+  SLOT(60, GetFieldName)
+  SLOT(61, GetFieldDeclaringClass)
+  SLOT(62, GetFieldModifiers)
+  SLOT(64, GetMethodName)
+  SLOT(65, GetMethodDeclaringClass)
+  SLOT(66, GetMethodModifiers)
+  SLOT(68, GetMaxLocals)
+  SLOT(69, GetArgumentsSize)
+  SLOT(70, GetLineNumberTable)
+  SLOT(71, GetMethodLocation)
+  SLOT(72, GetLocalVariableTable)
+  SLOT(76, IsMethodNative)
+  SLOT(78, GetLoadedClasses)
+  SLOT(88, GetVersionNumber)
+  SLOT(89, GetCapabilities)
+  SLOT(91, IsMethodObsolete)
+  SLOT(100, GetAllStackTraces)
+  SLOT(104, GetStackTrace)
+  SLOT(122, SetEventCallbacks)
+  SLOT(123, GenerateEvents)
+  SLOT(127, DisposeEnvironment)
+  SLOT(128, GetErrorName)
+  SLOT(129, GetJLocationFormat)
+  SLOT(130, GetSystemProperties)
+  SLOT(131, GetSystemProperty)
+  SLOT(132, SetSystemProperty)
+  SLOT(133, GetPhase)
+  SLOT(138, GetTimerInfo)
+  SLOT(139, GetTime)
+  SLOT(140, GetPotentialCapabilities)
+  SLOT(142, AddCapabilities)
+  SLOT(143, RelinquishCapabilities)
+  SLOT(144, GetAvailableProcessors)
+  SLOT(147, GetEnvironmentLocalStorage)
+  SLOT(148, SetEnvironmentLocalStorage)
+  SLOT(150, SetVerboseFlag)
+  for (int n = 0; n < 200; n++) nimpl += implemented[n];
+  size_t nslots = sizeof(struct jvmtiInterface_1_) / sizeof(void *);
+  CHECK(nslots == 156, "jvmtiInterface_1_ has %zu slots (JDK 17: 156)", nslots);
+  CHECK(t[0] == NULL, "slot 1 is reserved");
+  for (size_t n = 2; n <= nslots; n++) CHECK(t[n - 1] != NULL, "jvmti slot %zu is empty", n);
+  const fnptr *j = ddmc__jni_functions();
+  JNI(GetVersion, 4)
+  JNI(FindClass, 6)
+  JNI(GetSuperclass, 10)
+  JNI(IsAssignableFrom, 11)
+  JNI(Throw, 13)
+  JNI(ThrowNew, 14)
+  JNI(ExceptionOccurred, 15)
+  JNI(ExceptionDescribe, 16)
+  JNI(ExceptionClear, 17)
+  JNI(FatalError, 18)
+  JNI(PushLocalFrame, 19)
+  JNI(PopLocalFrame, 20)
+  JNI(NewGlobalRef, 21)
+  JNI(DeleteGlobalRef, 22)
+  JNI(DeleteLocalRef, 23)
+  JNI(IsSameObject, 24)
+  JNI(NewLocalRef, 25)
+  JNI(EnsureLocalCapacity, 26)
+  JNI(AllocObject, 27)
+  JNI(NewObject, 28)
+  JNI(NewObjectV, 29)
+  JNI(NewObjectA, 30)
+  JNI(GetObjectClass, 31)
+  JNI(IsInstanceOf, 32)
+  JNI(GetMethodID, 33)
+  JNI(GetFieldID, 94)
+  JNI(GetStaticMethodID, 113)
+  JNI(GetStaticFieldID, 144)
+  JNI(NewStringUTF, 167)
+  JNI(GetStringUTFLength, 168)
+  JNI(GetStringUTFChars, 169)
+  JNI(ReleaseStringUTFChars, 170)
+  JNI(GetArrayLength, 171)
+  JNI(GetJavaVM, 219)
+  JNI(NewWeakGlobalRef, 226)
+  JNI(DeleteWeakGlobalRef, 227)
+  JNI(ExceptionCheck, 228)
+  JNI(GetObjectRefType, 232)
+  size_t njni = sizeof(struct JNINativeInterface_) / sizeof(void *);
+  CHECK(njni <= DDMC_JNI_SLOTS, "JNI table of %zu slots, bigger than the library's", njni);
+  for (size_t n = 4; n < njni; n++) CHECK(j[n] != NULL, "jni index %zu is empty", n);
+  const fnptr *v = ddmc__jvm_functions();
+  CHECK(offsetof(struct JNIInvokeInterface_, DestroyJavaVM) == DDMC_JVM_DestroyJavaVM * sizeof(void *), "JavaVM DestroyJavaVM");
+  CHECK(offsetof(struct JNIInvokeInterface_, AttachCurrentThread) == DDMC_JVM_AttachCurrentThread * sizeof(void *), "JavaVM AttachCurrentThread");
+  CHECK(offsetof(struct JNIInvokeInterface_, DetachCurrentThread) == DDMC_JVM_DetachCurrentThread * sizeof(void *), "JavaVM DetachCurrentThread");
+  CHECK(offsetof(struct JNIInvokeInterface_, GetEnv) == DDMC_JVM_GetEnv * sizeof(void *), "JavaVM GetEnv");
+  CHECK(offsetof(struct JNIInvokeInterface_, AttachCurrentThreadAsDaemon) == DDMC_JVM_AttachCurrentThreadAsDaemon * sizeof(void *), "JavaVM AttachCurrentThreadAsDaemon");
+  CHECK(sizeof(struct JNIInvokeInterface_) / sizeof(void *) == DDMC_JVM_SLOTS, "JavaVM slots");
+  for (int n = 3; n < DDMC_JVM_SLOTS; n++) CHECK(v[n] != NULL, "JavaVM slot %d empty", n);
+  CHECK(sizeof(jvmtiCapabilities) == 16, "jvmtiCapabilities is %zu bytes", sizeof(jvmtiCapabilities));
+  CAP(can_tag_objects, 0)
+  CAP(can_generate_field_modification_events, 1)
+  CAP(can_generate_field_access_events, 2)
+  CAP(can_get_bytecodes, 3)
+  CAP(can_get_synthetic_attribute, 4)
+  CAP(can_get_owned_monitor_info, 5)
+  CAP(can_get_current_contended_monitor, 6)
+  CAP(can_get_monitor_info, 7)
+  CAP(can_pop_frame, 8)
+  CAP(can_redefine_classes, 9)
+  CAP(can_signal_thread, 10)
+  CAP(can_get_source_file_name, 11)
+  CAP(can_get_line_numbers, 12)
+  CAP(can_get_source_debug_extension, 13)
+  CAP(can_access_local_variables, 14)
+  CAP(can_maintain_original_method_order, 15)
+  CAP(can_generate_single_step_events, 16)
+  CAP(can_generate_exception_events, 17)
+  CAP(can_generate_frame_pop_events, 18)
+  CAP(can_generate_breakpoint_events, 19)
+  CAP(can_suspend, 20)
+  CAP(can_redefine_any_class, 21)
+  CAP(can_get_current_thread_cpu_time, 22)
+  CAP(can_get_thread_cpu_time, 23)
+  CAP(can_generate_method_entry_events, 24)
+  CAP(can_generate_method_exit_events, 25)
+  CAP(can_generate_all_class_hook_events, 26)
+  CAP(can_generate_compiled_method_load_events, 27)
+  CAP(can_generate_monitor_events, 28)
+  CAP(can_generate_vm_object_alloc_events, 29)
+  CAP(can_generate_native_method_bind_events, 30)
+  CAP(can_generate_garbage_collection_events, 31)
+  CAP(can_generate_object_free_events, 32)
+  CAP(can_force_early_return, 33)
+  CAP(can_get_owned_monitor_stack_depth_info, 34)
+  CAP(can_get_constant_pool, 35)
+  CAP(can_set_native_method_prefix, 36)
+  CAP(can_retransform_classes, 37)
+  CAP(can_retransform_any_class, 38)
+  CAP(can_generate_resource_exhaustion_heap_events, 39)
+  CAP(can_generate_resource_exhaustion_threads_events, 40)
+  CAP(can_generate_early_vmstart, 41)
+  CAP(can_generate_early_class_hook_events, 42)
+  CAP(can_generate_sampled_object_alloc_events, 43)
+  EV(VMInit, JVMTI_EVENT_VM_INIT) EV(VMDeath, JVMTI_EVENT_VM_DEATH) EV(ThreadStart, JVMTI_EVENT_THREAD_START)
+  EV(ThreadEnd, JVMTI_EVENT_THREAD_END) EV(ClassLoad, JVMTI_EVENT_CLASS_LOAD) EV(ClassPrepare, JVMTI_EVENT_CLASS_PREPARE)
+  EV(VMStart, JVMTI_EVENT_VM_START) EV(Exception, JVMTI_EVENT_EXCEPTION) EV(ExceptionCatch, JVMTI_EVENT_EXCEPTION_CATCH)
+  EV(SingleStep, JVMTI_EVENT_SINGLE_STEP) EV(Breakpoint, JVMTI_EVENT_BREAKPOINT) EV(FieldAccess, JVMTI_EVENT_FIELD_ACCESS)
+  EV(FieldModification, JVMTI_EVENT_FIELD_MODIFICATION) EV(MethodEntry, JVMTI_EVENT_METHOD_ENTRY)
+  EV(MethodExit, JVMTI_EVENT_METHOD_EXIT) EV(DataDumpRequest, JVMTI_EVENT_DATA_DUMP_REQUEST)
+  EV(MonitorWait, JVMTI_EVENT_MONITOR_WAIT) EV(MonitorWaited, JVMTI_EVENT_MONITOR_WAITED)
+  EV(MonitorContendedEnter, JVMTI_EVENT_MONITOR_CONTENDED_ENTER)
+  EV(MonitorContendedEntered, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED)
+  EV(GarbageCollectionStart, JVMTI_EVENT_GARBAGE_COLLECTION_START)
+  EV(GarbageCollectionFinish, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) EV(ObjectFree, JVMTI_EVENT_OBJECT_FREE)
+  EV(VMObjectAlloc, JVMTI_EVENT_VM_OBJECT_ALLOC)
+  CHECK(JVMTI_VERSION == 0x30110000, "this JDK's JVMTI_VERSION is %x; the library reports 0x30110000", JVMTI_VERSION);
+  CHECK(sizeof(jvmtiThreadInfo) == (sizeof(void *) == 8 ? 32 : 20), "jvmtiThreadInfo size %zu", sizeof(jvmtiThreadInfo));
+  CHECK(sizeof(jvmtiFrameInfo) == (sizeof(void *) == 8 ? 16 : 12), "jvmtiFrameInfo size %zu", sizeof(jvmtiFrameInfo));
+  CHECK(sizeof(jvmtiLineNumberEntry) == 16, "jvmtiLineNumberEntry size %zu", sizeof(jvmtiLineNumberEntry));
+  CHECK(sizeof(jvmtiTimerInfo) == 32, "jvmtiTimerInfo size %zu", sizeof(jvmtiTimerInfo));
+  if (failures) {
+    fprintf(stderr, "%d mismatch(es) with the JDK headers\n", failures);
+    return 1;
+  }
+  printf("%d implemented JVM TI slots, the JNI indexes, the JavaVM, %d capability bits and the callbacks match\n",
+         nimpl, DDMC__CAP_COUNT);
+  return 0;
+}
