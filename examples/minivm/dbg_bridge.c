@@ -546,6 +546,12 @@ static void on_method_exit(void *ud, uint32_t thread, const mvm_loc *loc, int32_
   ddmc_dbg_post_method_exit(b->d, thread, &l, depth, 0, &v);
 }
 
+static void on_method_unwind(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth) {
+  dbg_bridge *b = ud;
+  ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
+  ddmc_dbg_post_method_unwind(b->d, thread, &l, depth, 0);
+}
+
 /* Exceptions: the core asks at each throw whether a debugger wants it (ddmc_dbg_wants is one
  * atomic read), then reports the throw with the handler it found up the stack, or none, before
  * unwinding (ddmc_dbg_post_exception, which filters by class, superclasses and caught /
@@ -674,6 +680,7 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
   mvm_dbg_hooks h = {.ud = b,
                      .location = on_location,
                      .method_exit = on_method_exit,
+                     .method_unwind = on_method_unwind,
                      .exception_events = on_exception_events,
                      .exception = on_exception,
                      .thread_dying = on_thread_dying,

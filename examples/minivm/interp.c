@@ -333,6 +333,17 @@ __attribute__((noinline, cold, format(printf, 3, 4))) static mvm_ref new_exc(mvm
   return e;
 }
 
+/* The frames above depth keep, innermost first, each at the instruction the exception passed
+ * through (the throw, or the call it came out of), are reported as ended by the exception. */
+__attribute__((noinline, cold)) static void report_unwind(mvm_thread *t, uint32_t keep) {
+  mvm_vm *vm = t->vm;
+  for (uint32_t d = t->depth; d > keep; d--) {
+    const mvm_frame *fr = &t->frames[d - 1];
+    mvm_loc loc = mvm_loc_of(fr->m, atomic_load_explicit(&fr->pc, memory_order_relaxed));
+    vm->dbg.method_unwind(vm->dbg.ud, t->id, &loc, (int32_t)d - 1);
+  }
+}
+
 /* Throws exc at *pc of the top frame: records where (the first throw only: a rethrow keeps the
  * original trace), finds its handler without unwinding, tells the debugger (throw and catch
  * locations), then unwinds. Returns 0 with the handler's frame on top and *pc its first
@@ -355,6 +366,11 @@ __attribute__((noinline, cold)) static int throw_exc(mvm_thread *t, mvm_ref exc,
     }
     at.report = want;
   }
+  /* Method events: every frame the unwinding removes ends by the exception (JVM TI's MethodExit
+   * with was_popped_by_exception; a debugger's METHOD_EXIT does not report it). */
+  if (atomic_load_explicit(&vm->method_events, memory_order_relaxed) && vm->dbg.method_unwind &&
+      !atomic_load(&vm->shutdown))
+    report_unwind(t, at.depth ? at.depth : floor);
   if (!at.depth || atomic_load(&vm->shutdown)) {
     /* Nothing catches it: the thread dies of it (or a nested caller gets it, pinned). */
     pop_frames(t, floor);

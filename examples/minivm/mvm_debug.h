@@ -75,6 +75,9 @@ typedef struct mvm_dbg_hooks {
   void (*location)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, unsigned flags);
   /* Method events on: the method at loc (its return instruction) returns ret (tag V: none). */
   void (*method_exit)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, const mvm_value *ret);
+  /* Method events on: the frame at loc (where the exception passed through it) is popped by an
+   * exception, innermost first, before the unwinding; no method_exit comes for it. */
+  void (*method_unwind)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth);
   /* Exceptions. Asked once at each throw (the slow path) whether the two calls below are wanted:
    * keep it to one atomic read (the bridge reads ddmc_dbg_wants). NULL: they are always wanted. */
   int (*exception_events)(void *ud);

@@ -717,6 +717,55 @@ static void classes_prepare_at_first_use_and_fields_are_watched(void **state) {
   mvm_vm_free(vm);
 }
 
+/* ---- Frames popped by an exception, while method events are on */
+
+static char unwound[8][16];
+static int32_t unwound_depth[8];
+static int nunwound, nexits;
+static mvm_vm *unwind_vm;
+
+static void on_unwind_rec(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth) {
+  mvm_method_desc m;
+  assert_int_equal(mvm_dbg_method(unwind_vm, loc->cls, loc->method, &m), 0);
+  if (nunwound < 8) {
+    snprintf(unwound[nunwound], sizeof unwound[0], "%s", m.name);
+    unwound_depth[nunwound] = depth;
+  }
+  nunwound++;
+}
+static void on_exit_count(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, const mvm_value *ret) {
+  nexits++;
+}
+
+static void frames_popped_by_an_exception(void **state) {
+  mvm_vm *vm = t_vm(0, 0, NULL);
+  t_load(vm, ".class U\n"
+             ".method c\n.registers 1\n  new-instance v0, RuntimeException\n  throw v0\n.end method\n"
+             ".method b\n.registers 1\n  invoke-static {}, U.c\n  return-void\n.end method\n"
+             ".method main\n.registers 2\n"
+             ":try\n  invoke-static {}, U.b\n:try_end\n  return-void\n"
+             ":handler\n  move-exception v0\n  const-string v1, \"caught\"\n  println v1\n  return-void\n"
+             ".catch RuntimeException {:try .. :try_end} :handler\n.end method\n");
+  t_prepared(vm);
+  unwind_vm = vm;
+  nunwound = nexits = 0;
+  mvm_dbg_hooks h = {.method_exit = on_exit_count, .method_unwind = on_unwind_rec};
+  mvm_dbg_set_hooks(vm, &h);
+  mvm_dbg_set_method_events(vm, 1);
+  char *out;
+  assert_int_equal(t_run(vm, &out), 0);
+  assert_string_equal(out, "caught\n");
+  free(out);
+  /* c then b, innermost first, at their depths; main returns normally */
+  assert_int_equal(nunwound, 2);
+  assert_string_equal(unwound[0], "c");
+  assert_int_equal(unwound_depth[0], 2);
+  assert_string_equal(unwound[1], "b");
+  assert_int_equal(unwound_depth[1], 1);
+  assert_int_equal(nexits, 1); /* main's return; c and b had none */
+  mvm_vm_free(vm);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(signatures_and_debug_info),
@@ -728,6 +777,7 @@ int main(void) {
       cmocka_unit_test(thread_groups),
       cmocka_unit_test(free_with_a_suspended_thread),
       cmocka_unit_test(classes_prepare_at_first_use_and_fields_are_watched),
+      cmocka_unit_test(frames_popped_by_an_exception),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
