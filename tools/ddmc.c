@@ -24,19 +24,6 @@
 #include "prof.h"
 #include "session.h"
 
-/* Every string a VM sent goes through this before it reaches the terminal (JSON output has its
- * own escaping). The results live in a small pool, enough for one printf's arguments. */
-static const char *tx(const char *str) {
-  static char *pool[8];
-  static int next;
-  size_t need = ddmc_host_term_escape(str, NULL, 0) + 1;
-  char *b = realloc(pool[next], need);
-  if (b == NULL) return "(out of memory)";
-  pool[next] = b;
-  next = (next + 1) % 8;
-  ddmc_host_term_escape(str, b, need);
-  return b;
-}
 
 #ifndef DDMC_TOOL_VERSION
 #define DDMC_TOOL_VERSION "0"

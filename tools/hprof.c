@@ -14,22 +14,6 @@
 #define T_HPDU DDMC_HOST_FOURCC('H', 'P', 'D', 'U')
 #define T_FAIL DDMC_HOST_FOURCC('F', 'A', 'I', 'L')
 
-typedef struct progress {
-  int64_t last_ms;
-  int tty;
-} progress;
-
-/* A line on stderr while a big dump arrives: redrawn in place on a terminal, else every second. */
-static void on_progress(void *ud, uint64_t have, uint64_t total) {
-  progress *p = ud;
-  int64_t now = mono_ms();
-  if (have < total && now - p->last_ms < (p->tty ? 100 : 1000)) return;
-  p->last_ms = now;
-  fprintf(stderr, "%sddmc: receiving the heap dump: %.1f of %.1f MiB%s", p->tty ? "\r" : "", have / 1048576.0,
-          total / 1048576.0, p->tty && have < total ? "" : "\n");
-  fflush(stderr);
-}
-
 static void fail_from(sess *s, const ddmc_host_packet *p) {
   ddmc_host_fail f;
   if (ddmc_host_fail_parse(p->chunk, p->chunk_len, &f) == 0) {
@@ -47,8 +31,8 @@ static void collect(sess *s, uint8_t **data, size_t *len) {
   int rc = ddmc_host_set_max_packet(s->h, UINT32_MAX);
   if (rc == 0) rc = ddmc_host_send_chunk(s->h, T_HPDS, NULL, 0, &id);
   if (rc) sess_fail(s, sess_exit_code(rc), "sending HPDS failed: %s", ddmc_host_strerror(rc));
-  progress pr = {0, isatty(2)};
-  ddmc_host_set_progress(s->h, on_progress, &pr);
+  sess_progress pr;
+  sess_show_progress(s, &pr, "the heap dump");
   /* The timeout bounds silence, not the length of the transfer: the dump is built first. */
   int idle = s->o->timeout_ms < 60000 ? 60000 : s->o->timeout_ms;
   int got_reply = 0;

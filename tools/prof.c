@@ -24,18 +24,6 @@
 #define T_SPSE DDMC_HOST_FOURCC('S', 'P', 'S', 'E')
 #define T_FAIL DDMC_HOST_FOURCC('F', 'A', 'I', 'L')
 
-/* A string from the VM made safe for the terminal; a small pool, enough for one printf. */
-static const char *tx(const char *str) {
-  static char *pool[4];
-  static int next;
-  size_t need = ddmc_host_term_escape(str, NULL, 0) + 1;
-  char *b = realloc(pool[next], need);
-  if (b == NULL) return "(out of memory)";
-  pool[next] = b;
-  next = (next + 1) % 4;
-  ddmc_host_term_escape(str, b, need);
-  return b;
-}
 
 static void put_be32(uint8_t *p, uint32_t v) {
   p[0] = (uint8_t)(v >> 24);
@@ -240,23 +228,6 @@ int cmd_alloc(sess *s, const alloc_args *a) {
 
 /* ---- trace ------------------------------------------------------------------------------------ */
 
-typedef struct progress {
-  int64_t last_ms;
-  int shown, tty;
-} progress;
-
-/* The progress line for a big transfer: redrawn in place on a terminal, else a line now and then. */
-static void on_progress(void *ud, uint64_t have, uint64_t total) {
-  progress *p = ud;
-  int64_t now = mono_ms();
-  if (have < total && now - p->last_ms < (p->tty ? 100 : 1000)) return;
-  p->last_ms = now;
-  p->shown = 1;
-  fprintf(stderr, "%sddmc: receiving the trace: %.1f of %.1f MiB%s", p->tty ? "\r" : "", have / 1048576.0,
-          total / 1048576.0, p->tty && have < total ? "" : "\n");
-  fflush(stderr);
-}
-
 static int write_file(const char *path, const uint8_t *p, size_t n) {
   FILE *f = fopen(path, "wb");
   if (f == NULL) return -1;
@@ -401,8 +372,8 @@ static void stop_and_collect(sess *s, uint32_t type, uint8_t **data, size_t *len
   int rc = ddmc_host_send_chunk(s->h, type, NULL, 0, &id);
   if (rc)
     sess_fail(s, sess_exit_code(rc), "sending %s failed: %s", ddmc_host_fourcc_str(type, t), ddmc_host_strerror(rc));
-  progress pr = {0, 0, isatty(2)};
-  ddmc_host_set_progress(s->h, on_progress, &pr);
+  sess_progress pr;
+  sess_show_progress(s, &pr, "the trace");
   /* The transfer can be large: the per-request timeout applies to silence, not to its length. */
   int64_t idle_limit = s->o->timeout_ms < 30000 ? 30000 : s->o->timeout_ms;
   int got_reply = 0;

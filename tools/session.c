@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define T_HELO DDMC_HOST_FOURCC('H', 'E', 'L', 'O')
 #define T_FEAT DDMC_HOST_FOURCC('F', 'E', 'A', 'T')
@@ -20,6 +21,35 @@ int64_t mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *tx(const char *str) {
+  static char *pool[8];
+  static int next;
+  size_t need = ddmc_host_term_escape(str, NULL, 0) + 1;
+  char *b = realloc(pool[next], need);
+  if (b == NULL) return "(out of memory)";
+  pool[next] = b;
+  next = (next + 1) % 8;
+  ddmc_host_term_escape(str, b, need);
+  return b;
+}
+
+static void on_progress(void *ud, uint64_t have, uint64_t total) {
+  sess_progress *p = ud;
+  int64_t now = mono_ms();
+  if (have < total && now - p->last_ms < (p->tty ? 100 : 1000)) return;
+  p->last_ms = now;
+  fprintf(stderr, "%sddmc: receiving %s: %.1f of %.1f MiB%s", p->tty ? "\r" : "", p->what, have / 1048576.0,
+          total / 1048576.0, p->tty && have < total ? "" : "\n");
+  fflush(stderr);
+}
+
+void sess_show_progress(sess *s, sess_progress *p, const char *what) {
+  p->what = what;
+  p->last_ms = 0;
+  p->tty = isatty(2);
+  ddmc_host_set_progress(s->h, on_progress, p);
 }
 
 /* ---- failure ---------------------------------------------------------------------------------- */

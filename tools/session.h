@@ -69,6 +69,19 @@ extern volatile sig_atomic_t g_interrupted;
 
 int64_t mono_ms(void);
 
+/* A string a VM sent, made safe for the terminal (JSON output has its own escaping). The results
+ * live in a small pool, enough for one printf's arguments. */
+const char *tx(const char *str);
+
+/* A progress line on stderr while a big transfer arrives over s (what: "the trace"): redrawn in
+ * place on a terminal, else about once a second. p must outlive the transfer. */
+typedef struct sess_progress {
+  const char *what;
+  int64_t last_ms;
+  int tty;
+} sess_progress;
+void sess_show_progress(sess *s, sess_progress *p, const char *what);
+
 /* Connects, handshakes, sends HELO+FEAT and (with o->zlib) the ZLIB opt-in; fails the program on
  * any error. */
 void sess_open(sess *s, const opts *o);
