@@ -559,6 +559,27 @@ public class DdmlibE2E {
     throw new RuntimeException("no free range of " + n + " ports");
   }
 
+  /**
+   * Every wait is bounded by the deadline, but a ddmlib call can still block (a lock its monitor
+   * thread holds, a write to a peer that stopped reading). Past the deadline, print where every
+   * thread is and end with status 3, so a hang reports its cause instead of being killed blind.
+   */
+  static void startWatchdog(long at) {
+    Thread w = new Thread(() -> {
+      while (System.currentTimeMillis() < at) sleep(200);
+      StringBuilder sb = new StringBuilder("FAIL - watchdog: still running 10 s past the deadline; thread stacks:\n");
+      for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+        sb.append("# thread '").append(e.getKey().getName()).append("' ").append(e.getKey().getState()).append('\n');
+        for (StackTraceElement f : e.getValue()) sb.append("#     at ").append(f).append('\n');
+      }
+      System.out.print(sb);
+      System.out.flush();
+      Runtime.getRuntime().halt(3);
+    }, "watchdog");
+    w.setDaemon(true);
+    w.start();
+  }
+
   public static void main(String[] args) {
     String serial = null;
     int timeout = 150;
@@ -590,6 +611,7 @@ public class DdmlibE2E {
       System.exit(2);
     }
     deadline = System.currentTimeMillis() + timeout * 1000L;
+    startWatchdog(deadline + 10000);
 
     Log.setLogOutput(new Log.ILogOutput() {
       @Override

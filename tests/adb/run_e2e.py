@@ -232,8 +232,25 @@ class Run:
         except subprocess.TimeoutExpired:
             p.kill()
             raise Fail("DdmlibE2E did not finish")
+        if rc == 3:  # DdmlibE2E's watchdog: it hung; show where the VMs were too
+            self.dump_vm_stacks()
         if rc != 0 or fails:
             raise Fail("DdmlibE2E exited %d with %d failed checks:\n  %s" % (rc, len(fails), "\n  ".join(fails)))
+
+    def dump_vm_stacks(self):
+        gdb = shutil.which("gdb")
+        for name, p, _ in self.procs:
+            if not name.startswith("minivm") or p.poll() is not None:
+                continue
+            if not gdb:
+                say("%s (pid %d) still running; no gdb to show its threads" % (name, p.pid))
+                continue
+            try:
+                r = subprocess.run([gdb, "-batch", "-p", str(p.pid), "-ex", "thread apply all bt"],
+                                   stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+                say("%s (pid %d) threads:\n%s" % (name, p.pid, r.stdout.decode(errors="replace")))
+            except subprocess.TimeoutExpired:
+                say("%s (pid %d): gdb did not finish" % (name, p.pid))
 
     # ---- teardown
     def stop(self):
