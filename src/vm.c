@@ -14,9 +14,9 @@
 #include "profile/prof_int.h"
 #include "send/send.h"
 
-int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops,
-                 size_t ops_size, const ddmc_allocator *mem, void *vm_data, unsigned header_version,
-                 size_t thread_info_size, size_t frame_size) {
+int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, const ddmc_vm_ops *ops, size_t ops_size,
+                 const ddmc_allocator *mem, void *vm_data, unsigned header_version, size_t thread_info_size,
+                 size_t frame_size) {
   if (out == NULL) return DDMC_EINVAL;
   *out = NULL;
   if ((header_version >> 16) != DDMC_VERSION_MAJOR) return DDMC_EVERSION;
@@ -75,6 +75,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if ((rc = ddmc__trace_register(vm)) != 0) goto fail;
   if ((rc = ddmc__hprof_register(vm)) != 0) goto fail;
   ddmc__prof_init(vm);
+  ddmc__ctl_init(vm);
   *out = vm;
   return 0;
 
@@ -179,10 +180,11 @@ void ddmc_vm_stop(ddmc_vm *vm) {
 void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
-  ddmc__prof_destroy(vm); /* first: it borrows the debugger's ops */
+  ddmc__prof_destroy(vm);  /* first: it borrows the debugger's ops */
   ddmc__jvmti_destroy(vm); /* so does JVM TI */
   struct ddmc__dbg *dbg = atomic_exchange(&vm->dbg, NULL);
   if (dbg != NULL && vm->dbg_destroy != NULL) vm->dbg_destroy(dbg);
+  ddmc__ctl_destroy(vm); /* after every client that may still turn a switch off */
   ddmc__registry_destroy(vm);
   ddmc__ring_destroy(&vm->ring);
   pthread_cond_destroy(&vm->state_cond);
@@ -204,9 +206,7 @@ int ddmc_vm_is_connected(const ddmc_vm *vm) {
   return vm ? atomic_load_explicit(&((ddmc_vm *)vm)->connected, memory_order_acquire) : 0;
 }
 
-int ddmc_vm_debugger_active(const ddmc_vm *vm) {
-  return vm ? atomic_load(&((ddmc_vm *)vm)->debugger_active) : 0;
-}
+int ddmc_vm_debugger_active(const ddmc_vm *vm) { return vm ? atomic_load(&((ddmc_vm *)vm)->debugger_active) : 0; }
 
 int64_t ddmc_vm_last_activity_ms(const ddmc_vm *vm) {
   if (vm == NULL || !atomic_load(&((ddmc_vm *)vm)->debugger_active)) return -1;

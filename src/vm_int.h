@@ -18,6 +18,7 @@
 #include "jdwp/service.h"
 #include "profile/prof_state.h"
 #include "send/ring.h"
+#include "vmctl/switches.h"
 
 typedef struct ddmc__handler ddmc__handler;
 
@@ -85,6 +86,7 @@ struct ddmc_vm {
   ddmc__thread_state thr;
   ddmc__heap_state heap;
   ddmc__prof prof;            /* profiling (src/profile) */
+  ddmc__ctl ctl;              /* the VM's switches, shared by every client (src/vmctl) */
 
   /* suspend=y and wait_for_debugger sleep here. */
   pthread_mutex_t state_lock;

@@ -16,6 +16,7 @@
 #include "debugger/state.h"
 #include "jdwp/service.h"
 #include "jdwp/session.h"
+#include "vmctl/switches.h"
 #include "fakedbg.h"
 
 /* ---- harness */
@@ -1266,6 +1267,7 @@ static void test_short_ops_table(void **state) {
   assert_int_equal(ddmc__dbg_new(F->fv.vm, &F->ops, offsetof(ddmc_dbg_ops, set_breakpoint), &d2), 0);
   ddmc__dbg *keep = F->d;
   F->d = d2;
+  ddmc__ctl_set_bridge(F->fv.vm, &d2->ops, d2->vm_data); /* as ddmc_dbg_attach would lend it */
   body m = {.n = 0};
   mod_loc(&m, FD_M_COMPUTE, 5);
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, NULL), DDMC_JDWP_NOT_IMPLEMENTED);
@@ -1281,6 +1283,7 @@ static void test_short_ops_table(void **state) {
   b_u64(&m, cid(FD_C_DEBUG));
   b_u64(&m, fid(FD_C_DEBUG, FD_F_X));
   assert_int_equal(set_req(DDMC_EV_FIELD_MODIFICATION, 0, &m, 1, NULL), DDMC_JDWP_NOT_IMPLEMENTED);
+  ddmc__ctl_set_bridge(F->fv.vm, &keep->ops, keep->vm_data);
   ddmc__dbg_free(d2);
   F->d = keep;
   assert_int_equal(atomic_load(&F->n_set_bp), 0);
@@ -1634,6 +1637,39 @@ static void test_pattern_match(void **state) {
   assert_false(ddmc__pattern_match("Debug", "Debug2"));
   assert_false(ddmc__pattern_match("", "x"));
   assert_false(ddmc__pattern_match("*Debug", "Debu"));
+}
+
+/* Switches shared with another client (an agent, src/vmctl): the debugger's clearing leaves the
+ * other's breakpoint, watch and stepping in place; the VM is told once each way. */
+static void test_switches_shared_with_agent(void **state) {
+  (void)state;
+  ddmc_location loc = {(ddmc_class)FD_C_DEBUG, FD_M_COMPUTE, 5};
+  assert_int_equal(ddmc__ctl_breakpoint(F->fv.vm, &loc, 1), 0); /* the agent's */
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 5);
+  int32_t a;
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, &a), 0);
+  assert_int_equal(atomic_load(&F->n_set_bp), 1);
+  assert_int_equal(clear_req(DDMC_EV_BREAKPOINT, a), 0);
+  assert_int_equal(atomic_load(&F->n_clear_bp), 0);
+  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_int_equal(run(15, 3, NULL, NULL), 0); /* ClearAllBreakpoints: the debugger's only */
+  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_int_equal(ddmc__ctl_breakpoint(F->fv.vm, &loc, 0), 0);
+  assert_int_equal(atomic_load(&F->n_clear_bp), 1);
+  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  /* turning off what is not on changes nothing */
+  assert_int_equal(ddmc__ctl_breakpoint(F->fv.vm, &loc, 0), 0);
+  assert_int_equal(atomic_load(&F->n_clear_bp), 1);
+  /* stepping: two reasons on one thread, one set_stepping each way */
+  uint32_t t = FD_T_MAIN;
+  int before = atomic_load(&F->n_set_step);
+  assert_int_equal(ddmc__ctl_stepping(F->fv.vm, t, DDMC__ME_AGENT, 1), 0);
+  assert_int_equal(ddmc__ctl_stepping(F->fv.vm, t, DDMC__ME_DEBUGGER, 1), 0);
+  assert_int_equal(ddmc__ctl_stepping(F->fv.vm, t, DDMC__ME_DEBUGGER, 0), 0);
+  assert_int_equal(atomic_load(&F->n_set_step), before + 1);
+  assert_int_equal(ddmc__ctl_stepping(F->fv.vm, t, DDMC__ME_AGENT, 0), 0);
+  assert_int_equal(atomic_load(&F->n_set_step), before + 2);
 }
 
 static void test_breakpoints_counted_per_location(void **state) {
@@ -3069,6 +3105,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_bad_input_huge_counts, setup, teardown),
       cmocka_unit_test(test_pattern_match),
       cmocka_unit_test_setup_teardown(test_breakpoints_counted_per_location, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_switches_shared_with_agent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_count_modifier, setup, teardown),
       cmocka_unit_test_setup_teardown(test_thread_only_and_composite, setup, teardown),
       cmocka_unit_test_setup_teardown(test_class_filters, setup, teardown),

@@ -7,105 +7,32 @@
 #include <string.h>
 
 #include "debugger/requests.h"
-#include "profile/prof_hooks.h"
+#include "vmctl/switches.h"
 
 #define DDMC__MAX_MODS 64
 #define DDMC__MAX_REQUESTS 10000
 #define DDMC__MAX_PATTERN 1024
 
-/* ---- breakpoints: one ops.set_breakpoint per location, however many requests name it */
+/* Breakpoints, watched fields, stepping and method events are switches the debugger shares with
+ * agents and traces (src/vmctl): each request counts there once, and the VM is told only when a
+ * switch really changes. */
 
-static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
-  return a->cls == b->cls && a->method == b->method && a->index == b->index;
-}
-
-static int bp_add(ddmc__dbg *d, const ddmc_location *loc) {
-  ddmc__reqs *q = d->req;
-  for (uint32_t i = 0; i < q->nbps; i++)
-    if (loc_eq(&q->bps[i].loc, loc)) {
-      q->bps[i].count++;
-      return 0;
-    }
-  if (q->nbps == q->cap_bps) {
-    uint32_t cap = q->cap_bps ? q->cap_bps * 2 : 16;
-    ddmc__bp *v = ddmc__realloc(d->mem, q->bps, (size_t)cap * sizeof(*v));
-    if (v == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
-    q->bps = v;
-    q->cap_bps = cap;
-  }
-  int rc = DDMC__DBG_CALL(d, set_breakpoint, loc);
-  if (rc != 0) return rc;
-  q->bps[q->nbps].loc = *loc;
-  q->bps[q->nbps].count = 1;
-  q->nbps++;
-  return 0;
-}
-
-static void bp_remove(ddmc__dbg *d, const ddmc_location *loc) {
-  ddmc__reqs *q = d->req;
-  for (uint32_t i = 0; i < q->nbps; i++) {
-    if (!loc_eq(&q->bps[i].loc, loc)) continue;
-    if (--q->bps[i].count == 0) {
-      if (d->ops.clear_breakpoint) d->ops.clear_breakpoint(d->vm_data, loc);
-      q->bps[i] = q->bps[--q->nbps];
-    }
-    return;
-  }
-}
-
-/* The VM's method events are shared with method tracing (profile/): the switch there tells the
- * VM only when neither wants them any more. */
 static int method_events(ddmc__dbg *d, int on) {
   ddmc__reqs *q = d->req;
   if (on) {
     if (q->method_events == 0) {
-      int rc = ddmc__prof_method_events(d->vm, DDMC__ME_DEBUGGER, 1);
+      int rc = ddmc__ctl_method_events(d->vm, DDMC__ME_DEBUGGER, 1);
       if (rc != 0) return rc;
     }
     q->method_events++;
   } else if (q->method_events > 0 && --q->method_events == 0) {
-    ddmc__prof_method_events(d->vm, DDMC__ME_DEBUGGER, 0);
+    ddmc__ctl_method_events(d->vm, DDMC__ME_DEBUGGER, 0);
   }
   return 0;
 }
 
-/* ---- watchpoints: ops.set_field_watch whenever the kinds wanted on a field change */
-
-static unsigned watch_mask(const ddmc__watch *w) {
-  return (w->access ? DDMC_DBG_WATCH_ACCESS : 0u) | (w->modify ? DDMC_DBG_WATCH_MODIFY : 0u);
-}
-
-static int watch_change(ddmc__dbg *d, ddmc_class cls, uint32_t field, int kind, int delta) {
-  ddmc__reqs *q = d->req;
-  ddmc__watch *w = NULL;
-  for (uint32_t i = 0; i < q->nwatches && w == NULL; i++)
-    if (q->watches[i].cls == cls && q->watches[i].field == field) w = &q->watches[i];
-  if (w == NULL) {
-    if (delta < 0) return 0;
-    if (q->nwatches == q->cap_watches) {
-      uint32_t cap = q->cap_watches ? q->cap_watches * 2 : 8;
-      ddmc__watch *v = ddmc__realloc(d->mem, q->watches, (size_t)cap * sizeof(*v));
-      if (v == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
-      q->watches = v;
-      q->cap_watches = cap;
-    }
-    w = &q->watches[q->nwatches++];
-    memset(w, 0, sizeof(*w));
-    w->cls = cls;
-    w->field = field;
-  }
-  unsigned before = watch_mask(w);
-  uint32_t *n = kind == DDMC_EV_FIELD_ACCESS ? &w->access : &w->modify;
-  if (delta < 0 && *n == 0) return 0;
-  *n = (uint32_t)((int64_t)*n + delta);
-  unsigned after = watch_mask(w);
-  int rc = 0;
-  if (after != before) {
-    rc = DDMC__DBG_CALL(d, set_field_watch, cls, field, after);
-    if (rc != 0 && delta > 0) *n -= 1; /* refused: as if never asked */
-  }
-  if (after == 0 || (rc != 0 && watch_mask(w) == 0)) *w = q->watches[--q->nwatches];
-  return rc;
+static unsigned watch_kind(int kind) {
+  return kind == DDMC_EV_FIELD_ACCESS ? DDMC_DBG_WATCH_ACCESS : DDMC_DBG_WATCH_MODIFY;
 }
 
 static int is_method_kind(int kind) {
@@ -115,20 +42,20 @@ static int is_method_kind(int kind) {
 /* Undoes what Set did in the VM for r. */
 static void detach(ddmc__dbg *d, ddmc__req *r) {
   if (r->bp_set) {
-    bp_remove(d, &r->bp_loc);
+    ddmc__ctl_breakpoint(d->vm, &r->bp_loc, 0);
     r->bp_set = 0;
   }
   if (r->watch_set) {
-    watch_change(d, r->watch_cls, r->watch_field, r->kind, -1);
+    ddmc__ctl_field_watch(d->vm, r->watch_cls, r->watch_field, watch_kind(r->kind), 0);
     r->watch_set = 0;
   }
-  if (r->step != NULL && d->ops.set_stepping) {
+  if (r->step != NULL) {
     int others = 0;
     for (uint32_t i = 0; i < d->req->n; i++) {
       const ddmc__req *o = d->req->list[i];
       if (o != r && o->step != NULL && o->step_thread == r->step_thread) others = 1;
     }
-    if (!others) d->ops.set_stepping(d->vm_data, r->step_thread, 0);
+    if (!others) ddmc__ctl_stepping(d->vm, r->step_thread, DDMC__ME_DEBUGGER, 0);
   }
   if (is_method_kind(r->kind)) method_events(d, 0);
   atomic_fetch_sub(&d->want[r->kind & 127], 1);
@@ -258,7 +185,7 @@ static int arm_step(ddmc__dbg *d, ddmc__req *r, const ddmc__mod *m) {
   }
   s->start_depth = frames - 1;
   s->start_line = frames > 0 ? ddmc__line_of(d, &s->start) : -1;
-  rc = DDMC__DBG_CALL(d, set_stepping, thread, 1);
+  rc = ddmc__ctl_stepping(d->vm, thread, DDMC__ME_DEBUGGER, 1);
   if (rc != 0) {
     ddmc__free(d->mem, s);
     return rc;
@@ -334,7 +261,7 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (rc == 0 && kind == DDMC_EV_BREAKPOINT) {
     if (loc_mod == NULL) rc = DDMC_JDWP_ILLEGAL_ARGUMENT;
     if (rc == 0) rc = check_location(d, &loc_mod->loc);
-    if (rc == 0) rc = bp_add(d, &loc_mod->loc);
+    if (rc == 0) rc = ddmc__ctl_breakpoint(d->vm, &loc_mod->loc, 1);
     if (rc == 0) {
       r->bp_set = 1;
       r->bp_loc = loc_mod->loc;
@@ -349,7 +276,8 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     for (uint32_t i = 0; i < r->nmods && field_mod == NULL; i++)
       if (r->mods[i].kind == DDMC__MOD_FIELD_ONLY) field_mod = &r->mods[i];
     /* Every field of every class is more than a VM can watch cheaply; JDI always names one. */
-    rc = field_mod == NULL ? DDMC_JDWP_ILLEGAL_ARGUMENT : watch_change(d, field_mod->cls, field_mod->field, kind, 1);
+    rc = field_mod == NULL ? DDMC_JDWP_ILLEGAL_ARGUMENT
+                           : ddmc__ctl_field_watch(d->vm, field_mod->cls, field_mod->field, watch_kind(kind), 1);
     if (rc == 0) {
       r->watch_set = 1;
       r->watch_cls = field_mod->cls;
@@ -420,8 +348,6 @@ void ddmc__reqs_destroy(ddmc__dbg *d) {
   if (q == NULL) return;
   ddmc__reqs_clear_all(d);
   ddmc__free(d->mem, q->list);
-  ddmc__free(d->mem, q->bps);
-  ddmc__free(d->mem, q->watches);
   pthread_mutex_destroy(&q->lock);
   ddmc__free(d->mem, q);
   d->req = NULL;

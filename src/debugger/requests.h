@@ -64,17 +64,6 @@ typedef struct ddmc__snap {
   ddmc__req *r[];
 } ddmc__snap;
 
-typedef struct ddmc__watch {
-  ddmc_class cls;
-  uint32_t field;
-  uint32_t access, modify; /* requests of each kind on the field */
-} ddmc__watch;
-
-typedef struct ddmc__bp {
-  ddmc_location loc;
-  uint32_t count;
-} ddmc__bp;
-
 struct ddmc__reqs {
   pthread_mutex_t lock; /* guards snap (the pointer) and taking a reference on it */
   ddmc__snap *snap;
@@ -82,11 +71,7 @@ struct ddmc__reqs {
   ddmc__req **list;
   uint32_t n, cap;
   int32_t next_id;
-  ddmc__bp *bps;
-  uint32_t nbps, cap_bps;
   uint32_t method_events; /* METHOD_ENTRY / EXIT requests: the VM reports them while > 0 */
-  ddmc__watch *watches;   /* watched fields (ops.set_field_watch) */
-  uint32_t nwatches, cap_watches;
 };
 
 /* The current snapshot with a reference (NULL: no requests). Thread: any. */

@@ -15,15 +15,15 @@
 #include "profile/prof_hooks.h"
 #include "jdwp/service.h"
 #include "send/send.h"
+#include "vmctl/switches.h"
 
 #define DDMC__MAX_SET 17
 #define DDMC__MAX_CMD 32
 
 static const ddmc__cmd *const *all_tables(void) {
-  static const ddmc__cmd *const tables[] = {ddmc__cmds_vm,     ddmc__cmds_type,   ddmc__cmds_method,
-                                            ddmc__cmds_object, ddmc__cmds_thread, ddmc__cmds_frame,
-                                            ddmc__cmds_event,  ddmc__cmds_invoke, ddmc__cmds_monitor,
-                                            NULL};
+  static const ddmc__cmd *const tables[] = {
+      ddmc__cmds_vm,    ddmc__cmds_type,  ddmc__cmds_method, ddmc__cmds_object,  ddmc__cmds_thread,
+      ddmc__cmds_frame, ddmc__cmds_event, ddmc__cmds_invoke, ddmc__cmds_monitor, NULL};
   return tables;
 }
 
@@ -141,7 +141,8 @@ int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void
     return rc;
   }
   ddmc__vm_set_dbg(vm, d, dbg_destroy);
-  ddmc__prof_set_bridge(vm, &d->ops, vm_data); /* the profilers name things through it too */
+  ddmc__prof_set_bridge(vm, &d->ops, vm_data);  /* the profilers name things through it too */
   ddmc__jvmti_set_bridge(vm, &d->ops, vm_data); /* and JVM TI is built on it */
+  ddmc__ctl_set_bridge(vm, &d->ops, vm_data);   /* the switches they share */
   return 0;
 }

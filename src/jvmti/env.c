@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "jvmti/funcs.h"
-#include "profile/prof_hooks.h"
+#include "vmctl/switches.h"
 
 #define PHASE(jv) atomic_load_explicit(&(jv)->phase, memory_order_acquire)
 #define ENV_CHECK(e)                                                            \
@@ -329,7 +329,7 @@ static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
   atomic_fetch_add(&jv->want[i], after ? 1 : -1);
   int me = atomic_load(&jv->want[JVMTI_EVENT_METHOD_ENTRY - DDMC__JEV_FIRST]) > 0 ||
            atomic_load(&jv->want[JVMTI_EVENT_METHOD_EXIT - DDMC__JEV_FIRST]) > 0;
-  if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__prof_method_events(jv->vm, DDMC__ME_AGENT, me);
+  if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__ctl_method_events(jv->vm, DDMC__ME_AGENT, me);
 }
 
 jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint event_type, jthread event_thread, ...) {

@@ -20,10 +20,7 @@ void ddmc_prof_config_init_(ddmc_prof_config *c, size_t size) {
   memcpy(c, &d, DDMC__MIN(size, sizeof(d)));
 }
 
-void ddmc__prof_init(ddmc_vm *vm) {
-  ddmc_prof_config_init(&vm->prof.cfg);
-  pthread_mutex_init(&vm->prof.me_lock, NULL); /* a default mutex: cannot fail on Linux */
-}
+void ddmc__prof_init(ddmc_vm *vm) { ddmc_prof_config_init(&vm->prof.cfg); }
 
 static uint32_t pow2_at_least(uint32_t v) {
   uint32_t p = 1;
@@ -67,24 +64,6 @@ void ddmc__prof_features(const ddmc_vm *vm, void (*fn)(void *arg, const char *fe
     fn(arg, "hprof-heap-dump");
     fn(arg, "hprof-heap-dump-streaming");
   }
-}
-
-int ddmc__prof_method_events(ddmc_vm *vm, unsigned reason, int on) {
-  ddmc__prof *p = &vm->prof;
-  pthread_mutex_lock(&p->me_lock);
-  unsigned before = p->me_reasons, after = on ? before | reason : before & ~reason;
-  int rc = 0;
-  if ((before != 0) == (after != 0)) {
-    p->me_reasons = after;
-  } else if (p->dbg == NULL || p->dbg->set_method_events == NULL) {
-    rc = on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
-  } else {
-    /* The op only flips a flag in the VM (it never waits for a VM thread). */
-    rc = p->dbg->set_method_events(p->dbg_data, after != 0);
-    if (rc == 0 || !on) p->me_reasons = after;
-  }
-  pthread_mutex_unlock(&p->me_lock);
-  return rc;
 }
 
 int ddmc__alloc_real(ddmc_vm *vm, ddmc_buf *out) {

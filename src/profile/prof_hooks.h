@@ -1,6 +1,6 @@
 /* What the debugger layer calls in the profiling layer, without seeing struct ddmc_vm: the
- * reflective bridge it lends, the method-event switch both share, and the method events the
- * VM's post calls report. */
+ * reflective bridge it lends and the method events the VM's post calls report. (The method-event
+ * switch that traces share with the debugger and agents is src/vmctl's.) */
 #ifndef DDMC_PROFILE_HOOKS_H
 #define DDMC_PROFILE_HOOKS_H
 
@@ -8,13 +8,6 @@
 
 /* ddmc_dbg_attach: ops stays valid until ddmc_vm_free, which drops it first. */
 void ddmc__prof_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data);
-
-/* Why the VM's method events are on. The VM is told (ddmc_dbg_ops.set_method_events) only when
- * the first reason appears or the last goes. JDWP thread, or an agent's thread (JVM TI's
- * SetEventNotificationMode): serialized by me_lock, held across the op. Returns 0 or the op's JDWP error
- * (NOT_IMPLEMENTED without the op). */
-enum { DDMC__ME_DEBUGGER = 1u, DDMC__ME_TRACE = 2u, DDMC__ME_AGENT = 4u };
-int ddmc__prof_method_events(ddmc_vm *vm, unsigned reason, int on);
 
 /* From the debugger's post calls on a VM thread: a method entered (exit = 0) or left (1) at
  * frame depth (frame count - 1). One load when no trace runs. */

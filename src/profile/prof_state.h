@@ -27,9 +27,6 @@ typedef struct ddmc__prof {
   /* The reflective bridge: the debugger's ops, set by ddmc_dbg_attach (NULL: none). */
   const ddmc_dbg_ops *dbg;
   void *dbg_data;
-  /* Why the VM's method events are on (DDMC__ME_* bits); JDWP thread only. */
-  unsigned me_reasons;
-  pthread_mutex_t me_lock; /* me_reasons and the set_method_events call it causes */
 
   /* Allocation tracking: alloc_flag is read with __atomic builtins (ddmc_alloc_tracking). */
   int alloc_flag;

@@ -17,5 +17,4 @@ void ddmc__prof_destroy(ddmc_vm *vm) {
     ddmc__free(&vm->mem, p->threads);
     p->threads = NULL;
   }
-  pthread_mutex_destroy(&p->me_lock); /* last: the trace stop above may still use it */
 }

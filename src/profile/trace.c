@@ -298,7 +298,7 @@ int ddmc__trace_start(ddmc_vm *vm, const ddmc__trace_req *req) {
   int rc;
   if (req->mode == DDMC_TRACE_METHODS) {
     atomic_store(&p->trace, tr);
-    rc = ddmc__prof_method_events(vm, DDMC__ME_TRACE, 1);
+    rc = ddmc__ctl_method_events(vm, DDMC__ME_TRACE, 1);
     if (rc != 0) {
       atomic_store(&p->trace, NULL);
       quiesce(vm, NULL);
@@ -327,7 +327,7 @@ ddmc__trace *ddmc__trace_stop(ddmc_vm *vm, int *err) {
   } else {
     atomic_store(&p->trace, NULL);
     quiesce(vm, tr);
-    ddmc__prof_method_events(vm, DDMC__ME_TRACE, 0);
+    ddmc__ctl_method_events(vm, DDMC__ME_TRACE, 0);
     /* Move the regions' filled parts together. */
     size_t used = DDMC__MIN(atomic_load(&tr->next), tr->cap), dst = 0;
     for (size_t r = 0; r < used / tr->region; r++) {

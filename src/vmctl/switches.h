@@ -1,0 +1,70 @@
+/* The VM's switches, shared by every client of the bridge: method events (the debugger, method
+ * traces, agents), breakpoints, field watches and single stepping (the debugger and agents).
+ *
+ * Each switch is counted here, by client, and the VM is told (ddmc_dbg_ops.set_method_events,
+ * set_breakpoint / clear_breakpoint, set_field_watch, set_stepping) only when the first client
+ * turns it on or the last turns it off. A debugger clearing its breakpoint therefore never
+ * removes an agent's at the same place, and the other way round.
+ *
+ * Threads: the JDWP thread (the debugger, traces) and any VM or agent thread (JVM TI). One lock,
+ * held across the op it causes: those ops only flip state in the VM and never wait for a VM
+ * thread (debugger.h), so a thread blocked here cannot hold up a stop of the world. No other
+ * library lock is taken under it. */
+#ifndef DDMC_VMCTL_SWITCHES_H
+#define DDMC_VMCTL_SWITCHES_H
+
+#include <pthread.h>
+
+#include "common.h"
+
+/* Clients (reasons a switch is on). */
+enum { DDMC__ME_DEBUGGER = 1u, DDMC__ME_TRACE = 2u, DDMC__ME_AGENT = 4u };
+
+typedef struct ddmc__ctl_bp {
+  ddmc_location loc;
+  uint32_t count; /* requests of every client naming it */
+} ddmc__ctl_bp;
+
+typedef struct ddmc__ctl_watch {
+  ddmc_class cls;
+  uint32_t field;
+  uint32_t access, modify; /* counts of every client */
+} ddmc__ctl_watch;
+
+typedef struct ddmc__ctl_step {
+  uint32_t thread;
+  unsigned reasons; /* DDMC__ME_DEBUGGER, DDMC__ME_AGENT */
+} ddmc__ctl_step;
+
+/* At most this many distinct breakpoints, watched fields and stepping threads (each). */
+#define DDMC__CTL_MAX 65536u
+
+typedef struct ddmc__ctl {
+  const ddmc_dbg_ops *ops; /* lent by ddmc_dbg_attach; NULL: no bridge */
+  void *data;
+  pthread_mutex_t lock;
+  unsigned me_reasons DDMC_GUARDED_BY(lock);
+  ddmc__ctl_bp *bps DDMC_GUARDED_BY(lock);
+  uint32_t nbps, cap_bps;
+  ddmc__ctl_watch *watches DDMC_GUARDED_BY(lock);
+  uint32_t nwatches, cap_watches;
+  ddmc__ctl_step *steps DDMC_GUARDED_BY(lock);
+  uint32_t nsteps, cap_steps;
+} ddmc__ctl;
+
+void ddmc__ctl_init(ddmc_vm *vm);
+void ddmc__ctl_destroy(ddmc_vm *vm);
+/* ddmc_dbg_attach: ops stays valid until ddmc_vm_free. */
+void ddmc__ctl_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data);
+
+/* Each returns 0 or the op's JDWP error code (NOT_IMPLEMENTED without the op, OUT_OF_MEMORY
+ * past DDMC__CTL_MAX or when memory runs out). Turning off what is not on is 0. */
+int ddmc__ctl_method_events(ddmc_vm *vm, unsigned reason, int on);
+/* One more (on) or one fewer request for a breakpoint at loc. */
+int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on);
+/* One more or one fewer watch of field (kind DDMC_DBG_WATCH_ACCESS or _MODIFY). */
+int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned kind, int on);
+/* reason wants thread stepped (on) or no longer. */
+int ddmc__ctl_stepping(ddmc_vm *vm, uint32_t thread, unsigned reason, int on);
+
+#endif
