@@ -552,13 +552,20 @@ static void on_method_unwind(void *ud, uint32_t thread, const mvm_loc *loc, int3
   ddmc_dbg_post_method_unwind(b->d, thread, &l, depth, 0);
 }
 
-/* Exceptions: the core asks at each throw whether a debugger wants it (ddmc_dbg_wants is one
- * atomic read), then reports the throw with the handler it found up the stack, or none, before
- * unwinding (ddmc_dbg_post_exception, which filters by class, superclasses and caught /
- * uncaught). Nothing for exception_catch: JDWP has no event for entering a handler. */
+/* Exceptions: the core asks at each throw whether a debugger or an agent wants it
+ * (ddmc_dbg_wants is an atomic read), then reports the throw with the handler it found up the
+ * stack, or none, before unwinding (ddmc_dbg_post_exception, which filters by class,
+ * superclasses and caught / uncaught), and the handler once the stack has unwound to it
+ * (ddmc_dbg_post_exception_catch: JVM TI's ExceptionCatch; JDWP has no such event). */
 static int on_exception_events(void *ud) {
   dbg_bridge *b = ud;
-  return ddmc_dbg_wants(b->d, DDMC_EV_EXCEPTION);
+  return ddmc_dbg_wants(b->d, DDMC_EV_EXCEPTION) || ddmc_dbg_wants(b->d, DDMC_EV_EXCEPTION_CATCH);
+}
+
+static void on_exception_catch(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc) {
+  dbg_bridge *b = ud;
+  ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
+  ddmc_dbg_post_exception_catch(b->d, thread, &l, depth, 0, exc);
 }
 
 static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc,
@@ -683,6 +690,7 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
                      .method_unwind = on_method_unwind,
                      .exception_events = on_exception_events,
                      .exception = on_exception,
+                     .exception_catch = on_exception_catch,
                      .thread_dying = on_thread_dying,
                      .class_prepare = on_class_prepare,
                      .field = on_field,

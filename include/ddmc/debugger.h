@@ -467,6 +467,12 @@ DDMC_EXTERN int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const dd
 DDMC_EXTERN int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                         ddmc_ref this_obj, ddmc_ref exception, const ddmc_location *catch_loc);
 
+/* The stack has unwound to the handler at loc (depth: its frame), which is about to run: JVM TI's
+ * ExceptionCatch (JDWP has no event for it). Report it after ddmc_dbg_post_exception when
+ * ddmc_dbg_wants(vm, DDMC_EV_EXCEPTION_CATCH) at the throw. Returns 0 or DDMC_EINVAL. */
+DDMC_EXTERN int ddmc_dbg_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                              ddmc_ref this_obj, ddmc_ref exception);
+
 /* A frame at loc (the instruction where the exception left it) is popped by an exception, without
  * returning. Agents get MethodExit with was_popped_by_exception; JDWP has no such event (a
  * debugger's METHOD_EXIT requests do not match). Report it, while method events are on, for each

@@ -474,6 +474,7 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
 int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                             ddmc_ref exception, const ddmc_location *catch_loc) {
   if (loc == NULL || exception == 0) return DDMC_EINVAL;
+  if (vm != NULL) ddmc__hub_exception(vm, thread, loc, exception, catch_loc); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -498,6 +499,7 @@ int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *l
 static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
                       ddmc_ref this_obj, ddmc_class cls, uint32_t field, ddmc_ref object, const ddmc_value *value) {
   if (loc == NULL || (kind == DDMC_EV_FIELD_MODIFICATION && value == NULL)) return DDMC_EINVAL;
+  if (vm != NULL) ddmc__hub_field(vm, thread, loc, cls, field, object, value); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -573,6 +575,15 @@ void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
 
 /* A frame popped by an exception: JVM TI's MethodExit (was_popped_by_exception); JDWP reports
  * nothing here, and a method trace writes its UNROLL at the thread's next event. */
+int ddmc_dbg_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                  ddmc_ref this_obj, ddmc_ref exception) {
+  (void)depth;
+  (void)this_obj;
+  if (vm == NULL || loc == NULL || exception == 0) return DDMC_EINVAL;
+  ddmc__hub_exception_catch(vm, thread, loc, exception); /* JDWP has no such event */
+  return 0;
+}
+
 int ddmc_dbg_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                 ddmc_ref this_obj) {
   if (loc == NULL) return DDMC_EINVAL;

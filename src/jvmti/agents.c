@@ -33,6 +33,7 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
     ddmc__free(&vm->mem, jv);
     return DDMC_ENOMEM;
   }
+  pthread_mutex_init(&jv->step_lock, NULL); /* a default mutex: cannot fail on Linux */
   atomic_store_explicit(&vm->jvmti, jv, memory_order_release);
   *out = jv;
   return 0;
@@ -57,6 +58,7 @@ void ddmc__jvmti_destroy(ddmc_vm *vm) {
   ddmc__free(jv->mem, jv->props);
   ddmc__refs_destroy(&jv->refs, jv->mem);
   ddmc__members_destroy(&jv->members, jv->mem);
+  pthread_mutex_destroy(&jv->step_lock);
   pthread_mutex_destroy(&jv->lock);
   ddmc__free(jv->mem, jv);
 }

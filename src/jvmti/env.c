@@ -17,49 +17,6 @@
     if (atomic_load(&(e)->disposed)) return JVMTI_ERROR_INVALID_ENVIRONMENT;    \
   } while (0)
 
-jvmtiError ddmc__jv_phase_ok(ddmc__jenv *e, unsigned phases) {
-  if (e == NULL || e->jv == NULL || atomic_load(&e->disposed)) return JVMTI_ERROR_INVALID_ENVIRONMENT;
-  return (PHASE(e->jv) & (int)phases) ? JVMTI_ERROR_NONE : JVMTI_ERROR_WRONG_PHASE;
-}
-
-jvmtiError ddmc__jv_err(int jdwp) {
-  /* The bridge answers in JDWP's numbers; JVM TI shares them where they mean the same. */
-  switch (jdwp) {
-    case 0: return JVMTI_ERROR_NONE;
-    case DDMC_JDWP_NOT_IMPLEMENTED: return JVMTI_ERROR_NOT_AVAILABLE;
-    case DDMC_JDWP_NULL_POINTER: return JVMTI_ERROR_NULL_POINTER;
-    case DDMC_JDWP_VM_DEAD: return JVMTI_ERROR_WRONG_PHASE;
-    case DDMC_JDWP_INVALID_FRAMEID: return JVMTI_ERROR_NO_MORE_FRAMES;
-    case DDMC_JDWP_INVALID_INDEX: return JVMTI_ERROR_ILLEGAL_ARGUMENT;
-    case DDMC_JDWP_INVALID_ARRAY:
-    case DDMC_JDWP_INVALID_STRING: return JVMTI_ERROR_INVALID_OBJECT;
-    case DDMC_JDWP_INVALID_THREAD:
-    case DDMC_JDWP_INVALID_THREAD_GROUP:
-    case DDMC_JDWP_THREAD_NOT_SUSPENDED:
-    case DDMC_JDWP_THREAD_SUSPENDED:
-    case DDMC_JDWP_THREAD_NOT_ALIVE:
-    case DDMC_JDWP_INVALID_OBJECT:
-    case DDMC_JDWP_INVALID_CLASS:
-    case DDMC_JDWP_CLASS_NOT_PREPARED:
-    case DDMC_JDWP_INVALID_METHODID:
-    case DDMC_JDWP_INVALID_LOCATION:
-    case DDMC_JDWP_INVALID_FIELDID:
-    case DDMC_JDWP_NO_MORE_FRAMES:
-    case DDMC_JDWP_OPAQUE_FRAME:
-    case DDMC_JDWP_TYPE_MISMATCH:
-    case DDMC_JDWP_INVALID_SLOT:
-    case DDMC_JDWP_DUPLICATE:
-    case DDMC_JDWP_NOT_FOUND:
-    case DDMC_JDWP_INVALID_MONITOR:
-    case DDMC_JDWP_NOT_MONITOR_OWNER:
-    case DDMC_JDWP_INTERRUPT:
-    case DDMC_JDWP_ABSENT_INFORMATION:
-    case DDMC_JDWP_ILLEGAL_ARGUMENT:
-    case DDMC_JDWP_OUT_OF_MEMORY: return jdwp;
-    default: return JVMTI_ERROR_INTERNAL;
-  }
-}
-
 void *ddmc__jv_alloc(size_t n) { return malloc(n ? n : 1); }
 
 char *ddmc__jv_strdup(const char *s) {
@@ -193,13 +150,6 @@ jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_pt
 
 /* ---- capabilities */
 
-int ddmc__jenv_has_cap(ddmc__jenv *e, int bit) {
-  pthread_mutex_lock(&e->jv->lock);
-  int has = ddmc__cap_has(&e->caps, bit);
-  pthread_mutex_unlock(&e->jv->lock);
-  return has;
-}
-
 void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   memset(out, 0, sizeof(*out));
   const ddmc_dbg_ops *o = jv->ops;
@@ -213,6 +163,16 @@ void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   if (o->class_info) ddmc__cap_set(out, DDMC_CAP_can_get_source_file_name);
   if (o->get_local && o->set_local && o->variable_table) ddmc__cap_set(out, DDMC_CAP_can_access_local_variables);
   if (o->suspend_thread && o->resume_thread) ddmc__cap_set(out, DDMC_CAP_can_suspend);
+  /* The switches the VM shares with a JDWP debugger (src/vmctl), and the throws it reports
+   * (ddmc_dbg_post_exception / _exception_catch). */
+  if (o->set_breakpoint && o->clear_breakpoint && o->method_info)
+    ddmc__cap_set(out, DDMC_CAP_can_generate_breakpoint_events);
+  if (o->set_stepping) ddmc__cap_set(out, DDMC_CAP_can_generate_single_step_events);
+  if (o->set_field_watch) {
+    ddmc__cap_set(out, DDMC_CAP_can_generate_field_access_events);
+    ddmc__cap_set(out, DDMC_CAP_can_generate_field_modification_events);
+  }
+  if (o->object_class) ddmc__cap_set(out, DDMC_CAP_can_generate_exception_events);
   ddmc__cap_set(out, DDMC_CAP_can_maintain_original_method_order); /* methods in declaration order */
 }
 
@@ -307,18 +267,6 @@ static int global_only(int ev) {
   }
 }
 
-int ddmc__jenv_enabled(ddmc__jenv *e, int ev, uint32_t thread) {
-  int i = ev - DDMC__JEV_FIRST;
-  if (atomic_load_explicit(&e->global[i], memory_order_relaxed)) return 1;
-  if (atomic_load_explicit(&e->nthread_enables[i], memory_order_relaxed) == 0) return 0;
-  int on = 0;
-  pthread_mutex_lock(&e->jv->lock);
-  for (uint32_t k = 0; k < e->nte && !on; k++) on = e->te[k].ev == i && e->te[k].thread == thread;
-  pthread_mutex_unlock(&e->jv->lock);
-  return on;
-}
-
-/* An environment wants ev (anywhere) now: keep jv->want and the VM's method events in step. */
 static int env_wants(ddmc__jenv *e, int i) {
   return atomic_load(&e->global[i]) || atomic_load(&e->nthread_enables[i]) > 0;
 }
@@ -350,6 +298,7 @@ jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint even
     int before = env_wants(e, i);
     atomic_store(&e->global[i], (unsigned char)(mode == JVMTI_ENABLE));
     want_changed(jv, i, before, env_wants(e, i));
+    if (event_type == JVMTI_EVENT_SINGLE_STEP) ddmc__jv_step_sync(jv);
     return JVMTI_ERROR_NONE;
   }
   if (global_only(event_type)) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
@@ -374,6 +323,7 @@ jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint even
   }
   pthread_mutex_unlock(&jv->lock);
   want_changed(jv, i, before, env_wants(e, i));
+  if (event_type == JVMTI_EVENT_SINGLE_STEP) ddmc__jv_step_sync(jv);
   return rc;
 }
 
@@ -433,10 +383,12 @@ jvmtiError ddmc__jt_DisposeEnvironment(ddmc__jenv *e) {
     pthread_mutex_unlock(&e->jv->lock);
     want_changed(e->jv, i, before, env_wants(e, i));
   }
+  ddmc__jenv_clear_debug(e);
   pthread_mutex_lock(&e->jv->lock);
   memset(&e->caps, 0, sizeof(e->caps));
   pthread_mutex_unlock(&e->jv->lock);
   atomic_store(&e->disposed, 1);
+  ddmc__jv_step_sync(e->jv);
   return JVMTI_ERROR_NONE;
 }
 

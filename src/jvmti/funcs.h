@@ -42,7 +42,34 @@ void ddmc__hub_vm_start(ddmc__jvmti *jv);
 void ddmc__hub_vm_init(ddmc__jvmti *jv, uint32_t thread);
 void ddmc__hub_vm_death(ddmc__jvmti *jv, uint32_t thread);
 
+/* ---- debug.c */
+int ddmc__jenv_has_bp(ddmc__jenv *e, const ddmc_location *loc);
+/* Does e watch field of c for kind (DDMC_DBG_WATCH_ACCESS or _MODIFY)? */
+int ddmc__jenv_watches(ddmc__jenv *e, ddmc_class c, uint32_t field, unsigned kind);
+void ddmc__jenv_clear_debug(ddmc__jenv *e);
+/* After SingleStep's enables change: the VM steps exactly the threads some environment wants. */
+void ddmc__jv_step_sync(ddmc__jvmti *jv);
+/* A thread starts (start = 1) or ends: stepped from its start when SingleStep is on for it. */
+void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start);
+
 /* ---- the functions of the tables */
+jvmtiError ddmc__jt_SetBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location);
+jvmtiError ddmc__jt_ClearBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location);
+jvmtiError ddmc__jt_SetFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field);
+jvmtiError ddmc__jt_ClearFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field);
+jvmtiError ddmc__jt_SetFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field);
+jvmtiError ddmc__jt_ClearFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field);
+jvmtiError ddmc__jt_GetLocalObject(ddmc__jenv *e, jthread thread, jint depth, jint slot, jobject *value_ptr);
+jvmtiError ddmc__jt_GetLocalInt(ddmc__jenv *e, jthread thread, jint depth, jint slot, jint *value_ptr);
+jvmtiError ddmc__jt_GetLocalLong(ddmc__jenv *e, jthread thread, jint depth, jint slot, jlong *value_ptr);
+jvmtiError ddmc__jt_GetLocalFloat(ddmc__jenv *e, jthread thread, jint depth, jint slot, jfloat *value_ptr);
+jvmtiError ddmc__jt_GetLocalDouble(ddmc__jenv *e, jthread thread, jint depth, jint slot, jdouble *value_ptr);
+jvmtiError ddmc__jt_SetLocalObject(ddmc__jenv *e, jthread thread, jint depth, jint slot, jobject value);
+jvmtiError ddmc__jt_SetLocalInt(ddmc__jenv *e, jthread thread, jint depth, jint slot, jint value);
+jvmtiError ddmc__jt_SetLocalLong(ddmc__jenv *e, jthread thread, jint depth, jint slot, jlong value);
+jvmtiError ddmc__jt_SetLocalFloat(ddmc__jenv *e, jthread thread, jint depth, jint slot, jfloat value);
+jvmtiError ddmc__jt_SetLocalDouble(ddmc__jenv *e, jthread thread, jint depth, jint slot, jdouble value);
+jvmtiError ddmc__jt_GetLocalInstance(ddmc__jenv *e, jthread thread, jint depth, jobject *value_ptr);
 jvmtiError ddmc__jt_GetLoadedClasses(ddmc__jenv *e, jint *class_count_ptr, jclass **classes_ptr);
 jvmtiError ddmc__jt_GetClassSignature(ddmc__jenv *e, jclass klass, char **signature_ptr, char **generic_ptr);
 jvmtiError ddmc__jt_GetClassStatus(ddmc__jenv *e, jclass klass, jint *status_ptr);

@@ -24,6 +24,12 @@ typedef void (*cb_env_thread_class)(ddmc__jenv *, ddmc__jnienv *, jthread, jclas
 typedef void (*cb_method)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID);
 typedef void (*cb_method_exit)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jboolean, jvalue);
 typedef void (*cb_location)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation);
+typedef void (*cb_exception)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jobject, jmethodID,
+                             jlocation);
+typedef void (*cb_exception_catch)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jobject);
+typedef void (*cb_field_access)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jclass, jobject, jfieldID);
+typedef void (*cb_field_modification)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jclass, jobject,
+                                      jfieldID, char, jvalue);
 
 static inline int wanted(ddmc__jvmti *jv, int ev) {
   return jv != NULL && atomic_load_explicit(&jv->want[ev - DDMC__JEV_FIRST], memory_order_relaxed) > 0;
@@ -85,6 +91,7 @@ void ddmc__hub_vm_init(ddmc__jvmti *jv, uint32_t thread) {
     }
   }
   scope_leave(jv, &s);
+  ddmc__jv_step_sync(jv); /* SingleStep enabled in OnLoad: the threads there are now */
 }
 
 void ddmc__hub_vm_death(ddmc__jvmti *jv, uint32_t thread) {
@@ -129,6 +136,7 @@ int ddmc__hub_wants(const ddmc_vm *vm, int jdwp_kind) {
 
 void ddmc__hub_thread(ddmc_vm *vm, uint32_t thread, int start) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
+  if (jv != NULL) ddmc__jv_step_thread(jv, thread, start); /* before its first instruction */
   int ev = start ? JVMTI_EVENT_THREAD_START : JVMTI_EVENT_THREAD_END;
   if (!wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
@@ -197,7 +205,10 @@ void ddmc__hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
     ddmc__fnptr f;
     if (entry && (f = callback(e, JVMTI_EVENT_METHOD_ENTRY, thread)) != NULL) ((cb_method)f)(e, jni, t, m);
     if (step && (f = callback(e, JVMTI_EVENT_SINGLE_STEP, thread)) != NULL) ((cb_location)f)(e, jni, t, m, loc->index);
-    if (bp && (f = callback(e, JVMTI_EVENT_BREAKPOINT, thread)) != NULL) ((cb_location)f)(e, jni, t, m, loc->index);
+    /* An environment hears only of its own breakpoints (a debugger's, or another agent's, at
+     * the same place are theirs). */
+    if (bp && (f = callback(e, JVMTI_EVENT_BREAKPOINT, thread)) != NULL && ddmc__jenv_has_bp(e, loc))
+      ((cb_location)f)(e, jni, t, m, loc->index);
   }
   scope_leave(jv, &s);
 }
@@ -215,6 +226,75 @@ void ddmc__hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   for (ddmc__jenv *e = first_env(jv); e && t && m; e = e->next) {
     ddmc__fnptr f = callback(e, JVMTI_EVENT_METHOD_EXIT, thread);
     if (f) ((cb_method_exit)f)(e, jni, t, m, (jboolean)(by_exception != 0), v);
+  }
+  scope_leave(jv, &s);
+}
+
+/* ---- exceptions and fields */
+
+void ddmc__hub_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
+                         const ddmc_location *catch_loc) {
+  ddmc__jvmti *jv = ddmc__jv_get(vm);
+  if (!wanted(jv, JVMTI_EVENT_EXCEPTION) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
+  scope s;
+  scope_enter(&s, thread, 1);
+  ddmc__jnienv *jni = ddmc__jni_env(jv);
+  jthread t = ddmc__thread_local(jv, thread);
+  jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
+  jmethodID cm = catch_loc ? ddmc__jv_method_id(jv, catch_loc->cls, catch_loc->method) : NULL;
+  jlocation cl = catch_loc ? catch_loc->index : 0;
+  jobject x = ddmc__ref_local(jv, exc, 0, 0);
+  for (ddmc__jenv *e = first_env(jv); e && t && m && x; e = e->next) {
+    ddmc__fnptr f = callback(e, JVMTI_EVENT_EXCEPTION, thread);
+    if (f) ((cb_exception)f)(e, jni, t, m, loc->index, x, cm, cl);
+  }
+  scope_leave(jv, &s);
+}
+
+void ddmc__hub_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc) {
+  ddmc__jvmti *jv = ddmc__jv_get(vm);
+  if (!wanted(jv, JVMTI_EVENT_EXCEPTION_CATCH) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
+  scope s;
+  scope_enter(&s, thread, 1);
+  ddmc__jnienv *jni = ddmc__jni_env(jv);
+  jthread t = ddmc__thread_local(jv, thread);
+  jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
+  jobject x = ddmc__ref_local(jv, exc, 0, 0);
+  for (ddmc__jenv *e = first_env(jv); e && t && m && x; e = e->next) {
+    ddmc__fnptr f = callback(e, JVMTI_EVENT_EXCEPTION_CATCH, thread);
+    if (f) ((cb_exception_catch)f)(e, jni, t, m, loc->index, x);
+  }
+  scope_leave(jv, &s);
+}
+
+static char type_letter(char tag) {
+  /* JDWP's object tags (s, t, g, l, c, [) are all 'L' to JVM TI. */
+  return strchr("ZBCSIJFD", tag) != NULL && tag != 0 ? tag : 'L';
+}
+
+void ddmc__hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_class c, uint32_t field,
+                     ddmc_ref object, const ddmc_value *new_value) {
+  ddmc__jvmti *jv = ddmc__jv_get(vm);
+  int ev = new_value ? JVMTI_EVENT_FIELD_MODIFICATION : JVMTI_EVENT_FIELD_ACCESS;
+  if (!wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
+  unsigned kind = new_value ? DDMC_DBG_WATCH_MODIFY : DDMC_DBG_WATCH_ACCESS;
+  scope s;
+  scope_enter(&s, thread, 1);
+  ddmc__jnienv *jni = ddmc__jni_env(jv);
+  jthread t = ddmc__thread_local(jv, thread);
+  jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
+  jclass k = ddmc__class_local(jv, c);
+  jfieldID fid = ddmc__jv_field_id(jv, c, field);
+  jobject o = object ? ddmc__ref_local(jv, object, 0, 0) : NULL;
+  char sig = new_value ? type_letter(new_value->tag) : 0;
+  jvalue v = new_value ? to_jvalue(jv, new_value) : (jvalue){0};
+  for (ddmc__jenv *e = first_env(jv); e && t && m && k && fid; e = e->next) {
+    ddmc__fnptr f = callback(e, ev, thread);
+    if (f == NULL || !ddmc__jenv_watches(e, c, field, kind)) continue;
+    if (new_value)
+      ((cb_field_modification)f)(e, jni, t, m, loc->index, k, o, fid, sig, v);
+    else
+      ((cb_field_access)f)(e, jni, t, m, loc->index, k, o, fid);
   }
   scope_leave(jv, &s);
 }

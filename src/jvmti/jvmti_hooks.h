@@ -22,5 +22,12 @@ void ddmc__hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
 /* by_exception: the frame was popped by an exception (JVM TI reports it, JDWP does not). */
 void ddmc__hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, const ddmc_value *ret,
                            int by_exception);
+/* Exception (catch_loc NULL: uncaught) and ExceptionCatch (loc: the handler). */
+void ddmc__hub_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
+                         const ddmc_location *catch_loc);
+void ddmc__hub_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc);
+/* FieldAccess (new_value NULL) or FieldModification of field of c in object (0: a static). */
+void ddmc__hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_class c, uint32_t field,
+                     ddmc_ref object, const ddmc_value *new_value);
 
 #endif

@@ -51,6 +51,19 @@ typedef struct ddmc__thread_enable {
 
 #define DDMC__MAX_THREAD_ENABLES 256
 
+/* An environment's watch of a field (debug.c). */
+typedef struct ddmc__jwatch {
+  ddmc_class cls;
+  uint32_t field;
+  unsigned kinds; /* DDMC_DBG_WATCH_ACCESS | _MODIFY */
+} ddmc__jwatch;
+
+/* Per environment: breakpoints and watched fields at most (SetBreakpoint, Set*Watch answer
+ * OUT_OF_MEMORY past them). Threads stepped for agents at most. */
+#define DDMC__MAX_ENV_BPS 1024
+#define DDMC__MAX_ENV_WATCHES 1024
+#define DDMC__MAX_STEP_THREADS 4096
+
 struct ddmc__jenv {
   const ddmc__fnptr *functions; /* first: a jvmtiEnv * points here */
   ddmc__jvmti *jv;
@@ -64,6 +77,11 @@ struct ddmc__jenv {
   ddmc__thread_enable te[DDMC__MAX_THREAD_ENABLES];
   uint32_t nte;
   _Atomic(void *) local_storage;
+  /* What this environment set (debug.c), under jv->lock: its events come only from these. */
+  ddmc_location bps[DDMC__MAX_ENV_BPS];
+  uint32_t nbps;
+  ddmc__jwatch watches[DDMC__MAX_ENV_WATCHES];
+  uint32_t nwatches;
   ddmc__jenv *next; /* every environment ever made; freed with the VM */
 };
 
@@ -127,6 +145,11 @@ struct ddmc__jvmti {
    * one-read test; ddmc_dbg_wants answers from it too. */
   atomic_int want[DDMC__JEV_COUNT];
   atomic_int method_events_on; /* the VM's method events switched on for agents */
+  /* Threads the VM steps for agents (debug.c); step_lock orders the changes and is held across
+   * the shared switch (src/vmctl), never under jv->lock. */
+  pthread_mutex_t step_lock;
+  uint32_t step[DDMC__MAX_STEP_THREADS];
+  uint32_t nstep;
   ddmc__refs refs;
   ddmc__members members;
 };

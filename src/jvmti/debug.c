@@ -1,0 +1,327 @@
+/* The debugging functions of JVM TI: breakpoints, field watches, single stepping and local
+ * variables. Each environment keeps its own breakpoints and watches (so it gets events only for
+ * what it set, and DUPLICATE / NOT_FOUND mean what the specification says); the VM's switches
+ * themselves are shared with a JDWP debugger and counted in src/vmctl. */
+#include <string.h>
+
+#include "jvmti/funcs.h"
+#include "vmctl/switches.h"
+
+/* ---- breakpoints */
+
+static jvmtiError method_loc(ddmc__jenv *e, jmethodID method, jlocation location, ddmc_location *out) {
+  ddmc__jvmti *jv = e->jv;
+  ddmc_class c;
+  uint32_t idx;
+  if (ddmc__jv_method_of(jv, method, &c, &idx) != 0) return JVMTI_ERROR_INVALID_METHODID;
+  ddmc_method_info mi;
+  memset(&mi, 0, sizeof(mi));
+  if (jv->ops->method_info == NULL || jv->ops->method_info(jv->ops_data, c, idx, &mi) != 0)
+    return JVMTI_ERROR_INVALID_METHODID;
+  if (mi.code_start < 0 || location < mi.code_start || location > mi.code_end) return JVMTI_ERROR_INVALID_LOCATION;
+  *out = (ddmc_location){c, idx, location};
+  return JVMTI_ERROR_NONE;
+}
+
+static int find_bp(const ddmc__jenv *e, const ddmc_location *loc) {
+  for (uint32_t i = 0; i < e->nbps; i++)
+    if (e->bps[i].cls == loc->cls && e->bps[i].method == loc->method && e->bps[i].index == loc->index) return (int)i;
+  return -1;
+}
+
+int ddmc__jenv_has_bp(ddmc__jenv *e, const ddmc_location *loc) {
+  pthread_mutex_lock(&e->jv->lock);
+  int has = find_bp(e, loc) >= 0;
+  pthread_mutex_unlock(&e->jv->lock);
+  return has;
+}
+
+jvmtiError ddmc__jt_SetBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_generate_breakpoint_events)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  ddmc_location loc;
+  if ((rc = method_loc(e, method, location, &loc)) != 0) return rc;
+  ddmc__jvmti *jv = e->jv;
+  /* The environment's list changes under jv->lock, the VM's switch outside it (a leaf lock). */
+  pthread_mutex_lock(&jv->lock);
+  if (find_bp(e, &loc) >= 0)
+    rc = JVMTI_ERROR_DUPLICATE;
+  else if (e->nbps == DDMC__MAX_ENV_BPS)
+    rc = JVMTI_ERROR_OUT_OF_MEMORY;
+  else
+    e->bps[e->nbps++] = loc;
+  pthread_mutex_unlock(&jv->lock);
+  if (rc) return rc;
+  if ((rc = ddmc__jv_err(ddmc__ctl_breakpoint(jv->vm, &loc, 1))) != 0) {
+    pthread_mutex_lock(&jv->lock);
+    int i = find_bp(e, &loc);
+    if (i >= 0) e->bps[i] = e->bps[--e->nbps];
+    pthread_mutex_unlock(&jv->lock);
+  }
+  return rc;
+}
+
+jvmtiError ddmc__jt_ClearBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_generate_breakpoint_events)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  ddmc_location loc;
+  if ((rc = method_loc(e, method, location, &loc)) != 0) return rc;
+  ddmc__jvmti *jv = e->jv;
+  pthread_mutex_lock(&jv->lock);
+  int i = find_bp(e, &loc);
+  if (i < 0)
+    rc = JVMTI_ERROR_NOT_FOUND;
+  else
+    e->bps[i] = e->bps[--e->nbps];
+  pthread_mutex_unlock(&jv->lock);
+  if (rc == 0) ddmc__ctl_breakpoint(jv->vm, &loc, 0);
+  return rc;
+}
+
+/* ---- field watches */
+
+static int find_watch(const ddmc__jenv *e, ddmc_class c, uint32_t field) {
+  for (uint32_t i = 0; i < e->nwatches; i++)
+    if (e->watches[i].cls == c && e->watches[i].field == field) return (int)i;
+  return -1;
+}
+
+int ddmc__jenv_watches(ddmc__jenv *e, ddmc_class c, uint32_t field, unsigned kind) {
+  pthread_mutex_lock(&e->jv->lock);
+  int i = find_watch(e, c, field);
+  int has = i >= 0 && (e->watches[i].kinds & kind) != 0;
+  pthread_mutex_unlock(&e->jv->lock);
+  return has;
+}
+
+static jvmtiError watch(ddmc__jenv *e, jclass klass, jfieldID field, unsigned kind, int on) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  int cap = kind == DDMC_DBG_WATCH_ACCESS ? DDMC_CAP_can_generate_field_access_events
+                                          : DDMC_CAP_can_generate_field_modification_events;
+  if (!ddmc__jenv_has_cap(e, cap)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  ddmc__jvmti *jv = e->jv;
+  ddmc_class k, fc;
+  uint32_t idx;
+  if (ddmc__class_of(jv, klass, &k) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if (ddmc__jv_field_of(jv, field, &fc, &idx) != 0 || fc != k) return JVMTI_ERROR_INVALID_FIELDID;
+  pthread_mutex_lock(&jv->lock);
+  int i = find_watch(e, k, idx);
+  if (on) {
+    if (i >= 0 && (e->watches[i].kinds & kind)) {
+      rc = JVMTI_ERROR_DUPLICATE;
+    } else if (i < 0 && e->nwatches == DDMC__MAX_ENV_WATCHES) {
+      rc = JVMTI_ERROR_OUT_OF_MEMORY;
+    } else {
+      if (i < 0) {
+        i = (int)e->nwatches++;
+        e->watches[i] = (ddmc__jwatch){k, idx, 0};
+      }
+      e->watches[i].kinds |= kind;
+    }
+  } else if (i < 0 || !(e->watches[i].kinds & kind)) {
+    rc = JVMTI_ERROR_NOT_FOUND;
+  } else if ((e->watches[i].kinds &= ~kind) == 0) {
+    e->watches[i] = e->watches[--e->nwatches];
+  }
+  pthread_mutex_unlock(&jv->lock);
+  if (rc) return rc;
+  rc = ddmc__jv_err(ddmc__ctl_field_watch(jv->vm, k, idx, kind, on));
+  if (rc != 0 && on) { /* the VM refused: as if never asked */
+    pthread_mutex_lock(&jv->lock);
+    if ((i = find_watch(e, k, idx)) >= 0 && (e->watches[i].kinds &= ~kind) == 0)
+      e->watches[i] = e->watches[--e->nwatches];
+    pthread_mutex_unlock(&jv->lock);
+  }
+  return rc;
+}
+
+jvmtiError ddmc__jt_SetFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+  return watch(e, klass, field, DDMC_DBG_WATCH_ACCESS, 1);
+}
+jvmtiError ddmc__jt_ClearFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+  return watch(e, klass, field, DDMC_DBG_WATCH_ACCESS, 0);
+}
+jvmtiError ddmc__jt_SetFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+  return watch(e, klass, field, DDMC_DBG_WATCH_MODIFY, 1);
+}
+jvmtiError ddmc__jt_ClearFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+  return watch(e, klass, field, DDMC_DBG_WATCH_MODIFY, 0);
+}
+
+/* An environment's breakpoints and watches go with it (DisposeEnvironment). */
+void ddmc__jenv_clear_debug(ddmc__jenv *e) {
+  ddmc__jvmti *jv = e->jv;
+  for (;;) {
+    pthread_mutex_lock(&jv->lock);
+    int have = e->nbps > 0;
+    ddmc_location loc = have ? e->bps[--e->nbps] : (ddmc_location){0, 0, 0};
+    pthread_mutex_unlock(&jv->lock);
+    if (!have) break;
+    ddmc__ctl_breakpoint(jv->vm, &loc, 0);
+  }
+  for (;;) {
+    pthread_mutex_lock(&jv->lock);
+    int have = e->nwatches > 0;
+    ddmc__jwatch w = have ? e->watches[--e->nwatches] : (ddmc__jwatch){0, 0, 0};
+    pthread_mutex_unlock(&jv->lock);
+    if (!have) break;
+    if (w.kinds & DDMC_DBG_WATCH_ACCESS) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_DBG_WATCH_ACCESS, 0);
+    if (w.kinds & DDMC_DBG_WATCH_MODIFY) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_DBG_WATCH_MODIFY, 0);
+  }
+}
+
+/* ---- single stepping: the VM steps a thread while some environment has SingleStep enabled
+ * for it, or for every thread (then new threads too, from ThreadStart). */
+
+typedef struct step_want {
+  ddmc__jvmti *jv;
+  uint32_t v[DDMC__MAX_STEP_THREADS];
+  uint32_t n;
+} step_want;
+
+static int env_steps_thread(ddmc__jvmti *jv, uint32_t thread) {
+  int ev = JVMTI_EVENT_SINGLE_STEP;
+  for (ddmc__jenv *e = atomic_load(&jv->envs); e; e = e->next)
+    if (!atomic_load(&e->disposed) && ddmc__jenv_enabled(e, ev, thread)) return 1;
+  return 0;
+}
+
+static int add_if_stepped(void *arg, const ddmc_thread_info *t) {
+  step_want *w = arg;
+  if (w->n < DDMC__MAX_STEP_THREADS && env_steps_thread(w->jv, t->id)) w->v[w->n++] = t->id;
+  return 0;
+}
+
+static int has(const uint32_t *v, uint32_t n, uint32_t x) {
+  for (uint32_t i = 0; i < n; i++)
+    if (v[i] == x) return 1;
+  return 0;
+}
+
+void ddmc__jv_step_sync(ddmc__jvmti *jv) {
+  if (jv->ops == NULL || jv->ops->set_stepping == NULL) return;
+  const ddmc_vm_ops *vo = ddmc__jv_vm_ops(jv);
+  step_want *w = ddmc__calloc(jv->mem, 1, sizeof(*w));
+  if (w == NULL) return;
+  w->jv = jv;
+  if (atomic_load(&jv->want[JVMTI_EVENT_SINGLE_STEP - DDMC__JEV_FIRST]) > 0 && vo && vo->for_each_thread)
+    vo->for_each_thread(ddmc__jv_vm_data(jv), add_if_stepped, w);
+  /* step_lock orders the changes; the VM is told through the shared switch. */
+  pthread_mutex_lock(&jv->step_lock);
+  for (uint32_t i = 0; i < jv->nstep;)
+    if (!has(w->v, w->n, jv->step[i])) {
+      ddmc__ctl_stepping(jv->vm, jv->step[i], DDMC__ME_AGENT, 0);
+      jv->step[i] = jv->step[--jv->nstep];
+    } else {
+      i++;
+    }
+  for (uint32_t i = 0; i < w->n; i++)
+    if (!has(jv->step, jv->nstep, w->v[i]) && jv->nstep < DDMC__MAX_STEP_THREADS &&
+        ddmc__ctl_stepping(jv->vm, w->v[i], DDMC__ME_AGENT, 1) == 0)
+      jv->step[jv->nstep++] = w->v[i];
+  pthread_mutex_unlock(&jv->step_lock);
+  ddmc__free(jv->mem, w);
+}
+
+void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start) {
+  if (atomic_load_explicit(&jv->want[JVMTI_EVENT_SINGLE_STEP - DDMC__JEV_FIRST], memory_order_relaxed) == 0 &&
+      jv->nstep == 0)
+    return;
+  pthread_mutex_lock(&jv->step_lock);
+  int on = has(jv->step, jv->nstep, thread);
+  if (start && !on && jv->nstep < DDMC__MAX_STEP_THREADS && env_steps_thread(jv, thread) &&
+      ddmc__ctl_stepping(jv->vm, thread, DDMC__ME_AGENT, 1) == 0)
+    jv->step[jv->nstep++] = thread;
+  if (!start && on) {
+    ddmc__ctl_stepping(jv->vm, thread, DDMC__ME_AGENT, 0);
+    for (uint32_t i = 0; i < jv->nstep; i++)
+      if (jv->step[i] == thread) jv->step[i] = jv->step[--jv->nstep];
+  }
+  pthread_mutex_unlock(&jv->step_lock);
+}
+
+/* ---- local variables: the thread is the calling one or one that is suspended (the VM's op
+ * answers THREAD_NOT_SUSPENDED otherwise). */
+
+static jvmtiError local_get(ddmc__jenv *e, jthread thread, jint depth, jint slot, char tag, ddmc_value *out) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  uint32_t t;
+  if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  memset(out, 0, sizeof(*out));
+  return ddmc__jv_err(e->jv->ops->get_local(e->jv->ops_data, t, depth, slot, tag, out));
+}
+
+static jvmtiError local_set(ddmc__jenv *e, jthread thread, jint depth, jint slot, const ddmc_value *v) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  uint32_t t;
+  if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  return ddmc__jv_err(e->jv->ops->set_local(e->jv->ops_data, t, depth, slot, v));
+}
+
+jvmtiError ddmc__jt_GetLocalObject(ddmc__jenv *e, jthread thread, jint depth, jint slot, jobject *value_ptr) {
+  if (value_ptr == NULL) return e == NULL ? JVMTI_ERROR_INVALID_ENVIRONMENT : JVMTI_ERROR_NULL_POINTER;
+  ddmc_value v;
+  jvmtiError rc = local_get(e, thread, depth, slot, 'L', &v);
+  if (rc == 0) *value_ptr = v.u.l ? ddmc__ref_local(e->jv, v.u.l, 0, 0) : NULL;
+  return rc;
+}
+
+jvmtiError ddmc__jt_GetLocalInstance(ddmc__jenv *e, jthread thread, jint depth, jobject *value_ptr) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (value_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+  if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  uint32_t t;
+  if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  if (e->jv->ops->frame_this == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  ddmc_ref r = 0;
+  if ((rc = ddmc__jv_err(e->jv->ops->frame_this(e->jv->ops_data, t, depth, &r))) != 0) return rc;
+  if (r == 0) return JVMTI_ERROR_INVALID_SLOT; /* a static method's frame */
+  *value_ptr = ddmc__ref_local(e->jv, r, 0, 0);
+  return JVMTI_ERROR_NONE;
+}
+
+#define GETTER(Name, T, tag, member)                                                                       \
+  jvmtiError ddmc__jt_GetLocal##Name(ddmc__jenv *e, jthread thread, jint depth, jint slot, T *value_ptr) { \
+    if (value_ptr == NULL) return e == NULL ? JVMTI_ERROR_INVALID_ENVIRONMENT : JVMTI_ERROR_NULL_POINTER;  \
+    ddmc_value v;                                                                                          \
+    jvmtiError rc = local_get(e, thread, depth, slot, tag, &v);                                            \
+    if (rc == 0) *value_ptr = (T)v.u.member;                                                               \
+    return rc;                                                                                             \
+  }
+GETTER(Int, jint, 'I', i)
+GETTER(Long, jlong, 'J', j)
+GETTER(Float, jfloat, 'F', f)
+GETTER(Double, jdouble, 'D', d)
+
+jvmtiError ddmc__jt_SetLocalObject(ddmc__jenv *e, jthread thread, jint depth, jint slot, jobject value) {
+  ddmc_value v = {.tag = 'L'};
+  if (value != NULL) {
+    if (e == NULL || e->jv == NULL) return JVMTI_ERROR_INVALID_ENVIRONMENT;
+    ddmc__cell c;
+    if (ddmc__ref_get(e->jv, value, &c) != 0) return JVMTI_ERROR_INVALID_OBJECT;
+    v.u.l = c.ref;
+  }
+  return local_set(e, thread, depth, slot, &v);
+}
+
+#define SETTER(Name, T, t, member)                                                                    \
+  jvmtiError ddmc__jt_SetLocal##Name(ddmc__jenv *e, jthread thread, jint depth, jint slot, T value) { \
+    ddmc_value v = {.tag = t};                                                                        \
+    v.u.member = value;                                                                               \
+    return local_set(e, thread, depth, slot, &v);                                                     \
+  }
+SETTER(Int, jint, 'I', i)
+SETTER(Long, jlong, 'J', j)
+SETTER(Float, jfloat, 'F', f)
+SETTER(Double, jdouble, 'D', d)
