@@ -244,7 +244,44 @@ void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start) {
 }
 
 /* ---- local variables: the thread is the calling one or one that is suspended (the VM's op
- * answers THREAD_NOT_SUSPENDED otherwise). */
+ * answers THREAD_NOT_SUSPENDED otherwise).
+ *
+ * Types are checked here, against the method's variable table, as HotSpot does: a variable
+ * read or written as another type is TYPE_MISMATCH, a slot no variable holds at the frame's
+ * location INVALID_SLOT; a method without a table leaves the checks to the VM. */
+
+typedef struct var_find {
+  int64_t index;
+  int32_t slot;
+  char type; /* the live variable's first signature letter, 0: none */
+} var_find;
+
+static int find_var(void *arg, const ddmc_variable *v) {
+  var_find *f = arg;
+  if (v->slot == f->slot && v->start <= f->index && f->index < v->start + v->length && v->signature)
+    f->type = v->signature[0];
+  return 0;
+}
+
+static int type_fits(char want, char have) {
+  switch (want) {
+    case 'I': return strchr("ZBCSI", have) != NULL;
+    case 'L': return have == 'L' || have == '[';
+    default: return want == have;
+  }
+}
+
+static jvmtiError check_type(ddmc__jvmti *jv, uint32_t thread, jint depth, jint slot, char want) {
+  const ddmc_dbg_ops *o = jv->ops;
+  if (o->frame_location == NULL || o->variable_table == NULL) return JVMTI_ERROR_NONE;
+  ddmc_location loc;
+  int rc = o->frame_location(jv->ops_data, thread, depth, &loc);
+  if (rc != 0) return ddmc__jv_err(rc);
+  var_find f = {loc.index, slot, 0};
+  if (o->variable_table(jv->ops_data, loc.cls, loc.method, find_var, &f) != 0) return JVMTI_ERROR_NONE;
+  if (f.type == 0) return JVMTI_ERROR_INVALID_SLOT;
+  return type_fits(want, f.type) ? JVMTI_ERROR_NONE : JVMTI_ERROR_TYPE_MISMATCH;
+}
 
 static jvmtiError local_get(ddmc__jenv *e, jthread thread, jint depth, jint slot, char tag, ddmc_value *out) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
@@ -253,6 +290,7 @@ static jvmtiError local_get(ddmc__jenv *e, jthread thread, jint depth, jint slot
   if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   uint32_t t;
   if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  if ((rc = check_type(e->jv, t, depth, slot, tag)) != 0) return rc;
   memset(out, 0, sizeof(*out));
   return ddmc__jv_err(e->jv->ops->get_local(e->jv->ops_data, t, depth, slot, tag, out));
 }
@@ -264,6 +302,7 @@ static jvmtiError local_set(ddmc__jenv *e, jthread thread, jint depth, jint slot
   if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   uint32_t t;
   if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  if ((rc = check_type(e->jv, t, depth, slot, v->tag)) != 0) return rc;
   return ddmc__jv_err(e->jv->ops->set_local(e->jv->ops_data, t, depth, slot, v));
 }
 

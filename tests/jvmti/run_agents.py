@@ -63,7 +63,38 @@ check("two agents", rc == 0 and lines.count("calltrace: 354 Hello.fib(I)I") == 2
 rc, out, err = run([JAVA, "-Xshare:off", f"-agentpath:{agent('calltrace')}=classes=Hello,exits", HELLO_JAVA], timeout=120)
 check("calltrace on HotSpot prints the same", rc == 0 and out.splitlines() == HELLO_OUT + TRACE, f"rc={rc} out={out!r} err={err[-500:]!r}")
 
-# 5. Bad input: each ends start-up with exit status 1 and one clear line, before the program runs.
+# 5. Debugging functions (examples/agents/jdebug.c): a breakpoint, locals read and written (x = 5
+# becomes 6, so compute returns 13 instead of 11), single steps by line, a watched field read
+# and written, an exception thrown and caught. The same lines on minivm and on HotSpot.
+JDEBUG = ["jdebug: breakpoint at compute line 14 (again: 40, clear elsewhere: 41)",  # DUPLICATE, NOT_FOUND
+          "jdebug: watching counter (again: 40)",
+          "jdebug: breakpoint in Dbg.compute line 14: x = 5 (as a long: 34, bad slot: 35)",  # TYPE_MISMATCH, INVALID_SLOT
+          "jdebug: x set to 6; stepping",
+          "jdebug: step to Dbg.compute line 15",
+          "jdebug: write of counter = 12 (I) in Dbg.compute line 15",
+          "jdebug: step to Dbg.compute line 16",
+          "jdebug: read of counter in Dbg.compute line 16",
+          "jdebug: step to Dbg.compute line 17",
+          "jdebug: stepped out to Dbg.main line 7",
+          "13",
+          "jdebug: LOops; thrown in Dbg.fail line 30, to be caught in Dbg.safe line 23",
+          "jdebug: LOops; caught in Dbg.safe line 23",
+          "1",
+          "jdebug: 1 breakpoint, 1 reads, 1 writes, 1 exception, 1 catch, stepped yes"]
+dbg = os.path.join(PROGRAMS, "dbg.mvm")
+rc, out, err = run([MINIVM, dbg])
+check("dbg.mvm without an agent", rc == 0 and out.splitlines() == ["11", "1"], f"rc={rc} out={out!r} err={err!r}")
+rc, out, err = run([MINIVM, f"-agentpath:{agent('jdebug')}", dbg])
+check("jdebug on minivm", rc == 0 and out.splitlines() == JDEBUG, f"rc={rc} out={out!r} err={err!r}")
+javac = os.path.join(os.path.dirname(os.path.realpath(JAVA)), "javac")
+classes = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"jdebug-classes-{os.getpid()}")
+c = subprocess.run([javac, "-g", "-d", classes, os.path.join(os.path.dirname(HELLO_JAVA), "Dbg.java")],
+                   capture_output=True, text=True, timeout=120)
+check("Dbg.java compiles with -g", c.returncode == 0, c.stderr)
+rc, out, err = run([JAVA, "-Xshare:off", f"-agentpath:{agent('jdebug')}", "-cp", classes, "Dbg"], timeout=120)
+check("jdebug on HotSpot prints the same", rc == 0 and out.splitlines() == JDEBUG, f"rc={rc} out={out!r} err={err[-500:]!r}")
+
+# 6. Bad input: each ends start-up with exit status 1 and one clear line, before the program runs.
 cases = [
     ("missing library", [f"-agentpath:{AGENTS}/libnothere.so"], "could not load agent library"),
     ("missing name", ["-agentlib:nothere"], "could not load agent library libnothere.so"),
@@ -77,7 +108,7 @@ for name, flags, msg in cases:
     rc, out, err = run([MINIVM] + flags + [hello])
     check(name, rc == 1 and msg in err and "Hello from minivm" not in out, f"rc={rc} out={out!r} err={err!r}")
 
-# 6. Calls in the OnLoad phase: clear JVM TI errors, never a crash (then the agent fails on purpose).
+# 7. Calls in the OnLoad phase: clear JVM TI errors, never a crash (then the agent fails on purpose).
 rc, out, err = run([MINIVM, f"-agentpath:{agent('badagents_fail')}=probe", hello])
 want = ["badagent: GetPhase 0 phase 1",            # NONE, JVMTI_PHASE_ONLOAD
         "badagent: GetPhase(NULL) 100",            # NULL_POINTER

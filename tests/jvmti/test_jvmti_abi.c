@@ -20,7 +20,25 @@ typedef void (*fnptr)(void);
 const fnptr *ddmc__jvmti_functions(void);
 const fnptr *ddmc__jni_functions(void);
 const fnptr *ddmc__jvm_functions(void);
+int ddmc__jvmti_slot_implemented(int slot);
 extern void ddmc__jt_SetEventNotificationMode(void);
+extern void ddmc__jt_GetLocalObject(void);
+extern void ddmc__jt_GetLocalInt(void);
+extern void ddmc__jt_GetLocalLong(void);
+extern void ddmc__jt_GetLocalFloat(void);
+extern void ddmc__jt_GetLocalDouble(void);
+extern void ddmc__jt_SetLocalObject(void);
+extern void ddmc__jt_SetLocalInt(void);
+extern void ddmc__jt_SetLocalLong(void);
+extern void ddmc__jt_SetLocalFloat(void);
+extern void ddmc__jt_SetLocalDouble(void);
+extern void ddmc__jt_SetBreakpoint(void);
+extern void ddmc__jt_ClearBreakpoint(void);
+extern void ddmc__jt_SetFieldAccessWatch(void);
+extern void ddmc__jt_ClearFieldAccessWatch(void);
+extern void ddmc__jt_SetFieldModificationWatch(void);
+extern void ddmc__jt_ClearFieldModificationWatch(void);
+extern void ddmc__jt_GetLocalInstance(void);
 extern void ddmc__jt_GetAllThreads(void);
 extern void ddmc__jt_GetThreadInfo(void);
 extern void ddmc__jt_GetTopThreadGroups(void);
@@ -191,11 +209,31 @@ int main(void) {
   SLOT(147, GetEnvironmentLocalStorage)
   SLOT(148, SetEnvironmentLocalStorage)
   SLOT(150, SetVerboseFlag)
+  SLOT(21, GetLocalObject)
+  SLOT(22, GetLocalInt)
+  SLOT(23, GetLocalLong)
+  SLOT(24, GetLocalFloat)
+  SLOT(25, GetLocalDouble)
+  SLOT(26, SetLocalObject)
+  SLOT(27, SetLocalInt)
+  SLOT(28, SetLocalLong)
+  SLOT(29, SetLocalFloat)
+  SLOT(30, SetLocalDouble)
+  SLOT(38, SetBreakpoint)
+  SLOT(39, ClearBreakpoint)
+  SLOT(41, SetFieldAccessWatch)
+  SLOT(42, ClearFieldAccessWatch)
+  SLOT(43, SetFieldModificationWatch)
+  SLOT(44, ClearFieldModificationWatch)
+  SLOT(155, GetLocalInstance)
   for (int n = 0; n < 200; n++) nimpl += implemented[n];
   size_t nslots = sizeof(struct jvmtiInterface_1_) / sizeof(void *);
   CHECK(nslots == 156, "jvmtiInterface_1_ has %zu slots (JDK 17: 156)", nslots);
   CHECK(t[0] == NULL, "slot 1 is reserved");
   for (size_t n = 2; n <= nslots; n++) CHECK(t[n - 1] != NULL, "jvmti slot %zu is empty", n);
+  /* Every slot the library fills is checked above: a new one without its SLOT line fails here. */
+  for (int n = 1; n < 200; n++)
+    CHECK(!ddmc__jvmti_slot_implemented(n) || implemented[n], "jvmti slot %d is implemented but not checked here", n);
   const fnptr *j = ddmc__jni_functions();
   JNI(GetVersion, 4)
   JNI(FindClass, 6)
