@@ -33,6 +33,18 @@ int bench_pinning(void);           /* 1 if bench_pin pins */
 /* Where the server side (VM threads, echo server, the JVM) and the client run. */
 #define BENCH_CPU_SERVER 0
 #define BENCH_CPU_CLIENT 1
+
+/* A child process (a VM under test) with its stdout on a pipe. bench_spawn pins it to
+ * BENCH_CPU_SERVER and sends its stderr to /dev/null (unless BENCH_VERBOSE is set); pid -1 when
+ * it could not start. bench_read_line reads its stdout until a line containing want (copied to
+ * line) or secs pass: 0 or -1. bench_stop kills it and reaps it. */
+typedef struct bchild {
+  pid_t pid;
+  int out;
+} bchild;
+bchild bench_spawn(char *const argv[]);
+int bench_read_line(bchild *c, const char *want, char *line, size_t cap, double secs);
+void bench_stop(bchild *c);
 /* Median clock_gettime(CLOCK_MONOTONIC) cost, for the notes. */
 double bench_clock_cost_ns(void);
 
@@ -194,6 +206,7 @@ void bench_section_mem(const bench_opts *o);     /* resident memory */
 void bench_section_dbg(const bench_opts *o);     /* debugger: cost, breakpoint/step round trips, attach */
 void bench_section_prof(const bench_opts *o);    /* profiling: allocation tracker, tracing, sampling */
 void bench_section_hprof(const bench_opts *o);   /* heap dumps (hprof) to a file */
+void bench_section_jvmti(const bench_opts *o);   /* JVM TI agents: idle cost, method events vs HotSpot */
 void bench_section_prof_helo(const bench_opts *o); /* profiling aids, not in the table */
 void bench_section_prof_send(const bench_opts *o);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -586,3 +587,59 @@ void bjava_stop(bjava *j) {
   }
   j->pid = -1;
 }
+
+/* ---- child processes (bench.h) */
+
+bchild bench_spawn(char *const argv[]) {
+  bchild c = {-1, -1};
+  int p[2];
+  if (pipe(p) != 0) return c;
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    bench_pin(BENCH_CPU_SERVER);
+    int dn = open("/dev/null", O_RDWR);
+    dup2(dn, 0);
+    dup2(p[1], 1);
+    if (getenv("BENCH_VERBOSE") == NULL) dup2(dn, 2);
+    close(p[0]);
+    close(p[1]);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(p[1]);
+  c.pid = pid;
+  c.out = p[0];
+  return c;
+}
+
+void bench_stop(bchild *c) {
+  if (c->pid > 0) {
+    kill(c->pid, SIGKILL);
+    waitpid(c->pid, NULL, 0);
+  }
+  if (c->out >= 0) close(c->out);
+  c->pid = c->out = -1;
+}
+
+int bench_read_line(bchild *c, const char *want, char *line, size_t cap, double secs) {
+  char buf[4096];
+  size_t have = 0;
+  int64_t end = bench_now_ns() + (int64_t)(secs * 1e9);
+  while (bench_now_ns() < end) {
+    struct pollfd pf = {c->out, POLLIN, 0};
+    if (poll(&pf, 1, 100) <= 0) continue;
+    ssize_t n = read(c->out, buf + have, sizeof buf - 1 - have);
+    if (n <= 0) return -1;
+    have += (size_t)n;
+    buf[have] = 0;
+    char *at = strstr(buf, want), *nl = at ? strchr(at, '\n') : NULL;
+    if (nl) {
+      snprintf(line, cap, "%.*s", (int)(nl - at), at);
+      return 0;
+    }
+    if (have == sizeof buf - 1) have = 0;
+  }
+  return -1;
+}
+

@@ -202,67 +202,6 @@ static double lib_trace_figure(const bench_opts *o) {
   return traced[0] - base[0];
 }
 
-/* ---- children */
-
-typedef struct child {
-  pid_t pid;
-  int out;
-} child;
-
-static child spawn(char *const argv[]) {
-  child c = {-1, -1};
-  int p[2];
-  if (pipe(p) != 0) return c;
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    bench_pin(BENCH_CPU_SERVER);
-    int dn = open("/dev/null", O_RDWR);
-    dup2(dn, 0);
-    dup2(p[1], 1);
-    if (getenv("BENCH_VERBOSE") == NULL) dup2(dn, 2);
-    close(p[0]);
-    close(p[1]);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  close(p[1]);
-  c.pid = pid;
-  c.out = p[0];
-  return c;
-}
-
-static void stop(child *c) {
-  if (c->pid > 0) {
-    kill(c->pid, SIGKILL);
-    waitpid(c->pid, NULL, 0);
-  }
-  if (c->out >= 0) close(c->out);
-  c->pid = c->out = -1;
-}
-
-/* Reads the child's stdout until a line containing `want` (copied to line) or the deadline. */
-static int read_line(child *c, const char *want, char *line, size_t cap, double secs) {
-  char buf[4096];
-  size_t have = 0;
-  int64_t end = bench_now_ns() + (int64_t)(secs * 1e9);
-  while (bench_now_ns() < end) {
-    struct pollfd pf = {c->out, POLLIN, 0};
-    if (poll(&pf, 1, 100) <= 0) continue;
-    ssize_t n = read(c->out, buf + have, sizeof buf - 1 - have);
-    if (n <= 0) return -1;
-    have += (size_t)n;
-    buf[have] = 0;
-    char *at = strstr(buf, want), *nl = at ? strchr(at, '\n') : NULL;
-    if (nl) {
-      snprintf(line, cap, "%.*s", (int)(nl - at), at);
-      return 0;
-    }
-    if (have == sizeof buf - 1) have = 0;
-  }
-  return -1;
-}
-
 static uint16_t free_port(void) {
   int s = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -273,18 +212,18 @@ static uint16_t free_port(void) {
   return ntohs(sa.sin_port);
 }
 
-static child start_minivm(const bench_opts *o, const char *program, const char *arg, uint16_t *port, jc *c) {
+static bchild start_minivm(const bench_opts *o, const char *program, const char *arg, uint16_t *port, jc *c) {
   *port = free_port();
   char agent[128], prog[4096];
   snprintf(agent, sizeof agent, "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:%u",
            (unsigned)*port);
   snprintf(prog, sizeof prog, "%s/%s", o->progdir, program);
   char *argv[] = {(char *)o->minivm, agent, prog, (char *)arg, NULL};
-  child ch = spawn(argv);
+  bchild ch = bench_spawn(argv);
   jc_init(c);
   if (ch.pid < 0 || jc_open(c, *port, bench_now_ns() + 10 * (int64_t)1000000000) != 0) {
     bench_note("prof: minivm %s did not start", program);
-    stop(&ch);
+    bench_stop(&ch);
   }
   return ch;
 }
@@ -319,7 +258,7 @@ static double spin_run(const bench_opts *o, int traced, uint64_t *records) {
   jc c;
   char arg[32];
   snprintf(arg, sizeof arg, "%d", SPIN_CALLS);
-  child ch = start_minivm(o, "spin.mvm", arg, &port, &c);
+  bchild ch = start_minivm(o, "spin.mvm", arg, &port, &c);
   if (ch.pid < 0) return -1;
   uint8_t b[8];
   put_be32(b, traced == 2 ? 64 : 64u << 20);
@@ -328,13 +267,13 @@ static double spin_run(const bench_opts *o, int traced, uint64_t *records) {
   if (traced) ddm(&c, FOURCC('M', 'P', 'S', 'S'), b, 8, NULL, NULL); /* spin sleeps 300 ms first */
   char line[128];
   double ms = -1;
-  if (read_line(&ch, "SPIN ", line, sizeof line, 120) == 0) ms = atof(line + 5);
+  if (bench_read_line(&ch, "SPIN ", line, sizeof line, 120) == 0) ms = atof(line + 5);
   if (traced) {
     size_t dl = 0;
     ddm(&c, FOURCC('M', 'P', 'S', 'E'), NULL, 0, &dl, records);
   }
   jc_close(&c);
-  stop(&ch);
+  bench_stop(&ch);
   return ms;
 }
 
@@ -414,7 +353,7 @@ static int sample_run(const bench_opts *o, const char *program, double *per_tick
                       uint64_t *recs) {
   uint16_t port;
   jc c;
-  child ch = start_minivm(o, program, NULL, &port, &c);
+  bchild ch = start_minivm(o, program, NULL, &port, &c);
   if (ch.pid < 0) return -1;
   bench_sleep_us(300000); /* the threads started */
   uint8_t b[12];
@@ -430,7 +369,7 @@ static int sample_run(const bench_opts *o, const char *program, double *per_tick
   size_t dl = 0;
   ddm(&c, FOURCC('S', 'P', 'S', 'E'), NULL, 0, &dl, recs);
   jc_close(&c);
-  stop(&ch);
+  bench_stop(&ch);
   if (c0 < 0 || c1 < 0 || s1 <= s0) {
     bench_note("prof: no ddmc-sampler thread (or no tick) found in minivm %s", program);
     return -1;
