@@ -9,7 +9,11 @@
 
 /* ---- breakpoints */
 
+/* Set/ClearBreakpoint's checks, in the specification's order: phase, capability, method, location. */
 static jvmtiError method_loc(ddmc__jenv *e, jmethodID method, jlocation location, ddmc_location *out) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
+  if (rc) return rc;
+  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_generate_breakpoint_events)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   ddmc__jvmti *jv = e->jv;
   ddmc_class c;
   uint32_t idx;
@@ -36,48 +40,41 @@ int ddmc__jenv_has_bp(ddmc__jenv *e, const ddmc_location *loc) {
   return has;
 }
 
-jvmtiError ddmc__jt_SetBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
-  if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_generate_breakpoint_events)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+static jvmtiError breakpoint(ddmc__jenv *e, jmethodID method, jlocation location, int on) {
   ddmc_location loc;
-  if ((rc = method_loc(e, method, location, &loc)) != 0) return rc;
+  jvmtiError rc = method_loc(e, method, location, &loc);
+  if (rc) return rc;
   ddmc__jvmti *jv = e->jv;
   /* The environment's list changes under jv->lock, the VM's switch outside it (a leaf lock). */
   pthread_mutex_lock(&jv->lock);
-  if (find_bp(e, &loc) >= 0)
+  int i = find_bp(e, &loc);
+  if (on && i >= 0)
     rc = JVMTI_ERROR_DUPLICATE;
-  else if (e->nbps == DDMC__MAX_ENV_BPS)
+  else if (on && e->nbps == DDMC__MAX_ENV_BPS)
     rc = JVMTI_ERROR_OUT_OF_MEMORY;
-  else
+  else if (on)
     e->bps[e->nbps++] = loc;
+  else if (i < 0)
+    rc = JVMTI_ERROR_NOT_FOUND;
+  else
+    e->bps[i] = e->bps[--e->nbps];
   pthread_mutex_unlock(&jv->lock);
   if (rc) return rc;
-  if ((rc = ddmc__jv_err(ddmc__ctl_breakpoint(jv->vm, &loc, 1))) != 0) {
+  rc = ddmc__jv_err(ddmc__ctl_breakpoint(jv->vm, &loc, on));
+  if (rc != 0 && on) { /* the VM refused: as if never asked */
     pthread_mutex_lock(&jv->lock);
-    int i = find_bp(e, &loc);
-    if (i >= 0) e->bps[i] = e->bps[--e->nbps];
+    if ((i = find_bp(e, &loc)) >= 0) e->bps[i] = e->bps[--e->nbps];
     pthread_mutex_unlock(&jv->lock);
   }
   return rc;
 }
 
+jvmtiError ddmc__jt_SetBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location) {
+  return breakpoint(e, method, location, 1);
+}
+
 jvmtiError ddmc__jt_ClearBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
-  if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_generate_breakpoint_events)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
-  ddmc_location loc;
-  if ((rc = method_loc(e, method, location, &loc)) != 0) return rc;
-  ddmc__jvmti *jv = e->jv;
-  pthread_mutex_lock(&jv->lock);
-  int i = find_bp(e, &loc);
-  if (i < 0)
-    rc = JVMTI_ERROR_NOT_FOUND;
-  else
-    e->bps[i] = e->bps[--e->nbps];
-  pthread_mutex_unlock(&jv->lock);
-  if (rc == 0) ddmc__ctl_breakpoint(jv->vm, &loc, 0);
-  return rc;
+  return breakpoint(e, method, location, 0);
 }
 
 /* ---- field watches */

@@ -232,39 +232,35 @@ void ddmc__hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
 
 /* ---- exceptions and fields */
 
-void ddmc__hub_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
-                         const ddmc_location *catch_loc) {
+/* Exception (catch_loc: the handler, or NULL) or, with ev EXCEPTION_CATCH, the handler at loc. */
+static void exception_event(ddmc_vm *vm, int ev, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
+                            const ddmc_location *catch_loc) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (!wanted(jv, JVMTI_EVENT_EXCEPTION) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
+  if (!wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
   scope_enter(&s, thread, 1);
   ddmc__jnienv *jni = ddmc__jni_env(jv);
   jthread t = ddmc__thread_local(jv, thread);
   jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
   jmethodID cm = catch_loc ? ddmc__jv_method_id(jv, catch_loc->cls, catch_loc->method) : NULL;
-  jlocation cl = catch_loc ? catch_loc->index : 0;
   jobject x = ddmc__ref_local(jv, exc, 0, 0);
   for (ddmc__jenv *e = first_env(jv); e && t && m && x; e = e->next) {
-    ddmc__fnptr f = callback(e, JVMTI_EVENT_EXCEPTION, thread);
-    if (f) ((cb_exception)f)(e, jni, t, m, loc->index, x, cm, cl);
+    ddmc__fnptr f = callback(e, ev, thread);
+    if (f && ev == JVMTI_EVENT_EXCEPTION)
+      ((cb_exception)f)(e, jni, t, m, loc->index, x, cm, cm ? catch_loc->index : 0);
+    else if (f)
+      ((cb_exception_catch)f)(e, jni, t, m, loc->index, x);
   }
   scope_leave(jv, &s);
 }
 
+void ddmc__hub_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
+                         const ddmc_location *catch_loc) {
+  exception_event(vm, JVMTI_EVENT_EXCEPTION, thread, loc, exc, catch_loc);
+}
+
 void ddmc__hub_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc) {
-  ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (!wanted(jv, JVMTI_EVENT_EXCEPTION_CATCH) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
-  scope s;
-  scope_enter(&s, thread, 1);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  jthread t = ddmc__thread_local(jv, thread);
-  jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
-  jobject x = ddmc__ref_local(jv, exc, 0, 0);
-  for (ddmc__jenv *e = first_env(jv); e && t && m && x; e = e->next) {
-    ddmc__fnptr f = callback(e, JVMTI_EVENT_EXCEPTION_CATCH, thread);
-    if (f) ((cb_exception_catch)f)(e, jni, t, m, loc->index, x);
-  }
-  scope_leave(jv, &s);
+  exception_event(vm, JVMTI_EVENT_EXCEPTION_CATCH, thread, loc, exc, NULL);
 }
 
 static char type_letter(char tag) {
