@@ -20,6 +20,11 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(2, SetEventNotificationMode),
     S(4, GetAllThreads),
     S(9, GetThreadInfo),
+    S(5, SuspendThread),
+    S(6, ResumeThread),
+    S(10, GetOwnedMonitorInfo),
+    S(11, GetCurrentContendedMonitor),
+    S(12, RunAgentThread),
     S(13, GetTopThreadGroups),
     S(14, GetThreadGroupInfo),
     S(15, GetThreadGroupChildren),
@@ -46,6 +51,7 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(55, IsInterface),
     S(56, IsArrayClass),
     S(57, GetClassLoader),
+    S(59, GetObjectMonitorUsage),
     S(60, GetFieldName),
     S(61, GetFieldDeclaringClass),
     S(62, GetFieldModifiers),
@@ -62,6 +68,8 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(88, GetVersionNumber),
     S(89, GetCapabilities),
     S(91, IsMethodObsolete),
+    S(92, SuspendThreadList),
+    S(93, ResumeThreadList),
     S(100, GetAllStackTraces),
     S(104, GetStackTrace),
     S(122, SetEventCallbacks),
@@ -82,6 +90,7 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(147, GetEnvironmentLocalStorage),
     S(148, SetEnvironmentLocalStorage),
     S(150, SetVerboseFlag),
+    S(153, GetOwnedMonitorStackDepthInfo),
 };
 #undef S
 

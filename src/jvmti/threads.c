@@ -140,6 +140,9 @@ jvmtiError ddmc__jt_GetThreadState(ddmc__jenv *e, jthread thread, jint *thread_s
       break;
     default: s = JVMTI_THREAD_STATE_ALIVE | JVMTI_THREAD_STATE_RUNNABLE; break;
   }
+  /* Held by an agent's SuspendThread or by the debugger's count (suspend.c; a thread the
+   * debugger holds inside an event it reported is not known here). */
+  if ((s & JVMTI_THREAD_STATE_ALIVE) && ddmc__susp_held(jv, id)) s |= JVMTI_THREAD_STATE_SUSPENDED;
   *thread_state_ptr = s;
   return JVMTI_ERROR_NONE;
 }
