@@ -582,8 +582,8 @@ int ddmc_dbg_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const 
   return post_monitor(vm, DDMC_EV_MONITOR_CONTENDED_ENTERED, thread, loc, depth, object, 0);
 }
 
-int ddmc_dbg_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                               ddmc_ref this_obj, ddmc_ref object, int64_t timeout_ms) {
+int ddmc_dbg_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                               ddmc_ref object, int64_t timeout_ms) {
   return post_monitor(vm, DDMC_EV_MONITOR_WAIT, thread, loc, depth, object, timeout_ms);
 }
 
