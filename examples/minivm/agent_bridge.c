@@ -7,7 +7,11 @@
  * then in the directory of the minivm binary, then lets the dynamic linker search
  * (LD_LIBRARY_PATH, the system's directories), as a JVM looks in its own lib directory and then
  * java.library.path. */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,4 +146,48 @@ void agent_bridge_vm_death(agent_bridge *a, uint32_t thread) {
 
 void agent_bridge_unload(agent_bridge *a) {
   if (a && a->d) ddmc_agent_unload(a->d);
+}
+
+/* SIGQUIT -> DataDumpRequest, as HotSpot does (kill -QUIT pid). The handler only writes a byte to
+ * a pipe (async-signal-safe); a helper thread reads it and calls ddmc_agent_data_dump, outside
+ * any VM lock and off the interpreter threads. The helper is a plain daemon pthread: it never
+ * touches the heap, so the collector never waits for it. */
+static int quit_pipe[2] = {-1, -1};
+
+static void on_sigquit(int sig) {
+  (void)sig;
+  int saved = errno;
+  char c = 'Q';
+  if (write(quit_pipe[1], &c, 1) < 0) { /* full: a dump is already pending */ }
+  errno = saved;
+}
+
+static void *quit_main(void *arg) {
+  agent_bridge *a = arg;
+  char c;
+  for (;;) {
+    ssize_t n = read(quit_pipe[0], &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (a->live) ddmc_agent_data_dump(a->d);
+  }
+  return NULL;
+}
+
+void agent_bridge_watch_sigquit(agent_bridge *a) {
+  if (!a || !a->d || quit_pipe[0] >= 0 || pipe(quit_pipe) != 0) return;
+  fcntl(quit_pipe[1], F_SETFL, O_NONBLOCK); /* the handler never blocks */
+  pthread_t th;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&th, &attr, quit_main, a);
+  pthread_attr_destroy(&attr);
+  if (rc) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigquit;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGQUIT, &sa, NULL);
 }

@@ -27,4 +27,7 @@ void agent_bridge_vm_death(agent_bridge *a, uint32_t thread);
 /* Agent_OnUnload of each agent. */
 void agent_bridge_unload(agent_bridge *a);
 
+/* SIGQUIT sends DataDumpRequest to agents (a pipe and a helper thread; after agent_bridge_vm_init). */
+void agent_bridge_watch_sigquit(agent_bridge *a);
+
 #endif

@@ -598,6 +598,44 @@ static void on_thread_dying(void *ud, uint32_t thread) {
   ddmc_dbg_post_thread_death(b->d, thread);
 }
 
+/* ---- threads and monitors for agents and debuggers (issue 16) */
+
+static int op_start_agent_thread(void *vm_data, ddmc_ref thread_obj, int32_t priority,
+                                 void (*run)(void *arg, uint32_t thread), void *arg, uint32_t *out_thread) {
+  (void)priority; /* minivm threads have no priorities */
+  int rc = mvm_dbg_start_agent_thread(VM(vm_data), thread_obj, run, arg, out_thread);
+  return rc == MVM_DBG_ENOOBJECT ? DDMC_JDWP_INVALID_THREAD : jdwp_error(rc);
+}
+
+/* Nothing to switch: monitor.c asks monitor_wants (ddmc_dbg_wants, one atomic read) each time. */
+static void op_set_monitor_events(void *vm_data, int on) { (void)vm_data, (void)on; }
+
+static int mon_kind(int kind) {
+  switch (kind) {
+    case MVM_MON_CONTENDED_ENTER: return DDMC_EV_MONITOR_CONTENDED_ENTER;
+    case MVM_MON_CONTENDED_ENTERED: return DDMC_EV_MONITOR_CONTENDED_ENTERED;
+    case MVM_MON_WAIT: return DDMC_EV_MONITOR_WAIT;
+    default: return DDMC_EV_MONITOR_WAITED;
+  }
+}
+
+static int on_monitor_wants(void *ud, int kind) {
+  dbg_bridge *b = ud;
+  return ddmc_dbg_wants(b->d, (ddmc_event_kind)mon_kind(kind));
+}
+
+static void on_monitor(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, int kind, uint64_t obj,
+                       int64_t arg) {
+  dbg_bridge *b = ud;
+  ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
+  switch (kind) {
+    case MVM_MON_CONTENDED_ENTER: ddmc_dbg_post_monitor_contended_enter(b->d, thread, &l, depth, 0, obj); break;
+    case MVM_MON_CONTENDED_ENTERED: ddmc_dbg_post_monitor_contended_entered(b->d, thread, &l, depth, 0, obj); break;
+    case MVM_MON_WAIT: ddmc_dbg_post_monitor_wait(b->d, thread, &l, depth, 0, obj, arg); break;
+    default: ddmc_dbg_post_monitor_waited(b->d, thread, &l, depth, 0, obj, (int)arg); break;
+  }
+}
+
 typedef struct root_visit {
   void (*mark)(void *arg, uint64_t *ref);
   void *arg;
@@ -668,6 +706,8 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
       .monitor_info = op_monitor_info,
       .owned_monitors = op_owned_monitors,
       .contended_monitor = op_contended_monitor,
+      .start_agent_thread = op_start_agent_thread,
+      .set_monitor_events = op_set_monitor_events,
   };
   dbg_bridge *b = calloc(1, sizeof *b);
   if (!b) {
@@ -694,7 +734,9 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
                      .thread_dying = on_thread_dying,
                      .class_prepare = on_class_prepare,
                      .field = on_field,
-                     .gc_roots = on_gc_roots};
+                     .gc_roots = on_gc_roots,
+                     .monitor_wants = on_monitor_wants,
+                     .monitor = on_monitor};
   mvm_dbg_set_hooks(vm, &h);
   return b;
 }

@@ -8,6 +8,7 @@
  * table below gives the original opcode back when a thread reaches it. Suspension reuses the
  * safepoint: a suspended thread parks there (or stays in whatever blocking state it is in,
  * because becoming RUNNING waits while susp_req is set: thread.c, mvm_set_status). */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -656,12 +657,44 @@ static int param_letters(const char *sig, char *out, int cap) {
   return n;
 }
 
+/* new Thread() / new Thread(name) for JNI NewObject (an agent's RunAgentThread): an unstarted
+ * Thread in group main, named "Thread-N" when no name is given. Runs no bytecode, so any thread
+ * may ask (the world is stopped around it when the caller is not an interpreter thread). */
+static int new_thread_object(mvm_vm *vm, const mvm_value *args, int nargs, mvm_value *result) {
+  static _Atomic int next = 0;
+  mvm_thread *self = mvm_thread_self();
+  if (nargs > 1 || (nargs == 1 && !is_ref_tag(args[0].tag))) return MVM_DBG_ETYPE;
+  mvm_dbg_enter(vm);
+  mvm_ref name = nargs == 1 ? (mvm_ref)args[0].u.i : 0;
+  int rc = 0;
+  if (name && !block_of(vm, name)) rc = MVM_DBG_ENOOBJECT;
+  if (!rc && !name) {
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "Thread-%d", atomic_fetch_add(&next, 1));
+    name = mvm_new_string_vm(vm, buf, (size_t)n);
+  }
+  /* No collection while the world is stopped (or the interpreter thread allocates without one) */
+  mvm_ref o = !rc && name ? mvm_thread_object_new(vm, NULL, name, 0, vm->group_main, 0) : 0;
+  if (!rc && !o) rc = MVM_DBG_ENOMEM;
+  if (o && self) self->pins[MVM_PIN_DBG] = o; /* until the caller holds it */
+  mvm_dbg_leave(vm);
+  if (rc) return rc;
+  memset(result, 0, sizeof *result);
+  result->tag = 'L';
+  result->u.i = (int64_t)o;
+  return 0;
+}
+
 int mvm_dbg_invoke(mvm_vm *vm, uint32_t id, mvm_type type, uint32_t method, uint64_t this_obj, const mvm_value *args,
                    int nargs, int construct, mvm_value *result, uint64_t *exc) {
   mvm_thread *t = mvm_thread_self();
   mvm_method *m;
   int rc = method_of(vm, type, method, &m);
   if (rc) return rc;
+  if (construct && m->owner == vm->thread_class && m->instance && !strcmp(m->name, "<init>")) {
+    *exc = 0;
+    return new_thread_object(vm, args, nargs, result);
+  }
   if (!t || t->id != id || !t->interp) return MVM_DBG_ENOTHREAD; /* only the thread runs its calls */
   mvm_class *c = class_of_type(vm, type);
   char letters[256];

@@ -39,6 +39,16 @@ static void destroy(mvm_vm *vm, mvm_monitor *m) {
   mvm_nfree(vm, m);
 }
 
+/* Monitor events for a debugger or an agent (mvm_dbg_hooks.monitor), at the top frame's
+ * instruction; one call through monitor_wants when nobody listens. No VM lock held, RUNNING. */
+static void report(mvm_thread *t, int kind, mvm_ref obj, int64_t arg) {
+  mvm_vm *vm = t->vm;
+  if (!vm->dbg.monitor || !vm->dbg.monitor_wants || t->depth == 0 || !vm->dbg.monitor_wants(vm->dbg.ud, kind)) return;
+  const mvm_frame *f = &t->frames[t->depth - 1];
+  mvm_loc loc = mvm_loc_of(f->m, atomic_load_explicit(&f->pc, memory_order_relaxed));
+  vm->dbg.monitor(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, kind, obj, arg);
+}
+
 /* With mon_lock held and t already in a safe status: waits for the owner to leave. */
 static int acquire_slow(mvm_vm *vm, mvm_thread *t, mvm_monitor *m, uint32_t count, int32_t depth) {
   t->blocked_on = m->obj;
@@ -64,6 +74,7 @@ int mvm_monitor_enter(mvm_thread *t, mvm_ref obj) {
   }
   pthread_mutex_unlock(&vm->mon_lock);
   if (!m) return -1;
+  report(t, MVM_MON_CONTENDED_ENTER, obj, 0);
   mvm_set_status(t, MVM_TS_MONITOR);
   pthread_mutex_lock(&vm->mon_lock);
   /* A collection may have run meanwhile, but the object is live in our register, so its
@@ -72,6 +83,7 @@ int mvm_monitor_enter(mvm_thread *t, mvm_ref obj) {
   int rc = m ? acquire_slow(vm, t, m, 1, (int32_t)t->depth - 1) : -1;
   pthread_mutex_unlock(&vm->mon_lock);
   if (rc == 0) mvm_set_status(t, MVM_TS_RUNNING);
+  if (rc == 0) report(t, MVM_MON_CONTENDED_ENTERED, obj, 0);
   return rc;
 }
 
@@ -103,6 +115,16 @@ int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char 
   if (!m) {
     pthread_mutex_unlock(&vm->mon_lock);
     return -1;
+  }
+  if (vm->dbg.monitor) { /* MonitorWait, still owning it, with no VM lock held */
+    pthread_mutex_unlock(&vm->mon_lock);
+    report(t, MVM_MON_WAIT, obj, timeout_ms > 0 ? timeout_ms : 0);
+    pthread_mutex_lock(&vm->mon_lock);
+    m = lookup(vm, obj, 1); /* kept: we own it, and obj is live in a register */
+    if (!m || m->owner != t) {
+      pthread_mutex_unlock(&vm->mon_lock);
+      return -1;
+    }
   }
   uint32_t saved = m->count;
   int32_t saved_depth = m->depth;
@@ -138,10 +160,12 @@ int mvm_monitor_wait(mvm_thread *t, mvm_ref obj, int64_t timeout_ms, const char 
         *pp = t->wait_next;
         break;
       }
+  int timed_out = !t->notified && rc == ETIMEDOUT;
   if (m->owner) mvm_set_status(t, MVM_TS_MONITOR);
   rc = acquire_slow(vm, t, m, saved, saved_depth);
   pthread_mutex_unlock(&vm->mon_lock);
   if (rc == 0) mvm_set_status(t, MVM_TS_RUNNING);
+  if (rc == 0) report(t, MVM_MON_WAITED, obj, timed_out);
   if (rc == 0 && atomic_exchange(&t->interrupted, 0)) return 1;
   return rc;
 }

@@ -102,7 +102,24 @@ typedef struct mvm_dbg_hooks {
   /* The collector, with the world stopped and while marking: calls mark for every reference
    * the back-end holds (the callee marks; *ref is not moved by minivm's collector). */
   void (*gc_roots)(void *ud, void (*mark)(void *arg, uint64_t *ref), void *arg);
+  /* Monitor events (monitor.c). monitor_wants(kind) is asked first (one atomic read in the
+   * bridge); then monitor reports, on the thread, at loc of its top frame: MVM_MON_CONTENDED_ENTER
+   * before it blocks to enter obj's monitor, _ENTERED once it has it, _WAIT before wait() (arg:
+   * the timeout in ms, 0 for ever), _WAITED after it owns the monitor again (arg: 1 if it timed
+   * out). RUNNING, no VM lock held; it may park inside. */
+  int (*monitor_wants)(void *ud, int kind);
+  void (*monitor)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, int kind, uint64_t obj, int64_t arg);
 } mvm_dbg_hooks;
+
+enum { MVM_MON_CONTENDED_ENTER = 1, MVM_MON_CONTENDED_ENTERED, MVM_MON_WAIT, MVM_MON_WAITED };
+
+/* An agent's thread (JVM TI RunAgentThread): a daemon VM thread for the unstarted Thread object
+ * obj that runs no bytecode (never waited for by a stop-the-world), reports its start and end
+ * through the usual hooks, and calls run(arg, id) in between. Not joined at exit. Returns 0 and
+ * the id in *out, MVM_DBG_ENOOBJECT (obj is not a Thread), MVM_DBG_ENOMEM, MVM_DBG_ENOTHREAD
+ * (shutting down). Any thread. */
+int mvm_dbg_start_agent_thread(mvm_vm *vm, uint64_t obj, void (*run)(void *arg, uint32_t id), void *arg,
+                               uint32_t *out);
 
 /* Installs the hooks. Before any bytecode runs (after loading, before mvm_run_main). */
 void mvm_dbg_set_hooks(mvm_vm *vm, const mvm_dbg_hooks *h);

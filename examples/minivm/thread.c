@@ -380,3 +380,84 @@ void mvm_thread_detach(mvm_thread *t) {
   mvm_thread_unregister(t);
   mvm_thread_free(t);
 }
+
+/* ---- Agent threads (JVM TI RunAgentThread, through the bridge's start_agent_thread). A daemon
+ * that runs no bytecode (interp = 0): a stop-the-world never waits for it, so it may block for
+ * ever in an agent's raw monitor. Not counted in live_pthreads: the VM exits under it, as a JVM
+ * exits under its daemon threads. */
+
+typedef struct agent_start {
+  mvm_thread *t;
+  void (*run)(void *arg, uint32_t id);
+  void *arg;
+} agent_start;
+
+static void *agent_main(void *p) {
+  agent_start st = *(agent_start *)p;
+  free(p);
+  mvm_thread *t = st.t;
+  mvm_vm *vm = t->vm;
+  mvm_thread_bind(t);
+  if (vm->hooks.thread_start) vm->hooks.thread_start(vm->hooks.ud, t->id, t->name);
+  pthread_mutex_lock(&vm->thread_lock);
+  t->started = 1;
+  pthread_cond_broadcast(&vm->thread_cond);
+  pthread_mutex_unlock(&vm->thread_lock);
+  if (!atomic_load(&vm->shutdown)) st.run(st.arg, t->id);
+  if (vm->dbg.thread_dying) vm->dbg.thread_dying(vm->dbg.ud, t->id);
+  mvm_thread_unregister(t);
+  mvm_thread_free(t);
+  return NULL;
+}
+
+int mvm_dbg_start_agent_thread(mvm_vm *vm, uint64_t obj, void (*run)(void *arg, uint32_t id), void *arg,
+                               uint32_t *out) {
+  if (atomic_load(&vm->shutdown)) return MVM_DBG_ENOTHREAD;
+  char name[256] = "agent";
+  /* The Thread object's name and group, read with the world stopped (or on an interpreter thread,
+   * which no collection passes meanwhile); the object is then the thread's root. */
+  mvm_dbg_enter(vm);
+  mvm_hdr *h = obj && obj <= vm->heap.footprint / MVM_UNIT ? mvm_deref(vm, (mvm_ref)obj) : NULL;
+  if (!h || h->kind != MVM_BLK_OBJECT || mvm_deref(vm, h->klass)->aux != vm->thread_class->index) {
+    mvm_dbg_leave(vm);
+    return MVM_DBG_ENOOBJECT;
+  }
+  int64_t *f = mvm_slots(h);
+  mvm_ref s = (mvm_ref)f[MVM_THREAD_F_NAME];
+  if (s) {
+    mvm_ref bytes = (mvm_ref)mvm_slots(mvm_deref(vm, s))[0];
+    mvm_hdr *a = bytes ? mvm_deref(vm, bytes) : NULL;
+    size_t n = a ? (a->aux < sizeof name - 1 ? a->aux : sizeof name - 1) : 0;
+    memcpy(name, a ? (const char *)(a + 1) : "", n);
+    name[n] = '\0';
+  }
+  mvm_thread *t = f[MVM_THREAD_F_TID] ? NULL : mvm_thread_new(vm, name, 1, 0);
+  agent_start *st = t ? malloc(sizeof *st) : NULL;
+  if (!st) {
+    int started = f[MVM_THREAD_F_TID] != 0;
+    mvm_dbg_leave(vm);
+    if (t) mvm_thread_free(t);
+    return started ? MVM_DBG_ENOOBJECT : MVM_DBG_ENOMEM;
+  }
+  f[MVM_THREAD_F_DAEMON] = 1;
+  t->obj = (mvm_ref)obj;
+  t->group = f[MVM_THREAD_F_GROUP] ? (mvm_ref)f[MVM_THREAD_F_GROUP] : vm->group_main;
+  mvm_thread_register(t, MVM_TS_NATIVE);
+  f[MVM_THREAD_F_TID] = t->id;
+  mvm_dbg_leave(vm);
+  *st = (agent_start){t, run, arg};
+  uint32_t id = t->id;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t->pthread, &attr, agent_main, st);
+  pthread_attr_destroy(&attr);
+  if (rc) {
+    free(st);
+    mvm_thread_unregister(t);
+    mvm_thread_free(t);
+    return MVM_DBG_ENOMEM;
+  }
+  *out = id;
+  return 0;
+}

@@ -286,6 +286,12 @@ static int define_builtins(mvm_vm *vm) {
     /* Object's methods; the Throwables' default constructors (a debugger's `new` of one) */
     if (ok && i == 0) ok = object_methods(vm, c) == 0;
     else if (ok && i >= 5) ok = mvm_add_default_init(vm, c) == 0;
+    /* Thread's constructors, for JNI NewObject (an agent's RunAgentThread): the debugger's
+     * construct path makes the object itself (debug.c, mvm_dbg_invoke) */
+    else if (ok && i == 2)
+      ok = mvm_add_default_init(vm, c) == 0 &&
+           mvm_add_instance_method(vm, c, "<init>", "(Ljava/lang/String;)V", 2,
+                                   &(const mvm_insn){.op = OP_RETURN_VOID, .line = -1}, 1) != NULL;
     if (!ok || mvm_define_class(vm, c)) {
       mvm_class_free(vm, c);
       return -1;

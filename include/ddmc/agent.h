@@ -69,6 +69,14 @@ DDMC_EXTERN int ddmc_agent_vm_death(ddmc_vm *vm, uint32_t thread);
  * daemon agent thread may still be in their code). */
 DDMC_EXTERN void ddmc_agent_unload(ddmc_vm *vm);
 
+/* DataDumpRequest to every agent that enabled it (HotSpot sends it on SIGQUIT), run on the
+ * calling thread. Not from a signal handler: the VM's handler only records the signal (a flag, a
+ * pipe) and a thread of the VM calls this later. The calling thread may be any thread (a helper
+ * thread: it need not be a VM thread); it should not be a VM thread in the middle of running
+ * bytecode (agents' callbacks may block). Returns 0 (sent, or nobody wanted it), DDMC_ENOTCONN
+ * (no agent loaded). */
+DDMC_EXTERN int ddmc_agent_data_dump(ddmc_vm *vm);
+
 DDMC_END_DECLS
 
 #endif

@@ -422,6 +422,33 @@ typedef struct ddmc_dbg_ops {
    * statics' holders, interned strings, held monitors, what the VM holds itself, the debugger's
    * objects), until fn returns non-zero. Each root's object is one for_each_object visits. */
   int (*for_each_root)(void *vm_data, ddmc_gc_root_visit_fn fn, void *arg);
+
+  /* ---- agent threads and monitor events (appended: issue 16, JVM TI threads and monitors). */
+  /* JVM TI RunAgentThread. The VM starts a new OS thread and makes it a VM thread with its own
+   * id, for thread_obj (a java.lang.Thread the agent made, not started; the VM takes its name
+   * from it and keeps it alive, a root, while the thread lives), then:
+   *   - it is a DAEMON thread: it never keeps the VM alive, and the VM may exit while it runs;
+   *   - it is visible to for_each_thread and thread_info (not internal) from before run is
+   *     called until run has returned, and reports ddmc_dbg_post_thread_start on itself before
+   *     run and ddmc_dbg_post_thread_death after;
+   *   - it runs no bytecode, so a stop-the-world (the collector, with_world_stopped) never waits
+   *     for it: it counts as a thread in native code all its life, and may block for ever (on a
+   *     raw monitor, in sleep) without holding anything up; it calls no thread_parking;
+   *   - it calls run(arg, thread) once (the library's trampoline: sets up the JNIEnv and calls
+   *     the agent), then ends; at VM exit it is not joined (the process ends under it, as a
+   *     JVM's daemon threads do).
+   * priority is JVM TI's (1..10), a hint. *out_thread gets the new thread's id before run
+   * starts. Returns 0, DDMC_JDWP_INVALID_THREAD (thread_obj is not an unstarted Thread),
+   * DDMC_JDWP_OUT_OF_MEMORY, DDMC_JDWP_VM_DEAD (shutting down). Thread: any thread that called
+   * into the library (an agent's callback or agent thread); the VM may stop the world briefly. */
+  int (*start_agent_thread)(void *vm_data, ddmc_ref thread_obj, int32_t priority,
+                            void (*run)(void *arg, uint32_t thread), void *arg, uint32_t *out_thread);
+  /* Its presence says the VM reports the ddmc_dbg_post_monitor_* events (JDWP's
+   * canRequestMonitorEvents, JVM TI's can_generate_monitor_events). This library does not call
+   * it yet: a VM checks ddmc_dbg_wants at each contended enter and wait (one atomic read) and
+   * leaves this a no-op. Reserved for a later library to call when the first client starts (on
+   * = 1) or the last stops (0) wanting any of them. Thread: any. */
+  void (*set_monitor_events)(void *vm_data, int on);
 } ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.
@@ -496,6 +523,29 @@ DDMC_EXTERN int ddmc_dbg_post_field_access(ddmc_vm *vm, uint32_t thread, const d
 DDMC_EXTERN int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                                  ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object,
                                                  const ddmc_value *new_value);
+
+/* Monitor events (ops.set_monitor_events says the VM reports them), reported by the thread
+ * itself, in its own state (a thread about to block reports before it blocks; one that got the
+ * monitor reports before it runs bytecode again). object: the object whose monitor it is; loc
+ * and depth: the instruction (monitor-enter, wait) of the top frame; this_obj: that frame's
+ * 'this' or 0. A VM checks ddmc_dbg_wants(vm, DDMC_EV_MONITOR_*) first (one atomic read when
+ * nobody listens). They go to JVM TI agents (MonitorContendedEnter / Entered, MonitorWait /
+ * Waited) and to a JDWP debugger (MONITOR_CONTENDED_ENTER 43 ... MONITOR_WAITED 46; ClassOnly
+ * and the class patterns match loc's class, InstanceOnly the monitor's object), and may park
+ * the thread as any event does, so call them where the thread holds no VM lock and counts as
+ * stopped for the collector if it may block (a thread waiting to enter, say). Returns as the
+ * other post calls; DDMC_EINVAL for a NULL loc or a 0 object. */
+DDMC_EXTERN int ddmc_dbg_post_monitor_contended_enter(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
+                                                      int32_t depth, ddmc_ref this_obj, ddmc_ref object);
+DDMC_EXTERN int ddmc_dbg_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
+                                                        int32_t depth, ddmc_ref this_obj, ddmc_ref object);
+/* Before the thread waits: timeout_ms as given to wait() (0: for ever). */
+DDMC_EXTERN int ddmc_dbg_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                           ddmc_ref this_obj, ddmc_ref object, int64_t timeout_ms);
+/* After the wait, once the thread owns the monitor again: timed_out non-zero when the time ran
+ * out rather than a notify (an interrupt counts as not timed out). */
+DDMC_EXTERN int ddmc_dbg_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                             ddmc_ref this_obj, ddmc_ref object, int timed_out);
 
 /* The VM is ending (normally from its exit path, before threads are torn down): VM_DEATH goes
  * out with every matching request and the call returns once it has been handed to the JDWP

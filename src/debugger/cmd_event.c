@@ -213,7 +213,7 @@ static int kind_supported(ddmc__dbg *d, int kind) {
     case DDMC_EV_MONITOR_CONTENDED_ENTER:
     case DDMC_EV_MONITOR_CONTENDED_ENTERED:
     case DDMC_EV_MONITOR_WAIT:
-    case DDMC_EV_MONITOR_WAITED: return DDMC_JDWP_NOT_IMPLEMENTED; /* capabilities say no */
+    case DDMC_EV_MONITOR_WAITED: return DDMC__DBG_HAS(d, set_monitor_events) ? 0 : DDMC_JDWP_NOT_IMPLEMENTED;
     default: return DDMC_JDWP_INVALID_EVENT_TYPE;
   }
 }

@@ -254,6 +254,7 @@ static void capabilities(ddmc__dbg *d, uint8_t caps[32]) {
   caps[13] = 1;                                          /* canRequestVMDeathEvent */
   caps[17] = DDMC__DBG_HAS(d, owned_monitors);           /* canGetMonitorFrameInfo */
   caps[18] = 1;                                          /* canUseSourceNameFilters (19 is canGetConstantPool) */
+  caps[21] = DDMC__DBG_HAS(d, set_monitor_events);       /* canRequestMonitorEvents */
 }
 
 static int vm_capabilities(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {

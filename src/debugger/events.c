@@ -532,6 +532,68 @@ int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_lo
   return post_field(vm, DDMC_EV_FIELD_MODIFICATION, thread, loc, depth, this_obj, c, field, object, new_value);
 }
 
+/* ---- monitor events (43-46): thread, the monitor's object (tagged), the location, then the
+ * timeout (MONITOR_WAIT, long) or timed_out (MONITOR_WAITED, boolean). Agents first (the hub),
+ * then the debugger. ClassOnly / ClassMatch match the location's class, InstanceOnly the
+ * monitor's object, as OpenJDK's back-end filters them. */
+
+typedef struct monitor_arg {
+  uint64_t thread_id;
+  const ddmc_location *loc;
+  ddmc_ref object;
+  int64_t extra;
+} monitor_arg;
+
+static int enc_monitor(ddmc__dbg *d, composite *c, int kind, const void *arg) {
+  const monitor_arg *a = arg;
+  ddmc__wr_id(&c->b, a->thread_id);
+  int rc = ddmc__wr_tagged_object(d, &c->b, a->object);
+  if (rc == 0) rc = ddmc__wr_location(d, &c->b, a->loc);
+  if (rc == 0 && kind == DDMC_EV_MONITOR_WAIT) ddmc_buf_put_u64(&c->b, (uint64_t)a->extra);
+  if (rc == 0 && kind == DDMC_EV_MONITOR_WAITED) ddmc_buf_put_u8(&c->b, a->extra != 0);
+  return rc;
+}
+
+static int post_monitor(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                        ddmc_ref object, int64_t extra) {
+  if (loc == NULL || object == 0) return DDMC_EINVAL;
+  if (vm != NULL) ddmc__hub_monitor(vm, kind, thread, object, extra); /* agents first */
+  ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
+  if (w != NULL && !wants(w, kind)) return not_wanted(w, thread);
+  ddmc__dbg *d = enter_thread(vm, thread);
+  if (d == NULL) return DDMC_ENOTCONN;
+  composite c;
+  comp_init(d, &c);
+  ddmc__snap *s = ddmc__snap_get(d);
+  monitor_arg a = {0, loc, object, extra};
+  if (s != NULL && ddmc__thr_id(d, thread, &a.thread_id) == 0) {
+    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = object};
+    collect(d, s, kind, &b, &c, enc_monitor, &a);
+  }
+  ddmc__snap_put(d, s);
+  return deliver(d, thread, &c);
+}
+
+int ddmc_dbg_post_monitor_contended_enter(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                          ddmc_ref this_obj, ddmc_ref object) {
+  return post_monitor(vm, DDMC_EV_MONITOR_CONTENDED_ENTER, thread, loc, depth, object, 0);
+}
+
+int ddmc_dbg_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                            ddmc_ref this_obj, ddmc_ref object) {
+  return post_monitor(vm, DDMC_EV_MONITOR_CONTENDED_ENTERED, thread, loc, depth, object, 0);
+}
+
+int ddmc_dbg_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                               ddmc_ref object, int64_t timeout_ms) {
+  return post_monitor(vm, DDMC_EV_MONITOR_WAIT, thread, loc, depth, object, timeout_ms);
+}
+
+int ddmc_dbg_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                                 ddmc_ref this_obj, ddmc_ref object, int timed_out) {
+  return post_monitor(vm, DDMC_EV_MONITOR_WAITED, thread, loc, depth, object, timed_out != 0);
+}
+
 int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms) {
   ddmc__dbg *d = enter(vm);
   if (d == NULL) return DDMC_ENOTCONN;

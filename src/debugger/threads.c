@@ -13,6 +13,7 @@
 
 #include "debugger/glue.h"
 #include "debugger/state.h"
+#include "jvmti/jvmti_hooks.h"
 
 #define DDMC__MAX_THREADS 65536u
 
@@ -130,7 +131,8 @@ static int suspend_locked(ddmc__dbg *d, ddmc__thr *e) {
   atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
   pthread_mutex_unlock(&d->thr.lock);
   if (!first || e->vm_suspended) return 0;
-  int rc = d->ops.suspend_thread ? d->ops.suspend_thread(d->vm_data, e->id) : DDMC_JDWP_NOT_IMPLEMENTED;
+  /* Through the JVM TI layer: an agent may hold the thread too (src/jvmti/suspend.c). */
+  int rc = ddmc__susp_debugger(d->vm, &d->ops, d->vm_data, e->id, 1);
   if (rc != 0) {
     pthread_mutex_lock(&d->thr.lock);
     e->count--;
@@ -158,7 +160,7 @@ static int resume_locked(ddmc__dbg *d, ddmc__thr *e, int to_zero) {
   pthread_mutex_unlock(&d->thr.lock);
   if (last && e->vm_suspended) {
     e->vm_suspended = 0;
-    if (d->ops.resume_thread) return d->ops.resume_thread(d->vm_data, e->id);
+    if (d->ops.resume_thread) return ddmc__susp_debugger(d->vm, &d->ops, d->vm_data, e->id, 0);
   }
   return 0;
 }

@@ -28,7 +28,7 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
     ddmc__free(&vm->mem, jv);
     return DDMC_ENOMEM;
   }
-  if (ddmc__refs_init(&jv->refs) != 0 || ddmc__members_init(&jv->members) != 0) {
+  if (ddmc__refs_init(&jv->refs) != 0 || ddmc__members_init(&jv->members) != 0 || ddmc__susp_init(&jv->susp) != 0) {
     pthread_mutex_destroy(&jv->lock);
     ddmc__free(&vm->mem, jv);
     return DDMC_ENOMEM;
@@ -59,6 +59,7 @@ void ddmc__jvmti_destroy(ddmc_vm *vm) {
   ddmc__refs_destroy(&jv->refs, jv->mem);
   ddmc__members_destroy(&jv->members, jv->mem);
   pthread_mutex_destroy(&jv->step_lock);
+  ddmc__susp_destroy(&jv->susp);
   pthread_mutex_destroy(&jv->lock);
   ddmc__free(jv->mem, jv);
 }

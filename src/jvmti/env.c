@@ -174,6 +174,14 @@ void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   }
   if (o->object_class) ddmc__cap_set(out, DDMC_CAP_can_generate_exception_events);
   ddmc__cap_set(out, DDMC_CAP_can_maintain_original_method_order); /* methods in declaration order */
+  /* ---- threads and monitors (suspend.c, monitors.c, hub_monitor.c) */
+  if (o->owned_monitors) {
+    ddmc__cap_set(out, DDMC_CAP_can_get_owned_monitor_info);
+    ddmc__cap_set(out, DDMC_CAP_can_get_owned_monitor_stack_depth_info);
+  }
+  if (o->contended_monitor) ddmc__cap_set(out, DDMC_CAP_can_get_current_contended_monitor);
+  if (o->monitor_info) ddmc__cap_set(out, DDMC_CAP_can_get_monitor_info);
+  if (o->set_monitor_events) ddmc__cap_set(out, DDMC_CAP_can_generate_monitor_events);
 }
 
 jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabilities_ptr) {

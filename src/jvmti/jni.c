@@ -268,6 +268,147 @@ jstring ddmc__jni_NewStringUTF(ddmc__jnienv *env, const char *utf) {
   return ddmc__ref_local(jv, s, 0, 0);
 }
 
+/* ---- NewObject (for RunAgentThread's java.lang.Thread, as HotSpot agents make it): the
+ * constructor runs through the bridge's invoke (DDMC_DBG_INVOKE_CONSTRUCT) on the calling
+ * thread, which must be a VM thread that runs bytecode (a callback's thread); an agent thread
+ * gets a pending error and NULL. */
+
+#define DDMC__MAX_ARGS 64
+
+/* The constructor's parameters' first letters ('L' for any reference), or -1. */
+static int param_letters(const char *sig, char *out) {
+  int n = 0;
+  if (sig == NULL || *sig++ != '(') return -1;
+  while (*sig && *sig != ')') {
+    if (n == DDMC__MAX_ARGS) return -1;
+    out[n++] = *sig == '[' ? 'L' : *sig;
+    while (*sig == '[') sig++;
+    if (*sig == 'L') {
+      sig = strchr(sig, ';');
+      if (sig == NULL) return -1;
+    }
+    if (strchr("ZBCSIJFDL", *sig) == NULL) return -1;
+    sig++;
+  }
+  return *sig == ')' ? n : -1;
+}
+
+/* Checks clazz and m, and returns the constructor's class, index and parameter letters. */
+static int ctor_of(ddmc__jnienv *env, jclass clazz, jmethodID m, ddmc_class *c, uint32_t *index, char *letters) {
+  ddmc__jvmti *jv = JV(env);
+  ddmc_class k;
+  ddmc_method_info mi;
+  memset(&mi, 0, sizeof(mi));
+  if (ddmc__class_of(jv, clazz, &k) != 0 || ddmc__jv_method_of(jv, m, c, index) != 0 || jv->ops == NULL ||
+      jv->ops->method_info == NULL || jv->ops->method_info(jv->ops_data, *c, *index, &mi) != 0 || mi.name == NULL ||
+      strcmp(mi.name, "<init>") != 0) {
+    ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObject: not a constructor");
+    return -1;
+  }
+  int n = param_letters(mi.signature, letters);
+  if (n < 0) ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObject: bad signature");
+  return n;
+}
+
+static jobject construct(ddmc__jnienv *env, ddmc_class c, uint32_t index, const ddmc_value *args, int n) {
+  ddmc__jvmti *jv = JV(env);
+  uint32_t self = ddmc__jv_self();
+  if (jv->ops->invoke == NULL || self == 0) {
+    ddmc__jni_set_pending("java.lang.UnsupportedOperationException: %s", "NewObject outside a VM thread");
+    return NULL;
+  }
+  ddmc_value result = {'V', {0}};
+  ddmc_ref exc = 0;
+  int rc = jv->ops->invoke(jv->ops_data, self, c, index, 0, args, n, DDMC_DBG_INVOKE_CONSTRUCT, &result, &exc);
+  if (rc != 0 || exc != 0 || result.u.l == 0) {
+    ddmc__jni_set_pending("java.lang.InstantiationException: %s", exc ? "the constructor threw" : "NewObject failed");
+    return NULL;
+  }
+  return ddmc__ref_local(jv, result.u.l, 0, 0);
+}
+
+static int ref_arg(ddmc__jnienv *env, jobject h, ddmc_value *v) {
+  ddmc__cell cell;
+  v->tag = 'L';
+  v->u.l = 0;
+  if (h == NULL) return 0;
+  if (ddmc__ref_get(JV(env), h, &cell) != 0) return -1;
+  v->u.l = cell.ref;
+  return 0;
+}
+
+jobject ddmc__jni_NewObjectV(ddmc__jnienv *env, jclass clazz, jmethodID m, va_list ap) {
+  ddmc_class c;
+  uint32_t index;
+  char letters[DDMC__MAX_ARGS];
+  ddmc_value args[DDMC__MAX_ARGS];
+  int n = ctor_of(env, clazz, m, &c, &index, letters);
+  if (n < 0) return NULL;
+  for (int i = 0; i < n; i++) {
+    args[i].tag = letters[i];
+    switch (letters[i]) {
+      case 'J': args[i].u.j = va_arg(ap, jlong); break;
+      case 'F': args[i].u.f = (float)va_arg(ap, double); break;
+      case 'D': args[i].u.d = va_arg(ap, double); break;
+      case 'L':
+        if (ref_arg(env, va_arg(ap, jobject), &args[i]) != 0) {
+          ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObject: a stale reference");
+          return NULL;
+        }
+        break;
+      default: args[i].u.i = va_arg(ap, jint); break; /* Z B C S I: promoted to int */
+    }
+  }
+  return construct(env, c, index, args, n);
+}
+
+jobject ddmc__jni_NewObject(ddmc__jnienv *env, jclass clazz, jmethodID m, ...) {
+  va_list ap;
+  va_start(ap, m);
+  jobject o = ddmc__jni_NewObjectV(env, clazz, m, ap);
+  va_end(ap);
+  return o;
+}
+
+jobject ddmc__jni_NewObjectA(ddmc__jnienv *env, jclass clazz, jmethodID m, const jvalue *a) {
+  ddmc_class c;
+  uint32_t index;
+  char letters[DDMC__MAX_ARGS];
+  ddmc_value args[DDMC__MAX_ARGS];
+  int n = ctor_of(env, clazz, m, &c, &index, letters);
+  if (n < 0) return NULL;
+  if (n > 0 && a == NULL) {
+    ddmc__jni_set_pending("java.lang.NullPointerException: %s", "NewObjectA: no arguments");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    args[i].tag = letters[i];
+    switch (letters[i]) {
+      case 'Z': args[i].u.i = a[i].z; break;
+      case 'B': args[i].u.i = a[i].b; break;
+      case 'C': args[i].u.i = a[i].c; break;
+      case 'S': args[i].u.i = a[i].s; break;
+      case 'J': args[i].u.j = a[i].j; break;
+      case 'F': args[i].u.f = a[i].f; break;
+      case 'D': args[i].u.d = a[i].d; break;
+      case 'L':
+        if (ref_arg(env, a[i].l, &args[i]) != 0) {
+          ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObjectA: a stale reference");
+          return NULL;
+        }
+        break;
+      default: args[i].u.i = a[i].i; break;
+    }
+  }
+  return construct(env, c, index, args, n);
+}
+
+/* AllocObject (no constructor run) is not something the bridge can do. */
+jobject ddmc__jni_AllocObject(ddmc__jnienv *env, jclass clazz) {
+  ddmc__jni_set_pending("java.lang.InstantiationException: %s", "AllocObject is not supported");
+  return NULL;
+}
+
 /* The string's UTF-8 in a malloc'd copy (its length in *len), or NULL. */
 static char *string_utf8(ddmc__jvmti *jv, jstring str, size_t *len) {
   ddmc__cell c;
@@ -337,10 +478,12 @@ static jlong jni_unavailable(ddmc__jnienv *env, int slot) {
 #define STUB10(t) \
   STUB(t##0) STUB(t##1) STUB(t##2) STUB(t##3) STUB(t##4) STUB(t##5) STUB(t##6) STUB(t##7) STUB(t##8) STUB(t##9)
 STUB(0)
-STUB(1) STUB(2) STUB(3) STUB(4) STUB(5) STUB(6) STUB(7) STUB(8) STUB(9) STUB10(1) STUB10(2) STUB10(3) STUB10(4)
-    STUB10(5) STUB10(6) STUB10(7) STUB10(8) STUB10(9) STUB10(10) STUB10(11) STUB10(12) STUB10(13) STUB10(14) STUB10(15)
-        STUB10(16) STUB10(17) STUB10(18) STUB10(19) STUB10(20) STUB10(21) STUB10(22) STUB(230) STUB(231) STUB(232)
-            STUB(233) STUB(234)
+STUB(1)
+STUB(2)
+STUB(3) STUB(4) STUB(5) STUB(6) STUB(7) STUB(8) STUB(9) STUB10(1) STUB10(2) STUB10(3) STUB10(4) STUB10(5) STUB10(6)
+    STUB10(7) STUB10(8) STUB10(9) STUB10(10) STUB10(11) STUB10(12) STUB10(13) STUB10(14) STUB10(15) STUB10(16)
+        STUB10(17) STUB10(18) STUB10(19) STUB10(20) STUB10(21) STUB10(22) STUB(230) STUB(231) STUB(232) STUB(233)
+            STUB(234)
 
 #define REF(n) (ddmc__fnptr) jni_na_##n,
 #define REF10(t) REF(t##0) REF(t##1) REF(t##2) REF(t##3) REF(t##4) REF(t##5) REF(t##6) REF(t##7) REF(t##8) REF(t##9)
@@ -351,14 +494,44 @@ STUB(1) STUB(2) STUB(3) STUB(4) STUB(5) STUB(6) STUB(7) STUB(8) STUB(9) STUB10(1
                                 REF(230) REF(231) REF(232) REF(233) REF(234)};
 
 #define F(name) [DDMC_JNI_##name] = (ddmc__fnptr)ddmc__jni_##name
-static const ddmc__fnptr g_impl[DDMC_JNI_SLOTS] = {
-    F(GetVersion),         F(FindClass),           F(GetSuperclass),         F(IsAssignableFrom), F(Throw),
-    F(ThrowNew),           F(ExceptionOccurred),   F(ExceptionDescribe),     F(ExceptionClear),   F(FatalError),
-    F(PushLocalFrame),     F(PopLocalFrame),       F(NewGlobalRef),          F(DeleteGlobalRef),  F(DeleteLocalRef),
-    F(IsSameObject),       F(NewLocalRef),         F(EnsureLocalCapacity),   F(GetObjectClass),   F(IsInstanceOf),
-    F(GetMethodID),        F(GetFieldID),          F(GetStaticMethodID),     F(GetStaticFieldID), F(NewStringUTF),
-    F(GetStringUTFLength), F(GetStringUTFChars),   F(ReleaseStringUTFChars), F(GetArrayLength),   F(GetJavaVM),
-    F(NewWeakGlobalRef),   F(DeleteWeakGlobalRef), F(ExceptionCheck),        F(GetObjectRefType)};
+static const ddmc__fnptr g_impl[DDMC_JNI_SLOTS] = {F(GetVersion),
+                                                   F(FindClass),
+                                                   F(GetSuperclass),
+                                                   F(IsAssignableFrom),
+                                                   F(Throw),
+                                                   F(ThrowNew),
+                                                   F(ExceptionOccurred),
+                                                   F(ExceptionDescribe),
+                                                   F(ExceptionClear),
+                                                   F(FatalError),
+                                                   F(PushLocalFrame),
+                                                   F(PopLocalFrame),
+                                                   F(NewGlobalRef),
+                                                   F(DeleteGlobalRef),
+                                                   F(DeleteLocalRef),
+                                                   F(IsSameObject),
+                                                   F(NewLocalRef),
+                                                   F(EnsureLocalCapacity),
+                                                   F(GetObjectClass),
+                                                   F(IsInstanceOf),
+                                                   F(GetMethodID),
+                                                   F(GetFieldID),
+                                                   F(GetStaticMethodID),
+                                                   F(GetStaticFieldID),
+                                                   F(NewStringUTF),
+                                                   F(GetStringUTFLength),
+                                                   F(GetStringUTFChars),
+                                                   F(ReleaseStringUTFChars),
+                                                   F(GetArrayLength),
+                                                   F(GetJavaVM),
+                                                   F(NewWeakGlobalRef),
+                                                   F(DeleteWeakGlobalRef),
+                                                   F(ExceptionCheck),
+                                                   F(GetObjectRefType),
+                                                   F(AllocObject),
+                                                   F(NewObject),
+                                                   F(NewObjectV),
+                                                   F(NewObjectA)};
 #undef F
 
 static ddmc__fnptr g_table[DDMC_JNI_SLOTS];

@@ -235,6 +235,26 @@ typedef struct ddmc__jstack_info {
   jint frame_count;
 } ddmc__jstack_info;
 
+/* ---- threads and monitors (suspend.c, agentthread.c, monitors.c) */
+typedef struct ddmc__jmonitor_usage {
+  jthread owner;
+  jint entry_count;
+  jint waiter_count;
+  jthread *waiters;
+  jint notify_waiter_count;
+  jthread *notify_waiters;
+} ddmc__jmonitor_usage;
+
+typedef struct ddmc__jmonitor_depth {
+  jobject monitor;
+  jint stack_depth;
+} ddmc__jmonitor_depth;
+
+/* jvmtiStartFunction */
+struct ddmc__jenv;
+struct ddmc__jnienv;
+typedef void (*ddmc__jstart_fn)(struct ddmc__jenv *jvmti, struct ddmc__jnienv *jni, void *arg);
+
 typedef struct ddmc__jline_entry {
   jlocation start_location;
   jint line_number;

@@ -30,4 +30,13 @@ void ddmc__hub_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location
 void ddmc__hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_class c, uint32_t field,
                      ddmc_ref object, const ddmc_value *new_value);
 
+/* suspend.c. The debugger's count of thread went 0 -> 1 (suspend = 1) or back (0), and it wants
+ * the VM to stop (let go of) the thread: with no agent loaded, ops' suspend_thread /
+ * resume_thread at once; otherwise the VM is asked only when the agents' hold and the debugger's
+ * together go from none to some or back, so a thread both suspended stays stopped until both
+ * let go. Returns the op's JDWP error (NOT_IMPLEMENTED without the op). */
+int ddmc__susp_debugger(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data, uint32_t thread, int suspend);
+/* hub_monitor.c: monitor events for agents (the post calls' first half). */
+void ddmc__hub_monitor(ddmc_vm *vm, int jdwp_kind, uint32_t thread, ddmc_ref object, int64_t arg);
+
 #endif

@@ -129,6 +129,30 @@ typedef struct ddmc__members {
   uint32_t hash_cap;
 } ddmc__members;
 
+/* ---- suspension (suspend.c): the one place the VM's suspend_thread / resume_thread are called
+ * once agents are loaded, for agents' SuspendThread and the debugger's counts alike. Per thread:
+ * agent (JVM TI suspended it: one flag, JVM TI suspension does not nest), dbg (the debugger's
+ * count is above 0 and it asked the VM to stop the thread), vm (suspend_thread was called and
+ * not yet undone), self (the thread suspended itself and waits in SuspendThread). The VM is asked
+ * to stop a thread when the first of agent / dbg is set, to let it go when the last is cleared. */
+typedef struct ddmc__susp_entry {
+  uint32_t thread;
+  uint8_t agent, dbg, vm, self;
+} ddmc__susp_entry;
+
+#define DDMC__MAX_SUSP 1024
+
+typedef struct ddmc__susp {
+  pthread_mutex_t op;   /* serialises transitions; held across suspend_thread / resume_thread */
+  pthread_mutex_t lock; /* the table (a leaf) */
+  pthread_cond_t cv;    /* a self-suspended thread's hold went */
+  ddmc__susp_entry v[DDMC__MAX_SUSP];
+  uint32_t n;
+} ddmc__susp;
+
+int ddmc__susp_init(ddmc__susp *s);
+void ddmc__susp_destroy(ddmc__susp *s);
+
 struct ddmc__jvmti {
   ddmc_vm *vm;
   const ddmc__mem *mem;
@@ -152,6 +176,7 @@ struct ddmc__jvmti {
   uint32_t nstep;
   ddmc__refs refs;
   ddmc__members members;
+  ddmc__susp susp; /* suspend.c */
 };
 
 /* ---- base.c */

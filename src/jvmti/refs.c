@@ -237,21 +237,36 @@ int ddmc__is_thread_object(ddmc__jvmti *jv, ddmc_ref obj) {
   return 0;
 }
 
+/* The VM's thread ids are copied out first, then each is asked for its object outside the VM's
+ * iteration: thread_info inside for_each_thread's visitor would take the VM's thread-list lock
+ * twice (minivm's is not recursive). */
+#define DDMC__FIND_THREADS 4096
+
 typedef struct find_thread {
-  ddmc__jvmti *jv;
-  ddmc_ref obj;
-  uint32_t found;
+  uint32_t ids[DDMC__FIND_THREADS];
+  uint32_t n;
 } find_thread;
 
 static int find_thread_visit(void *arg, const ddmc_thread_info *t) {
   find_thread *f = arg;
-  ddmc_dbg_thread_info ti;
-  memset(&ti, 0, sizeof(ti));
-  if (f->jv->ops->thread_info(f->jv->ops_data, t->id, &ti) == 0 && ti.object == f->obj) {
-    f->found = t->id;
-    return 1;
-  }
+  if (f->n == DDMC__FIND_THREADS) return 1;
+  f->ids[f->n++] = t->id;
   return 0;
+}
+
+static uint32_t find_thread_of(ddmc__jvmti *jv, ddmc_ref obj) {
+  const ddmc_vm_ops *vo = ddmc__jv_vm_ops(jv);
+  find_thread *f = calloc(1, sizeof(*f));
+  if (f == NULL) return 0;
+  vo->for_each_thread(ddmc__jv_vm_data(jv), find_thread_visit, f);
+  uint32_t found = 0;
+  for (uint32_t i = 0; i < f->n && found == 0; i++) {
+    ddmc_dbg_thread_info ti;
+    memset(&ti, 0, sizeof(ti));
+    if (jv->ops->thread_info(jv->ops_data, f->ids[i], &ti) == 0 && ti.object == obj) found = f->ids[i];
+  }
+  free(f);
+  return found;
 }
 
 int ddmc__thread_of(ddmc__jvmti *jv, jthread h, uint32_t *out) {
@@ -269,10 +284,8 @@ int ddmc__thread_of(ddmc__jvmti *jv, jthread h, uint32_t *out) {
   const ddmc_vm_ops *vo = ddmc__jv_vm_ops(jv);
   if (vo == NULL || vo->for_each_thread == NULL || jv->ops == NULL || jv->ops->thread_info == NULL)
     return JVMTI_ERROR_INVALID_THREAD;
-  find_thread f = {jv, c.ref, 0};
-  vo->for_each_thread(ddmc__jv_vm_data(jv), find_thread_visit, &f);
-  if (f.found == 0)
-    return ddmc__is_thread_object(jv, c.ref) ? JVMTI_ERROR_THREAD_NOT_ALIVE : JVMTI_ERROR_INVALID_THREAD;
-  *out = f.found;
+  uint32_t found = find_thread_of(jv, c.ref);
+  if (found == 0) return ddmc__is_thread_object(jv, c.ref) ? JVMTI_ERROR_THREAD_NOT_ALIVE : JVMTI_ERROR_INVALID_THREAD;
+  *out = found;
   return 0;
 }

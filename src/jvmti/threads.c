@@ -23,11 +23,9 @@ typedef struct thread_list {
   int oom;
 } thread_list;
 
+/* Ids only: thread_info is asked after the VM's iteration (its thread-list lock) is over. */
 static int collect_thread(void *arg, const ddmc_thread_info *t) {
   thread_list *l = arg;
-  ddmc_dbg_thread_info ti;
-  memset(&ti, 0, sizeof(ti));
-  if (l->jv->ops->thread_info(l->jv->ops_data, t->id, &ti) != 0 || ti.internal || ti.object == 0) return 0;
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? l->cap * 2 : 32;
     tinfo *v = cap > 65536 ? NULL : realloc(l->v, sizeof(tinfo) * cap);
@@ -53,6 +51,13 @@ static jvmtiError list_threads(ddmc__jvmti *jv, thread_list *l) {
     free(l->v);
     return JVMTI_ERROR_OUT_OF_MEMORY;
   }
+  uint32_t k = 0; /* keep the threads an agent may see */
+  for (uint32_t i = 0; i < l->n; i++) {
+    ddmc_dbg_thread_info ti;
+    memset(&ti, 0, sizeof(ti));
+    if (jv->ops->thread_info(jv->ops_data, l->v[i].id, &ti) == 0 && !ti.internal && ti.object != 0) l->v[k++] = l->v[i];
+  }
+  l->n = k;
   return JVMTI_ERROR_NONE;
 }
 
@@ -140,6 +145,9 @@ jvmtiError ddmc__jt_GetThreadState(ddmc__jenv *e, jthread thread, jint *thread_s
       break;
     default: s = JVMTI_THREAD_STATE_ALIVE | JVMTI_THREAD_STATE_RUNNABLE; break;
   }
+  /* Held by an agent's SuspendThread or by the debugger's count (suspend.c; a thread the
+   * debugger holds inside an event it reported is not known here). */
+  if ((s & JVMTI_THREAD_STATE_ALIVE) && ddmc__susp_held(jv, id)) s |= JVMTI_THREAD_STATE_SUSPENDED;
   *thread_state_ptr = s;
   return JVMTI_ERROR_NONE;
 }

@@ -118,6 +118,25 @@ want = ["badagent: GetPhase 0 phase 1",            # NONE, JVMTI_PHASE_ONLOAD
         "badagent: GetBytecodes 98"]               # NOT_AVAILABLE: not implemented
 check("OnLoad-phase errors", rc == 1 and out.splitlines() == want, f"rc={rc} out={out!r} err={err!r}")
 
+# 7. threadwatch (threads and monitors): watch.mvm and Watch.java start three threads, make two
+# contended enters on an Object and three timed-out waits on another; the agent starts its own
+# thread with RunAgentThread (a Thread made with JNI NewObject) that wakes on a raw monitor.
+WATCH = ["threadwatch: contended-enter Ljava/lang/Object; 2", "threadwatch: contended-entered Ljava/lang/Object; 2",
+         "threadwatch: start Contender-1 1", "threadwatch: start Contender-2 1", "threadwatch: start Waiter 1",
+         "threadwatch: end Contender-1 1", "threadwatch: end Contender-2 1", "threadwatch: end Waiter 1",
+         "threadwatch: wait Ljava/lang/Object; 3", "threadwatch: waited Ljava/lang/Object; 3 timed-out 3",
+         "threadwatch: agent thread ran"]
+watch = os.path.join(PROGRAMS, "watch.mvm")
+rc, out, err = run([MINIVM, f"-agentpath:{agent('threadwatch')}", watch])
+lines = out.splitlines()
+check("threadwatch on minivm", rc == 0 and lines[:1] == ["watch: done"] and all(w in lines for w in WATCH),
+      f"rc={rc} out={out!r} err={err!r}")
+watch_java = os.path.join(os.path.dirname(HELLO_JAVA), "Watch.java")
+rc, out, err = run([JAVA, "-Xshare:off", f"-agentpath:{agent('threadwatch')}", watch_java], timeout=120)
+lines = out.splitlines()
+check("threadwatch on HotSpot counts the same", rc == 0 and all(w in lines for w in WATCH),
+      f"rc={rc} out={out!r} err={err[-500:]!r}")
+
 if failures:
     print(f"{len(failures)} failed: {', '.join(failures)}")
     sys.exit(1)

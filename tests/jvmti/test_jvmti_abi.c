@@ -39,6 +39,20 @@ extern void ddmc__jt_ClearFieldAccessWatch(void);
 extern void ddmc__jt_SetFieldModificationWatch(void);
 extern void ddmc__jt_ClearFieldModificationWatch(void);
 extern void ddmc__jt_GetLocalInstance(void);
+/* threads and monitors (issue 16) */
+extern void ddmc__jt_SuspendThread(void);
+extern void ddmc__jt_ResumeThread(void);
+extern void ddmc__jt_GetOwnedMonitorInfo(void);
+extern void ddmc__jt_GetCurrentContendedMonitor(void);
+extern void ddmc__jt_RunAgentThread(void);
+extern void ddmc__jt_GetObjectMonitorUsage(void);
+extern void ddmc__jt_SuspendThreadList(void);
+extern void ddmc__jt_ResumeThreadList(void);
+extern void ddmc__jt_GetOwnedMonitorStackDepthInfo(void);
+extern void ddmc__jni_AllocObject(void);
+extern void ddmc__jni_NewObject(void);
+extern void ddmc__jni_NewObjectV(void);
+extern void ddmc__jni_NewObjectA(void);
 extern void ddmc__jt_GetAllThreads(void);
 extern void ddmc__jt_GetThreadInfo(void);
 extern void ddmc__jt_GetTopThreadGroups(void);
@@ -147,6 +161,11 @@ int main(void) {
   SLOT(2, SetEventNotificationMode)
   SLOT(4, GetAllThreads)
   SLOT(9, GetThreadInfo)
+  SLOT(5, SuspendThread)
+  SLOT(6, ResumeThread)
+  SLOT(10, GetOwnedMonitorInfo)
+  SLOT(11, GetCurrentContendedMonitor)
+  SLOT(12, RunAgentThread)
   SLOT(13, GetTopThreadGroups)
   SLOT(14, GetThreadGroupInfo)
   SLOT(15, GetThreadGroupChildren)
@@ -173,6 +192,7 @@ int main(void) {
   SLOT(55, IsInterface)
   SLOT(56, IsArrayClass)
   SLOT(57, GetClassLoader)
+  SLOT(59, GetObjectMonitorUsage)
   SLOT(60, GetFieldName)
   SLOT(61, GetFieldDeclaringClass)
   SLOT(62, GetFieldModifiers)
@@ -189,6 +209,8 @@ int main(void) {
   SLOT(88, GetVersionNumber)
   SLOT(89, GetCapabilities)
   SLOT(91, IsMethodObsolete)
+  SLOT(92, SuspendThreadList)
+  SLOT(93, ResumeThreadList)
   SLOT(100, GetAllStackTraces)
   SLOT(104, GetStackTrace)
   SLOT(122, SetEventCallbacks)
@@ -226,6 +248,7 @@ int main(void) {
   SLOT(43, SetFieldModificationWatch)
   SLOT(44, ClearFieldModificationWatch)
   SLOT(155, GetLocalInstance)
+  SLOT(153, GetOwnedMonitorStackDepthInfo)
   for (int n = 0; n < 200; n++) nimpl += implemented[n];
   size_t nslots = sizeof(struct jvmtiInterface_1_) / sizeof(void *);
   CHECK(nslots == 156, "jvmtiInterface_1_ has %zu slots (JDK 17: 156)", nslots);
@@ -273,6 +296,10 @@ int main(void) {
   JNI(DeleteWeakGlobalRef, 227)
   JNI(ExceptionCheck, 228)
   JNI(GetObjectRefType, 232)
+  JNI(AllocObject, 27)
+  JNI(NewObject, 28)
+  JNI(NewObjectV, 29)
+  JNI(NewObjectA, 30)
   size_t njni = sizeof(struct JNINativeInterface_) / sizeof(void *);
   CHECK(njni <= DDMC_JNI_SLOTS, "JNI table of %zu slots, bigger than the library's", njni);
   for (size_t n = 4; n < njni; n++) CHECK(j[n] != NULL, "jni index %zu is empty", n);
