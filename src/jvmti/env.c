@@ -214,6 +214,15 @@ void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   if (o->get_local && o->set_local && o->variable_table) ddmc__cap_set(out, DDMC_CAP_can_access_local_variables);
   if (o->suspend_thread && o->resume_thread) ddmc__cap_set(out, DDMC_CAP_can_suspend);
   ddmc__cap_set(out, DDMC_CAP_can_maintain_original_method_order); /* methods in declaration order */
+  /* heap (issue 16): tags need the whole-heap walk; their weak sweep and the GC events come from
+   * the VM's GC hooks (ddmc_gc_start / _sweep / _done), VMObjectAlloc from its allocation hook. */
+  if (o->with_world_stopped && o->for_each_object) {
+    ddmc__cap_set(out, DDMC_CAP_can_tag_objects);
+    ddmc__cap_set(out, DDMC_CAP_can_generate_object_free_events);
+    ddmc__cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
+  }
+  if (o->collect) ddmc__cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
+  ddmc__cap_set(out, DDMC_CAP_can_generate_vm_object_alloc_events);
 }
 
 jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabilities_ptr) {
@@ -330,6 +339,9 @@ static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
   int me = atomic_load(&jv->want[JVMTI_EVENT_METHOD_ENTRY - DDMC__JEV_FIRST]) > 0 ||
            atomic_load(&jv->want[JVMTI_EVENT_METHOD_EXIT - DDMC__JEV_FIRST]) > 0;
   if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__prof_method_events(jv->vm, DDMC__ME_AGENT, me);
+  /* heap (issue 16): VMObjectAlloc rides on the allocation hook's flag. */
+  if (i == JVMTI_EVENT_VM_OBJECT_ALLOC - DDMC__JEV_FIRST)
+    ddmc__alloc_agent_wants(jv->vm, atomic_load(&jv->want[i]) > 0);
 }
 
 jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint event_type, jthread event_thread, ...) {

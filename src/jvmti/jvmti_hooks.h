@@ -23,4 +23,7 @@ void ddmc__hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
 void ddmc__hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, const ddmc_value *ret,
                            int by_exception);
 
+/* hub_heap.c (issue 16): from ddmc_gc_done, GarbageCollectionFinish then ObjectFree. GC thread. */
+void ddmc__hub_gc_done(ddmc_vm *vm);
+
 #endif

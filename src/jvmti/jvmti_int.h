@@ -65,6 +65,9 @@ struct ddmc__jenv {
   uint32_t nte;
   _Atomic(void *) local_storage;
   ddmc__jenv *next; /* every environment ever made; freed with the VM */
+  /* ---- heap (tags.c): the environment's weak tag table, made at its first SetTag (published
+   * with a release store, never replaced; freed with the VM). */
+  _Atomic(struct ddmc__tags *) tags;
 };
 
 typedef struct ddmc__agent {

@@ -82,6 +82,15 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(147, GetEnvironmentLocalStorage),
     S(148, SetEnvironmentLocalStorage),
     S(150, SetVerboseFlag),
+    /* heap (issue 16): tags.c, heap.c */
+    S(58, GetObjectHashCode),
+    S(106, GetTag),
+    S(107, SetTag),
+    S(108, ForceGarbageCollection),
+    S(114, GetObjectsWithTags),
+    S(115, FollowReferences),
+    S(116, IterateThroughHeap),
+    S(154, GetObjectSize),
 };
 #undef S
 
