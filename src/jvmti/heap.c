@@ -131,6 +131,9 @@ static kinfo *kget(walk *w, ddmc_class c) {
 
 /* ---- tags */
 
+/* Where a class's tag is kept: its class object, or its key when it has none. */
+static ddmc_ref class_key(const kinfo *k) { return k->class_object ? k->class_object : DDMC__CLASS_KEY(k->cls); }
+
 static jlong tag_of(walk *w, ddmc_ref r) { return r != 0 && w->tags != NULL ? ddmc__tags_get(w->tags, r) : 0; }
 
 static void tag_store(walk *w, ddmc_ref r, jlong before, jlong after) {
@@ -245,7 +248,7 @@ static int iterate_object(void *arg, const ddmc_heap_object *o) {
     w->err = JVMTI_ERROR_OUT_OF_MEMORY;
     return 1;
   }
-  jlong class_tag = tag_of(w, k->class_object);
+  jlong class_tag = tag_of(w, class_key(k));
   jlong tag0 = tag_of(w, o->ref), tag = tag0;
   if (filtered(w, o->cls, tag, class_tag)) return 0;
   const ddmc__heap_callbacks *cb = w->cb;
@@ -474,7 +477,7 @@ static void report(walk *w, jint kind, const ddmc__jref_info *info, int64_t from
     w->err = JVMTI_ERROR_OUT_OF_MEMORY;
     return;
   }
-  jlong class_tag = tag_of(w, k->class_object);
+  jlong class_tag = tag_of(w, class_key(k));
   jlong tag0 = tag_of(w, o->ref), tag = tag0;
   int visit = 1;
   if (!filtered(w, o->cls, tag, class_tag) && w->cb->heap_reference_callback) {
@@ -483,7 +486,7 @@ static void report(walk *w, jint kind, const ddmc__jref_info *info, int64_t from
     if (from >= 0) {
       const objrec *f = &w->objs[from];
       kinfo *fk = kget(w, f->cls);
-      rclass_tag = fk ? tag_of(w, fk->class_object) : 0;
+      rclass_tag = fk ? tag_of(w, class_key(fk)) : 0;
       rtag0 = rtag = tag_of(w, f->ref);
       rptr = from == to ? &tag : &rtag;
     }
@@ -504,7 +507,7 @@ static void primitive_field(walk *w, jint kind, int64_t idx, const fref *fr, con
   const objrec *o = &w->objs[idx];
   kinfo *k = kget(w, o->cls);
   if (k == NULL) return;
-  jlong class_tag = tag_of(w, k->class_object), tag0 = tag_of(w, o->ref), tag = tag0;
+  jlong class_tag = tag_of(w, class_key(k)), tag0 = tag_of(w, o->ref), tag = tag0;
   if (filtered(w, o->cls, tag, class_tag)) return;
   jvalue jv;
   memset(&jv, 0, sizeof(jv));
@@ -558,7 +561,7 @@ static void follow(walk *w, int64_t idx) {
   }
   /* Its value, for the primitive callbacks (once: an object is followed once). */
   if (w->cb->array_primitive_value_callback || w->cb->string_primitive_value_callback) {
-    jlong class_tag = tag_of(w, k->class_object), tag0 = tag_of(w, o.ref), tag = tag0;
+    jlong class_tag = tag_of(w, class_key(k)), tag0 = tag_of(w, o.ref), tag = tag0;
     if (!filtered(w, o.cls, tag, class_tag)) {
       value_callbacks(w, k, o.ref, o.size, o.length, NULL, class_tag, &tag);
       tag_store(w, o.ref, tag0, tag);
@@ -819,7 +822,9 @@ jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlon
   if (!t.oom && object_result_ptr != NULL && (objs = malloc(sizeof(jobject) * (t.n ? t.n : 1))) == NULL) t.oom = 1;
   if (!t.oom && tag_result_ptr != NULL && (out_tags = malloc(sizeof(jlong) * (t.n ? t.n : 1))) == NULL) t.oom = 1;
   for (uint32_t i = 0; !t.oom && i < t.n; i++) {
-    if (objs != NULL && (objs[i] = ddmc__ref_local(e->jv, t.refs[i], 0, 0)) == NULL) t.oom = 1;
+    ddmc_ref r = t.refs[i];
+    jobject h = (r >> 63) ? ddmc__class_local(e->jv, r & ~((ddmc_ref)1 << 63)) : ddmc__ref_local(e->jv, r, 0, 0);
+    if (objs != NULL && (objs[i] = h) == NULL) t.oom = 1;
     if (out_tags != NULL) out_tags[i] = t.tags[i];
   }
   free(t.refs);

@@ -16,6 +16,10 @@
 #include "jvmti/funcs.h"
 
 #define DDMC__TAGS_MAX ((uint32_t)1 << 22) /* tagged objects per environment */
+/* The key of a class that has no class object (a VM that gives arrays none): SetTag on its
+ * jclass still works. Never swept (classes are not unloaded), never a VM reference (those stay
+ * below 2^32, debugger.h). */
+#define DDMC__CLASS_KEY(c) (((ddmc_ref)1 << 63) | (ddmc_ref)(c))
 
 enum {
   JVMTI_HEAP_FILTER_TAGGED = 0x4,

@@ -187,7 +187,7 @@ void ddmc__tags_sweep(ddmc__tags *t, ddmc_gc_is_live_fn is_live, void *arg, int 
   pthread_mutex_lock(&t->lock);
   for (uint32_t i = 0; i < t->cap; i++) {
     ddmc_ref r = t->v[i].ref;
-    if (r == 0 || r == TOMB) continue;
+    if (r == 0 || r == TOMB || (r >> 63) != 0) continue; /* a class without class object stays */
     ddmc_ref moved = r;
     if (is_live(arg, &moved)) {
       if (moved != r) {
@@ -225,8 +225,8 @@ static jvmtiError tag_check(ddmc__jenv *e) {
 /* The object a handle names (a class handle: its class object). */
 static jvmtiError object_of(ddmc__jenv *e, jobject h, ddmc_ref *out) {
   ddmc__cell c;
-  if (h == NULL || ddmc__ref_get(e->jv, h, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
-  *out = c.ref;
+  if (h == NULL || ddmc__ref_get(e->jv, h, &c) != 0 || (c.ref == 0 && c.cls == 0)) return JVMTI_ERROR_INVALID_OBJECT;
+  *out = c.ref != 0 ? c.ref : DDMC__CLASS_KEY(c.cls);
   return JVMTI_ERROR_NONE;
 }
 
