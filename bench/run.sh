@@ -5,7 +5,7 @@
 # ratio, with the target and met / MISSED (info: no target; n/a: no java).
 #
 #   bench/run.sh                    everything (about 3 minutes after the build; dbg is 1.5 of them)
-#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti
 #   BENCH_SCALE=0.2 bench/run.sh    shorter runs (e.g. under a profiler)
 #   BENCH_PIN=0 bench/run.sh        no CPU pinning (the round trips then run once, "unpinned")
 #
@@ -18,7 +18,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 scale=${BENCH_SCALE:-1}
 sections=("$@")
-if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof); fi
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti); fi
 
 t_start=$(date +%s)
 echo "bench: building $build (Release)" >&2
