@@ -8,6 +8,7 @@
  *      protected count per call): (loop time with the agent - without) / calls, on minivm and on
  *      HotSpot with bench/java/Spin.java (the twin program; the JVM runs in interpreted mode
  *      once an agent can take method events, as every JVM TI agent of this kind makes it).
+ *   3. IterateThroughHeap objects per second on a 64 MiB minivm heap (bench_jvmti_heap.c).
  *
  * Each figure is the best of REPS runs, the two kinds interleaved so drift hits both; spin prints
  * its own loop time ("SPIN <ms> <checksum>"), so start-up and agent loading are outside it. */
@@ -106,4 +107,5 @@ void bench_section_jvmti(const bench_opts *o) {
             per_mvm > 0 ? bench_time(per_mvm) : "failed", "HotSpot 17, same agent file on Spin.java",
             per_java > 0 ? bench_time(per_java) : "n/a", per_mvm > 0 && per_java > 0 ? per_mvm / per_java : -1, "-",
             "info");
+  bench_jvmti_heap(o); /* 3. IterateThroughHeap on a 64 MiB heap */
 }

@@ -87,6 +87,13 @@ static void on_gc_marked(void *ud) {
 static void on_gc_done(void *ud) {
   if (ddm(ud)) ddmc_gc_done(ddm(ud));
 }
+/* JVM TI (issue 16): GarbageCollectionStart before marking; the tag tables' weak sweep after it. */
+static void on_gc_start(void *ud) {
+  if (ddm(ud)) ddmc_gc_start(ddm(ud));
+}
+static void on_gc_sweep(void *ud, int (*is_live)(void *arg, uint64_t *ref), void *arg) {
+  if (ddm(ud)) ddmc_gc_sweep(ddm(ud), is_live, arg);
+}
 
 void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out) {
   memset(out, 0, sizeof *out);
@@ -99,6 +106,8 @@ void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out) {
   out->shutdown = on_shutdown;
   out->gc_marked = on_gc_marked;
   out->gc_done = on_gc_done;
+  out->gc_start = on_gc_start;
+  out->gc_sweep = on_gc_sweep;
 }
 
 /* ---- Library -> VM (ddmc_vm_ops). They run on the JDWP thread, except walk_heap and heap_info

@@ -191,6 +191,23 @@ void mvm_dbg_leave(mvm_vm *vm) {
   mvm_world_resume(vm);
 }
 
+int mvm_dbg_world_stop(mvm_vm *vm) {
+  mvm_thread *self = mvm_thread_self();
+  int prev = -1;
+  if (self && self->interp) {
+    prev = atomic_load(&self->status);
+    mvm_set_status(self, MVM_TS_VMWAIT);
+  }
+  mvm_world_stop(vm);
+  return prev;
+}
+
+void mvm_dbg_world_resume(mvm_vm *vm, int prev) {
+  mvm_world_resume(vm);
+  mvm_thread *self = mvm_thread_self();
+  if (prev >= 0 && self) mvm_set_status(self, (mvm_status)prev);
+}
+
 static mvm_type type_of_block(mvm_vm *vm, const mvm_hdr *h) {
   if (h->kind == MVM_BLK_CLASS) return (mvm_type)vm->class_class->index + 1;
   if (h->kind == MVM_BLK_OBJECT) return (mvm_type)mvm_deref(vm, h->klass)->aux + 1;

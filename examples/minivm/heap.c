@@ -118,8 +118,8 @@ void mvm_set_alloc_hook(mvm_vm *vm, const int *flag, void (*fn)(void *ud, const 
 }
 
 /* Out of line: the allocation paths keep only the flag test. */
-__attribute__((noinline, cold)) static void report_alloc(mvm_vm *vm, mvm_thread *t, mvm_hdr *b) {
-  mvm_alloc_info a = {t ? t->id : 0, mvm_ref_of(vm, b), (size_t)b->units * MVM_UNIT};
+__attribute__((noinline, cold)) static void report_alloc(mvm_vm *vm, mvm_thread *t, mvm_hdr *b, int by_vm) {
+  mvm_alloc_info a = {t ? t->id : 0, mvm_ref_of(vm, b), (size_t)b->units * MVM_UNIT, by_vm || (t && t->vm_alloc > 0)};
   vm->alloc_fn(vm->alloc_ud, &a);
 }
 #define TRACKED(vm) __builtin_expect(__atomic_load_n((vm)->alloc_flag, __ATOMIC_RELAXED), 0)
@@ -162,7 +162,7 @@ mvm_ref mvm_alloc_object(mvm_thread *t, mvm_class *c) {
   if (!b) return 0;
   b->kind = MVM_BLK_OBJECT;
   b->klass = c->obj;
-  if (TRACKED(vm)) report_alloc(vm, t, b);
+  if (TRACKED(vm)) report_alloc(vm, t, b, 0);
   return mvm_ref_of(vm, b);
 }
 
@@ -183,7 +183,7 @@ static mvm_ref alloc_array(mvm_vm *vm, mvm_thread *t, char elem, uint32_t atype,
   b->elem = (uint8_t)elem;
   b->klass = atype;   /* arrays: the array type (index + 1), not a class reference */
   b->aux = (uint32_t)length;
-  if (TRACKED(vm)) report_alloc(vm, t, b);
+  if (TRACKED(vm)) report_alloc(vm, t ? t : mvm_thread_self(), b, t == NULL);
   return mvm_ref_of(vm, b);
 }
 
@@ -202,7 +202,7 @@ mvm_ref mvm_alloc_object_vm(mvm_vm *vm, mvm_class *c) {
   if (!b) return 0;
   b->kind = MVM_BLK_OBJECT;
   b->klass = c->obj;
-  if (TRACKED(vm)) report_alloc(vm, mvm_thread_self(), b);
+  if (TRACKED(vm)) report_alloc(vm, mvm_thread_self(), b, 1);
   return mvm_ref_of(vm, b);
 }
 
@@ -221,7 +221,7 @@ mvm_ref mvm_alloc_class_object(mvm_vm *vm, mvm_class *c) {
   if (!b) return 0;
   b->kind = MVM_BLK_CLASS;
   b->aux = c->index;
-  if (TRACKED(vm)) report_alloc(vm, mvm_thread_self(), b);
+  if (TRACKED(vm)) report_alloc(vm, mvm_thread_self(), b, 1);
   return mvm_ref_of(vm, b);
 }
 
@@ -380,10 +380,19 @@ static void sweep(mvm_heap *h, uint64_t *live_bytes, uint64_t *live_objects) {
   }
 }
 
+/* For the gc_sweep hook: a marked block survives; anything else (a ref out of the heap too) not. */
+static int is_live(void *arg, uint64_t *ref) {
+  mvm_vm *vm = arg;
+  if (!*ref || *ref > vm->heap.footprint / MVM_UNIT) return 0;
+  mvm_hdr *b = mvm_deref(vm, (mvm_ref)*ref);
+  return b->kind != MVM_BLK_FREE && b->mark;
+}
+
 void mvm_heap_collect(mvm_vm *vm, mvm_gc_reason why) {
   static const char *names[] = {"GC_FOR_ALLOC", "GC_EXPLICIT", "GC_DEBUGGER"};
   mvm_heap *h = &vm->heap;
   int64_t t0 = mvm_now_ms();
+  if (vm->hooks.gc_start) vm->hooks.gc_start(vm->hooks.ud);
   mark_all(vm);
   mvm_monitor_sweep(vm);
   /* Size the heap for what survives before the walk, not after the sweep: a heap dump taken at
@@ -399,6 +408,8 @@ void mvm_heap_collect(mvm_vm *vm, mvm_gc_reason why) {
   h->marked_phase = 1;
   if (vm->hooks.gc_marked) vm->hooks.gc_marked(vm->hooks.ud);
   h->marked_phase = 0;
+  /* Weak tables (JVM TI's tags) drop what the sweep below frees. */
+  if (vm->hooks.gc_sweep) vm->hooks.gc_sweep(vm->hooks.ud, is_live, vm);
 
   pthread_mutex_lock(&h->lock);
   uint64_t before_bytes = h->allocated_bytes, before_objects = h->allocated_objects;

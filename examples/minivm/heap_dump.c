@@ -139,3 +139,12 @@ int mvm_heap_census(mvm_vm *vm, int (*fn)(void *arg, mvm_type type, uint64_t obj
   free(n);
   return rc;
 }
+
+int mvm_heap_object_info(mvm_vm *vm, uint64_t ref, size_t *bytes, int32_t *hash) {
+  if (!ref || ref > vm->heap.footprint / MVM_UNIT) return -1;
+  mvm_hdr *h = mvm_deref(vm, (mvm_ref)ref);
+  if (h->kind == MVM_BLK_FREE) return -1;
+  *bytes = (size_t)h->units * MVM_UNIT;
+  *hash = (int32_t)(((uint32_t)ref * 0x9E3779B1u) >> 1); /* interp.c's identity_hash */
+  return 0;
+}

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <ddmc/error.h>
+
 #include "hprof_bridge.h"
 #include "mvm_heap_dump.h"
 
@@ -38,11 +40,34 @@ static void write_census(mvm_vm *vm) {
  * again around each access, which the thread holding it passes straight through. */
 static int op_with_world_stopped(void *vm_data, ddmc_stopped_fn fn, void *arg) {
   mvm_vm *vm = vm_of(vm_data);
-  mvm_dbg_enter(vm);
+  /* A JVM TI agent may walk the heap from an event callback, on an interpreter thread: it
+   * counts as stopped (VMWAIT) while it holds the world, so stopping it does not wait for it. */
+  int prev = mvm_dbg_world_stop(vm);
   write_census(vm);
   int rc = fn(arg);
-  mvm_dbg_leave(vm);
+  mvm_dbg_world_resume(vm, prev);
   return rc;
+}
+
+/* ---- JVM TI (issue 16): ForceGarbageCollection, GetObjectSize, GetObjectHashCode */
+
+static int op_collect(void *vm_data) {
+  /* The GC daemon collects; the caller waits (an interpreter thread in VMWAIT meanwhile). */
+  return mvm_gc_request(vm_of(vm_data), MVM_GC_EXPLICIT, 1) == 0 ? 0 : DDMC_JDWP_VM_DEAD;
+}
+
+static int op_object_size(void *vm_data, ddmc_ref o, uint64_t *out) {
+  size_t bytes;
+  int32_t hash;
+  if (mvm_heap_object_info(vm_of(vm_data), o, &bytes, &hash)) return DDMC_JDWP_INVALID_OBJECT;
+  *out = bytes;
+  return 0;
+}
+
+static int op_object_hash(void *vm_data, ddmc_ref o, int32_t *out) {
+  size_t bytes;
+  if (mvm_heap_object_info(vm_of(vm_data), o, &bytes, out)) return DDMC_JDWP_INVALID_OBJECT;
+  return 0;
 }
 
 typedef struct object_visit {
@@ -94,4 +119,7 @@ void hprof_bridge_ops(ddmc_dbg_ops *ops, mvm_vm *(*vm_of_data)(void *vm_data)) {
   ops->with_world_stopped = op_with_world_stopped;
   ops->for_each_object = op_for_each_object;
   ops->for_each_root = op_for_each_root;
+  ops->collect = op_collect;
+  ops->object_size = op_object_size;
+  ops->object_hash = op_object_hash;
 }

@@ -155,6 +155,8 @@ struct mvm_thread {
   int daemon;
   int interp;                 /* runs bytecode: counts for stop-the-world */
   int attached;               /* mvm_thread_attach (the JDWP thread): internal to a debugger */
+  int vm_alloc;               /* >0: the VM allocates for itself (an exception it raises, a string it
+                                 makes), not the program's bytecode: the allocation hook says so */
   int started;                /* past its thread-start hook; guarded by vm->thread_lock */
   _Atomic int status;
   int unsafe;                 /* counted in vm->running; guarded by vm->stw_lock */

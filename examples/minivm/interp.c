@@ -248,7 +248,9 @@ static int instance_of(mvm_vm *vm, mvm_ref r, const mvm_class *k) {
  * array's allocation may collect. Without memory for it the trace stays empty. */
 static void fill_backtrace(mvm_thread *t, mvm_ref exc) {
   mvm_vm *vm = t->vm;
+  t->vm_alloc++;
   mvm_ref arr = mvm_alloc_array(t, 'J', (int32_t)(2 * t->depth));
+  t->vm_alloc--;
   if (!arr) return;
   int64_t *e = (int64_t *)(mvm_deref(vm, arr) + 1);
   for (uint32_t i = 0; i < t->depth; i++) {
@@ -324,9 +326,11 @@ __attribute__((noinline, cold, format(printf, 3, 4))) static mvm_ref new_exc(mvm
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  t->vm_alloc++; /* the VM raises it: JVM TI's VMObjectAlloc */
   mvm_ref s = mvm_new_string(t, msg, strlen(msg));
   t->pins[MVM_PIN_TMP] = s;
   mvm_ref e = s ? mvm_alloc_object(t, c) : 0;
+  t->vm_alloc--;
   if (e) mvm_slots(mvm_deref(vm, e))[MVM_THROWABLE_F_MESSAGE] = s;
   t->pins[MVM_PIN_TMP] = 0;
   if (!e) report(t, "OutOfMemoryError: no memory for a %s (%s)", c->name, msg);

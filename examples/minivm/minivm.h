@@ -54,6 +54,12 @@ typedef struct mvm_hooks {
    * will leave), and after the whole collection. */
   void (*gc_marked)(void *ud);
   void (*gc_done)(void *ud);
+  /* On the GC thread with the world stopped (appended, for JVM TI): before marking; and after
+   * marking (after gc_marked), before anything is freed, with is_live, which says whether the
+   * collector keeps an object (ref is never moved by minivm). A weak table (JVM TI's tags) drops
+   * what is not live. Neither may allocate from the heap. */
+  void (*gc_start)(void *ud);
+  void (*gc_sweep)(void *ud, int (*is_live)(void *arg, uint64_t *ref), void *arg);
 } mvm_hooks;
 
 /* Allocation tracking. While *flag is non-zero, every allocation (object, array, the String and
@@ -66,6 +72,8 @@ typedef struct mvm_alloc_info {
   uint32_t thread;
   uint64_t obj;
   size_t bytes;             /* the block, header included */
+  int by_vm;                /* the VM made it (a string, an exception, a class object, a thread's
+                               objects), not the program's bytecode (JVM TI's VMObjectAlloc) */
 } mvm_alloc_info;
 void mvm_set_alloc_hook(mvm_vm *vm, const int *flag, void (*fn)(void *ud, const mvm_alloc_info *a), void *ud);
 

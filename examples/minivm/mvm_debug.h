@@ -168,6 +168,11 @@ mvm_type mvm_dbg_main_type(mvm_vm *vm);
  * the world (no-op on an interpreter thread); not nested, not while holding a VM lock. */
 void mvm_dbg_enter(mvm_vm *vm);
 void mvm_dbg_leave(mvm_vm *vm);
+/* Stops the world from any thread but the GC daemon, an interpreter thread too (a JVM TI agent's
+ * heap walk inside an event callback): that one counts as stopped (VMWAIT) until the resume.
+ * Returns what mvm_dbg_world_resume needs (-1, or the interpreter thread's status before). */
+int mvm_dbg_world_stop(mvm_vm *vm);
+void mvm_dbg_world_resume(mvm_vm *vm, int prev);
 int mvm_dbg_object_type(mvm_vm *vm, uint64_t obj, mvm_type *out);
 /* Static field when obj is 0. */
 int mvm_dbg_get_field(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, mvm_value *out);

@@ -53,4 +53,9 @@ int mvm_heap_for_each_root(mvm_vm *vm, int (*fn)(void *arg, const mvm_heap_root 
  * each type with at least one object, in type order. For tests that check a dump against it. */
 int mvm_heap_census(mvm_vm *vm, int (*fn)(void *arg, mvm_type type, uint64_t objects, uint64_t bytes), void *arg);
 
+/* One object's size (the block, header included) and identity hash (what identity-hash gives).
+ * Any thread: blocks never move and the size of a live one never changes. Returns 0, or -1 when
+ * ref names no object. */
+int mvm_heap_object_info(mvm_vm *vm, uint64_t ref, size_t *bytes, int32_t *hash);
+
 #endif

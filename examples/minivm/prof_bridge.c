@@ -24,6 +24,8 @@ static void on_alloc(void *ud, const mvm_alloc_info *a) {
   ddmc_location frames[DEPTH];
   for (uint32_t i = 0; i < n; i++) frames[i] = (ddmc_location){locs[i].cls, locs[i].method, locs[i].pc};
   ddmc_alloc_record(b->d, a->thread, (ddmc_class)type, a->bytes, frames, n);
+  /* JVM TI's VMObjectAlloc for what the VM makes itself (the flag is up for agents too). */
+  if (a->by_vm) ddmc_alloc_object(b->d, a->thread, a->obj, (ddmc_class)type, a->bytes, 1);
 }
 
 int prof_bridge_attach(ddmc_vm *d, mvm_vm *vm) {

@@ -449,6 +449,24 @@ typedef struct ddmc_dbg_ops {
    * leaves this a no-op. Reserved for a later library to call when the first client starts (on
    * = 1) or the last stops (0) wanting any of them. Thread: any. */
   void (*set_monitor_events)(void *vm_data, int on);
+
+  /* ---- JVM TI's heap functions (appended, issue 16; a VM without them answers NOT_AVAILABLE for
+   * ForceGarbageCollection, GetObjectSize, GetObjectHashCode). with_world_stopped above is also
+   * called by JVM TI's heap walks (IterateThroughHeap, FollowReferences, GetObjectsWithTags) on an
+   * agent's thread: any thread but the collector's, including a VM thread inside an event
+   * callback, which the VM counts as stopped while fn runs (as in native code). */
+  /* ForceGarbageCollection: a full collection that starts after the call; returns once it has
+   * finished (the VM's GC hooks, ddmc_gc_start ... ddmc_gc_done, have run). Thread: any thread
+   * but the collector's and never with the world stopped by the caller: an agent thread, the
+   * JDWP thread, or a VM thread (inside an event callback, VMDeath included), which counts as
+   * stopped while it waits. Returns 0, or DDMC_JDWP_VM_DEAD when the VM can no longer collect. */
+  int (*collect)(void *vm_data);
+  /* GetObjectSize: the bytes the VM spends on o (what for_each_object reports as size). Thread:
+   * any; the VM makes it safe against its collector. DDMC_JDWP_INVALID_OBJECT for a bad o. */
+  int (*object_size)(void *vm_data, ddmc_ref o, uint64_t *out);
+  /* GetObjectHashCode: o's identity hash (what Object.hashCode() / System.identityHashCode give
+   * in the VM), stable for o's lifetime. Thread: any. DDMC_JDWP_INVALID_OBJECT for a bad o. */
+  int (*object_hash)(void *vm_data, ddmc_ref o, int32_t *out);
 } ddmc_dbg_ops;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.

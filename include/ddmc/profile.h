@@ -84,6 +84,19 @@ static inline int ddmc_alloc_tracking(const int *flag) {
 DDMC_EXTERN int ddmc_alloc_record(ddmc_vm *vm, uint32_t thread, ddmc_class cls, uint64_t bytes,
                                   const ddmc_location *frames, uint32_t nframes);
 
+/* JVM TI's VMObjectAlloc (issue 16). The flag above is also non-zero while an agent wants
+ * VMObjectAlloc events; the VM's allocation hook then calls this as well, once per allocation,
+ * right after ddmc_alloc_record (whose DDMC_ESTATE then only means REAE is off): obj is the new
+ * object (not reachable yet: nothing may collect until the call returns), cls its class as
+ * ddmc_alloc_record names it, bytes its size, by_vm non-zero when the VM made it itself rather
+ * than the program's bytecode (a string or an exception the VM creates, a class object, a
+ * thread's objects...). Only by_vm objects become events; each agent's callback runs on the
+ * allocating thread (thread 0: outside any VM thread), which does not park meanwhile: an
+ * agent there must neither allocate nor wait for a collection. Returns 0 (also when nobody wants
+ * it: one or two atomic loads) or DDMC_EINVAL. Thread: the allocating thread. */
+DDMC_EXTERN int ddmc_alloc_object(ddmc_vm *vm, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes,
+                                  int by_vm);
+
 /* ---- Configuration, before ddmc_vm_start. */
 typedef struct ddmc_prof_config {
   uint32_t alloc_records;          /* ring size, rounded up to a power of two, at most 65536

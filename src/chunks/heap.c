@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "heap/rle.h"
+#include "jvmti/jvmti_hooks.h"
 #include "send/send.h"
 
 #define CHUNK_HPIF DDMC_FOURCC('H', 'P', 'I', 'F')
@@ -181,6 +182,7 @@ int ddmc_gc_walk(ddmc_vm *vm) {
 
 int ddmc_gc_done(ddmc_vm *vm) {
   if (vm == NULL) return DDMC_EINVAL;
+  ddmc__hub_gc_done(vm); /* JVM TI: GarbageCollectionFinish, ObjectFree (issue 16) */
   if (!atomic_load_explicit(&vm->ddm_active, memory_order_acquire)) return DDMC_ENOTCONN;
   int when = atomic_load(&vm->heap.hpif_when);
   if (when == 2) {

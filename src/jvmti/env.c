@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "jvmti/funcs.h"
+#include "profile/prof_hooks.h"
 #include "vmctl/switches.h"
 
 #define PHASE(jv) atomic_load_explicit(&(jv)->phase, memory_order_acquire)
@@ -182,6 +183,15 @@ void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   if (o->contended_monitor) ddmc__cap_set(out, DDMC_CAP_can_get_current_contended_monitor);
   if (o->monitor_info) ddmc__cap_set(out, DDMC_CAP_can_get_monitor_info);
   if (o->set_monitor_events) ddmc__cap_set(out, DDMC_CAP_can_generate_monitor_events);
+  /* heap (issue 16): tags need the whole-heap walk; their weak sweep and the GC events come from
+   * the VM's GC hooks (ddmc_gc_start / _sweep / _done), VMObjectAlloc from its allocation hook. */
+  if (o->with_world_stopped && o->for_each_object) {
+    ddmc__cap_set(out, DDMC_CAP_can_tag_objects);
+    ddmc__cap_set(out, DDMC_CAP_can_generate_object_free_events);
+    ddmc__cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
+  }
+  if (o->collect) ddmc__cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
+  ddmc__cap_set(out, DDMC_CAP_can_generate_vm_object_alloc_events);
 }
 
 jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabilities_ptr) {
@@ -286,6 +296,9 @@ static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
   int me = atomic_load(&jv->want[JVMTI_EVENT_METHOD_ENTRY - DDMC__JEV_FIRST]) > 0 ||
            atomic_load(&jv->want[JVMTI_EVENT_METHOD_EXIT - DDMC__JEV_FIRST]) > 0;
   if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__ctl_method_events(jv->vm, DDMC__ME_AGENT, me);
+  /* heap (issue 16): VMObjectAlloc rides on the allocation hook's flag. */
+  if (i == JVMTI_EVENT_VM_OBJECT_ALLOC - DDMC__JEV_FIRST)
+    ddmc__alloc_agent_wants(jv->vm, atomic_load(&jv->want[i]) > 0);
 }
 
 jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint event_type, jthread event_thread, ...) {

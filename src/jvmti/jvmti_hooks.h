@@ -39,4 +39,7 @@ int ddmc__susp_debugger(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data, uint32
 /* hub_monitor.c: monitor events for agents (the post calls' first half). */
 void ddmc__hub_monitor(ddmc_vm *vm, int jdwp_kind, uint32_t thread, ddmc_ref object, int64_t arg);
 
+/* hub_heap.c (issue 16): from ddmc_gc_done, GarbageCollectionFinish then ObjectFree. GC thread. */
+void ddmc__hub_gc_done(ddmc_vm *vm);
+
 #endif

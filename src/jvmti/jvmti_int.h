@@ -83,6 +83,9 @@ struct ddmc__jenv {
   ddmc__jwatch watches[DDMC__MAX_ENV_WATCHES];
   uint32_t nwatches;
   ddmc__jenv *next; /* every environment ever made; freed with the VM */
+  /* ---- heap (tags.c): the environment's weak tag table, made at its first SetTag (published
+   * with a release store, never replaced; freed with the VM). */
+  _Atomic(struct ddmc__tags *) tags;
 };
 
 typedef struct ddmc__agent {

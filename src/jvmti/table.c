@@ -108,6 +108,15 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(150, SetVerboseFlag),
     S(153, GetOwnedMonitorStackDepthInfo),
     S(155, GetLocalInstance),
+    /* heap (issue 16): tags.c, heap.c */
+    S(58, GetObjectHashCode),
+    S(106, GetTag),
+    S(107, SetTag),
+    S(108, ForceGarbageCollection),
+    S(114, GetObjectsWithTags),
+    S(115, FollowReferences),
+    S(116, IterateThroughHeap),
+    S(154, GetObjectSize),
 };
 #undef S
 

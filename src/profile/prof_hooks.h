@@ -13,4 +13,8 @@ void ddmc__prof_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data);
  * frame depth (frame count - 1). One load when no trace runs. */
 void ddmc__trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, int exit);
 
+/* JVM TI (issue 16): some agent wants VMObjectAlloc (on) or none does: the allocation flag's
+ * bit 2, so the VM's allocation hook runs for it too. alloc_track.c. Thread: any. */
+void ddmc__alloc_agent_wants(ddmc_vm *vm, int on);
+
 #endif

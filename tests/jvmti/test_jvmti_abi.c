@@ -117,6 +117,15 @@ extern void ddmc__jt_GetAvailableProcessors(void);
 extern void ddmc__jt_GetEnvironmentLocalStorage(void);
 extern void ddmc__jt_SetEnvironmentLocalStorage(void);
 extern void ddmc__jt_SetVerboseFlag(void);
+/* heap (issue 16) */
+extern void ddmc__jt_GetObjectHashCode(void);
+extern void ddmc__jt_GetTag(void);
+extern void ddmc__jt_SetTag(void);
+extern void ddmc__jt_ForceGarbageCollection(void);
+extern void ddmc__jt_GetObjectsWithTags(void);
+extern void ddmc__jt_FollowReferences(void);
+extern void ddmc__jt_IterateThroughHeap(void);
+extern void ddmc__jt_GetObjectSize(void);
 
 static int failures;
 #define CHECK(cond, ...)            \
@@ -249,6 +258,30 @@ int main(void) {
   SLOT(44, ClearFieldModificationWatch)
   SLOT(155, GetLocalInstance)
   SLOT(153, GetOwnedMonitorStackDepthInfo)
+  /* heap (issue 16) */
+  SLOT(58, GetObjectHashCode)
+  SLOT(106, GetTag)
+  SLOT(107, SetTag)
+  SLOT(108, ForceGarbageCollection)
+  SLOT(114, GetObjectsWithTags)
+  SLOT(115, FollowReferences)
+  SLOT(116, IterateThroughHeap)
+  SLOT(154, GetObjectSize)
+  /* the heap types src/jvmti/heap.h writes out: jvmtiHeapCallbacks is 16 pointers in this order,
+   * jvmtiHeapReferenceInfo 64 bytes with stack_local laid out as here */
+  CHECK(sizeof(jvmtiHeapCallbacks) == 16 * sizeof(void *), "jvmtiHeapCallbacks size");
+  CHECK(offsetof(jvmtiHeapCallbacks, heap_reference_callback) == 1 * sizeof(void *), "heap_reference_callback");
+  CHECK(offsetof(jvmtiHeapCallbacks, primitive_field_callback) == 2 * sizeof(void *), "primitive_field_callback");
+  CHECK(offsetof(jvmtiHeapCallbacks, array_primitive_value_callback) == 3 * sizeof(void *), "array_primitive");
+  CHECK(offsetof(jvmtiHeapCallbacks, string_primitive_value_callback) == 4 * sizeof(void *), "string_primitive");
+  CHECK(sizeof(jvmtiHeapReferenceInfo) == 64, "jvmtiHeapReferenceInfo size");
+  CHECK(offsetof(jvmtiHeapReferenceInfoStackLocal, thread_id) == 8 && offsetof(jvmtiHeapReferenceInfoStackLocal, depth) == 16 &&
+            offsetof(jvmtiHeapReferenceInfoStackLocal, method) == 24 && offsetof(jvmtiHeapReferenceInfoStackLocal, location) == 32 &&
+            offsetof(jvmtiHeapReferenceInfoStackLocal, slot) == 40,
+        "jvmtiHeapReferenceInfoStackLocal layout");
+  CHECK(JVMTI_HEAP_FILTER_TAGGED == 4 && JVMTI_HEAP_FILTER_CLASS_UNTAGGED == 0x20 && JVMTI_VISIT_OBJECTS == 0x100 &&
+            JVMTI_VISIT_ABORT == 0x8000 && JVMTI_HEAP_REFERENCE_STACK_LOCAL == 24 && JVMTI_PRIMITIVE_TYPE_INT == 'I',
+        "heap constants");
   for (int n = 0; n < 200; n++) nimpl += implemented[n];
   size_t nslots = sizeof(struct jvmtiInterface_1_) / sizeof(void *);
   CHECK(nslots == 156, "jvmtiInterface_1_ has %zu slots (JDK 17: 156)", nslots);

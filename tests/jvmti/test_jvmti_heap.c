@@ -1,0 +1,480 @@
+/* JVM TI's heap part (issue 16) without a VM process: the tag table itself (src/jvmti/tags.c),
+ * then the functions (SetTag, GetTag, GetObjectsWithTags, IterateThroughHeap, FollowReferences,
+ * GetObjectSize, GetObjectHashCode, ForceGarbageCollection) and the GC hooks (ddmc_gc_start,
+ * ddmc_gc_sweep, ddmc_gc_done: GarbageCollectionStart / Finish, ObjectFree) over a fake heap
+ * behind ddmc_dbg_ops: NOBJ objects of class A (one reference field "next", a chain 1 -> 2 -> ...,
+ * and an int field), one int[4], and A's class object; the first object is a root. Bad input
+ * (NULL pointers, forged handles, the wrong phase, a missing capability) answers JVM TI errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ddmc/ddmc.h"
+#include "jvmti/heap.h"
+
+/* ---- the tag table */
+
+static int odd_live(void *arg, uint64_t *ref) {
+  (void)arg;
+  return (*ref & 1) != 0;
+}
+
+static int moved_live(void *arg, uint64_t *ref) {
+  (void)arg;
+  *ref += 1000000;
+  return 1;
+}
+
+static void test_table(void **state) {
+  (void)state;
+  ddmc__jenv e;
+  memset(&e, 0, sizeof(e));
+  ddmc__tags *t = ddmc__tags_of(&e, 1);
+  assert_non_null(t);
+  assert_ptr_equal(ddmc__tags_of(&e, 0), t);
+  assert_int_equal(ddmc__tags_set(t, 0, 5), JVMTI_ERROR_INVALID_OBJECT);
+  for (ddmc_ref r = 1; r <= 10000; r++) assert_int_equal(ddmc__tags_set(t, r, (jlong)r * 10), 0);
+  assert_int_equal(ddmc__tags_count(t), 10000);
+  assert_int_equal(ddmc__tags_get(t, 77), 770);
+  assert_int_equal(ddmc__tags_get(t, 10001), 0);
+  assert_int_equal(ddmc__tags_set(t, 77, 0), 0); /* 0 removes */
+  assert_int_equal(ddmc__tags_get(t, 77), 0);
+  assert_int_equal(ddmc__tags_count(t), 9999);
+  assert_int_equal(ddmc__tags_set(t, 78, -1), 0); /* overwrite */
+  assert_int_equal(ddmc__tags_get(t, 78), -1);
+  /* The sweep: even refs die; their tags wait for ObjectFree. */
+  ddmc__tags_sweep(t, odd_live, NULL, 1);
+  assert_int_equal(ddmc__tags_count(t), 4999); /* the odd ones but 77, removed before */
+  assert_int_equal(ddmc__tags_get(t, 79), 790);
+  assert_int_equal(ddmc__tags_get(t, 80), 0);
+  jlong batch[300];
+  uint32_t n, total = 0;
+  int64_t sum = 0;
+  while ((n = ddmc__tags_take_freed(t, batch, 300)) > 0) {
+    total += n;
+    for (uint32_t i = 0; i < n; i++) sum += batch[i];
+  }
+  assert_int_equal(total, 5000); /* every even one; 78 with its tag -1 */
+  int64_t expect = -1;
+  for (int64_t r = 2; r <= 10000; r += 2)
+    if (r != 78) expect += r * 10;
+  assert_true(sum == expect);
+  /* A moving collector: entries follow their objects. */
+  ddmc__tags_sweep(t, moved_live, NULL, 1);
+  assert_int_equal(ddmc__tags_get(t, 1000079), 790);
+  assert_int_equal(ddmc__tags_get(t, 79), 0);
+  assert_int_equal(ddmc__tags_set(t, 5, 1), 0);
+  assert_int_equal(ddmc__tags_count(t), 5000);
+  ddmc__tags_destroy(t);
+}
+
+/* ---- a fake heap behind ddmc_dbg_ops */
+
+#define NOBJ 1000
+#define C_A 1
+#define C_INTS 2
+#define C_CLASS 3
+#define R_CLASS_A 5000 /* A's class object */
+#define R_INTS 6000    /* the int[4] */
+
+static int32_t g_ints[4] = {10, 20, 30, 40};
+static int g_collects, g_stopped;
+
+static int op_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
+  memset(out, 0, sizeof(*out));
+  out->status = DDMC_CLASS_PREPARED;
+  switch (c) {
+    case C_A:
+      out->signature = "LA;";
+      out->type_tag = DDMC_TYPE_CLASS;
+      out->nfields = 2;
+      out->class_object = R_CLASS_A;
+      return 0;
+    case C_INTS:
+      out->signature = "[I";
+      out->type_tag = DDMC_TYPE_ARRAY;
+      return 0;
+    case C_CLASS:
+      out->signature = "Ljava/lang/Class;";
+      out->type_tag = DDMC_TYPE_CLASS;
+      return 0;
+    default: return DDMC_JDWP_INVALID_CLASS;
+  }
+}
+
+static int op_for_each_class(void *d, ddmc_class_visit_fn fn, void *arg) {
+  for (ddmc_class c = 1; c <= 3; c++)
+    if (fn(arg, c)) break;
+  return 0;
+}
+
+static int op_field_info(void *d, ddmc_class c, uint32_t f, ddmc_field_info *out) {
+  memset(out, 0, sizeof(*out));
+  if (c != C_A || f > 1) return DDMC_JDWP_INVALID_FIELDID;
+  out->name = f == 0 ? "next" : "n";
+  out->signature = f == 0 ? "LA;" : "I";
+  return 0;
+}
+
+static int op_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t f, ddmc_value *out) {
+  if (o < 1 || o > NOBJ || c != C_A || f > 1) return DDMC_JDWP_INVALID_OBJECT;
+  if (f == 0) {
+    out->tag = 'L';
+    out->u.l = o < NOBJ ? o + 1 : 0;
+  } else {
+    out->tag = 'I';
+    out->u.i = (int32_t)o;
+  }
+  return 0;
+}
+
+static int op_object_class(void *d, ddmc_ref o, ddmc_class *out) {
+  if (o >= 1 && o <= NOBJ) *out = C_A;
+  else if (o == R_INTS) *out = C_INTS;
+  else if (o == R_CLASS_A) *out = C_CLASS;
+  else return DDMC_JDWP_INVALID_OBJECT;
+  return 0;
+}
+
+static int op_array_get(void *d, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
+  if (a != R_INTS || first < 0 || first + n > 4) return DDMC_JDWP_INVALID_ARRAY;
+  for (int32_t i = 0; i < n; i++) out[i] = (ddmc_value){.tag = 'I', .u.i = g_ints[first + i]};
+  return 0;
+}
+
+static int op_with_world_stopped(void *d, ddmc_stopped_fn fn, void *arg) {
+  g_stopped++;
+  return fn(arg);
+}
+
+static int op_for_each_object(void *d, ddmc_heap_object_visit_fn fn, void *arg) {
+  for (ddmc_ref r = NOBJ; r >= 1; r--) { /* not in address order: the library sorts */
+    ddmc_heap_object o = {.ref = r, .cls = C_A, .size = 32, .length = -1};
+    if (fn(arg, &o)) return 0;
+  }
+  ddmc_heap_object a = {.ref = R_INTS, .cls = C_INTS, .size = 32, .length = 4, .elements = g_ints};
+  if (fn(arg, &a)) return 0;
+  ddmc_heap_object k = {.ref = R_CLASS_A, .cls = C_CLASS, .size = 16, .length = -1};
+  fn(arg, &k);
+  return 0;
+}
+
+static int op_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
+  ddmc_gc_root r = {.object = 1, .kind = DDMC_GC_ROOT_JNI_GLOBAL, .depth = -1, .slot = -1};
+  if (fn(arg, &r)) return 0;
+  ddmc_gc_root s = {.object = R_CLASS_A, .kind = DDMC_GC_ROOT_STICKY_CLASS, .depth = -1, .slot = -1};
+  fn(arg, &s);
+  return 0;
+}
+
+static int op_collect(void *d) {
+  g_collects++;
+  return 0;
+}
+
+static int op_object_size(void *d, ddmc_ref o, uint64_t *out) {
+  if (o < 1 || o > NOBJ) return DDMC_JDWP_INVALID_OBJECT;
+  *out = 32;
+  return 0;
+}
+
+static int op_object_hash(void *d, ddmc_ref o, int32_t *out) {
+  *out = (int32_t)(o * 31);
+  return 0;
+}
+
+typedef struct fixture {
+  ddmc_vm *vm;
+  ddmc__jvmti *jv;
+  ddmc__jenv *e;
+} fixture;
+
+static int setup(void **state) {
+  static ddmc_dbg_ops ops;
+  memset(&ops, 0, sizeof(ops));
+  ops.for_each_class = op_for_each_class;
+  ops.class_info = op_class_info;
+  ops.field_info = op_field_info;
+  ops.get_field = op_get_field;
+  ops.object_class = op_object_class;
+  ops.array_get = op_array_get;
+  ops.with_world_stopped = op_with_world_stopped;
+  ops.for_each_object = op_for_each_object;
+  ops.for_each_root = op_for_each_root;
+  ops.collect = op_collect;
+  ops.object_size = op_object_size;
+  ops.object_hash = op_object_hash;
+  fixture *f = calloc(1, sizeof(*f));
+  ddmc_options o;
+  ddmc_options_init(&o);
+  char err[256];
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", err, sizeof(err)), 0);
+  ddmc_vm_ops vops;
+  memset(&vops, 0, sizeof(vops));
+  assert_int_equal(ddmc_vm_new(&f->vm, &o, &vops, NULL, NULL), 0);
+  assert_int_equal(ddmc_dbg_attach(f->vm, &ops, NULL), 0);
+  assert_int_equal(ddmc__jv_ensure(f->vm, &f->jv), 0);
+  void *env = NULL;
+  assert_int_equal(ddmc__jv_get_env(f->jv, &env, 0x30010200), 0);
+  f->e = env;
+  g_collects = g_stopped = 0;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  ddmc_vm_free(f->vm);
+  free(f);
+  return 0;
+}
+
+static void add_caps(fixture *f) {
+  ddmc__caps c;
+  memset(&c, 0, sizeof(c));
+  ddmc__cap_set(&c, DDMC_CAP_can_tag_objects);
+  ddmc__cap_set(&c, DDMC_CAP_can_generate_garbage_collection_events);
+  ddmc__cap_set(&c, DDMC_CAP_can_generate_object_free_events);
+  assert_int_equal(ddmc__jt_AddCapabilities(f->e, &c), 0);
+}
+
+static void go_live(fixture *f) {
+  assert_int_equal(ddmc_agent_vm_start(f->vm), 0);
+  assert_int_equal(ddmc_agent_vm_init(f->vm, 0), 0);
+}
+
+/* A global handle for ref, as an agent would hold one. */
+static jobject handle(fixture *f, ddmc_ref r) { return ddmc__ref_new(f->jv, DDMC__CELL_GLOBAL, r, 0, 0); }
+
+static void test_bad_input(void **state) {
+  fixture *f = *state;
+  jlong tag;
+  jobject o = handle(f, 5);
+  /* OnLoad: tags are for the start and live phases; no capability yet */
+  assert_int_equal(ddmc__jt_SetTag(f->e, o, 1), JVMTI_ERROR_WRONG_PHASE);
+  add_caps(f);
+  go_live(f);
+  assert_int_equal(ddmc__jt_SetTag(f->e, NULL, 1), JVMTI_ERROR_INVALID_OBJECT);
+  assert_int_equal(ddmc__jt_SetTag(f->e, (jobject)(uintptr_t)0x7777, 1), JVMTI_ERROR_INVALID_OBJECT);
+  assert_int_equal(ddmc__jt_GetTag(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jt_GetTag(NULL, o, &tag), JVMTI_ERROR_INVALID_ENVIRONMENT);
+  jint count;
+  jlong zero = 0;
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &zero, &count, NULL, NULL), JVMTI_ERROR_ILLEGAL_ARGUMENT);
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, -1, &zero, &count, NULL, NULL), JVMTI_ERROR_ILLEGAL_ARGUMENT);
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, NULL, &count, NULL, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, NULL, NULL), JVMTI_ERROR_NULL_POINTER);
+  ddmc__heap_callbacks cb;
+  memset(&cb, 0, sizeof(cb));
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, o, &cb, NULL), JVMTI_ERROR_INVALID_CLASS);
+  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, (jobject)(uintptr_t)0x7777, &cb, NULL),
+                   JVMTI_ERROR_INVALID_OBJECT);
+  jlong size;
+  jint hash;
+  assert_int_equal(ddmc__jt_GetObjectSize(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jt_GetObjectSize(f->e, NULL, &size), JVMTI_ERROR_INVALID_OBJECT);
+  assert_int_equal(ddmc__jt_GetObjectSize(f->e, o, &size), 0);
+  assert_int_equal(size, 32);
+  assert_int_equal(ddmc__jt_GetObjectHashCode(f->e, o, &hash), 0);
+  assert_int_equal(hash, 5 * 31);
+  assert_int_equal(ddmc__jt_GetObjectHashCode(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jt_ForceGarbageCollection(f->e), 0);
+  assert_int_equal(g_collects, 1);
+  assert_int_equal(ddmc_gc_sweep(NULL, odd_live, NULL), DDMC_EINVAL);
+  assert_int_equal(ddmc_gc_sweep(f->vm, NULL, NULL), DDMC_EINVAL);
+  assert_int_equal(ddmc_gc_start(NULL), DDMC_EINVAL);
+  /* dead: everything heap answers WRONG_PHASE */
+  assert_int_equal(ddmc_agent_vm_death(f->vm, 0), 0);
+  assert_int_equal(ddmc__jt_SetTag(f->e, o, 1), JVMTI_ERROR_WRONG_PHASE);
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, NULL), JVMTI_ERROR_WRONG_PHASE);
+  assert_int_equal(ddmc__jt_ForceGarbageCollection(f->e), JVMTI_ERROR_WRONG_PHASE);
+}
+
+/* IterateThroughHeap: counts, filters, tag_ptr, the primitive array, abort. */
+typedef struct counts {
+  long objects, tagged, arrays, ints_sum, stop_after;
+  jlong class_tags;
+} counts;
+
+static jint count_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *ud) {
+  counts *c = ud;
+  c->objects++;
+  if (*tag_ptr) c->tagged++;
+  c->class_tags += class_tag;
+  if (*tag_ptr == 0 && length < 0 && class_tag == 7) *tag_ptr = 100; /* tag every A */
+  return c->stop_after && c->objects >= c->stop_after ? JVMTI_VISIT_ABORT : 0;
+}
+
+static jint array_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint n, jint type, const void *el, void *ud) {
+  counts *c = ud;
+  c->arrays++;
+  if (type == 'I')
+    for (jint i = 0; i < n; i++) c->ints_sum += ((const jint *)el)[i];
+  return 0;
+}
+
+static void test_iterate(void **state) {
+  fixture *f = *state;
+  add_caps(f);
+  go_live(f);
+  jclass a = ddmc__ref_new(f->jv, DDMC__CELL_GLOBAL, R_CLASS_A, C_A, 0);
+  assert_int_equal(ddmc__jt_SetTag(f->e, a, 7), 0); /* a class: its class object */
+  ddmc__heap_callbacks cb;
+  memset(&cb, 0, sizeof(cb));
+  cb.heap_iteration_callback = count_cb;
+  cb.array_primitive_value_callback = array_cb;
+  counts c = {0};
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, &c), 0);
+  assert_int_equal(c.objects, NOBJ + 2);
+  assert_int_equal(c.arrays, 1);
+  assert_int_equal(c.ints_sum, 100);
+  assert_int_equal(c.class_tags, 7 * NOBJ);
+  /* every A now tagged 100 (set through tag_ptr) */
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &c), 0);
+  assert_int_equal(c.objects, NOBJ + 1); /* A's class object has tag 7 too */
+  assert_int_equal(c.tagged, NOBJ + 1);
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, a, &cb, &c), 0); /* klass: instances of A only */
+  assert_int_equal(c.objects, NOBJ);
+  memset(&c, 0, sizeof(c));
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, NULL, &cb, &c), 0);
+  assert_int_equal(c.objects, NOBJ);
+  memset(&c, 0, sizeof(c));
+  c.stop_after = 10;
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, &c), 0);
+  assert_int_equal(c.objects, 10);
+  /* GetObjectsWithTags */
+  jlong want[2] = {100, 7};
+  jint n = 0;
+  jobject *objs = NULL;
+  jlong *tags = NULL;
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 2, want, &n, &objs, &tags), 0);
+  assert_int_equal(n, NOBJ + 1);
+  long t100 = 0;
+  for (jint i = 0; i < n; i++) {
+    t100 += tags[i] == 100;
+    ddmc__cell cell;
+    assert_int_equal(ddmc__ref_get(f->jv, objs[i], &cell), 0);
+  }
+  assert_int_equal(t100, NOBJ);
+  free(objs);
+  free(tags);
+}
+
+/* FollowReferences: the root, then the chain through "next" (FIELD index 0), the class refs. */
+typedef struct refs {
+  long by_kind[32], reached, abort_at;
+  jint last_field_index;
+} refs;
+
+static jint ref_cb(jint kind, const ddmc__jref_info *info, jlong class_tag, jlong rclass_tag, jlong size,
+                   jlong *tag_ptr, jlong *rtag_ptr, jint length, void *ud) {
+  refs *r = ud;
+  r->reached++;
+  if (kind >= 0 && kind < 32) r->by_kind[kind]++;
+  if (kind == JVMTI_HEAP_REFERENCE_FIELD) r->last_field_index = info->index;
+  if (kind == JVMTI_HEAP_REFERENCE_FIELD && rtag_ptr != NULL) *rtag_ptr = 1; /* referrers of a field */
+  if (r->abort_at && r->reached >= r->abort_at) return JVMTI_VISIT_ABORT;
+  return JVMTI_VISIT_OBJECTS;
+}
+
+static void test_follow(void **state) {
+  fixture *f = *state;
+  add_caps(f);
+  go_live(f);
+  ddmc__heap_callbacks cb;
+  memset(&cb, 0, sizeof(cb));
+  cb.heap_reference_callback = ref_cb;
+  refs r;
+  memset(&r, 0, sizeof(r));
+  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, NULL, &cb, &r), 0);
+  assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_JNI_GLOBAL], 1);
+  assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_SYSTEM_CLASS], 1);
+  assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_FIELD], NOBJ - 1); /* 1 -> 2 -> ... -> NOBJ */
+  assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_CLASS], NOBJ);     /* each A to its class */
+  assert_int_equal(r.last_field_index, 0);
+  /* every A but the last referred to another through a field: tagged 1 by the callback */
+  jlong one = 1;
+  jint n = 0;
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &one, &n, NULL, NULL), 0);
+  assert_int_equal(n, NOBJ - 1);
+  /* from an initial object: only what it reaches, not the roots */
+  memset(&r, 0, sizeof(r));
+  jobject mid = handle(f, NOBJ - 9);
+  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, mid, &cb, &r), 0);
+  assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_FIELD], 9);
+  assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_JNI_GLOBAL], 0);
+  /* abort */
+  memset(&r, 0, sizeof(r));
+  r.abort_at = 5;
+  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, NULL, &cb, &r), 0);
+  assert_int_equal(r.reached, 5);
+}
+
+/* The GC hooks: GarbageCollectionStart / Finish, the sweep, ObjectFree after the collection. */
+static int g_gc_start, g_gc_finish, g_freed;
+static jlong g_freed_sum;
+static void on_gc_start(ddmc__jenv *e) { g_gc_start++; }
+static void on_gc_finish(ddmc__jenv *e) { g_gc_finish++; }
+static void on_free(ddmc__jenv *e, jlong tag) {
+  g_freed++;
+  g_freed_sum += tag;
+}
+
+static void test_gc_events(void **state) {
+  fixture *f = *state;
+  add_caps(f);
+  ddmc__fnptr cbs[DDMC__JEV_COUNT];
+  memset(cbs, 0, sizeof(cbs));
+  cbs[JVMTI_EVENT_GARBAGE_COLLECTION_START - 50] = (ddmc__fnptr)on_gc_start;
+  cbs[JVMTI_EVENT_GARBAGE_COLLECTION_FINISH - 50] = (ddmc__fnptr)on_gc_finish;
+  cbs[JVMTI_EVENT_OBJECT_FREE - 50] = (ddmc__fnptr)on_free;
+  assert_int_equal(ddmc__jt_SetEventCallbacks(f->e, cbs, (jint)sizeof(cbs)), 0);
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL), 0);
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL), 0);
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL), 0);
+  go_live(f);
+  for (ddmc_ref r = 1; r <= 100; r++) {
+    jobject h = handle(f, r);
+    assert_int_equal(ddmc__jt_SetTag(f->e, h, (jlong)r), 0);
+    ddmc__ref_delete(f->jv, h, DDMC__CELL_GLOBAL);
+  }
+  g_gc_start = g_gc_finish = g_freed = 0;
+  g_freed_sum = 0;
+  assert_int_equal(ddmc_gc_start(f->vm), 0);
+  assert_int_equal(ddmc_gc_sweep(f->vm, odd_live, NULL), 0);
+  assert_int_equal(g_freed, 0); /* not before ddmc_gc_done */
+  ddmc_gc_done(f->vm);
+  assert_int_equal(g_gc_start, 1);
+  assert_int_equal(g_gc_finish, 1);
+  assert_int_equal(g_freed, 50);
+  assert_true(g_freed_sum == 2550); /* 2 + 4 + ... + 100 */
+  jint n = 0;
+  jlong want = 2;
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &want, &n, NULL, NULL), 0);
+  assert_int_equal(n, 0);
+  want = 3;
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &want, &n, NULL, NULL), 0);
+  assert_int_equal(n, 1);
+  /* ObjectFree off: entries still go, no event */
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_DISABLE, JVMTI_EVENT_OBJECT_FREE, NULL), 0);
+  ddmc_gc_sweep(f->vm, odd_live, NULL);
+  ddmc_gc_done(f->vm);
+  assert_int_equal(g_freed, 50);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_table),
+      cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_iterate, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gc_events, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
