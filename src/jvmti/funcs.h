@@ -215,26 +215,5 @@ jobject ddmc__jni_NewObject(ddmc__jnienv *env, jclass clazz, jmethodID m, ...);
 jobject ddmc__jni_NewObjectV(ddmc__jnienv *env, jclass clazz, jmethodID m, va_list args);
 jobject ddmc__jni_NewObjectA(ddmc__jnienv *env, jclass clazz, jmethodID m, const jvalue *args);
 
-/* ---- threads and monitors (issue 16): suspend.c, agentthread.c, monitors.c */
-int ddmc__susp_held(ddmc__jvmti *jv, uint32_t thread);
-jvmtiError ddmc__jt_SuspendThread(ddmc__jenv *e, jthread thread);
-jvmtiError ddmc__jt_ResumeThread(ddmc__jenv *e, jthread thread);
-jvmtiError ddmc__jt_SuspendThreadList(ddmc__jenv *e, jint request_count, const jthread *request_list,
-                                      jvmtiError *results);
-jvmtiError ddmc__jt_ResumeThreadList(ddmc__jenv *e, jint request_count, const jthread *request_list,
-                                     jvmtiError *results);
-jvmtiError ddmc__jt_RunAgentThread(ddmc__jenv *e, jthread thread, ddmc__jstart_fn proc, const void *arg,
-                                   jint priority);
-jvmtiError ddmc__jt_GetOwnedMonitorInfo(ddmc__jenv *e, jthread thread, jint *owned_monitor_count_ptr,
-                                        jobject **owned_monitors_ptr);
-jvmtiError ddmc__jt_GetOwnedMonitorStackDepthInfo(ddmc__jenv *e, jthread thread, jint *monitor_info_count_ptr,
-                                                  ddmc__jmonitor_depth **monitor_info_ptr);
-jvmtiError ddmc__jt_GetCurrentContendedMonitor(ddmc__jenv *e, jthread thread, jobject *monitor_ptr);
-jvmtiError ddmc__jt_GetObjectMonitorUsage(ddmc__jenv *e, jobject object, ddmc__jmonitor_usage *info_ptr);
-jobject ddmc__jni_AllocObject(ddmc__jnienv *env, jclass clazz);
-jobject ddmc__jni_NewObject(ddmc__jnienv *env, jclass clazz, jmethodID m, ...);
-jobject ddmc__jni_NewObjectV(ddmc__jnienv *env, jclass clazz, jmethodID m, va_list args);
-jobject ddmc__jni_NewObjectA(ddmc__jnienv *env, jclass clazz, jmethodID m, const jvalue *args);
-
 
 #endif

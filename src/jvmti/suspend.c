@@ -231,21 +231,17 @@ static jvmtiError resume_one(ddmc__jvmti *jv, uint32_t thread) {
   return rc ? ddmc__jv_err(rc) : JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_SuspendThread(ddmc__jenv *e, jthread thread) {
+static jvmtiError one(ddmc__jenv *e, jthread thread, int suspend) {
   jvmtiError rc = check(e);
   if (rc) return rc;
   uint32_t id;
   if ((rc = ddmc__thread_of(e->jv, thread, &id)) != 0) return rc;
-  return suspend_one(e->jv, id);
+  return suspend ? suspend_one(e->jv, id) : resume_one(e->jv, id);
 }
 
-jvmtiError ddmc__jt_ResumeThread(ddmc__jenv *e, jthread thread) {
-  jvmtiError rc = check(e);
-  if (rc) return rc;
-  uint32_t id;
-  if ((rc = ddmc__thread_of(e->jv, thread, &id)) != 0) return rc;
-  return resume_one(e->jv, id);
-}
+jvmtiError ddmc__jt_SuspendThread(ddmc__jenv *e, jthread thread) { return one(e, thread, 1); }
+
+jvmtiError ddmc__jt_ResumeThread(ddmc__jenv *e, jthread thread) { return one(e, thread, 0); }
 
 #define DDMC__MAX_LIST (1 << 16)
 

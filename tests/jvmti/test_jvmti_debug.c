@@ -1,0 +1,244 @@
+/* JVM TI's debugging and suspension functions without a VM process, over a fake bridge that
+ * counts what the VM is asked to do: suspension shared with the debugger (src/jvmti/suspend.c),
+ * breakpoints and field watches shared with it through src/vmctl (src/jvmti/debug.c), single
+ * stepping following SetEventNotificationMode, and their bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ddmc/ddmc.h"
+#include "jvmti/funcs.h"
+#include "vmctl/switches.h"
+
+#define T_MAIN 1
+#define T_WORKER 2
+#define C_A 7
+
+static int g_suspends[3], g_resumes[3], g_bps, g_bp_clears, g_watch, g_stepping[3];
+
+static int op_thread_info(void *d, uint32_t t, ddmc_dbg_thread_info *out) {
+  if (t != T_MAIN && t != T_WORKER) return DDMC_JDWP_INVALID_THREAD;
+  memset(out, 0, sizeof(*out));
+  out->object = 100 + t;
+  out->name = t == T_MAIN ? "main" : "worker";
+  out->status = DDMC_TS_RUNNING;
+  return 0;
+}
+static int op_suspend(void *d, uint32_t t) {
+  g_suspends[t]++;
+  return 0;
+}
+static int op_resume(void *d, uint32_t t) {
+  g_resumes[t]++;
+  return 0;
+}
+static int op_method_info(void *d, ddmc_class c, uint32_t m, ddmc_method_info *out) {
+  if (c != C_A || m != 0) return DDMC_JDWP_INVALID_METHODID;
+  memset(out, 0, sizeof(*out));
+  out->name = "f";
+  out->signature = "()V";
+  out->code_start = 0;
+  out->code_end = 9;
+  return 0;
+}
+static int op_field_info(void *d, ddmc_class c, uint32_t f, ddmc_field_info *out) {
+  if (c != C_A || f != 0) return DDMC_JDWP_INVALID_FIELDID;
+  memset(out, 0, sizeof(*out));
+  out->name = "x";
+  out->signature = "I";
+  return 0;
+}
+static int op_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
+  if (c != C_A) return DDMC_JDWP_INVALID_CLASS;
+  memset(out, 0, sizeof(*out));
+  out->signature = "LA;";
+  out->nmethods = 1;
+  out->nfields = 1;
+  return 0;
+}
+static int op_set_bp(void *d, const ddmc_location *l) {
+  g_bps++;
+  return 0;
+}
+static int op_clear_bp(void *d, const ddmc_location *l) {
+  g_bp_clears++;
+  return 0;
+}
+static int op_watch(void *d, ddmc_class c, uint32_t f, unsigned w) {
+  g_watch = (int)w;
+  return 0;
+}
+static int op_stepping(void *d, uint32_t t, int on) {
+  g_stepping[t] = on;
+  return 0;
+}
+static int vm_for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
+  ddmc_thread_info a = {.id = T_MAIN, .tid = 1, .name = "main"}, b = {.id = T_WORKER, .tid = 2, .name = "worker"};
+  if (fn(arg, &a)) return 0;
+  fn(arg, &b);
+  return 0;
+}
+
+typedef struct fixture {
+  ddmc_vm *vm;
+  ddmc__jvmti *jv;
+  ddmc__jenv *e;
+} fixture;
+
+static int setup(void **state) {
+  static ddmc_dbg_ops ops;
+  memset(&ops, 0, sizeof(ops));
+  ops.thread_info = op_thread_info;
+  ops.suspend_thread = op_suspend;
+  ops.resume_thread = op_resume;
+  ops.method_info = op_method_info;
+  ops.field_info = op_field_info;
+  ops.class_info = op_class_info;
+  ops.set_breakpoint = op_set_bp;
+  ops.clear_breakpoint = op_clear_bp;
+  ops.set_field_watch = op_watch;
+  ops.set_stepping = op_stepping;
+  fixture *f = calloc(1, sizeof(*f));
+  ddmc_options o;
+  ddmc_options_init(&o);
+  char err[256];
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", err, sizeof(err)), 0);
+  ddmc_vm_ops vops;
+  memset(&vops, 0, sizeof(vops));
+  vops.for_each_thread = vm_for_each_thread;
+  assert_int_equal(ddmc_vm_new(&f->vm, &o, &vops, NULL, NULL), 0);
+  assert_int_equal(ddmc_dbg_attach(f->vm, &ops, NULL), 0);
+  assert_int_equal(ddmc__jv_ensure(f->vm, &f->jv), 0);
+  void *env = NULL;
+  assert_int_equal(ddmc__jv_get_env(f->jv, &env, 0x30010200), 0);
+  f->e = env;
+  memset(g_suspends, 0, sizeof(g_suspends));
+  memset(g_resumes, 0, sizeof(g_resumes));
+  memset(g_stepping, 0, sizeof(g_stepping));
+  g_bps = g_bp_clears = g_watch = 0;
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  ddmc_vm_free(f->vm);
+  free(f);
+  return 0;
+}
+
+static void caps_and_live(fixture *f) {
+  ddmc__caps c;
+  memset(&c, 0, sizeof(c));
+  ddmc__cap_set(&c, DDMC_CAP_can_suspend);
+  ddmc__cap_set(&c, DDMC_CAP_can_generate_breakpoint_events);
+  ddmc__cap_set(&c, DDMC_CAP_can_generate_field_access_events);
+  ddmc__cap_set(&c, DDMC_CAP_can_generate_field_modification_events);
+  ddmc__cap_set(&c, DDMC_CAP_can_generate_single_step_events);
+  assert_int_equal(ddmc__jt_AddCapabilities(f->e, &c), 0);
+  assert_int_equal(ddmc_agent_vm_start(f->vm), 0);
+  assert_int_equal(ddmc_agent_vm_init(f->vm, 0), 0);
+}
+
+static void test_suspend_shared_with_debugger(void **state) {
+  fixture *f = *state;
+  jthread w = ddmc__thread_local(f->jv, T_WORKER);
+  assert_int_equal(ddmc__jt_SuspendThread(f->e, w), JVMTI_ERROR_WRONG_PHASE);
+  caps_and_live(f);
+  assert_non_null(w);
+  assert_int_equal(ddmc__jt_ResumeThread(f->e, w), JVMTI_ERROR_THREAD_NOT_SUSPENDED);
+  assert_int_equal(ddmc__jt_SuspendThread(f->e, w), 0);
+  assert_int_equal(g_suspends[T_WORKER], 1);
+  assert_int_equal(ddmc__jt_SuspendThread(f->e, w), JVMTI_ERROR_THREAD_SUSPENDED);
+  jint st = 0;
+  assert_int_equal(ddmc__jt_GetThreadState(f->e, w, &st), 0);
+  assert_true(st & JVMTI_THREAD_STATE_SUSPENDED);
+  /* The debugger suspends it too (its count 0 -> 1): the VM is not asked again. */
+  const ddmc_dbg_ops *ops = f->jv->ops;
+  assert_int_equal(ddmc__susp_debugger(f->vm, ops, NULL, T_WORKER, 1), 0);
+  assert_int_equal(g_suspends[T_WORKER], 1);
+  /* The agent lets go: the debugger still holds it. */
+  assert_int_equal(ddmc__jt_ResumeThread(f->e, w), 0);
+  assert_int_equal(g_resumes[T_WORKER], 0);
+  /* The debugger lets go: now the VM resumes it, once. */
+  assert_int_equal(ddmc__susp_debugger(f->vm, ops, NULL, T_WORKER, 0), 0);
+  assert_int_equal(g_resumes[T_WORKER], 1);
+  /* The list forms: one result per thread, a bad handle answered in place. */
+  jthread list[2] = {w, (jthread)(uintptr_t)0x7777};
+  jvmtiError res[2];
+  assert_int_equal(ddmc__jt_SuspendThreadList(f->e, 2, list, res), 0);
+  assert_int_equal(res[0], JVMTI_ERROR_NONE);
+  assert_int_equal(res[1], JVMTI_ERROR_INVALID_THREAD);
+  assert_int_equal(ddmc__jt_ResumeThreadList(f->e, 2, list, res), 0);
+  assert_int_equal(res[0], JVMTI_ERROR_NONE);
+  assert_int_equal(g_resumes[T_WORKER], 2);
+  assert_int_equal(ddmc__jt_SuspendThreadList(f->e, 1, NULL, res), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jt_SuspendThreadList(f->e, -1, list, res), JVMTI_ERROR_ILLEGAL_ARGUMENT);
+}
+
+static void test_breakpoints_and_watches(void **state) {
+  fixture *f = *state;
+  jmethodID m = ddmc__jv_method_id(f->jv, C_A, 0);
+  jclass k = ddmc__class_local(f->jv, C_A);
+  jfieldID x = ddmc__jv_field_id(f->jv, C_A, 0);
+  assert_int_equal(ddmc__jt_SetBreakpoint(f->e, m, 3), JVMTI_ERROR_WRONG_PHASE);
+  caps_and_live(f);
+  assert_int_equal(ddmc__jt_SetBreakpoint(f->e, m, 10), JVMTI_ERROR_INVALID_LOCATION);
+  assert_int_equal(ddmc__jt_SetBreakpoint(f->e, (jmethodID)(uintptr_t)0x999, 3), JVMTI_ERROR_INVALID_METHODID);
+  assert_int_equal(ddmc__jt_SetBreakpoint(f->e, m, 3), 0);
+  assert_int_equal(ddmc__jt_SetBreakpoint(f->e, m, 3), JVMTI_ERROR_DUPLICATE);
+  /* A debugger's breakpoint at the same place: one VM breakpoint, kept until both clear. */
+  ddmc_location loc = {C_A, 0, 3};
+  assert_int_equal(ddmc__ctl_breakpoint(f->vm, &loc, 1), 0);
+  assert_int_equal(g_bps, 1);
+  assert_int_equal(ddmc__jt_ClearBreakpoint(f->e, m, 3), 0);
+  assert_int_equal(g_bp_clears, 0);
+  assert_int_equal(ddmc__jt_ClearBreakpoint(f->e, m, 3), JVMTI_ERROR_NOT_FOUND);
+  assert_int_equal(ddmc__ctl_breakpoint(f->vm, &loc, 0), 0);
+  assert_int_equal(g_bp_clears, 1);
+  /* Watches: access and modification, each counted; the VM sees the mask. */
+  assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, k, x), 0);
+  assert_int_equal(g_watch, DDMC_DBG_WATCH_ACCESS);
+  assert_int_equal(ddmc__jt_SetFieldModificationWatch(f->e, k, x), 0);
+  assert_int_equal(g_watch, DDMC_DBG_WATCH_ACCESS | DDMC_DBG_WATCH_MODIFY);
+  assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, k, x), JVMTI_ERROR_DUPLICATE);
+  assert_int_equal(ddmc__jt_ClearFieldAccessWatch(f->e, k, x), 0);
+  assert_int_equal(g_watch, DDMC_DBG_WATCH_MODIFY);
+  assert_int_equal(ddmc__jt_ClearFieldAccessWatch(f->e, k, x), JVMTI_ERROR_NOT_FOUND);
+  assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, k, (jfieldID)(uintptr_t)0x555), JVMTI_ERROR_INVALID_FIELDID);
+  assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, NULL, x), JVMTI_ERROR_INVALID_CLASS);
+  /* DisposeEnvironment takes the environment's watches and breakpoints with it. */
+  assert_int_equal(ddmc__jt_SetBreakpoint(f->e, m, 5), 0);
+  assert_int_equal(ddmc__jt_DisposeEnvironment(f->e), 0);
+  assert_int_equal(g_watch, 0);
+  assert_int_equal(g_bp_clears, 2);
+}
+
+static void test_single_step_follows_enables(void **state) {
+  fixture *f = *state;
+  caps_and_live(f);
+  jthread w = ddmc__thread_local(f->jv, T_WORKER);
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_SINGLE_STEP, w), 0);
+  assert_int_equal(g_stepping[T_WORKER], 1);
+  assert_int_equal(g_stepping[T_MAIN], 0);
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_SINGLE_STEP, NULL), 0);
+  assert_int_equal(g_stepping[T_MAIN], 1);
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_DISABLE, JVMTI_EVENT_SINGLE_STEP, NULL), 0);
+  assert_int_equal(g_stepping[T_MAIN], 0);
+  assert_int_equal(g_stepping[T_WORKER], 1); /* still enabled for it alone */
+  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_DISABLE, JVMTI_EVENT_SINGLE_STEP, w), 0);
+  assert_int_equal(g_stepping[T_WORKER], 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_suspend_shared_with_debugger, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_breakpoints_and_watches, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_single_step_follows_enables, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
