@@ -2,7 +2,7 @@
  * HotSpot against the JDK's jvmti.h. tests/jvmti/run_agents.py runs it on minivm (dbg.mvm) and
  * on HotSpot (tests/jvmti/Dbg.java) and expects the same lines from both.
  *
- *   -agentpath:libjdebug.so=CLASS,METHOD,FIELD   (defaults: Dbg,compute,counter)
+ *   -agentpath:libjdebug.so=CLASS,METHOD,FIELD[,allocs]   (defaults: Dbg,compute,counter)
  *
  * When CLASS is ready (already loaded at VMInit, or at its ClassPrepare) it sets a breakpoint at
  * METHOD's first line and watches FIELD (reads and writes). At the breakpoint it reads the
@@ -10,7 +10,10 @@
  * the thread, printing each new line, until METHOD returns. It reports exceptions thrown in
  * CLASS with their handler, and handlers entered in CLASS. Everything is printed by source line
  * (GetLineNumberTable) and by variable name (GetLocalVariableTable), never by raw location or
- * slot, which differ between VMs. */
+ * slot, which differ between VMs.
+ *
+ * With allocs it also counts VMObjectAlloc (objects the VM made itself, not bytecode's `new`) of
+ * exception classes, and prints "jdebug: VM allocated SIGNATURE N" for each at VMDeath. */
 #include <jvmti.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +23,12 @@ static char g_class[256] = "LDbg;", g_method[128] = "compute", g_field[128] = "c
 static int g_ready, g_stepping, g_last_line = -1;
 static int n_bp, n_step, n_access, n_modify, n_exc, n_catch;
 static jmethodID g_target;
+static int g_allocs;
+static struct {
+  char sig[120];
+  int n;
+} g_alloc[32];
+static int g_nalloc;
 
 static void check(jvmtiEnv *jvmti, jvmtiError err, const char *what) {
   if (err == JVMTI_ERROR_NONE) return;
@@ -227,7 +236,26 @@ static void JNICALL on_catch(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jmethodID 
   printf("jdebug: %s caught in %s line %d\n", sig, name, line_of(jvmti, m, loc));
 }
 
+/* Events come from any thread: the table is filled under no lock, so only exception classes of
+ * single-threaded programs are counted (what the test runs). */
+static void JNICALL on_vm_alloc(jvmtiEnv *jvmti, JNIEnv *jni, jthread t, jobject o, jclass k, jlong size) {
+  char *sig = NULL;
+  if ((*jvmti)->GetClassSignature(jvmti, k, &sig, NULL) != JVMTI_ERROR_NONE) return;
+  size_t n = strlen(sig);
+  if (n > 10 && strcmp(sig + n - 10, "Exception;") == 0) {
+    int i = 0;
+    while (i < g_nalloc && strcmp(g_alloc[i].sig, sig) != 0) i++;
+    if (i == g_nalloc && g_nalloc < 32) snprintf(g_alloc[g_nalloc++].sig, sizeof g_alloc[0].sig, "%s", sig);
+    if (i < g_nalloc) g_alloc[i].n++;
+  }
+  (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+}
+
+static int by_sig(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
+
 static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
+  qsort(g_alloc, (size_t)g_nalloc, sizeof g_alloc[0], by_sig);
+  for (int i = 0; i < g_nalloc; i++) printf("jdebug: VM allocated %s %d\n", g_alloc[i].sig, g_alloc[i].n);
   printf("jdebug: %d breakpoint, %d reads, %d writes, %d exception, %d catch, stepped %s\n", n_bp, n_access, n_modify,
          n_exc, n_catch, n_step > 0 ? "yes" : "no");
   fflush(stdout);
@@ -235,11 +263,13 @@ static void JNICALL on_vm_death(jvmtiEnv *jvmti, JNIEnv *jni) {
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   if (options && *options) {
-    char c[200] = "", m[128] = "", f[128] = "";
-    if (sscanf(options, "%199[^,],%127[^,],%127s", c, m, f) != 3) {
-      fprintf(stderr, "jdebug: options are CLASS,METHOD,FIELD\n");
+    char c[200] = "", m[128] = "", f[128] = "", a[16] = "";
+    int n = sscanf(options, "%199[^,],%127[^,],%127[^,],%15s", c, m, f, a);
+    if (n < 3 || (n == 4 && strcmp(a, "allocs") != 0)) {
+      fprintf(stderr, "jdebug: options are CLASS,METHOD,FIELD[,allocs]\n");
       return 2;
     }
+    g_allocs = n == 4;
     snprintf(g_class, sizeof g_class, "L%s;", c);
     snprintf(g_method, sizeof g_method, "%s", m);
     snprintf(g_field, sizeof g_field, "%s", f);
@@ -257,6 +287,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   caps.can_generate_exception_events = 1;
   caps.can_access_local_variables = 1;
   caps.can_get_line_numbers = 1;
+  caps.can_generate_vm_object_alloc_events = g_allocs;
   jvmtiError err = (*jvmti)->AddCapabilities(jvmti, &caps);
   if (err != JVMTI_ERROR_NONE) {
     check(jvmti, err, "AddCapabilities");
@@ -273,11 +304,14 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   cb.FieldModification = on_modify;
   cb.Exception = on_exception;
   cb.ExceptionCatch = on_catch;
+  cb.VMObjectAlloc = on_vm_alloc;
   (*jvmti)->SetEventCallbacks(jvmti, &cb, sizeof cb);
   jvmtiEvent on[] = {JVMTI_EVENT_VM_INIT,      JVMTI_EVENT_VM_DEATH,          JVMTI_EVENT_CLASS_PREPARE,
                      JVMTI_EVENT_BREAKPOINT,   JVMTI_EVENT_FIELD_ACCESS,      JVMTI_EVENT_FIELD_MODIFICATION,
                      JVMTI_EVENT_EXCEPTION,    JVMTI_EVENT_EXCEPTION_CATCH};
   for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
     check(jvmti, (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, on[i], NULL), "SetEventNotificationMode");
+  if (g_allocs)
+    check(jvmti, (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_VM_OBJECT_ALLOC, NULL), "VMObjectAlloc");
   return 0;
 }

@@ -1,7 +1,7 @@
 /* threadwatch: a JVM TI thread and monitor watcher, written as for HotSpot (only the JDK's
  * jvmti.h / jni.h; it loads into minivm through libddmc and into java unchanged).
  *
- *   -agentpath:libthreadwatch.so
+ *   -agentpath:libthreadwatch.so[=gc][,dump]
  *
  * Counts ThreadStart / ThreadEnd by thread name, MonitorContendedEnter / Entered and
  * MonitorWait / Waited (with how many timed out) by the monitor's class. At VMInit it starts one
@@ -12,7 +12,12 @@
  *   threadwatch: contended-enter CLASS N / contended-entered CLASS N
  *   threadwatch: wait CLASS N / waited CLASS N timed-out K
  *   threadwatch: agent thread ran
- * The agent thread's own start and end are not counted. */
+ * The agent thread's own start and end are not counted.
+ * gc: GarbageCollectionFinish wakes the agent thread through the same raw monitor, from the
+ * collector's context (raw monitors are what the specification allows there); then
+ *   threadwatch: a collection woke the agent thread
+ * dump: prints "threadwatch: ready" at VMInit and counts DataDumpRequest (kill -QUIT):
+ *   threadwatch: data-dump request N */
 #include <jvmti.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +37,9 @@ static int ncounts;
 static jobject agent_thread; /* a global ref */
 static int stop, done, ran;
 static long wakeups, events;
+static int opt_gc, opt_dump;
+static long gcs_finished, gcs_seen; /* under lock */
+static int gc_woke;
 
 static count *find(const char *kind, const char *what) {
   char key[160];
@@ -103,6 +111,10 @@ static void JNICALL watcher(jvmtiEnv *e, JNIEnv *jni, void *arg) {
   while (!stop) {
     (*jvmti)->RawMonitorWait(jvmti, lock, 0);
     wakeups++;
+    if (gcs_finished > gcs_seen) {
+      gcs_seen = gcs_finished;
+      gc_woke = 1;
+    }
   }
   done = 1;
   (*jvmti)->RawMonitorNotifyAll(jvmti, lock);
@@ -121,7 +133,21 @@ static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread main_thread) {
   agent_thread = (*jni)->NewGlobalRef(jni, t);
   jvmtiError err = (*jvmti)->RunAgentThread(jvmti, t, watcher, NULL, JVMTI_THREAD_MAX_PRIORITY);
   if (err != JVMTI_ERROR_NONE) fprintf(stderr, "threadwatch: RunAgentThread: error %d\n", (int)err);
+  if (opt_dump) {
+    printf("threadwatch: ready\n");
+    fflush(stdout);
+  }
 }
+
+/* From the collector, the world stopped: no JNI, only raw monitors (and memory, storage). */
+static void JNICALL on_gc_finish(jvmtiEnv *e) {
+  (*jvmti)->RawMonitorEnter(jvmti, lock);
+  gcs_finished++;
+  (*jvmti)->RawMonitorNotify(jvmti, lock);
+  (*jvmti)->RawMonitorExit(jvmti, lock);
+}
+
+static void JNICALL on_data_dump(jvmtiEnv *e) { add("data-dump", "request", 0); }
 
 static int by_key(const void *a, const void *b) { return strcmp(((const count *)a)->key, ((const count *)b)->key); }
 
@@ -138,15 +164,27 @@ static void JNICALL on_vm_death(jvmtiEnv *e, JNIEnv *jni) {
       printf("threadwatch: %s %ld\n", counts[i].key, counts[i].n);
   }
   if (ran) printf("threadwatch: agent thread ran\n");
+  if (gc_woke) printf("threadwatch: a collection woke the agent thread\n");
   fflush(stdout);
   (*jvmti)->RawMonitorExit(jvmti, lock);
 }
 
 JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
+  for (char *opt = options ? strtok(options, ",") : NULL; opt; opt = strtok(NULL, ",")) {
+    if (!strcmp(opt, "gc"))
+      opt_gc = 1;
+    else if (!strcmp(opt, "dump"))
+      opt_dump = 1;
+    else {
+      fprintf(stderr, "threadwatch: unknown option '%s' (gc, dump)\n", opt);
+      return 6;
+    }
+  }
   if ((*vm)->GetEnv(vm, (void **)&jvmti, JVMTI_VERSION_1_2) != JNI_OK) return 1;
   jvmtiCapabilities caps;
   memset(&caps, 0, sizeof caps);
   caps.can_generate_monitor_events = 1;
+  caps.can_generate_garbage_collection_events = opt_gc;
   if ((*jvmti)->AddCapabilities(jvmti, &caps) != JVMTI_ERROR_NONE) {
     fprintf(stderr, "threadwatch: no monitor events in this VM\n");
     return 2;
@@ -162,6 +200,8 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
   cb.MonitorContendedEntered = on_contended_entered;
   cb.MonitorWait = on_wait;
   cb.MonitorWaited = on_waited;
+  cb.GarbageCollectionFinish = on_gc_finish;
+  cb.DataDumpRequest = on_data_dump;
   if ((*jvmti)->SetEventCallbacks(jvmti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE) return 4;
   const jvmtiEvent evs[] = {JVMTI_EVENT_VM_INIT,
                             JVMTI_EVENT_VM_DEATH,
@@ -173,5 +213,10 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *vm, char *options, void *reserved) {
                             JVMTI_EVENT_MONITOR_WAITED};
   for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
     if ((*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, evs[i], NULL) != JVMTI_ERROR_NONE) return 5;
+  if (opt_gc &&
+      (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL) != 0)
+    return 5;
+  if (opt_dump && (*jvmti)->SetEventNotificationMode(jvmti, JVMTI_ENABLE, JVMTI_EVENT_DATA_DUMP_REQUEST, NULL) != 0)
+    return 5;
   return 0;
 }

@@ -99,8 +99,8 @@ int main(int argc, char **argv) {
     if (!njdwp) ddm_bridge_publish(bridge);
   }
   if (njdwp && ddm_bridge_start(bridge, vm)) return 1;
+  agent_bridge_watch_sigquit(agents); /* kill -QUIT: DataDumpRequest, as on HotSpot (once live) */
   agent_bridge_vm_init(agents, 1); /* VMStart, VMInit: the live phase, before main's first instruction */
-  agent_bridge_watch_sigquit(agents); /* kill -QUIT: DataDumpRequest, as on HotSpot */
   int status = mvm_run_main(vm, argc - i, argv + i);
   agent_bridge_vm_death(agents, 1);
   if (bridge) ddm_bridge_stop(bridge);

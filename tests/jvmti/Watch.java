@@ -19,6 +19,7 @@ public class Watch {
     c1.join();
     c2.join();
     w.join();
+    System.gc();
     System.out.println("watch: done");
   }
 

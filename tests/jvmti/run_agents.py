@@ -6,6 +6,7 @@ with their output asserted, and the same agent on HotSpot for the same program.
 
 Each case runs minivm with a 60 s bound and checks the exit status, stdout and stderr."""
 import os
+import signal
 import subprocess
 import sys
 
@@ -136,6 +137,47 @@ rc, out, err = run([JAVA, "-Xshare:off", f"-agentpath:{agent('threadwatch')}", w
 lines = out.splitlines()
 check("threadwatch on HotSpot counts the same", rc == 0 and all(w in lines for w in WATCH),
       f"rc={rc} out={out!r} err={err[-500:]!r}")
+
+# 8. A GC callback that wakes the agent thread through the raw monitor (threadwatch=gc): the
+# collector's GarbageCollectionFinish enters the monitor the agent thread waits on, without a
+# deadlock; both programs collect once after the joins. On both VMs.
+GC_WOKE = "threadwatch: a collection woke the agent thread"
+rc, out, err = run([MINIVM, f"-agentpath:{agent('threadwatch')}=gc", watch])
+lines = out.splitlines()
+check("GC callback wakes the agent thread on minivm", rc == 0 and GC_WOKE in lines and all(w in lines for w in WATCH),
+      f"rc={rc} out={out!r} err={err!r}")
+rc, out, err = run([JAVA, "-Xshare:off", f"-agentpath:{agent('threadwatch')}=gc", watch_java], timeout=120)
+check("GC callback wakes the agent thread on HotSpot", rc == 0 and GC_WOKE in out.splitlines(),
+      f"rc={rc} out={out!r} err={err[-500:]!r}")
+
+# 9. DataDumpRequest: kill -QUIT once the agent says it is live (minivm only: HotSpot also prints
+# its thread dump on SIGQUIT). The program runs on: main holds Watch.lock for 500 ms.
+e = dict(os.environ)
+e["ASAN_OPTIONS"] = e.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+p = subprocess.Popen([MINIVM, f"-agentpath:{agent('threadwatch')}=dump", watch], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True, env=e)
+first = p.stdout.readline()
+if first.strip() == "threadwatch: ready":
+    p.send_signal(signal.SIGQUIT)
+try:
+    rest, err = p.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rest, err = p.communicate()
+lines = rest.splitlines()
+check("SIGQUIT gives one DataDumpRequest", first.strip() == "threadwatch: ready" and p.returncode == 0 and
+      "threadwatch: data-dump request 1" in lines and "watch: done" in lines, f"rc={p.returncode} first={first!r} out={rest!r} err={err!r}")
+
+# 10. VMObjectAlloc (jdebug's allocs): exceptions.mvm makes the VM raise two ArithmeticExceptions,
+# one NullPointerException, one ArrayIndexOutOfBoundsException and one ClassCastException; the
+# exceptions bytecode creates with new-instance are not VM allocations.
+rc, out, err = run([MINIVM, f"-agentpath:{agent('jdebug')}=Nothing,none,none,allocs", os.path.join(PROGRAMS, "exceptions.mvm")])
+got = [l for l in out.splitlines() if l.startswith("jdebug: VM allocated")]
+check("VMObjectAlloc counts the VM's own exceptions", rc == 1 and got == [
+    "jdebug: VM allocated Ljava/lang/ArithmeticException; 2",
+    "jdebug: VM allocated Ljava/lang/ArrayIndexOutOfBoundsException; 1",
+    "jdebug: VM allocated Ljava/lang/ClassCastException; 1",
+    "jdebug: VM allocated Ljava/lang/NullPointerException; 1"], f"rc={rc} out={out!r} err={err[-300:]!r}")
 
 if failures:
     print(f"{len(failures)} failed: {', '.join(failures)}")
