@@ -252,9 +252,9 @@ static void capabilities(ddmc__dbg *d, uint8_t caps[32]) {
   caps[6] = DDMC__DBG_HAS(d, monitor_info);              /* canGetMonitorInfo */
   caps[11] = 1;                                          /* canUseInstanceFilters */
   caps[13] = 1;                                          /* canRequestVMDeathEvent */
+  caps[16] = DDMC__DBG_HAS(d, set_monitor_events);       /* canRequestMonitorEvents */
   caps[17] = DDMC__DBG_HAS(d, owned_monitors);           /* canGetMonitorFrameInfo */
   caps[18] = 1;                                          /* canUseSourceNameFilters (19 is canGetConstantPool) */
-  caps[21] = DDMC__DBG_HAS(d, set_monitor_events);       /* canRequestMonitorEvents */
 }
 
 static int vm_capabilities(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {

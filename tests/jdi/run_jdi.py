@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """IdeClient.java (JDI, the JDK's own) debugs a VM the way an IDE does; python3 standard library only.
 
-  run_jdi.py --target jvm    --workdir DIR [--timeout S]
-  run_jdi.py --target minivm --minivm BIN --workdir DIR [--timeout S]
+  run_jdi.py --target jvm    --workdir DIR [--timeout S] [--monitors]
+  run_jdi.py --target minivm --minivm BIN --workdir DIR [--timeout S] [--monitors]
 
 jvm:    Ide.java on the JDK with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n: the reference
         that proves IdeClient's expectations are right.
 minivm: examples/minivm/programs/ide.mvm (Ide.java line for line) with the same agent options.
+
+--monitors: MonitorClient.java instead, against Watch (tests/jvmti/Watch.java, or watch.mvm) started
+with suspend=y: JDWP's monitor events, counted for the program's threads.
 
 Either way the VM listens on a port it picks (address 127.0.0.1:0); the client attaches there,
 runs every check and disconnects; the VM must still be running afterwards. On failure it prints
@@ -27,19 +30,26 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def compile_client(javac, outdir, with_program=False):
-    """Compiles IdeClient (and Ide.java for the JVM target) into outdir; raises RuntimeError."""
+WATCH_JAVA = os.path.join(ROOT, "tests", "jvmti", "Watch.java")
+
+
+def compile_client(javac, outdir, with_program=False, monitors=False):
+    """Compiles IdeClient (and Ide.java for the JVM target) into outdir, or MonitorClient (and
+    Watch.java); raises RuntimeError."""
     os.makedirs(outdir, exist_ok=True)
-    srcs = [os.path.join(HERE, "IdeClient.java")] + ([os.path.join(HERE, "Ide.java")] if with_program else [])
+    if monitors:
+        srcs = [os.path.join(HERE, "MonitorClient.java")] + ([WATCH_JAVA] if with_program else [])
+    else:
+        srcs = [os.path.join(HERE, "IdeClient.java")] + ([os.path.join(HERE, "Ide.java")] if with_program else [])
     r = subprocess.run([javac, "-g", "-nowarn", "-d", outdir, *srcs], capture_output=True, timeout=180)
     if r.returncode != 0:
         raise RuntimeError("javac failed:\n" + r.stdout.decode() + r.stderr.decode())
 
 
-def run_client(java, classes, host, port, timeout):
-    """Runs IdeClient against host:port. Returns (ok, output)."""
+def run_client(java, classes, host, port, timeout, client="IdeClient"):
+    """Runs the client against host:port. Returns (ok, output)."""
     try:
-        r = subprocess.run([java, "-cp", classes, "IdeClient", host, str(port)], stdin=subprocess.DEVNULL,
+        r = subprocess.run([java, "-cp", classes, client, host, str(port)], stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace")
@@ -76,28 +86,31 @@ def main():
     ap.add_argument("--minivm")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--timeout", type=float, default=120.0, help="the client's whole deadline (120 s)")
+    ap.add_argument("--monitors", action="store_true", help="MonitorClient against Watch, suspend=y")
     args = ap.parse_args()
     java, javac = shutil.which("java"), shutil.which("javac")
     if not java or not javac:
         print("FAIL: java/javac missing (Debian package default-jdk-headless; scripts/setup.sh installs it)")
         return 1
-    work = os.path.join(args.workdir, "jdi-" + args.target)
+    work = os.path.join(args.workdir, "jdi-" + args.target + ("-monitors" if args.monitors else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
     try:
-        compile_client(javac, classes, with_program=args.target == "jvm")
+        compile_client(javac, classes, with_program=args.target == "jvm", monitors=args.monitors)
     except RuntimeError as e:
         print(f"FAIL: {e}")
         return 1
-    agent = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
+    agent = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=%s,address=127.0.0.1:0" % (
+        "y" if args.monitors else "n")
+    client_name, program = ("MonitorClient", "Watch") if args.monitors else ("IdeClient", "Ide")
     if args.target == "jvm":
-        cmd = [java, agent, "-cp", classes, "Ide"]
+        cmd = [java, agent, "-cp", classes, program]
         listen = re.compile(r"Listening for transport dt_socket at address: (\d+)")
     else:
         if not args.minivm or not os.access(args.minivm, os.X_OK):
             print(f"FAIL: minivm not built at {args.minivm}")
             return 1
-        cmd = [args.minivm, agent, os.path.join(ROOT, "examples", "minivm", "programs", "ide.mvm")]
+        cmd = [args.minivm, agent, os.path.join(ROOT, "examples", "minivm", "programs", program.lower() + ".mvm")]
         listen = re.compile(r"JDWP listening on 127\.0\.0\.1:(\d+)")
     vm = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = Reader(vm.stdout), Reader(vm.stderr)
@@ -112,9 +125,17 @@ def main():
         if port is None:
             client = "the VM announced no port"
         else:
-            ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout)
+            ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout, client_name)
             time.sleep(0.3)
-            if ok and vm.poll() is not None:
+            if ok and args.monitors:
+                try:  # Watch ends by itself, with status 0
+                    vm.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    pass
+                if vm.poll() != 0:
+                    ok = False
+                    client += f"\nWatch did not end with status 0 ({vm.poll()})"
+            elif ok and vm.poll() is not None:
                 ok = False
                 client += f"\nthe VM is no longer running after the client left (status {vm.poll()})"
     finally:
@@ -123,10 +144,10 @@ def main():
         vm.wait()
     if ok:
         print(client)
-        print(f"PASS: IdeClient against {args.target}")
+        print(f"PASS: {client_name} against {args.target}")
         shutil.rmtree(work, ignore_errors=True)
         return 0
-    print(f"FAIL: IdeClient against {args.target}\n==== client\n{client}\n"
+    print(f"FAIL: {client_name} against {args.target}\n==== client\n{client}\n"
           f"==== program stdout (last 20 lines)\n{tail(out.get(), 20)}\n"
           f"==== VM stderr (last 40 lines)\n{tail(err.get(), 40)}")
     return 1
