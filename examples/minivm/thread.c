@@ -212,20 +212,23 @@ static void *thread_main(void *arg) {
   return NULL;
 }
 
+/* A Thread object's name field (a String, or 0: name keeps its default), cut to cap - 1 bytes. */
+static void thread_name(mvm_ref s, mvm_vm *vm, char *name, size_t cap) {
+  if (!s) return;
+  mvm_ref bytes = (mvm_ref)mvm_slots(mvm_deref(vm, s))[0];
+  mvm_hdr *a = bytes ? mvm_deref(vm, bytes) : NULL;
+  size_t n = a ? (a->aux < cap - 1 ? a->aux : cap - 1) : 0;
+  memcpy(name, a ? (const char *)(a + 1) : "", n);
+  name[n] = '\0';
+}
+
 uint32_t mvm_thread_spawn(mvm_thread *parent, mvm_ref obj, const mvm_method *m, int64_t arg, uint8_t tag) {
   mvm_vm *vm = parent->vm;
   if (atomic_load(&vm->shutdown)) return 0;
   /* The parent is RUNNING from here to the register below: nothing collects, obj stays. */
   int64_t *f = mvm_slots(mvm_deref(vm, obj));
   char name[256] = "Thread";
-  mvm_ref s = (mvm_ref)f[MVM_THREAD_F_NAME];
-  if (s) {
-    mvm_ref bytes = (mvm_ref)mvm_slots(mvm_deref(vm, s))[0];
-    mvm_hdr *a = bytes ? mvm_deref(vm, bytes) : NULL;
-    size_t n = a ? (a->aux < sizeof name - 1 ? a->aux : sizeof name - 1) : 0;
-    memcpy(name, a ? (const char *)(a + 1) : "", n);
-    name[n] = '\0';
-  }
+  thread_name((mvm_ref)f[MVM_THREAD_F_NAME], vm, name, sizeof name);
   mvm_thread *t = mvm_thread_new(vm, name, f[MVM_THREAD_F_DAEMON] != 0, 1);
   if (!t) return 0;
   t->obj = obj;
@@ -423,14 +426,7 @@ int mvm_dbg_start_agent_thread(mvm_vm *vm, uint64_t obj, void (*run)(void *arg, 
     return MVM_DBG_ENOOBJECT;
   }
   int64_t *f = mvm_slots(h);
-  mvm_ref s = (mvm_ref)f[MVM_THREAD_F_NAME];
-  if (s) {
-    mvm_ref bytes = (mvm_ref)mvm_slots(mvm_deref(vm, s))[0];
-    mvm_hdr *a = bytes ? mvm_deref(vm, bytes) : NULL;
-    size_t n = a ? (a->aux < sizeof name - 1 ? a->aux : sizeof name - 1) : 0;
-    memcpy(name, a ? (const char *)(a + 1) : "", n);
-    name[n] = '\0';
-  }
+  thread_name((mvm_ref)f[MVM_THREAD_F_NAME], vm, name, sizeof name);
   mvm_thread *t = f[MVM_THREAD_F_TID] ? NULL : mvm_thread_new(vm, name, 1, 0);
   agent_start *st = t ? malloc(sizeof *st) : NULL;
   if (!st) {

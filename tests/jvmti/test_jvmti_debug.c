@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "ddmc/ddmc.h"
-#include "jvmti/funcs.h"
+#include "jvmti/jv_fixture.h"
 #include "vmctl/switches.h"
 
 #define T_MAIN 1
@@ -83,12 +83,6 @@ static int vm_for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
   return 0;
 }
 
-typedef struct fixture {
-  ddmc_vm *vm;
-  ddmc__jvmti *jv;
-  ddmc__jenv *e;
-} fixture;
-
 static int setup(void **state) {
   static ddmc_dbg_ops ops;
   memset(&ops, 0, sizeof(ops));
@@ -102,20 +96,10 @@ static int setup(void **state) {
   ops.clear_breakpoint = op_clear_bp;
   ops.set_field_watch = op_watch;
   ops.set_stepping = op_stepping;
-  fixture *f = calloc(1, sizeof(*f));
-  ddmc_options o;
-  ddmc_options_init(&o);
-  char err[256];
-  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", err, sizeof(err)), 0);
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
   vops.for_each_thread = vm_for_each_thread;
-  assert_int_equal(ddmc_vm_new(&f->vm, &o, &vops, NULL, NULL), 0);
-  assert_int_equal(ddmc_dbg_attach(f->vm, &ops, NULL), 0);
-  assert_int_equal(ddmc__jv_ensure(f->vm, &f->jv), 0);
-  void *env = NULL;
-  assert_int_equal(ddmc__jv_get_env(f->jv, &env, 0x30010200), 0);
-  f->e = env;
+  fixture *f = jv_fixture_new(&ops, &vops);
   memset(g_suspends, 0, sizeof(g_suspends));
   memset(g_resumes, 0, sizeof(g_resumes));
   memset(g_stepping, 0, sizeof(g_stepping));
@@ -125,9 +109,7 @@ static int setup(void **state) {
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  ddmc_vm_free(f->vm);
-  free(f);
+  jv_fixture_free(*state);
   return 0;
 }
 

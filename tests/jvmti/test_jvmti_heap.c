@@ -15,6 +15,7 @@
 
 #include "ddmc/ddmc.h"
 #include "jvmti/heap.h"
+#include "jvmti/jv_fixture.h"
 
 /* ---- the tag table */
 
@@ -187,12 +188,6 @@ static int op_object_hash(void *d, ddmc_ref o, int32_t *out) {
   return 0;
 }
 
-typedef struct fixture {
-  ddmc_vm *vm;
-  ddmc__jvmti *jv;
-  ddmc__jenv *e;
-} fixture;
-
 static int setup(void **state) {
   static ddmc_dbg_ops ops;
   memset(&ops, 0, sizeof(ops));
@@ -208,28 +203,14 @@ static int setup(void **state) {
   ops.collect = op_collect;
   ops.object_size = op_object_size;
   ops.object_hash = op_object_hash;
-  fixture *f = calloc(1, sizeof(*f));
-  ddmc_options o;
-  ddmc_options_init(&o);
-  char err[256];
-  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", err, sizeof(err)), 0);
-  ddmc_vm_ops vops;
-  memset(&vops, 0, sizeof(vops));
-  assert_int_equal(ddmc_vm_new(&f->vm, &o, &vops, NULL, NULL), 0);
-  assert_int_equal(ddmc_dbg_attach(f->vm, &ops, NULL), 0);
-  assert_int_equal(ddmc__jv_ensure(f->vm, &f->jv), 0);
-  void *env = NULL;
-  assert_int_equal(ddmc__jv_get_env(f->jv, &env, 0x30010200), 0);
-  f->e = env;
+  fixture *f = jv_fixture_new(&ops, NULL);
   g_collects = g_stopped = 0;
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  ddmc_vm_free(f->vm);
-  free(f);
+  jv_fixture_free(*state);
   return 0;
 }
 

@@ -1,0 +1,32 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "jvmti/jv_fixture.h"
+
+fixture *jv_fixture_new(const ddmc_dbg_ops *ops, const ddmc_vm_ops *vops) {
+  fixture *f = calloc(1, sizeof(*f));
+  assert_non_null(f);
+  ddmc_options o;
+  ddmc_options_init(&o);
+  char err[256];
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", err, sizeof(err)), 0);
+  ddmc_vm_ops none;
+  memset(&none, 0, sizeof(none));
+  assert_int_equal(ddmc_vm_new(&f->vm, &o, vops ? vops : &none, NULL, NULL), 0);
+  assert_int_equal(ddmc_dbg_attach(f->vm, ops, NULL), 0);
+  assert_int_equal(ddmc__jv_ensure(f->vm, &f->jv), 0);
+  void *env = NULL;
+  assert_int_equal(ddmc__jv_get_env(f->jv, &env, 0x30010200), 0); /* JVMTI_VERSION_1_2 */
+  f->e = env;
+  return f;
+}
+
+void jv_fixture_free(fixture *f) {
+  ddmc_vm_free(f->vm);
+  free(f);
+}
