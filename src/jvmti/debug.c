@@ -240,8 +240,9 @@ void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start) {
   pthread_mutex_unlock(&jv->step_lock);
 }
 
-/* ---- local variables: the thread is the calling one or one that is suspended (the VM's op
- * answers THREAD_NOT_SUSPENDED otherwise).
+/* ---- local variables: the thread is the calling one or one that is suspended (by an agent or
+ * through the debugger's ThreadReference.Suspend), else THREAD_NOT_SUSPENDED, as the
+ * specification says: the library never asks the VM for the frames of a running thread.
  *
  * Types are checked here, against the method's variable table, as HotSpot does: a variable
  * read or written as another type is TYPE_MISMATCH, a slot no variable holds at the frame's
@@ -269,6 +270,7 @@ static int type_fits(char want, char have) {
 }
 
 static jvmtiError check_type(ddmc__jvmti *jv, uint32_t thread, jint depth, jint slot, char want) {
+  if (thread != ddmc__jv_self() && !ddmc__susp_held(jv, thread)) return JVMTI_ERROR_THREAD_NOT_SUSPENDED;
   const ddmc_dbg_ops *o = jv->ops;
   if (o->frame_location == NULL || o->variable_table == NULL) return JVMTI_ERROR_NONE;
   ddmc_location loc;

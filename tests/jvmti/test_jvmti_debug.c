@@ -76,6 +76,15 @@ static int op_stepping(void *d, uint32_t t, int on) {
   g_stepping[t] = on;
   return 0;
 }
+static int op_get_local(void *d, uint32_t t, int32_t depth, int32_t slot, char tag, ddmc_value *out) {
+  out->tag = tag;
+  out->u.i = 42;
+  return 0;
+}
+static int op_set_local(void *d, uint32_t t, int32_t depth, int32_t slot, const ddmc_value *v) { return 0; }
+static int op_variable_table(void *d, ddmc_class c, uint32_t m, ddmc_variable_visit_fn fn, void *arg) {
+  return DDMC_JDWP_ABSENT_INFORMATION;
+}
 static int vm_for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
   ddmc_thread_info a = {.id = T_MAIN, .tid = 1, .name = "main"}, b = {.id = T_WORKER, .tid = 2, .name = "worker"};
   if (fn(arg, &a)) return 0;
@@ -96,6 +105,9 @@ static int setup(void **state) {
   ops.clear_breakpoint = op_clear_bp;
   ops.set_field_watch = op_watch;
   ops.set_stepping = op_stepping;
+  ops.get_local = op_get_local;
+  ops.set_local = op_set_local;
+  ops.variable_table = op_variable_table;
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
   vops.for_each_thread = vm_for_each_thread;
@@ -149,6 +161,18 @@ static void test_suspend_shared_with_debugger(void **state) {
   /* The debugger lets go: now the VM resumes it, once. */
   assert_int_equal(ddmc__susp_debugger(f->vm, ops, NULL, T_WORKER, 0), 0);
   assert_int_equal(g_resumes[T_WORKER], 1);
+  /* Locals: only of the calling thread or a suspended one. */
+  ddmc__caps lv;
+  memset(&lv, 0, sizeof(lv));
+  ddmc__cap_set(&lv, DDMC_CAP_can_access_local_variables);
+  assert_int_equal(ddmc__jt_AddCapabilities(f->e, &lv), 0);
+  jint v;
+  assert_int_equal(ddmc__jt_GetLocalInt(f->e, w, 0, 0, &v), JVMTI_ERROR_THREAD_NOT_SUSPENDED);
+  assert_int_equal(ddmc__jt_SetLocalInt(f->e, w, 0, 0, 1), JVMTI_ERROR_THREAD_NOT_SUSPENDED);
+  assert_int_equal(ddmc__jt_SuspendThread(f->e, w), 0);
+  assert_int_equal(ddmc__jt_GetLocalInt(f->e, w, 0, 0, &v), 0);
+  assert_int_equal(v, 42);
+  assert_int_equal(ddmc__jt_ResumeThread(f->e, w), 0);
   /* The list forms: one result per thread, a bad handle answered in place. */
   jthread list[2] = {w, (jthread)(uintptr_t)0x7777};
   jvmtiError res[2];
@@ -157,7 +181,7 @@ static void test_suspend_shared_with_debugger(void **state) {
   assert_int_equal(res[1], JVMTI_ERROR_INVALID_THREAD);
   assert_int_equal(ddmc__jt_ResumeThreadList(f->e, 2, list, res), 0);
   assert_int_equal(res[0], JVMTI_ERROR_NONE);
-  assert_int_equal(g_resumes[T_WORKER], 2);
+  assert_int_equal(g_resumes[T_WORKER], 3);
   assert_int_equal(ddmc__jt_SuspendThreadList(f->e, 1, NULL, res), JVMTI_ERROR_NULL_POINTER);
   assert_int_equal(ddmc__jt_SuspendThreadList(f->e, -1, list, res), JVMTI_ERROR_ILLEGAL_ARGUMENT);
 }
