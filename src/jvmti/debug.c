@@ -224,9 +224,9 @@ void ddmc__jv_step_sync(ddmc__jvmti *jv) {
 }
 
 void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start) {
-  if (atomic_load_explicit(&jv->want[JVMTI_EVENT_SINGLE_STEP - DDMC__JEV_FIRST], memory_order_relaxed) == 0 &&
-      jv->nstep == 0)
-    return;
+  /* One atomic read at each thread start and end. With no SingleStep wanted, step_sync has taken
+   * every thread off (a thread that ends meanwhile is dropped at the next sync). */
+  if (atomic_load_explicit(&jv->want[JVMTI_EVENT_SINGLE_STEP - DDMC__JEV_FIRST], memory_order_relaxed) == 0) return;
   pthread_mutex_lock(&jv->step_lock);
   int on = has(jv->step, jv->nstep, thread);
   if (start && !on && jv->nstep < DDMC__MAX_STEP_THREADS && env_steps_thread(jv, thread) &&
