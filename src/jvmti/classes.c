@@ -13,16 +13,26 @@
 
 #define SL (JVMTI_PHASE_START | JVMTI_PHASE_LIVE)
 
-static jvmtiError class_info(ddmc__jenv *e, jclass k, ddmc_class *c, ddmc_class_info *info) {
+/* The checks every function here starts with, in the specification's order: the phase (start or
+ * live), the caller's pointers (ptrs_ok 0: NULL_POINTER), then the class, method or field, whose
+ * description the bridge gives. */
+static jvmtiError class_info(ddmc__jenv *e, int ptrs_ok, jclass k, ddmc_class *c, ddmc_class_info *info) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (!ptrs_ok) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   if (jv->ops == NULL || jv->ops->class_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   if (k == NULL || ddmc__class_of(jv, k, c) != 0) return JVMTI_ERROR_INVALID_CLASS;
   memset(info, 0, sizeof(*info));
-  int rc = jv->ops->class_info(jv->ops_data, *c, info);
+  rc = jv->ops->class_info(jv->ops_data, *c, info);
   return rc == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_CLASS;
 }
 
-static jvmtiError method_info(ddmc__jenv *e, jmethodID m, ddmc_class *c, uint32_t *idx, ddmc_method_info *info) {
+static jvmtiError method_info(ddmc__jenv *e, int ptrs_ok, jmethodID m, ddmc_class *c, uint32_t *idx,
+                              ddmc_method_info *info) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (!ptrs_ok) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   if (jv->ops == NULL || jv->ops->method_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   if (m == NULL || ddmc__jv_method_of(jv, m, c, idx) != 0) return JVMTI_ERROR_INVALID_METHODID;
@@ -30,8 +40,15 @@ static jvmtiError method_info(ddmc__jenv *e, jmethodID m, ddmc_class *c, uint32_
   return jv->ops->method_info(jv->ops_data, *c, *idx, info) == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_METHODID;
 }
 
-static jvmtiError field_info(ddmc__jenv *e, jfieldID f, ddmc_class *c, uint32_t *idx, ddmc_field_info *info) {
+/* Fields also name the class they are asked of (klass), checked before the field. */
+static jvmtiError field_info(ddmc__jenv *e, int ptrs_ok, jclass klass, jfieldID f, ddmc_class *c, uint32_t *idx,
+                             ddmc_field_info *info) {
+  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
+  if (rc) return rc;
+  if (!ptrs_ok) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
+  ddmc_class kc;
+  if (klass == NULL || ddmc__class_of(jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
   if (jv->ops == NULL || jv->ops->field_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   if (f == NULL || ddmc__jv_field_of(jv, f, c, idx) != 0) return JVMTI_ERROR_INVALID_FIELDID;
   memset(info, 0, sizeof(*info));
@@ -96,11 +113,10 @@ jvmtiError ddmc__jt_GetLoadedClasses(ddmc__jenv *e, jint *class_count_ptr, jclas
 }
 
 jvmtiError ddmc__jt_GetClassSignature(ddmc__jenv *e, jclass klass, char **signature_ptr, char **generic_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, 1, klass, &c, &info);
+  if (rc) return rc;
   if (info.signature == NULL) return JVMTI_ERROR_INTERNAL;
   if ((rc = give_string(info.signature, signature_ptr, 0)) != 0) return rc;
   if ((rc = give_string(info.generic, generic_ptr, 1)) != 0) {
@@ -111,12 +127,10 @@ jvmtiError ddmc__jt_GetClassSignature(ddmc__jenv *e, jclass klass, char **signat
 }
 
 jvmtiError ddmc__jt_GetClassStatus(ddmc__jenv *e, jclass klass, jint *status_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (status_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, status_ptr != NULL, klass, &c, &info);
+  if (rc) return rc;
   jint s = (jint)(info.status & (JVMTI_CLASS_STATUS_VERIFIED | JVMTI_CLASS_STATUS_PREPARED |
                                  JVMTI_CLASS_STATUS_INITIALIZED | JVMTI_CLASS_STATUS_ERROR));
   if (info.type_tag == DDMC_TYPE_ARRAY) s = JVMTI_CLASS_STATUS_ARRAY; /* the specification: ARRAY alone */
@@ -131,69 +145,56 @@ jvmtiError ddmc__jt_GetSourceFileName(ddmc__jenv *e, jclass klass, char **source
   if (source_name_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  if ((rc = class_info(e, 1, klass, &c, &info)) != 0) return rc;
   if (info.source_file == NULL) return JVMTI_ERROR_ABSENT_INFORMATION;
   return give_string(info.source_file, source_name_ptr, 0);
 }
 
 jvmtiError ddmc__jt_GetClassModifiers(ddmc__jenv *e, jclass klass, jint *modifiers_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (modifiers_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, modifiers_ptr != NULL, klass, &c, &info);
+  if (rc) return rc;
   *modifiers_ptr = (jint)info.modifiers;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetClassMethods(ddmc__jenv *e, jclass klass, jint *method_count_ptr, jmethodID **methods_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (method_count_ptr == NULL || methods_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
+/* GetClassMethods / GetClassFields: every member's ID, in declaration order (jmethodID and
+ * jfieldID are the same type here, jtypes.h). */
+static jvmtiError member_ids(ddmc__jenv *e, jclass klass, int fields, jint *count_ptr, jmethodID **ids_ptr) {
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, count_ptr != NULL && ids_ptr != NULL, klass, &c, &info);
+  if (rc) return rc;
   if (!(info.status & DDMC_CLASS_PREPARED)) return JVMTI_ERROR_CLASS_NOT_PREPARED;
-  jmethodID *v = ddmc__jv_alloc(sizeof(jmethodID) * (info.nmethods ? info.nmethods : 1));
+  uint32_t n = fields ? info.nfields : info.nmethods;
+  jmethodID *v = ddmc__jv_alloc(sizeof(*v) * (n ? n : 1));
   if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
-  for (uint32_t i = 0; i < info.nmethods; i++)
-    if ((v[i] = ddmc__jv_method_id(e->jv, c, i)) == NULL) {
+  for (uint32_t i = 0; i < n; i++) {
+    v[i] = fields ? ddmc__jv_field_id(e->jv, c, i) : ddmc__jv_method_id(e->jv, c, i);
+    if (v[i] == NULL) {
       free(v);
       return JVMTI_ERROR_OUT_OF_MEMORY;
     }
-  *method_count_ptr = (jint)info.nmethods;
-  *methods_ptr = v;
+  }
+  *count_ptr = (jint)n;
+  *ids_ptr = v;
   return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_GetClassMethods(ddmc__jenv *e, jclass klass, jint *method_count_ptr, jmethodID **methods_ptr) {
+  return member_ids(e, klass, 0, method_count_ptr, methods_ptr);
 }
 
 jvmtiError ddmc__jt_GetClassFields(ddmc__jenv *e, jclass klass, jint *field_count_ptr, jfieldID **fields_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (field_count_ptr == NULL || fields_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  ddmc_class c;
-  ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
-  if (!(info.status & DDMC_CLASS_PREPARED)) return JVMTI_ERROR_CLASS_NOT_PREPARED;
-  jfieldID *v = ddmc__jv_alloc(sizeof(jfieldID) * (info.nfields ? info.nfields : 1));
-  if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
-  for (uint32_t i = 0; i < info.nfields; i++)
-    if ((v[i] = ddmc__jv_field_id(e->jv, c, i)) == NULL) {
-      free(v);
-      return JVMTI_ERROR_OUT_OF_MEMORY;
-    }
-  *field_count_ptr = (jint)info.nfields;
-  *fields_ptr = v;
-  return JVMTI_ERROR_NONE;
+  return member_ids(e, klass, 1, field_count_ptr, fields_ptr);
 }
 
 jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *count_ptr, jclass **interfaces_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (count_ptr == NULL || interfaces_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, !(count_ptr == NULL || interfaces_ptr == NULL), klass, &c, &info);
+  if (rc) return rc;
   ddmc__jvmti *jv = e->jv;
   uint32_t n = info.ninterfaces > 65535 ? 65535 : info.ninterfaces;
   jclass *v = ddmc__jv_alloc(sizeof(jclass) * (n ? n : 1));
@@ -209,34 +210,28 @@ jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *
 }
 
 jvmtiError ddmc__jt_IsInterface(ddmc__jenv *e, jclass klass, jboolean *is_interface_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (is_interface_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, is_interface_ptr != NULL, klass, &c, &info);
+  if (rc) return rc;
   *is_interface_ptr = info.type_tag == DDMC_TYPE_INTERFACE;
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jt_IsArrayClass(ddmc__jenv *e, jclass klass, jboolean *is_array_class_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (is_array_class_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, is_array_class_ptr != NULL, klass, &c, &info);
+  if (rc) return rc;
   *is_array_class_ptr = info.type_tag == DDMC_TYPE_ARRAY;
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jt_GetClassLoader(ddmc__jenv *e, jclass klass, jobject *classloader_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (classloader_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
-  if ((rc = class_info(e, klass, &c, &info)) != 0) return rc;
+  jvmtiError rc = class_info(e, classloader_ptr != NULL, klass, &c, &info);
+  if (rc) return rc;
   *classloader_ptr = info.loader ? ddmc__ref_local(e->jv, info.loader, 0, 0) : NULL; /* NULL: the boot loader */
   return JVMTI_ERROR_NONE;
 }
@@ -245,12 +240,11 @@ jvmtiError ddmc__jt_GetClassLoader(ddmc__jenv *e, jclass klass, jobject *classlo
 
 jvmtiError ddmc__jt_GetMethodName(ddmc__jenv *e, jmethodID method, char **name_ptr, char **signature_ptr,
                                   char **generic_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, 1, method, &c, &idx, &m);
+  if (rc) return rc;
   char *n = NULL, *s = NULL;
   if ((rc = give_string(m.name, name_ptr ? &n : NULL, 0)) != 0) return rc;
   if ((rc = give_string(m.signature, signature_ptr ? &s : NULL, 0)) != 0) {
@@ -268,50 +262,42 @@ jvmtiError ddmc__jt_GetMethodName(ddmc__jenv *e, jmethodID method, char **name_p
 }
 
 jvmtiError ddmc__jt_GetMethodDeclaringClass(ddmc__jenv *e, jmethodID method, jclass *declaring_class_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (declaring_class_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, declaring_class_ptr != NULL, method, &c, &idx, &m);
+  if (rc) return rc;
   if ((*declaring_class_ptr = ddmc__class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jt_GetMethodModifiers(ddmc__jenv *e, jmethodID method, jint *modifiers_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (modifiers_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, modifiers_ptr != NULL, method, &c, &idx, &m);
+  if (rc) return rc;
   *modifiers_ptr = (jint)m.modifiers;
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jt_GetMaxLocals(ddmc__jenv *e, jmethodID method, jint *max_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (max_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, max_ptr != NULL, method, &c, &idx, &m);
+  if (rc) return rc;
   if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
   *max_ptr = m.max_locals;
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jt_GetArgumentsSize(ddmc__jenv *e, jmethodID method, jint *size_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (size_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, size_ptr != NULL, method, &c, &idx, &m);
+  if (rc) return rc;
   if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
   *size_ptr = m.arg_slots;
   return JVMTI_ERROR_NONE;
@@ -319,13 +305,11 @@ jvmtiError ddmc__jt_GetArgumentsSize(ddmc__jenv *e, jmethodID method, jint *size
 
 jvmtiError ddmc__jt_GetMethodLocation(ddmc__jenv *e, jmethodID method, jlocation *start_location_ptr,
                                       jlocation *end_location_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (start_location_ptr == NULL || end_location_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, !(start_location_ptr == NULL || end_location_ptr == NULL), method, &c, &idx, &m);
+  if (rc) return rc;
   if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
   *start_location_ptr = m.code_start;
   *end_location_ptr = m.code_end;
@@ -333,25 +317,21 @@ jvmtiError ddmc__jt_GetMethodLocation(ddmc__jenv *e, jmethodID method, jlocation
 }
 
 jvmtiError ddmc__jt_IsMethodNative(ddmc__jenv *e, jmethodID method, jboolean *is_native_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (is_native_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, is_native_ptr != NULL, method, &c, &idx, &m);
+  if (rc) return rc;
   *is_native_ptr = (m.modifiers & DDMC_ACC_NATIVE) != 0;
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jt_IsMethodObsolete(ddmc__jenv *e, jmethodID method, jboolean *is_obsolete_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (is_obsolete_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  jvmtiError rc = method_info(e, is_obsolete_ptr != NULL, method, &c, &idx, &m);
+  if (rc) return rc;
   *is_obsolete_ptr = 0; /* nothing is ever redefined */
   return JVMTI_ERROR_NONE;
 }
@@ -387,7 +367,7 @@ jvmtiError ddmc__jt_GetLineNumberTable(ddmc__jenv *e, jmethodID method, jint *en
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if ((rc = method_info(e, 1, method, &c, &idx, &m)) != 0) return rc;
   if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
   ddmc__jvmti *jv = e->jv;
   line_list l = {NULL, 0, 0, 0};
@@ -444,7 +424,7 @@ jvmtiError ddmc__jt_GetLocalVariableTable(ddmc__jenv *e, jmethodID method, jint 
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
-  if ((rc = method_info(e, method, &c, &idx, &m)) != 0) return rc;
+  if ((rc = method_info(e, 1, method, &c, &idx, &m)) != 0) return rc;
   if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
   ddmc__jvmti *jv = e->jv;
   var_list l = {NULL, 0, 0, 0};
@@ -467,13 +447,11 @@ jvmtiError ddmc__jt_GetLocalVariableTable(ddmc__jenv *e, jmethodID method, jint 
 
 jvmtiError ddmc__jt_GetFieldName(ddmc__jenv *e, jclass klass, jfieldID field, char **name_ptr, char **signature_ptr,
                                  char **generic_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  ddmc_class kc, c;
+  ddmc_class c;
   uint32_t idx;
   ddmc_field_info f;
-  if (klass == NULL || ddmc__class_of(e->jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
-  if ((rc = field_info(e, field, &c, &idx, &f)) != 0) return rc;
+  jvmtiError rc = field_info(e, 1, klass, field, &c, &idx, &f);
+  if (rc) return rc;
   char *n = NULL, *s = NULL;
   if ((rc = give_string(f.name, name_ptr ? &n : NULL, 0)) != 0) return rc;
   if ((rc = give_string(f.signature, signature_ptr ? &s : NULL, 0)) != 0) {
@@ -491,27 +469,21 @@ jvmtiError ddmc__jt_GetFieldName(ddmc__jenv *e, jclass klass, jfieldID field, ch
 }
 
 jvmtiError ddmc__jt_GetFieldDeclaringClass(ddmc__jenv *e, jclass klass, jfieldID field, jclass *declaring_class_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (declaring_class_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  ddmc_class kc, c;
+  ddmc_class c;
   uint32_t idx;
   ddmc_field_info f;
-  if (klass == NULL || ddmc__class_of(e->jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
-  if ((rc = field_info(e, field, &c, &idx, &f)) != 0) return rc;
+  jvmtiError rc = field_info(e, declaring_class_ptr != NULL, klass, field, &c, &idx, &f);
+  if (rc) return rc;
   if ((*declaring_class_ptr = ddmc__class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jt_GetFieldModifiers(ddmc__jenv *e, jclass klass, jfieldID field, jint *modifiers_ptr) {
-  jvmtiError rc = ddmc__jv_phase_ok(e, SL);
-  if (rc) return rc;
-  if (modifiers_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  ddmc_class kc, c;
+  ddmc_class c;
   uint32_t idx;
   ddmc_field_info f;
-  if (klass == NULL || ddmc__class_of(e->jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
-  if ((rc = field_info(e, field, &c, &idx, &f)) != 0) return rc;
+  jvmtiError rc = field_info(e, modifiers_ptr != NULL, klass, field, &c, &idx, &f);
+  if (rc) return rc;
   *modifiers_ptr = (jint)f.modifiers;
   return JVMTI_ERROR_NONE;
 }
