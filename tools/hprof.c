@@ -95,16 +95,9 @@ static int device_dump(sess *s, const hprof_args *a) {
   }
   if (s->o->json) {
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w);
-    sess_json_head(s, &w, 1);
-    jw_key(&w, "hprof");
-    jw_obj(&w);
+    sess_json_open(s, &w, "hprof");
     jw_kstr(&w, "device_file", a->device_file);
-    jw_close(&w);
-    sess_json_wire(s, &w);
-    jw_close(&w);
-    return jw_end(&w) == 0 ? EXIT_OK : EXIT_ERROR;
+    return sess_json_close(s, &w);
   }
   printf("%-10s the VM wrote %s\n", "hprof", a->device_file);
   return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
@@ -139,11 +132,7 @@ int cmd_hprof(sess *s, const hprof_args *a) {
   const char *format = a->standard ? "JAVA PROFILE 1.0.2" : "JAVA PROFILE 1.0.3";
   if (s->o->json) {
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w);
-    sess_json_head(s, &w, 1);
-    jw_key(&w, "hprof");
-    jw_obj(&w);
+    sess_json_open(s, &w, "hprof");
     jw_kstr(&w, "file", a->out);
     jw_kstr(&w, "format", format);
     jw_kuint(&w, "bytes", out_len);
@@ -154,10 +143,7 @@ int cmd_hprof(sess *s, const hprof_args *a) {
     jw_kuint(&w, "primitive_arrays", info.primitive_arrays);
     jw_kuint(&w, "roots", info.roots);
     jw_kuint(&w, "strings", info.strings);
-    jw_close(&w);
-    sess_json_wire(s, &w);
-    jw_close(&w);
-    return jw_end(&w) == 0 ? EXIT_OK : EXIT_ERROR;
+    return sess_json_close(s, &w);
   }
   printf("%-10s %s: %zu bytes (%s), %llu classes, %llu instances, %llu arrays, %llu roots (%.1f s)\n", "hprof", a->out,
          out_len, format, (unsigned long long)info.classes, (unsigned long long)info.instances,

@@ -148,11 +148,7 @@ static int print_report(sess *s, const alloc_args *a, const real_reply *rr, cons
   int code = EXIT_OK;
   if (s->o->json) {
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w);
-    sess_json_head(s, &w, 1);
-    jw_key(&w, "alloc");
-    jw_obj(&w);
+    sess_json_open(s, &w, "alloc");
     jw_kstr(&w, "tracking", state);
     jw_kuint(&w, "records", al.count);
     jw_kuint(&w, "bytes", bytes);
@@ -168,10 +164,7 @@ static int print_report(sess *s, const alloc_args *a, const real_reply *rr, cons
       jw_close(&w);
     }
     jw_close(&w);
-    jw_close(&w);
-    sess_json_wire(s, &w);
-    jw_close(&w);
-    code = jw_end(&w) == 0 ? EXIT_OK : EXIT_ERROR;
+    code = sess_json_close(s, &w);
   } else {
     printf("%-12s %zu records, %" PRIu64 " bytes, %zu sites; tracking %s\n", "allocations", al.count, bytes, nsites,
            state);
@@ -200,16 +193,9 @@ int cmd_alloc(sess *s, const alloc_args *a) {
   if (a->action == ALLOC_START) {
     if (s->o->json) {
       jw w;
-      jw_init(&w, stdout);
-      jw_obj(&w);
-      sess_json_head(s, &w, 1);
-      jw_key(&w, "alloc");
-      jw_obj(&w);
+      sess_json_open(s, &w, "alloc");
       jw_kstr(&w, "tracking", "on");
-      jw_close(&w);
-      sess_json_wire(s, &w);
-      jw_close(&w);
-      return jw_end(&w) == 0 ? EXIT_OK : EXIT_ERROR;
+      return sess_json_close(s, &w);
     }
     printf("allocation tracking on\n");
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
@@ -462,11 +448,7 @@ int cmd_trace(sess *s, const trace_args *a) {
   int code = EXIT_OK;
   if (s->o->json) {
     jw w;
-    jw_init(&w, stdout);
-    jw_obj(&w);
-    sess_json_head(s, &w, 1);
-    jw_key(&w, "trace");
-    jw_obj(&w);
+    sess_json_open(s, &w, "trace");
     jw_kstr(&w, "mode", a->sample_us ? "sampling" : "methods");
     if (a->sample_us) jw_kuint(&w, "interval_us", a->sample_us);
     jw_kstr(&w, "file", a->out);

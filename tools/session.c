@@ -151,6 +151,21 @@ void sess_json_vm(sess *s, jw *w) {
   jw_close(w);
 }
 
+void sess_json_open(sess *s, jw *w, const char *key) {
+  jw_init(w, stdout);
+  jw_obj(w);
+  sess_json_head(s, w, 1);
+  jw_key(w, key);
+  jw_obj(w);
+}
+
+int sess_json_close(sess *s, jw *w) {
+  jw_close(w);
+  sess_json_wire(s, w);
+  jw_close(w);
+  return jw_end(w) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
 void sess_json_wire(sess *s, jw *w) {
   ddmc_host_stats st;
   memset(&st, 0, sizeof st);

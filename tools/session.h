@@ -111,6 +111,11 @@ int sess_exit_code(int err);
 void sess_json_head(sess *s, jw *w, int ok);
 void sess_json_vm(sess *s, jw *w);
 void sess_json_wire(sess *s, jw *w);
+/* A command's success document on stdout: sess_json_open writes the head and opens the object
+ * under key for the command's members; sess_json_close closes it, adds the wire counters, ends
+ * the document and returns the exit code (EXIT_OK, or EXIT_ERROR when stdout failed). */
+void sess_json_open(sess *s, jw *w, const char *key);
+int sess_json_close(sess *s, jw *w);
 /* -v: one line on stderr with the wire counters. */
 void sess_print_wire(sess *s);
 

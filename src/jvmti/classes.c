@@ -209,22 +209,22 @@ jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_IsInterface(ddmc__jenv *e, jclass klass, jboolean *is_interface_ptr) {
+/* IsInterface / IsArrayClass: is klass of this type tag? */
+static jvmtiError is_type(ddmc__jenv *e, jclass klass, int type_tag, jboolean *out) {
   ddmc_class c;
   ddmc_class_info info;
-  jvmtiError rc = class_info(e, is_interface_ptr != NULL, klass, &c, &info);
+  jvmtiError rc = class_info(e, out != NULL, klass, &c, &info);
   if (rc) return rc;
-  *is_interface_ptr = info.type_tag == DDMC_TYPE_INTERFACE;
+  *out = info.type_tag == type_tag;
   return JVMTI_ERROR_NONE;
 }
 
+jvmtiError ddmc__jt_IsInterface(ddmc__jenv *e, jclass klass, jboolean *is_interface_ptr) {
+  return is_type(e, klass, DDMC_TYPE_INTERFACE, is_interface_ptr);
+}
+
 jvmtiError ddmc__jt_IsArrayClass(ddmc__jenv *e, jclass klass, jboolean *is_array_class_ptr) {
-  ddmc_class c;
-  ddmc_class_info info;
-  jvmtiError rc = class_info(e, is_array_class_ptr != NULL, klass, &c, &info);
-  if (rc) return rc;
-  *is_array_class_ptr = info.type_tag == DDMC_TYPE_ARRAY;
-  return JVMTI_ERROR_NONE;
+  return is_type(e, klass, DDMC_TYPE_ARRAY, is_array_class_ptr);
 }
 
 jvmtiError ddmc__jt_GetClassLoader(ddmc__jenv *e, jclass klass, jobject *classloader_ptr) {
