@@ -125,7 +125,8 @@ jvmtiError ddmc__jt_RawMonitorEnter(ddmc__jenv *e, jrawMonitorID m) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_RawMonitorExit(ddmc__jenv *e, jrawMonitorID m) {
+/* Exit, Wait, Notify and NotifyAll: the monitor's mutex held on success, when the caller owns it. */
+static jvmtiError lock_owned(ddmc__jenv *e, jrawMonitorID m) {
   jvmtiError rc = check(e, m);
   if (rc) return rc;
   pthread_mutex_lock(&m->mu);
@@ -133,6 +134,12 @@ jvmtiError ddmc__jt_RawMonitorExit(ddmc__jenv *e, jrawMonitorID m) {
     pthread_mutex_unlock(&m->mu);
     return JVMTI_ERROR_NOT_MONITOR_OWNER;
   }
+  return JVMTI_ERROR_NONE;
+}
+
+jvmtiError ddmc__jt_RawMonitorExit(ddmc__jenv *e, jrawMonitorID m) {
+  jvmtiError rc = lock_owned(e, m);
+  if (rc) return rc;
   if (--m->count == 0) {
     m->owned = 0;
     pthread_cond_signal(&m->entry);
@@ -142,13 +149,8 @@ jvmtiError ddmc__jt_RawMonitorExit(ddmc__jenv *e, jrawMonitorID m) {
 }
 
 jvmtiError ddmc__jt_RawMonitorWait(ddmc__jenv *e, jrawMonitorID m, jlong millis) {
-  jvmtiError rc = check(e, m);
+  jvmtiError rc = lock_owned(e, m);
   if (rc) return rc;
-  pthread_mutex_lock(&m->mu);
-  if (!is_mine(m)) {
-    pthread_mutex_unlock(&m->mu);
-    return JVMTI_ERROR_NOT_MONITOR_OWNER;
-  }
   /* Give the monitor up whole, wait for a notify (or the time), take it back at the same count. */
   jint count = m->count;
   m->owned = 0;
@@ -189,13 +191,8 @@ jvmtiError ddmc__jt_RawMonitorWait(ddmc__jenv *e, jrawMonitorID m, jlong millis)
 }
 
 static jvmtiError notify(ddmc__jenv *e, jrawMonitorID m, int all) {
-  jvmtiError rc = check(e, m);
+  jvmtiError rc = lock_owned(e, m);
   if (rc) return rc;
-  pthread_mutex_lock(&m->mu);
-  if (!is_mine(m)) {
-    pthread_mutex_unlock(&m->mu);
-    return JVMTI_ERROR_NOT_MONITOR_OWNER;
-  }
   if (all)
     m->to_wake = m->waiters;
   else if (m->to_wake < m->waiters)
