@@ -2,14 +2,15 @@
  * while an instrumented trace records.
  *
  * Load: two events per method call on every VM thread for the whole trace, so the path is kept
- * to a few loads, one atomic exchange on the thread's own state, a clock read, a lookup in a
+ * to a few loads, a store to the thread's own busy flag, a clock read, a lookup in a
  * lock-free method table and a 14-byte store into the thread's region of the buffer. The
  * thread CPU clock is a system call (over a microsecond where this was measured); it is read
  * once per trace_cpu_refresh_us of the thread's wall time and extrapolated in between.
  *
- * Handshake with stop. A VM thread sets its busy flag (an exchange: a full barrier), then loads
- * the published trace; stop clears the published pointer, then waits for every busy flag. Each
- * side stores before it loads, so a thread either sees no trace or is waited for: once stop has
+ * Handshake with stop. A VM thread sets its busy flag, then loads the published trace; stop clears
+ * the published pointer, then waits for every busy flag. Each side stores before it loads, with
+ * the barrier between on stop's side where the kernel can do that (afence.h), so a thread either
+ * sees no trace or is waited for: once stop has
  * seen every flag clear no thread touches the trace, and it can be moved, sent and freed. The
  * per-thread states themselves are never freed before ddmc_vm_free, so the flag is always there. */
 #include <sched.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile/afence.h"
 #include "profile/trace_int.h"
 
 #define MSLOTS 65536u        /* method table slots; ids are slot << 2 */
@@ -202,8 +204,8 @@ void ddmc__trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
   }
   struct ddmc__tthread *t = thread_state(vm, p->threads, thread);
   if (t == NULL) return;
-  atomic_exchange(&t->busy, 1);
-  ddmc__trace *tr = atomic_load(&p->trace);
+  ddmc__afence_set(&t->busy);
+  ddmc__trace *tr = atomic_load_explicit(&p->trace, memory_order_acquire);
   if (tr != NULL && tr->mode == DDMC_TRACE_METHODS && !atomic_load_explicit(&tr->overflow, memory_order_relaxed))
     record(vm, tr, t, thread, loc, (uint32_t)depth, exit);
   atomic_store_explicit(&t->busy, 0, memory_order_release);
@@ -278,6 +280,7 @@ static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
  * thread's region ends. */
 static void quiesce(ddmc_vm *vm, ddmc__trace *tr) {
   _Atomic(struct ddmc__tthread *) *tab = vm->prof.threads;
+  ddmc__afence_heavy();
   for (uint32_t i = 0; i < DDMC__TRACE_MAX_THREADS; i++) {
     struct ddmc__tthread *t = atomic_load(&tab[i]);
     if (t == NULL) continue;
@@ -297,6 +300,7 @@ int ddmc__trace_start(ddmc_vm *vm, const ddmc__trace_req *req) {
   if (tr == NULL) return DDMC_ENOMEM;
   int rc;
   if (req->mode == DDMC_TRACE_METHODS) {
+    ddmc__afence_init();
     atomic_store(&p->trace, tr);
     rc = ddmc__ctl_method_events(vm, DDMC__ME_TRACE, 1);
     if (rc != 0) {
