@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <cmocka.h>
 
 #include "ddmc_host.h"
@@ -25,7 +27,7 @@
 /* ---- the fake heap */
 
 enum { C_OBJECT = 1, C_CLASS, C_BASE, C_SUB, C_INTS, C_SUBS, C_STRING, NCLASSES = 7 };
-enum { O_SUB1 = 0x200, O_SUB2, O_INTS, O_SUBS, O_STR, O_INTS2, O_BIG };
+enum { O_SUB1 = 0x200, O_SUB2, O_INTS, O_SUBS, O_STR, O_INTS2, O_BIG, O_MANY = 0x100000 };
 
 typedef struct fake {
   ddmc_vm *vm;
@@ -33,6 +35,7 @@ typedef struct fake {
   int32_t ints2[2];
   int32_t *big; /* O_BIG: an int[] of nbig, only when set */
   size_t nbig;
+  size_t nmany; /* that many more int[3] (refs from O_MANY), for dumps of many blocks */
   ddmc_ref bad_ref;       /* non-zero: for_each_object visits this ref too */
   int fail_get_field;     /* get_field answers this JDWP error */
   int no_roots;           /* leave for_each_root out of the table */
@@ -143,6 +146,10 @@ static int op_for_each_object(void *d, ddmc_heap_object_visit_fn fn, void *arg) 
   if (f->bad_ref) objs[n++] = objs[7];
   for (size_t i = 0; i < n; i++)
     if (fn(arg, &objs[i])) return 0;
+  for (size_t i = 0; i < f->nmany; i++) {
+    ddmc_heap_object o = {O_MANY + i, C_INTS, 28, i % 1000 ? DDMC_HEAP_ID_APP : DDMC_HEAP_ID_ZYGOTE, 3, f->ints};
+    if (fn(arg, &o)) return 0;
+  }
   return 0;
 }
 
@@ -402,6 +409,79 @@ static void test_every_allocation_fails(void **state) {
   assert_true(ok);
 }
 
+/* ---- HPDU's file, written while the dump is built */
+
+static uint8_t *read_all(int fd, size_t *n) {
+  off_t len = lseek(fd, 0, SEEK_END);
+  assert_true(len > 0);
+  uint8_t *p = malloc((size_t)len);
+  assert_non_null(p);
+  assert_int_equal(pread(fd, p, (size_t)len, 0), len);
+  *n = (size_t)len;
+  return p;
+}
+
+static void test_written_while_built(void **state) {
+  (void)state;
+  failer a = {0};
+  ddmc_allocator mem = {&a, f_malloc, f_realloc, f_free};
+  fake f;
+  fake_init(&f, &mem, 0);
+  fake_attach(&f, 0);
+  f.nmany = 250000; /* about 6 MiB: several segments and blocks, handed over as they fill */
+  long base = atomic_load(&a.live);
+  ddmc__hprof *h;
+  char msg[256];
+  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), 0);
+  uint8_t *want = flatten(h);
+  size_t wlen = h->len;
+  assert_true(wlen > (5u << 20));
+  ddmc__hprof_free(f.vm, h);
+
+  char path[] = "/tmp/ddmc_test_hprof_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  int e = -1;
+  assert_int_equal(ddmc__hprof_write(f.vm, fd, &h, &e, msg, sizeof msg), 0);
+  assert_int_equal(e, 0);
+  assert_non_null(h);
+  assert_int_equal(h->len, wlen);
+  assert_null(h->out.head); /* every byte went to the file */
+  assert_int_equal(h->objects, 6 + f.nmany); /* the fixed six and the many; class objects are not counted */
+  ddmc__hprof_free(f.vm, h);
+  assert_int_equal(atomic_load(&a.live), base); /* the writer freed what it wrote */
+  size_t glen;
+  uint8_t *got = read_all(fd, &glen);
+  close(fd);
+  assert_int_equal(glen, wlen);
+  /* The same bytes as the dump built in memory, but for the header's timestamp (bytes 23-30). */
+  assert_memory_equal(got, want, 23);
+  assert_memory_equal(got + 31, want + 31, wlen - 31);
+  free(got);
+  free(want);
+
+  /* A file that cannot take the bytes: the write's errno, the build stopped or finished, and
+   * every block freed written or not. */
+  fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  ddmc_prof_stats st0, st1;
+  ddmc_prof_get_stats(f.vm, &st0);
+  int rc = ddmc__hprof_write(f.vm, fd, &h, &e, msg, sizeof msg);
+  close(fd);
+  assert_int_equal(e, ENOSPC);
+  if (rc != 0) {
+    assert_int_equal(rc, DDMC_EIO);
+    assert_non_null(strstr(msg, "could not be written"));
+    assert_null(h);
+  }
+  ddmc__hprof_free(f.vm, h);
+  ddmc_prof_get_stats(f.vm, &st1);
+  assert_int_equal(st1.hprof_failed - st0.hprof_failed, rc != 0 ? 1 : 0);
+  assert_int_equal(atomic_load(&a.live), base);
+  ddmc_vm_free(f.vm);
+}
+
 /* ---- over a socket */
 
 static int64_t now_ms(void) {
@@ -605,7 +685,7 @@ int main(void) {
       cmocka_unit_test(test_dump_layout), cmocka_unit_test(test_cap),
       cmocka_unit_test(test_bad_bridge),  cmocka_unit_test(test_every_allocation_fails),
       cmocka_unit_test(test_chunks),      cmocka_unit_test(test_unsupported),
-      cmocka_unit_test(test_stalled_peer),
+      cmocka_unit_test(test_stalled_peer),  cmocka_unit_test(test_written_while_built),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

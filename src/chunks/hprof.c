@@ -8,8 +8,9 @@
  *            runs), so FAIL is kept for requests that are not an HPDU at all (bad payload).
  *   HPDS  H->V empty  -> the whole file as one unsolicited HPDS chunk, then the empty reply;
  *                        FAIL [1][message] when no dump is sent (ddmlib only logs it).
- * The dump is built with the world stopped (profile/hprof_dump.c); the file is written, or the
- * chunk streamed by the JDWP thread from the dump's blocks, after the VM runs again. One HPDS
+ * The dump is built with the world stopped (profile/hprof_dump.c); HPDU's file is written beside
+ * the build by a writer thread (profile/hprof_file.c), HPDS's chunk streamed by the JDWP thread
+ * from the dump's blocks after the VM runs again. One HPDS
  * dump at a time waits for the peer: another asked for meanwhile is refused, so a peer that
  * stops reading holds at most one dump (hprof_max_bytes) until stall_timeout_ms drops it. */
 #include <errno.h>
@@ -46,21 +47,6 @@ static int hpdu_result(ddmc_buf *b, ddmc_chunk_type *rtype, const char *why) {
   return ddmc_buf_error(b);
 }
 
-static int write_blocks(int fd, const ddmc__hpout *o) {
-  for (const ddmc__hpblk *blk = o->head; blk != NULL; blk = blk->next) {
-    const uint8_t *p = blk->data;
-    size_t n = blk->len;
-    while (n > 0) {
-      ssize_t w = write(fd, p, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return w < 0 ? errno : EIO;
-      p += w;
-      n -= (size_t)w;
-    }
-  }
-  return 0;
-}
-
 static int handle_hpdu(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
   (void)ud;
   ddmc_reader r;
@@ -77,22 +63,26 @@ static int handle_hpdu(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
     ddmc__log(vm, DDMC_LOG_WARN, "HPDU: %s", msg);
     return hpdu_result(b, rtype, msg);
   }
-  ddmc__hprof *h;
+  ddmc__hprof *h = NULL;
   char why[256];
-  int rc = ddmc__hprof_build(vm, &h, why, sizeof why);
   int e = 0;
-  if (rc == 0) {
-    e = write_blocks(fd, &h->out);
+  int rc = ddmc__hprof_write(vm, fd, &h, &e, why, sizeof why);
+  /* A write that failed is the error to report; a build it stopped was counted failed already. */
+  if (e != 0 && rc == 0) atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
+  if (e != 0) rc = 0;
+  if (h != NULL) {
     log_dump(vm, e ? "not written" : "written", h);
     ddmc__hprof_free(vm, h);
   }
-  if (close(fd) != 0 && rc == 0 && e == 0) e = errno;
+  if (close(fd) != 0 && rc == 0 && e == 0) {
+    e = errno;
+    atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
+  }
   if (rc == 0 && e == 0) return hpdu_result(b, rtype, NULL);
   unlink(path); /* no half file left to be mistaken for a dump */
   if (rc != 0) {
     snprintf(msg, sizeof msg, "%s", why);
   } else {
-    atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
     snprintf(msg, sizeof msg, "cannot write %s: %s", path, strerror(e));
   }
   ddmc__log(vm, DDMC_LOG_WARN, "HPDU: %s", msg);

@@ -2,13 +2,13 @@
  * HPDS chunks (chunks/hprof.c). The dump is built by the JDWP thread inside the bridge's
  * with_world_stopped, through for_each_class / class_info / field_info (classes), for_each_root
  * (roots), for_each_object with get_field / array_get (the objects), into memory bounded by
- * ddmc_prof_config.hprof_max_bytes; it leaves the world stopped before anything is written to a
- * file or the peer.
+ * ddmc_prof_config.hprof_max_bytes. Nothing goes to the peer while the world is stopped; an HPDU
+ * file is written beside the build by a thread of its own (hprof_file.c).
  *
  * The file, in order (what Dalvik and ART write):
  *   header   "JAVA PROFILE 1.0.3\0" [u4 4 = id size][u4 ms high][u4 ms low]
  *   0x01 STRING       per name (class names dotted as Android's: "java.lang.String", "int[]";
- *                     field names; heap names)
+ *                     field names; the four heap names, all written before the heap dump)
  *   0x02 LOAD CLASS   per class: [u4 serial][ID class][u4 stack serial 0][ID name]
  *   0x05 STACK TRACE  the one dummy trace [u4 0][u4 0][u4 0] that every object names
  *   0x1C HEAP DUMP SEGMENT (split near every 1 MiB, at an object boundary), holding the roots,
@@ -44,5 +44,12 @@ int ddmc__hprof_supported(const ddmc_vm *vm);
  * JDWP thread. */
 int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen);
 void ddmc__hprof_free(ddmc_vm *vm, ddmc__hprof *h);
+/* HPDU: builds a dump and writes it to fd while it is built. A writer thread takes each 1 MiB
+ * block once it is final, so the file is written beside the build (with the world stopped; the
+ * VM's threads are not running then) and the dump never sits whole in memory. Returns what
+ * ddmc__hprof_build returns, with *out (ddmc__hprof_free) holding only the length and counts;
+ * *werr is the errno of a failed write (the build then stops with DDMC_EIO), else 0. JDWP
+ * thread. hprof_file.c. */
+int ddmc__hprof_write(ddmc_vm *vm, int fd, ddmc__hprof **out, int *werr, char *msg, size_t msglen);
 
 #endif

@@ -59,6 +59,15 @@ typedef struct hp_strings {
   uint32_t hcap;
 } hp_strings;
 
+/* Where a dump's finished blocks go while it is built (hprof_file.c's writer): chains in file
+ * order, each block's len settled; take owns them from then on. failed: the sink gave up (a
+ * write failed), so the build stops. A build without a sink keeps the whole dump in memory. */
+typedef struct hp_sink {
+  void (*take)(void *arg, ddmc__hpblk *chain);
+  int (*failed)(void *arg);
+  void *arg;
+} hp_sink;
+
 typedef struct hp_build {
   ddmc_vm *vm;
   const ddmc__mem *mem;
@@ -77,11 +86,19 @@ typedef struct hp_build {
   uint64_t seg_start;
   uint32_t heap;
   uint64_t objects, roots;
-  ddmc_value vals[256]; /* array_get batches */
+  hp_sink *sink;         /* NULL: keep the dump */
+  uint64_t handed;       /* bytes the sink took */
+  uint32_t heap_name[4]; /* string ids of "default", "app", "zygote", "image" */
+  ddmc_value vals[256];  /* array_get batches */
   int rc;
   char *msg;
   size_t msglen;
 } hp_build;
+
+/* Builds a dump (hprof_dump.c): what ddmc__hprof_build does, with every finished block given to
+ * sink (if not NULL) as soon as nothing will change in it; *out then holds no bytes, only the
+ * length and counts. JDWP thread. */
+int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, size_t msglen);
 
 /* Records the first error (later ones are dropped): rc and a message. Returns rc. */
 int ddmc__hp_fail(hp_build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -41,22 +41,54 @@ static void segment_maybe_split(hp_build *b) {
   segment_open(b);
 }
 
-static const char *heap_name(uint32_t id) {
+/* Heap names are strings like any other, so each is written once, up front: the strings all
+ * precede the heap dump, and a sink may have written them before the first object. */
+static const char *const heap_names[4] = {"default", "app", "zygote", "image"};
+
+static int heap_index(uint32_t id) {
   switch (id) {
-    case DDMC_HEAP_ID_APP: return "app";
-    case DDMC_HEAP_ID_ZYGOTE: return "zygote";
-    case DDMC_HEAP_ID_IMAGE: return "image";
-    default: return "default";
+    case DDMC_HEAP_ID_APP: return 1;
+    case DDMC_HEAP_ID_ZYGOTE: return 2;
+    case DDMC_HEAP_ID_IMAGE: return 3;
+    default: return 0;
   }
 }
 
 static void heap_switch(hp_build *b, uint32_t heap) {
   if (heap == b->heap) return;
-  uint32_t name = ddmc__hp_string(b, heap_name(heap));
   ddmc__hp_u1(&b->body, HP_HEAP_DUMP_INFO);
   ddmc__hp_u4(&b->body, heap);
-  ddmc__hp_u4(&b->body, name);
+  ddmc__hp_u4(&b->body, b->heap_name[heap_index(heap)]);
   b->heap = heap;
+}
+
+/* ---- handing finished blocks to the sink */
+
+/* o's blocks, all of them final, to the sink; o is left empty. */
+static void hand_over(hp_build *b, ddmc__hpout *o) {
+  if (ddmc__hpout_finish(o) != 0 || o->head == NULL) return;
+  b->handed += ddmc__hpout_pos(o);
+  b->sink->take(b->sink->arg, o->head);
+  const ddmc__mem *mem = o->mem;
+  uint64_t max = o->max;
+  ddmc__hpout_init(o, mem, max);
+}
+
+static int holds(const ddmc__hpblk *k, const uint8_t *p) {
+  return p != NULL && p >= k->data && p < k->data + DDMC__HPBLK_BYTES;
+}
+
+/* The body's blocks before the one being filled, up to the one whose segment length is still to
+ * be written, are final. Counted in: the bytes stay where ddmc__hpout_pos counts them. */
+static void spill(hp_build *b) {
+  ddmc__hpout *o = &b->body;
+  ddmc__hpblk *first = o->head, *last = NULL;
+  for (ddmc__hpblk *k = o->head; k != o->tail && !holds(k, b->seg_len); k = k->next) last = k;
+  if (last == NULL) return;
+  o->head = last->next;
+  last->next = NULL;
+  b->sink->take(b->sink->arg, first);
+  if (b->sink->failed(b->sink->arg)) ddmc__hp_fail(b, DDMC_EIO, "heap dump: the file could not be written");
 }
 
 /* ---- values */
@@ -228,6 +260,7 @@ static int visit_object(void *arg, const ddmc_heap_object *obj) {
   else
     instance_dump(b, obj, c);
   b->objects++;
+  if (b->sink != NULL && b->body.head != b->body.tail) spill(b);
   return b->rc != 0 || b->body.err != 0;
 }
 
@@ -245,6 +278,13 @@ static int out_error(hp_build *b, ddmc__hpout *o) {
 static int build_stopped(void *arg) {
   hp_build *b = arg;
   if (ddmc__hp_classes(b) != 0) return b->rc;
+  for (int i = 0; i < 4; i++) b->heap_name[i] = ddmc__hp_string(b, heap_names[i]);
+  ddmc__hp_record(&b->head, HP_STACK_TRACE, 12);
+  for (int i = 0; i < 3; i++) ddmc__hp_u4(&b->head, 0);
+  if (b->sink != NULL && out_error(b, &b->strs) == 0 && out_error(b, &b->head) == 0) {
+    hand_over(b, &b->strs); /* nothing is added to either from here on */
+    hand_over(b, &b->head);
+  }
   segment_open(b);
   int rc = b->ops->for_each_root(b->data, visit_root, b);
   if (rc != 0 && b->rc == 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_root failed (JDWP error %d)", rc);
@@ -278,6 +318,10 @@ static void count(ddmc_vm *vm, int rc, uint64_t bytes) {
 }
 
 int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen) {
+  return ddmc__hp_build(vm, NULL, out, msg, msglen);
+}
+
+int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, size_t msglen) {
   *out = NULL;
   if (msglen > 0) msg[0] = 0;
   if (!ddmc__hprof_supported(vm)) {
@@ -300,6 +344,7 @@ int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen) 
   b->ops = vm->prof.dbg;
   b->data = vm->prof.dbg_data;
   b->class_class = -1;
+  b->sink = sink;
   b->msg = msg;
   b->msglen = msglen;
   /* One cap for the three parts: each may take it all, and the sum is checked once joined. */
@@ -311,19 +356,17 @@ int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen) 
   int rc = b->ops->with_world_stopped(b->data, build_stopped, b);
   if (b->rc == 0 && rc != 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: the VM could not stop its threads (error %d)", rc);
   if (b->rc == 0) {
-    ddmc__hp_record(&b->head, HP_STACK_TRACE, 12);
-    for (int i = 0; i < 3; i++) ddmc__hp_u4(&b->head, 0);
     ddmc__hpout_finish(&b->strs);
     ddmc__hpout_finish(&b->head);
     ddmc__hpout_finish(&b->body);
     ddmc__hpout_append(&b->strs, &b->head);
     ddmc__hpout_append(&b->strs, &b->body);
-    h->len = ddmc__hpout_pos(&b->strs);
+    h->len = b->handed + ddmc__hpout_pos(&b->strs);
     if (h->len > max)
       ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
                     (unsigned long long)(max >> 20));
-    else
-      out_error(b, &b->strs);
+    else if (out_error(b, &b->strs) == 0 && sink != NULL)
+      hand_over(b, &b->strs);
   }
   rc = b->rc;
   h->out = b->strs;
