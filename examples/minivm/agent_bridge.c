@@ -12,9 +12,11 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ddmc/ddmc.h>
@@ -25,8 +27,10 @@ struct agent_bridge {
   ddmc_agent_flag *flags;
   int n, cap;
   ddmc_vm *d;
-  int live;
+  atomic_int live; /* LIVE_* : read by the SIGQUIT helper thread */
 };
+
+enum { LIVE_NOT_YET, LIVE, LIVE_OVER };
 
 int agent_bridge_is_flag(const char *arg) {
   ddmc_agent_flag f;
@@ -135,12 +139,11 @@ void agent_bridge_vm_init(agent_bridge *a, uint32_t main_thread) {
   if (!a || !a->d) return;
   ddmc_agent_vm_start(a->d);
   ddmc_agent_vm_init(a->d, main_thread);
-  a->live = 1;
+  atomic_store(&a->live, LIVE);
 }
 
 void agent_bridge_vm_death(agent_bridge *a, uint32_t thread) {
-  if (!a || !a->d || !a->live) return;
-  a->live = 0;
+  if (!a || !a->d || atomic_exchange(&a->live, LIVE_OVER) != LIVE) return;
   ddmc_agent_vm_death(a->d, thread);
 }
 
@@ -169,7 +172,13 @@ static void *quit_main(void *arg) {
     ssize_t n = read(quit_pipe[0], &c, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    if (a->live) ddmc_agent_data_dump(a->d);
+    /* A signal sent while VMInit's callbacks still run (an agent may say it is ready from there)
+     * waits for the live phase instead of being lost. */
+    while (atomic_load(&a->live) == LIVE_NOT_YET) {
+      struct timespec ms = {0, 1000000};
+      nanosleep(&ms, NULL);
+    }
+    if (atomic_load(&a->live) == LIVE) ddmc_agent_data_dump(a->d);
   }
   return NULL;
 }
