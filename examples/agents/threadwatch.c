@@ -108,6 +108,7 @@ static void JNICALL on_waited(jvmtiEnv *e, JNIEnv *jni, jthread t, jobject obj, 
 static void JNICALL watcher(jvmtiEnv *e, JNIEnv *jni, void *arg) {
   (*jvmti)->RawMonitorEnter(jvmti, lock);
   ran = 1;
+  (*jvmti)->RawMonitorNotifyAll(jvmti, lock); /* VMInit waits for this */
   while (!stop) {
     (*jvmti)->RawMonitorWait(jvmti, lock, 0);
     wakeups++;
@@ -133,6 +134,11 @@ static void JNICALL on_vm_init(jvmtiEnv *e, JNIEnv *jni, jthread main_thread) {
   agent_thread = (*jni)->NewGlobalRef(jni, t);
   jvmtiError err = (*jvmti)->RunAgentThread(jvmti, t, watcher, NULL, JVMTI_THREAD_MAX_PRIORITY);
   if (err != JVMTI_ERROR_NONE) fprintf(stderr, "threadwatch: RunAgentThread: error %d\n", (int)err);
+  /* The watcher listens before the program's first instruction: a collection that finishes
+   * before it first waited (and a VMDeath before it ever ran) would otherwise wake nobody. */
+  (*jvmti)->RawMonitorEnter(jvmti, lock);
+  for (int i = 0; err == JVMTI_ERROR_NONE && !ran && i < 100; i++) (*jvmti)->RawMonitorWait(jvmti, lock, 100);
+  (*jvmti)->RawMonitorExit(jvmti, lock);
   if (opt_dump) {
     printf("threadwatch: ready\n");
     fflush(stdout);

@@ -16,6 +16,13 @@
 
 #define RAWMON_MAGIC 0x52574d4eu /* "RWMN" */
 
+/* A thread in RawMonitorWait, on its own stack: notify marks the first waiter not yet marked,
+ * so a notify wakes a thread that was waiting when it was made, never one that came after. */
+typedef struct waiter {
+  struct waiter *next;
+  int notified;
+} waiter;
+
 struct ddmc__rawmon {
   uint32_t magic;
   pthread_mutex_t mu;
@@ -24,7 +31,7 @@ struct ddmc__rawmon {
   int owned;
   pthread_t owner;
   jint count;
-  uint32_t waiters, to_wake;
+  waiter *waiting; /* in the order they began to wait */
   char *name;
 };
 
@@ -80,7 +87,7 @@ jvmtiError ddmc__jt_DestroyRawMonitor(ddmc__jenv *e, jrawMonitorID m) {
     pthread_mutex_unlock(&m->mu);
     return JVMTI_ERROR_NOT_MONITOR_OWNER;
   }
-  if (m->waiters > 0) {
+  if (m->waiting != NULL) {
     pthread_mutex_unlock(&m->mu);
     return JVMTI_ERROR_NOT_MONITOR_OWNER;
   }
@@ -167,20 +174,19 @@ jvmtiError ddmc__jt_RawMonitorWait(ddmc__jenv *e, jrawMonitorID m, jlong millis)
       until.tv_nsec -= 1000000000L;
     }
   }
-  m->waiters++;
+  waiter self = {NULL, 0}, **at = &m->waiting;
+  while (*at != NULL) at = &(*at)->next;
+  *at = &self;
   pthread_mutex_unlock(&m->mu);
   parking(e, 1);
   pthread_mutex_lock(&m->mu);
-  for (;;) {
-    if (m->to_wake > 0) {
-      m->to_wake--;
-      break;
-    }
+  while (!self.notified) {
     int w = millis > 0 ? pthread_cond_timedwait(&m->cv, &m->mu, &until) : pthread_cond_wait(&m->cv, &m->mu);
     if (w == ETIMEDOUT) break;
   }
-  m->waiters--;
-  if (m->to_wake > m->waiters) m->to_wake = m->waiters;
+  for (at = &m->waiting; *at != &self; at = &(*at)->next) {
+  }
+  *at = self.next;
   pthread_mutex_unlock(&m->mu);
   parking(e, 0); /* before owning it again (see acquire) */
   pthread_mutex_lock(&m->mu);
@@ -193,10 +199,11 @@ jvmtiError ddmc__jt_RawMonitorWait(ddmc__jenv *e, jrawMonitorID m, jlong millis)
 static jvmtiError notify(ddmc__jenv *e, jrawMonitorID m, int all) {
   jvmtiError rc = lock_owned(e, m);
   if (rc) return rc;
-  if (all)
-    m->to_wake = m->waiters;
-  else if (m->to_wake < m->waiters)
-    m->to_wake++;
+  for (waiter *w = m->waiting; w != NULL; w = w->next) {
+    if (w->notified) continue;
+    w->notified = 1;
+    if (!all) break;
+  }
   pthread_cond_broadcast(&m->cv);
   pthread_mutex_unlock(&m->mu);
   return JVMTI_ERROR_NONE;

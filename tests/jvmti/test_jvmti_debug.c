@@ -1,12 +1,14 @@
 /* JVM TI's debugging and suspension functions without a VM process, over a fake bridge that
  * counts what the VM is asked to do: suspension shared with the debugger (src/jvmti/suspend.c),
  * breakpoints and field watches shared with it through src/vmctl (src/jvmti/debug.c), single
- * stepping following SetEventNotificationMode, and their bad input. */
+ * stepping following SetEventNotificationMode, and their bad input; raw monitors' notify. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -240,11 +242,65 @@ static void test_single_step_follows_enables(void **state) {
   assert_int_equal(g_stepping[T_WORKER], 0);
 }
 
+/* ---- raw monitors: a notify wakes a thread that was waiting, not one that waits after it */
+
+typedef struct rm_arg {
+  fixture *f;
+  jrawMonitorID m;
+  int waiting, woke; /* under m */
+} rm_arg;
+
+static void *rm_waiter(void *p) {
+  rm_arg *a = p;
+  assert_int_equal(ddmc__jt_RawMonitorEnter(a->f->e, a->m), 0);
+  a->waiting = 1;
+  assert_int_equal(ddmc__jt_RawMonitorWait(a->f->e, a->m, 0), 0);
+  a->woke = 1;
+  assert_int_equal(ddmc__jt_RawMonitorExit(a->f->e, a->m), 0);
+  return NULL;
+}
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void test_raw_monitor_notify_goes_to_a_waiter(void **state) {
+  fixture *f = *state;
+  rm_arg a = {f, NULL, 0, 0};
+  assert_int_equal(ddmc__jt_CreateRawMonitor(f->e, "rm", &a.m), 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, rm_waiter, &a), 0);
+  for (int waiting = 0; !waiting;) { /* it sets waiting, then gives the monitor up only by waiting */
+    assert_int_equal(ddmc__jt_RawMonitorEnter(f->e, a.m), 0);
+    waiting = a.waiting;
+    assert_int_equal(ddmc__jt_RawMonitorExit(f->e, a.m), 0);
+  }
+  assert_int_equal(ddmc__jt_RawMonitorEnter(f->e, a.m), 0);
+  assert_int_equal(ddmc__jt_RawMonitorNotify(f->e, a.m), 0);
+  /* This thread waits after the notify: the notify is not its to take (it once was, and the
+   * waiter above then slept for ever: threadwatch's VMDeath lost its agent thread that way). */
+  int64_t t0 = mono_ms();
+  assert_int_equal(ddmc__jt_RawMonitorWait(f->e, a.m, 200), 0);
+  assert_true(mono_ms() - t0 >= 150);
+  int woke = 0;
+  for (int i = 0; i < 500 && !woke; i++) {
+    woke = a.woke;
+    assert_int_equal(ddmc__jt_RawMonitorWait(f->e, a.m, 10), 0);
+  }
+  assert_true(woke || a.woke);
+  assert_int_equal(ddmc__jt_RawMonitorExit(f->e, a.m), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(ddmc__jt_DestroyRawMonitor(f->e, a.m), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_suspend_shared_with_debugger, setup, teardown),
       cmocka_unit_test_setup_teardown(test_breakpoints_and_watches, setup, teardown),
       cmocka_unit_test_setup_teardown(test_single_step_follows_enables, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_raw_monitor_notify_goes_to_a_waiter, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
