@@ -423,6 +423,14 @@ public class DdmlibE2E {
   /** ddmlib's own HPDU request (HandleHeap is package-private: reached by reflection). */
   static void sendHPDU(String tag, Client c, String path) {
     try {
+      // ddmlib's sendHPDU records the file name it waits for only after it has sent the
+      // request, and its HPDU handler takes that name when the reply comes: a VM that answers
+      // before the name is recorded (a small heap, written beside the build) gets
+      // onSuccess(null). Recording it first, as sendHPDU itself then does again, closes that race.
+      java.lang.reflect.Method pending =
+          Class.forName("com.android.ddmlib.ClientData").getDeclaredMethod("setPendingHprofDump", String.class);
+      pending.setAccessible(true);
+      pending.invoke(c.getClientData(), path);
       java.lang.reflect.Method m =
           Class.forName("com.android.ddmlib.HandleHeap").getDeclaredMethod("sendHPDU", Client.class, String.class);
       m.setAccessible(true);
