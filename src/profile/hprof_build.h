@@ -61,10 +61,12 @@ typedef struct hp_strings {
 
 /* Where a dump's finished blocks go while it is built (hprof_file.c's writer): chains in file
  * order, each block's len settled; take owns them from then on. failed: the sink gave up (a
- * write failed), so the build stops. A build without a sink keeps the whole dump in memory. */
+ * write failed), so the build stops. spare: a block the sink is done with, for the build's next. A build without a sink
+ * keeps the whole dump in memory. */
 typedef struct hp_sink {
   void (*take)(void *arg, ddmc__hpblk *chain);
   int (*failed)(void *arg);
+  ddmc__hpblk *(*spare)(void *arg); /* a block taken and done with, or NULL */
   void *arg;
 } hp_sink;
 

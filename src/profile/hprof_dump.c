@@ -351,6 +351,10 @@ int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, siz
   ddmc__hpout_init(&b->strs, &vm->mem, max);
   ddmc__hpout_init(&b->head, &vm->mem, max);
   ddmc__hpout_init(&b->body, &vm->mem, max);
+  if (sink != NULL) {
+    b->body.spare = sink->spare;
+    b->body.spare_arg = sink->arg;
+  }
   ddmc__buf_init(&b->s.chars, &vm->mem, UINT32_MAX);
   write_header(&b->strs);
   int rc = b->ops->with_world_stopped(b->data, build_stopped, b);

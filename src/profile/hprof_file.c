@@ -3,8 +3,9 @@
  * Writing 64 MiB to a file takes about as long as building it, and both used to run one after
  * the other on the JDWP thread, with the whole dump in memory in between. Here the build hands
  * every block to a writer thread as soon as the block is final (hprof_dump.c's sink), the writer
- * writes and frees it, and the two overlap: the file is done soon after the build, and the memory
- * a dump holds is the blocks the writer has not reached yet, not the whole file.
+ * writes it and hands it back for the build's next block, and the two overlap: the file is done
+ * soon after the build, and the memory a dump holds is the blocks the writer has not reached yet
+ * plus a few kept for reuse, not the whole file (nor fresh pages for every MiB of it).
  *
  * The writer runs while the world is stopped, so it competes with nothing of the VM's. A failed
  * write ends the build (the sink says it failed) and every later block is freed unwritten. If the
@@ -25,8 +26,38 @@ typedef struct writer {
   pthread_t th;
   int fd;
   const ddmc__mem *mem;
-  atomic_int err; /* errno of the first failed write */
+  atomic_int err;     /* errno of the first failed write */
+  ddmc__hpblk *spare; /* written, kept for the build's next blocks (at most SPARE_BLOCKS) */
+  int nspare;
 } writer;
+
+/* Enough for the writer and the build to pass blocks back and forth without either waiting for
+ * memory, few enough to stay in the cache. */
+#define SPARE_BLOCKS 8
+
+static void recycle(writer *w, ddmc__hpblk *k) {
+  pthread_mutex_lock(&w->lock);
+  if (w->nspare < SPARE_BLOCKS) {
+    k->next = w->spare;
+    w->spare = k;
+    w->nspare++;
+    k = NULL;
+  }
+  pthread_mutex_unlock(&w->lock);
+  if (k != NULL) ddmc__big_free(w->mem, k, sizeof(*k) + DDMC__HPBLK_BYTES);
+}
+
+static ddmc__hpblk *spare(void *arg) {
+  writer *w = arg;
+  pthread_mutex_lock(&w->lock);
+  ddmc__hpblk *k = w->spare;
+  if (k != NULL) {
+    w->spare = k->next;
+    w->nspare--;
+  }
+  pthread_mutex_unlock(&w->lock);
+  return k;
+}
 
 static void put(writer *w, ddmc__hpblk *chain) {
   for (ddmc__hpblk *k = chain, *next; k != NULL; k = next) {
@@ -43,7 +74,7 @@ static void put(writer *w, ddmc__hpblk *chain) {
       p += r;
       n -= (size_t)r;
     }
-    ddmc__big_free(w->mem, k, sizeof(*k) + DDMC__HPBLK_BYTES);
+    recycle(w, k);
   }
 }
 
@@ -95,7 +126,7 @@ int ddmc__hprof_write(ddmc_vm *vm, int fd, ddmc__hprof **out, int *werr, char *m
   pthread_mutex_init(&w.lock, NULL);
   pthread_cond_init(&w.cv, NULL);
   w.threaded = pthread_create(&w.th, NULL, run, &w) == 0;
-  hp_sink sink = {take, failed, &w};
+  hp_sink sink = {take, failed, spare, &w};
   int rc = ddmc__hp_build(vm, &sink, out, msg, msglen);
   if (w.threaded) {
     pthread_mutex_lock(&w.lock);
@@ -103,6 +134,10 @@ int ddmc__hprof_write(ddmc_vm *vm, int fd, ddmc__hprof **out, int *werr, char *m
     pthread_cond_signal(&w.cv);
     pthread_mutex_unlock(&w.lock);
     pthread_join(w.th, NULL);
+  }
+  for (ddmc__hpblk *k = w.spare, *next; k != NULL; k = next) {
+    next = k->next;
+    ddmc__big_free(w.mem, k, sizeof(*k) + DDMC__HPBLK_BYTES);
   }
   pthread_cond_destroy(&w.cv);
   pthread_mutex_destroy(&w.lock);

@@ -25,7 +25,8 @@ uint8_t *ddmc__hpout_grow(ddmc__hpout *o, size_t n) {
     o->p = o->end; /* every later write takes this path and fails */
     return NULL;
   }
-  ddmc__hpblk *b = ddmc__big_alloc(o->mem, sizeof(*b) + DDMC__HPBLK_BYTES);
+  ddmc__hpblk *b = o->spare != NULL ? o->spare(o->spare_arg) : NULL;
+  if (b == NULL) b = ddmc__big_alloc(o->mem, sizeof(*b) + DDMC__HPBLK_BYTES);
   if (b == NULL) {
     o->err = DDMC_ENOMEM;
     o->p = o->end;

@@ -27,6 +27,11 @@ typedef struct ddmc__hpout {
   uint64_t base;    /* bytes in the blocks before the tail */
   uint64_t max;
   int err;
+  /* Where a new block comes from before the allocator, if set: a block a writer is done with
+   * (hprof_file.c), so a dump written beside its build cycles through a few hot blocks instead
+   * of mapping fresh memory for every MiB. NULL: none to spare. */
+  ddmc__hpblk *(*spare)(void *arg);
+  void *spare_arg;
 } ddmc__hpout;
 
 void ddmc__hpout_init(ddmc__hpout *o, const ddmc__mem *mem, uint64_t max);
