@@ -366,7 +366,7 @@ int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind) {
     if (kind == DDMC_EV_VM_START || kind == DDMC_EV_VM_DEATH) return 1;
     if ((unsigned)kind < 128 && atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0) return 1;
   }
-  return ddmc__hub_wants(vm, kind);
+  return ddmc__jv_loaded(vm) && ddmc__hub_wants(vm, kind);
 }
 
 int ddmc_dbg_active(const ddmc_vm *vm) {
@@ -375,7 +375,7 @@ int ddmc_dbg_active(const ddmc_vm *vm) {
 }
 
 static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
-  if (vm != NULL) ddmc__hub_thread(vm, thread, kind == DDMC_EV_THREAD_START); /* agents first */
+  if (ddmc__jv_loaded(vm)) ddmc__hub_thread(vm, thread, kind == DDMC_EV_THREAD_START); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -395,7 +395,7 @@ int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread) { return post_threa
 int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_DEATH); }
 
 int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
-  if (vm != NULL) ddmc__hub_class_prepare(vm, thread, cls);
+  if (ddmc__jv_loaded(vm)) ddmc__hub_class_prepare(vm, thread, cls);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -421,7 +421,7 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   /* One event path: a method trace takes its entries from here, before the debugger's part
    * (which may park the thread). */
   if ((flags & DDMC_DBG_METHOD_ENTRY) && vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 0);
-  if (vm != NULL) ddmc__hub_location(vm, thread, loc, flags); /* agents, before the debugger may park it */
+  if (ddmc__jv_loaded(vm)) ddmc__hub_location(vm, thread, loc, flags); /* agents, before the debugger may park it */
   /* Nothing the debugger asked for can match (a trace's method events, a DDM-only peer): no
    * shared counter, no request lock, no thread lookup, per call. */
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
@@ -450,7 +450,7 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
                               const ddmc_value *ret) {
   if (loc == NULL) return DDMC_EINVAL;
   if (vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 1);
-  if (vm != NULL) ddmc__hub_method_exit(vm, thread, loc, ret, 0);
+  if (ddmc__jv_loaded(vm)) ddmc__hub_method_exit(vm, thread, loc, ret, 0);
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
   if (w != NULL && !wants(w, DDMC_EV_METHOD_EXIT) && !wants(w, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE))
     return not_wanted(w, thread);
@@ -474,7 +474,7 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
 int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                             ddmc_ref exception, const ddmc_location *catch_loc) {
   if (loc == NULL || exception == 0) return DDMC_EINVAL;
-  if (vm != NULL) ddmc__hub_exception(vm, thread, loc, exception, catch_loc); /* agents first */
+  if (ddmc__jv_loaded(vm)) ddmc__hub_exception(vm, thread, loc, exception, catch_loc); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -499,7 +499,7 @@ int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *l
 static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
                       ddmc_ref this_obj, ddmc_class cls, uint32_t field, ddmc_ref object, const ddmc_value *value) {
   if (loc == NULL || (kind == DDMC_EV_FIELD_MODIFICATION && value == NULL)) return DDMC_EINVAL;
-  if (vm != NULL) ddmc__hub_field(vm, thread, loc, cls, field, object, value); /* agents first */
+  if (ddmc__jv_loaded(vm)) ddmc__hub_field(vm, thread, loc, cls, field, object, value); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -557,7 +557,7 @@ static int enc_monitor(ddmc__dbg *d, composite *c, int kind, const void *arg) {
 static int post_monitor(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
                         ddmc_ref object, int64_t extra) {
   if (loc == NULL || object == 0) return DDMC_EINVAL;
-  if (vm != NULL) ddmc__hub_monitor(vm, kind, thread, object, extra); /* agents first */
+  if (ddmc__jv_loaded(vm)) ddmc__hub_monitor(vm, kind, thread, object, extra); /* agents first */
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
   if (w != NULL && !wants(w, kind)) return not_wanted(w, thread);
   ddmc__dbg *d = enter_thread(vm, thread);
@@ -642,13 +642,13 @@ int ddmc_dbg_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_locat
   (void)depth;
   (void)this_obj;
   if (vm == NULL || loc == NULL || exception == 0) return DDMC_EINVAL;
-  ddmc__hub_exception_catch(vm, thread, loc, exception); /* JDWP has no such event */
+  if (ddmc__jv_loaded(vm)) ddmc__hub_exception_catch(vm, thread, loc, exception); /* JDWP has no such event */
   return 0;
 }
 
 int ddmc_dbg_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                 ddmc_ref this_obj) {
   if (loc == NULL) return DDMC_EINVAL;
-  if (vm != NULL) ddmc__hub_method_exit(vm, thread, loc, NULL, 1);
+  if (ddmc__jv_loaded(vm)) ddmc__hub_method_exit(vm, thread, loc, NULL, 1);
   return 0;
 }

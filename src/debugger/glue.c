@@ -10,10 +10,6 @@ const ddmc_options *ddmc__vm_options(const ddmc_vm *vm) { return &vm->opt; }
 const char *ddmc__vm_name(const ddmc_vm *vm) { return vm->vm_name; }
 int ddmc__vm_stopping(const ddmc_vm *vm) { return atomic_load(&((ddmc_vm *)vm)->stopping); }
 
-struct ddmc__dbg *ddmc__vm_dbg(const ddmc_vm *vm) {
-  return atomic_load_explicit(&((ddmc_vm *)vm)->dbg, memory_order_acquire);
-}
-
 void ddmc__vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d)) {
   vm->dbg_destroy = destroy;
   atomic_store_explicit(&vm->dbg, d, memory_order_release);

@@ -1,10 +1,12 @@
-/* What the debugger layer needs from the core (glue.c reads them from struct ddmc_vm): the VM's DDM ops (thread
- * enumeration), its identity and options, and the slot where the debugger's state hangs. */
+/* What the debugger layer needs from the core (glue.c reads them from struct ddmc_vm; the debugger
+ * slot, read on every event, inline): the VM's DDM ops (thread enumeration), its identity and options, and the slot
+ * where the debugger's state hangs. */
 #ifndef DDMC_DBG_GLUE_H
 #define DDMC_DBG_GLUE_H
 
 #include "common.h"
 #include "jdwp/service.h"
+#include "vm_int.h"
 
 struct ddmc__dbg;
 
@@ -14,7 +16,9 @@ const ddmc_options *ddmc__vm_options(const ddmc_vm *vm);
 const char *ddmc__vm_name(const ddmc_vm *vm);
 int ddmc__vm_stopping(const ddmc_vm *vm);
 /* The debugger hung on vm by ddmc_dbg_attach (NULL: none). Thread: any (an atomic load). */
-struct ddmc__dbg *ddmc__vm_dbg(const ddmc_vm *vm);
+static inline struct ddmc__dbg *ddmc__vm_dbg(const ddmc_vm *vm) {
+  return atomic_load_explicit(&((ddmc_vm *)vm)->dbg, memory_order_acquire);
+}
 void ddmc__vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d));
 
 #endif

@@ -6,6 +6,14 @@
 #define DDMC_JVMTI_HOOKS_H
 
 #include "common.h"
+#include "vm_int.h"
+
+/* Some agent is loaded (the JVM TI state exists). The post calls test this before calling into
+ * the hub, so a VM without agents pays one load, not a call, per event (a method trace posts two
+ * events per call). Thread: any. */
+static inline int ddmc__jv_loaded(const ddmc_vm *vm) {
+  return vm != NULL && atomic_load_explicit(&((ddmc_vm *)vm)->jvmti, memory_order_acquire) != NULL;
+}
 
 /* ddmc_dbg_attach: ops stays valid until ddmc_vm_free. base.c. */
 void ddmc__jvmti_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data);
