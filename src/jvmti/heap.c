@@ -238,34 +238,7 @@ static void value_callbacks(walk *w, const kinfo *k, ddmc_ref ref, uint64_t size
   }
 }
 
-/* ---- IterateThroughHeap */
-
-static int iterate_object(void *arg, const ddmc_heap_object *o) {
-  walk *w = arg;
-  if (w->abort || w->err) return 1;
-  kinfo *k = kget(w, o->cls);
-  if (k == NULL) {
-    w->err = JVMTI_ERROR_OUT_OF_MEMORY;
-    return 1;
-  }
-  jlong class_tag = tag_of(w, class_key(k));
-  jlong tag0 = tag_of(w, o->ref), tag = tag0;
-  if (filtered(w, o->cls, tag, class_tag)) return 0;
-  const ddmc__heap_callbacks *cb = w->cb;
-  if (cb->heap_iteration_callback) {
-    jint r = cb->heap_iteration_callback(class_tag, (jlong)o->size, &tag, o->length >= 0 ? o->length : -1, w->ud);
-    if (r & JVMTI_VISIT_ABORT) w->abort = 1;
-  }
-  if (!w->abort) value_callbacks(w, k, o->ref, o->size, o->length, o->elements, class_tag, &tag);
-  tag_store(w, o->ref, tag0, tag);
-  return w->abort || w->err;
-}
-
-static int iterate_stopped(void *arg) {
-  walk *w = arg;
-  int rc = w->ops->for_each_object(w->od, iterate_object, w);
-  return rc ? (int)ddmc__jv_err(rc) : 0;
-}
+/* ---- both walks */
 
 static jvmtiError walk_check(ddmc__jenv *e, jclass klass, const void *callbacks, walk *w) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
@@ -283,20 +256,6 @@ static jvmtiError walk_check(ddmc__jenv *e, jclass klass, const void *callbacks,
     return JVMTI_ERROR_NOT_AVAILABLE;
   w->tags = ddmc__tags_of(e, 0);
   return JVMTI_ERROR_NONE;
-}
-
-jvmtiError ddmc__jt_IterateThroughHeap(ddmc__jenv *e, jint heap_filter, jclass klass, const void *callbacks,
-                                       const void *user_data) {
-  walk w;
-  jvmtiError rc = walk_check(e, klass, callbacks, &w);
-  if (rc) return rc;
-  w.filter = heap_filter;
-  w.cb = callbacks;
-  w.ud = (void *)user_data;
-  rc = w.ops->with_world_stopped(w.od, iterate_stopped, &w);
-  kcache_free(&w);
-  if (rc == 0) rc = w.err;
-  return rc;
 }
 
 /* ---- FollowReferences */
@@ -503,12 +462,13 @@ static void report(walk *w, jint kind, const ddmc__jref_info *info, int64_t from
   }
 }
 
-static void primitive_field(walk *w, jint kind, int64_t idx, const fref *fr, const ddmc_value *v) {
-  const objrec *o = &w->objs[idx];
-  kinfo *k = kget(w, o->cls);
+/* primitive_field_callback for one field of ref (an object of cls; for a static, the class
+ * object, of java.lang.Class). */
+static void primitive_field(walk *w, jint kind, ddmc_ref ref, ddmc_class cls, const fref *fr, const ddmc_value *v) {
+  kinfo *k = kget(w, cls);
   if (k == NULL) return;
-  jlong class_tag = tag_of(w, class_key(k)), tag0 = tag_of(w, o->ref), tag = tag0;
-  if (filtered(w, o->cls, tag, class_tag)) return;
+  jlong class_tag = tag_of(w, class_key(k)), tag0 = tag_of(w, ref), tag = tag0;
+  if (filtered(w, cls, tag, class_tag)) return;
   jvalue jv;
   memset(&jv, 0, sizeof(jv));
   switch (fr->sig) {
@@ -526,7 +486,7 @@ static void primitive_field(walk *w, jint kind, int64_t idx, const fref *fr, con
   info.index = fr->index;
   jint r = w->cb->primitive_field_callback(kind, &info, class_tag, &tag, jv, fr->sig, w->ud);
   if (r & JVMTI_VISIT_ABORT) w->abort = 1;
-  tag_store(w, o->ref, tag0, tag);
+  tag_store(w, ref, tag0, tag);
 }
 
 /* The fields of fl (of object obj, or the statics when obj is 0) as references or primitives. */
@@ -544,7 +504,7 @@ static void fields(walk *w, int64_t idx, ddmc_ref obj, const fref *fl, uint32_t 
       info.index = fl[i].index;
       report(w, ref_kind, &info, idx, v.u.l);
     } else {
-      primitive_field(w, ref_kind, idx, &fl[i], &v);
+      primitive_field(w, ref_kind, w->objs[idx].ref, w->objs[idx].cls, &fl[i], &v);
     }
   }
 }
@@ -747,6 +707,84 @@ jvmtiError ddmc__jt_FollowReferences(ddmc__jenv *e, jint heap_filter, jclass kla
   free(w.cmap);
   free(w.visited);
   free(w.stack);
+  if (rc == 0) rc = w.err;
+  return rc;
+}
+
+/* ---- IterateThroughHeap */
+
+/* primitive_field_callback for an instance's primitive fields (FIELD), or a class object's
+ * primitive statics (STATIC_FIELD), with the indexes FollowReferences gives them. */
+static void iterate_fields(walk *w, ddmc_ref ref, ddmc_class cls, int32_t length) {
+  if (length >= 0 || w->ops->get_field == NULL) return;
+  ddmc_class self = class_for(w, ref);
+  if (layout(w, self ? self : cls) != 0) {
+    w->err = JVMTI_ERROR_OUT_OF_MEMORY;
+    return;
+  }
+  kinfo *k = kget(w, self ? self : cls);
+  uint32_t n = k == NULL ? 0 : self ? k->nstat : k->ninst;
+  if (n == 0) return;
+  fref *fl = malloc(sizeof(fref) * n); /* the cache may move under the callbacks */
+  if (fl == NULL) {
+    w->err = JVMTI_ERROR_OUT_OF_MEMORY;
+    return;
+  }
+  memcpy(fl, self ? k->stat : k->inst, sizeof(fref) * n);
+  for (uint32_t i = 0; i < n && !w->abort && !w->err; i++) {
+    ddmc_value v;
+    memset(&v, 0, sizeof(v));
+    if (fl[i].sig == 'L' || w->ops->get_field(w->od, self ? 0 : ref, fl[i].owner, fl[i].field, &v) != 0) continue;
+    primitive_field(w, self ? JVMTI_HEAP_REFERENCE_STATIC_FIELD : JVMTI_HEAP_REFERENCE_FIELD, ref, cls, &fl[i], &v);
+  }
+  free(fl);
+}
+
+static int iterate_object(void *arg, const ddmc_heap_object *o) {
+  walk *w = arg;
+  if (w->abort || w->err) return 1;
+  kinfo *k = kget(w, o->cls);
+  if (k == NULL) {
+    w->err = JVMTI_ERROR_OUT_OF_MEMORY;
+    return 1;
+  }
+  jlong class_tag = tag_of(w, class_key(k));
+  jlong tag0 = tag_of(w, o->ref), tag = tag0;
+  if (filtered(w, o->cls, tag, class_tag)) return 0;
+  const ddmc__heap_callbacks *cb = w->cb;
+  if (cb->heap_iteration_callback) {
+    jint r = cb->heap_iteration_callback(class_tag, (jlong)o->size, &tag, o->length >= 0 ? o->length : -1, w->ud);
+    if (r & JVMTI_VISIT_ABORT) w->abort = 1;
+  }
+  if (!w->abort) value_callbacks(w, k, o->ref, o->size, o->length, o->elements, class_tag, &tag);
+  tag_store(w, o->ref, tag0, tag);
+  if (cb->primitive_field_callback && !w->abort) iterate_fields(w, o->ref, o->cls, o->length);
+  return w->abort || w->err;
+}
+
+static int iterate_stopped(void *arg) {
+  walk *w = arg;
+  if (w->cb->primitive_field_callback && w->ops->for_each_class) { /* class objects, for their statics */
+    int rc = w->ops->for_each_class(w->od, collect_class, w);
+    if (rc != 0) return (int)ddmc__jv_err(rc);
+    if (w->err) return 0;
+    qsort(w->cmap, w->ncmap, sizeof(cobj), cmp_cobj);
+  }
+  int rc = w->ops->for_each_object(w->od, iterate_object, w);
+  return rc ? (int)ddmc__jv_err(rc) : 0;
+}
+
+jvmtiError ddmc__jt_IterateThroughHeap(ddmc__jenv *e, jint heap_filter, jclass klass, const void *callbacks,
+                                       const void *user_data) {
+  walk w;
+  jvmtiError rc = walk_check(e, klass, callbacks, &w);
+  if (rc) return rc;
+  w.filter = heap_filter;
+  w.cb = callbacks;
+  w.ud = (void *)user_data;
+  rc = w.ops->with_world_stopped(w.od, iterate_stopped, &w);
+  kcache_free(&w);
+  free(w.cmap);
   if (rc == 0) rc = w.err;
   return rc;
 }

@@ -347,6 +347,44 @@ static void test_iterate(void **state) {
   free(tags);
 }
 
+/* IterateThroughHeap's primitive_field_callback: A's int "n" (its value is the object's ref), as
+ * FollowReferences indexes it (FIELD 1: after "next"). */
+typedef struct prims {
+  long n, sum, bad;
+} prims;
+
+static jint prim_cb(jint kind, const ddmc__jref_info *info, jlong class_tag, jlong *tag_ptr, jvalue value,
+                    jint type, void *ud) {
+  prims *p = ud;
+  p->n++;
+  p->sum += value.i;
+  if (kind != JVMTI_HEAP_REFERENCE_FIELD || info->index != 1 || type != 'I') p->bad++; /* JVMTI_PRIMITIVE_TYPE_INT */
+  if (value.i == 5) *tag_ptr = 55; /* the callback may tag the object */
+  return JVMTI_VISIT_OBJECTS;
+}
+
+static void test_iterate_primitive_fields(void **state) {
+  fixture *f = *state;
+  add_caps(f);
+  go_live(f);
+  ddmc__heap_callbacks cb;
+  memset(&cb, 0, sizeof(cb));
+  cb.primitive_field_callback = prim_cb;
+  prims p = {0};
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, &p), 0);
+  assert_int_equal(p.n, NOBJ); /* each A once; the int[] and the class object have no primitive field */
+  assert_int_equal(p.sum, (long)NOBJ * (NOBJ + 1) / 2);
+  assert_int_equal(p.bad, 0);
+  jlong t = 55;
+  jint n = 0;
+  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &t, &n, NULL, NULL), 0);
+  assert_int_equal(n, 1);
+  memset(&p, 0, sizeof(p));
+  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &p), 0);
+  assert_int_equal(p.n, 1); /* only the tagged one */
+  assert_int_equal(p.sum, 5);
+}
+
 /* FollowReferences: the root, then the chain through "next" (FIELD index 0), the class refs. */
 typedef struct refs {
   long by_kind[32], reached, abort_at;
@@ -454,6 +492,7 @@ int main(void) {
       cmocka_unit_test(test_table),
       cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
       cmocka_unit_test_setup_teardown(test_iterate, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_iterate_primitive_fields, setup, teardown),
       cmocka_unit_test_setup_teardown(test_follow, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gc_events, setup, teardown),
   };
