@@ -245,13 +245,18 @@ jvmtiError ddmc__jt_ResumeThread(ddmc__jenv *e, jthread thread) { return one(e, 
 
 #define DDMC__MAX_LIST (1 << 16)
 
+static jvmtiError list_check(ddmc__jenv *e, jint count, const jthread *list, const jvmtiError *results) {
+  jvmtiError rc = check(e);
+  if (rc) return rc;
+  if (count < 0 || count > DDMC__MAX_LIST) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
+  return list == NULL || results == NULL ? JVMTI_ERROR_NULL_POINTER : JVMTI_ERROR_NONE;
+}
+
 /* The calling thread, if listed, is suspended last (it blocks there), as the specification says. */
 jvmtiError ddmc__jt_SuspendThreadList(ddmc__jenv *e, jint request_count, const jthread *request_list,
                                       jvmtiError *results) {
-  jvmtiError rc = check(e);
+  jvmtiError rc = list_check(e, request_count, request_list, results);
   if (rc) return rc;
-  if (request_count < 0 || request_count > DDMC__MAX_LIST) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
-  if (request_list == NULL || results == NULL) return JVMTI_ERROR_NULL_POINTER;
   uint32_t self = ddmc__jv_self();
   jint self_at = -1;
   for (jint i = 0; i < request_count; i++) {
@@ -270,10 +275,8 @@ jvmtiError ddmc__jt_SuspendThreadList(ddmc__jenv *e, jint request_count, const j
 
 jvmtiError ddmc__jt_ResumeThreadList(ddmc__jenv *e, jint request_count, const jthread *request_list,
                                      jvmtiError *results) {
-  jvmtiError rc = check(e);
+  jvmtiError rc = list_check(e, request_count, request_list, results);
   if (rc) return rc;
-  if (request_count < 0 || request_count > DDMC__MAX_LIST) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
-  if (request_list == NULL || results == NULL) return JVMTI_ERROR_NULL_POINTER;
   for (jint i = 0; i < request_count; i++) {
     uint32_t id;
     results[i] = ddmc__thread_of(e->jv, request_list[i], &id);
