@@ -284,10 +284,11 @@ static int param_letters(const char *sig, char *out) {
     out[n++] = *sig == '[' ? 'L' : *sig;
     while (*sig == '[') sig++;
     if (*sig == 'L') {
-      sig = strchr(sig, ';');
+      sig = strchr(sig, ';'); /* a class name ends at its ';' */
       if (sig == NULL) return -1;
+    } else if (*sig == '\0' || strchr("ZBCSIJFD", *sig) == NULL) {
+      return -1;
     }
-    if (strchr("ZBCSIJFDL", *sig) == NULL) return -1;
     sig++;
   }
   return *sig == ')' ? n : -1;
@@ -337,70 +338,75 @@ static int ref_arg(ddmc__jnienv *env, jobject h, ddmc_value *v) {
   return 0;
 }
 
-jobject ddmc__jni_NewObjectV(ddmc__jnienv *env, jclass clazz, jmethodID m, va_list ap) {
+/* The argument at letter t from a C variadic call: what is below int comes promoted to int, float
+ * to double. */
+static jvalue va_value(char t, va_list *ap) {
+  jvalue v;
+  memset(&v, 0, sizeof(v));
+  switch (t) {
+    case 'J': v.j = va_arg(*ap, jlong); break;
+    case 'F': v.f = (jfloat)va_arg(*ap, double); break;
+    case 'D': v.d = va_arg(*ap, double); break;
+    case 'L': v.l = va_arg(*ap, jobject); break;
+    default: v.i = va_arg(*ap, jint); break; /* Z B C S I */
+  }
+  return v;
+}
+
+/* NewObject's three forms: the arguments from a (NewObjectA) or from ap (both NULL: NewObjectA
+ * without arguments, fine for a constructor that takes none). */
+static jobject new_object(ddmc__jnienv *env, jclass clazz, jmethodID m, const jvalue *a, va_list *ap) {
   ddmc_class c;
   uint32_t index;
   char letters[DDMC__MAX_ARGS];
   ddmc_value args[DDMC__MAX_ARGS];
   int n = ctor_of(env, clazz, m, &c, &index, letters);
   if (n < 0) return NULL;
+  if (n > 0 && a == NULL && ap == NULL) {
+    ddmc__jni_set_pending("java.lang.NullPointerException: %s", "NewObjectA: no arguments");
+    return NULL;
+  }
   for (int i = 0; i < n; i++) {
+    jvalue v = a != NULL ? a[i] : va_value(letters[i], ap);
     args[i].tag = letters[i];
     switch (letters[i]) {
-      case 'J': args[i].u.j = va_arg(ap, jlong); break;
-      case 'F': args[i].u.f = (float)va_arg(ap, double); break;
-      case 'D': args[i].u.d = va_arg(ap, double); break;
+      case 'Z': args[i].u.i = v.z; break;
+      case 'B': args[i].u.i = v.b; break;
+      case 'C': args[i].u.i = v.c; break;
+      case 'S': args[i].u.i = v.s; break;
+      case 'J': args[i].u.j = v.j; break;
+      case 'F': args[i].u.f = v.f; break;
+      case 'D': args[i].u.d = v.d; break;
       case 'L':
-        if (ref_arg(env, va_arg(ap, jobject), &args[i]) != 0) {
+        if (ref_arg(env, v.l, &args[i]) != 0) {
           ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObject: a stale reference");
           return NULL;
         }
         break;
-      default: args[i].u.i = va_arg(ap, jint); break; /* Z B C S I: promoted to int */
+      default: args[i].u.i = v.i; break;
     }
   }
   return construct(env, c, index, args, n);
+}
+
+jobject ddmc__jni_NewObjectV(ddmc__jnienv *env, jclass clazz, jmethodID m, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  jobject o = new_object(env, clazz, m, NULL, &copy);
+  va_end(copy);
+  return o;
 }
 
 jobject ddmc__jni_NewObject(ddmc__jnienv *env, jclass clazz, jmethodID m, ...) {
   va_list ap;
   va_start(ap, m);
-  jobject o = ddmc__jni_NewObjectV(env, clazz, m, ap);
+  jobject o = new_object(env, clazz, m, NULL, &ap);
   va_end(ap);
   return o;
 }
 
 jobject ddmc__jni_NewObjectA(ddmc__jnienv *env, jclass clazz, jmethodID m, const jvalue *a) {
-  ddmc_class c;
-  uint32_t index;
-  char letters[DDMC__MAX_ARGS];
-  ddmc_value args[DDMC__MAX_ARGS];
-  int n = ctor_of(env, clazz, m, &c, &index, letters);
-  if (n < 0) return NULL;
-  if (n > 0 && a == NULL) {
-    ddmc__jni_set_pending("java.lang.NullPointerException: %s", "NewObjectA: no arguments");
-    return NULL;
-  }
-  for (int i = 0; i < n; i++) {
-    args[i].tag = letters[i];
-    switch (letters[i]) {
-      case 'Z': args[i].u.i = a[i].z; break;
-      case 'B': args[i].u.i = a[i].b; break;
-      case 'C': args[i].u.i = a[i].c; break;
-      case 'S': args[i].u.i = a[i].s; break;
-      case 'J': args[i].u.j = a[i].j; break;
-      case 'F': args[i].u.f = a[i].f; break;
-      case 'D': args[i].u.d = a[i].d; break;
-      case 'L':
-        if (ref_arg(env, a[i].l, &args[i]) != 0) {
-          ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObjectA: a stale reference");
-          return NULL;
-        }
-        break;
-      default: args[i].u.i = a[i].i; break;
-    }
-  }
-  return construct(env, c, index, args, n);
+  return new_object(env, clazz, m, a, NULL);
 }
 
 /* AllocObject (no constructor run) is not something the bridge can do. */
@@ -480,18 +486,18 @@ static jlong jni_unavailable(ddmc__jnienv *env, int slot) {
 STUB(0)
 STUB(1)
 STUB(2)
-STUB(3) STUB(4) STUB(5) STUB(6) STUB(7) STUB(8) STUB(9) STUB10(1) STUB10(2) STUB10(3) STUB10(4) STUB10(5) STUB10(6)
-    STUB10(7) STUB10(8) STUB10(9) STUB10(10) STUB10(11) STUB10(12) STUB10(13) STUB10(14) STUB10(15) STUB10(16)
-        STUB10(17) STUB10(18) STUB10(19) STUB10(20) STUB10(21) STUB10(22) STUB(230) STUB(231) STUB(232) STUB(233)
-            STUB(234)
+STUB(3)
+STUB(4) STUB(5) STUB(6) STUB(7) STUB(8) STUB(9) STUB10(1) STUB10(2) STUB10(3) STUB10(4) STUB10(5) STUB10(6) STUB10(7)
+    STUB10(8) STUB10(9) STUB10(10) STUB10(11) STUB10(12) STUB10(13) STUB10(14) STUB10(15) STUB10(16) STUB10(17)
+        STUB10(18) STUB10(19) STUB10(20) STUB10(21) STUB10(22) STUB(230) STUB(231) STUB(232) STUB(233) STUB(234)
 
 #define REF(n) (ddmc__fnptr) jni_na_##n,
 #define REF10(t) REF(t##0) REF(t##1) REF(t##2) REF(t##3) REF(t##4) REF(t##5) REF(t##6) REF(t##7) REF(t##8) REF(t##9)
-                static const ddmc__fnptr g_stubs[DDMC_JNI_SLOTS] = {
-                    REF(0) REF(1) REF(2) REF(3) REF(4) REF(5) REF(6) REF(7) REF(8) REF(9) REF10(1) REF10(2) REF10(3)
-                        REF10(4) REF10(5) REF10(6) REF10(7) REF10(8) REF10(9) REF10(10) REF10(11) REF10(12) REF10(13)
-                            REF10(14) REF10(15) REF10(16) REF10(17) REF10(18) REF10(19) REF10(20) REF10(21) REF10(22)
-                                REF(230) REF(231) REF(232) REF(233) REF(234)};
+            static const ddmc__fnptr g_stubs[DDMC_JNI_SLOTS] = {
+                REF(0) REF(1) REF(2) REF(3) REF(4) REF(5) REF(6) REF(7) REF(8) REF(9) REF10(1) REF10(2) REF10(3)
+                    REF10(4) REF10(5) REF10(6) REF10(7) REF10(8) REF10(9) REF10(10) REF10(11) REF10(12) REF10(13)
+                        REF10(14) REF10(15) REF10(16) REF10(17) REF10(18) REF10(19) REF10(20) REF10(21) REF10(22)
+                            REF(230) REF(231) REF(232) REF(233) REF(234)};
 
 #define F(name) [DDMC_JNI_##name] = (ddmc__fnptr)ddmc__jni_##name
 static const ddmc__fnptr g_impl[DDMC_JNI_SLOTS] = {F(GetVersion),

@@ -1,10 +1,12 @@
 /* JVM TI's debugging and suspension functions without a VM process, over a fake bridge that
  * counts what the VM is asked to do: suspension shared with the debugger (src/jvmti/suspend.c),
  * breakpoints and field watches shared with it through src/vmctl (src/jvmti/debug.c), single
- * stepping following SetEventNotificationMode, and their bad input; raw monitors' notify. */
+ * stepping following SetEventNotificationMode, and their bad input; raw monitors' notify; JNI
+ * NewObject's argument forms. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,10 +41,10 @@ static int op_resume(void *d, uint32_t t) {
   return 0;
 }
 static int op_method_info(void *d, ddmc_class c, uint32_t m, ddmc_method_info *out) {
-  if (c != C_A || m != 0) return DDMC_JDWP_INVALID_METHODID;
+  if (c != C_A || m > 1) return DDMC_JDWP_INVALID_METHODID;
   memset(out, 0, sizeof(*out));
-  out->name = "f";
-  out->signature = "()V";
+  out->name = m == 0 ? "f" : "<init>";
+  out->signature = m == 0 ? "()V" : "(JFLA;BD)V"; /* A(long, float, A, byte, double) */
   out->code_start = 0;
   out->code_end = 9;
   return 0;
@@ -58,8 +60,22 @@ static int op_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
   if (c != C_A) return DDMC_JDWP_INVALID_CLASS;
   memset(out, 0, sizeof(*out));
   out->signature = "LA;";
-  out->nmethods = 1;
+  out->nmethods = 2;
   out->nfields = 1;
+  return 0;
+}
+/* JNI NewObject reaches the VM as a constructor call on the calling thread. */
+static ddmc_value g_ctor_args[8];
+static int g_ctor_nargs, g_ctor_calls;
+static int op_invoke(void *d, uint32_t thread, ddmc_class c, uint32_t m, ddmc_ref self, const ddmc_value *args,
+                     int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
+  g_ctor_calls++;
+  if (c != C_A || m != 1 || thread != T_MAIN || !(options & DDMC_DBG_INVOKE_CONSTRUCT) || nargs > 8)
+    return DDMC_JDWP_INVALID_METHODID;
+  g_ctor_nargs = nargs;
+  memcpy(g_ctor_args, args, sizeof(ddmc_value) * (size_t)nargs);
+  *result = (ddmc_value){.tag = 'L', .u.l = 0x500};
+  *exception = 0;
   return 0;
 }
 static int op_set_bp(void *d, const ddmc_location *l) {
@@ -110,6 +126,7 @@ static int setup(void **state) {
   ops.get_local = op_get_local;
   ops.set_local = op_set_local;
   ops.variable_table = op_variable_table;
+  ops.invoke = op_invoke;
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
   vops.for_each_thread = vm_for_each_thread;
@@ -242,6 +259,68 @@ static void test_single_step_follows_enables(void **state) {
   assert_int_equal(g_stepping[T_WORKER], 0);
 }
 
+/* ---- JNI NewObject, NewObjectV and NewObjectA: the arguments by the constructor's descriptor */
+
+static jobject new_v(ddmc__jnienv *env, jclass c, jmethodID m, ...) {
+  va_list ap;
+  va_start(ap, m);
+  jobject o = ddmc__jni_NewObjectV(env, c, m, ap);
+  va_end(ap);
+  return o;
+}
+
+static void check_ctor_args(ddmc_ref other) {
+  assert_int_equal(g_ctor_nargs, 5);
+  assert_int_equal(g_ctor_args[0].tag, 'J');
+  assert_true(g_ctor_args[0].u.j == -5000000000LL);
+  assert_int_equal(g_ctor_args[1].tag, 'F');
+  assert_true(g_ctor_args[1].u.f == 1.5f);
+  assert_int_equal(g_ctor_args[2].tag, 'L');
+  assert_int_equal(g_ctor_args[2].u.l, other);
+  assert_int_equal(g_ctor_args[3].tag, 'B');
+  assert_int_equal(g_ctor_args[3].u.i, -7);
+  assert_int_equal(g_ctor_args[4].tag, 'D');
+  assert_true(g_ctor_args[4].u.d == 2.25);
+}
+
+static void test_new_object_arguments(void **state) {
+  fixture *f = *state;
+  caps_and_live(f);
+  ddmc__jnienv *env = ddmc__jni_env(f->jv);
+  jclass a = ddmc__ref_new(f->jv, DDMC__CELL_GLOBAL, 0x300, C_A, 0);
+  jobject other = ddmc__ref_new(f->jv, DDMC__CELL_GLOBAL, 0x77, 0, 0);
+  jmethodID init = ddmc__jv_method_id(f->jv, C_A, 1), plain = ddmc__jv_method_id(f->jv, C_A, 0);
+  ddmc__jv_set_self(T_MAIN);
+  ddmc__cell cell;
+  jobject o = ddmc__jni_NewObject(env, a, init, (jlong)-5000000000LL, 1.5, other, (jint)-7, 2.25);
+  assert_non_null(o);
+  assert_int_equal(ddmc__ref_get(f->jv, o, &cell), 0);
+  assert_int_equal(cell.ref, 0x500);
+  check_ctor_args(0x77);
+  memset(g_ctor_args, 0, sizeof(g_ctor_args));
+  assert_non_null(new_v(env, a, init, (jlong)-5000000000LL, 1.5, other, (jint)-7, 2.25));
+  check_ctor_args(0x77);
+  memset(g_ctor_args, 0, sizeof(g_ctor_args));
+  jvalue av[5] = {{.j = -5000000000LL}, {.f = 1.5f}, {.l = NULL}, {.b = -7}, {.d = 2.25}};
+  assert_non_null(ddmc__jni_NewObjectA(env, a, init, av));
+  check_ctor_args(0); /* a null reference */
+  /* Bad input: no argument array for a constructor that takes five, a method that is not a
+   * constructor, a stale reference: each a pending exception, and the VM never asked. */
+  int calls = g_ctor_calls;
+  assert_null(ddmc__jni_NewObjectA(env, a, init, NULL));
+  assert_true(ddmc__jni_ExceptionCheck(env));
+  ddmc__jni_ExceptionClear(env);
+  assert_null(ddmc__jni_NewObject(env, a, plain));
+  assert_true(ddmc__jni_ExceptionCheck(env));
+  ddmc__jni_ExceptionClear(env);
+  av[2].l = (jobject)(uintptr_t)0xdead0;
+  assert_null(ddmc__jni_NewObjectA(env, a, init, av));
+  assert_true(ddmc__jni_ExceptionCheck(env));
+  ddmc__jni_ExceptionClear(env);
+  assert_int_equal(g_ctor_calls, calls);
+  ddmc__jv_set_self(0);
+}
+
 /* ---- raw monitors: a notify wakes a thread that was waiting, not one that waits after it */
 
 typedef struct rm_arg {
@@ -301,6 +380,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_breakpoints_and_watches, setup, teardown),
       cmocka_unit_test_setup_teardown(test_single_step_follows_enables, setup, teardown),
       cmocka_unit_test_setup_teardown(test_raw_monitor_notify_goes_to_a_waiter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_object_arguments, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
