@@ -115,7 +115,7 @@ static int hpdu(ddmc_vm *vm, const char *path, uint64_t *len) {
   return close(fd) != 0 || rc != 0 || e != 0 ? -1 : 0;
 }
 
-static const ddmc_dbg_ops ops_table = {.for_each_class = b_for_each_class,
+static const ddmc_vm_bridge ops_table = {.for_each_class = b_for_each_class,
                                        .class_info = b_class_info,
                                        .field_info = b_field_info,
                                        .get_field = b_get_field,
@@ -148,7 +148,7 @@ void bench_section_hprof(const bench_opts *o) {
   ddmc_options_init(&opt);
   int rc = ddmc_options_parse(&opt, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", err, sizeof err);
   if (rc == 0) rc = ddmc_vm_new(&vm, &opt, &vops, NULL, NULL);
-  if (rc == 0) rc = ddmc_dbg_attach(vm, &ops_table, &heap);
+  if (rc == 0) rc = ddmc_vm_set_bridge(vm, &ops_table, &heap);
   if (rc != 0) {
     bench_note("hprof: cannot set up the VM: %s", ddmc_strerror(rc));
     return;

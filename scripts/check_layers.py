@@ -15,7 +15,13 @@ uses a global symbol that B's object file defines (read with nm; the edge is pri
 symbols that make it). Both graphs must be acyclic; each strongly connected component of more
 than one node is printed as a circle, with its edges. A header and
 its .c are separate nodes: struct ddmc_vm in vm_int.h is shared state every part may include,
-while the code of vm.c is the top of the call graph and nothing may call back into it."""
+while the code of vm.c is the top of the call graph and nothing may call back into it.
+
+Layers: a file's layer is its folder under SRC_DIR (src/debugger/... is "debugger"; files directly
+in SRC_DIR are the core). SIBLINGS stand side by side on the VM bridge and the event hub and never
+reach each other, by #include or by call; FLOOR layers are below every client and reach none of
+them (they know their clients only through tables: jdwp/service.h, hub/hub.h). The JDWP layer
+reaches no sibling either."""
 import os
 import re
 import subprocess
@@ -146,6 +152,42 @@ def call_graph(src, objs):
     return graph
 
 
+SIBLINGS = ("debugger", "profile", "jvmti")
+FLOOR = ("hub", "vmctl", "send", "heap")
+CLIENTS = SIBLINGS + ("chunks",)
+# The JDWP thread routes command set 199 through the chunk registry (chunks/registry.c, reply.c,
+# zlib.c), so it may reach src/chunks, but never the sibling clients: it knows the debugger only
+# as a service.
+PROTOCOL = ("jdwp",)
+
+
+def layer(rel):
+    parts = rel.split(os.sep)
+    return parts[0] if len(parts) > 1 else "core"
+
+
+def layer_breaks(graph, what):
+    """Edges that break the layering rules; graph[a] is a set or a dict of b -> symbols."""
+    out = []
+    for a in sorted(graph):
+        for b in sorted(graph[a]):
+            la, lb = layer(a), layer(b)
+            if la == lb:
+                continue
+            if la in SIBLINGS and lb in SIBLINGS:
+                why = "sibling layers"
+            elif la in FLOOR and lb in CLIENTS + PROTOCOL:
+                why = "a floor layer reaches a client"
+            elif la in PROTOCOL and lb in SIBLINGS:
+                why = "the protocol layer reaches a client"
+            else:
+                continue
+            syms = graph[a][b] if isinstance(graph[a], dict) else []
+            detail = f": {', '.join(syms[:4])}" if syms else ""
+            out.append(f"layer break ({why}): {a} {what} {b}{detail}")
+    return out
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__)
@@ -173,7 +215,10 @@ def main():
                     more = f", ... ({len(syms)})" if len(syms) > 4 else ""
                     print(f"    {a} -> {b}: {', '.join(syms[:4])}{more}")
         bad += 1
-    print(f"check_layers: {len(inc)} files, {len(calls)} objects, {bad} circle(s)")
+    for line in layer_breaks(inc, "includes") + layer_breaks(calls, "calls"):
+        print(line)
+        bad += 1
+    print(f"check_layers: {len(inc)} files, {len(calls)} objects, {bad} circle(s) and layer break(s)")
     return 1 if bad else 0
 
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "chunks/families.h"
 #include "jvmti/jvmti_hooks.h"
 #include "profile/prof_int.h"
 #include "send/send.h"
@@ -66,16 +67,9 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if (ddmc__registry_init(&vm->reg) != 0) goto fail;
   have_reg = 1;
   if (ddmc__appinfo_set(vm, "", "", 0) != 0) goto fail;
-  if ((rc = ddmc__hello_register(vm)) != 0) goto fail;
-  if ((rc = ddmc__misc_register(vm)) != 0) goto fail;
-  if ((rc = ddmc__thread_register(vm)) != 0) goto fail;
-  if ((rc = ddmc__heap_register(vm)) != 0) goto fail;
-  if ((rc = ddmc__wait_register(vm)) != 0) goto fail;
-  if ((rc = ddmc__alloc_register(vm)) != 0) goto fail;
-  if ((rc = ddmc__trace_register(vm)) != 0) goto fail;
-  if ((rc = ddmc__hprof_register(vm)) != 0) goto fail;
-  ddmc__prof_init(vm);
   ddmc__ctl_init(vm);
+  for (const ddmc__family *f = ddmc__families; f->name != NULL; f++)
+    if ((rc = f->add(vm)) != 0) goto fail;
   *out = vm;
   return 0;
 
@@ -149,13 +143,6 @@ int ddmc_vm_start(ddmc_vm *vm) {
   return 0;
 }
 
-int ddmc__service_add(ddmc_vm *vm, const ddmc__service *s) {
-  if (atomic_load(&vm->started)) return DDMC_ESTATE;
-  if (vm->nservices >= DDMC__MAX_SERVICES) return DDMC_ENOMEM;
-  vm->services[vm->nservices++] = *s;
-  return 0;
-}
-
 uint16_t ddmc_vm_port(const ddmc_vm *vm) { return vm ? (uint16_t)atomic_load(&((ddmc_vm *)vm)->port) : 0; }
 
 void ddmc_vm_stop(ddmc_vm *vm) {
@@ -180,8 +167,8 @@ void ddmc_vm_stop(ddmc_vm *vm) {
 void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
-  ddmc__prof_destroy(vm);  /* first: it borrows the debugger's ops */
-  ddmc__jvmti_destroy(vm); /* so does JVM TI */
+  ddmc__prof_destroy(vm);  /* first: a trace may still switch method events off */
+  ddmc__jvmti_destroy(vm);
   struct ddmc__dbg *dbg = atomic_exchange(&vm->dbg, NULL);
   if (dbg != NULL && vm->dbg_destroy != NULL) vm->dbg_destroy(dbg);
   ddmc__ctl_destroy(vm); /* after every client that may still turn a switch off */
@@ -233,4 +220,15 @@ void ddmc_vm_get_stats_(const ddmc_vm *cvm, ddmc_stats *caller, size_t size) {
     st.transfers_dropped = atomic_load(&vm->st_transfers_dropped);
   }
   memcpy(caller, &st, DDMC__MIN(size, sizeof(st))); /* an older caller's smaller struct is not overrun */
+}
+
+int ddmc_vm_set_bridge_(ddmc_vm *vm, const ddmc_vm_bridge *bridge, size_t bridge_size, void *vm_data) {
+  if (vm == NULL || bridge == NULL || bridge_size == 0) return DDMC_EINVAL;
+  if (atomic_load(&vm->started) || vm->has_bridge || atomic_load(&vm->jvmti) != NULL) return DDMC_ESTATE;
+  /* A VM built against an older header has fewer members: the rest stay NULL. */
+  memset(&vm->bridge, 0, sizeof(vm->bridge));
+  memcpy(&vm->bridge, bridge, DDMC__MIN(bridge_size, sizeof(vm->bridge)));
+  vm->bridge_data = vm_data;
+  vm->has_bridge = 1;
+  return 0;
 }

@@ -14,6 +14,7 @@
 #include "chunks/heap_state.h"
 #include "chunks/thread_state.h"
 #include "common.h"
+#include "hub/hub.h"
 #include "log.h"
 #include "jdwp/service.h"
 #include "profile/prof_state.h"
@@ -101,14 +102,16 @@ struct ddmc_vm {
   /* Services (jdwp/service.h): written before start, read-only after. */
   ddmc__service services[DDMC__MAX_SERVICES];
   int nservices;
-  /* The debugger layer's state (debugger/glue.h) and how to free it with the VM. */
+  /* The debugger's state (debugger/glue.h), NULL until ddmc_dbg_enable, and how to free it. */
   _Atomic(struct ddmc__dbg *) dbg;
   void (*dbg_destroy)(struct ddmc__dbg *d);
-  /* JVM TI (src/jvmti): its state (NULL until an agent loads), and the bridge it builds on,
-   * lent by ddmc_dbg_attach (jvmti_hooks.h). */
+  /* JVM TI (src/jvmti): its state, NULL until an agent loads. */
   _Atomic(struct ddmc__jvmti *) jvmti;
-  const ddmc_dbg_ops *jv_ops;
-  void *jv_ops_data;
+  /* The VM bridge (bridge.h), for every client: written by ddmc_vm_set_bridge before start. */
+  ddmc_vm_bridge bridge;
+  void *bridge_data;
+  int has_bridge;
+  ddmc__hub hub; /* the event hub (hub/hub.h) */
 
   /* ddmc__send_flush: a flusher takes a number from flush_seq; the JDWP thread stores in
    * flushed_seq the number it read before a drain that left nothing unsent. */
@@ -118,6 +121,9 @@ struct ddmc_vm {
   atomic_uint_fast64_t st_sessions, st_packets_in, st_packets_out, st_bytes_in, st_bytes_out,
       st_protocol_errors, st_transfers_dropped;
 };
+
+/* The bridge ddmc_vm_set_bridge installed, or NULL. Read-only once the VM starts. */
+static inline const ddmc_vm_bridge *ddmc__bridge(const ddmc_vm *vm) { return vm->has_bridge ? &vm->bridge : NULL; }
 
 /* ---- transports (jdwp/transport_*.c): how the JDWP thread gets a peer socket. */
 struct ddmc__transport {
@@ -170,26 +176,12 @@ int ddmc__registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *reply_
 void ddmc__registry_connected(ddmc_vm *vm);
 void ddmc__registry_disconnected(ddmc_vm *vm);
 
-/* ---- built-in chunk families (chunks/): each registers its handlers. */
-int ddmc__hello_register(ddmc_vm *vm);
-int ddmc__misc_register(ddmc_vm *vm);
-int ddmc__thread_register(ddmc_vm *vm);
-int ddmc__heap_register(ddmc_vm *vm);
-int ddmc__alloc_register(ddmc_vm *vm); /* chunks/alloc.c: REAE REAQ REAL */
-int ddmc__trace_register(ddmc_vm *vm); /* chunks/trace.c: MPRS MPRE MPSS MPSE SPSS SPSE MPRQ */
-int ddmc__hprof_register(ddmc_vm *vm); /* chunks/hprof.c: HPDU HPDS */
-/* THST periodic updates: returns ms until the next one is due (-1: none). JDWP thread. */
-int ddmc__thread_tick(ddmc_vm *vm, int64_t now);
-
 /* ---- app name (chunks/appname.c) */
 /* The latest record, for HELO (JDWP thread). Never NULL after ddmc_vm_new. */
 const ddmc__appinfo *ddmc__appinfo_current(ddmc_vm *vm);
 void ddmc__appinfo_free_all(ddmc_vm *vm);
 /* Stores a copy; returns 0 or DDMC_ENOMEM. */
 int ddmc__appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id);
-
-/* ---- WAIT (chunks/wait.c) */
-int ddmc__wait_register(ddmc_vm *vm);
 
 /* ---- ZLIB (chunks/zlib.c). */
 #define DDMC__CHUNK_ZLIB DDMC_FOURCC('Z', 'L', 'I', 'B')

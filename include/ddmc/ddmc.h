@@ -10,6 +10,8 @@
 #include "wire.h"
 #include "vm.h"
 #include "chunk.h"
+#include "bridge.h"
+#include "events.h"
 #include "debugger.h"
 #include "profile.h"
 #include "agent.h"

@@ -268,34 +268,6 @@ DDMC_EXTERN int ddmc_gc_walk_wanted(const ddmc_vm *vm);
  * each heap with dumps enabled and queues HPST, HPSG|HPSO..., HPEN (and NHST/NHSG/NHEN). A dump is
  * queued whole or not at all (DDMC_EQFULL, counted). Never writes the socket. Returns 0 or an error. */
 DDMC_EXTERN int ddmc_gc_walk(ddmc_vm *vm);
-/* Call after the collection: sends HPIF if the peer asked for it at the next or every GC. With
- * JVM TI agents (agent.h) it also posts GarbageCollectionFinish, then ObjectFree for each tagged
- * object ddmc_gc_sweep dropped, on the calling thread (the world may run again by then). */
-DDMC_EXTERN int ddmc_gc_done(ddmc_vm *vm);
-
-/* ---- GC hooks for JVM TI agents (appended, issue 16). A VM that calls neither has no weak tags:
- * it must then not let agents tag objects (ddmc_agent_* users: call both at every collection).
- * Order per collection: ddmc_gc_start, mark, (ddmc_gc_walk), ddmc_gc_sweep, free, ddmc_gc_done. */
-
-/* World stopped, before marking: posts GarbageCollectionStart to agents that enabled it. Its
- * callbacks may only use raw monitors, Allocate / Deallocate and environment local storage (the
- * specification's rule); they run with no library lock held and never park the collector's thread
- * (it is no VM thread to them). A callback that enters a raw monitor an agent thread owns waits
- * for that thread's RawMonitorExit: agent threads are not stopped by the world, so they can
- * leave it; a VM thread never owns a raw monitor while stopped at a safepoint unless the agent
- * holds it across returning to bytecode (then the agent has made its own deadlock). Returns 0
- * (also with no agent: one atomic load) or DDMC_EINVAL. Thread: the VM's GC thread. */
-DDMC_EXTERN int ddmc_gc_start(ddmc_vm *vm);
-/* is_live(arg, &ref): non-zero if the collector keeps ref (and a moving collector stores its new
- * address in *ref); 0 if it will free it. */
-typedef int (*ddmc_gc_is_live_fn)(void *arg, uint64_t *ref);
-/* World stopped, marking done, nothing freed yet: the library asks is_live of every object an
- * agent tagged (SetTag: tags are weak) and drops the entries of dead ones, keeping their tags
- * for ObjectFree at ddmc_gc_done. No allocation, no callback into an agent, no I/O: only the
- * tag tables' own locks (leaves) and space reserved when the tags were set. Returns 0 or
- * DDMC_EINVAL. Thread: the VM's GC thread. */
-DDMC_EXTERN int ddmc_gc_sweep(ddmc_vm *vm, ddmc_gc_is_live_fn is_live, void *arg);
-
 DDMC_END_DECLS
 
 #endif

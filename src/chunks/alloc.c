@@ -5,6 +5,7 @@
  *   REAL  H->V empty        -> REAL [the report: profile/alloc_report.c]. Leaves tracking as it
  *                              is; while off, the 15-byte report with no entries.
  * A VM without the reflective bridge cannot name what it allocates: REAE 1 then answers FAIL. */
+#include "chunks/families.h"
 #include "profile/prof_int.h"
 
 #define CHUNK_REAE DDMC_FOURCC('R', 'E', 'A', 'E')

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "heap/rle.h"
-#include "jvmti/jvmti_hooks.h"
+#include "chunks/families.h"
 #include "send/send.h"
 
 #define CHUNK_HPIF DDMC_FOURCC('H', 'P', 'I', 'F')
@@ -98,6 +98,8 @@ static void heap_disconnected(void *ud, ddmc_vm *vm) {
   atomic_store(&vm->heap.nhsg_when, 0);
 }
 
+static int heap_gc_done(ddmc_vm *vm, void *ud);
+
 int ddmc__heap_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler hpif = {.handle = handle_hpif, .disconnected = heap_disconnected};
   static const ddmc_chunk_handler hpgc = {.handle = handle_hpgc};
@@ -107,6 +109,8 @@ int ddmc__heap_register(ddmc_vm *vm) {
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_HPGC, &hpgc, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_HPSG, &seg, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_NHSG, &seg, &native_tag);
+  static const ddmc__hub_client client = {.name = "DDM heap", .rank = DDMC__HUB_RANK_HEAP, .gc_done = heap_gc_done};
+  if (rc == 0) rc = ddmc__hub_subscribe(vm, &client, NULL);
   return rc;
 }
 
@@ -180,9 +184,9 @@ int ddmc_gc_walk(ddmc_vm *vm) {
   return rc;
 }
 
-int ddmc_gc_done(ddmc_vm *vm) {
-  if (vm == NULL) return DDMC_EINVAL;
-  ddmc__hub_gc_done(vm); /* JVM TI: GarbageCollectionFinish, ObjectFree (issue 16) */
+/* After a collection (the hub's gc_done): HPIF if the peer asked for it at the next or every GC. */
+static int heap_gc_done(ddmc_vm *vm, void *ud) {
+  (void)ud;
   if (!atomic_load_explicit(&vm->ddm_active, memory_order_acquire)) return DDMC_ENOTCONN;
   int when = atomic_load(&vm->heap.hpif_when);
   if (when == 2) {

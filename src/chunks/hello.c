@@ -10,6 +10,7 @@
  * ddmlib checks), then the VM's own (ddmc_vm_add_feature). */
 #include <string.h>
 
+#include "chunks/families.h"
 #include "profile/prof_int.h"
 
 #define CHUNK_HELO DDMC_FOURCC('H', 'E', 'L', 'O')

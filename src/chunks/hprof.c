@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chunks/families.h"
 #include "profile/hprof.h"
 #include "send/send.h"
 

@@ -3,6 +3,7 @@
  *   DBGD (empty)                the draft's "debugger has disconnected": the VM drops its debugger
  *                               state but keeps the connection; answered with an empty reply
  * FAIL, the error reply, is built by chunks/reply.c. */
+#include "chunks/families.h"
 #include "vm_int.h"
 
 #define CHUNK_EXIT DDMC_FOURCC('E', 'X', 'I', 'T')

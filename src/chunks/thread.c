@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chunks/families.h"
+#include "jdwp/service.h"
 #include "vm_int.h"
 
 #define CHUNK_THEN DDMC_FOURCC('T', 'H', 'E', 'N')
@@ -167,7 +169,10 @@ static int handle_thst(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return 0;
 }
 
-int ddmc__thread_tick(ddmc_vm *vm, int64_t now) {
+/* THST periodic updates (a service's tick): returns ms until the next one is due (-1: none). */
+static int thread_tick(ddmc_vm *vm, void *ud, int64_t now) {
+  (void)ud;
+  if (!atomic_load(&vm->ddm_active)) return -1;
   int64_t next_due = vm->thr.thst_next_due; /* JDWP thread only */
   int interval = atomic_load(&vm->thr.thst_interval_ms);
   if (interval <= 0) {
@@ -230,5 +235,7 @@ int ddmc__thread_register(ddmc_vm *vm) {
   int rc = ddmc_register_handler(vm, CHUNK_THEN, &then, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_THST, &thst, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_STKL, &stkl, NULL);
+  ddmc__service tick = {.name = "THST updates", .tick = thread_tick};
+  if (rc == 0) rc = ddmc__service_add(vm, &tick);
   return rc;
 }

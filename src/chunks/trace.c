@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "chunks/families.h"
 #include "profile/prof_int.h"
 #include "send/send.h"
 

@@ -4,6 +4,7 @@
  * every app that calls waitForDebugger would run off as soon as the monitor connects. */
 #include <time.h>
 
+#include "chunks/families.h"
 #include "vm_int.h"
 
 #define CHUNK_WAIT DDMC_FOURCC('W', 'A', 'I', 'T')

@@ -32,7 +32,7 @@ static int method_events(ddmc__dbg *d, int on) {
 }
 
 static unsigned watch_kind(int kind) {
-  return kind == DDMC_EV_FIELD_ACCESS ? DDMC_DBG_WATCH_ACCESS : DDMC_DBG_WATCH_MODIFY;
+  return kind == DDMC_EV_FIELD_ACCESS ? DDMC_WATCH_ACCESS : DDMC_WATCH_MODIFY;
 }
 
 static int is_method_kind(int kind) {
@@ -58,7 +58,7 @@ static void detach(ddmc__dbg *d, ddmc__req *r) {
     if (!others) ddmc__ctl_stepping(d->vm, r->step_thread, DDMC__ME_DEBUGGER, 0);
   }
   if (is_method_kind(r->kind)) method_events(d, 0);
-  atomic_fetch_sub(&d->want[r->kind & 127], 1);
+  atomic_fetch_sub(&d->want[r->kind % DDMC__EV_KINDS], 1);
 }
 
 /* ---- modifiers */
@@ -291,7 +291,7 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   r->id = q->next_id++;
   if (q->next_id <= 0) q->next_id = 1;
   q->list[q->n++] = r;
-  atomic_fetch_add(&d->want[kind & 127], 1);
+  atomic_fetch_add(&d->want[kind % DDMC__EV_KINDS], 1);
   if (ddmc__reqs_publish(d) != 0) { /* keep the list and the VM consistent: take it back out */
     q->n--;
     detach(d, r);

@@ -11,8 +11,7 @@
 
 #include "debugger/glue.h"
 #include "debugger/requests.h"
-#include "jvmti/jvmti_hooks.h"
-#include "profile/prof_hooks.h"
+#include "hub/hub.h"
 #include "send/send.h"
 
 #define DDMC__EVENT_MAX ((size_t)1 << 20)
@@ -35,7 +34,7 @@ static ddmc__dbg *enter(ddmc_vm *vm) {
 
 static void leave(ddmc__dbg *d) { atomic_fetch_sub(&d->inflight, 1); }
 
-/* An enabled request of this kind exists (ddmc_dbg_wants). d outlives every post call. */
+/* An enabled request of this kind exists (ddmc_event_wanted). d outlives every post call. */
 static int wants(ddmc__dbg *d, int kind) { return atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0; }
 
 /* A post no request wants: the thread still stops here if the debugger holds it (one atomic
@@ -358,15 +357,13 @@ static int enc_field(ddmc__dbg *d, composite *c, int kind, const void *arg) {
 
 /* ---- the public calls */
 
-/* The hub's question: does the debugger or an agent want kind? With neither, one atomic read
- * (the debugger's connected flag; the JVM TI state pointer is NULL without agents). */
-int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind) {
-  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
-  if (d != NULL && atomic_load_explicit(&d->connected, memory_order_relaxed)) {
-    if (kind == DDMC_EV_VM_START || kind == DDMC_EV_VM_DEATH) return 1;
-    if ((unsigned)kind < 128 && atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0) return 1;
-  }
-  return ddmc__jv_loaded(vm) && ddmc__hub_wants(vm, kind);
+/* The hub's question (ddmc_event_wanted): one atomic read while no debugger is connected. */
+static int dbg_wants(const ddmc_vm *vm, void *ud, int kind) {
+  (void)vm;
+  ddmc__dbg *d = ud;
+  if (!atomic_load_explicit(&d->connected, memory_order_relaxed)) return 0;
+  if (kind == DDMC_EV_VM_START || kind == DDMC_EV_VM_DEATH) return 1;
+  return (unsigned)kind < DDMC__EV_KINDS && atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0;
 }
 
 int ddmc_dbg_active(const ddmc_vm *vm) {
@@ -375,7 +372,6 @@ int ddmc_dbg_active(const ddmc_vm *vm) {
 }
 
 static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
-  if (ddmc__jv_loaded(vm)) ddmc__hub_thread(vm, thread, kind == DDMC_EV_THREAD_START); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -390,12 +386,7 @@ static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_START); }
-
-int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_DEATH); }
-
-int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
-  if (ddmc__jv_loaded(vm)) ddmc__hub_class_prepare(vm, thread, cls);
+static int post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -415,18 +406,13 @@ int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
-                           unsigned flags) {
-  if (loc == NULL) return DDMC_EINVAL;
-  /* One event path: a method trace takes its entries from here, before the debugger's part
-   * (which may park the thread). */
-  if ((flags & DDMC_DBG_METHOD_ENTRY) && vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 0);
-  if (ddmc__jv_loaded(vm)) ddmc__hub_location(vm, thread, loc, flags); /* agents, before the debugger may park it */
+static int post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                         unsigned flags) {
   /* Nothing the debugger asked for can match (a trace's method events, a DDM-only peer): no
    * shared counter, no request lock, no thread lookup, per call. */
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
-  if (w != NULL && !((flags & DDMC_DBG_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) &&
-      !wants(w, DDMC_EV_SINGLE_STEP) && !((flags & DDMC_DBG_AT_BREAKPOINT) && wants(w, DDMC_EV_BREAKPOINT)))
+  if (w != NULL && !((flags & DDMC_POST_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) &&
+      !wants(w, DDMC_EV_SINGLE_STEP) && !((flags & DDMC_POST_AT_BREAKPOINT) && wants(w, DDMC_EV_BREAKPOINT)))
     return not_wanted(w, thread);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
@@ -437,20 +423,17 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
     loc_arg a = {0, loc, NULL};
     basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
     if (ddmc__thr_id(d, thread, &a.thread_id) == 0) {
-      if (flags & DDMC_DBG_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
+      if (flags & DDMC_POST_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
       collect(d, s, DDMC_EV_SINGLE_STEP, &b, &c, enc_location, &a);
-      if (flags & DDMC_DBG_AT_BREAKPOINT) collect(d, s, DDMC_EV_BREAKPOINT, &b, &c, enc_location, &a);
+      if (flags & DDMC_POST_AT_BREAKPOINT) collect(d, s, DDMC_EV_BREAKPOINT, &b, &c, enc_location, &a);
     }
     ddmc__snap_put(d, s);
   }
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
-                              const ddmc_value *ret) {
-  if (loc == NULL) return DDMC_EINVAL;
-  if (vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 1);
-  if (ddmc__jv_loaded(vm)) ddmc__hub_method_exit(vm, thread, loc, ret, 0);
+static int post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                            const ddmc_value *ret) {
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
   if (w != NULL && !wants(w, DDMC_EV_METHOD_EXIT) && !wants(w, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE))
     return not_wanted(w, thread);
@@ -471,10 +454,8 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
-                            ddmc_ref exception, const ddmc_location *catch_loc) {
-  if (loc == NULL || exception == 0) return DDMC_EINVAL;
-  if (ddmc__jv_loaded(vm)) ddmc__hub_exception(vm, thread, loc, exception, catch_loc); /* agents first */
+static int post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                          ddmc_ref exception, const ddmc_location *catch_loc) {
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -498,8 +479,6 @@ int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *l
 
 static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
                       ddmc_ref this_obj, ddmc_class cls, uint32_t field, ddmc_ref object, const ddmc_value *value) {
-  if (loc == NULL || (kind == DDMC_EV_FIELD_MODIFICATION && value == NULL)) return DDMC_EINVAL;
-  if (ddmc__jv_loaded(vm)) ddmc__hub_field(vm, thread, loc, cls, field, object, value); /* agents first */
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -519,17 +498,6 @@ static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_locatio
   }
   ddmc__snap_put(d, s);
   return deliver(d, thread, &c);
-}
-
-int ddmc_dbg_post_field_access(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
-                               ddmc_class c, uint32_t field, ddmc_ref object) {
-  return post_field(vm, DDMC_EV_FIELD_ACCESS, thread, loc, depth, this_obj, c, field, object, NULL);
-}
-
-int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                                     ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object,
-                                     const ddmc_value *new_value) {
-  return post_field(vm, DDMC_EV_FIELD_MODIFICATION, thread, loc, depth, this_obj, c, field, object, new_value);
 }
 
 /* ---- monitor events (43-46): thread, the monitor's object (tagged), the location, then the
@@ -556,8 +524,6 @@ static int enc_monitor(ddmc__dbg *d, composite *c, int kind, const void *arg) {
 
 static int post_monitor(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
                         ddmc_ref object, int64_t extra) {
-  if (loc == NULL || object == 0) return DDMC_EINVAL;
-  if (ddmc__jv_loaded(vm)) ddmc__hub_monitor(vm, kind, thread, object, extra); /* agents first */
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
   if (w != NULL && !wants(w, kind)) return not_wanted(w, thread);
   ddmc__dbg *d = enter_thread(vm, thread);
@@ -574,27 +540,7 @@ static int post_monitor(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_locat
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_monitor_contended_enter(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                                          ddmc_ref this_obj, ddmc_ref object) {
-  return post_monitor(vm, DDMC_EV_MONITOR_CONTENDED_ENTER, thread, loc, depth, object, 0);
-}
-
-int ddmc_dbg_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                                            ddmc_ref this_obj, ddmc_ref object) {
-  return post_monitor(vm, DDMC_EV_MONITOR_CONTENDED_ENTERED, thread, loc, depth, object, 0);
-}
-
-int ddmc_dbg_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
-                               ddmc_ref object, int64_t timeout_ms) {
-  return post_monitor(vm, DDMC_EV_MONITOR_WAIT, thread, loc, depth, object, timeout_ms);
-}
-
-int ddmc_dbg_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                                 ddmc_ref this_obj, ddmc_ref object, int timed_out) {
-  return post_monitor(vm, DDMC_EV_MONITOR_WAITED, thread, loc, depth, object, timed_out != 0);
-}
-
-int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms) {
+static int post_vm_death(ddmc_vm *vm, int timeout_ms) {
   ddmc__dbg *d = enter(vm);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -629,26 +575,41 @@ void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all) {
   ddmc__buf_free(&c.b);
 }
 
-void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
-  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
-  if (d != NULL && fn != NULL) ddmc__ids_visit_roots(d, fn, arg);
-  if (vm != NULL && fn != NULL) ddmc__jvmti_visit_roots(vm, fn, arg); /* agents' handles */
+static void dbg_visit_roots(ddmc_vm *vm, void *ud, ddmc_root_visit_fn fn, void *arg) {
+  (void)vm;
+  ddmc__ids_visit_roots(ud, fn, arg);
 }
 
-/* A frame popped by an exception: JVM TI's MethodExit (was_popped_by_exception); JDWP reports
- * nothing here, and a method trace writes its UNROLL at the thread's next event. */
-int ddmc_dbg_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                                  ddmc_ref this_obj, ddmc_ref exception) {
-  (void)depth;
-  (void)this_obj;
-  if (vm == NULL || loc == NULL || exception == 0) return DDMC_EINVAL;
-  if (ddmc__jv_loaded(vm)) ddmc__hub_exception_catch(vm, thread, loc, exception); /* JDWP has no such event */
-  return 0;
+/* ---- the debugger as a client of the event hub (hub/hub.h): the last to hear each report, since
+ * its part may park the thread. */
+
+static int dbg_post(ddmc_vm *vm, void *ud, const ddmc__hub_event *ev) {
+  (void)ud;
+  switch (ev->what) {
+    case DDMC__HUB_THREAD_START:
+    case DDMC__HUB_THREAD_DEATH: return post_thread(vm, ev->thread, ev->kind);
+    case DDMC__HUB_CLASS_PREPARE: return post_class_prepare(vm, ev->thread, ev->cls);
+    case DDMC__HUB_LOCATION: return post_location(vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->flags);
+    case DDMC__HUB_METHOD_EXIT:
+      return post_method_exit(vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->value);
+    case DDMC__HUB_EXCEPTION:
+      return post_exception(vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->object, ev->catch_loc);
+    case DDMC__HUB_FIELD:
+      return post_field(vm, ev->kind, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->cls, ev->field, ev->object,
+                        ev->value);
+    case DDMC__HUB_MONITOR: return post_monitor(vm, ev->kind, ev->thread, ev->loc, ev->depth, ev->object, ev->extra);
+    case DDMC__HUB_VM_DEATH: return post_vm_death(vm, (int)ev->extra);
+    case DDMC__HUB_METHOD_UNWIND:
+    case DDMC__HUB_EXCEPTION_CATCH: return DDMC_ENOTCONN; /* JDWP has no such events */
+  }
+  return DDMC_ENOTCONN;
 }
 
-int ddmc_dbg_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                                ddmc_ref this_obj) {
-  if (loc == NULL) return DDMC_EINVAL;
-  if (ddmc__jv_loaded(vm)) ddmc__hub_method_exit(vm, thread, loc, NULL, 1);
-  return 0;
+int ddmc__events_subscribe(ddmc_vm *vm, ddmc__dbg *d) {
+  static const ddmc__hub_client client = {.name = "debugger",
+                                          .rank = DDMC__HUB_RANK_DEBUGGER,
+                                          .post = dbg_post,
+                                          .wants = dbg_wants,
+                                          .visit_roots = dbg_visit_roots};
+  return ddmc__hub_subscribe(vm, &client, d);
 }

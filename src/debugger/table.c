@@ -1,6 +1,6 @@
 /* The debugger as a service of the JDWP thread: command dispatch through one static table,
  * session start (VM_START) and end (every request cleared, every thread resumed, every ID
- * forgotten), and ddmc_dbg_attach.
+ * forgotten), and ddmc_dbg_enable.
  *
  * Dispatch: {set, cmd} -> handler, Dalvik's gHandlerMap shape. A command the table lacks in a
  * set the library claims (1-17) is NOT_IMPLEMENTED; after the handler, a request that ran past
@@ -11,8 +11,6 @@
 
 #include "debugger/glue.h"
 #include "debugger/requests.h"
-#include "jvmti/jvmti_hooks.h"
-#include "profile/prof_hooks.h"
 #include "jdwp/service.h"
 #include "send/send.h"
 #include "vmctl/switches.h"
@@ -80,7 +78,7 @@ static void dbg_destroy(ddmc__dbg *d) {
   ddmc__free(d->mem, d);
 }
 
-int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__dbg **out) {
+int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc__dbg **out) {
   const ddmc__mem *mem = ddmc__vm_mem(vm);
   ddmc__dbg *d = ddmc__calloc(mem, 1, sizeof(*d));
   if (d == NULL) return DDMC_ENOMEM;
@@ -97,7 +95,7 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__d
     ddmc__free(mem, d);
     return DDMC_ENOMEM;
   }
-  for (int i = 0; i < 128; i++) atomic_init(&d->want[i], 0);
+  for (int i = 0; i < DDMC__EV_KINDS; i++) atomic_init(&d->want[i], 0);
   if (ddmc__ids_init(&d->ids) != 0) {
     pthread_mutex_destroy(&d->hold_lock);
     ddmc__free(mem, d);
@@ -119,13 +117,14 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__d
 
 void ddmc__dbg_free(ddmc__dbg *d) { dbg_destroy(d); }
 
-int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void *vm_data) {
-  if (vm == NULL || ops == NULL || ops_size == 0) return DDMC_EINVAL;
-  if (ddmc__vm_dbg(vm) != NULL) return DDMC_ESTATE;
+int ddmc_dbg_enable(ddmc_vm *vm) {
+  if (vm == NULL) return DDMC_EINVAL;
+  const ddmc_vm_bridge *bridge = ddmc__vm_bridge(vm);
+  if (bridge == NULL || ddmc__vm_dbg(vm) != NULL) return DDMC_ESTATE;
   ddmc__dbg *d;
-  int rc = ddmc__dbg_new(vm, ops, ops_size, &d);
+  int rc = ddmc__dbg_new(vm, bridge, sizeof(*bridge), &d);
   if (rc != 0) return rc;
-  d->vm_data = vm_data;
+  d->vm_data = ddmc__vm_bridge_data(vm);
   ddmc__service s;
   memset(&s, 0, sizeof(s));
   s.name = "debugger";
@@ -136,13 +135,11 @@ int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void
   s.detach = ddmc__dbg_session_end;
   s.ud = d;
   rc = ddmc__service_add(vm, &s);
+  if (rc == 0) rc = ddmc__events_subscribe(vm, d);
   if (rc != 0) {
-    dbg_destroy(d);
+    dbg_destroy(d); /* only the service table can be full: the hub has room for every client */
     return rc;
   }
   ddmc__vm_set_dbg(vm, d, dbg_destroy);
-  ddmc__prof_set_bridge(vm, &d->ops, vm_data);  /* the profilers name things through it too */
-  ddmc__jvmti_set_bridge(vm, &d->ops, vm_data); /* and JVM TI is built on it */
-  ddmc__ctl_set_bridge(vm, &d->ops, vm_data);   /* the switches they share */
   return 0;
 }

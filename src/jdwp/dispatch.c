@@ -163,7 +163,7 @@ static int handle_jdwp(ddmc__session *s, const ddmc__packet *pkt) {
   int err = DDMC_JDWP_NOT_IMPLEMENTED;
   const ddmc__service *svc = NULL;
   for (int i = 0; i < vm->nservices && svc == NULL; i++)
-    if (vm->services[i].claims(vm->services[i].ud, pkt->cmd_set)) svc = &vm->services[i];
+    if (vm->services[i].claims && vm->services[i].claims(vm->services[i].ud, pkt->cmd_set)) svc = &vm->services[i];
   if (svc != NULL) {
     ddmc__request rq = {pkt->cmd_set, pkt->cmd, pkt->id, pkt->body, pkt->body_len};
     err = svc->handle(vm, svc->ud, &rq, &s->reply);
@@ -195,4 +195,11 @@ int ddmc__session_packet(ddmc__session *s, const ddmc__packet *pkt) {
   if (pkt->flags & DDMC__FLAG_REPLY) return 0;
   if (pkt->cmd_set == DDMC__DDM_CMDSET && pkt->cmd == DDMC__DDM_CMD) return handle_ddm(s, pkt);
   return handle_jdwp(s, pkt);
+}
+
+int ddmc__service_add(ddmc_vm *vm, const ddmc__service *s) {
+  if (atomic_load(&vm->started)) return DDMC_ESTATE;
+  if (vm->nservices >= DDMC__MAX_SERVICES) return DDMC_ENOMEM;
+  vm->services[vm->nservices++] = *s;
+  return 0;
 }

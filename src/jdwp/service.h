@@ -11,7 +11,7 @@
 
 #include "common.h"
 
-#define DDMC__MAX_SERVICES 4
+#define DDMC__MAX_SERVICES 4 /* the debugger, the THST tick: room for two more */
 /* What handle returns for a request it answers later, from another thread, with
  * ddmc__send_reply (a method call the debugger asked a VM thread to make). */
 #define DDMC__REPLY_DEFERRED (-1)
@@ -35,16 +35,14 @@ typedef struct ddmc__service {
   /* DBGD: the debugger behind a relay (DDMS, ddmlib) left while the session goes on; drop its
    * state as at the end of a session. NULL: nothing to drop. */
   void (*detach)(ddmc_vm *vm, void *ud);
+  /* Periodic work while a session is past its handshake: returns the ms until it wants to run
+   * again (-1: not until something else wakes the JDWP thread). NULL: none. */
+  int (*tick)(ddmc_vm *vm, void *ud, int64_t now_ms);
   void *ud;
 } ddmc__service;
 
-/* Adds a copy of s. Before ddmc_vm_start. Returns 0, DDMC_ESTATE (started) or DDMC_ENOMEM (the
+/* Adds a copy of s (claims may be NULL: a service that only ticks). Before ddmc_vm_start. Returns 0, DDMC_ESTATE (started) or DDMC_ENOMEM (the
  * table is full). Thread: VM init thread. */
 int ddmc__service_add(ddmc_vm *vm, const ddmc__service *s);
-
-/* Waits until everything queued so far has been written to the peer, the session ended, or
- * timeout_ms passed. Returns 0 when flushed, DDMC_ETIMEDOUT, or DDMC_ENOTCONN. Thread: any but
- * the JDWP thread. */
-int ddmc__send_flush(ddmc_vm *vm, int timeout_ms);
 
 #endif

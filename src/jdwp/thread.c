@@ -175,9 +175,12 @@ static void run_session(ddmc_vm *vm, int fd) {
         break;
       }
       timeout = (int)(s.hs_deadline - now);
-    } else if (atomic_load(&vm->ddm_active)) {
-      int t = ddmc__thread_tick(vm, now);
-      if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
+    } else {
+      for (int i = 0; i < vm->nservices; i++) {
+        if (vm->services[i].tick == NULL) continue;
+        int t = vm->services[i].tick(vm, vm->services[i].ud, now);
+        if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
+      }
     }
     if (grace_until) {
       int t = grace_until > now ? (int)(grace_until - now) : 0;
@@ -246,20 +249,6 @@ static void run_session(ddmc_vm *vm, int fd) {
   }
   ddmc__session_end(&s, why);
   atomic_store(&vm->wake_pending, 0); /* the next session starts with wake-ups armed */
-}
-
-int ddmc__send_flush(ddmc_vm *vm, int timeout_ms) {
-  unsigned want = atomic_fetch_add(&vm->flush_seq, 1) + 1;
-  uint32_t session = atomic_load(&vm->session_no);
-  ddmc__wake_force(vm);
-  int64_t deadline = ddmc__now_ms() + timeout_ms;
-  for (;;) {
-    if ((int)(atomic_load(&vm->flushed_seq) - want) >= 0) return 0;
-    if (session == 0 || atomic_load(&vm->session_no) != session) return DDMC_ENOTCONN;
-    if (ddmc__now_ms() >= deadline) return DDMC_ETIMEDOUT;
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
-  }
 }
 
 void *ddmc__jdwp_thread_main(void *arg) {

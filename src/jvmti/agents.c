@@ -19,8 +19,8 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
   if (jv == NULL) return DDMC_ENOMEM;
   jv->vm = vm;
   jv->mem = &vm->mem;
-  jv->ops = vm->jv_ops;
-  jv->ops_data = vm->jv_ops_data;
+  jv->ops = ddmc__bridge(vm);
+  jv->ops_data = vm->bridge_data;
   jv->javavm.functions = ddmc__jvm_functions();
   jv->javavm.jv = jv;
   atomic_init(&jv->phase, JVMTI_PHASE_ONLOAD);
@@ -35,6 +35,8 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
   }
   pthread_mutex_init(&jv->step_lock, NULL); /* a default mutex: cannot fail on Linux */
   atomic_store_explicit(&vm->jvmti, jv, memory_order_release);
+  int rc = ddmc__jv_subscribe(vm); /* once the state is there for the hub to find */
+  if (rc != 0) return rc;
   *out = jv;
   return 0;
 }
@@ -198,7 +200,7 @@ int ddmc_agent_vm_start(ddmc_vm *vm) {
   if (jv == NULL) return 0;
   int expect = JVMTI_PHASE_ONLOAD;
   if (!atomic_compare_exchange_strong(&jv->phase, &expect, JVMTI_PHASE_START)) return DDMC_ESTATE;
-  ddmc__hub_vm_start(jv);
+  ddmc__jv_hub_vm_start(jv);
   return 0;
 }
 
@@ -208,7 +210,7 @@ int ddmc_agent_vm_init(ddmc_vm *vm, uint32_t thread) {
   if (atomic_load(&jv->phase) == JVMTI_PHASE_ONLOAD) ddmc_agent_vm_start(vm);
   int expect = JVMTI_PHASE_START;
   if (!atomic_compare_exchange_strong(&jv->phase, &expect, JVMTI_PHASE_LIVE)) return DDMC_ESTATE;
-  ddmc__hub_vm_init(jv, thread);
+  ddmc__jv_hub_vm_init(jv, thread);
   return 0;
 }
 
@@ -216,7 +218,7 @@ int ddmc_agent_vm_death(ddmc_vm *vm, uint32_t thread) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL) return 0;
   if (atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return DDMC_ESTATE;
-  ddmc__hub_vm_death(jv, thread); /* still live while the callbacks run */
+  ddmc__jv_hub_vm_death(jv, thread); /* still live while the callbacks run */
   atomic_store(&jv->phase, JVMTI_PHASE_DEAD);
   return 0;
 }
@@ -243,7 +245,3 @@ void ddmc_agent_unload(ddmc_vm *vm) {
   }
 }
 
-void ddmc__jvmti_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
-  ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (jv != NULL) ddmc__refs_visit(jv, fn, arg);
-}

@@ -1,6 +1,6 @@
 /* The layer's leaf: what every other file of src/jvmti may call without a circle. The calling
  * thread's identity (which VM thread it runs as, whether it may park), the state's lookup on a
- * ddmc_vm, the VM's DDM ops and data, the log, and the bridge ddmc_dbg_attach lends. */
+ * ddmc_vm, the VM's DDM ops and data, and the log. */
 #include <stdarg.h>
 
 #include "jvmti/funcs.h"
@@ -30,12 +30,3 @@ ddmc__jvmti *ddmc__jv_get(const ddmc_vm *vm) {
   return vm ? atomic_load_explicit(&((ddmc_vm *)vm)->jvmti, memory_order_acquire) : NULL;
 }
 
-void ddmc__jvmti_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data) {
-  vm->jv_ops = ops;
-  vm->jv_ops_data = data;
-  ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (jv != NULL) {
-    jv->ops = ops;
-    jv->ops_data = data;
-  }
-}

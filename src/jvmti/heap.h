@@ -102,6 +102,6 @@ void ddmc__tags_destroy(ddmc__tags *t);
 
 /* ---- hub_heap.c */
 /* Does e want ev (enabled, a callback set)? One or two atomic loads. */
-ddmc__fnptr ddmc__hub_heap_callback(ddmc__jenv *e, int ev);
+ddmc__fnptr ddmc__jv_hub_heap_callback(ddmc__jenv *e, int ev);
 
 #endif

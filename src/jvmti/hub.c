@@ -1,5 +1,5 @@
 /* The JVM TI half of the event hub. The VM reports each event once, through the debugger
- * bridge's post calls (ddmc_dbg_post_*, src/debugger/events.c); each of those hands the event
+ * bridge's post calls (ddmc_post_*, src/debugger/events.c); each of those hands the event
  * here first and then to the JDWP debugger when one is connected: one event path into the VM,
  * two clients of it.
  *
@@ -67,7 +67,7 @@ static ddmc__jenv *first_env(ddmc__jvmti *jv) { return atomic_load_explicit(&jv-
 
 /* ---- VM lifecycle (agents.c) */
 
-void ddmc__hub_vm_start(ddmc__jvmti *jv) {
+void ddmc__jv_hub_vm_start(ddmc__jvmti *jv) {
   if (!wanted(jv, JVMTI_EVENT_VM_START)) return;
   scope s;
   scope_enter(&s, 0, 0);
@@ -79,7 +79,7 @@ void ddmc__hub_vm_start(ddmc__jvmti *jv) {
   scope_leave(jv, &s);
 }
 
-void ddmc__hub_vm_init(ddmc__jvmti *jv, uint32_t thread) {
+void ddmc__jv_hub_vm_init(ddmc__jvmti *jv, uint32_t thread) {
   scope s;
   scope_enter(&s, thread, 0);
   if (wanted(jv, JVMTI_EVENT_VM_INIT)) {
@@ -94,7 +94,7 @@ void ddmc__hub_vm_init(ddmc__jvmti *jv, uint32_t thread) {
   ddmc__jv_step_sync(jv); /* SingleStep enabled in OnLoad: the threads there are now */
 }
 
-void ddmc__hub_vm_death(ddmc__jvmti *jv, uint32_t thread) {
+void ddmc__jv_hub_vm_death(ddmc__jvmti *jv, uint32_t thread) {
   if (!wanted(jv, JVMTI_EVENT_VM_DEATH)) return;
   scope s;
   scope_enter(&s, thread, 0);
@@ -108,7 +108,7 @@ void ddmc__hub_vm_death(ddmc__jvmti *jv, uint32_t thread) {
 
 /* ---- from the post calls (src/debugger/events.c) */
 
-int ddmc__hub_wants(const ddmc_vm *vm, int jdwp_kind) {
+int ddmc__jv_hub_wants(const ddmc_vm *vm, int jdwp_kind) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL) return 0;
   switch (jdwp_kind) {
@@ -134,7 +134,7 @@ int ddmc__hub_wants(const ddmc_vm *vm, int jdwp_kind) {
   }
 }
 
-void ddmc__hub_thread(ddmc_vm *vm, uint32_t thread, int start) {
+void ddmc__jv_hub_thread(ddmc_vm *vm, uint32_t thread, int start) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv != NULL) ddmc__jv_step_thread(jv, thread, start); /* before its first instruction */
   int ev = start ? JVMTI_EVENT_THREAD_START : JVMTI_EVENT_THREAD_END;
@@ -150,7 +150,7 @@ void ddmc__hub_thread(ddmc_vm *vm, uint32_t thread, int start) {
   scope_leave(jv, &s);
 }
 
-void ddmc__hub_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c) {
+void ddmc__jv_hub_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   int load = wanted(jv, JVMTI_EVENT_CLASS_LOAD), prep = wanted(jv, JVMTI_EVENT_CLASS_PREPARE);
   if (!(load || prep)) return;
@@ -190,10 +190,10 @@ static jvalue to_jvalue(ddmc__jvmti *jv, const ddmc_value *v) {
   return out;
 }
 
-void ddmc__hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, unsigned flags) {
+void ddmc__jv_hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, unsigned flags) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  int entry = (flags & DDMC_DBG_METHOD_ENTRY) && wanted(jv, JVMTI_EVENT_METHOD_ENTRY);
-  int bp = (flags & DDMC_DBG_AT_BREAKPOINT) && wanted(jv, JVMTI_EVENT_BREAKPOINT);
+  int entry = (flags & DDMC_POST_METHOD_ENTRY) && wanted(jv, JVMTI_EVENT_METHOD_ENTRY);
+  int bp = (flags & DDMC_POST_AT_BREAKPOINT) && wanted(jv, JVMTI_EVENT_BREAKPOINT);
   int step = wanted(jv, JVMTI_EVENT_SINGLE_STEP);
   if (!(entry || bp || step) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
@@ -213,7 +213,7 @@ void ddmc__hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
   scope_leave(jv, &s);
 }
 
-void ddmc__hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, const ddmc_value *ret,
+void ddmc__jv_hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, const ddmc_value *ret,
                            int by_exception) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (!wanted(jv, JVMTI_EVENT_METHOD_EXIT) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
@@ -254,12 +254,12 @@ static void exception_event(ddmc_vm *vm, int ev, uint32_t thread, const ddmc_loc
   scope_leave(jv, &s);
 }
 
-void ddmc__hub_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
+void ddmc__jv_hub_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
                          const ddmc_location *catch_loc) {
   exception_event(vm, JVMTI_EVENT_EXCEPTION, thread, loc, exc, catch_loc);
 }
 
-void ddmc__hub_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc) {
+void ddmc__jv_hub_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc) {
   exception_event(vm, JVMTI_EVENT_EXCEPTION_CATCH, thread, loc, exc, NULL);
 }
 
@@ -268,12 +268,12 @@ static char type_letter(char tag) {
   return strchr("ZBCSIJFD", tag) != NULL && tag != 0 ? tag : 'L';
 }
 
-void ddmc__hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_class c, uint32_t field,
+void ddmc__jv_hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_class c, uint32_t field,
                      ddmc_ref object, const ddmc_value *new_value) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   int ev = new_value ? JVMTI_EVENT_FIELD_MODIFICATION : JVMTI_EVENT_FIELD_ACCESS;
   if (!wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
-  unsigned kind = new_value ? DDMC_DBG_WATCH_MODIFY : DDMC_DBG_WATCH_ACCESS;
+  unsigned kind = new_value ? DDMC_WATCH_MODIFY : DDMC_WATCH_ACCESS;
   scope s;
   scope_enter(&s, thread, 1);
   ddmc__jnienv *jni = ddmc__jni_env(jv);

@@ -1,5 +1,5 @@
-/* The heap half of the event hub (issue 16): the VM's GC hooks (ddmc_gc_start, ddmc_gc_sweep,
- * and ddmc_gc_done through ddmc__hub_gc_done) turned into GarbageCollectionStart / Finish and
+/* The heap half of the agents' events: the VM's GC hooks (ddmc_gc_start, ddmc_gc_sweep,
+ * ddmc_gc_done, through the event hub: client.c) turned into GarbageCollectionStart / Finish and
  * ObjectFree, and the allocation hook's VM-made objects into VMObjectAlloc.
  *
  * GC callbacks run on the collector's thread with no library lock held; it is no VM thread to
@@ -18,7 +18,7 @@ static inline int wanted(ddmc__jvmti *jv, int ev) {
   return jv != NULL && atomic_load_explicit(&jv->want[ev - DDMC__JEV_FIRST], memory_order_relaxed) > 0;
 }
 
-ddmc__fnptr ddmc__hub_heap_callback(ddmc__jenv *e, int ev) {
+ddmc__fnptr ddmc__jv_hub_heap_callback(ddmc__jenv *e, int ev) {
   int i = ev - DDMC__JEV_FIRST;
   if (atomic_load_explicit(&e->disposed, memory_order_relaxed)) return NULL;
   /* Global or for some thread: GC events belong to no thread, so either enables them. */
@@ -50,41 +50,37 @@ static void gc_leave(gc_scope *s) {
   ddmc__jv_set_may_park(s->may_park);
 }
 
-int ddmc_gc_start(ddmc_vm *vm) {
-  if (vm == NULL) return DDMC_EINVAL;
+void ddmc__jv_hub_gc_start(ddmc_vm *vm) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (!wanted(jv, JVMTI_EVENT_GARBAGE_COLLECTION_START) || !live_phase(jv)) return 0;
+  if (!wanted(jv, JVMTI_EVENT_GARBAGE_COLLECTION_START) || !live_phase(jv)) return;
   gc_scope s;
   gc_enter(&s);
   for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-    ddmc__fnptr f = ddmc__hub_heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_START);
+    ddmc__fnptr f = ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_START);
     if (f) ((cb_env_only)f)(e);
   }
   gc_leave(&s);
-  return 0;
 }
 
-int ddmc_gc_sweep(ddmc_vm *vm, ddmc_gc_is_live_fn is_live, void *arg) {
-  if (vm == NULL || is_live == NULL) return DDMC_EINVAL;
+void ddmc__jv_hub_gc_sweep(ddmc_vm *vm, ddmc_gc_is_live_fn is_live, void *arg) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (jv == NULL) return 0;
+  if (jv == NULL) return;
   for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
     ddmc__tags *t = ddmc__tags_of(e, 0);
     if (t == NULL) continue;
-    int keep = ddmc__hub_heap_callback(e, JVMTI_EVENT_OBJECT_FREE) != NULL;
+    int keep = ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_OBJECT_FREE) != NULL;
     ddmc__tags_sweep(t, is_live, arg, keep);
   }
-  return 0;
 }
 
-void ddmc__hub_gc_done(ddmc_vm *vm) {
+void ddmc__jv_hub_gc_done(ddmc_vm *vm) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL) return;
   gc_scope s;
   gc_enter(&s);
   int finish = wanted(jv, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) && live_phase(jv);
   for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-    ddmc__fnptr f = finish ? ddmc__hub_heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) : NULL;
+    ddmc__fnptr f = finish ? ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) : NULL;
     if (f) ((cb_env_only)f)(e);
   }
   /* ObjectFree: each environment's waiting tags, a bounded batch at a time (no allocation). */
@@ -94,7 +90,7 @@ void ddmc__hub_gc_done(ddmc_vm *vm) {
     jlong batch[256];
     uint32_t n;
     while ((n = ddmc__tags_take_freed(t, batch, 256)) > 0) {
-      ddmc__fnptr f = live_phase(jv) ? ddmc__hub_heap_callback(e, JVMTI_EVENT_OBJECT_FREE) : NULL;
+      ddmc__fnptr f = live_phase(jv) ? ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_OBJECT_FREE) : NULL;
       for (uint32_t i = 0; f != NULL && i < n; i++) ((cb_object_free)f)(e, batch[i]);
     }
   }
@@ -103,10 +99,9 @@ void ddmc__hub_gc_done(ddmc_vm *vm) {
 
 /* ---- VMObjectAlloc */
 
-int ddmc_alloc_object(ddmc_vm *vm, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes, int by_vm) {
-  if (vm == NULL || obj == 0) return DDMC_EINVAL;
+void ddmc__jv_hub_alloc(ddmc_vm *vm, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes, int by_vm) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (!by_vm || !wanted(jv, JVMTI_EVENT_VM_OBJECT_ALLOC) || !live_phase(jv)) return 0;
+  if (!by_vm || !wanted(jv, JVMTI_EVENT_VM_OBJECT_ALLOC) || !live_phase(jv)) return;
   uint32_t self = ddmc__jv_self();
   int may_park = ddmc__jv_may_park();
   uint32_t mark = ddmc__ref_frame_push();
@@ -127,5 +122,4 @@ int ddmc_alloc_object(ddmc_vm *vm, uint32_t thread, ddmc_ref obj, ddmc_class cls
   ddmc__ref_frame_pop(jv, mark);
   ddmc__jv_set_self(self);
   ddmc__jv_set_may_park(may_park);
-  return 0;
 }

@@ -1,6 +1,6 @@
 /* The hub's monitor events and DataDumpRequest (hub.c has the others): MonitorContendedEnter,
  * MonitorContendedEntered, MonitorWait, MonitorWaited from the post calls
- * (ddmc_dbg_post_monitor_*, src/debugger/events.c, before the debugger's half), and
+ * (ddmc_post_monitor_*, src/debugger/events.c, before the debugger's half), and
  * DataDumpRequest from ddmc_agent_data_dump.
  *
  * As in hub.c: one or two atomic loads when no agent wants the event; otherwise each
@@ -36,7 +36,7 @@ static int jvmti_event(int jdwp_kind) {
   }
 }
 
-void ddmc__hub_monitor(ddmc_vm *vm, int jdwp_kind, uint32_t thread, ddmc_ref object, int64_t arg) {
+void ddmc__jv_hub_monitor(ddmc_vm *vm, int jdwp_kind, uint32_t thread, ddmc_ref object, int64_t arg) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   int ev = jvmti_event(jdwp_kind);
   if (ev == 0 || !wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;

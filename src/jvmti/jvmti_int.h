@@ -3,7 +3,7 @@
  * One ddmc__jvmti hangs on each ddmc_vm (created by the first ddmc_agent_load); it owns the
  * JavaVM, the environments (one per GetEnv), the handle table behind every jobject, the
  * jmethodID / jfieldID table, raw monitors, the agents loaded and the system properties. It
- * reaches the VM only through the debugger bridge (ddmc_dbg_ops, lent by ddmc_dbg_attach), the
+ * reaches the VM only through the debugger bridge (ddmc_vm_bridge, lent by ddmc_dbg_attach), the
  * VM's DDM ops (thread enumeration) and the event calls the VM already makes (hub.c).
  *
  * Locks (all leaves: none is held while an op of the VM, an agent callback or another library
@@ -55,7 +55,7 @@ typedef struct ddmc__thread_enable {
 typedef struct ddmc__jwatch {
   ddmc_class cls;
   uint32_t field;
-  unsigned kinds; /* DDMC_DBG_WATCH_ACCESS | _MODIFY */
+  unsigned kinds; /* DDMC_WATCH_ACCESS | _MODIFY */
 } ddmc__jwatch;
 
 /* Per environment: breakpoints and watched fields at most (SetBreakpoint, Set*Watch answer
@@ -159,7 +159,7 @@ void ddmc__susp_destroy(ddmc__susp *s);
 struct ddmc__jvmti {
   ddmc_vm *vm;
   const ddmc__mem *mem;
-  const ddmc_dbg_ops *ops; /* the debugger bridge (NULL until ddmc_dbg_attach) */
+  const ddmc_vm_bridge *ops; /* the VM bridge (NULL: the VM set none) */
   void *ops_data;
   ddmc__javavm javavm;
   atomic_int phase;
@@ -169,7 +169,7 @@ struct ddmc__jvmti {
   ddmc__prop *props;
   uint32_t nprops;
   /* Per event: environments that enabled it (globally or for some thread). The hub's
-   * one-read test; ddmc_dbg_wants answers from it too. */
+   * one-read test; ddmc_event_wanted answers from it too. */
   atomic_int want[DDMC__JEV_COUNT];
   atomic_int method_events_on; /* the VM's method events switched on for agents */
   /* Threads the VM steps for agents (debug.c); step_lock orders the changes and is held across
@@ -214,7 +214,7 @@ void ddmc__ref_delete(ddmc__jvmti *jv, jobject h, int scope);
 /* Local frames of the calling thread: a callback's locals go when it returns. */
 uint32_t ddmc__ref_frame_push(void);
 void ddmc__ref_frame_pop(ddmc__jvmti *jv, uint32_t mark);
-/* The collector's visit (ddmc_dbg_visit_roots). */
+/* The collector's visit (ddmc_gc_visit_roots). */
 void ddmc__refs_visit(ddmc__jvmti *jv, ddmc_root_visit_fn fn, void *arg);
 /* A class handle: the class's class object when it has one. */
 jclass ddmc__class_local(ddmc__jvmti *jv, ddmc_class c);
@@ -242,5 +242,42 @@ ddmc__jnienv *ddmc__jni_env(ddmc__jvmti *jv);
 /* ---- base.c: the calling OS thread: which VM thread it is, for GetCurrentThread. */
 void ddmc__jv_set_self(uint32_t thread);
 uint32_t ddmc__jv_self(void);
+
+/* ---- the agents' events, as the event hub hands them on (client.c calls them) */
+
+/* hub.c. Does some agent want events of this JDWP kind (ddmc_event_wanted)? */
+int ddmc__jv_hub_wants(const ddmc_vm *vm, int jdwp_kind);
+void ddmc__jv_hub_thread(ddmc_vm *vm, uint32_t thread, int start);
+void ddmc__jv_hub_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c);
+void ddmc__jv_hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, unsigned flags);
+/* by_exception: the frame was popped by an exception (JVM TI reports it, JDWP does not). */
+void ddmc__jv_hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, const ddmc_value *ret,
+                           int by_exception);
+/* Exception (catch_loc NULL: uncaught) and ExceptionCatch (loc: the handler). */
+void ddmc__jv_hub_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc,
+                         const ddmc_location *catch_loc);
+void ddmc__jv_hub_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_ref exc);
+/* FieldAccess (new_value NULL) or FieldModification of field of c in object (0: a static). */
+void ddmc__jv_hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddmc_class c, uint32_t field,
+                     ddmc_ref object, const ddmc_value *new_value);
+
+/* suspend.c: the suspension arbiter (vmctl/switches.h). The debugger's count of thread went
+ * 0 -> 1 (suspend = 1) or back (0): the VM is asked only when the agents' hold and the
+ * debugger's together go from none to some or back, so a thread both suspended stays stopped
+ * until both let go. Returns the op's JDWP error (NOT_IMPLEMENTED without the op). */
+int ddmc__susp_debugger(ddmc_vm *vm, uint32_t thread, int suspend);
+/* hub_monitor.c: monitor events for agents (the post calls' first half). */
+void ddmc__jv_hub_monitor(ddmc_vm *vm, int jdwp_kind, uint32_t thread, ddmc_ref object, int64_t arg);
+
+/* hub_heap.c: the GC hooks, as the event hub hands them on. GC thread. */
+void ddmc__jv_hub_gc_start(ddmc_vm *vm);
+void ddmc__jv_hub_gc_sweep(ddmc_vm *vm, ddmc_gc_is_live_fn is_live, void *arg);
+/* GarbageCollectionFinish then ObjectFree. */
+void ddmc__jv_hub_gc_done(ddmc_vm *vm);
+/* VMObjectAlloc for an object the VM made itself (ddmc_alloc_object). The allocating thread. */
+void ddmc__jv_hub_alloc(ddmc_vm *vm, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes, int by_vm);
+/* client.c: subscribes the layer to the event hub and makes it the suspension arbiter. */
+int ddmc__jv_subscribe(ddmc_vm *vm);
+
 
 #endif

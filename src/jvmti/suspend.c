@@ -3,7 +3,8 @@
  *
  * JVM TI suspension is one flag per thread (a second SuspendThread is THREAD_SUSPENDED, a
  * ResumeThread of a thread not suspended THREAD_NOT_SUSPENDED); the debugger keeps its own count
- * (src/debugger/threads.c) and calls ddmc__susp_debugger when it goes 0 -> 1 and back. The VM's
+ * (src/debugger/threads.c) and, through vmctl's arbiter (client.c sets it), reaches
+ * ddmc__susp_debugger when it goes 0 -> 1 and back. The VM's
  * suspend_thread is called when the first of the two holds a thread, resume_thread when the
  * last lets go: a thread suspended by both stays stopped until both resumed it.
  *
@@ -74,7 +75,7 @@ static held snapshot(ddmc__susp *s, uint32_t thread) {
 /* One side (agent or debugger) takes (on = 1) or releases its hold of thread; the VM is asked to
  * stop or release the thread when the holds go from none to some or back. s->op held. Returns a
  * JDWP error of the VM's op, DDMC_JDWP_OUT_OF_MEMORY (table full). */
-static int set_hold(ddmc__susp *s, const ddmc_dbg_ops *ops, void *data, uint32_t thread, int agent, int on) {
+static int set_hold(ddmc__susp *s, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int agent, int on) {
   pthread_mutex_lock(&s->lock);
   ddmc__susp_entry *e = entry(s, thread, on);
   if (e == NULL) {
@@ -121,14 +122,11 @@ static int set_hold(ddmc__susp *s, const ddmc_dbg_ops *ops, void *data, uint32_t
   return rc;
 }
 
-int ddmc__susp_debugger(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data, uint32_t thread, int suspend) {
+int ddmc__susp_debugger(ddmc_vm *vm, uint32_t thread, int suspend) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (jv == NULL) { /* no agent: the debugger alone */
-    if (suspend) return ops->suspend_thread ? ops->suspend_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
-    return ops->resume_thread ? ops->resume_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
-  }
+  if (jv == NULL || jv->ops == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   pthread_mutex_lock(&jv->susp.op);
-  int rc = set_hold(&jv->susp, ops, data, thread, 0, suspend);
+  int rc = set_hold(&jv->susp, jv->ops, jv->ops_data, thread, 0, suspend);
   pthread_mutex_unlock(&jv->susp.op);
   return rc;
 }
@@ -155,7 +153,7 @@ static jvmtiError check(ddmc__jenv *e) {
 
 /* Is thread alive (thread_info answers for it and it is not a zombie)? */
 static int alive(ddmc__jvmti *jv, uint32_t thread) {
-  ddmc_dbg_thread_info ti;
+  ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
   return jv->ops->thread_info != NULL && jv->ops->thread_info(jv->ops_data, thread, &ti) == 0 &&
          ti.status != DDMC_TS_ZOMBIE && ti.object != 0;

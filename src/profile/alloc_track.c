@@ -76,11 +76,6 @@ int ddmc__alloc_ring_get(const ddmc__alloc_ring *r, uint64_t n, ddmc__alloc_rec 
 
 /* ---- the public call */
 
-const int *ddmc_alloc_tracking_flag(const ddmc_vm *vm) {
-  static const int off = 0;
-  return vm ? &vm->prof.alloc_flag : &off;
-}
-
 int ddmc_alloc_record(ddmc_vm *vm, uint32_t thread, ddmc_class cls, uint64_t bytes, const ddmc_location *frames,
                       uint32_t nframes) {
   if (vm == NULL || (frames == NULL && nframes > 0)) return DDMC_EINVAL;
@@ -104,15 +99,15 @@ int ddmc__alloc_set_tracking(ddmc_vm *vm, int on) {
   ddmc__prof *p = &vm->prof;
   if (on) {
     if (atomic_load(&p->ring) != NULL) return 0; /* already on: nothing changes (Dalvik) */
-    if (p->dbg == NULL) return DDMC_ENOTSUP;
+    if (ddmc__bridge(vm) == NULL) return DDMC_ENOTSUP;
     ddmc__alloc_ring *r = ddmc__alloc_ring_new(&vm->mem, p->cfg.alloc_records, p->cfg.alloc_depth);
     if (r == NULL) return DDMC_ENOMEM;
     atomic_store(&p->ring, r);
-    __atomic_fetch_or(&p->alloc_flag, 1, __ATOMIC_RELEASE);
+    ddmc__hub_alloc_want(vm, DDMC__ALLOC_TRACKER, 1);
     ddmc__log(vm, DDMC_LOG_INFO, "allocation tracking on (%u records of up to %u frames)", r->cap, r->depth);
     return 0;
   }
-  __atomic_fetch_and(&p->alloc_flag, ~1, __ATOMIC_RELEASE);
+  ddmc__hub_alloc_want(vm, DDMC__ALLOC_TRACKER, 0);
   ddmc__alloc_ring *r = atomic_exchange(&p->ring, NULL);
   if (r == NULL) return 0;
   /* Threads that saw the ring may still be writing into it. They hold no lock and do a bounded
@@ -122,15 +117,6 @@ int ddmc__alloc_set_tracking(ddmc_vm *vm, int on) {
   ddmc__alloc_ring_free(&vm->mem, r);
   ddmc__log(vm, DDMC_LOG_INFO, "allocation tracking off");
   return 0;
-}
-
-/* JVM TI (issue 16): bit 2 of the flag while some agent wants VMObjectAlloc; the VM then reports
- * its allocations through ddmc_alloc_object as well. */
-void ddmc__alloc_agent_wants(ddmc_vm *vm, int on) {
-  if (on)
-    __atomic_fetch_or(&vm->prof.alloc_flag, 2, __ATOMIC_RELEASE);
-  else
-    __atomic_fetch_and(&vm->prof.alloc_flag, ~2, __ATOMIC_RELEASE);
 }
 
 int ddmc__alloc_tracking_on(const ddmc_vm *vm) { return atomic_load(&((ddmc_vm *)vm)->prof.ring) != NULL; }

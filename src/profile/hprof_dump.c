@@ -7,7 +7,7 @@
 #define SEGMENT_BYTES ((uint64_t)1 << 20) /* any split is legal; Android's was 4 KiB or 128 objects */
 
 int ddmc__hprof_supported(const ddmc_vm *vm) {
-  const ddmc_dbg_ops *o = vm->prof.dbg;
+  const ddmc_vm_bridge *o = ddmc__bridge(vm);
   return o != NULL && o->with_world_stopped != NULL && o->for_each_object != NULL && o->for_each_root != NULL &&
          o->for_each_class != NULL && o->class_info != NULL && o->field_info != NULL && o->get_field != NULL &&
          o->array_get != NULL;
@@ -341,8 +341,8 @@ int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, siz
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
   b->vm = vm;
   b->mem = &vm->mem;
-  b->ops = vm->prof.dbg;
-  b->data = vm->prof.dbg_data;
+  b->ops = ddmc__bridge(vm);
+  b->data = vm->bridge_data;
   b->class_class = -1;
   b->sink = sink;
   b->msg = msg;

@@ -20,7 +20,10 @@ void ddmc_prof_config_init_(ddmc_prof_config *c, size_t size) {
   memcpy(c, &d, DDMC__MIN(size, sizeof(d)));
 }
 
-void ddmc__prof_init(ddmc_vm *vm) { ddmc_prof_config_init(&vm->prof.cfg); }
+int ddmc__prof_init(ddmc_vm *vm) {
+  ddmc_prof_config_init(&vm->prof.cfg);
+  return 0;
+}
 
 static uint32_t pow2_at_least(uint32_t v) {
   uint32_t p = 1;
@@ -42,13 +45,8 @@ int ddmc_prof_configure_(ddmc_vm *vm, const ddmc_prof_config *c, size_t size) {
   return 0;
 }
 
-void ddmc__prof_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data) {
-  vm->prof.dbg = ops;
-  vm->prof.dbg_data = data;
-}
-
 int ddmc__prof_can_trace(const ddmc_vm *vm) {
-  const ddmc_dbg_ops *o = vm->prof.dbg;
+  const ddmc_vm_bridge *o = ddmc__bridge(vm);
   return o != NULL && o->set_method_events != NULL && o->class_info != NULL && o->method_info != NULL;
 }
 
@@ -69,7 +67,7 @@ void ddmc__prof_features(const ddmc_vm *vm, void (*fn)(void *arg, const char *fe
 int ddmc__alloc_real(ddmc_vm *vm, ddmc_buf *out) {
   ddmc__prof *p = &vm->prof;
   ddmc__names names;
-  ddmc__names_init(&names, &vm->mem, p->dbg, p->dbg_data);
+  ddmc__names_init(&names, &vm->mem, ddmc__bridge(vm), vm->bridge_data);
   /* The JDWP thread is the only one that frees the ring (REAE), and it is here. */
   int rc = ddmc__alloc_report(atomic_load(&p->ring), &names, &vm->mem, 65535, out);
   ddmc__names_free(&names);

@@ -1,16 +1,19 @@
 /* The profiling layer's calls, for the chunk handlers above it (chunks/alloc.c, chunks/trace.c,
  * chunks/hello.c) and the debugger layer, which feeds it method events and lends it the
- * reflective bridge. This layer reaches the VM only through ddmc_dbg_ops (names, frames, method
+ * reflective bridge. This layer reaches the VM only through ddmc_vm_bridge (names, frames, method
  * events) and ddmc_vm_ops (threads and stacks for the sampler), and the peer only through
  * src/send. See README.md here for threads, memory and bounds. */
 #ifndef DDMC_PROFILE_INT_H
 #define DDMC_PROFILE_INT_H
 
-#include "profile/prof_hooks.h"
+#include "hub/hub.h"
 #include "vm_int.h"
 
 /* ---- prof.c: configuration, features, teardown */
-void ddmc__prof_init(ddmc_vm *vm);
+/* ddmc_vm_new (the chunk families' table): the defaults. */
+int ddmc__prof_init(ddmc_vm *vm);
+/* trace.c: subscribes the method trace to the event hub (the chunk families' table). */
+int ddmc__trace_subscribe(ddmc_vm *vm);
 /* ddmc_vm_free: stops a trace or sampler still running and frees everything. */
 void ddmc__prof_destroy(ddmc_vm *vm);
 /* FEAT: calls fn for each profiling feature string this VM's bridge makes work, in the order

@@ -131,12 +131,12 @@ static void unroll_to(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t depth, 
  * on the thread itself, outermost first, and given ENTER records so every EXIT has its ENTER. */
 static void backfill(ddmc_vm *vm, ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thread, int32_t depth,
                      uint32_t upto, uint32_t cpu, uint32_t wall) {
-  const ddmc_dbg_ops *ops = vm->prof.dbg;
+  const ddmc_vm_bridge *ops = ddmc__bridge(vm);
   while (t->depth < upto) {
     ddmc_location l;
     uint32_t id = DDMC__NO_METHOD;
     memset(&l, 0, sizeof(l));
-    if (ops->frame_location && ops->frame_location(vm->prof.dbg_data, thread, depth - (int32_t)t->depth, &l) == 0)
+    if (ops->frame_location && ops->frame_location(vm->bridge_data, thread, depth - (int32_t)t->depth, &l) == 0)
       id = method_id(tr, l.cls, l.method);
     if (!push(vm, t, l.cls, l.method, id)) return;
     if (id != DDMC__NO_METHOD) emit(tr, t, id | DDMC__TR_ENTER, cpu, wall);
@@ -195,9 +195,9 @@ static struct ddmc__tthread *thread_state(ddmc_vm *vm, _Atomic(struct ddmc__tthr
   return t;
 }
 
-void ddmc__trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, int exit) {
+/* A method entered (exit = 0) or left (1) at frame depth (frame count - 1), on the VM thread. */
+static void trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, int exit) {
   ddmc__prof *p = &vm->prof;
-  if (atomic_load_explicit(&p->trace, memory_order_acquire) == NULL) return;
   if (thread >= DDMC__TRACE_MAX_THREADS || depth < 0) { /* record thread ids are u2 */
     atomic_fetch_add_explicit(&p->st_lost, 1, memory_order_relaxed);
     return;
@@ -209,6 +209,23 @@ void ddmc__trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
   if (tr != NULL && tr->mode == DDMC_TRACE_METHODS && !atomic_load_explicit(&tr->overflow, memory_order_relaxed))
     record(vm, tr, t, thread, loc, (uint32_t)depth, exit);
   atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* The trace's hub client: method entries and exits, before any client that may park the thread.
+ * One load when no trace runs. */
+static int trace_post(ddmc_vm *vm, void *ud, const ddmc__hub_event *ev) {
+  (void)ud;
+  if (atomic_load_explicit(&vm->prof.trace, memory_order_acquire) == NULL) return DDMC_ENOTCONN;
+  if (ev->what == DDMC__HUB_LOCATION && (ev->flags & DDMC_POST_METHOD_ENTRY))
+    trace_method(vm, ev->thread, ev->loc, ev->depth, 0);
+  else if (ev->what == DDMC__HUB_METHOD_EXIT)
+    trace_method(vm, ev->thread, ev->loc, ev->depth, 1);
+  return 0;
+}
+
+int ddmc__trace_subscribe(ddmc_vm *vm) {
+  static const ddmc__hub_client client = {.name = "method trace", .rank = DDMC__HUB_RANK_TRACE, .post = trace_post};
+  return ddmc__hub_subscribe(vm, &client, NULL);
 }
 
 /* ---- start and stop (JDWP thread) */

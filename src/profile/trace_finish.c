@@ -70,7 +70,7 @@ int ddmc__trace_build_head(ddmc_vm *vm, ddmc__trace *tr) {
   threads_arg ta = {&vm->mem, NULL, 0, 0, NULL, 0};
   methods_arg ma = {NULL, NULL, 0};
   ddmc__names names;
-  ddmc__names_init(&names, &vm->mem, vm->prof.dbg, vm->prof.dbg_data);
+  ddmc__names_init(&names, &vm->mem, ddmc__bridge(vm), vm->bridge_data);
   int rc = 0;
   if ((ta.listed = ddmc__calloc(&vm->mem, DDMC__TRACE_MAX_THREADS / 8, 1)) == NULL) rc = DDMC_ENOMEM;
   if (rc == 0 && vm->ops.for_each_thread) vm->ops.for_each_thread(vm->vm_data, on_thread, &ta);

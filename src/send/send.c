@@ -1,5 +1,6 @@
 /* See send.h. */
 #include <string.h>
+#include <time.h>
 
 #include "send/send.h"
 
@@ -189,4 +190,18 @@ int ddmc_send_chunk(ddmc_vm *vm, ddmc_chunk_type type, const void *data, size_t 
 int ddmc_send_chunkv(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_iov *iov, int iovcnt) {
   if (vm == NULL || iovcnt < 0 || (iov == NULL && iovcnt > 0)) return DDMC_EINVAL;
   return ddmc__send_ddm(vm, type, iov, iovcnt);
+}
+
+int ddmc__send_flush(ddmc_vm *vm, int timeout_ms) {
+  unsigned want = atomic_fetch_add(&vm->flush_seq, 1) + 1;
+  uint32_t session = atomic_load(&vm->session_no);
+  ddmc__wake_force(vm);
+  int64_t deadline = ddmc__now_ms() + timeout_ms;
+  for (;;) {
+    if ((int)(atomic_load(&vm->flushed_seq) - want) >= 0) return 0;
+    if (session == 0 || atomic_load(&vm->session_no) != session) return DDMC_ENOTCONN;
+    if (ddmc__now_ms() >= deadline) return DDMC_ETIMEDOUT;
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
 }

@@ -33,6 +33,11 @@ uint32_t ddmc__session_number(const ddmc_vm *vm);
 /* Called once by the JDWP thread: its own sends skip the wake-up. */
 void ddmc__send_mark_jdwp_thread(void);
 
+/* Waits until everything queued so far has been written to the peer, the session ended, or
+ * timeout_ms passed. Returns 0 when flushed, DDMC_ETIMEDOUT, or DDMC_ENOTCONN. Thread: any but
+ * the JDWP thread. */
+int ddmc__send_flush(ddmc_vm *vm, int timeout_ms);
+
 /* ---- large payloads */
 
 /* One packet produced in pieces. read copies the next bytes (at most cap, at least 1) to dst and

@@ -18,9 +18,11 @@ void ddmc__ctl_destroy(ddmc_vm *vm) {
   pthread_mutex_destroy(&c->lock);
 }
 
-void ddmc__ctl_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data) {
-  vm->ctl.ops = ops;
-  vm->ctl.data = data;
+int ddmc__ctl_suspend(ddmc_vm *vm, uint32_t thread, int suspend) {
+  if (vm->ctl.suspend_arbiter != NULL) return vm->ctl.suspend_arbiter(vm, thread, suspend);
+  const ddmc_vm_bridge *b = ddmc__bridge(vm);
+  int (*op)(void *, uint32_t) = b == NULL ? NULL : suspend ? b->suspend_thread : b->resume_thread;
+  return op != NULL ? op(vm->bridge_data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
 }
 
 /* Room for one more element in *v (n used, *cap allocated). */
@@ -42,10 +44,10 @@ int ddmc__ctl_method_events(ddmc_vm *vm, unsigned reason, int on) {
   int rc = 0;
   if ((before != 0) == (after != 0)) {
     c->me_reasons = after;
-  } else if (c->ops == NULL || c->ops->set_method_events == NULL) {
+  } else if (ddmc__bridge(vm) == NULL || ddmc__bridge(vm)->set_method_events == NULL) {
     rc = on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
   } else {
-    rc = c->ops->set_method_events(c->data, after != 0);
+    rc = ddmc__bridge(vm)->set_method_events(vm->bridge_data, after != 0);
     if (rc == 0 || !on) c->me_reasons = after;
   }
   pthread_mutex_unlock(&c->lock);
@@ -58,7 +60,7 @@ static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
 
 int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on) {
   ddmc__ctl *c = &vm->ctl;
-  if (c->ops == NULL || c->ops->set_breakpoint == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
+  if (ddmc__bridge(vm) == NULL || ddmc__bridge(vm)->set_breakpoint == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
   pthread_mutex_lock(&c->lock);
   uint32_t i = 0;
   while (i < c->nbps && !loc_eq(&c->bps[i].loc, loc)) i++;
@@ -67,10 +69,10 @@ int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on) {
     c->bps[i].count++;
   } else if (on) {
     rc = grow(vm, (void **)&c->bps, c->nbps, &c->cap_bps, sizeof(*c->bps));
-    if (rc == 0) rc = c->ops->set_breakpoint(c->data, loc);
+    if (rc == 0) rc = ddmc__bridge(vm)->set_breakpoint(vm->bridge_data, loc);
     if (rc == 0) c->bps[c->nbps++] = (ddmc__ctl_bp){*loc, 1};
   } else if (i < c->nbps && --c->bps[i].count == 0) {
-    if (c->ops->clear_breakpoint) c->ops->clear_breakpoint(c->data, loc);
+    if (ddmc__bridge(vm)->clear_breakpoint) ddmc__bridge(vm)->clear_breakpoint(vm->bridge_data, loc);
     c->bps[i] = c->bps[--c->nbps];
   }
   pthread_mutex_unlock(&c->lock);
@@ -78,12 +80,12 @@ int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on) {
 }
 
 static unsigned watch_mask(const ddmc__ctl_watch *w) {
-  return (w->access ? DDMC_DBG_WATCH_ACCESS : 0u) | (w->modify ? DDMC_DBG_WATCH_MODIFY : 0u);
+  return (w->access ? DDMC_WATCH_ACCESS : 0u) | (w->modify ? DDMC_WATCH_MODIFY : 0u);
 }
 
 int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned kind, int on) {
   ddmc__ctl *c = &vm->ctl;
-  if (c->ops == NULL || c->ops->set_field_watch == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
+  if (ddmc__bridge(vm) == NULL || ddmc__bridge(vm)->set_field_watch == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
   pthread_mutex_lock(&c->lock);
   uint32_t i = 0;
   while (i < c->nwatches && !(c->watches[i].cls == cls && c->watches[i].field == field)) i++;
@@ -94,13 +96,13 @@ int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned 
     c->watches[c->nwatches++] = (ddmc__ctl_watch){cls, field, 0, 0};
   }
   ddmc__ctl_watch *w = &c->watches[i];
-  uint32_t *n = kind == DDMC_DBG_WATCH_ACCESS ? &w->access : &w->modify;
+  uint32_t *n = kind == DDMC_WATCH_ACCESS ? &w->access : &w->modify;
   if (!on && *n == 0) goto out;
   unsigned before = watch_mask(w);
   *n = on ? *n + 1 : *n - 1;
   unsigned after = watch_mask(w);
   if (after != before) {
-    rc = c->ops->set_field_watch(c->data, cls, field, after);
+    rc = ddmc__bridge(vm)->set_field_watch(vm->bridge_data, cls, field, after);
     if (rc != 0 && on) *n -= 1; /* refused: as if never asked */
   }
   if (watch_mask(w) == 0) c->watches[i] = c->watches[--c->nwatches];
@@ -111,7 +113,7 @@ out:
 
 int ddmc__ctl_stepping(ddmc_vm *vm, uint32_t thread, unsigned reason, int on) {
   ddmc__ctl *c = &vm->ctl;
-  if (c->ops == NULL || c->ops->set_stepping == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
+  if (ddmc__bridge(vm) == NULL || ddmc__bridge(vm)->set_stepping == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
   pthread_mutex_lock(&c->lock);
   uint32_t i = 0;
   while (i < c->nsteps && c->steps[i].thread != thread) i++;
@@ -123,7 +125,7 @@ int ddmc__ctl_stepping(ddmc_vm *vm, uint32_t thread, unsigned reason, int on) {
   }
   ddmc__ctl_step *s = &c->steps[i];
   unsigned before = s->reasons, after = on ? before | reason : before & ~reason;
-  if ((before != 0) != (after != 0)) rc = c->ops->set_stepping(c->data, thread, after != 0);
+  if ((before != 0) != (after != 0)) rc = ddmc__bridge(vm)->set_stepping(vm->bridge_data, thread, after != 0);
   if (rc == 0 || !on) s->reasons = after;
   if (s->reasons == 0) c->steps[i] = c->steps[--c->nsteps];
 out:
