@@ -31,9 +31,7 @@ static int method_events(ddmc__dbg *d, int on) {
   return 0;
 }
 
-static unsigned watch_kind(int kind) {
-  return kind == DDMC_EV_FIELD_ACCESS ? DDMC_WATCH_ACCESS : DDMC_WATCH_MODIFY;
-}
+static unsigned watch_kind(int kind) { return kind == DDMC_EV_FIELD_ACCESS ? DDMC_WATCH_ACCESS : DDMC_WATCH_MODIFY; }
 
 static int is_method_kind(int kind) {
   return kind == DDMC_EV_METHOD_ENTRY || kind == DDMC_EV_METHOD_EXIT || kind == DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE;
@@ -354,8 +352,8 @@ void ddmc__reqs_destroy(ddmc__dbg *d) {
 }
 
 const ddmc__cmd ddmc__cmds_event[] = {
-    {15, 1, ev_set, "EventRequest.Set"},
-    {15, 2, ev_clear, "EventRequest.Clear"},
-    {15, 3, ev_clear_all_breakpoints, "EventRequest.ClearAllBreakpoints"},
-    {0, 0, NULL, NULL},
+    {15, 1, ev_set, "EventRequest.Set", NULL},
+    {15, 2, ev_clear, "EventRequest.Clear", NULL},
+    {15, 3, ev_clear_all_breakpoints, "EventRequest.ClearAllBreakpoints", NULL},
+    {0, 0, NULL, NULL, NULL},
 };

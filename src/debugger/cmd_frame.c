@@ -75,9 +75,9 @@ static int sf_this_object(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 const ddmc__cmd ddmc__cmds_frame[] = {
-    {16, 1, sf_get_values, "StackFrame.GetValues"},
-    {16, 2, sf_set_values, "StackFrame.SetValues"},
-    {16, 3, sf_this_object, "StackFrame.ThisObject"},
-    {16, 4, ddmc__not_offered, "StackFrame.PopFrames"}, /* canPopFrames */
-    {0, 0, NULL, NULL},
+    {16, 1, sf_get_values, "StackFrame.GetValues", NULL},
+    {16, 2, sf_set_values, "StackFrame.SetValues", NULL},
+    {16, 3, sf_this_object, "StackFrame.ThisObject", NULL},
+    {16, 4, ddmc__not_offered, "StackFrame.PopFrames", "canPopFrames"},
+    {0, 0, NULL, NULL, NULL},
 };

@@ -191,9 +191,9 @@ static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 const ddmc__cmd ddmc__cmds_invoke[] = {
-    {3, 3, ct_invoke, "ClassType.InvokeMethod"},
-    {3, 4, ct_new_instance, "ClassType.NewInstance"},
-    {5, 1, ct_invoke, "InterfaceType.InvokeMethod"},
-    {9, 6, or_invoke, "ObjectReference.InvokeMethod"},
-    {0, 0, NULL, NULL},
+    {3, 3, ct_invoke, "ClassType.InvokeMethod", NULL},
+    {3, 4, ct_new_instance, "ClassType.NewInstance", NULL},
+    {5, 1, ct_invoke, "InterfaceType.InvokeMethod", NULL},
+    {9, 6, or_invoke, "ObjectReference.InvokeMethod", NULL},
+    {0, 0, NULL, NULL, NULL},
 };

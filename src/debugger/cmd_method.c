@@ -98,10 +98,10 @@ static int m_is_obsolete(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 const ddmc__cmd ddmc__cmds_method[] = {
-    {6, 1, m_line_table, "Method.LineTable"},
-    {6, 2, m_variable_table, "Method.VariableTable"},
-    {6, 3, ddmc__not_offered, "Method.Bytecodes"}, /* canGetBytecodes */
-    {6, 4, m_is_obsolete, "Method.IsObsolete"},
-    {6, 5, m_variable_table_generic, "Method.VariableTableWithGeneric"},
-    {0, 0, NULL, NULL},
+    {6, 1, m_line_table, "Method.LineTable", NULL},
+    {6, 2, m_variable_table, "Method.VariableTable", NULL},
+    {6, 3, ddmc__not_offered, "Method.Bytecodes", "canGetBytecodes"},
+    {6, 4, m_is_obsolete, "Method.IsObsolete", NULL},
+    {6, 5, m_variable_table_generic, "Method.VariableTableWithGeneric", NULL},
+    {0, 0, NULL, NULL, NULL},
 };

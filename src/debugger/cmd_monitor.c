@@ -110,9 +110,9 @@ static int tr_contended_monitor(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 const ddmc__cmd ddmc__cmds_monitor[] = {
-    {9, 5, or_monitor_info, "ObjectReference.MonitorInfo"},
-    {11, 8, tr_owned_monitors, "ThreadReference.OwnedMonitors"},
-    {11, 9, tr_contended_monitor, "ThreadReference.CurrentContendedMonitor"},
-    {11, 13, tr_owned_monitors_depth, "ThreadReference.OwnedMonitorsStackDepthInfo"},
-    {0, 0, NULL, NULL},
+    {9, 5, or_monitor_info, "ObjectReference.MonitorInfo", NULL},
+    {11, 8, tr_owned_monitors, "ThreadReference.OwnedMonitors", NULL},
+    {11, 9, tr_contended_monitor, "ThreadReference.CurrentContendedMonitor", NULL},
+    {11, 13, tr_owned_monitors_depth, "ThreadReference.OwnedMonitorsStackDepthInfo", NULL},
+    {0, 0, NULL, NULL, NULL},
 };

@@ -216,17 +216,17 @@ static int clr_visible_classes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 const ddmc__cmd ddmc__cmds_object[] = {
-    {9, 1, or_reference_type, "ObjectReference.ReferenceType"},
-    {9, 2, or_get_values, "ObjectReference.GetValues"},
-    {9, 3, or_set_values, "ObjectReference.SetValues"},
-    {9, 7, or_disable_collection, "ObjectReference.DisableCollection"},
-    {9, 8, or_enable_collection, "ObjectReference.EnableCollection"},
-    {9, 9, or_is_collected, "ObjectReference.IsCollected"},
-    {9, 10, ddmc__not_offered, "ObjectReference.ReferringObjects"}, /* canGetInstanceInfo */
-    {10, 1, sr_value, "StringReference.Value"},
-    {13, 1, ar_length, "ArrayReference.Length"},
-    {13, 2, ar_get_values, "ArrayReference.GetValues"},
-    {13, 3, ar_set_values, "ArrayReference.SetValues"},
-    {14, 1, clr_visible_classes, "ClassLoaderReference.VisibleClasses"},
-    {0, 0, NULL, NULL},
+    {9, 1, or_reference_type, "ObjectReference.ReferenceType", NULL},
+    {9, 2, or_get_values, "ObjectReference.GetValues", NULL},
+    {9, 3, or_set_values, "ObjectReference.SetValues", NULL},
+    {9, 7, or_disable_collection, "ObjectReference.DisableCollection", NULL},
+    {9, 8, or_enable_collection, "ObjectReference.EnableCollection", NULL},
+    {9, 9, or_is_collected, "ObjectReference.IsCollected", NULL},
+    {9, 10, ddmc__not_offered, "ObjectReference.ReferringObjects", "canGetInstanceInfo"},
+    {10, 1, sr_value, "StringReference.Value", NULL},
+    {13, 1, ar_length, "ArrayReference.Length", NULL},
+    {13, 2, ar_get_values, "ArrayReference.GetValues", NULL},
+    {13, 3, ar_set_values, "ArrayReference.SetValues", NULL},
+    {14, 1, clr_visible_classes, "ClassLoaderReference.VisibleClasses", NULL},
+    {0, 0, NULL, NULL, NULL},
 };

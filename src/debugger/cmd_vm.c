@@ -301,33 +301,27 @@ static int vm_release_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
-static int not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  /* The capability that covers it is answered false; skip the body so the length check passes. */
-  ddmc_read_bytes(in, ddmc_reader_left(in));
-  return DDMC_JDWP_NOT_IMPLEMENTED;
-}
-
 const ddmc__cmd ddmc__cmds_vm[] = {
-    {1, 1, vm_version, "VirtualMachine.Version"},
-    {1, 2, vm_classes_by_signature, "VirtualMachine.ClassesBySignature"},
-    {1, 3, vm_all_classes, "VirtualMachine.AllClasses"},
-    {1, 4, vm_all_threads, "VirtualMachine.AllThreads"},
-    {1, 5, vm_top_level_thread_groups, "VirtualMachine.TopLevelThreadGroups"},
-    {1, 6, vm_dispose, "VirtualMachine.Dispose"},
-    {1, 7, vm_id_sizes, "VirtualMachine.IDSizes"},
-    {1, 8, vm_suspend, "VirtualMachine.Suspend"},
-    {1, 9, vm_resume, "VirtualMachine.Resume"},
-    {1, 10, vm_exit, "VirtualMachine.Exit"},
-    {1, 11, vm_create_string, "VirtualMachine.CreateString"},
-    {1, 12, vm_capabilities, "VirtualMachine.Capabilities"},
-    {1, 13, vm_class_paths, "VirtualMachine.ClassPaths"},
-    {1, 14, vm_dispose_objects, "VirtualMachine.DisposeObjects"},
-    {1, 15, vm_hold_events, "VirtualMachine.HoldEvents"},
-    {1, 16, vm_release_events, "VirtualMachine.ReleaseEvents"},
-    {1, 17, vm_capabilities_new, "VirtualMachine.CapabilitiesNew"},
-    {1, 18, not_offered, "VirtualMachine.RedefineClasses"},   /* canRedefineClasses */
-    {1, 19, not_offered, "VirtualMachine.SetDefaultStratum"}, /* canSetDefaultStratum */
-    {1, 20, vm_all_classes_generic, "VirtualMachine.AllClassesWithGeneric"},
-    {1, 21, not_offered, "VirtualMachine.InstanceCounts"}, /* canGetInstanceInfo */
-    {0, 0, NULL, NULL},
+    {1, 1, vm_version, "VirtualMachine.Version", NULL},
+    {1, 2, vm_classes_by_signature, "VirtualMachine.ClassesBySignature", NULL},
+    {1, 3, vm_all_classes, "VirtualMachine.AllClasses", NULL},
+    {1, 4, vm_all_threads, "VirtualMachine.AllThreads", NULL},
+    {1, 5, vm_top_level_thread_groups, "VirtualMachine.TopLevelThreadGroups", NULL},
+    {1, 6, vm_dispose, "VirtualMachine.Dispose", NULL},
+    {1, 7, vm_id_sizes, "VirtualMachine.IDSizes", NULL},
+    {1, 8, vm_suspend, "VirtualMachine.Suspend", NULL},
+    {1, 9, vm_resume, "VirtualMachine.Resume", NULL},
+    {1, 10, vm_exit, "VirtualMachine.Exit", NULL},
+    {1, 11, vm_create_string, "VirtualMachine.CreateString", NULL},
+    {1, 12, vm_capabilities, "VirtualMachine.Capabilities", NULL},
+    {1, 13, vm_class_paths, "VirtualMachine.ClassPaths", NULL},
+    {1, 14, vm_dispose_objects, "VirtualMachine.DisposeObjects", NULL},
+    {1, 15, vm_hold_events, "VirtualMachine.HoldEvents", NULL},
+    {1, 16, vm_release_events, "VirtualMachine.ReleaseEvents", NULL},
+    {1, 17, vm_capabilities_new, "VirtualMachine.CapabilitiesNew", NULL},
+    {1, 18, ddmc__not_offered, "VirtualMachine.RedefineClasses", "canRedefineClasses"},
+    {1, 19, ddmc__not_offered, "VirtualMachine.SetDefaultStratum", "canSetDefaultStratum"},
+    {1, 20, vm_all_classes_generic, "VirtualMachine.AllClassesWithGeneric", NULL},
+    {1, 21, ddmc__not_offered, "VirtualMachine.InstanceCounts", "canGetInstanceInfo"},
+    {0, 0, NULL, NULL, NULL},
 };

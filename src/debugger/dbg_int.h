@@ -136,7 +136,20 @@ typedef struct ddmc__cmd {
   uint8_t set, cmd;
   ddmc__cmd_fn fn;
   const char *name; /* "VirtualMachine.Version" */
+  /* Not offered: the capability answered false that keeps a debugger from sending it (fn is then
+   * ddmc__not_offered); NULL for a command that is answered. */
+  const char *not_offered_behind;
 } ddmc__cmd;
+/* A command set: its number, its name, the files that answer it, and the table that holds most
+ * of its commands (see table.c). */
+typedef struct ddmc__cmdset {
+  uint8_t set;
+  const char *name;
+  const char *files;
+  const ddmc__cmd *cmds;
+} ddmc__cmdset;
+/* Every set, ended by a row whose name is NULL. */
+const ddmc__cmdset *ddmc__dbg_sets(void);
 /* Each file's entries, ended by {0}. */
 extern const ddmc__cmd ddmc__cmds_vm[]; /* 1 */
 extern const ddmc__cmd

@@ -3,7 +3,7 @@
  * forgotten), and ddmc_dbg_enable.
  *
  * Dispatch: {set, cmd} -> handler, Dalvik's gHandlerMap shape. A command the table lacks in a
- * set the library claims (1-17) is NOT_IMPLEMENTED; after the handler, a request that ran past
+ * set the library claims (1-18) is NOT_IMPLEMENTED; after the handler, a request that ran past
  * its end is INVALID_LENGTH and one with bytes left over ILLEGAL_ARGUMENT, so no handler has to
  * remember to check. */
 #include <pthread.h>
@@ -15,23 +15,59 @@
 #include "send/send.h"
 #include "vmctl/switches.h"
 
-#define DDMC__MAX_SET 17
+#define DDMC__MAX_SET 18 /* ModuleReference, the last command set a debugger sends */
 #define DDMC__MAX_CMD 32
 
-static const ddmc__cmd *const *all_tables(void) {
-  static const ddmc__cmd *const tables[] = {
-      ddmc__cmds_vm,    ddmc__cmds_type,  ddmc__cmds_method, ddmc__cmds_object,  ddmc__cmds_thread,
-      ddmc__cmds_frame, ddmc__cmds_event, ddmc__cmds_invoke, ddmc__cmds_monitor, NULL};
-  return tables;
-}
+/* Java modules: JDWP 9 and later. Version answers 1.8, so JDI never asks (canGetModuleInfo). */
+static const ddmc__cmd cmds_module[] = {
+    {1, 22, ddmc__not_offered, "VirtualMachine.AllModules", "canGetModuleInfo"},
+    {2, 19, ddmc__not_offered, "ReferenceType.Module", "canGetModuleInfo"},
+    {18, 1, ddmc__not_offered, "ModuleReference.Name", "canGetModuleInfo"},
+    {18, 2, ddmc__not_offered, "ModuleReference.ClassLoader", "canGetModuleInfo"},
+    {0, 0, NULL, NULL, NULL},
+};
+
+/* The table of contents: every command set a debugger sends, in JDWP's order, and the file whose
+ * table answers it (a file's table may serve several sets; the module commands are above).
+ * docs/jdwp-commands.md is generated from this (tests/gen_jdwp_commands.c). */
+static const ddmc__cmdset kSets[] = {
+    {1, "VirtualMachine", "cmd_vm.c", ddmc__cmds_vm},
+    {2, "ReferenceType", "cmd_type.c", ddmc__cmds_type},
+    {3, "ClassType", "cmd_type.c, cmd_invoke.c", ddmc__cmds_type},
+    {4, "ArrayType", "cmd_type.c", ddmc__cmds_type},
+    {5, "InterfaceType", "cmd_invoke.c", ddmc__cmds_invoke},
+    {6, "Method", "cmd_method.c", ddmc__cmds_method},
+    {8, "Field", "(no commands)", NULL},
+    {9, "ObjectReference", "cmd_object.c, cmd_monitor.c, cmd_invoke.c", ddmc__cmds_object},
+    {10, "StringReference", "cmd_object.c", ddmc__cmds_object},
+    {11, "ThreadReference", "cmd_thread.c, cmd_monitor.c", ddmc__cmds_thread},
+    {12, "ThreadGroupReference", "cmd_thread.c", ddmc__cmds_thread},
+    {13, "ArrayReference", "cmd_object.c", ddmc__cmds_object},
+    {14, "ClassLoaderReference", "cmd_object.c", ddmc__cmds_object},
+    {15, "EventRequest", "cmd_event.c", ddmc__cmds_event},
+    {16, "StackFrame", "cmd_frame.c", ddmc__cmds_frame},
+    {17, "ClassObjectReference", "cmd_type.c", ddmc__cmds_type},
+    {18, "ModuleReference", "table.c", cmds_module},
+    {0, NULL, NULL, NULL},
+};
+
+/* Tables that add commands to sets another file answers (method calls, monitors), and the
+ * module commands of sets 1 and 2. */
+static const ddmc__cmd *const kExtra[] = {ddmc__cmds_invoke, ddmc__cmds_monitor, cmds_module, NULL};
+
+const ddmc__cmdset *ddmc__dbg_sets(void) { return kSets; }
 
 static const ddmc__cmd *g_index[DDMC__MAX_SET + 1][DDMC__MAX_CMD];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+static void index_table(const ddmc__cmd *t) {
+  for (const ddmc__cmd *c = t; c != NULL && c->fn != NULL; c++)
+    if (c->set <= DDMC__MAX_SET && c->cmd < DDMC__MAX_CMD) g_index[c->set][c->cmd] = c;
+}
+
 static void build_index(void) {
-  for (const ddmc__cmd *const *t = all_tables(); *t != NULL; t++)
-    for (const ddmc__cmd *c = *t; c->fn != NULL; c++)
-      if (c->set <= DDMC__MAX_SET && c->cmd < DDMC__MAX_CMD) g_index[c->set][c->cmd] = c;
+  for (const ddmc__cmdset *s = kSets; s->name != NULL; s++) index_table(s->cmds);
+  for (const ddmc__cmd *const *t = kExtra; *t != NULL; t++) index_table(*t);
 }
 
 const ddmc__cmd *ddmc__dbg_lookup(uint8_t set, uint8_t cmd) {
