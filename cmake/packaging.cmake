@@ -84,7 +84,8 @@ set(CPACK_PACKAGE_CONTACT ${DDMC_PACKAGE_MAINTAINER})
 set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_RESOURCE_FILE_README ${PROJECT_SOURCE_DIR}/README.md)
 set(CPACK_GENERATOR DEB)
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# CPACK_PACKAGING_INSTALL_PREFIX: DEB defaults to /usr (setting it would also move the source
+# tarball's files under usr/).
 set(CPACK_STRIP_FILES ON) # executables and shared libraries; CMake never strips a static library
 set(CPACK_COMPONENTS_ALL ${_components})
 
