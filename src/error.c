@@ -25,11 +25,6 @@ const char *ddmc_err_name(int err) {
   }
 }
 
-#define DDMC__STR2(x) #x
-#define DDMC__STR(x) DDMC__STR2(x)
-
 unsigned ddmc_version(void) { return DDMC_VERSION_HEX; }
 
-const char *ddmc_version_string(void) {
-  return DDMC__STR(DDMC_VERSION_MAJOR) "." DDMC__STR(DDMC_VERSION_MINOR) "." DDMC__STR(DDMC_VERSION_PATCH);
-}
+const char *ddmc_version_string(void) { return DDMC_VERSION_STRING; }
