@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "common.h"
 
@@ -76,4 +79,12 @@ char *ddmc__strdup(const ddmc__mem *m, const char *s) {
   char *d = ddmc__malloc(m, n);
   if (d != NULL) memcpy(d, s, n);
   return d;
+}
+
+void ddmc__mem_trim(const ddmc__mem *m) {
+#ifdef __GLIBC__
+  if (m->a.free == libc_free) malloc_trim(0);
+#else
+  (void)m;
+#endif
 }

@@ -33,6 +33,9 @@ char *ddmc__strdup(const ddmc__mem *m, const char *s); /* NULL -> NULL */
  * ddmc__big_free and the same n. */
 void *ddmc__big_alloc(const ddmc__mem *m, size_t n);
 void ddmc__big_free(const ddmc__mem *m, void *p, size_t n);
+/* With the default allocator on glibc, gives the heap's free pages back to the system
+ * (malloc_trim): after a peer's session freed much, its peak would otherwise stay resident. */
+void ddmc__mem_trim(const ddmc__mem *m);
 
 /* ---- growable big-endian writer (wire.c); the public ddmc_buf */
 struct ddmc_buf {

@@ -37,6 +37,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if (vm->opt.max_packet < 64) vm->opt.max_packet = 64;
   if (vm->opt.handshake_timeout_ms <= 0) vm->opt.handshake_timeout_ms = 10000;
   if (vm->opt.redial_max_ms < 500) vm->opt.redial_max_ms = 500;
+  if (vm->opt.event_request_bytes == 0) vm->opt.event_request_bytes = DDMC_DEFAULT_EVENT_REQUEST_BYTES;
   if (ops != NULL) memcpy(&vm->ops, ops, ops_size); /* an older, shorter table leaves the rest NULL */
   vm->vm_data = vm_data;
   ddmc__logger_init(&vm->log, vm->ops.log, vm_data);

@@ -642,6 +642,65 @@ static void test_ids_model(void **state) {
   }
 }
 
+/* Event requests hold at most ddmc_options.event_request_bytes a session (16 MiB by default):
+ * CLASS_PREPARE requests of 64 ClassMatch patterns of 1 KiB each, every one within the per-item
+ * caps, are refused with OUT_OF_MEMORY once the budget is spent; the session goes on, a Clear
+ * makes room, and the session's end gives all of it back. */
+static uint8_t *big_prepare(size_t *n) {
+  enum { NMODS = 64, PLEN = 1023 };
+  uint8_t *p = malloc(6 + NMODS * (5 + PLEN)), *q = p;
+  assert_non_null(p);
+  *q++ = DDMC_EV_CLASS_PREPARE;
+  *q++ = DDMC__POLICY_NONE;
+  ddmc__put_u32(q, NMODS);
+  q += 4;
+  for (int i = 0; i < NMODS; i++) {
+    *q++ = DDMC__MOD_CLASS_MATCH;
+    ddmc__put_u32(q, PLEN);
+    q += 4;
+    memset(q, 'a' + i % 26, PLEN);
+    q[PLEN - 1] = '*';
+    q += PLEN;
+  }
+  *n = (size_t)(q - p);
+  return p;
+}
+
+static void test_request_budget(void **state) {
+  (void)state;
+  size_t n;
+  uint8_t *p = big_prepare(&n);
+  ddmc_reader r;
+  int rc = 0, ok = 0;
+  int32_t first = 0;
+  for (int i = 0; i < 2000; i++) { /* 2000 of them: 130 MiB of patterns */
+    rc = run_raw(15, 1, p, n, &r);
+    if (rc != 0) break;
+    int32_t id = (int32_t)ddmc_read_u32(&r);
+    if (ok++ == 0) first = id;
+  }
+  assert_int_equal(rc, DDMC_JDWP_OUT_OF_MEMORY);
+  const ddmc__reqs *q = F->d->req;
+  assert_int_equal(q->n, (uint32_t)ok);
+  assert_true(q->bytes <= DDMC_DEFAULT_EVENT_REQUEST_BYTES);
+  assert_true(q->bytes > DDMC_DEFAULT_EVENT_REQUEST_BYTES - 2 * (q->bytes / (size_t)ok)); /* spent, not refused early */
+  assert_true(q->bytes / (size_t)ok >= 64 * 1024);                                        /* the patterns are counted */
+  /* Refused again; the session serves other commands, and small requests while room is left. */
+  assert_int_equal(run_raw(15, 1, p, n, NULL), DDMC_JDWP_OUT_OF_MEMORY);
+  assert_int_equal(run(1, 1, NULL, &r), 0); /* VirtualMachine.Version */
+  /* A Clear makes room for one more. */
+  assert_int_equal(clear_req(DDMC_EV_CLASS_PREPARE, first), 0);
+  assert_int_equal(run_raw(15, 1, p, n, NULL), 0);
+  assert_int_equal(run_raw(15, 1, p, n, NULL), DDMC_JDWP_OUT_OF_MEMORY);
+  /* The session's end frees everything; the next session has the whole budget. */
+  ddmc__dbg_reset(F->d);
+  assert_int_equal(q->n, 0);
+  assert_int_equal(q->bytes, 0);
+  for (int i = 0; i < ok; i++) assert_int_equal(run_raw(15, 1, p, n, NULL), 0);
+  ddmc__dbg_reset(F->d);
+  free(p);
+}
+
 /* Threads and thread groups need IDs: a full registry is OUT_OF_MEMORY, not the visitor's "stop"
  * (1) sent as if it were a JDWP error. */
 static void test_ids_bound_threads(void **state) {
@@ -3091,6 +3150,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_ids_field_confusion, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_method_range, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_bound, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_request_budget, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_model, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_bound_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_bound_all_classes, setup, teardown),

@@ -15,6 +15,9 @@
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "ddmc_host.h"
@@ -564,11 +567,11 @@ static void test_chunks(void **state) {
   size_t rlen = 0;
   assert_int_equal(exchange(h, T('H', 'P', 'D', 'S'), "x", 1, 0, NULL, NULL, rep, &rlen), T('F', 'A', 'I', 'L'));
 
-  /* HPDU: HPDU [0] after the file is complete. */
-  char path[] = "/tmp/ddmc_test_hprof_XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  close(fd);
+  /* HPDU: HPDU [0] after the file is complete. The VM creates the file: the name is new. */
+  char dir[] = "/tmp/ddmc_test_hprof_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[64];
+  snprintf(path, sizeof path, "%s/dump.hprof", dir);
   uint8_t req[600];
   assert_int_equal(exchange(h, T('H', 'P', 'D', 'U'), req, put_str(req, path), 0, NULL, NULL, rep, &rlen),
                    T('H', 'P', 'D', 'U'));
@@ -580,6 +583,7 @@ static void test_chunks(void **state) {
   size_t fn = fread(file, 1, 1 << 20, fp);
   fclose(fp);
   unlink(path);
+  rmdir(dir);
   assert_int_equal(ddmc_host_hprof_scan(file, fn, &info), 0);
   free(file);
   /* An unwritable path: HPDU [0xFF] (ddmlib's failure) and why, as a string after it. */
@@ -596,6 +600,144 @@ static void test_chunks(void **state) {
                    T('F', 'A', 'I', 'L'));
   ddmc_host_free(h);
   ddmc_vm_free(f.vm);
+}
+
+/* HPDU's answer: 0 for [0], else the reason after [0xFF] (in why). */
+static int hpdu(ddmc_host *h, const char *path, char *why, size_t cap) {
+  uint8_t req[600], rep[512];
+  size_t rlen = 0;
+  assert_int_equal(exchange(h, T('H', 'P', 'D', 'U'), req, put_str(req, path), 0, NULL, NULL, rep, &rlen),
+                   T('H', 'P', 'D', 'U'));
+  why[0] = '\0';
+  if (rep[0] == 0) return 0;
+  assert_int_equal(rep[0], 0xFF);
+  uint32_t units = be32(rep + 1), i;
+  for (i = 0; i < units && i < cap - 1 && 6 + 2 * i < rlen; i++) why[i] = (char)rep[6 + 2 * i];
+  why[i] = '\0';
+  return -1;
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *fp = fopen(path, "w");
+  assert_non_null(fp);
+  fputs(text, fp);
+  fclose(fp);
+}
+
+static void assert_file_is(const char *path, const char *text) {
+  char got[64] = "";
+  FILE *fp = fopen(path, "r");
+  assert_non_null(fp);
+  size_t n = fread(got, 1, sizeof got - 1, fp);
+  got[n] = '\0';
+  fclose(fp);
+  assert_string_equal(got, text);
+}
+
+/* The name HPDU gets is the peer's: the VM only ever creates a new regular file there, never
+ * blocks on it, and never truncates or removes a file it did not create. */
+static void test_hpdu_names(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ddmc_test_hpdu_XXXXXX", p[5][96], why[300];
+  assert_non_null(mkdtemp(dir));
+  const char *leaf[5] = {"fifo", "victim", "link", "new.hprof", "dangling"};
+  for (int i = 0; i < 5; i++) snprintf(p[i], sizeof p[i], "%s/%s", dir, leaf[i]);
+  assert_int_equal(mkfifo(p[0], 0600), 0);
+  write_file(p[1], "precious");
+  assert_int_equal(symlink(p[1], p[2]), 0);
+  assert_int_equal(symlink(p[3], p[4]), 0); /* points where the dump would go */
+
+  fake f;
+  fake_init(&f, NULL, 0);
+  fake_attach(&f, 1);
+  ddmc_host *h = peer(&f);
+  /* A FIFO: answered at once (an open waiting for a reader held the JDWP thread for good), and
+   * the next request is served. */
+  int64_t t0 = now_ms();
+  assert_int_equal(hpdu(h, p[0], why, sizeof why), -1);
+  assert_true(now_ms() - t0 < 5000);
+  assert_non_null(strstr(why, "the file exists"));
+  ddmc_host_helo helo;
+  assert_int_equal(ddmc_host_hello(h, &helo, 5000), 0);
+  ddmc_host_helo_free(&helo);
+  /* An existing file: refused, not truncated. Through a symlink: the same. */
+  assert_int_equal(hpdu(h, p[1], why, sizeof why), -1);
+  char want[200];
+  snprintf(want, sizeof want, "cannot create %s: the file exists (the VM writes only new files)", p[1]);
+  assert_string_equal(why, want);
+  assert_file_is(p[1], "precious");
+  assert_int_equal(hpdu(h, p[2], why, sizeof why), -1);
+  assert_non_null(strstr(why, "the file exists"));
+  assert_file_is(p[1], "precious");
+  /* A dangling symlink is not followed to create its target. */
+  assert_int_equal(hpdu(h, p[4], why, sizeof why), -1);
+  assert_int_equal(access(p[3], F_OK), -1);
+  /* A new name works; asking again for the same name is refused, the dump kept. */
+  assert_int_equal(hpdu(h, p[3], why, sizeof why), 0);
+  struct stat st;
+  assert_int_equal(stat(p[3], &st), 0);
+  assert_true(S_ISREG(st.st_mode) && st.st_size > 0);
+  assert_int_equal(hpdu(h, p[3], why, sizeof why), -1);
+  struct stat st2;
+  assert_int_equal(stat(p[3], &st2), 0);
+  assert_int_equal(st2.st_size, st.st_size);
+
+  /* A write that fails (a file size limit: EFBIG) removes the file the VM made, and only that. */
+  unlink(p[3]);
+  struct rlimit old, lim;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+  lim = old;
+  lim.rlim_cur = 100;
+  void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+  int r = hpdu(h, p[3], why, sizeof why);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, was);
+  assert_int_equal(r, -1);
+  assert_non_null(strstr(why, "File too large"));
+  assert_int_equal(access(p[3], F_OK), -1);
+  ddmc_host_free(h);
+  ddmc_vm_free(f.vm);
+  for (int i = 0; i < 5; i++) unlink(p[i]);
+  rmdir(dir);
+}
+
+/* ddmc_prof_config.file_dir: only names directly in that directory. */
+static void test_hpdu_file_dir(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ddmc_test_hpdir_XXXXXX", sub[96], ok[96], why[300];
+  assert_non_null(mkdtemp(dir));
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  assert_int_equal(mkdir(sub, 0700), 0);
+  snprintf(ok, sizeof ok, "%s/in.hprof", dir);
+  fake f;
+  fake_init(&f, NULL, 0);
+  ddmc_prof_config c;
+  ddmc_prof_config_init(&c);
+  assert_string_equal(c.file_dir, ""); /* off by default */
+  snprintf(c.file_dir, sizeof c.file_dir, "relative/dir");
+  assert_int_equal(ddmc_prof_configure(f.vm, &c), DDMC_EINVAL);
+  snprintf(c.file_dir, sizeof c.file_dir, "%s/", dir); /* a trailing slash is fine */
+  assert_int_equal(ddmc_prof_configure(f.vm, &c), 0);
+  fake_attach(&f, 1);
+  ddmc_host *h = peer(&f);
+  assert_int_equal(hpdu(h, ok, why, sizeof why), 0);
+  assert_int_equal(access(ok, F_OK), 0);
+  char bad[4][128];
+  snprintf(bad[0], sizeof bad[0], "%s/x.hprof", sub);      /* a subdirectory */
+  snprintf(bad[1], sizeof bad[1], "%s/../x.hprof", dir);   /* out through .. */
+  snprintf(bad[2], sizeof bad[2], "/tmp/x-ddmc-outside.hprof");
+  snprintf(bad[3], sizeof bad[3], "%sx/y.hprof", dir);     /* a sibling sharing the prefix */
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(hpdu(h, bad[i], why, sizeof why), -1);
+    assert_non_null(strstr(why, "the VM writes files only directly in"));
+    assert_int_equal(access(bad[i], F_OK), -1);
+  }
+  ddmc_host_free(h);
+  ddmc_vm_free(f.vm);
+  unlink(ok);
+  rmdir(sub);
+  rmdir(dir);
 }
 
 static void test_unsupported(void **state) {
@@ -686,6 +828,7 @@ int main(void) {
       cmocka_unit_test(test_bad_bridge),  cmocka_unit_test(test_every_allocation_fails),
       cmocka_unit_test(test_chunks),      cmocka_unit_test(test_unsupported),
       cmocka_unit_test(test_stalled_peer),  cmocka_unit_test(test_written_while_built),
+      cmocka_unit_test(test_hpdu_names),    cmocka_unit_test(test_hpdu_file_dir),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 
 #include "fakedbg.h"
@@ -535,10 +536,9 @@ static void test_trace_file(void **state) {
   fakedbg f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
-  char path[] = "/tmp/ddmc-test-trace-XXXXXX";
-  int fd = mkstemp(path);
-  assert_true(fd >= 0);
-  close(fd);
+  char dir[] = "/tmp/ddmc-test-trace-XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/t.trace", dir); /* the VM creates it */
   uint8_t *name;
   size_t nlen;
   assert_int_equal(ddmc_host_utf8_to_utf16be(path, &name, &nlen), 0);
@@ -561,6 +561,7 @@ static void test_trace_file(void **state) {
   size_t got = fread(buf, 1, sizeof buf, fp);
   fclose(fp);
   unlink(path);
+  rmdir(dir);
   ddmc_host_trace tr;
   assert_int_equal(ddmc_host_trace_parse(buf, got, &tr), 0);
   assert_int_equal(tr.nrecs, 8);
@@ -587,6 +588,98 @@ static void test_trace_file(void **state) {
   assert_int_equal(mprq(h), 0);
   ddmc_host_free(h);
   stop_vm(&f);
+}
+
+/* MPRS [size][flags][path]. */
+static size_t mprs_req(uint8_t *req, size_t cap, const char *path) {
+  uint8_t *name;
+  size_t nlen;
+  assert_int_equal(ddmc_host_utf8_to_utf16be(path, &name, &nlen), 0);
+  assert_true(12 + nlen <= cap);
+  ddmc__put_u32(req, 1 << 20);
+  ddmc__put_u32(req + 4, 0);
+  ddmc__put_u32(req + 8, (uint32_t)(nlen / 2));
+  memcpy(req + 12, name, nlen);
+  free(name);
+  return 12 + nlen;
+}
+
+static void assert_file_is(const char *path, const char *text) {
+  char got[64] = "";
+  FILE *fp = fopen(path, "r");
+  assert_non_null(fp);
+  size_t n = fread(got, 1, sizeof got - 1, fp);
+  got[n] = '\0';
+  fclose(fp);
+  assert_string_equal(got, text);
+}
+
+/* MPRS's file name is the peer's: only a new regular file is created, nothing blocks (a FIFO
+ * used to hold the JDWP thread in open), an existing file is neither truncated nor removed, and
+ * ddmc_prof_config.file_dir confines the names. */
+static void test_trace_file_names(void **state) {
+  (void)state;
+  char dir[] = "/tmp/ddmc-test-tnames-XXXXXX", fifo[96], victim[96], link_[96], out[96], req[512];
+  assert_non_null(mkdtemp(dir));
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  snprintf(victim, sizeof victim, "%s/victim", dir);
+  snprintf(link_, sizeof link_, "%s/link", dir);
+  snprintf(out, sizeof out, "%s/sub", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  FILE *fp = fopen(victim, "w");
+  assert_non_null(fp);
+  fputs("precious", fp);
+  fclose(fp);
+  assert_int_equal(symlink(victim, link_), 0);
+  assert_int_equal(mkdir(out, 0700), 0);
+
+  fakedbg f;
+  assert_int_equal(fakedbg_new(&f, FAKEDBG_NO_SESSION), 0);
+  ddmc_prof_config c;
+  ddmc_prof_config_init(&c);
+  snprintf(c.file_dir, sizeof c.file_dir, "%s", dir);
+  assert_int_equal(ddmc_prof_configure(f.fv.vm, &c), 0);
+  assert_int_equal(ddmc_vm_start(f.fv.vm), 0);
+  ddmc_host *h = peer_connect(ddmc_vm_port(f.fv.vm));
+  int64_t t0 = now_ms();
+  char *m = expect_fail(h, T('M', 'P', 'R', 'S'), req, mprs_req((uint8_t *)req, sizeof req, fifo));
+  assert_true(now_ms() - t0 < TMO);
+  assert_non_null(strstr(m, "the file exists"));
+  free(m);
+  assert_int_equal(mprq(h), 0); /* the next request is served */
+  m = expect_fail(h, T('M', 'P', 'R', 'S'), req, mprs_req((uint8_t *)req, sizeof req, victim));
+  assert_non_null(strstr(m, "the file exists"));
+  free(m);
+  m = expect_fail(h, T('M', 'P', 'R', 'S'), req, mprs_req((uint8_t *)req, sizeof req, link_));
+  assert_non_null(strstr(m, "the file exists"));
+  free(m);
+  assert_file_is(victim, "precious");
+  char sub[128];
+  snprintf(sub, sizeof sub, "%s/t.trace", out);
+  m = expect_fail(h, T('M', 'P', 'R', 'S'), req, mprs_req((uint8_t *)req, sizeof req, sub));
+  assert_non_null(strstr(m, "the VM writes files only directly in"));
+  free(m);
+  assert_int_equal(access(sub, F_OK), -1);
+  assert_int_equal(mprq(h), 0);
+  /* Inside the directory: traced, written. */
+  char ok[128];
+  snprintf(ok, sizeof ok, "%s/ok.trace", dir);
+  expect_empty_reply(h, T('M', 'P', 'R', 'S'), req, mprs_req((uint8_t *)req, sizeof req, ok));
+  assert_int_equal(mprq(h), 1);
+  pkt r = request(h, T('M', 'P', 'R', 'E'), NULL, 0);
+  assert_int_equal(r.data[0], 0);
+  pkt_free(&r);
+  struct stat st;
+  assert_int_equal(stat(ok, &st), 0);
+  assert_true(S_ISREG(st.st_mode) && st.st_size > 0);
+  ddmc_host_free(h);
+  stop_vm(&f);
+  unlink(ok);
+  unlink(fifo);
+  unlink(link_);
+  unlink(victim);
+  rmdir(out);
+  rmdir(dir);
 }
 
 /* ---- sampling */
@@ -832,6 +925,7 @@ int main(void) {
       cmocka_unit_test(test_trace_backfill_unroll),
       cmocka_unit_test(test_trace_overflow),
       cmocka_unit_test(test_trace_file),
+      cmocka_unit_test(test_trace_file_names),
       cmocka_unit_test(test_sampling),
       cmocka_unit_test(test_stalled_peer),
       cmocka_unit_test(test_prof_failmalloc),

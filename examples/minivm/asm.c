@@ -333,6 +333,7 @@ static int add_field(asm_ctx *a, const char *name, const char *type, int is_stat
   f->is_static = is_static;
   f->owner = c;
   atomic_init(&f->watch, 0); /* grow() does not zero */
+  f->vm_internal = 0;        /* a program's fields are the program's */
   f->slot = is_static ? c->nstatic++ : c->ninstance++;
   return f->name ? 0 : fail(a, a->line, "out of memory");
 }

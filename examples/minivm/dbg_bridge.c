@@ -48,6 +48,9 @@ static int jdwp_error(int rc) {
     case MVM_DBG_ENOTARRAY: return DDMC_JDWP_INVALID_ARRAY;
     case MVM_DBG_ENOTSTRING: return DDMC_JDWP_INVALID_STRING;
     case MVM_DBG_EFAILED: return DDMC_JDWP_INTERNAL;
+    /* Not INVALID_FIELDID: the ID is good (GetValues reads the field); the write is what is
+     * refused, which JDWP's SetValues has no closer code for. */
+    case MVM_DBG_EREADONLY: return DDMC_JDWP_ILLEGAL_ARGUMENT;
     default: return DDMC_JDWP_INTERNAL;
   }
 }
@@ -130,8 +133,11 @@ static int op_field_info(void *vm_data, ddmc_class c, uint32_t field, ddmc_field
   mvm_field_desc f;
   int rc = mvm_dbg_field(VM(vm_data), c, field, &f);
   if (rc) return jdwp_error(rc);
+  /* The VM's own slots say so: private final synthetic, what a debugger shows as not the
+   * program's and not to be set. */
   *out = (ddmc_field_info){.name = f.name, .signature = f.sig, .generic = NULL,
-                           .modifiers = f.is_static ? DDMC_ACC_STATIC : 0};
+                           .modifiers = (f.is_static ? DDMC_ACC_STATIC : 0) |
+                                        (f.vm_internal ? DDMC_ACC_PRIVATE | DDMC_ACC_FINAL | DDMC_ACC_SYNTHETIC : 0)};
   return 0;
 }
 

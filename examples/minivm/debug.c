@@ -121,7 +121,7 @@ int mvm_dbg_field(mvm_vm *vm, mvm_type t, uint32_t field, mvm_field_desc *out) {
   if (!c) return atype_of(vm, t) ? MVM_DBG_ENOFIELD : MVM_DBG_ENOTYPE;
   if (field >= c->nfields) return MVM_DBG_ENOFIELD;
   const mvm_field *f = &c->fields[field];
-  *out = (mvm_field_desc){f->name, f->sig, f->is_static};
+  *out = (mvm_field_desc){f->name, f->sig, f->is_static, f->vm_internal};
   return 0;
 }
 
@@ -257,6 +257,9 @@ int mvm_dbg_set_field(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, cons
   int64_t *slot;
   int rc = field_slot(vm, obj, t, field, &fl, &slot);
   if (rc) return rc;
+  /* Thread.target names a method by index and Thread.tid a thread: the VM trusts what it wrote
+   * there, so a debugger's value (well typed, any long) would be decoded unchecked. */
+  if (fl->vm_internal) return MVM_DBG_EREADONLY;
   if ((fl->type == 'L') != is_ref_tag(v->tag)) return MVM_DBG_ETYPE;
   if (fl->type == 'L' && v->u.i && !block_of(vm, (uint64_t)v->u.i)) return MVM_DBG_ENOOBJECT;
   *slot = fl->type == 'L' ? (int64_t)(uint32_t)v->u.i : raw_of(fl->type, v);

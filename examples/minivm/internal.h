@@ -45,6 +45,8 @@ typedef struct mvm_field {
   uint32_t slot;
   struct mvm_class *owner;      /* 8-byte slot after the header of the instance or the class object */
   _Atomic uint8_t watch;        /* MVM_WATCH_*: a debugger's watchpoints on this field */
+  int vm_internal;              /* a slot the VM itself decodes (Thread.tid, Thread.target): shown to
+                                   a debugger, never written by one (mvm_dbg_set_field refuses) */
 } mvm_field;
 
 typedef struct mvm_insn {

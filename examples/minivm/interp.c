@@ -776,8 +776,14 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           tf[MVM_THREAD_F_DAEMON] = regs[in->b] != 0;
           break;
         }
+        /* target is (class << 32 | method) + 1 as new-thread wrote it; checked anyway, since the
+         * object's slots are memory other code can reach (JNI, a debugger's bridge). */
         int64_t target = tf[MVM_THREAD_F_TARGET] - 1;
-        const mvm_method *tm = vm->classes[target >> 32]->methods[(uint32_t)target];
+        uint64_t ci = (uint64_t)target >> 32, mi = (uint32_t)target;
+        const mvm_method *tm = target >= 0 && ci < vm->nclasses && mi < vm->classes[ci]->nmethods
+                                   ? vm->classes[ci]->methods[mi] : NULL;
+        if (!tm || tm->instance || tm->nparams != 0 || tm->ncode == 0)
+          FAIL("IllegalThreadStateException: the Thread's target (%lld) names no method to run", (long long)target + 1);
         if (!mvm_thread_spawn(t, (mvm_ref)regs[in->a], tm, 0, MVM_PRIM)) FAIL("OutOfMemoryError: cannot start a thread");
         break;
       }
@@ -790,6 +796,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           if (o->kind != MVM_BLK_OBJECT || o->klass != vm->thread_class->obj)
             THROW(vm->cce_class, "v%u is not a Thread", in->a);
           id = mvm_slots(o)[MVM_THREAD_F_TID];
+          if (id < 0 || id > UINT32_MAX) id = 0; /* no thread has that id: as unstarted */
         }
         if (id == t->id) FAIL("IllegalThreadStateException: a thread cannot join itself");
         if (id && mvm_thread_join(t, (uint32_t)id)) goto unwind;

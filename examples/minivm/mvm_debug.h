@@ -40,7 +40,8 @@ enum {
   MVM_DBG_ENOMEM = -12,     /* OUT_OF_MEMORY */
   MVM_DBG_ENOTARRAY = -13,  /* INVALID_ARRAY */
   MVM_DBG_ENOTSTRING = -14, /* INVALID_STRING */
-  MVM_DBG_EFAILED = -15     /* a call ended in a VM error (reported on stderr): INTERNAL */
+  MVM_DBG_EFAILED = -15,    /* a call ended in a VM error (reported on stderr): INTERNAL */
+  MVM_DBG_EREADONLY = -16   /* a write to a slot the VM decodes itself: ILLEGAL_ARGUMENT */
 };
 
 /* A value as a debugger sees it. tag: Z B C S I J F D (in the union), L for any reference (in
@@ -138,6 +139,7 @@ typedef struct mvm_type_info {
 typedef struct mvm_field_desc {
   const char *name, *sig;
   int is_static;
+  int vm_internal; /* the VM's own slot (Thread.tid, Thread.target): readable, not writable */
 } mvm_field_desc;
 typedef struct mvm_method_desc {
   const char *name, *sig;

@@ -277,12 +277,14 @@ static int define_builtins(mvm_vm *vm) {
       for (int k = 0; ok && k < b->nfields; k++) {
         const char *sig = b->fields[k].sig;
         c->fields[k] = (mvm_field){mvm_nstrdup(vm, b->fields[k].name), sig[0] == '[' ? 'L' : sig[0],
-                                   mvm_nstrdup(vm, sig), 0, base + (uint32_t)k, c, 0};
+                                   mvm_nstrdup(vm, sig), 0, base + (uint32_t)k, c, 0, 0};
         ok = c->fields[k].name && c->fields[k].sig;
         c->nfields = (uint32_t)k + 1;
         c->ninstance = base + c->nfields;
       }
     }
+    /* Thread's slots the VM decodes itself (Object has no fields: field k is slot k). */
+    if (ok && i == 2) c->fields[MVM_THREAD_F_TID].vm_internal = c->fields[MVM_THREAD_F_TARGET].vm_internal = 1;
     /* Object's methods; the Throwables' default constructors (a debugger's `new` of one) */
     if (ok && i == 0) ok = object_methods(vm, c) == 0;
     else if (ok && i >= 5) ok = mvm_add_default_init(vm, c) == 0;

@@ -49,9 +49,11 @@ DDMC_EXTERN int ddmc_agent_parse_flag(const char *arg, ddmc_agent_flag *out);
 DDMC_EXTERN int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value);
 
 /* dlopen(path), then Agent_OnLoad(vm, options, NULL) (options NULL: none given). Returns 0, or
- * DDMC_ENOENT (cannot load: dlerror's reason in err), DDMC_EINVAL (no Agent_OnLoad), DDMC_ESTATE
- * (Agent_OnLoad returned non-zero, or the VM has started), DDMC_ENOMEM. err (may be NULL) gets a
- * one-line message naming the path and the reason, to print as it is. */
+ * DDMC_ENOENT (cannot load: dlerror's reason in err; a path with a '/' that does not name a
+ * regular file, such as a FIFO, is refused before dlopen, which would wait on it forever),
+ * DDMC_EINVAL (no Agent_OnLoad), DDMC_ESTATE (Agent_OnLoad returned non-zero, or the VM has
+ * started), DDMC_ENOMEM. err (may be NULL) gets a one-line message naming the path and the
+ * reason, to print as it is. */
 DDMC_EXTERN int ddmc_agent_load(ddmc_vm *vm, const char *path, const char *options, char *err, size_t errlen);
 
 /* Agents loaded so far (0 when none: the VM may then skip the rest). */

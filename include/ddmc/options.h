@@ -53,10 +53,16 @@ typedef struct ddmc_options {
                                   this long ends the session: the transfer is dropped and counted
                                   (ddmc_stats.transfers_dropped), and the next peer is served.
                                   Default 30000; <= 0: never */
+  size_t event_request_bytes;  /* bytes all live JDWP event requests of one debugger session may
+                                  hold (each request, its modifiers and their patterns): an
+                                  EventRequest.Set past it is refused with OUT_OF_MEMORY (110)
+                                  and the session goes on. Default DDMC_DEFAULT_EVENT_REQUEST_BYTES;
+                                  0 means the default */
 } ddmc_options;
 
 #define DDMC_DEFAULT_MAX_PACKET (4u << 20)
 #define DDMC_DEFAULT_SENDQ_BYTES ((size_t)32 << 20)
+#define DDMC_DEFAULT_EVENT_REQUEST_BYTES ((size_t)16 << 20)
 
 /* Defaults: no transport, server=y, suspend=n, loopback, the caps above. Thread: any.
  * ABI: the macro passes sizeof(ddmc_options) as the caller's header has it; the library writes no

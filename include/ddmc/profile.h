@@ -35,6 +35,10 @@
  * buffer itself (no copy): no VM thread ever waits for the peer, and a transfer the peer stops
  * reading is dropped and counted (ddmc_stats.transfers_dropped) after ddmc_options.stall_timeout_ms.
  *
+ * - Files. HPDU and MPRS name a file the VM writes. The library only ever creates a new regular
+ *   file there (never truncates, follows a symlink, opens a FIFO or device, or removes a file it
+ *   did not create), and ddmc_prof_config.file_dir confines the names to one directory.
+ *
  * - Heap dumps (HPDU to a file the VM writes, HPDS streamed back as one unsolicited HPDS chunk):
  *   Android's hprof "JAVA PROFILE 1.0.3" (4-byte ids; strings, classes with fields and statics,
  *   instances, arrays, GC roots, HEAP_DUMP_INFO per heap), built by the JDWP thread through the
@@ -111,12 +115,20 @@ typedef struct ddmc_prof_config {
   uint64_t hprof_max_bytes;        /* the largest heap dump (HPDU, HPDS) the library builds: a
                                       bigger one is refused with FAIL. Default 512 MiB (ddmlib
                                       keeps at most about 800 MiB); at least 64 KiB */
+  char file_dir[256];              /* "" (the default): HPDU and MPRS write the file the peer
+                                      names, as Android's runtime does, but only as a new file
+                                      (an existing name, symlinks included, is refused). An
+                                      absolute directory: the peer may name only files directly
+                                      in it ("<file_dir>/<name>"); any other name is refused
+                                      (HPDU [0xFF] / FAIL with the reason). Set it where any
+                                      local user can reach the JDWP port */
 } ddmc_prof_config;
 
 /* The defaults above. Thread: any. */
 DDMC_EXTERN void ddmc_prof_config_init_(ddmc_prof_config *c, size_t size);
 #define ddmc_prof_config_init(c) ddmc_prof_config_init_((c), sizeof(ddmc_prof_config))
-/* Takes a copy. Before ddmc_vm_start. Returns 0, DDMC_EINVAL (a value out of range), DDMC_ESTATE
+/* Takes a copy. Before ddmc_vm_start. Returns 0, DDMC_EINVAL (a value out of range, a file_dir
+ * that is not absolute or not terminated within its array), DDMC_ESTATE
  * (started). ABI: the macro passes the caller's sizeof; members it lacks keep their defaults. */
 DDMC_EXTERN int ddmc_prof_configure_(ddmc_vm *vm, const ddmc_prof_config *c, size_t size);
 #define ddmc_prof_configure(vm, c) ddmc_prof_configure_((vm), (c), sizeof(ddmc_prof_config))

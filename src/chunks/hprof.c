@@ -1,20 +1,21 @@
 /* Heap dump chunks (ddm-profiling.md §5):
  *   HPDU  H->V [u4 n][UTF-16 file]  write an hprof file in the VM
  *         -> HPDU [u1 0] once the file is written and closed;
- *            HPDU [u1 0xFF][u4 n][UTF-16 message] when it could not be (unwritable path, dump
- *            refused): ddmlib reads the first byte only and calls onEndFailure, as for Dalvik's
+ *            HPDU [u1 0xFF][u4 n][UTF-16 message] when it could not be (unwritable path, a
+ *            name that exists or lies outside ddmc_prof_config.file_dir, dump refused): ddmlib reads the first byte only and calls onEndFailure, as for Dalvik's
  *            -1; the message after it is this library's, for hosts that want to say why. A FAIL
  *            chunk instead would leave ddmlib's pending dump hanging (its HPDU handler never
  *            runs), so FAIL is kept for requests that are not an HPDU at all (bad payload).
  *   HPDS  H->V empty  -> the whole file as one unsolicited HPDS chunk, then the empty reply;
  *                        FAIL [1][message] when no dump is sent (ddmlib only logs it).
- * The dump is built with the world stopped (profile/hprof_dump.c); HPDU's file is written beside
+ * HPDU's file is created new and regular, without blocking (profile/outfile.c: the name is the
+ * peer's, the JDWP thread everyone's). The dump is built with the world stopped
+ * (profile/hprof_dump.c); HPDU's file is written beside
  * the build by a writer thread (profile/hprof_file.c), HPDS's chunk streamed by the JDWP thread
  * from the dump's blocks after the VM runs again. One HPDS
  * dump at a time waits for the peer: another asked for meanwhile is refused, so a peer that
  * stops reading holds at most one dump (hprof_max_bytes) until stall_timeout_ms drops it. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 
 #include "chunks/families.h"
 #include "profile/hprof.h"
+#include "profile/outfile.h"
 #include "send/send.h"
 
 #define CHUNK_HPDU DDMC_FOURCC('H', 'P', 'D', 'U')
@@ -58,12 +60,12 @@ static int handle_hpdu(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   if (n == 0 || strlen(path) != (size_t)n) return hpdu_result(b, rtype, "HPDU: bad file name");
   if (!ddmc__hprof_supported(vm)) return hpdu_result(b, rtype, "hprof dumps not supported in this VM");
   /* Opened first: a path that cannot be written costs no stop of the world. */
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-  if (fd < 0) {
-    snprintf(msg, sizeof msg, "cannot open %s: %s", path, strerror(errno));
+  ddmc__outfile of;
+  if (ddmc__outfile_open(vm, path, &of, msg, sizeof msg) != 0) {
     ddmc__log(vm, DDMC_LOG_WARN, "HPDU: %s", msg);
     return hpdu_result(b, rtype, msg);
   }
+  int fd = of.fd;
   ddmc__hprof *h = NULL;
   char why[256];
   int e = 0;
@@ -80,7 +82,7 @@ static int handle_hpdu(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
     atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
   }
   if (rc == 0 && e == 0) return hpdu_result(b, rtype, NULL);
-  unlink(path); /* no half file left to be mistaken for a dump */
+  ddmc__outfile_discard(path, &of); /* no half file left to be mistaken for a dump; only ours */
   if (rc != 0) {
     snprintf(msg, sizeof msg, "%s", why);
   } else {

@@ -1,5 +1,6 @@
 /* Method tracing and sampling chunks (ddm-profiling.md §3):
  *   MPRS  H->V [u4 buffer size][u4 flags][u4 n][UTF-16 file]  trace to a file in the VM -> empty
+ *         (the file is created new and regular, without blocking: profile/outfile.c)
  *   MPRE  H->V empty        stop; the file is written -> MPRE [u1 0 ok | 1 failed or none running]
  *   MPSS  H->V [u4 buffer size][u4 flags]                  trace for the peer -> empty
  *   SPSS  H->V [u4 buffer size][u4 flags][u4 interval µs]  sample for the peer -> empty
@@ -15,13 +16,13 @@
  * past that is dropped (FAIL, counted in ddmc_stats.transfers_dropped), so a peer that stops
  * reading holds at most that many buffers plus the running one. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "chunks/families.h"
+#include "profile/outfile.h"
 #include "profile/prof_int.h"
 #include "send/send.h"
 
@@ -167,13 +168,14 @@ static int handle_mprs(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   int n = ddmc_read_str(&r, path, sizeof path);
   if (n < 0 || ddmc_reader_done(&r) != 0) return fail1(b, rtype, "MPRS needs [u4 size][u4 flags][u4 n][UTF-16 file]");
   if (n == 0 || strlen(path) != (size_t)n) return fail1(b, rtype, "MPRS: bad trace file name");
-  tq.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-  if (tq.fd < 0) {
-    char msg[PATH_MAX + 64];
-    snprintf(msg, sizeof msg, "cannot open %s: %s", path, strerror(errno));
-    return fail1(b, rtype, msg);
-  }
-  return start(vm, &tq, rtype, b);
+  ddmc__outfile of;
+  char msg[PATH_MAX + 96];
+  if (ddmc__outfile_open(vm, path, &of, msg, sizeof msg) != 0) return fail1(b, rtype, msg);
+  tq.fd = of.fd;
+  int rc = start(vm, &tq, rtype, b);
+  /* Not started (start closed the file): the empty file is ours, and would refuse a retry. */
+  if (ddmc_trace_mode_now(vm) == DDMC_TRACE_OFF) ddmc__outfile_discard(path, &of);
+  return rc;
 }
 
 static int handle_mpss(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {

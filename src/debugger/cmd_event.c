@@ -3,7 +3,9 @@
  * Set checks every modifier against the event kind (a filter the server silently dropped would
  * stop the client where the user never asked), and does what the VM must do for the request
  * before answering: a breakpoint patched, a step armed, method events switched on. Clear and the
- * end of a session undo exactly that. */
+ * end of a session undo exactly that. Bounds: at most DDMC__MAX_REQUESTS requests of at most
+ * DDMC__MAX_MODS modifiers, and all of them together within ddmc_options.event_request_bytes
+ * (a Set past it: OUT_OF_MEMORY, nothing done). */
 #include <string.h>
 
 #include "debugger/requests.h"
@@ -12,6 +14,8 @@
 #define DDMC__MAX_MODS 64
 #define DDMC__MAX_REQUESTS 10000
 #define DDMC__MAX_PATTERN 1024
+/* Requests freed in a session past this make its end give memory back (ddmc__mem_trim). */
+#define DDMC__TRIM_AFTER ((size_t)1 << 20)
 
 /* Breakpoints, watched fields, stepping and method events are switches the debugger shares with
  * agents and traces (src/vmctl): each request counts there once, and the VM is told only when a
@@ -216,6 +220,15 @@ static int kind_supported(ddmc__dbg *d, int kind) {
   }
 }
 
+/* What r holds, as near as the allocator's own overhead allows (a word or two per block). */
+static size_t req_bytes(const ddmc__req *r) {
+  size_t n = sizeof(*r) + sizeof(ddmc__req *) + (size_t)r->nmods * sizeof(ddmc__mod);
+  for (uint32_t i = 0; i < r->nmods; i++)
+    if (r->mods[i].pattern != NULL) n += strlen(r->mods[i].pattern) + 1 + 2 * sizeof(void *);
+  if (r->kind == DDMC_EV_SINGLE_STEP) n += sizeof(ddmc__step);
+  return n;
+}
+
 static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc__reqs *q = d->req;
   uint8_t kind = ddmc_read_u8(in), policy = ddmc_read_u8(in);
@@ -246,6 +259,10 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     r->nmods = i + 1;
   }
   if (rc == 0) rc = ddmc__rd_end(in); /* refused before anything is done in the VM */
+  if (rc == 0) {
+    r->bytes = req_bytes(r);
+    if (r->bytes > q->budget || q->bytes > q->budget - r->bytes) rc = DDMC_JDWP_OUT_OF_MEMORY;
+  }
   /* Kind-specific requirements and the VM's part. */
   const ddmc__mod *loc_mod = NULL, *step_mod = NULL;
   for (uint32_t i = 0; rc == 0 && i < r->nmods; i++) {
@@ -289,9 +306,11 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   r->id = q->next_id++;
   if (q->next_id <= 0) q->next_id = 1;
   q->list[q->n++] = r;
+  q->bytes += r->bytes;
   atomic_fetch_add(&d->want[kind % DDMC__EV_KINDS], 1);
   if (ddmc__reqs_publish(d) != 0) { /* keep the list and the VM consistent: take it back out */
     q->n--;
+    q->bytes -= r->bytes;
     detach(d, r);
     ddmc__req_put(d, r);
     return DDMC_JDWP_OUT_OF_MEMORY;
@@ -307,6 +326,8 @@ static void remove_at(ddmc__dbg *d, uint32_t i) {
   detach(d, r);
   memmove(&q->list[i], &q->list[i + 1], (size_t)(q->n - i - 1) * sizeof(q->list[0]));
   q->n--;
+  q->bytes -= r->bytes;
+  q->freed += r->bytes;
   ddmc__req_put(d, r);
 }
 
@@ -339,6 +360,12 @@ void ddmc__reqs_clear_all(ddmc__dbg *d) {
   while (q->n > 0) remove_at(d, q->n - 1);
   ddmc__reqs_publish(d); /* an empty list publishes NULL: cannot fail */
   q->next_id = 1;
+  /* Many small frees leave the heap's pages resident (glibc keeps them for reuse): a session
+   * that held its whole budget would keep the VM that much bigger for good. */
+  if (q->freed >= DDMC__TRIM_AFTER) {
+    ddmc__mem_trim(d->mem);
+    q->freed = 0;
+  }
 }
 
 void ddmc__reqs_destroy(ddmc__dbg *d) {

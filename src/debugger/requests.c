@@ -1,5 +1,6 @@
 /* The request list's snapshots (requests.h): published by the JDWP thread after each change,
  * taken by VM threads with one short lock to match without any. */
+#include "debugger/glue.h"
 #include "debugger/requests.h"
 
 ddmc__snap *ddmc__snap_get(ddmc__dbg *d) {
@@ -55,6 +56,8 @@ int ddmc__reqs_init(ddmc__dbg *d) {
     return DDMC_ENOMEM;
   }
   q->next_id = 1;
+  q->budget = ddmc__vm_options(d->vm)->event_request_bytes;
+  if (q->budget == 0) q->budget = DDMC_DEFAULT_EVENT_REQUEST_BYTES;
   d->req = q;
   return 0;
 }

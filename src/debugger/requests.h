@@ -56,6 +56,7 @@ typedef struct ddmc__req {
   ddmc_class watch_cls;
   uint32_t watch_field;
   ddmc_location bp_loc;
+  size_t bytes; /* what it holds, counted against reqs.budget */
 } ddmc__req;
 
 typedef struct ddmc__snap {
@@ -72,6 +73,10 @@ struct ddmc__reqs {
   uint32_t n, cap;
   int32_t next_id;
   uint32_t method_events; /* METHOD_ENTRY / EXIT requests: the VM reports them while > 0 */
+  /* The bytes the list's requests hold, against ddmc_options.event_request_bytes: the count
+   * cap alone let one peer pin hundreds of MiB in patterns. freed: given back since the last
+   * trim, which the session's end does when it is large. */
+  size_t bytes, budget, freed;
 };
 
 /* The current snapshot with a reference (NULL: no requests). Thread: any. */

@@ -25,6 +25,7 @@ static void init_defaults(ddmc_options *o) {
   o->redial_max_ms = 2000;
   o->zlib_threshold = 1024;
   o->stall_timeout_ms = 30000;
+  o->event_request_bytes = DDMC_DEFAULT_EVENT_REQUEST_BYTES;
   o->adb_announce = DDMC_ADB_HEX4_STREAM;
 }
 

@@ -2,9 +2,11 @@
  * (include/ddmc/agent.h): ddmc_agent_parse_flag, ddmc_agent_load, ddmc_agent_set_property,
  * ddmc_agent_vm_start / _vm_init / _vm_death, ddmc_agent_unload, ddmc_agent_count. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jvmti/funcs.h"
 #include "vm_int.h"
@@ -129,6 +131,29 @@ int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value) {
 typedef jint (*onload_fn)(ddmc__javavm *vm, char *options, void *reserved);
 typedef void (*onunload_fn)(ddmc__javavm *vm);
 
+static const char *file_kind(mode_t m) {
+  return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* dlopen reads whatever the path names: a FIFO holds the VM's start until some process writes
+ * to it, a character device may never end. Only a regular file (through any symlinks) goes on.
+ * A bare name (no '/') is searched by dlopen in the library path, which is the loader's
+ * business. Returns 0 or DDMC_ENOENT with the reason in err. */
+static int check_agent_file(const char *path, char *err, size_t errlen) {
+  if (strchr(path, '/') == NULL) return 0;
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    if (err) snprintf(err, errlen, "could not load agent library %s: %s", path, strerror(errno));
+    return DDMC_ENOENT;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    if (err) snprintf(err, errlen, "could not load agent library %s: %s, not a regular file", path, file_kind(st.st_mode));
+    return DDMC_ENOENT;
+  }
+  return 0;
+}
+
 int ddmc_agent_load(ddmc_vm *vm, const char *path, const char *options, char *err, size_t errlen) {
   if (err && errlen) err[0] = 0;
   if (vm == NULL || path == NULL) return DDMC_EINVAL;
@@ -139,6 +164,7 @@ int ddmc_agent_load(ddmc_vm *vm, const char *path, const char *options, char *er
     if (err) snprintf(err, errlen, "agent %s: the VM has started (agents load before the program runs)", path);
     return DDMC_ESTATE;
   }
+  if ((rc = check_agent_file(path, err, errlen)) != 0) return rc;
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (h == NULL) {
     const char *why = dlerror();

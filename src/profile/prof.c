@@ -40,6 +40,9 @@ int ddmc_prof_configure_(ddmc_vm *vm, const ddmc_prof_config *c, size_t size) {
       n.trace_max_bytes < 4096 || n.sample_min_interval_us == 0 || n.hprof_max_bytes < ((uint64_t)64 << 10) ||
       n.hprof_max_bytes > DDMC__HPROF_MAX_BYTES)
     return DDMC_EINVAL;
+  /* A relative directory would move with the VM's working directory. */
+  if (memchr(n.file_dir, '\0', sizeof(n.file_dir)) == NULL || (n.file_dir[0] != '\0' && n.file_dir[0] != '/'))
+    return DDMC_EINVAL;
   n.alloc_records = pow2_at_least(n.alloc_records);
   vm->prof.cfg = n;
   return 0;

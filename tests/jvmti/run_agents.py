@@ -105,9 +105,25 @@ cases = [
     ("empty agentpath", ["-agentpath:"], "bad agent option"),
     ("agentlib with a path", ["-agentlib:a/b"], "bad agent option"),
 ]
+# A FIFO (or a directory) as the agent: refused before dlopen, which would wait on the FIFO for a
+# writer forever (HotSpot too).
+fifo_dir = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"agent-fifo-{os.getpid()}")
+os.makedirs(fifo_dir, exist_ok=True)
+fifo = os.path.join(fifo_dir, "libfifo.so")
+if not os.path.exists(fifo):
+    os.mkfifo(fifo)
+cases += [
+    ("FIFO as agentpath", [f"-agentpath:{fifo}"], f"could not load agent library {fifo}: a FIFO, not a regular file"),
+    ("directory as agentpath", [f"-agentpath:{fifo_dir}"], "a directory, not a regular file"),
+]
 for name, flags, msg in cases:
-    rc, out, err = run([MINIVM] + flags + [hello])
+    try:
+        rc, out, err = run([MINIVM] + flags + [hello], timeout=20)
+    except subprocess.TimeoutExpired:
+        rc, out, err = None, "", "(minivm did not finish in 20 s)"
     check(name, rc == 1 and msg in err and "Hello from minivm" not in out, f"rc={rc} out={out!r} err={err!r}")
+os.unlink(fifo)
+os.rmdir(fifo_dir)
 
 # 7. Calls in the OnLoad phase: clear JVM TI errors, never a crash (then the agent fails on purpose).
 rc, out, err = run([MINIVM, f"-agentpath:{agent('badagents_fail')}=probe", hello])

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "internal.h"
 #include "mvm_debug.h"
 
 static void sleep_ms(int ms) {
@@ -408,6 +409,55 @@ static void wait_for(mvm_vm *vm, mvm_type t, const char *name) {
   assert_true(get_static(vm, t, name) != 0);
 }
 
+/* Thread.target and Thread.tid are slots the VM decodes: a debugger's write is refused, and a
+ * bad value that got there anyway is caught where the VM reads it, not followed. */
+static const char *victim_prog =
+    ".class TF\n.static victim Thread\n.static go int\n"
+    ".method run\n.signature () void\n.registers 1\n    const-string v0, \"victim ran\"\n    println v0\n"
+    "    return-void\n.end method\n"
+    ".method main\n.signature (String[]) void\n.registers 5\n    const-string v1, \"Victim\"\n"
+    "    new-thread v0, v1, TF.run\n    sput v0, TF.victim\n:wait\n    sget v2, TF.go\n    if-nez v2, :start\n"
+    "    const v3, 5\n    sleep v3\n    goto :wait\n:start\n    thread-start v0\n    join v0\n    return-void\n"
+    ".end method\n";
+
+static void thread_slots_are_the_vms(void **state) {
+  mvm_vm *vm = t_vm(0, 0, NULL);
+  t_load(vm, victim_prog);
+  t_prepared(vm);
+  mvm_type s = type_by_sig(vm, "LTF;");
+  pthread_t main_thread;
+  fflush(stdout);
+  assert_int_equal(pthread_create(&main_thread, NULL, run_main, vm), 0);
+  wait_for(vm, s, "victim");
+  uint64_t victim = (uint64_t)get_static(vm, s, "victim");
+  mvm_type thread_t = type_by_sig(vm, "Ljava/lang/Thread;");
+  const char *slots[] = {"target", "tid"};
+  for (int i = 0; i < 2; i++) {
+    uint32_t f = field_by_name(vm, thread_t, slots[i]);
+    mvm_field_desc d;
+    assert_int_equal(mvm_dbg_field(vm, thread_t, f, &d), 0);
+    assert_true(d.vm_internal);
+    mvm_value before, after, v = {.tag = 'J', .u.i = 0x7FFF123456789ABCLL};
+    mvm_dbg_enter(vm);
+    assert_int_equal(mvm_dbg_get_field(vm, victim, thread_t, f, &before), 0);
+    assert_int_equal(mvm_dbg_set_field(vm, victim, thread_t, f, &v), MVM_DBG_EREADONLY);
+    assert_int_equal(mvm_dbg_get_field(vm, victim, thread_t, f, &after), 0);
+    mvm_dbg_leave(vm);
+    assert_int_equal(after.u.i, before.u.i);
+  }
+  mvm_field_desc d;
+  assert_int_equal(mvm_dbg_field(vm, thread_t, field_by_name(vm, thread_t, "name"), &d), 0);
+  assert_false(d.vm_internal);
+  /* A target out of range written behind the bridge's back: the start refuses it. */
+  mvm_dbg_enter(vm);
+  mvm_slots(mvm_deref(vm, (mvm_ref)victim))[MVM_THREAD_F_TARGET] = 0x7FFF123456789ABCLL;
+  mvm_dbg_leave(vm);
+  set_static(vm, s, "go", 1);
+  pthread_join(main_thread, NULL);
+  assert_int_not_equal(main_status, 0);
+  mvm_vm_free(vm);
+}
+
 static void suspend_frames_locals_fields(void **state) {
   mvm_vm *vm = t_vm(0, 0, NULL);
   t_load(vm, spin_prog);
@@ -774,6 +824,7 @@ int main(void) {
       cmocka_unit_test(stepping_reports_every_instruction_once),
       cmocka_unit_test(method_entry_and_exit),
       cmocka_unit_test(suspend_frames_locals_fields),
+      cmocka_unit_test(thread_slots_are_the_vms),
       cmocka_unit_test(thread_groups),
       cmocka_unit_test(free_with_a_suspended_thread),
       cmocka_unit_test(classes_prepare_at_first_use_and_fields_are_watched),
