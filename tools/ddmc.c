@@ -22,6 +22,7 @@
 #include "monitor.h"
 #include "hprof.h"
 #include "prof.h"
+#include "ps.h"
 #include "session.h"
 
 
@@ -72,6 +73,10 @@ static void usage(FILE *f) {
         "                         heap dump (HPDS): Android's hprof 1.0.3 (Android Studio, Perfetto),\n"
         "                         or with --standard the 1.0.2 hprof-conv writes (MAT, VisualVM);\n"
         "                         --device-file: the VM writes PATH itself (HPDU)\n"
+        "  ps [--watch [--duration S]]\n"
+        "                         every JDWP process on the device (adb track-jdwp; -s, -P), each\n"
+        "                         asked for HELO: pid, user id, ABI, debugger, VM, app name; --watch\n"
+        "                         redraws as processes come and go (for S seconds or until Ctrl-C)\n"
         "\n"
         "Options (before the command):\n"
         "  -c, --connect HOST:PORT  VM to talk to (default 127.0.0.1:8700; [v6addr]:port works)\n"
@@ -924,6 +929,7 @@ int main(int argc, char **argv) {
   o.target = "127.0.0.1:8700";
   o.zlib = 1;
   o.timeout_ms = 5000;
+  int connect_given = 0;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -949,8 +955,10 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "-c") == 0 || strcmp(a, "--connect") == 0) {
       if (++i >= argc) usage_error("%s needs HOST:PORT", a);
       o.target = argv[i];
+      connect_given = 1;
     } else if (strncmp(a, "--connect=", 10) == 0) {
       o.target = a + 10;
+      connect_given = 1;
     } else if (strcmp(a, "-p") == 0 || strcmp(a, "--pid") == 0) {
       uint64_t v;
       if (++i >= argc || parse_u64(argv[i], UINT32_MAX, &v) || v == 0) usage_error("%s needs a process id", a);
@@ -972,18 +980,24 @@ int main(int argc, char **argv) {
     }
   }
   if (parse_target(&o, o.target) != 0) usage_error("bad address '%s' (want HOST:PORT)", o.target);
-  if (o.pid) {
+  /* ps reaches the device through adb too, but every process on it rather than one. */
+  int is_ps = i < argc && strcmp(argv[i], "ps") == 0;
+  if (is_ps && o.pid) usage_error("ps lists every process: -p does not go with it%s", "");
+  if (is_ps && connect_given) usage_error("ps lists the processes adb knows: -c does not go with it%s", "");
+  if (o.pid || is_ps) {
     if (o.adb_port == 0) {
       const char *env = getenv("ANDROID_ADB_SERVER_PORT");
       uint64_t v = 5037;
       if (env && *env && (parse_u64(env, 65535, &v) || v == 0)) usage_error("bad ANDROID_ADB_SERVER_PORT '%s'", env);
       o.adb_port = (uint16_t)v;
     }
+  } else if (o.serial || o.adb_port) {
+    usage_error("%s goes with -p PID or ps", o.serial ? "-s" : "-P");
+  }
+  if (o.pid) {
     snprintf(o.target_buf, sizeof o.target_buf, "pid %u via adb 127.0.0.1:%u%s%s", (unsigned)o.pid,
              (unsigned)o.adb_port, o.serial ? " device " : "", o.serial ? o.serial : "");
     o.target = o.target_buf;
-  } else if (o.serial || o.adb_port) {
-    usage_error("%s goes with -p PID", o.serial ? "-s" : "-P");
   }
   if (i >= argc) {
     if (g_json) usage_error("no command given%s", "");
@@ -1003,6 +1017,7 @@ int main(int argc, char **argv) {
   alloc_args alloc = {ALLOC_RUN, 5.0, 20, 0};
   trace_args trace = {0, 0, 8, NULL, NULL};
   hprof_args hprof = {NULL, 0, NULL};
+  ps_args ps = {0, -1};
   const char *cmd = o.command;
   if (strcmp(cmd, "stack") == 0) {
     if (nargs != 1 || parse_u64(args[0], UINT32_MAX, &num)) usage_error("usage: ddmc stack THREAD-ID%s", "");
@@ -1135,6 +1150,20 @@ int main(int argc, char **argv) {
     }
     if ((hprof.out == NULL) == (hprof.device_file == NULL) || (hprof.standard && hprof.device_file))
       usage_error("usage: ddmc hprof -o FILE.hprof [--standard] | ddmc hprof --device-file PATH%s", "");
+  } else if (strcmp(cmd, "ps") == 0) {
+    int have_duration = 0;
+    for (int k = 0; k < nargs; k++) {
+      if (strcmp(args[k], "--watch") == 0 || strcmp(args[k], "-w") == 0) {
+        ps.watch = 1;
+      } else if (strcmp(args[k], "--duration") == 0 || strcmp(args[k], "-d") == 0) {
+        ps.duration = parse_seconds(k + 1 < nargs ? args[++k] : NULL, "--duration");
+        have_duration = 1;
+      } else {
+        usage_error("ps: unexpected argument '%s'", args[k]);
+      }
+    }
+    if (have_duration && !ps.watch) usage_error("ps: --duration goes with --watch%s", "");
+    return cmd_ps(&o, &ps);
   } else {
     usage_error("unknown command '%s'", cmd);
   }
