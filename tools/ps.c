@@ -560,7 +560,16 @@ static const char *debugger_of(const proc *x) {
 }
 
 static void print_table(ps *p, FILE *f) {
-  fprintf(f, "%8s %5s  %-11s %-9s %-20s %s\n", "PID", "USER", "ABI", "DEBUGGER", "VM", "NAME");
+  /* ABI and VM columns as wide as their widest entry (within reason): "64-bit (x86_64)". */
+  int wabi = 3, wvm = 2;
+  for (size_t i = 0; i < p->n; i++) {
+    const proc *x = p->v[i];
+    if (x->result != PR_OK) continue;
+    int la = x->helo.abi ? (int)strlen(tx(x->helo.abi)) : 1, lv = (int)strlen(tx(x->helo.vm_ident));
+    if (la > wabi) wabi = la < 24 ? la : 24;
+    if (lv > wvm) wvm = lv < 32 ? lv : 32;
+  }
+  fprintf(f, "%8s %5s  %-*s  %-8s  %-*s  %s\n", "PID", "USER", wabi, "ABI", "DEBUGGER", wvm, "VM", "NAME");
   for (size_t i = 0; i < p->n; i++) {
     const proc *x = p->v[i];
     if (x->result == PR_OK) {
@@ -569,15 +578,15 @@ static void print_table(ps *p, FILE *f) {
       if (x->apnm_seen && x->apnm.has_user_id) snprintf(user, sizeof user, "%d", (int)x->apnm.user_id);
       else if (h->present & DDMC_HOST_HELO_USER_ID) snprintf(user, sizeof user, "%d", (int)h->user_id);
       const char *app = app_name_of(x);
-      fprintf(f, "%8u %5s  %-11s %-9s %-20s %s", (unsigned)x->pid, user, h->abi ? tx(h->abi) : "-",
-              x->waiting ? "waiting" : "-", tx(h->vm_ident), app && app[0] ? tx(app) : "(no name)");
+      fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s", (unsigned)x->pid, user, wabi, h->abi ? tx(h->abi) : "-",
+              x->waiting ? "waiting" : "-", wvm, tx(h->vm_ident), app && app[0] ? tx(app) : "(no name)");
       if (h->pid != x->pid) fprintf(f, "  (the VM says pid %u)", (unsigned)h->pid);
       fputc('\n', f);
     } else {
-      const char *why = x->result == PR_PENDING ? "(probing...)" : x->msg;
-      fprintf(f, "%8u %5s  %-11s %-9s %-20s %s%s%s\n", (unsigned)x->pid, "-", "-",
-              x->result == PR_ATTACHED ? "attached" : "?", "-", x->result == PR_PENDING ? "" : "(",
-              tx(why), x->result == PR_PENDING ? "" : ")");
+      int pending = x->result == PR_PENDING;
+      fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s%s%s\n", (unsigned)x->pid, "-", wabi, "-",
+              x->result == PR_ATTACHED ? "attached" : "?", wvm, "-", pending ? "" : "(",
+              pending ? "(probing...)" : tx(x->msg), pending ? "" : ")");
     }
   }
 }
@@ -741,6 +750,7 @@ int cmd_ps(const opts *o, const ps_args *a) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
+    sa.sa_flags = SA_RESTART; /* a write to stdout must not fail with EINTR; poll() still returns */
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -25,8 +25,9 @@ It plays adbd for tests on a machine with no Android device:
   JDWP handshake, HELO (version 1, its pid, "standin-synthetic", app name, user id, ABI, flags,
   native-debuggable byte, package name), FEAT, any other DDM chunk with an empty reply, and
   other commands with NOT_IMPLEMENTED; every tenth one sends WAIT before its HELO reply, as a VM
-  waiting for a debugger does. A silent VM shakes hands and then never answers anything. They
-  are not minivm or libddmc: they stand for the adb side's load (streams, relays), not the VM's.
+  waiting for a debugger does. A silent VM shakes hands and then never answers anything; SIGUSR1
+  takes the silent VMs off the list of JDWP processes, or puts them back. Synthetic VMs are not
+  minivm or libddmc: they stand for the adb side's load (streams, relays), not the VM's.
 
 stdlib only. Single-threaded: one selectors loop. Exits on SIGTERM/SIGINT, and with
 --die-with-parent also when the process that started it goes away (so a crashed test never
@@ -142,7 +143,7 @@ class Loop:
 
     def run(self, tick):
         while self.running:
-            for key, mask in self.sel.select(timeout=1.0):
+            for key, mask in self.sel.select(timeout=0.25):
                 try:
                     key.data.on_event(mask)
                 except Exception as e:  # one broken peer must not take the stand-in down
@@ -184,7 +185,9 @@ class Registry:
         return "".join("%d\n" % p for p in self.pids())
 
     def changed(self):
-        log("jdwp processes: %s" % (" ".join(str(p) for p in self.pids()) or "(none)"))
+        pids = self.pids()
+        shown = " ".join(str(p) for p in pids[:20]) + (" ... (%d in all)" % len(pids) if len(pids) > 20 else "")
+        log("jdwp processes: %s" % (shown or "(none)"))
         for t in list(self.trackers):
             t.send_list()
 
@@ -910,8 +913,11 @@ def main():
         reg.procs[int(pid)] = TcpProc(int(pid), int(port))
     for i in range(args.synthetic_vms):
         reg.procs[args.synthetic_base + i] = SyntheticProc(loop, args.synthetic_base + i, i)
-    for pid in args.silent_vm:
-        reg.procs[pid] = SyntheticProc(loop, pid, -1, silent=True)
+    silent = [SyntheticProc(loop, pid, -1, silent=True) for pid in args.silent_vm]
+    for proc in silent:
+        reg.procs[proc.pid] = proc
+    toggles = []
+    signal.signal(signal.SIGUSR1, lambda signum, frame: toggles.append(1))
     host = HostListener(loop, reg, args.port)
     while 5555 <= host.port <= 5585:  # a kernel-chosen port in the emulator range: pick again
         host = HostListener(loop, reg, 0)
@@ -931,6 +937,16 @@ def main():
     parent = os.getppid()
 
     def tick():
+        while toggles:
+            toggles.pop()
+            shown = any(reg.procs.get(p.pid) is p for p in silent)
+            for proc in silent:
+                if shown:
+                    reg.procs.pop(proc.pid, None)
+                else:
+                    reg.procs[proc.pid] = proc
+            log("SIGUSR1: silent VMs %s" % ("hidden" if shown else "listed"))
+            reg.changed()
         if args.die_with_parent and os.getppid() != parent:
             log("parent %d is gone; exiting" % parent)
             loop.running = False
