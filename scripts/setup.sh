@@ -4,10 +4,11 @@
 # The JDK (jdb, java, javac) is always installed: the jdb tests (tests/jdb) need it, and the
 # configuration fails without it. dmtracedump reads the method traces the ddmc e2e tests take;
 # hprof-conv converts the heap dumps they take (both land in /usr/lib/android-sdk/platform-tools).
+# groff-base and man-db render docs/ddmc.1 for its test (ddmc_manpage: no warnings).
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind
-  default-jdk-headless dmtracedump hprof-conv)
+  default-jdk-headless dmtracedump hprof-conv groff-base man-db)
 if [[ "${1:-}" == "--e2e" ]]; then
   pkgs+=(adb libandroid-ddms-java)
 fi
