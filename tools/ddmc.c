@@ -4,7 +4,7 @@
  *   ddmc [-c HOST:PORT | -p PID [-s SERIAL] [-P ADB_PORT]] [--json] [-v] [-t MS] [--no-zlib] COMMAND [ARGS]
  *   ddmc [-s SERIAL] [-P ADB_PORT] [--json] [-v] [-t MS] ps [--watch [--duration S]]   (ps.c)
  *
- * Every command connects, does the JDWP handshake, HELO + FEAT and (unless --no-zlib) the ZLIB
+ * Every command but ps connects, does the JDWP handshake, HELO + FEAT and (unless --no-zlib) the ZLIB
  * opt-in, runs, and disconnects. See usage() for the commands and exit codes; docs/ddmc.1 is the
  * manual, kept in step with usage() and k_cmd_help by tests/man/check_manpage.py. */
 #include <ctype.h>
