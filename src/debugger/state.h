@@ -34,7 +34,7 @@ int ddmc__ids_init(ddmc__ids *ids);
 /* Frees every slot and description (session end). Thread: JDWP thread. */
 void ddmc__ids_reset(ddmc__dbg *d);
 void ddmc__ids_destroy(ddmc__dbg *d);
-/* ddmc_dbg_visit_roots: every object with an ID; a moved reference is rehashed. GC thread. */
+/* ddmc_gc_visit_roots: every object with an ID; a moved reference is rehashed. GC thread. */
 void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
 
 /* ---- threads (threads.c) */
@@ -44,7 +44,7 @@ typedef struct ddmc__thr {
   uint32_t epoch;       /* bumped when count returns to 0: frameIDs of the old epoch are dead */
   uint8_t vm_suspended; /* the library called ops.suspend_thread */
   uint8_t parking;      /* between an event that suspends and the park (the JDWP thread waits) */
-  uint8_t parked;       /* inside a ddmc_dbg_post_* call, waiting for count 0 */
+  uint8_t parked;       /* inside a ddmc_post_* call, waiting for count 0 */
   uint8_t dead;
   uint8_t invoking;      /* running a method call for the debugger */
   ddmc_ref object;       /* its java.lang.Thread, once seen */
@@ -155,7 +155,7 @@ typedef struct ddmc__lines ddmc__lines;
 
 struct ddmc__dbg {
   ddmc_vm *vm;
-  ddmc_dbg_ops ops;
+  ddmc_vm_bridge ops;
   void *vm_data;
   const ddmc__mem *mem;
   atomic_int connected; /* a debugger session is live */
@@ -163,7 +163,7 @@ struct ddmc__dbg {
                            for 0 before it frees what they may be reading */
   uint32_t session;
   uint32_t cur_id;      /* the request being handled (JDWP thread): deferred replies name it */
-  atomic_int want[128]; /* enabled requests per event kind (ddmc_dbg_wants) */
+  atomic_int want[128]; /* enabled requests per event kind (ddmc_event_wanted) */
   ddmc__ids ids;
   ddmc__thrs thr;
   ddmc__reqs *req;
