@@ -5,10 +5,11 @@
 # configuration fails without it. dmtracedump reads the method traces the ddmc e2e tests take;
 # hprof-conv converts the heap dumps they take (both land in /usr/lib/android-sdk/platform-tools).
 # dpkg-dev (dpkg-shlibdeps), file and lintian: cpack -G DEB and the package test (tests/package).
+# groff-base and man-db render docs/ddmc.1 for its test (ddmc_manpage: no warnings).
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind
-  default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian)
+  default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db)
 if [[ "${1:-}" == "--e2e" ]]; then
   pkgs+=(adb libandroid-ddms-java)
 fi

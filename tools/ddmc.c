@@ -2,9 +2,11 @@
  * or any other DDM-speaking VM reachable over a JDWP socket.
  *
  *   ddmc [-c HOST:PORT | -p PID [-s SERIAL] [-P ADB_PORT]] [--json] [-v] [-t MS] [--no-zlib] COMMAND [ARGS]
+ *   ddmc [-s SERIAL] [-P ADB_PORT] [--json] [-v] [-t MS] ps [--watch [--duration S]]   (ps.c)
  *
- * Every command connects, does the JDWP handshake, HELO + FEAT and (unless --no-zlib) the ZLIB
- * opt-in, runs, and disconnects. See usage() for the commands and exit codes. */
+ * Every command but ps connects, does the JDWP handshake, HELO + FEAT and (unless --no-zlib) the ZLIB
+ * opt-in, runs, and disconnects. See usage() for the commands and exit codes; docs/ddmc.1 is the
+ * manual, kept in step with usage() and k_cmd_help by tests/man/check_manpage.py. */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +24,7 @@
 #include "monitor.h"
 #include "hprof.h"
 #include "prof.h"
+#include "ps.h"
 #include "session.h"
 
 
@@ -72,6 +75,10 @@ static void usage(FILE *f) {
         "                         heap dump (HPDS): Android's hprof 1.0.3 (Android Studio, Perfetto),\n"
         "                         or with --standard the 1.0.2 hprof-conv writes (MAT, VisualVM);\n"
         "                         --device-file: the VM writes PATH itself (HPDU)\n"
+        "  ps [--watch [--duration S]]\n"
+        "                         every JDWP process on the device (adb track-jdwp; -s, -P), each\n"
+        "                         asked for HELO: pid, user id, ABI, debugger, VM, app name; --watch\n"
+        "                         redraws as processes come and go (for S seconds or until Ctrl-C)\n"
         "\n"
         "Options (before the command):\n"
         "  -c, --connect HOST:PORT  VM to talk to (default 127.0.0.1:8700; [v6addr]:port works)\n"
@@ -82,7 +89,8 @@ static void usage(FILE *f) {
         "  -v, --verbose            wire statistics on stderr at the end; -vv logs every chunk\n"
         "  -t, --timeout MS         connect, handshake and per-request timeout (default 5000)\n"
         "      --no-zlib            do not opt in to ZLIB-compressed chunks (default: opt in)\n"
-        "  -h, --help               this text;  --version  the version\n"
+        "  -h, --help               this text (ddmc COMMAND --help: that command's own)\n"
+        "      --version            the version\n"
         "\n"
         "Exit codes:\n"
         "  0   success\n"
@@ -92,8 +100,130 @@ static void usage(FILE *f) {
         "      the protocol\n"
         "  4   the VM completed the handshake but did not answer (HELO or a request) in time\n"
         "  5   the VM answered with a FAIL chunk (e.g. stack of a thread that does not exist)\n"
-        "  64  usage error\n",
+        "  64  usage error\n"
+        "\n"
+        "Environment: ANDROID_ADB_SERVER_PORT, the adb server's port when -P is not given.\n"
+        "See ddmc(1).\n",
         f);
+}
+
+/* `ddmc COMMAND --help`. Each text's "Options:" lines are what docs/ddmc.1 lists for the command
+ * (tests/man compares them). */
+typedef struct cmd_help {
+  const char *name;
+  const char *text;
+} cmd_help;
+
+static const cmd_help k_cmd_help[] = {
+    {"info",
+     "usage: ddmc [OPTIONS] info\n"
+     "\n"
+     "The VM's identity (HELO, FEAT, APNM, WAIT): pid, VM, app name, user id, package, ABI, JVM flags,\n"
+     "native debuggability, features, and whether it waits for a debugger.\n"
+     "\n"
+     "Options: none.\n"},
+    {"threads",
+     "usage: ddmc [OPTIONS] threads [--watch SECS]\n"
+     "\n"
+     "The thread table (THEN, THST): id, Linux tid, status, daemon, utime, stime, name.\n"
+     "\n"
+     "Options:\n"
+     "  -w, --watch SECS         redraw the table every second for SECS seconds (Ctrl-C ends it);\n"
+     "                           with --json, every picture and every thread event in one document\n"},
+    {"stack",
+     "usage: ddmc [OPTIONS] stack ID\n"
+     "\n"
+     "The stack of thread ID (the id from `ddmc threads`, not the tid): STKL.\n"
+     "\n"
+     "Options: none.\n"},
+    {"heap",
+     "usage: ddmc [OPTIONS] heap [--bitmap FILE.png [--max-width PX] [--dump-timeout MS]]\n"
+     "\n"
+     "The heap summary (HPIF): max, footprint, allocated bytes and objects. With --bitmap, a\n"
+     "collection (HPGC) and the heap segment dump (HPSG) drawn as a PNG, with per-kind unit counts.\n"
+     "\n"
+     "Options:\n"
+     "  -b, --bitmap FILE.png    draw the heap into FILE.png (one pixel per 8-byte unit)\n"
+     "      --max-width PX       widest picture, 64..65536 pixels (default 1024)\n"
+     "      --dump-timeout MS    how long the dump may take (default: -t, at least 30000)\n"},
+    {"gc",
+     "usage: ddmc [OPTIONS] gc\n"
+     "\n"
+     "Ask the VM to collect (HPGC); reports the heap before and after.\n"
+     "\n"
+     "Options: none.\n"},
+    {"exit",
+     "usage: ddmc [OPTIONS] exit STATUS\n"
+     "\n"
+     "Ask the VM to exit with STATUS, a 32-bit integer (EXIT), and check that it went away.\n"
+     "\n"
+     "Options: none.\n"},
+    {"send",
+     "usage: ddmc [OPTIONS] send TYPE [HEX...]\n"
+     "\n"
+     "Send one raw chunk of type TYPE (4 characters) with the bytes HEX (spaces, ':' and '_' are\n"
+     "ignored) and print the reply, e.g. ddmc send HELO 00000001.\n"
+     "\n"
+     "Options: none.\n"},
+    {"alloc",
+     "usage: ddmc [OPTIONS] alloc [--duration S] [--top N] [--keep]\n"
+     "       ddmc [OPTIONS] alloc start | stop [--top N] | show [--top N]\n"
+     "\n"
+     "Allocation tracking (REAE, REAL): on for S seconds (Ctrl-C ends the wait), then the top\n"
+     "allocation sites by bytes; tracking is switched off after unless --keep. start switches it\n"
+     "on; stop reports and switches it off; show reports only.\n"
+     "\n"
+     "Options:\n"
+     "      --duration S         seconds to track (default 5)\n"
+     "      --top N              sites in the table (default 20)\n"
+     "      --keep               leave tracking on afterwards\n"},
+    {"trace",
+     "usage: ddmc [OPTIONS] trace [--sample US] --duration S -o FILE.trace [--chrome FILE.json]\n"
+     "                             [--buffer MB]\n"
+     "\n"
+     "Method tracing (MPSS, MPSE) or sampling (SPSS, SPSE) for S seconds; the VM's .trace file is\n"
+     "saved as received (dmtracedump, Android Studio).\n"
+     "\n"
+     "Options:\n"
+     "  -d, --duration S         seconds to trace (required)\n"
+     "  -o, --output FILE.trace  where to save the trace (required)\n"
+     "      --sample US          sample every US microseconds instead of tracing every call\n"
+     "      --chrome FILE.json   also write it as Trace Event JSON (Perfetto, chrome://tracing)\n"
+     "      --buffer MB          the VM's trace buffer, 1..4095 MiB (default 8, as ddmlib)\n"},
+    {"hprof",
+     "usage: ddmc [OPTIONS] hprof -o FILE.hprof [--standard]\n"
+     "       ddmc [OPTIONS] hprof --device-file PATH\n"
+     "\n"
+     "A heap dump (HPDS): Android's hprof 1.0.3, checked and saved to FILE.hprof; or written by the\n"
+     "VM itself to PATH (HPDU).\n"
+     "\n"
+     "Options:\n"
+     "  -o, --output FILE.hprof  where to save the dump\n"
+     "      --standard           save the standard 1.0.2 form (hprof-conv's; MAT, VisualVM)\n"
+     "      --device-file PATH   the VM writes the dump to PATH on its side instead (HPDU)\n"},
+    {"ps",
+     "usage: ddmc [-s SERIAL] [-P ADB_PORT] [--json] [-v] [-t MS] ps [--watch [--duration S]]\n"
+     "\n"
+     "Every JDWP process on the device, through the local adb server (track-jdwp). Each is asked\n"
+     "for HELO, all at once: pid, user id, ABI, debugger (waiting: the VM waits for one; attached:\n"
+     "the VM refused the connection, another debugger holds it), VM, app name. A VM that does not\n"
+     "answer within -t MS is listed as not answering. -c and -p do not apply.\n"
+     "\n"
+     "Options:\n"
+     "  -w, --watch              keep listening to track-jdwp and redraw as processes come and go\n"
+     "  -d, --duration S         with --watch: stop after S seconds (default: at Ctrl-C)\n"},
+};
+
+/* Prints the command's help and returns 1, or returns 0 when there is no such command. */
+static int command_help(const char *name) {
+  for (size_t k = 0; k < sizeof k_cmd_help / sizeof k_cmd_help[0]; k++) {
+    if (strcmp(k_cmd_help[k].name, name) == 0) {
+      fputs(k_cmd_help[k].text, stdout);
+      fputs("\nOptions before the command (-c, -p, --json, -t, ...): ddmc --help; all of it: man ddmc.\n", stdout);
+      return 1;
+    }
+  }
+  return 0;
 }
 
 static int g_json; /* --json seen: usage errors are reported as a JSON document too */
@@ -924,6 +1054,7 @@ int main(int argc, char **argv) {
   o.target = "127.0.0.1:8700";
   o.zlib = 1;
   o.timeout_ms = 5000;
+  int connect_given = 0;
   int i = 1;
   for (; i < argc; i++) {
     const char *a = argv[i];
@@ -949,8 +1080,10 @@ int main(int argc, char **argv) {
     } else if (strcmp(a, "-c") == 0 || strcmp(a, "--connect") == 0) {
       if (++i >= argc) usage_error("%s needs HOST:PORT", a);
       o.target = argv[i];
+      connect_given = 1;
     } else if (strncmp(a, "--connect=", 10) == 0) {
       o.target = a + 10;
+      connect_given = 1;
     } else if (strcmp(a, "-p") == 0 || strcmp(a, "--pid") == 0) {
       uint64_t v;
       if (++i >= argc || parse_u64(argv[i], UINT32_MAX, &v) || v == 0) usage_error("%s needs a process id", a);
@@ -972,18 +1105,24 @@ int main(int argc, char **argv) {
     }
   }
   if (parse_target(&o, o.target) != 0) usage_error("bad address '%s' (want HOST:PORT)", o.target);
-  if (o.pid) {
+  /* ps reaches the device through adb too, but every process on it rather than one. */
+  int is_ps = i < argc && strcmp(argv[i], "ps") == 0;
+  if (is_ps && o.pid) usage_error("ps lists every process: -p does not go with it%s", "");
+  if (is_ps && connect_given) usage_error("ps lists the processes adb knows: -c does not go with it%s", "");
+  if (o.pid || is_ps) {
     if (o.adb_port == 0) {
       const char *env = getenv("ANDROID_ADB_SERVER_PORT");
       uint64_t v = 5037;
       if (env && *env && (parse_u64(env, 65535, &v) || v == 0)) usage_error("bad ANDROID_ADB_SERVER_PORT '%s'", env);
       o.adb_port = (uint16_t)v;
     }
+  } else if (o.serial || o.adb_port) {
+    usage_error("%s goes with -p PID or ps", o.serial ? "-s" : "-P");
+  }
+  if (o.pid) {
     snprintf(o.target_buf, sizeof o.target_buf, "pid %u via adb 127.0.0.1:%u%s%s", (unsigned)o.pid,
              (unsigned)o.adb_port, o.serial ? " device " : "", o.serial ? o.serial : "");
     o.target = o.target_buf;
-  } else if (o.serial || o.adb_port) {
-    usage_error("%s goes with -p PID", o.serial ? "-s" : "-P");
   }
   if (i >= argc) {
     if (g_json) usage_error("no command given%s", "");
@@ -994,6 +1133,13 @@ int main(int argc, char **argv) {
   int nargs = argc - i;
   char **args = argv + i;
 
+  for (int k = 0; k < nargs; k++) {
+    if (strcmp(args[k], "--help") == 0 || strcmp(args[k], "-h") == 0) {
+      if (command_help(o.command)) return EXIT_OK;
+      break;
+    }
+  }
+
   /* Validate the arguments before connecting, so a usage error never touches the VM. */
   uint64_t num = 0, max_width = HEAPIMG_DEFAULT_MAX_WIDTH, dump_timeout = 0;
   double watch = -1;
@@ -1003,6 +1149,7 @@ int main(int argc, char **argv) {
   alloc_args alloc = {ALLOC_RUN, 5.0, 20, 0};
   trace_args trace = {0, 0, 8, NULL, NULL};
   hprof_args hprof = {NULL, 0, NULL};
+  ps_args ps = {0, -1};
   const char *cmd = o.command;
   if (strcmp(cmd, "stack") == 0) {
     if (nargs != 1 || parse_u64(args[0], UINT32_MAX, &num)) usage_error("usage: ddmc stack THREAD-ID%s", "");
@@ -1135,6 +1282,20 @@ int main(int argc, char **argv) {
     }
     if ((hprof.out == NULL) == (hprof.device_file == NULL) || (hprof.standard && hprof.device_file))
       usage_error("usage: ddmc hprof -o FILE.hprof [--standard] | ddmc hprof --device-file PATH%s", "");
+  } else if (strcmp(cmd, "ps") == 0) {
+    int have_duration = 0;
+    for (int k = 0; k < nargs; k++) {
+      if (strcmp(args[k], "--watch") == 0 || strcmp(args[k], "-w") == 0) {
+        ps.watch = 1;
+      } else if (strcmp(args[k], "--duration") == 0 || strcmp(args[k], "-d") == 0) {
+        ps.duration = parse_seconds(k + 1 < nargs ? args[++k] : NULL, "--duration");
+        have_duration = 1;
+      } else {
+        usage_error("ps: unexpected argument '%s'", args[k]);
+      }
+    }
+    if (have_duration && !ps.watch) usage_error("ps: --duration goes with --watch%s", "");
+    return cmd_ps(&o, &ps);
   } else {
     usage_error("unknown command '%s'", cmd);
   }

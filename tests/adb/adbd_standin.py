@@ -20,13 +20,22 @@ It plays adbd for tests on a machine with no Android device:
   or, for a pid given with --tcp-vm PID:PORT, a TCP connection to 127.0.0.1:PORT relayed the
   same way), `shell:` commands ddmlib runs on connect (getprop, getprop KEY, echo $VAR, id ...).
   Every service asked for is logged; unknown ones are refused with CLSE.
+* Synthetic VMs (--synthetic-vms N, --silent-vm PID): pids with no process behind them, served
+  inside the stand-in so that hundreds of VMs cost next to nothing. A synthetic VM answers the
+  JDWP handshake, HELO (version 1, its pid, "standin-synthetic", app name, user id, ABI, flags,
+  native-debuggable byte, package name), FEAT, any other DDM chunk with an empty reply, and
+  other commands with NOT_IMPLEMENTED; every tenth one sends WAIT before its HELO reply, as a VM
+  waiting for a debugger does. A silent VM shakes hands and then never answers anything; SIGUSR1
+  takes the silent VMs off the list of JDWP processes, or puts them back. Synthetic VMs are not
+  minivm or libddmc: they stand for the adb side's load (streams, relays), not the VM's.
 
 stdlib only. Single-threaded: one selectors loop. Exits on SIGTERM/SIGINT, and with
 --die-with-parent also when the process that started it goes away (so a crashed test never
 leaves it behind).
 
 Usage: adbd_standin.py [--port N] [--port-file F] [--control @name] [--tcp-vm PID:PORT]...
-       [--log F] [--die-with-parent] [-v]
+       [--synthetic-vms N] [--synthetic-base PID] [--silent-vm PID]... [--log F]
+       [--die-with-parent] [-v]
 Prints "adbd-standin: ready port=N control=NAME" on stdout once it listens.
 """
 import argparse
@@ -134,7 +143,7 @@ class Loop:
 
     def run(self, tick):
         while self.running:
-            for key, mask in self.sel.select(timeout=1.0):
+            for key, mask in self.sel.select(timeout=0.25):
                 try:
                     key.data.on_event(mask)
                 except Exception as e:  # one broken peer must not take the stand-in down
@@ -176,7 +185,9 @@ class Registry:
         return "".join("%d\n" % p for p in self.pids())
 
     def changed(self):
-        log("jdwp processes: %s" % (" ".join(str(p) for p in self.pids()) or "(none)"))
+        pids = self.pids()
+        shown = " ".join(str(p) for p in pids[:20]) + (" ... (%d in all)" % len(pids) if len(pids) > 20 else "")
+        log("jdwp processes: %s" % (shown or "(none)"))
         for t in list(self.trackers):
             t.send_list()
 
@@ -315,6 +326,138 @@ class TcpProc:
 
     def close(self, notify=True):
         pass
+
+
+class SyntheticProc:
+    """A pid served by the stand-in itself (see the module doc): jdwp:<pid> gets a SyntheticConn."""
+
+    def __init__(self, loop, pid, index, silent=False):
+        self.loop, self.pid, self.index, self.silent = loop, pid, index, silent
+
+    def __repr__(self):
+        return "<synthetic vm pid=%d%s>" % (self.pid, " silent" if self.silent else "")
+
+    def connect_debugger(self):
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        SyntheticConn(self.loop, self, b)
+        return a
+
+    def close(self, notify=True):
+        pass
+
+
+def utf16(s):
+    b = s.encode("utf-16-be")
+    return struct.pack(">I", len(b) // 2) + b
+
+
+class SyntheticConn:
+    """The VM end of one debugger connection to a synthetic VM."""
+
+    HELO = 0x48454C4F
+    FEAT = 0x46454154
+    WAIT = 0x57414954
+
+    def __init__(self, loop, proc, sock):
+        self.loop, self.proc, self.sock = loop, proc, sock
+        sock.setblocking(False)
+        self.inbuf = b""
+        self.out = bytearray()
+        self.shaken = False
+        self.next_id = 0x20000001
+        self.update()
+
+    def __repr__(self):
+        return "<synthetic conn pid=%d>" % self.proc.pid
+
+    def update(self):
+        self.loop.want(self, self.sock, selectors.EVENT_READ | (selectors.EVENT_WRITE if self.out else 0))
+
+    def fail(self):
+        self.loop.drop(self.sock)
+        self.sock.close()
+
+    def send(self, data):
+        self.out += data
+        self.flush()
+
+    def flush(self):
+        while self.out:
+            try:
+                n = self.sock.send(self.out, socket.MSG_NOSIGNAL | socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+            except OSError:
+                self.out.clear()
+                break
+            del self.out[:n]
+        self.update()
+
+    def on_event(self, mask):
+        if mask & selectors.EVENT_WRITE:
+            self.flush()
+        if not mask & selectors.EVENT_READ:
+            return
+        try:
+            data = self.sock.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.fail()
+            return
+        self.inbuf += data
+        if not self.shaken:
+            if len(self.inbuf) < 14:
+                return
+            if self.inbuf[:14] != b"JDWP-Handshake":
+                self.fail()
+                return
+            self.inbuf = self.inbuf[14:]
+            self.shaken = True
+            self.send(b"JDWP-Handshake")
+        while len(self.inbuf) >= 11 and not self.proc.silent:
+            length, pid_, flags, cset, cmd = struct.unpack(">IIBBB", self.inbuf[:11])
+            if length < 11 or length > (1 << 20):
+                self.fail()
+                return
+            if len(self.inbuf) < length:
+                return
+            body = self.inbuf[11:length]
+            self.inbuf = self.inbuf[length:]
+            if flags & 0x80:
+                continue
+            if cset != 199 or cmd != 1 or len(body) < 8:
+                self.send(struct.pack(">IIBH", 11, pid_, 0x80, 99))  # NOT_IMPLEMENTED
+                continue
+            ctype = struct.unpack(">I", body[:4])[0]
+            if ctype == self.HELO:
+                if self.proc.index % 10 == 9:
+                    self.command(self.WAIT, b"\0")
+                self.reply(pid_, self.HELO, self.helo())
+            elif ctype == self.FEAT:
+                feats = ["hprof-heap-dump", "method-trace-profiling"]
+                self.reply(pid_, self.FEAT, struct.pack(">I", len(feats)) + b"".join(utf16(f) for f in feats))
+            else:
+                self.send(struct.pack(">IIBH", 11, pid_, 0x80, 0))
+
+    def helo(self):
+        i = self.proc.index
+        name = "com.example.synth%03d" % i
+        return (struct.pack(">IIII", 1, self.proc.pid, len("standin-synthetic"), len(name)) +
+                "standin-synthetic".encode("utf-16-be") + name.encode("utf-16-be") +
+                struct.pack(">i", i % 3 * 10) + utf16("x86_64" if i % 2 == 0 else "arm64-v8a") + utf16("") +
+                b"\0" + utf16(name))
+
+    def reply(self, id_, ctype, payload):
+        body = struct.pack(">II", ctype, len(payload)) + payload
+        self.send(struct.pack(">IIBH", 11 + len(body), id_, 0x80, 0) + body)
+
+    def command(self, ctype, payload):
+        body = struct.pack(">II", ctype, len(payload)) + payload
+        self.send(struct.pack(">IIBBB", 11 + len(body), self.next_id, 0, 199, 1) + body)
+        self.next_id += 1
 
 
 class ControlListener:
@@ -741,6 +884,12 @@ def main():
     ap.add_argument("--no-seqpacket", action="store_true", help="only the SOCK_STREAM control socket")
     ap.add_argument("--tcp-vm", action="append", default=[], metavar="PID:PORT",
                     help="a dt_socket VM: jdwp:PID relays to 127.0.0.1:PORT (repeatable)")
+    ap.add_argument("--synthetic-vms", type=int, default=0, metavar="N",
+                    help="N synthetic DDM-speaking VMs served by the stand-in itself")
+    ap.add_argument("--synthetic-base", type=int, default=4200000, metavar="PID",
+                    help="the first synthetic pid (default 4200000: above Linux's pid_max, never a real process)")
+    ap.add_argument("--silent-vm", action="append", type=int, default=[], metavar="PID",
+                    help="a synthetic VM that shakes hands and never answers (repeatable)")
     ap.add_argument("--log", help="log file (default stderr)")
     ap.add_argument("--die-with-parent", action="store_true", help="exit when the process that started it exits")
     ap.add_argument("-v", "--verbose", action="store_true", help="log every adb packet")
@@ -762,6 +911,13 @@ def main():
     for spec in args.tcp_vm:
         pid, port = spec.split(":")
         reg.procs[int(pid)] = TcpProc(int(pid), int(port))
+    for i in range(args.synthetic_vms):
+        reg.procs[args.synthetic_base + i] = SyntheticProc(loop, args.synthetic_base + i, i)
+    silent = [SyntheticProc(loop, pid, -1, silent=True) for pid in args.silent_vm]
+    for proc in silent:
+        reg.procs[proc.pid] = proc
+    toggles = []
+    signal.signal(signal.SIGUSR1, lambda signum, frame: toggles.append(1))
     host = HostListener(loop, reg, args.port)
     while 5555 <= host.port <= 5585:  # a kernel-chosen port in the emulator range: pick again
         host = HostListener(loop, reg, 0)
@@ -781,6 +937,16 @@ def main():
     parent = os.getppid()
 
     def tick():
+        while toggles:
+            toggles.pop()
+            shown = any(reg.procs.get(p.pid) is p for p in silent)
+            for proc in silent:
+                if shown:
+                    reg.procs.pop(proc.pid, None)
+                else:
+                    reg.procs[proc.pid] = proc
+            log("SIGUSR1: silent VMs %s" % ("hidden" if shown else "listed"))
+            reg.changed()
         if args.die_with_parent and os.getppid() != parent:
             log("parent %d is gone; exiting" % parent)
             loop.running = False

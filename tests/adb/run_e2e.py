@@ -16,6 +16,11 @@ MODE:
             HandleHeap.sendHPDU (to a writable and an unwritable path); the dumps pass the strict reader
   prof      minivm trace.mvm on dt_android_adb; DdmlibE2E drives ddmlib's profiling calls: allocation
             tracker (REAL parsed by AllocationsParser), method tracer (streaming), sampling profiler
+  ps        `ddmc ps` (--ddmc BIN) against --count N VMs (default 300): 4 minivm processes on
+            dt_android_adb, the rest synthetic VMs served by the stand-in (--synthetic-vms); the
+            listing's time is printed (bench/RESULTS.md) and must stay under --ps-budget seconds;
+            a silent VM is listed as not answering within -t; a VM held by another debugger is
+            listed as attached; --json parses; --watch sees a minivm appear and disappear
 
 Everything it starts (stand-in, adb server, VMs) gets its own ports and names, its HOME and
 TMPDIR point into the work dir, the adb server runs in the foreground on its own port (never
@@ -613,17 +618,236 @@ def mode_ddmc(run):
     say("ddmc -p 999999: exit 2 (%s)" % doc.get("error", {}).get("message", doc))
 
 
+def mode_ps(run):
+    # ddmc ps through the real adb server. The VMs: 4 minivm processes (idle x2, zygote, and one
+    # idle held by a debugger connection of ours), the rest synthetic (the stand-in answers their
+    # handshake and HELO itself, see adbd_standin.py), plus one silent VM in a second phase.
+    if not run.args.ddmc or not os.access(run.args.ddmc, os.X_OK):
+        raise Fail("ddmc not built at %r" % run.args.ddmc)
+    n_real = 4
+    n_synth = run.args.count - n_real
+    silent = 4199999
+    base = 4200000
+    run.start_standin(["--synthetic-vms", str(n_synth), "--synthetic-base", str(base), "--silent-vm", str(silent)])
+    run.start_adb()
+    run.connect()
+    idle = [run.start_vm("idle.mvm", "minivm-idle-%d" % i) for i in range(2)]
+    zyg = run.start_vm("zygote.mvm", "minivm-zygote")
+    held = run.start_vm("idle.mvm", "minivm-held")
+    real = idle + [zyg, held]
+    run.wait_listed([p.pid for p in real], timeout=30)
+
+    def silent_listed(want):
+        run.standin.send_signal(signal.SIGUSR1)
+        deadline = time.time() + 10
+        while (str(silent) in run.adbcmd("-s", run.serial, "jdwp").split()) != want:
+            if time.time() > deadline:
+                raise Fail("the stand-in did not %s the silent VM on SIGUSR1" % ("list" if want else "hide"))
+            time.sleep(0.2)
+
+    silent_listed(False)  # the timing below is of VMs that answer; the silent one comes after
+
+    def ddmc(*a, timeout=60):
+        argv = [run.args.ddmc, "-P", str(run.adb_port), "-s", run.serial] + list(a)
+        t = time.time()
+        r = subprocess.run(argv, env=run.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
+        return r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace"), time.time() - t
+
+    def ps_json(*a, timeout=60):
+        rc, out, err, secs = ddmc("--json", *a, timeout=timeout)
+        try:
+            doc = json.loads(out)
+        except ValueError:
+            raise Fail("ddmc --json %s printed no JSON (exit %d): %r %r" % (" ".join(a), rc, out[:300], err[:300]))
+        return rc, doc, err, secs
+
+    # A debugger of ours on one minivm: the VM takes one JDWP peer at a time.
+    fwd = free_port()
+    run.adbcmd("-s", run.serial, "forward", "tcp:%d" % fwd, "jdwp:%d" % held.pid)
+    dbg = socket.create_connection(("127.0.0.1", fwd), timeout=10)
+    dbg.sendall(b"JDWP-Handshake")
+    dbg.settimeout(10)
+    echo = b""
+    while len(echo) < 14:
+        d = dbg.recv(14 - len(echo))
+        if not d:
+            raise Fail("the held minivm closed our debugger connection")
+        echo += d
+
+    # The zygote renames itself after 0.5 s and then waits for a debugger.
+    deadline = time.time() + 20
+    while True:
+        rc, doc, err, secs = ps_json("-t", "3000", "ps")
+        procs = {p["pid"]: p for p in doc.get("processes", [])}
+        z = procs.get(zyg.pid, {})
+        if rc == 0 and z.get("app_name") == "com.example.zygote" and z.get("debugger") == "waiting":
+            break
+        if time.time() > deadline:
+            raise Fail("ddmc ps never showed the zygote renamed and waiting: exit %d, %s" % (rc, z or doc))
+        time.sleep(0.5)
+
+    # The listing of the whole set, timed (the figure of bench/RESULTS.md), text and JSON.
+    cmd = "ddmc -P %d -s %s -v -t 3000 ps" % (run.adb_port, run.serial)
+    times = []
+    for _ in range(3):
+        rc, out, err, secs = ddmc("-v", "-t", "3000", "ps")
+        times.append(secs)
+        if rc != 0:
+            raise Fail("%s exited %d: %s" % (cmd, rc, err))
+    rows = [l for l in out.splitlines()[1:] if l.strip()]
+    say("BENCH `%s`: %d processes (%d minivm, %d synthetic) listed in %s s (3 runs); ddmc says: %s" %
+        (cmd, len(rows), n_real, n_synth, ", ".join("%.3f" % t for t in times), err.strip()))
+    if max(times) > run.args.ps_budget:
+        raise Fail("ddmc ps took %.2f s, over the %.1f s budget" % (max(times), run.args.ps_budget))
+    if len(rows) != n_real + n_synth or "%d answered HELO" % (n_real + n_synth - 1) not in err:
+        raise Fail("ps listed %d rows, want %d of which %d answer (all but the held minivm): %s" %
+                   (len(rows), n_real + n_synth, n_real + n_synth - 1, err))
+    silent_listed(True)
+    rc, doc, err, secs = ps_json("-t", "3000", "ps")
+    procs = {p["pid"]: p for p in doc["processes"]}
+    want = set(p.pid for p in real) | set(range(base, base + n_synth)) | {silent}
+    if set(procs) != want or doc["count"] != len(want):
+        raise Fail("ps --json lists %d pids, want %d (missing %s, extra %s)" %
+                   (len(procs), len(want), sorted(want - set(procs))[:10], sorted(set(procs) - want)[:10]))
+    for i in range(n_synth):
+        p = procs[base + i]
+        exp = {"state": "ok", "vm_pid": base + i, "vm_ident": "standin-synthetic",
+               "app_name": "com.example.synth%03d" % i, "user_id": i % 3 * 10,
+               "abi": "x86_64" if i % 2 == 0 else "arm64-v8a",
+               "debugger": "waiting" if i % 10 == 9 else "none", "debugger_attached": False}
+        bad = {k: (p.get(k), v) for k, v in exp.items() if p.get(k) != v}
+        if bad:
+            raise Fail("synthetic pid %d: (got, want) %s" % (base + i, bad))
+    for vm in idle:
+        p = procs[vm.pid]
+        if p["state"] != "ok" or p["vm_pid"] != vm.pid or p["vm_ident"] != "minivm v0.1" or p["debugger"] != "none":
+            raise Fail("idle minivm %d: %s" % (vm.pid, p))
+    h = procs[held.pid]
+    if h["state"] != "debugger-attached" or h["debugger"] != "attached" or h["debugger_attached"] is not True:
+        raise Fail("the minivm held by our debugger connection: %s" % h)
+    s = procs[silent]
+    if s["state"] != "no-answer" or "3000 ms" not in (s["message"] or ""):
+        raise Fail("the silent VM: %s" % s)
+    say("ps --json: %d processes; synthetic fields, minivm idents, zygote waiting, held minivm attached, silent "
+        "VM no-answer (%s)" % (len(procs), s["message"]))
+    rc, text, err, secs = ddmc("-t", "3000", "ps")
+    for pid, needle in ((held.pid, "attached"), (silent, "no answer to HELO within 3000 ms"),
+                        (zyg.pid, "com.example.zygote")):
+        line = next((l for l in text.splitlines() if l.split() and l.split()[0] == str(pid)), "")
+        if needle not in line:
+            raise Fail("ps text: the line of pid %d lacks %r: %r" % (pid, needle, line))
+
+    # The silent VM is not waited on beyond -t: with -t 1000 the whole listing takes about 1 s.
+    rc, doc, err, secs = ps_json("-t", "1000", "ps")
+    s = {p["pid"]: p for p in doc["processes"]}[silent]
+    if rc != 0 or s["state"] != "no-answer" or not 0.9 <= secs < 3.0:
+        raise Fail("ps -t 1000: exit %d in %.2f s, silent VM %s" % (rc, secs, s))
+    say("ps -t 1000: %.2f s in all, the silent VM listed as %s" % (secs, s["state"]))
+    dbg.close()
+    run.adbcmd("-s", run.serial, "forward", "--remove", "tcp:%d" % fwd)
+
+    # --watch: a minivm appears and disappears while ps watches, JSON then text (ended by SIGINT).
+    def watch_cycle(argv, name):
+        w = subprocess.Popen([run.args.ddmc, "-P", str(run.adb_port), "-s", run.serial, "-t", "2000"] + argv,
+                             env=run.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        run.procs.append((name, w, None))
+        # Read as it comes: a whole picture of 300 rows is 20 KB, and a full pipe would stop ddmc.
+        import threading
+        w.chunks = []
+        w.reader = threading.Thread(target=lambda: w.chunks.extend(iter(lambda: w.stdout.read1(65536), b"")))
+        w.reader.start()
+        time.sleep(1.5)
+        vm = run.start_vm("idle.mvm", "minivm-" + name)
+        run.wait_listed([vm.pid])
+        time.sleep(1.0)
+        vm.terminate()
+        vm.wait(timeout=5)
+        deadline = time.time() + 10
+        while str(vm.pid) in run.adbcmd("-s", run.serial, "jdwp").split():
+            if time.time() > deadline:
+                raise Fail("adb still lists minivm %d after it exited" % vm.pid)
+            time.sleep(0.2)
+        time.sleep(1.0)
+        return w, vm
+
+    w, vm = watch_cycle(["--json", "ps", "--watch", "--duration", "7"], "ps-watch-json")
+    try:
+        w.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        w.kill()
+        raise Fail("ddmc ps --watch --duration 7 did not end")
+    w.reader.join()
+    out, err = b"".join(w.chunks), w.stderr.read()
+    try:
+        doc = json.loads(out.decode())
+    except ValueError:
+        raise Fail("ps --watch --json printed no JSON (exit %d): %r %r" % (w.returncode, out[:300], err[:300]))
+    ev = [(e["event"], e["pid"]) for e in doc["events"]]
+    if w.returncode != 0 or ev != [("appeared", vm.pid), ("gone", vm.pid)] or doc["interrupted"]:
+        raise Fail("ps --watch --json: exit %d, events %s" % (w.returncode, doc.get("events")))
+    if vm.pid in [p["pid"] for p in doc["processes"]] or doc["count"] != len(want):
+        raise Fail("ps --watch --json: the final list still has %d or lacks others" % vm.pid)
+    t_app, t_gone = doc["events"][0]["t_ms"], doc["events"][1]["t_ms"]
+    say("ps --watch --json: pid %d appeared at %d ms, gone at %d ms; %d track-jdwp lists, %d processes at the end"
+        % (vm.pid, t_app, t_gone, doc["lists"], doc["count"]))
+
+    w, vm = watch_cycle(["ps", "--watch"], "ps-watch-text")
+    w.send_signal(signal.SIGINT)
+    try:
+        w.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        w.kill()
+        raise Fail("ddmc ps --watch did not end on SIGINT")
+    w.reader.join()
+    out, err = b"".join(w.chunks), w.stderr.read()
+    pictures = [p for p in out.decode().split("ddmc ps  ")[1:]]
+    has = [any(l.split() and l.split()[0] == str(vm.pid) for l in p.splitlines()) for p in pictures]
+    if w.returncode != 0 or True not in has or has[-1] or has[0]:
+        raise Fail("ps --watch (text): exit %d, pid %d in pictures %s; stderr %r; output:\n%s" %
+                   (w.returncode, vm.pid, has, err, "\n".join(l for l in out.decode().splitlines() if "synth" not in l)))
+    lines = [l for p in pictures for l in p.splitlines() if l.split() and l.split()[0] == str(vm.pid)]
+    line = next((l for l in lines if "minivm v0.1" in l), None)
+    if line is None:
+        raise Fail("ps --watch (text): no picture shows pid %d answering: %r" % (vm.pid, lines))
+    say("ps --watch (text, SIGINT): %d pictures, pid %d absent, then %r, then absent" % (len(pictures), vm.pid,
+                                                                                         line.strip()))
+
+    # Errors: no adb server there (2), no such device (2), usage (64).
+    def json_run(argv):
+        r = subprocess.run([run.args.ddmc, "--json"] + argv, env=run.env, stdin=subprocess.DEVNULL,
+                           capture_output=True, timeout=30)
+        try:
+            return r.returncode, json.loads(r.stdout.decode())
+        except ValueError:
+            raise Fail("ddmc --json %s printed no JSON: %r" % (" ".join(argv), r.stdout[:300]))
+
+    rc, doc = json_run(["-P", str(free_port()), "ps"])
+    if rc != 2 or doc["ok"] or doc["error"]["exit"] != 2:
+        raise Fail("ps against no adb server: exit %d, %s" % (rc, doc))
+    rc, doc = json_run(["-P", str(run.adb_port), "-s", "no-such-device", "ps"])
+    if rc != 2 or "no-such-device" not in doc["error"]["message"]:
+        raise Fail("ps -s no-such-device: exit %d, %s" % (rc, doc))
+    for bad in (["-p", "1", "ps"], ["-c", "127.0.0.1:1", "ps"], ["ps", "--duration", "1"], ["ps", "--bogus"]):
+        r = subprocess.run([run.args.ddmc] + bad, env=run.env, capture_output=True, timeout=30)
+        if r.returncode != 64:
+            raise Fail("ddmc %s exited %d, want 64 (usage)" % (" ".join(bad), r.returncode))
+    say("ps errors: no adb server 2, unknown device 2 (%s), usage 64" % doc["error"]["message"])
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof"])
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps"])
     ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
     ap.add_argument("--programs", required=True)
     ap.add_argument("--workdir", required=True)
-    ap.add_argument("--count", type=int, default=20)
+    ap.add_argument("--count", type=int, default=None, help="VMs (many: 20, ps: 300)")
+    ap.add_argument("--ps-budget", type=float, default=5.0, help="ps: seconds the listing may take")
     ap.add_argument("--java-timeout", type=int, default=120)
     ap.add_argument("--setup", help="run this (scripts/setup.sh) with --e2e first")
     args = ap.parse_args()
+    if args.count is None:
+        args.count = 300 if args.mode == "ps" else 20
 
     if args.setup:
         say("%s --e2e" % args.setup)
@@ -634,7 +858,7 @@ def main():
                   (args.setup, r.returncode), flush=True)
             return 1
     adb, java, javac, cp, missing = find_tools()
-    if args.mode == "selftest":
+    if args.mode in ("selftest", "ps"):
         missing = [m for m in missing if m.startswith("adb")]
     if missing:
         print("FAIL: missing for the adb end-to-end tests: %s. Install them with `scripts/setup.sh --e2e` "
@@ -651,7 +875,7 @@ def main():
     ok = False
     try:
         {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
-         "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof}[args.mode](run)
+         "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof, "ps": mode_ps}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)

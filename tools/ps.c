@@ -1,0 +1,840 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* ddmc ps (ps.h).
+ *
+ * One connection to the adb server carries track-jdwp: after host:transport[-any|:SERIAL] and
+ * track-jdwp are OKAYed, adbd sends the whole list of JDWP pids as [4 hex digits: length]["pid\n"
+ * ...] once, then again on every change. Without --watch the first list is all we read.
+ *
+ * Each pid gets a probe, its own adb connection that walks through
+ *   host:transport... -> jdwp:PID -> JDWP handshake -> HELO + FEAT -> done
+ * without blocking: every probe's socket is in one poll() set, so 300 VMs cost one round trip
+ * each, in parallel, and a VM that never answers holds only its own row until its deadline
+ * (-t). FEAT is sent only as a marker: its reply comes after anything the VM sends while it
+ * handles HELO (a WAIT, an APNM), so a VM that answers FEAT is done at once; one that does not
+ * (ART sends no reply without data) is given LINGER_MS after its HELO reply.
+ *
+ * "Debugger attached" is what ddmlib reports too: a VM accepts one JDWP peer at a time (ART's
+ * adbconnection, libddmc), so a VM that closes our connection during the handshake is held by
+ * another debugger or monitor. The probe disconnects as soon as it has its answer, so it holds
+ * a VM no longer than that. */
+#include "ps.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define T_HELO DDMC_HOST_FOURCC('H', 'E', 'L', 'O')
+#define T_FEAT DDMC_HOST_FOURCC('F', 'E', 'A', 'T')
+#define T_APNM DDMC_HOST_FOURCC('A', 'P', 'N', 'M')
+#define T_WAIT DDMC_HOST_FOURCC('W', 'A', 'I', 'T')
+
+#define LINGER_MS 200
+#define MAX_PROBES 256      /* connections in flight, also bounded by RLIMIT_NOFILE */
+#define MAX_PIDS 65536      /* a track-jdwp message is at most 65535 bytes anyway */
+#define REDRAW_MIN_MS 500   /* --watch: at most this often while probes are still running */
+
+static const char HANDSHAKE[] = "JDWP-Handshake";
+
+typedef enum pstate { P_QUEUED, P_TRANSPORT, P_JDWP, P_SHAKE, P_HELO, P_DONE } pstate;
+
+typedef enum presult { PR_PENDING, PR_OK, PR_NO_ANSWER, PR_ATTACHED, PR_NOT_DDM, PR_GONE, PR_ERROR } presult;
+
+static const char *result_name(presult r) {
+  switch (r) {
+    case PR_OK: return "ok";
+    case PR_NO_ANSWER: return "no-answer";
+    case PR_ATTACHED: return "debugger-attached";
+    case PR_NOT_DDM: return "not-ddm";
+    case PR_GONE: return "gone";
+    case PR_ERROR: return "error";
+    default: return "probing";
+  }
+}
+
+typedef struct proc {
+  uint32_t pid;
+  pstate state;
+  presult result;
+  ddmc_host *h;
+  char buf[272];      /* adb status and FAIL message, the handshake echo */
+  size_t have, need;
+  int fail_len;       /* reading adb's FAIL: -1 while its length is still to come */
+  int64_t t_start, deadline, linger_until, probe_ms;
+  uint32_t helo_id, feat_id;
+  int helo_done;
+  ddmc_host_helo helo;
+  int waiting;
+  int apnm_seen;
+  ddmc_host_apnm apnm;
+  char msg[200];
+} proc;
+
+typedef struct event {
+  int64_t t_ms;
+  int appeared;
+  uint32_t pid;
+  char *app_name; /* gone: the last name known */
+} event;
+
+typedef struct ps {
+  const opts *o;
+  const ps_args *a;
+  char target[320];
+  int64_t t0;
+  /* track-jdwp */
+  ddmc_host *track;
+  char tbuf[4 + 65536];
+  size_t tlen;
+  int lists;           /* messages read */
+  /* the table, sorted by pid */
+  proc **v;
+  size_t n, cap;
+  size_t active, max_active;
+  /* --watch */
+  event *ev;
+  size_t n_ev, cap_ev;
+  int dirty;
+  int64_t last_draw;
+  unsigned added, removed; /* since the last picture */
+  int draws;
+  int tty;
+  /* the poll set: pp[i] is the probe of pf[i], NULL for the tracker */
+  struct pollfd *pf;
+  proc **pp;
+  size_t pcap;
+} ps;
+
+/* ---- failure ---------------------------------------------------------------------------------- */
+
+static void ps_free(ps *p);
+
+static _Noreturn void ps_fail(ps *p, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static _Noreturn void ps_fail(ps *p, int code, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fflush(stdout);
+  fprintf(stderr, "ddmc: %s\n", tx(msg)); /* adb's messages are quoted: escape for the terminal */
+  if (p->o->json) {
+    jw w;
+    jw_init(&w, stdout);
+    jw_obj(&w);
+    jw_kstr(&w, "command", "ps");
+    jw_kbool(&w, "ok", 0);
+    jw_kstr(&w, "target", p->target);
+    jw_key(&w, "error");
+    jw_obj(&w);
+    jw_kint(&w, "exit", code);
+    jw_kstr(&w, "message", msg);
+    jw_close(&w);
+    jw_close(&w);
+    jw_end(&w);
+  }
+  ps_free(p);
+  exit(code);
+}
+
+/* ---- adb -------------------------------------------------------------------------------------- */
+
+static int send_request(ddmc_host *h, const char *req) {
+  char b[300];
+  int n = snprintf(b, sizeof b, "%04zx%s", strlen(req), req);
+  if (n < 0 || (size_t)n >= sizeof b) return DDMC_EINVAL;
+  return ddmc_host_send_raw(h, b, (size_t)n);
+}
+
+static void transport_request(const opts *o, char *b, size_t n) {
+  if (o->serial && *o->serial) snprintf(b, n, "host:transport:%s", o->serial);
+  else snprintf(b, n, "host:transport-any");
+}
+
+/* Blocking: the tracker's own two requests, once. Returns 0, or an exit code with msg set. */
+static int read_exact(int fd, char *b, size_t n, int64_t deadline) {
+  size_t got = 0;
+  while (got < n) {
+    int64_t left = deadline - mono_ms();
+    if (left <= 0) return DDMC_ETIMEDOUT;
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    int rc = poll(&pfd, 1, (int)left);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc <= 0) return rc == 0 ? DDMC_ETIMEDOUT : DDMC_EIO;
+    ssize_t r = recv(fd, b + got, n - got, MSG_DONTWAIT);
+    if (r == 0) return DDMC_ECLOSED;
+    if (r < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      return DDMC_ECLOSED;
+    }
+    got += (size_t)r;
+  }
+  return 0;
+}
+
+static void tracker_request(ps *p, const char *req, int64_t deadline) {
+  int rc = send_request(p->track, req);
+  char st[5] = "";
+  if (rc == 0) rc = read_exact(ddmc_host_fd(p->track), st, 4, deadline);
+  if (rc == DDMC_ETIMEDOUT)
+    ps_fail(p, EXIT_CONNECT, "the adb server at 127.0.0.1:%u did not answer %s within %d ms",
+            (unsigned)p->o->adb_port, req, p->o->timeout_ms);
+  if (rc) ps_fail(p, EXIT_CONNECT, "the adb server at 127.0.0.1:%u dropped %s: %s", (unsigned)p->o->adb_port, req,
+                  ddmc_host_strerror(rc));
+  if (memcmp(st, "OKAY", 4) == 0) return;
+  if (memcmp(st, "FAIL", 4) != 0)
+    ps_fail(p, EXIT_CONNECT, "127.0.0.1:%u is not an adb server", (unsigned)p->o->adb_port);
+  char hex[5] = "", msg[256] = "";
+  unsigned len = 0;
+  if (read_exact(ddmc_host_fd(p->track), hex, 4, deadline) == 0 && sscanf(hex, "%4x", &len) == 1) {
+    size_t take = len < sizeof msg - 1 ? len : sizeof msg - 1;
+    if (read_exact(ddmc_host_fd(p->track), msg, take, deadline) != 0) take = 0;
+    msg[take] = '\0';
+  }
+  ps_fail(p, EXIT_CONNECT, "cannot reach %s: adb says %s: %s", p->target, req, msg);
+}
+
+static void tracker_open(ps *p) {
+  int64_t deadline = mono_ms() + p->o->timeout_ms;
+  int rc = ddmc_host_connect_tcp(&p->track, "127.0.0.1", p->o->adb_port, p->o->timeout_ms);
+  if (rc) {
+    p->track = NULL;
+    ps_fail(p, EXIT_CONNECT, "cannot connect to the adb server at 127.0.0.1:%u: %s", (unsigned)p->o->adb_port,
+            rc == DDMC_ECONNREFUSED ? "connection refused (is it running? adb -P PORT start-server)"
+            : rc == DDMC_ETIMEDOUT  ? "connect timed out"
+                                    : ddmc_host_strerror(rc));
+  }
+  char req[200];
+  transport_request(p->o, req, sizeof req);
+  tracker_request(p, req, deadline);
+  tracker_request(p, "track-jdwp", deadline);
+}
+
+/* ---- the table -------------------------------------------------------------------------------- */
+
+static size_t find_slot(const ps *p, uint32_t pid) {
+  size_t lo = 0, hi = p->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (p->v[mid]->pid < pid) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static proc *find_proc(const ps *p, uint32_t pid) {
+  size_t i = find_slot(p, pid);
+  return i < p->n && p->v[i]->pid == pid ? p->v[i] : NULL;
+}
+
+static void proc_finish(ps *p, proc *x, presult r) {
+  if (x->h) {
+    ddmc_host_free(x->h);
+    x->h = NULL;
+    p->active--;
+  }
+  x->state = P_DONE;
+  x->result = r;
+  x->probe_ms = mono_ms() - x->t_start;
+  p->dirty = 1;
+}
+
+static void proc_free(ps *p, proc *x) {
+  if (x->h) {
+    ddmc_host_free(x->h);
+    p->active--;
+  }
+  ddmc_host_helo_free(&x->helo);
+  ddmc_host_apnm_free(&x->apnm);
+  free(x);
+}
+
+static const char *app_name_of(const proc *x) {
+  if (x->result != PR_OK) return NULL;
+  return x->apnm_seen ? x->apnm.name : x->helo.app_name;
+}
+
+static void add_event(ps *p, int appeared, uint32_t pid, const char *name) {
+  if (p->n_ev == p->cap_ev) {
+    size_t cap = p->cap_ev ? 2 * p->cap_ev : 64;
+    event *e = realloc(p->ev, cap * sizeof *e);
+    if (e == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+    p->ev = e;
+    p->cap_ev = cap;
+  }
+  p->ev[p->n_ev++] = (event){mono_ms() - p->t0, appeared, pid, name ? strdup(name) : NULL};
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One track-jdwp message: the complete list of pids. */
+static void apply_list(ps *p, const char *body, size_t len) {
+  uint32_t *pids = malloc((len / 2 + 1) * sizeof *pids);
+  if (pids == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+  size_t np = 0;
+  const char *q = body, *end = body + len;
+  while (q < end) {
+    const char *nl = memchr(q, '\n', (size_t)(end - q));
+    const char *le = nl ? nl : end;
+    uint64_t v = 0;
+    int ok = le > q && le - q <= 10;
+    for (const char *c = q; ok && c < le; c++) {
+      if (*c < '0' || *c > '9') ok = 0;
+      else v = v * 10 + (uint64_t)(*c - '0');
+    }
+    if (ok && v > 0 && v <= UINT32_MAX) pids[np++] = (uint32_t)v;
+    else if (le > q && p->o->verbose) fprintf(stderr, "ddmc: track-jdwp: ignoring the line '%.*s'\n", (int)(le - q), q);
+    q = le + 1;
+  }
+  qsort(pids, np, sizeof *pids, cmp_u32);
+  int first = p->lists++ == 0;
+  /* Gone: in the table, not in the list. */
+  size_t keep = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    proc *x = p->v[i];
+    if (bsearch(&x->pid, pids, np, sizeof *pids, cmp_u32)) {
+      p->v[keep++] = x;
+      continue;
+    }
+    add_event(p, 0, x->pid, app_name_of(x));
+    p->removed++;
+    proc_free(p, x);
+    p->dirty = 1;
+  }
+  p->n = keep;
+  for (size_t k = 0; k < np; k++) {
+    if (k > 0 && pids[k] == pids[k - 1]) continue;
+    if (find_proc(p, pids[k])) continue;
+    if (p->n >= MAX_PIDS) break;
+    if (p->n == p->cap) {
+      size_t cap = p->cap ? 2 * p->cap : 64;
+      proc **nv = realloc(p->v, cap * sizeof *nv);
+      if (nv == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+      p->v = nv;
+      p->cap = cap;
+    }
+    proc *x = calloc(1, sizeof *x);
+    if (x == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+    x->pid = pids[k];
+    size_t at = find_slot(p, x->pid);
+    memmove(p->v + at + 1, p->v + at, (p->n - at) * sizeof *p->v);
+    p->v[at] = x;
+    p->n++;
+    if (!first) {
+      add_event(p, 1, x->pid, NULL);
+      p->added++;
+    }
+    p->dirty = 1;
+  }
+  free(pids);
+}
+
+/* Reads what track-jdwp sent; applies every complete message. */
+static void tracker_read(ps *p) {
+  for (;;) {
+    ssize_t r = recv(ddmc_host_fd(p->track), p->tbuf + p->tlen, sizeof p->tbuf - p->tlen, MSG_DONTWAIT);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+      ps_fail(p, EXIT_ERROR, "the adb server closed track-jdwp (the device went away?)");
+    if (r < 0) break;
+    p->tlen += (size_t)r;
+    for (;;) {
+      if (p->tlen < 4) break;
+      char hex[5];
+      memcpy(hex, p->tbuf, 4);
+      hex[4] = '\0';
+      unsigned len;
+      char *e;
+      len = (unsigned)strtoul(hex, &e, 16);
+      if (*e != '\0') ps_fail(p, EXIT_ERROR, "track-jdwp sent a bad length '%s'", hex);
+      if (p->tlen < 4 + len) break;
+      apply_list(p, p->tbuf + 4, len);
+      memmove(p->tbuf, p->tbuf + 4 + len, p->tlen - 4 - len);
+      p->tlen -= 4 + len;
+    }
+    if (p->tlen == sizeof p->tbuf) ps_fail(p, EXIT_ERROR, "track-jdwp sent more than one message can hold");
+  }
+}
+
+/* ---- probes ----------------------------------------------------------------------------------- */
+
+static void probe_start(ps *p, proc *x) {
+  x->t_start = mono_ms();
+  x->deadline = x->t_start + p->o->timeout_ms;
+  int rc = ddmc_host_connect_tcp(&x->h, "127.0.0.1", p->o->adb_port, p->o->timeout_ms);
+  if (rc) {
+    x->h = NULL;
+    snprintf(x->msg, sizeof x->msg, "cannot connect to the adb server: %s", ddmc_host_strerror(rc));
+    proc_finish(p, x, PR_ERROR);
+    return;
+  }
+  p->active++;
+  char req[200];
+  transport_request(p->o, req, sizeof req);
+  if (send_request(x->h, req) != 0) {
+    snprintf(x->msg, sizeof x->msg, "the adb server dropped the connection");
+    proc_finish(p, x, PR_ERROR);
+    return;
+  }
+  x->state = P_TRANSPORT;
+  x->have = 0;
+  x->need = 4;
+  x->fail_len = 0;
+}
+
+/* adb's verdict on the transport or jdwp:PID request, complete in x->buf. */
+static void probe_status(ps *p, proc *x) {
+  if (x->fail_len == 0 && memcmp(x->buf, "OKAY", 4) == 0) {
+    x->have = 0;
+    if (x->state == P_TRANSPORT) {
+      char req[32];
+      snprintf(req, sizeof req, "jdwp:%u", (unsigned)x->pid);
+      if (send_request(x->h, req) != 0) goto dropped;
+      x->state = P_JDWP;
+      x->need = 4;
+    } else {
+      /* The VM's JDWP stream from here on. */
+      if (ddmc_host_send_raw(x->h, HANDSHAKE, sizeof HANDSHAKE - 1) != 0) goto dropped;
+      x->state = P_SHAKE;
+      x->need = sizeof HANDSHAKE - 1;
+    }
+    return;
+  }
+  if (x->fail_len == 0 && memcmp(x->buf, "FAIL", 4) == 0) {
+    x->fail_len = -1;
+    x->have = 0;
+    x->need = 4;
+    return;
+  }
+  if (x->fail_len == -1) {
+    char hex[5];
+    memcpy(hex, x->buf, 4);
+    hex[4] = '\0';
+    char *e;
+    unsigned long len = strtoul(hex, &e, 16);
+    if (*e != '\0') goto not_adb;
+    x->fail_len = 1;
+    x->have = 0;
+    x->need = len < sizeof x->buf - 1 ? len : sizeof x->buf - 1;
+    if (x->need > 0) return;
+  }
+  if (x->fail_len == 1) {
+    x->buf[x->have] = '\0';
+    /* Refused jdwp:PID: the process left between the list and the probe (adb says "closed"). */
+    snprintf(x->msg, sizeof x->msg, "adb: %.180s", x->buf);
+    proc_finish(p, x, x->state == P_JDWP ? PR_GONE : PR_ERROR);
+    return;
+  }
+not_adb:
+  snprintf(x->msg, sizeof x->msg, "not an adb server");
+  proc_finish(p, x, PR_ERROR);
+  return;
+dropped:
+  snprintf(x->msg, sizeof x->msg, "the adb server dropped the connection");
+  proc_finish(p, x, PR_ERROR);
+}
+
+static void probe_packets(ps *p, proc *x) {
+  for (;;) {
+    ddmc_host_packet pk;
+    int rc = ddmc_host_recv(x->h, &pk, 0);
+    if (rc == DDMC_ETIMEDOUT) return;
+    if (rc == DDMC_ECLOSED) {
+      if (x->helo_done) {
+        proc_finish(p, x, PR_OK);
+      } else {
+        snprintf(x->msg, sizeof x->msg, "the VM closed the connection before answering HELO");
+        proc_finish(p, x, PR_ERROR);
+      }
+      return;
+    }
+    if (rc) {
+      snprintf(x->msg, sizeof x->msg, "broke the JDWP framing: %s", ddmc_host_strerror(rc));
+      proc_finish(p, x, x->helo_done ? PR_OK : PR_NOT_DDM);
+      return;
+    }
+    if (pk.is_reply && pk.id == x->helo_id) {
+      if (pk.error || !pk.is_ddm || pk.chunk_type != T_HELO) {
+        snprintf(x->msg, sizeof x->msg, "a JDWP VM, not DDM-aware (HELO got %s)",
+                 pk.error ? "a JDWP error" : !pk.is_ddm ? "an empty reply" : "another chunk");
+        proc_finish(p, x, PR_NOT_DDM);
+        return;
+      }
+      rc = ddmc_host_helo_parse(pk.chunk, pk.chunk_len, &x->helo);
+      if (rc) {
+        snprintf(x->msg, sizeof x->msg, "a malformed HELO reply");
+        proc_finish(p, x, PR_NOT_DDM);
+        return;
+      }
+      x->helo_done = 1;
+      x->linger_until = mono_ms() + LINGER_MS;
+    } else if (pk.is_reply && pk.id == x->feat_id) {
+      if (x->helo_done) {
+        proc_finish(p, x, PR_OK);
+        return;
+      }
+      x->feat_id = 0; /* FEAT before HELO's reply: wait for HELO alone */
+    } else if (!pk.is_reply && pk.is_ddm && pk.chunk_type == T_WAIT) {
+      x->waiting = 1;
+    } else if (!pk.is_reply && pk.is_ddm && pk.chunk_type == T_APNM) {
+      ddmc_host_apnm a;
+      if (ddmc_host_apnm_parse(pk.chunk, pk.chunk_len, &a) == 0) {
+        ddmc_host_apnm_free(&x->apnm);
+        x->apnm = a;
+        x->apnm_seen = 1;
+      }
+    }
+  }
+}
+
+static void probe_readable(ps *p, proc *x) {
+  if (x->state == P_HELO) {
+    probe_packets(p, x);
+    return;
+  }
+  while (x->state != P_DONE && x->state != P_HELO) {
+    ssize_t r = x->need > x->have ? recv(ddmc_host_fd(x->h), x->buf + x->have, x->need - x->have, MSG_DONTWAIT) : 0;
+    if (x->need > x->have) {
+      if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
+      if (r <= 0) {
+        if (x->state == P_SHAKE) {
+          snprintf(x->msg, sizeof x->msg, "the VM refused the connection: another debugger is attached");
+          proc_finish(p, x, PR_ATTACHED);
+        } else {
+          snprintf(x->msg, sizeof x->msg, "the adb server closed the connection");
+          proc_finish(p, x, PR_ERROR);
+        }
+        return;
+      }
+      x->have += (size_t)r;
+      if (x->have < x->need) continue;
+    }
+    if (x->state == P_SHAKE) {
+      if (memcmp(x->buf, HANDSHAKE, sizeof HANDSHAKE - 1) != 0) {
+        snprintf(x->msg, sizeof x->msg, "not a JDWP VM (bad handshake answer)");
+        proc_finish(p, x, PR_NOT_DDM);
+        return;
+      }
+      uint8_t one[4] = {0, 0, 0, 1};
+      if (ddmc_host_send_chunk(x->h, T_HELO, one, sizeof one, &x->helo_id) != 0 ||
+          ddmc_host_send_chunk(x->h, T_FEAT, NULL, 0, &x->feat_id) != 0) {
+        snprintf(x->msg, sizeof x->msg, "the VM closed the connection after the handshake");
+        proc_finish(p, x, PR_ERROR);
+        return;
+      }
+      x->state = P_HELO;
+      probe_packets(p, x);
+      return;
+    }
+    probe_status(p, x);
+  }
+}
+
+static void probe_timers(ps *p, proc *x, int64_t now) {
+  if (x->state == P_HELO && x->helo_done && now >= x->linger_until) {
+    proc_finish(p, x, PR_OK);
+  } else if (x->state != P_QUEUED && x->state != P_DONE && now >= x->deadline) {
+    const char *phase = x->state == P_TRANSPORT || x->state == P_JDWP ? "adb's answer"
+                        : x->state == P_SHAKE                          ? "the JDWP handshake"
+                                                                       : "HELO";
+    snprintf(x->msg, sizeof x->msg, "no answer to %s within %d ms", phase, p->o->timeout_ms);
+    proc_finish(p, x, PR_NO_ANSWER);
+  }
+}
+
+/* ---- output ----------------------------------------------------------------------------------- */
+
+static const char *debugger_of(const proc *x) {
+  if (x->result == PR_ATTACHED) return "attached";
+  if (x->result != PR_OK) return NULL;
+  return x->waiting ? "waiting" : "none";
+}
+
+static void print_table(ps *p, FILE *f) {
+  /* ABI and VM columns as wide as their widest entry (within reason): "64-bit (x86_64)". */
+  int wabi = 3, wvm = 2;
+  for (size_t i = 0; i < p->n; i++) {
+    const proc *x = p->v[i];
+    if (x->result != PR_OK) continue;
+    int la = x->helo.abi ? (int)strlen(tx(x->helo.abi)) : 1, lv = (int)strlen(tx(x->helo.vm_ident));
+    if (la > wabi) wabi = la < 24 ? la : 24;
+    if (lv > wvm) wvm = lv < 32 ? lv : 32;
+  }
+  fprintf(f, "%8s %5s  %-*s  %-8s  %-*s  %s\n", "PID", "USER", wabi, "ABI", "DEBUGGER", wvm, "VM", "NAME");
+  for (size_t i = 0; i < p->n; i++) {
+    const proc *x = p->v[i];
+    if (x->result == PR_OK) {
+      const ddmc_host_helo *h = &x->helo;
+      char user[16] = "-";
+      if (x->apnm_seen && x->apnm.has_user_id) snprintf(user, sizeof user, "%d", (int)x->apnm.user_id);
+      else if (h->present & DDMC_HOST_HELO_USER_ID) snprintf(user, sizeof user, "%d", (int)h->user_id);
+      const char *app = app_name_of(x);
+      fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s", (unsigned)x->pid, user, wabi, h->abi ? tx(h->abi) : "-",
+              x->waiting ? "waiting" : "-", wvm, tx(h->vm_ident), app && app[0] ? tx(app) : "(no name)");
+      if (h->pid != x->pid) fprintf(f, "  (the VM says pid %u)", (unsigned)h->pid);
+      fputc('\n', f);
+    } else {
+      int pending = x->result == PR_PENDING;
+      fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s%s%s\n", (unsigned)x->pid, "-", wabi, "-",
+              x->result == PR_ATTACHED ? "attached" : "?", wvm, "-", pending ? "" : "(",
+              pending ? "(probing...)" : tx(x->msg), pending ? "" : ")");
+    }
+  }
+}
+
+static void json_proc(jw *w, const proc *x) {
+  jw_obj(w);
+  jw_kuint(w, "pid", x->pid);
+  jw_kstr(w, "state", result_name(x->result));
+  jw_kstr(w, "message", x->result == PR_OK || x->result == PR_PENDING ? NULL : x->msg);
+  const ddmc_host_helo *h = &x->helo;
+  int ok = x->result == PR_OK;
+  jw_key(w, "vm_pid");
+  if (ok) jw_uint(w, h->pid);
+  else jw_null(w);
+  jw_kstr(w, "vm_ident", ok ? h->vm_ident : NULL);
+  jw_kstr(w, "app_name", app_name_of(x));
+  jw_key(w, "user_id");
+  if (ok && x->apnm_seen && x->apnm.has_user_id) jw_int(w, x->apnm.user_id);
+  else if (ok && (h->present & DDMC_HOST_HELO_USER_ID)) jw_int(w, h->user_id);
+  else jw_null(w);
+  jw_kstr(w, "abi", ok ? h->abi : NULL);
+  jw_kstr(w, "jvm_flags", ok ? h->jvm_flags : NULL);
+  jw_kstr(w, "package", ok ? (x->apnm_seen && x->apnm.pkg_name ? x->apnm.pkg_name : h->pkg_name) : NULL);
+  jw_key(w, "native_debuggable");
+  if (ok && (h->present & DDMC_HOST_HELO_NATIVE_DEBUGGABLE)) jw_bool(w, h->native_debuggable);
+  else jw_null(w);
+  jw_kstr(w, "debugger", debugger_of(x));
+  jw_key(w, "waiting_for_debugger");
+  if (ok) jw_bool(w, x->waiting);
+  else jw_null(w);
+  jw_key(w, "debugger_attached");
+  if (ok || x->result == PR_ATTACHED) jw_bool(w, x->result == PR_ATTACHED);
+  else jw_null(w);
+  jw_key(w, "probe_ms");
+  if (x->state == P_DONE) jw_int(w, x->probe_ms);
+  else jw_null(w);
+  jw_close(w);
+}
+
+static void count_results(const ps *p, size_t *answered, size_t *pending) {
+  *answered = *pending = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    if (p->v[i]->result == PR_OK) (*answered)++;
+    if (p->v[i]->result == PR_PENDING) (*pending)++;
+  }
+}
+
+static int print_json(ps *p) {
+  size_t answered, pending;
+  count_results(p, &answered, &pending);
+  jw w;
+  jw_init(&w, stdout);
+  jw_obj(&w);
+  jw_kstr(&w, "command", "ps");
+  jw_kbool(&w, "ok", 1);
+  jw_kstr(&w, "target", p->target);
+  jw_kint(&w, "timeout_ms", p->o->timeout_ms);
+  jw_kint(&w, "elapsed_ms", mono_ms() - p->t0);
+  jw_kuint(&w, "count", p->n);
+  jw_kuint(&w, "answered", answered);
+  jw_key(&w, "processes");
+  jw_arr(&w);
+  for (size_t i = 0; i < p->n; i++) json_proc(&w, p->v[i]);
+  jw_close(&w);
+  if (p->a->watch) {
+    jw_kbool(&w, "watch", 1);
+    jw_kbool(&w, "interrupted", g_interrupted != 0);
+    jw_kuint(&w, "lists", (uint64_t)p->lists);
+    jw_key(&w, "events");
+    jw_arr(&w);
+    for (size_t i = 0; i < p->n_ev; i++) {
+      const event *e = &p->ev[i];
+      jw_obj(&w);
+      jw_kint(&w, "t_ms", e->t_ms);
+      jw_kstr(&w, "event", e->appeared ? "appeared" : "gone");
+      jw_kuint(&w, "pid", e->pid);
+      if (e->appeared) {
+        const proc *x = find_proc(p, e->pid);
+        jw_kstr(&w, "app_name", x ? app_name_of(x) : NULL);
+      } else {
+        jw_kstr(&w, "app_name", e->app_name);
+      }
+      jw_close(&w);
+    }
+    jw_close(&w);
+  }
+  jw_close(&w);
+  return jw_end(&w) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+static void draw(ps *p) {
+  size_t answered, pending;
+  count_results(p, &answered, &pending);
+  if (p->tty) fputs("\033[H\033[2J", stdout);
+  time_t now = time(NULL);
+  char hhmmss[16];
+  strftime(hhmmss, sizeof hhmmss, "%H:%M:%S", localtime(&now));
+  printf("ddmc ps  %s  %zu processes (+%u -%u)  %s  (Ctrl-C quits)\n\n", p->target, p->n, p->added, p->removed,
+         hhmmss);
+  print_table(p, stdout);
+  if (!p->tty) putchar('\n');
+  fflush(stdout);
+  p->added = p->removed = 0;
+  p->dirty = 0;
+  p->draws++;
+  p->last_draw = mono_ms();
+}
+
+/* ---- the loop --------------------------------------------------------------------------------- */
+
+static void on_sigint(int sig) {
+  (void)sig;
+  g_interrupted = 1;
+}
+
+static void ps_free(ps *p) {
+  ddmc_host_free(p->track);
+  p->track = NULL;
+  for (size_t i = 0; i < p->n; i++) proc_free(p, p->v[i]);
+  free(p->v);
+  p->v = NULL;
+  p->n = 0;
+  for (size_t i = 0; i < p->n_ev; i++) free(p->ev[i].app_name);
+  free(p->ev);
+  p->ev = NULL;
+  p->n_ev = 0;
+  free(p->pf);
+  free(p->pp);
+  p->pf = NULL;
+  p->pp = NULL;
+}
+
+/* Room for the probes: as many descriptors as the hard limit allows, within MAX_PROBES. */
+static size_t probe_budget(void) {
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 16;
+  rlim_t want = MAX_PROBES + 64;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+    rlim_t cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+    struct rlimit nr = {cur, rl.rlim_max};
+    if (setrlimit(RLIMIT_NOFILE, &nr) == 0) rl.rlim_cur = cur;
+  }
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want) return MAX_PROBES;
+  return rl.rlim_cur > 32 ? (size_t)(rl.rlim_cur - 32) : 1;
+}
+
+int cmd_ps(const opts *o, const ps_args *a) {
+  ps *p = calloc(1, sizeof *p);
+  if (p == NULL) {
+    fprintf(stderr, "ddmc: out of memory\n");
+    return EXIT_ERROR;
+  }
+  p->o = o;
+  p->a = a;
+  p->t0 = mono_ms();
+  p->tty = isatty(STDOUT_FILENO);
+  p->max_active = probe_budget();
+  snprintf(p->target, sizeof p->target, "adb 127.0.0.1:%u%s%s", (unsigned)o->adb_port, o->serial ? " device " : "",
+           o->serial ? o->serial : "");
+  if (a->watch) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sa.sa_flags = SA_RESTART; /* a write to stdout must not fail with EINTR; poll() still returns */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+  }
+  tracker_open(p);
+  int64_t end = a->watch && a->duration >= 0 ? p->t0 + (int64_t)(a->duration * 1000.0) : INT64_MAX;
+
+  p->last_draw = p->t0; /* the first picture waits for the first answers, up to REDRAW_MIN_MS */
+  for (;;) {
+    int64_t now = mono_ms();
+    if (p->lists == 0 && now - p->t0 >= o->timeout_ms)
+      ps_fail(p, EXIT_TIMEOUT, "track-jdwp sent no list within %d ms", o->timeout_ms);
+    for (size_t i = 0; i < p->n; i++) probe_timers(p, p->v[i], now);
+    for (size_t i = 0; i < p->n && p->active < p->max_active; i++)
+      if (p->v[i]->state == P_QUEUED) probe_start(p, p->v[i]);
+    size_t answered, pending;
+    count_results(p, &answered, &pending);
+    if (!a->watch && p->lists > 0 && pending == 0) break;
+    if (a->watch) {
+      if (p->lists > 0 && !o->json && p->dirty && (pending == 0 || now - p->last_draw >= REDRAW_MIN_MS)) draw(p);
+      if (g_interrupted || now >= end) break;
+    }
+
+    size_t need = 1 + p->active;
+    if (need > p->pcap) {
+      size_t cap = need * 2;
+      struct pollfd *npf = realloc(p->pf, cap * sizeof *npf);
+      if (npf == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+      p->pf = npf;
+      proc **npp = realloc(p->pp, cap * sizeof *npp);
+      if (npp == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+      p->pp = npp;
+      p->pcap = cap;
+    }
+    struct pollfd *pf = p->pf;
+    proc **pp = p->pp;
+    size_t nf = 0;
+    if (p->track) {
+      pf[nf] = (struct pollfd){.fd = ddmc_host_fd(p->track), .events = POLLIN};
+      pp[nf++] = NULL;
+    }
+    int64_t wake = now + 100; /* SIGINT is noticed at least this often */
+    if (p->lists == 0 && p->t0 + o->timeout_ms < wake) wake = p->t0 + o->timeout_ms;
+    for (size_t i = 0; i < p->n; i++) {
+      proc *x = p->v[i];
+      if (x->h == NULL) continue;
+      pf[nf] = (struct pollfd){.fd = ddmc_host_fd(x->h), .events = POLLIN};
+      pp[nf++] = x;
+      int64_t t = x->helo_done && x->linger_until < x->deadline ? x->linger_until : x->deadline;
+      if (t < wake) wake = t;
+    }
+    if (end < wake) wake = end;
+    int rc = poll(pf, nf, wake > now ? (int)(wake - now) : 0);
+    if (rc < 0 && errno != EINTR) ps_fail(p, EXIT_ERROR, "poll: %s", strerror(errno));
+    for (size_t i = 0; rc > 0 && i < nf; i++) {
+      if (!pf[i].revents) continue;
+      if (pp[i] == NULL) tracker_read(p);
+      else if (pp[i]->h) probe_readable(p, pp[i]);
+    }
+    /* Without --watch the first list is the answer: adb may stop tracking. */
+    if (!a->watch && p->lists > 0 && p->track) {
+      ddmc_host_free(p->track);
+      p->track = NULL;
+    }
+  }
+
+  size_t answered, pending;
+  count_results(p, &answered, &pending);
+  if (o->verbose)
+    fprintf(stderr, "ddmc: %zu JDWP processes, %zu answered HELO, %zu other, in %lld ms (%zu probes at a time)\n",
+            p->n, answered, p->n - answered - pending, (long long)(mono_ms() - p->t0), p->max_active);
+  int code = EXIT_OK;
+  if (o->json) {
+    code = print_json(p);
+  } else if (a->watch) {
+    if (p->dirty || p->draws == 0) draw(p);
+  } else {
+    print_table(p, stdout);
+  }
+  if (!o->json && (fflush(stdout) != 0 || ferror(stdout))) {
+    fprintf(stderr, "ddmc: cannot write the output: %s\n", strerror(errno));
+    code = EXIT_ERROR;
+  }
+  ps_free(p);
+  free(p);
+  return code;
+}
