@@ -462,6 +462,9 @@ void ddmc__thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all
     if (self != NULL && job->own > 0) {
       pthread_mutex_lock(&d->thr.lock);
       self->count += job->own; /* it parks itself again: no ops.suspend_thread */
+      /* The reply goes before the thread is back in its park loop: the debugger's next call,
+       * sent the instant the reply arrives, waits for it there. */
+      self->parking = 1;
       atomic_fetch_add_explicit(&d->thr.held, job->own, memory_order_release);
       pthread_mutex_unlock(&d->thr.lock);
     }
@@ -490,6 +493,7 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
       job->run(d, thread, job); /* frees job */
       pthread_mutex_lock(&d->thr.lock);
       self->invoking--;
+      self->parking = 0;
       self->parked = 1;
       continue;
     }
