@@ -3,7 +3,7 @@
 //
 //   java InvokeClient MODE HOST PORT
 //
-// render: at each of 200 hits of a breakpoint in Invoke.hit (SUSPEND_ALL), calls toString() on the
+// render: at each of 500 hits of a breakpoint in Invoke.hit (SUSPEND_ALL), calls toString() on the
 //         event's thread the instant the event arrives (as IntelliJ and Eclipse do after a stop),
 //         then on the frame's Item (INVOKE_SINGLE_THREADED); every call must succeed.
 // nested: at each of 30 hits, calls Invoke.show(it) (alternately letting every thread run and
@@ -111,7 +111,7 @@ public class InvokeClient {
     hitBp.enable();
 
     if (mode.equals("render")) {
-      int n = 200, ok = 0;
+      int n = 500, ok = 0;
       for (int i = 0; i < n; i++) {
         EventSet set = waitForBreakpoint("hit");
         ThreadReference th = bp(set).thread();
