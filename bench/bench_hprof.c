@@ -115,7 +115,7 @@ static int hpdu(ddmc_vm *vm, const char *path, uint64_t *len) {
   return close(fd) != 0 || rc != 0 || e != 0 ? -1 : 0;
 }
 
-static const ddmc_dbg_ops ops_table = {.for_each_class = b_for_each_class,
+static const ddmc_vm_bridge ops_table = {.for_each_class = b_for_each_class,
                                        .class_info = b_class_info,
                                        .field_info = b_field_info,
                                        .get_field = b_get_field,

@@ -11,7 +11,7 @@
  *      static call per iteration), with a DDM peer connected in both runs, untraced (the
  *      reference) and traced with a buffer that holds every record (MPSS before the loop, MPSE
  *      after it: the records are counted), figure = (traced loop time - untraced) / calls;
- *      target <= 60 ns. The same pair through the library alone (ddmc_dbg_post_location +
+ *      target <= 60 ns. The same pair through the library alone (ddmc_post_location +
  *      _method_exit on one thread) is an info row: the rest is minivm reporting its calls (its
  *      per-instruction poll takes the slow path while method events are on);
  *   3. sampling at 1 kHz on 16 threads, for SAMPLE_SECS: minivm running bench/programs/calls16.mvm
@@ -76,7 +76,7 @@ static int stub_frame_location(void *d, uint32_t t, int32_t depth, ddmc_location
   *out = (ddmc_location){1, (uint32_t)depth, 0};
   return 0;
 }
-static const ddmc_dbg_ops kStub = {.class_info = stub_class_info,
+static const ddmc_vm_bridge kStub = {.class_info = stub_class_info,
                                    .method_info = stub_method_info,
                                    .set_method_events = stub_set_method_events,
                                    .frame_location = stub_frame_location};
@@ -174,8 +174,8 @@ static double lib_pairs(ddmc_vm *vm, long n) {
   ddmc_value v = {.tag = 'V'};
   int64_t t0 = bench_now_ns();
   for (long i = 0; i < n; i++) {
-    ddmc_dbg_post_location(vm, 1, &l, 1, 0, DDMC_DBG_METHOD_ENTRY);
-    ddmc_dbg_post_method_exit(vm, 1, &l, 1, 0, &v);
+    ddmc_post_location(vm, 1, &l, 1, 0, DDMC_POST_METHOD_ENTRY);
+    ddmc_post_method_exit(vm, 1, &l, 1, 0, &v);
   }
   return (double)(bench_now_ns() - t0) / (double)n;
 }

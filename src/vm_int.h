@@ -107,7 +107,7 @@ struct ddmc_vm {
   /* JVM TI (src/jvmti): its state (NULL until an agent loads), and the bridge it builds on,
    * lent by ddmc_dbg_attach (jvmti_hooks.h). */
   _Atomic(struct ddmc__jvmti *) jvmti;
-  const ddmc_dbg_ops *jv_ops;
+  const ddmc_vm_bridge *jv_ops;
   void *jv_ops_data;
 
   /* ddmc__send_flush: a flusher takes a number from flush_seq; the JDWP thread stores in

@@ -362,18 +362,18 @@ static int array_set(void *vd, ddmc_ref a, int32_t first, int32_t n, const ddmc_
 
 /* ---- threads */
 
-static int thread_info(void *vd, uint32_t t, ddmc_dbg_thread_info *out) {
+static int thread_info(void *vd, uint32_t t, ddmc_thread_detail *out) {
   fakedbg *f = FD(vd);
   switch (t) {
     case FD_T_MAIN:
-      *out = (ddmc_dbg_thread_info){FD_O_THREAD_MAIN, FD_O_GROUP_MAIN, "main", DDMC_TS_RUNNING, 0};
+      *out = (ddmc_thread_detail){FD_O_THREAD_MAIN, FD_O_GROUP_MAIN, "main", DDMC_TS_RUNNING, 0};
       return 0;
     case FD_T_WORKER:
       if (atomic_load(&f->worker_dead)) return DDMC_JDWP_INVALID_THREAD;
-      *out = (ddmc_dbg_thread_info){FD_O_THREAD_WORKER, FD_O_GROUP_MAIN, "Worker", DDMC_TS_SLEEPING, 0};
+      *out = (ddmc_thread_detail){FD_O_THREAD_WORKER, FD_O_GROUP_MAIN, "Worker", DDMC_TS_SLEEPING, 0};
       return 0;
     case FD_T_JDWP:
-      *out = (ddmc_dbg_thread_info){FD_O_THREAD_JDWP, FD_O_GROUP_SYSTEM, "JDWP", DDMC_TS_RUNNING, 1};
+      *out = (ddmc_thread_detail){FD_O_THREAD_JDWP, FD_O_GROUP_SYSTEM, "JDWP", DDMC_TS_RUNNING, 1};
       return 0;
     default: return DDMC_JDWP_INVALID_THREAD;
   }
@@ -575,7 +575,7 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   atomic_store(&f->last_invoke_thread, (int)thread);
   atomic_store(&f->last_invoke_options, options);
   if (f->hook) f->hook(f->hook_arg, FD_HOOK_INVOKE, thread);
-  if ((options & DDMC_DBG_INVOKE_CONSTRUCT) != 0) {
+  if ((options & DDMC_INVOKE_CONSTRUCT) != 0) {
     /* Debug() makes a new Debug (x = 0) */
     if (method != FD_M_INIT || this_obj != 0 || nargs != 0) {
       atomic_fetch_add(&f->bad_calls, 1);
@@ -690,7 +690,7 @@ static void vm_exit(void *vd, int32_t status) {
   atomic_fetch_add(&f->n_exit, 1);
 }
 
-static const ddmc_dbg_ops kOps = {
+static const ddmc_vm_bridge kOps = {
     .for_each_class = for_each_class,
     .class_info = class_info,
     .class_interface = class_interface,

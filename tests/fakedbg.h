@@ -1,4 +1,4 @@
-/* A fake Dalvik-style debuggee for the debugger layer's tests and fuzzer: every ddmc_dbg_ops op,
+/* A fake Dalvik-style debuggee for the debugger layer's tests and fuzzer: every ddmc_vm_bridge op,
  * answered from a small static program, plus counters of what the library asked of it.
  *
  * The program (see fakedbg.c for every value):
@@ -109,7 +109,7 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 
 typedef struct fakedbg {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
-  ddmc_dbg_ops ops;    /* what was attached */
+  ddmc_vm_bridge ops;    /* what was attached */
   struct ddmc__dbg *d; /* the library's debugger for fv.vm */
   void *sess;          /* a ddmc__session fed by no socket, or NULL */
   uint32_t session;    /* its number */
@@ -138,7 +138,7 @@ typedef struct fakedbg {
   /* set_field_watch: calls, and the last field and kinds asked for. */
   atomic_int n_field_watch, last_watch_field, last_watch_mask;
   /* invoke: calls, and the last thread and options. compute(int x) returns (long)2x, or throws
-   * FD_O_DEBUG2 for x < 0; main is void; <init> (with DDMC_DBG_INVOKE_CONSTRUCT) makes a new
+   * FD_O_DEBUG2 for x < 0; main is void; <init> (with DDMC_INVOKE_CONSTRUCT) makes a new
    * Debug. new_array makes an int[] of up to 8 elements. */
   atomic_int n_invoke, last_invoke_thread, last_invoke_options;
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */

@@ -301,7 +301,7 @@ static void mod_loc(body *m, uint32_t method, int64_t index) {
 }
 static int post(uint32_t thread, uint32_t method, int64_t index, int32_t depth, unsigned flags) {
   ddmc_location l = {FD_C_DEBUG, method, index};
-  return ddmc_dbg_post_location(F->fv.vm, thread, &l, depth, 0, flags);
+  return ddmc_post_location(F->fv.vm, thread, &l, depth, 0, flags);
 }
 static int thr_count(uint32_t t) { return ddmc_dbg_suspend_count(F->fv.vm, t); }
 
@@ -625,7 +625,7 @@ static void test_ids_model(void **state) {
         g_model_refs[i] = 0;
       }
     } else if (op == 9 && (step % 5000) == 0) {
-      ddmc_dbg_visit_roots(F->fv.vm, move_some, NULL);
+      ddmc_gc_visit_roots(F->fv.vm, move_some, NULL);
     }
     if ((step % 997) == 0) { /* check everything */
       for (int k = 0; k < MODEL_REFS; k++) {
@@ -1264,7 +1264,7 @@ static void test_exit(void **state) {
 static void test_short_ops_table(void **state) {
   (void)state;
   ddmc__dbg *d2;
-  assert_int_equal(ddmc__dbg_new(F->fv.vm, &F->ops, offsetof(ddmc_dbg_ops, set_breakpoint), &d2), 0);
+  assert_int_equal(ddmc__dbg_new(F->fv.vm, &F->ops, offsetof(ddmc_vm_bridge, set_breakpoint), &d2), 0);
   ddmc__dbg *keep = F->d;
   F->d = d2;
   ddmc__ctl_set_bridge(F->fv.vm, &d2->ops, d2->vm_data); /* as ddmc_dbg_attach would lend it */
@@ -1427,7 +1427,7 @@ static void bd_or_invoke(body *b) {
   b_u32(b, 1);
   b_u8(b, 'I');
   b_u32(b, 5);
-  b_u32(b, DDMC_DBG_INVOKE_SINGLE_THREADED);
+  b_u32(b, DDMC_INVOKE_SINGLE_THREADED);
 }
 
 typedef struct cmd_body {
@@ -1682,7 +1682,7 @@ static void test_breakpoints_counted_per_location(void **state) {
   assert_true(a != b && a > 0 && b > 0);
   assert_int_equal(atomic_load(&F->n_set_bp), 1);
   assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
-  assert_true(ddmc_dbg_wants(F->fv.vm, DDMC_EV_BREAKPOINT));
+  assert_true(ddmc_event_wanted(F->fv.vm, DDMC_EV_BREAKPOINT));
   /* another location: its own set */
   body m2 = {.n = 0};
   mod_loc(&m2, FD_M_MAIN, 0);
@@ -1704,7 +1704,7 @@ static void test_breakpoints_counted_per_location(void **state) {
   assert_int_equal(run(15, 3, NULL, NULL), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 2);
   assert_int_equal(F->nbps, 0);
-  assert_false(ddmc_dbg_wants(F->fv.vm, DDMC_EV_BREAKPOINT));
+  assert_false(ddmc_event_wanted(F->fv.vm, DDMC_EV_BREAKPOINT));
   /* bad requests: no location, an index outside the method, a bad policy, a bad kind */
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, NULL, 0, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
   body bad = {.n = 0};
@@ -1753,7 +1753,7 @@ static void test_count_modifier(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 2, &id), 0);
   int hits[6];
   for (int i = 0; i < 6; i++) {
-    assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 5, 1, DDMC_DBG_AT_BREAKPOINT), 0);
+    assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 5, 1, DDMC_POST_AT_BREAKPOINT), 0);
     hits[i] = events();
   }
   assert_int_equal(hits[0] + hits[1], 0);
@@ -1767,11 +1767,11 @@ static void test_count_modifier(void **state) {
   b_u32(&m, 2);
   mod_loc(&m, FD_M_COMPUTE, 8);
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 3, &id), 0);
-  for (int i = 0; i < 5; i++) assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, DDMC_DBG_AT_BREAKPOINT), 0);
+  for (int i = 0; i < 5; i++) assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 0);
-  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 1, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 1, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 0);
-  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 1, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 1, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].e[0].req, id);
 }
@@ -1785,11 +1785,11 @@ static void test_thread_only_and_composite(void **state) {
   int32_t bp;
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 2, &bp), 0);
   /* the wrong thread, the wrong location, no breakpoint flag */
-  assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, DDMC_DBG_AT_BREAKPOINT), 0);
-  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 5, 1, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, DDMC_POST_AT_BREAKPOINT), 0);
+  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 5, 1, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 1, 0), 0);
   assert_int_equal(events(), 0);
-  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 2, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 2, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 1);
   const comp *c = &g_comp[0];
   assert_int_equal(c->policy, 0);
@@ -1808,7 +1808,7 @@ static void test_thread_only_and_composite(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m2, 1, &bp2), 0);
   assert_int_equal(set_req(DDMC_EV_METHOD_ENTRY, 0, NULL, 0, &me), 0);
   assert_int_equal(atomic_load(&F->method_events), 1);
-  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 2, DDMC_DBG_AT_BREAKPOINT | DDMC_DBG_METHOD_ENTRY), 0);
+  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 2, DDMC_POST_AT_BREAKPOINT | DDMC_POST_METHOD_ENTRY), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].n, 3);
   int kinds = 0;
@@ -1818,7 +1818,7 @@ static void test_thread_only_and_composite(void **state) {
   assert_int_equal(atomic_load(&F->method_events), 0);
   /* No debugger: no event, ENOTCONN. */
   ddmc__dbg_reset(F->d);
-  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 2, DDMC_DBG_AT_BREAKPOINT), DDMC_ENOTCONN);
+  assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 2, DDMC_POST_AT_BREAKPOINT), DDMC_ENOTCONN);
   assert_false(ddmc_dbg_active(F->fv.vm));
   fakedbg_reconnect(F);
   assert_true(ddmc_dbg_active(F->fv.vm));
@@ -1829,9 +1829,9 @@ static int entry_hits(const body *m, uint32_t nmods) {
   int32_t id;
   assert_int_equal(set_req(DDMC_EV_METHOD_ENTRY, 0, m, nmods, &id), 0);
   ddmc_location in_debug = {FD_C_DEBUG, FD_M_COMPUTE, 0}, in_string = {FD_C_STRING, 0, 0};
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &in_debug, 2, 0, DDMC_DBG_METHOD_ENTRY), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &in_debug, 2, 0, DDMC_POST_METHOD_ENTRY), 0);
   int hits = events() ? 1 : 0;
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &in_string, 2, 0, DDMC_DBG_METHOD_ENTRY), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &in_string, 2, 0, DDMC_POST_METHOD_ENTRY), 0);
   hits |= events() ? 2 : 0;
   assert_int_equal(clear_req(DDMC_EV_METHOD_ENTRY, id), 0);
   return hits;
@@ -1890,10 +1890,10 @@ static void test_instance_only(void **state) {
   mod_loc(&m, FD_M_COMPUTE, 0);
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 2, NULL), 0);
   ddmc_location l = {FD_C_DEBUG, FD_M_COMPUTE, 0};
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &l, 0, FD_O_DEBUG, DDMC_DBG_AT_BREAKPOINT), 0);
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &l, 0, 0, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &l, 0, FD_O_DEBUG, DDMC_POST_AT_BREAKPOINT), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &l, 0, 0, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 0);
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &l, 0, FD_O_DEBUG2, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &l, 0, FD_O_DEBUG2, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 1);
 }
 
@@ -1994,7 +1994,7 @@ static void test_single_step_requests(void **state) {
   /* the thread runs (the debugger resumes it) and reports instructions */
   assert_int_equal(run_id(11, 3, tid(FD_T_MAIN), NULL), 0);
   assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 6, 1, 0), 0);
-  assert_int_equal(post(FD_T_MAIN, FD_M_INIT, 0, 2, DDMC_DBG_METHOD_ENTRY), 0); /* a call */
+  assert_int_equal(post(FD_T_MAIN, FD_M_INIT, 0, 2, DDMC_POST_METHOD_ENTRY), 0); /* a call */
   assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 1, 0), 0);                /* another thread */
   assert_int_equal(events(), 0);
   assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, 0), 0);
@@ -2033,7 +2033,7 @@ static void test_single_step_requests(void **state) {
   assert_int_equal(set_req(DDMC_EV_SINGLE_STEP, 0, &m, 2, &id), 0);
   assert_int_equal(run_id(11, 3, tid(FD_T_MAIN), NULL), 0);
   ddmc_location in_string = {FD_C_STRING, 0, 0};
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &in_string, 2, 0, 0), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &in_string, 2, 0, 0), 0);
   assert_int_equal(events(), 0);
   assert_int_equal(post(FD_T_MAIN, FD_M_INIT, 0, 2, 0), 0);
   assert_int_equal(events(), 1);
@@ -2097,7 +2097,7 @@ typedef struct poster {
 
 static void *post_main(void *arg) {
   poster *p = arg;
-  p->rc = post(p->thread, p->method, p->index, p->depth, DDMC_DBG_AT_BREAKPOINT);
+  p->rc = post(p->thread, p->method, p->index, p->depth, DDMC_POST_AT_BREAKPOINT);
   atomic_store(&p->done, 1);
   return NULL;
 }
@@ -2245,7 +2245,7 @@ static void test_reset_releases_everything(void **state) {
   assert_int_equal(atomic_load(&F->method_events), 0);
   assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0);
   assert_int_equal(atomic_load(&F->n_resume), 1);
-  assert_false(ddmc_dbg_wants(F->fv.vm, DDMC_EV_BREAKPOINT));
+  assert_false(ddmc_event_wanted(F->fv.vm, DDMC_EV_BREAKPOINT));
   /* the next session starts clean: request IDs, counts */
   fakedbg_reconnect(F);
   m.n = 0;
@@ -2275,17 +2275,17 @@ static void test_hold_events(void **state) {
   (void)state;
   assert_int_equal(set_req(DDMC_EV_THREAD_START, 0, NULL, 0, NULL), 0);
   assert_int_equal(run(1, 15, NULL, NULL), 0);
-  assert_int_equal(ddmc_dbg_post_thread_start(F->fv.vm, FD_T_WORKER), 0);
-  assert_int_equal(ddmc_dbg_post_thread_start(F->fv.vm, FD_T_MAIN), 0);
+  assert_int_equal(ddmc_post_thread_start(F->fv.vm, FD_T_WORKER), 0);
+  assert_int_equal(ddmc_post_thread_start(F->fv.vm, FD_T_MAIN), 0);
   assert_int_equal(events(), 0);
   assert_int_equal(run(1, 16, NULL, NULL), 0);
   assert_int_equal(events(), 2);
   assert_true(g_comp[0].e[0].thread == tid(FD_T_WORKER));
   assert_true(g_comp[1].e[0].thread == tid(FD_T_MAIN));
-  assert_int_equal(ddmc_dbg_post_thread_start(F->fv.vm, FD_T_MAIN), 0);
+  assert_int_equal(ddmc_post_thread_start(F->fv.vm, FD_T_MAIN), 0);
   assert_int_equal(events(), 1);
   /* the internal thread is never reported */
-  assert_int_equal(ddmc_dbg_post_thread_start(F->fv.vm, FD_T_JDWP), 0);
+  assert_int_equal(ddmc_post_thread_start(F->fv.vm, FD_T_JDWP), 0);
   assert_int_equal(events(), 0);
 }
 
@@ -2370,7 +2370,7 @@ static void test_invoke(void **state) {
   b_u32(&b, 1);
   b_u8(&b, 'I');
   b_u32(&b, (uint32_t)-1);
-  b_u32(&b, DDMC_DBG_INVOKE_SINGLE_THREADED);
+  b_u32(&b, DDMC_INVOKE_SINGLE_THREADED);
   F->d->cur_id = 7002;
   assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
   assert_true(find_reply(7002, &err, reply, sizeof reply, &n));
@@ -2380,7 +2380,7 @@ static void test_invoke(void **state) {
   assert_int_equal(ddmc_read_u8(&r), 'L');
   assert_true(ddmc_read_u64(&r) == oid(FD_O_DEBUG2));
   assert_int_equal(atomic_load(&F->n_resume), 1);
-  assert_int_equal(atomic_load(&F->last_invoke_options), DDMC_DBG_INVOKE_SINGLE_THREADED);
+  assert_int_equal(atomic_load(&F->last_invoke_options), DDMC_INVOKE_SINGLE_THREADED);
 
   /* arguments against compute's descriptor (I)J, checked before the thread is asked: too few or
    * too many is ILLEGAL_ARGUMENT, a long or an object for the int TYPE_MISMATCH */
@@ -2408,7 +2408,7 @@ static void test_invoke(void **state) {
       else
         b_u32(&b, (uint32_t)bad[i].v);
     }
-    b_u32(&b, DDMC_DBG_INVOKE_SINGLE_THREADED);
+    b_u32(&b, DDMC_INVOKE_SINGLE_THREADED);
     assert_int_equal(run(9, 6, &b, NULL), bad[i].want);
   }
   assert_int_equal(atomic_load(&F->n_invoke), calls); /* the thread was never asked */
@@ -2442,7 +2442,7 @@ static void test_invoke(void **state) {
   assert_int_equal(ddmc_read_u8(&r), 'L'); /* no exception */
   assert_true(ddmc_read_u64(&r) == 0);
   assert_int_equal(ddmc_reader_left(&r), 0);
-  assert_int_equal(atomic_load(&F->last_invoke_options) & DDMC_DBG_INVOKE_CONSTRUCT, DDMC_DBG_INVOKE_CONSTRUCT);
+  assert_int_equal(atomic_load(&F->last_invoke_options) & DDMC_INVOKE_CONSTRUCT, DDMC_INVOKE_CONSTRUCT);
   assert_int_equal(run_id(9, 1, made, &r), 0); /* ObjectReference.ReferenceType */
   assert_int_equal(ddmc_read_u8(&r), DDMC_TYPE_CLASS);
   assert_true(ddmc_read_u64(&r) == cid(FD_C_DEBUG));
@@ -2530,7 +2530,7 @@ static void hold_hook(void *arg, int where, uint32_t thread) {
   atomic_store(&h->inside, 1);
   if (h->post_inside) {
     /* the called code passes the breakpoint the thread stopped at */
-    atomic_store(&h->nested_rc, post(thread, FD_M_COMPUTE, 8, 3, DDMC_DBG_AT_BREAKPOINT));
+    atomic_store(&h->nested_rc, post(thread, FD_M_COMPUTE, 8, 3, DDMC_POST_AT_BREAKPOINT));
     return;
   }
   for (int i = 0; i < 10000 && !atomic_load(&h->release); i++) sleep_ms(1); /* bounded */
@@ -2578,7 +2578,7 @@ static void test_invoke_session_ends(void **state) {
   assert_int_equal(thr_count(FD_T_MAIN), 0);
   assert_int_equal(thr_count(FD_T_WORKER), 0);
   /* the next session finds nothing held: an event of main's is not parked behind a stale count */
-  assert_int_equal(ddmc_dbg_post_thread_start(F->fv.vm, FD_T_MAIN), 0);
+  assert_int_equal(ddmc_post_thread_start(F->fv.vm, FD_T_MAIN), 0);
 }
 
 /* A call sent the instant the event arrives, before the thread has parked (its count is raised
@@ -2598,11 +2598,11 @@ static void test_invoke_before_park(void **state) {
   WAIT_FOR(atomic_load(&h.inside) == 1);
   assert_int_equal(thr_count(FD_T_WORKER), 1);
   body b;
-  bd_compute(&b, 21, DDMC_DBG_INVOKE_SINGLE_THREADED);
+  bd_compute(&b, 21, DDMC_INVOKE_SINGLE_THREADED);
   F->d->cur_id = 7201;
   assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
   /* a second call while the first waits for the thread */
-  bd_compute(&b, 5, DDMC_DBG_INVOKE_SINGLE_THREADED);
+  bd_compute(&b, 5, DDMC_INVOKE_SINGLE_THREADED);
   assert_int_equal(run(9, 6, &b, NULL), DDMC_JDWP_ALREADY_INVOKING);
   atomic_store(&h.release, 1);
   assert_compute_reply(7201, 42);
@@ -2644,7 +2644,7 @@ static void test_invoke_breakpoint_inside(void **state) {
   hold_arm(&h, FD_HOOK_INVOKE);
   h.post_inside = 1;
   body b;
-  bd_compute(&b, 21, DDMC_DBG_INVOKE_SINGLE_THREADED);
+  bd_compute(&b, 21, DDMC_INVOKE_SINGLE_THREADED);
   F->d->cur_id = 7301;
   assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
   int got = 0;
@@ -2659,7 +2659,7 @@ static void test_invoke_breakpoint_inside(void **state) {
   ddmc_reader r;
   assert_int_equal(run_id(11, 7, tid(FD_T_WORKER), &r), 0); /* FrameCount: it is suspended */
   /* a call from the nested stop */
-  bd_compute(&b, 5, DDMC_DBG_INVOKE_SINGLE_THREADED);
+  bd_compute(&b, 5, DDMC_INVOKE_SINGLE_THREADED);
   F->d->cur_id = 7302;
   assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
   assert_compute_reply(7302, 10);
@@ -2669,7 +2669,7 @@ static void test_invoke_breakpoint_inside(void **state) {
   assert_int_equal(atomic_load(&h.nested_rc), 0);
   WAIT_FOR(thr_count(FD_T_WORKER) == 1 && atomic_load(&F->parked[FD_T_WORKER]) == 1);
   assert_int_equal(atomic_load(&p.done), 0); /* held by its first event again */
-  bd_compute(&b, 1, DDMC_DBG_INVOKE_SINGLE_THREADED); /* and can make calls again */
+  bd_compute(&b, 1, DDMC_INVOKE_SINGLE_THREADED); /* and can make calls again */
   F->d->cur_id = 7303;
   assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
   assert_compute_reply(7303, 2);
@@ -2803,13 +2803,13 @@ static void test_relay_detach_and_next_debugger(void **state) {
   assert_int_equal(thr_count(FD_T_WORKER), 0);
   assert_int_equal(atomic_load(&F->d->connected), 0);
   ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8};
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_DBG_AT_BREAKPOINT), DDMC_ENOTCONN);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_POST_AT_BREAKPOINT), DDMC_ENOTCONN);
   /* the next debugger: its first command makes the session live again */
   m.n = 0;
   mod_loc(&m, FD_M_COMPUTE, 8);
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, &id), 0);
   assert_int_equal(atomic_load(&F->d->connected), 1);
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].e[0].req, id);
   /* the same after Dispose */
@@ -2819,7 +2819,7 @@ static void test_relay_detach_and_next_debugger(void **state) {
   m.n = 0; /* IDs went with the last debugger */
   mod_loc(&m, FD_M_COMPUTE, 8);
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, &id), 0);
-  assert_int_equal(ddmc_dbg_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_DBG_AT_BREAKPOINT), 0);
+  assert_int_equal(ddmc_post_location(F->fv.vm, FD_T_MAIN, &at, 1, 0, DDMC_POST_AT_BREAKPOINT), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].e[0].req, id);
 }
@@ -2848,9 +2848,9 @@ static void test_exception_events(void **state) {
   b_u8(&m, 1);
   assert_int_equal(set_req(DDMC_EV_EXCEPTION, 0, &m, 1, &str), 0);
   ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8}, handler = {FD_C_DEBUG, FD_M_MAIN, 4};
-  assert_int_equal(ddmc_dbg_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, FD_O_DEBUG, FD_O_DEBUG2, NULL), 0);
-  assert_int_equal(ddmc_dbg_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, FD_O_DEBUG, FD_O_DEBUG2, &handler), 0);
-  assert_int_equal(ddmc_dbg_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, 0, 0, NULL), DDMC_EINVAL);
+  assert_int_equal(ddmc_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, FD_O_DEBUG, FD_O_DEBUG2, NULL), 0);
+  assert_int_equal(ddmc_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, FD_O_DEBUG, FD_O_DEBUG2, &handler), 0);
+  assert_int_equal(ddmc_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, 0, 0, NULL), DDMC_EINVAL);
   assert_int_equal(events(), 2);
   assert_int_equal(g_comp[0].n, 2); /* uncaught: both the Object and the any request */
   assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_EXCEPTION);
@@ -2887,23 +2887,23 @@ static void test_field_watch(void **state) {
   int32_t acc, mod, mod2;
   assert_int_equal(set_req(DDMC_EV_FIELD_ACCESS, 0, &m, 1, &acc), 0);
   assert_int_equal(atomic_load(&F->n_field_watch), 1);
-  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_DBG_WATCH_ACCESS);
+  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_WATCH_ACCESS);
   assert_int_equal(set_req(DDMC_EV_FIELD_MODIFICATION, 0, &m, 1, &mod), 0);
   assert_int_equal(set_req(DDMC_EV_FIELD_MODIFICATION, 0, &m, 1, &mod2), 0);
   assert_int_equal(atomic_load(&F->n_field_watch), 2); /* the second changed nothing */
-  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_DBG_WATCH_ACCESS | DDMC_DBG_WATCH_MODIFY);
+  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_WATCH_ACCESS | DDMC_WATCH_MODIFY);
   assert_int_equal(atomic_load(&F->last_watch_field), FD_F_X);
   /* a field watch request must name its field */
   assert_int_equal(set_req(DDMC_EV_FIELD_ACCESS, 0, NULL, 0, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
 
   ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8};
   ddmc_value v = {.tag = 'I', .u.i = 99};
-  assert_int_equal(ddmc_dbg_post_field_access(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG), 0);
-  assert_int_equal(ddmc_dbg_post_field_access(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_B, FD_O_DEBUG), 0);
-  assert_int_equal(ddmc_dbg_post_field_modification(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG, &v),
+  assert_int_equal(ddmc_post_field_access(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG), 0);
+  assert_int_equal(ddmc_post_field_access(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_B, FD_O_DEBUG), 0);
+  assert_int_equal(ddmc_post_field_modification(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG, &v),
                    0);
   assert_int_equal(
-      ddmc_dbg_post_field_modification(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG, NULL),
+      ddmc_post_field_modification(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_C_DEBUG, FD_F_X, FD_O_DEBUG, NULL),
       DDMC_EINVAL);
   assert_int_equal(events(), 2); /* the other field reports nothing */
   assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_FIELD_ACCESS);
@@ -2918,7 +2918,7 @@ static void test_field_watch(void **state) {
   assert_int_equal(clear_req(DDMC_EV_FIELD_MODIFICATION, mod), 0);
   assert_int_equal(atomic_load(&F->n_field_watch), 2); /* mod2 still wants it */
   assert_int_equal(clear_req(DDMC_EV_FIELD_MODIFICATION, mod2), 0);
-  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_DBG_WATCH_ACCESS);
+  assert_int_equal(atomic_load(&F->last_watch_mask), DDMC_WATCH_ACCESS);
   ddmc__dbg_reset(F->d); /* disconnect: the last watch goes */
   assert_int_equal(atomic_load(&F->last_watch_mask), 0);
   assert_int_equal(atomic_load(&F->watch_masks), 0);
@@ -2935,10 +2935,10 @@ static void test_other_events(void **state) {
   b_str(&m, "java.*");
   int32_t cp, td, mx, vd;
   assert_int_equal(set_req(DDMC_EV_CLASS_PREPARE, 0, &m, 2, &cp), 0);
-  assert_int_equal(ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_STRING), 0);
-  assert_int_equal(ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_INT_ARRAY), 0); /* no source */
+  assert_int_equal(ddmc_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_STRING), 0);
+  assert_int_equal(ddmc_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_INT_ARRAY), 0); /* no source */
   assert_int_equal(events(), 0);
-  assert_int_equal(ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_DEBUG), 0);
+  assert_int_equal(ddmc_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_DEBUG), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_CLASS_PREPARE);
   assert_int_equal(g_comp[0].e[0].req, cp);
@@ -2953,7 +2953,7 @@ static void test_other_events(void **state) {
   assert_int_equal(set_req(DDMC_EV_THREAD_START, 0, &m, 1, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
 
   assert_int_equal(set_req(DDMC_EV_THREAD_DEATH, 0, NULL, 0, &td), 0);
-  assert_int_equal(ddmc_dbg_post_thread_death(F->fv.vm, FD_T_WORKER), 0);
+  assert_int_equal(ddmc_post_thread_death(F->fv.vm, FD_T_WORKER), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_THREAD_DEATH);
   assert_true(g_comp[0].e[0].thread == tid(FD_T_WORKER));
@@ -2961,10 +2961,10 @@ static void test_other_events(void **state) {
   assert_int_equal(set_req(DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, 0, NULL, 0, &mx), 0);
   ddmc_location l = {FD_C_DEBUG, FD_M_COMPUTE, 10};
   ddmc_value ret = {.tag = 'J', .u.j = 0x123456789ll};
-  assert_int_equal(ddmc_dbg_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, &ret), 0);
+  assert_int_equal(ddmc_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, &ret), 0);
   ddmc_value sret = {.tag = 'L', .u.l = FD_O_STR};
-  assert_int_equal(ddmc_dbg_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, &sret), 0);
-  assert_int_equal(ddmc_dbg_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, NULL), 0);
+  assert_int_equal(ddmc_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, &sret), 0);
+  assert_int_equal(ddmc_post_method_exit(F->fv.vm, FD_T_MAIN, &l, 1, FD_O_DEBUG, NULL), 0);
   assert_int_equal(events(), 3);
   assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE);
   assert_int_equal(g_comp[0].e[0].vtag, 'J');
@@ -2976,13 +2976,13 @@ static void test_other_events(void **state) {
   assert_int_equal(clear_req(DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, mx), 0);
   assert_int_equal(atomic_load(&F->method_events), 0);
 
-  assert_int_equal(ddmc_dbg_post_vm_death(F->fv.vm, 0), 0);
+  assert_int_equal(ddmc_post_vm_death(F->fv.vm, 0), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].n, 1);
   assert_int_equal(g_comp[0].e[0].kind, DDMC_EV_VM_DEATH);
   assert_int_equal(g_comp[0].e[0].req, 0);
   assert_int_equal(set_req(DDMC_EV_VM_DEATH, 0, NULL, 0, &vd), 0);
-  assert_int_equal(ddmc_dbg_post_vm_death(F->fv.vm, 0), 0);
+  assert_int_equal(ddmc_post_vm_death(F->fv.vm, 0), 0);
   assert_int_equal(events(), 1);
   assert_int_equal(g_comp[0].n, 2);
   assert_int_equal(g_comp[0].policy, 0);
@@ -3024,8 +3024,8 @@ static void *storm_main(void *arg) {
   storm *s = arg;
   for (int i = 0; !atomic_load(&s->stop); i++) {
     uint32_t m = (uint32_t)(i % FD_NMETHODS);
-    post(s->thread, m, i % 4, i % 3, DDMC_DBG_AT_BREAKPOINT | ((i & 7) == 0 ? DDMC_DBG_METHOD_ENTRY : 0));
-    if ((i & 15) == 0) ddmc_dbg_post_thread_start(F->fv.vm, s->thread);
+    post(s->thread, m, i % 4, i % 3, DDMC_POST_AT_BREAKPOINT | ((i & 7) == 0 ? DDMC_POST_METHOD_ENTRY : 0));
+    if ((i & 15) == 0) ddmc_post_thread_start(F->fv.vm, s->thread);
     atomic_fetch_add(&s->posts, 1);
   }
   return NULL;
@@ -3169,7 +3169,7 @@ static void oom_script(void) {
   b.n += m.n;
   run(15, 1, &b, NULL);
   run(1, 15, NULL, NULL);
-  post(FD_T_MAIN, FD_M_COMPUTE, 5, 1, DDMC_DBG_AT_BREAKPOINT);
+  post(FD_T_MAIN, FD_M_COMPUTE, 5, 1, DDMC_POST_AT_BREAKPOINT);
   run(1, 16, NULL, NULL);
   run_id(11, 2, t, NULL);
   b.n = 0;
@@ -3188,8 +3188,8 @@ static void oom_script(void) {
   run(15, 1, &b, NULL);
   run_id(11, 3, t, NULL);
   post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, 0);
-  ddmc_dbg_post_thread_start(F->fv.vm, FD_T_WORKER);
-  ddmc_dbg_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_DEBUG);
+  ddmc_post_thread_start(F->fv.vm, FD_T_WORKER);
+  ddmc_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_DEBUG);
   fakedbg_events(F, NULL, NULL);
   run(1, 6, NULL, NULL); /* Dispose */
   fakedbg_reconnect(F);
@@ -3258,7 +3258,7 @@ static void move_str(void *arg, ddmc_ref *ref) {
 static void test_visit_roots(void **state) {
   (void)state;
   uint64_t s = oid(FD_O_STR), dbg = oid(FD_O_DEBUG);
-  ddmc_dbg_visit_roots(F->fv.vm, move_str, NULL);
+  ddmc_gc_visit_roots(F->fv.vm, move_str, NULL);
   ddmc_ref o;
   assert_int_equal(ddmc__object_of_id(F->d, s, &o), 0);
   assert_true(o == FD_O_STR + 0x100000);

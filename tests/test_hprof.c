@@ -161,8 +161,8 @@ static int op_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
   return 0;
 }
 
-static ddmc_dbg_ops fake_ops(const fake *f) {
-  ddmc_dbg_ops ops;
+static ddmc_vm_bridge fake_ops(const fake *f) {
+  ddmc_vm_bridge ops;
   memset(&ops, 0, sizeof(ops));
   ops.for_each_class = op_for_each_class;
   ops.class_info = op_class_info;
@@ -218,7 +218,7 @@ static void fake_init(fake *f, const ddmc_allocator *mem, int start) {
 }
 
 static void fake_attach(fake *f, int start) {
-  ddmc_dbg_ops ops = fake_ops(f);
+  ddmc_vm_bridge ops = fake_ops(f);
   assert_int_equal(ddmc_dbg_attach(f->vm, &ops, f), 0);
   if (start) assert_int_equal(ddmc_vm_start(f->vm), 0);
 }

@@ -1,6 +1,6 @@
 /* Profiling over real sockets: the library in a fake VM with the fake debuggee as its reflective
  * bridge (fakedbg.c), the project's host side (host/) as the peer, and this test as the VM's
- * threads (ddmc_alloc_record, ddmc_dbg_post_location / _method_exit). Covers FEAT, REAE/REAQ/REAL
+ * threads (ddmc_alloc_record, ddmc_post_location / _method_exit). Covers FEAT, REAE/REAQ/REAL
  * with the report read by the host's AllocationsParser twin, MPSS/MPSE with the data before the
  * reply, MPRS/MPRE to a file, SPSS/SPSE, and bad input: starts while on, stops while off, a buffer
  * that fills, a peer that stops reading in the middle of a transfer. Every wait is bounded. */
@@ -157,13 +157,13 @@ static pkt stop_trace(ddmc_host *h, uint32_t type) {
 
 static void enter(fakedbg *f, uint32_t t, uint32_t method, int32_t depth) {
   ddmc_location l = {FD_C_DEBUG, method, 0};
-  ddmc_dbg_post_location(f->fv.vm, t, &l, depth, 0, DDMC_DBG_METHOD_ENTRY);
+  ddmc_post_location(f->fv.vm, t, &l, depth, 0, DDMC_POST_METHOD_ENTRY);
 }
 
 static void leave(fakedbg *f, uint32_t t, uint32_t method, int32_t depth) {
   ddmc_location l = {FD_C_DEBUG, method, 3};
   ddmc_value v = {.tag = 'V'};
-  ddmc_dbg_post_method_exit(f->fv.vm, t, &l, depth, 0, &v);
+  ddmc_post_method_exit(f->fv.vm, t, &l, depth, 0, &v);
 }
 
 /* One "round": main (depth 0) calls compute twice (depth 1), the second compute calls <init>. */

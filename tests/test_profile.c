@@ -63,7 +63,7 @@ static int b_line_table(void *d, ddmc_class c, uint32_t m, ddmc_line_visit_fn fn
   return 0;
 }
 
-static const ddmc_dbg_ops kBridge = {
+static const ddmc_vm_bridge kBridge = {
     .class_info = b_class_info, .method_info = b_method_info, .line_table = b_line_table};
 
 /* ---- string tables */

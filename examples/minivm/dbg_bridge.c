@@ -1,5 +1,5 @@
-/* minivm's half of JDWP debugging: every ddmc_dbg_ops op, and the VM's debugger hooks turned
- * into ddmc_dbg_post_* calls. The VM work itself (reflection, values, suspension, breakpoints)
+/* minivm's half of JDWP debugging: every ddmc_vm_bridge op, and the VM's debugger hooks turned
+ * into ddmc_post_* calls. The VM work itself (reflection, values, suspension, breakpoints)
  * is in the core (debug.c, mvm_debug.h), which builds without libddmc; this file only adapts
  * types and error codes, as Dalvik's Debugger.cpp adapted the VM to vm/jdwp.
  *
@@ -309,13 +309,13 @@ static int jdwp_status(mvm_status s) {
   return DDMC_TS_RUNNING;
 }
 
-static int op_thread_info(void *vm_data, uint32_t thread, ddmc_dbg_thread_info *out) {
+static int op_thread_info(void *vm_data, uint32_t thread, ddmc_thread_detail *out) {
   /* The name is borrowed until the op returns; a VM thread may ask at the same time. */
   static _Thread_local char name[256];
   mvm_dbg_thread t;
   int rc = mvm_dbg_thread_get(VM(vm_data), thread, &t, name, sizeof name);
   if (rc) return jdwp_error(rc);
-  *out = (ddmc_dbg_thread_info){.object = t.obj,
+  *out = (ddmc_thread_detail){.object = t.obj,
                                 .group = t.group,
                                 .name = name,
                                 .status = jdwp_status(t.status),
@@ -490,7 +490,7 @@ static int op_contended_monitor(void *vm_data, uint32_t thread, ddmc_ref *out) {
 }
 
 static int op_set_field_watch(void *vm_data, ddmc_class c, uint32_t field, unsigned watch) {
-  unsigned w = (watch & DDMC_DBG_WATCH_ACCESS ? MVM_WATCH_ACCESS : 0) | (watch & DDMC_DBG_WATCH_MODIFY ? MVM_WATCH_MODIFY : 0);
+  unsigned w = (watch & DDMC_WATCH_ACCESS ? MVM_WATCH_ACCESS : 0) | (watch & DDMC_WATCH_MODIFY ? MVM_WATCH_MODIFY : 0);
   return jdwp_error(mvm_dbg_set_field_watch(VM(vm_data), (mvm_type)c, field, w));
 }
 
@@ -503,7 +503,7 @@ static int op_invoke(void *vm_data, uint32_t thread, ddmc_class c, uint32_t meth
   mvm_value rv;
   uint64_t exc = 0;
   int rc = mvm_dbg_invoke(VM(vm_data), thread, c, method, this_obj, av, nargs,
-                          (options & DDMC_DBG_INVOKE_CONSTRUCT) != 0, &rv, &exc);
+                          (options & DDMC_INVOKE_CONSTRUCT) != 0, &rv, &exc);
   if (rc == 0) {
     *result = to_ddmc(&rv);
     *exception = exc;
@@ -534,38 +534,38 @@ static void op_exit(void *vm_data, int32_t status) {
 static void on_location(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, unsigned flags) {
   dbg_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
-  unsigned f = (flags & MVM_DBG_AT_BREAKPOINT ? DDMC_DBG_AT_BREAKPOINT : 0) |
-               (flags & MVM_DBG_METHOD_ENTRY ? DDMC_DBG_METHOD_ENTRY : 0);
-  ddmc_dbg_post_location(b->d, thread, &l, depth, 0, f);
+  unsigned f = (flags & MVM_DBG_AT_BREAKPOINT ? DDMC_POST_AT_BREAKPOINT : 0) |
+               (flags & MVM_DBG_METHOD_ENTRY ? DDMC_POST_METHOD_ENTRY : 0);
+  ddmc_post_location(b->d, thread, &l, depth, 0, f);
 }
 
 static void on_method_exit(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, const mvm_value *ret) {
   dbg_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   ddmc_value v = to_ddmc(ret);
-  ddmc_dbg_post_method_exit(b->d, thread, &l, depth, 0, &v);
+  ddmc_post_method_exit(b->d, thread, &l, depth, 0, &v);
 }
 
 static void on_method_unwind(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth) {
   dbg_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
-  ddmc_dbg_post_method_unwind(b->d, thread, &l, depth, 0);
+  ddmc_post_method_unwind(b->d, thread, &l, depth, 0);
 }
 
 /* Exceptions: the core asks at each throw whether a debugger or an agent wants it
- * (ddmc_dbg_wants is an atomic read), then reports the throw with the handler it found up the
- * stack, or none, before unwinding (ddmc_dbg_post_exception, which filters by class,
+ * (ddmc_event_wanted is an atomic read), then reports the throw with the handler it found up the
+ * stack, or none, before unwinding (ddmc_post_exception, which filters by class,
  * superclasses and caught / uncaught), and the handler once the stack has unwound to it
- * (ddmc_dbg_post_exception_catch: JVM TI's ExceptionCatch; JDWP has no such event). */
+ * (ddmc_post_exception_catch: JVM TI's ExceptionCatch; JDWP has no such event). */
 static int on_exception_events(void *ud) {
   dbg_bridge *b = ud;
-  return ddmc_dbg_wants(b->d, DDMC_EV_EXCEPTION) || ddmc_dbg_wants(b->d, DDMC_EV_EXCEPTION_CATCH);
+  return ddmc_event_wanted(b->d, DDMC_EV_EXCEPTION) || ddmc_event_wanted(b->d, DDMC_EV_EXCEPTION_CATCH);
 }
 
 static void on_exception_catch(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc) {
   dbg_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
-  ddmc_dbg_post_exception_catch(b->d, thread, &l, depth, 0, exc);
+  ddmc_post_exception_catch(b->d, thread, &l, depth, 0, exc);
 }
 
 static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc,
@@ -573,7 +573,7 @@ static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t 
   dbg_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc}, c;
   if (catch_loc) c = (ddmc_location){.cls = catch_loc->cls, .method = catch_loc->method, .index = catch_loc->pc};
-  ddmc_dbg_post_exception(b->d, thread, &l, depth, 0, exc, catch_loc ? &c : NULL);
+  ddmc_post_exception(b->d, thread, &l, depth, 0, exc, catch_loc ? &c : NULL);
 }
 
 static void on_field(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, mvm_type type, uint32_t field,
@@ -582,20 +582,20 @@ static void on_field(void *ud, uint32_t thread, const mvm_loc *loc, int32_t dept
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   if (new_value) {
     ddmc_value v = to_ddmc(new_value);
-    ddmc_dbg_post_field_modification(b->d, thread, &l, depth, 0, (ddmc_class)type, field, obj, &v);
+    ddmc_post_field_modification(b->d, thread, &l, depth, 0, (ddmc_class)type, field, obj, &v);
   } else {
-    ddmc_dbg_post_field_access(b->d, thread, &l, depth, 0, (ddmc_class)type, field, obj);
+    ddmc_post_field_access(b->d, thread, &l, depth, 0, (ddmc_class)type, field, obj);
   }
 }
 
 static void on_class_prepare(void *ud, uint32_t thread, mvm_type type) {
   dbg_bridge *b = ud;
-  if (ddmc_dbg_wants(b->d, DDMC_EV_CLASS_PREPARE)) ddmc_dbg_post_class_prepare(b->d, thread, (ddmc_class)type);
+  if (ddmc_event_wanted(b->d, DDMC_EV_CLASS_PREPARE)) ddmc_post_class_prepare(b->d, thread, (ddmc_class)type);
 }
 
 static void on_thread_dying(void *ud, uint32_t thread) {
   dbg_bridge *b = ud;
-  ddmc_dbg_post_thread_death(b->d, thread);
+  ddmc_post_thread_death(b->d, thread);
 }
 
 /* ---- threads and monitors for agents and debuggers (issue 16) */
@@ -607,7 +607,7 @@ static int op_start_agent_thread(void *vm_data, ddmc_ref thread_obj, int32_t pri
   return rc == MVM_DBG_ENOOBJECT ? DDMC_JDWP_INVALID_THREAD : jdwp_error(rc);
 }
 
-/* Nothing to switch: monitor.c asks monitor_wants (ddmc_dbg_wants, one atomic read) each time. */
+/* Nothing to switch: monitor.c asks monitor_wants (ddmc_event_wanted, one atomic read) each time. */
 static void op_set_monitor_events(void *vm_data, int on) { (void)vm_data, (void)on; }
 
 static int mon_kind(int kind) {
@@ -621,7 +621,7 @@ static int mon_kind(int kind) {
 
 static int on_monitor_wants(void *ud, int kind) {
   dbg_bridge *b = ud;
-  return ddmc_dbg_wants(b->d, (ddmc_event_kind)mon_kind(kind));
+  return ddmc_event_wanted(b->d, (ddmc_event_kind)mon_kind(kind));
 }
 
 static void on_monitor(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, int kind, uint64_t obj,
@@ -629,10 +629,10 @@ static void on_monitor(void *ud, uint32_t thread, const mvm_loc *loc, int32_t de
   dbg_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   switch (kind) {
-    case MVM_MON_CONTENDED_ENTER: ddmc_dbg_post_monitor_contended_enter(b->d, thread, &l, depth, 0, obj); break;
-    case MVM_MON_CONTENDED_ENTERED: ddmc_dbg_post_monitor_contended_entered(b->d, thread, &l, depth, 0, obj); break;
-    case MVM_MON_WAIT: ddmc_dbg_post_monitor_wait(b->d, thread, &l, depth, 0, obj, arg); break;
-    default: ddmc_dbg_post_monitor_waited(b->d, thread, &l, depth, 0, obj, (int)arg); break;
+    case MVM_MON_CONTENDED_ENTER: ddmc_post_monitor_contended_enter(b->d, thread, &l, depth, 0, obj); break;
+    case MVM_MON_CONTENDED_ENTERED: ddmc_post_monitor_contended_entered(b->d, thread, &l, depth, 0, obj); break;
+    case MVM_MON_WAIT: ddmc_post_monitor_wait(b->d, thread, &l, depth, 0, obj, arg); break;
+    default: ddmc_post_monitor_waited(b->d, thread, &l, depth, 0, obj, (int)arg); break;
   }
 }
 
@@ -647,13 +647,13 @@ static void root_adapter(void *arg, ddmc_ref *ref) {
 static void on_gc_roots(void *ud, void (*mark)(void *arg, uint64_t *ref), void *arg) {
   dbg_bridge *b = ud;
   root_visit v = {mark, arg};
-  ddmc_dbg_visit_roots(b->d, root_adapter, &v);
+  ddmc_gc_visit_roots(b->d, root_adapter, &v);
 }
 
 void dbg_bridge_thread_start(dbg_bridge *b, uint32_t id) {
   mvm_dbg_thread t;
   if (!b || id == 1 || mvm_dbg_thread_get(b->vm, id, &t, NULL, 0) || t.internal) return;
-  ddmc_dbg_post_thread_start(b->d, id);
+  ddmc_post_thread_start(b->d, id);
 }
 
 void dbg_bridge_vm_death(dbg_bridge *b) {
@@ -661,12 +661,12 @@ void dbg_bridge_vm_death(dbg_bridge *b) {
   /* The caller may be an interpreter thread (the exit instruction): it counts as parked while
    * it waits for the packet to go, so neither the collector nor the JDWP thread waits for it. */
   mvm_dbg_parking(b->vm, 1);
-  ddmc_dbg_post_vm_death(b->d, 2000);
+  ddmc_post_vm_death(b->d, 2000);
   mvm_dbg_parking(b->vm, 0);
 }
 
 dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
-  static const ddmc_dbg_ops ops = {
+  static const ddmc_vm_bridge ops = {
       .for_each_class = op_for_each_class,
       .class_info = op_class_info,
       .class_interface = op_class_interface,
@@ -716,7 +716,7 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
   }
   b->d = d;
   b->vm = vm;
-  ddmc_dbg_ops all = ops;
+  ddmc_vm_bridge all = ops;
   hprof_bridge_ops(&all, VM); /* the whole heap, for heap dumps: hprof_bridge.c */
   int rc = ddmc_dbg_attach(d, &all, b);
   if (rc) {

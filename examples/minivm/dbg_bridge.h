@@ -1,5 +1,5 @@
-/* The JDWP debugger side of minivm: ddmc_dbg_ops over the core's mvm_debug.h, and the core's
- * debugger hooks turned into ddmc_dbg_post_* calls. ddm_bridge.c drives it: attach() between
+/* The JDWP debugger side of minivm: ddmc_vm_bridge over the core's mvm_debug.h, and the core's
+ * debugger hooks turned into ddmc_post_* calls. ddm_bridge.c drives it: attach() between
  * ddmc_vm_new and ddmc_vm_start, thread_start() from its thread-start hook, vm_death() at exit. */
 #ifndef MINIVM_DBG_BRIDGE_H
 #define MINIVM_DBG_BRIDGE_H

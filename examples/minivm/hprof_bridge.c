@@ -1,5 +1,5 @@
 /* minivm's heap-dump ops (hprof_bridge.h): adapters from the core's mvm_heap_dump.h to
- * ddmc_dbg_ops. minivm has one heap, the app's ('A' in HEAP_DUMP_INFO). */
+ * ddmc_vm_bridge. minivm has one heap, the app's ('A' in HEAP_DUMP_INFO). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -114,7 +114,7 @@ static int op_for_each_root(void *vm_data, ddmc_gc_root_visit_fn fn, void *arg) 
   return 0;
 }
 
-void hprof_bridge_ops(ddmc_dbg_ops *ops, mvm_vm *(*vm_of_data)(void *vm_data)) {
+void hprof_bridge_ops(ddmc_vm_bridge *ops, mvm_vm *(*vm_of_data)(void *vm_data)) {
   vm_of = vm_of_data;
   ops->with_world_stopped = op_with_world_stopped;
   ops->for_each_object = op_for_each_object;

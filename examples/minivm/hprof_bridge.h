@@ -1,4 +1,4 @@
-/* Heap dumps for minivm: the three ddmc_dbg_ops that give libddmc the whole heap
+/* Heap dumps for minivm: the three ddmc_vm_bridge that give libddmc the whole heap
  * (with_world_stopped, for_each_object, for_each_root) over the core's mvm_heap_dump.h. With
  * them libddmc answers HPDU and HPDS and lists hprof-heap-dump(-streaming) in FEAT.
  * dbg_bridge.c adds them to its ops table before ddmc_dbg_attach. */
@@ -13,6 +13,6 @@
  * into the VM. Test-only: with MINIVM_HPROF_CENSUS=FILE in the environment, every dump also
  * writes the VM's own census to FILE ("objects bytes signature" per line, from
  * mvm_heap_census), taken inside the same stop of the world, for tests to compare. */
-void hprof_bridge_ops(ddmc_dbg_ops *ops, mvm_vm *(*vm_of)(void *vm_data));
+void hprof_bridge_ops(ddmc_vm_bridge *ops, mvm_vm *(*vm_of)(void *vm_data));
 
 #endif

@@ -1,5 +1,5 @@
 /* minivm's debugger interface: everything a JDWP back-end needs from the core, in minivm's own
- * terms and without libddmc (dbg_bridge.c adapts it to ddmc_dbg_ops; the unit tests call it
+ * terms and without libddmc (dbg_bridge.c adapts it to ddmc_vm_bridge; the unit tests call it
  * directly).
  *
  * Types. A loaded class is its index in the VM + 1; an array type ("[I", "[LDebug;") is
@@ -79,7 +79,7 @@ typedef struct mvm_dbg_hooks {
    * exception, innermost first, before the unwinding; no method_exit comes for it. */
   void (*method_unwind)(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth);
   /* Exceptions. Asked once at each throw (the slow path) whether the two calls below are wanted:
-   * keep it to one atomic read (the bridge reads ddmc_dbg_wants). NULL: they are always wanted. */
+   * keep it to one atomic read (the bridge reads ddmc_event_wanted). NULL: they are always wanted. */
   int (*exception_events)(void *ud);
   /* On the throwing thread, before the stack unwinds: loc is where exc is thrown (the throw, the
    * instruction that failed, or the invoke whose callee threw it: the top frame, depth = frame

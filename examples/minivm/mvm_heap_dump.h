@@ -1,5 +1,5 @@
 /* minivm's whole-heap interface: every object, every GC root, and a census, for heap dumps
- * (hprof_bridge.c adapts them to ddmc_dbg_ops) and the unit tests, without libddmc.
+ * (hprof_bridge.c adapts them to ddmc_vm_bridge) and the unit tests, without libddmc.
  *
  * All three read the heap and the thread stacks as they are: call them with the world stopped
  * (between mvm_dbg_enter and mvm_dbg_leave on a thread outside the interpreter). Objects are

@@ -4,8 +4,8 @@
  * The library owns the JavaVM, the JNIEnv and jvmtiEnv function tables (slot for slot as in
  * JDK 17's headers; the library itself needs no JDK header), agent loading, phases,
  * capabilities, raw monitors, handles (jobject), jmethodID / jfieldID and event delivery. It
- * reaches the VM only through the debugger bridge (ddmc_dbg_ops, debugger.h) and the VM's
- * DDM ops, and takes events from the same ddmc_dbg_post_* calls the VM makes for a JDWP
+ * reaches the VM only through the debugger bridge (ddmc_vm_bridge, debugger.h) and the VM's
+ * DDM ops, and takes events from the same ddmc_post_* calls the VM makes for a JDWP
  * debugger: one bridge and one event path, two clients. A VM needs ddmc_dbg_attach (its
  * ddmc_vm need not be started: an agent works without JDWP).
  *
@@ -16,7 +16,7 @@
  *      in the OnLoad phase); a non-zero return ends start-up;
  *   4. ddmc_agent_vm_start, then ddmc_agent_vm_init on the thread that will run the program
  *      (VMStart, VMInit: the live phase) before the program's first instruction;
- *   5. the program runs; its events reach agents through ddmc_dbg_post_*;
+ *   5. the program runs; its events reach agents through ddmc_post_*;
  *   6. ddmc_agent_vm_death (VMDeath; then the dead phase), ddmc_agent_unload (Agent_OnUnload),
  *      then exit() so agents' buffered output is flushed.
  * Thread: the VM's init thread for every call here. */
@@ -58,7 +58,7 @@ DDMC_EXTERN int ddmc_agent_load(ddmc_vm *vm, const char *path, const char *optio
 DDMC_EXTERN int ddmc_agent_count(const ddmc_vm *vm);
 
 /* The start phase (VMStart), then the live phase (VMInit on thread, the VM thread that will run
- * the program, which must exist: ddmc_dbg_ops.thread_info answers for it). Returns 0 (also with
+ * the program, which must exist: ddmc_vm_bridge.thread_info answers for it). Returns 0 (also with
  * no agent) or DDMC_ESTATE (out of order). */
 DDMC_EXTERN int ddmc_agent_vm_start(ddmc_vm *vm);
 DDMC_EXTERN int ddmc_agent_vm_init(ddmc_vm *vm, uint32_t thread);

@@ -20,7 +20,7 @@
  *
  * The GC. Every object the debugger has been given an ID for is held until the debugger
  * disposes of it (VirtualMachine.DisposeObjects) or disconnects: a VM's collector must treat
- * them as roots by calling ddmc_dbg_visit_roots while it marks (Dalvik's choice: IDs are never
+ * them as roots by calling ddmc_gc_visit_roots while it marks (Dalvik's choice: IDs are never
  * reused within a session and an object the debugger shows never vanishes under it). A moving
  * collector updates each reference in place through the visitor.
  *
@@ -31,7 +31,7 @@
  *
  * Threads. Ops run on the JDWP thread, never while the library holds one of its locks. The
  * reflective ones (reference types, line tables, object_class, thread_info) may also run on a VM
- * thread inside its own ddmc_dbg_post_* call, to match filters and encode the event. A VM thread
+ * thread inside its own ddmc_post_* call, to match filters and encode the event. A VM thread
  * whose event asks for suspension is parked inside the post call (thread_parking tells the VM)
  * until the debugger resumes it; threads the debugger suspends by command are stopped by the
  * VM's own suspend_thread. Ops that read or write objects (fields, arrays, strings, locals) may
@@ -197,13 +197,13 @@ typedef struct ddmc_variable {
   const char *generic; /* or NULL */
 } ddmc_variable;
 
-typedef struct ddmc_dbg_thread_info {
+typedef struct ddmc_thread_detail {
   ddmc_ref object;  /* its java.lang.Thread: its objectID is the threadID on the wire */
   ddmc_ref group;   /* its java.lang.ThreadGroup */
   const char *name; /* borrowed until the op returns */
   int status;       /* DDMC_TS_* */
   int internal;     /* non-zero: never shown to a debugger (the JDWP thread, ...) */
-} ddmc_dbg_thread_info;
+} ddmc_thread_detail;
 
 /* ---- the whole heap: every object and every root, for heap dumps (HPDU/HPDS, profile.h) and
  * meant for JVM TI too (IterateThroughHeap, FollowReferences, GetObjectsWithTags: issue 16). */
@@ -239,7 +239,7 @@ typedef enum ddmc_gc_root_kind {
   DDMC_GC_ROOT_THREAD_OBJECT,   /* a live thread's java.lang.Thread (thread) */
   DDMC_GC_ROOT_INTERNED_STRING, /* the VM's intern table */
   DDMC_GC_ROOT_FINALIZING,      /* waiting for its finalizer */
-  DDMC_GC_ROOT_DEBUGGER,        /* held for a debugger (the objects with an ID, ddmc_dbg_visit_roots) */
+  DDMC_GC_ROOT_DEBUGGER,        /* held for a debugger (the objects with an ID, ddmc_gc_visit_roots) */
   DDMC_GC_ROOT_VM_INTERNAL,     /* held by the VM itself for any other reason */
   DDMC_GC_ROOT_JNI_MONITOR      /* a monitor entered by native code (thread, depth) */
 } ddmc_gc_root_kind;
@@ -270,7 +270,7 @@ typedef void (*ddmc_root_visit_fn)(void *arg, ddmc_ref *ref);
 
 /* The VM's side. Append-only: ddmc_dbg_attach passes sizeof so an older VM binary keeps working.
  * Ops marked "VM thread" run on a VM thread; the rest on the JDWP thread. */
-typedef struct ddmc_dbg_ops {
+typedef struct ddmc_vm_bridge {
   /* ---- reference types */
   /* Every loaded type the debugger may see (array types too), in any order. */
   int (*for_each_class)(void *vm_data, ddmc_class_visit_fn fn, void *arg);
@@ -301,7 +301,7 @@ typedef struct ddmc_dbg_ops {
   int (*array_set)(void *vm_data, ddmc_ref a, int32_t first, int32_t n, const ddmc_value *v);
 
   /* ---- threads */
-  int (*thread_info)(void *vm_data, uint32_t thread, ddmc_dbg_thread_info *out);
+  int (*thread_info)(void *vm_data, uint32_t thread, ddmc_thread_detail *out);
   /* Every thread group, parents before children (parent 0 for a top-level group). */
   int (*for_each_group)(void *vm_data, ddmc_group_visit_fn fn, void *arg);
   /* The thread VM_START names (the one that runs the program's entry point). With suspend=y,
@@ -315,13 +315,13 @@ typedef struct ddmc_dbg_ops {
    * resume_thread. Called once per 0 -> 1 transition of the library's suspend count. */
   int (*suspend_thread)(void *vm_data, uint32_t thread);
   int (*resume_thread)(void *vm_data, uint32_t thread);
-  /* VM thread: the calling thread is about to park inside a ddmc_dbg_post_* call (parked = 1) or
+  /* VM thread: the calling thread is about to park inside a ddmc_post_* call (parked = 1) or
    * has just left it (parked = 0). While parked it runs no bytecode and touches no heap: a VM
    * treats it like a thread in native code (safe for its collector). */
   void (*thread_parking)(void *vm_data, uint32_t thread, int parked);
 
   /* ---- frames of a suspended thread; depth 0 is the innermost. frame_location is also called on
-   * a VM thread for its own frames, inside its ddmc_dbg_post_location / _method_exit call, by a
+   * a VM thread for its own frames, inside its ddmc_post_location / _method_exit call, by a
    * method trace that first meets the thread inside a call (profile.h). */
   int (*frame_count)(void *vm_data, uint32_t thread, int32_t *out);
   int (*frame_location)(void *vm_data, uint32_t thread, int32_t depth, ddmc_location *out);
@@ -334,14 +334,14 @@ typedef struct ddmc_dbg_ops {
 
   /* ---- execution control. The library counts requests per location: one set per location
    * with a breakpoint, one clear when the last goes. The VM then reports the location with
-   * DDMC_DBG_AT_BREAKPOINT each time a thread reaches it. */
+   * DDMC_POST_AT_BREAKPOINT each time a thread reaches it. */
   int (*set_breakpoint)(void *vm_data, const ddmc_location *loc);
   int (*clear_breakpoint)(void *vm_data, const ddmc_location *loc);
-  /* While on, the thread calls ddmc_dbg_post_location before each instruction it executes (the
+  /* While on, the thread calls ddmc_post_location before each instruction it executes (the
    * library decides where a step by line ends). */
   int (*set_stepping)(void *vm_data, uint32_t thread, int on);
-  /* While on, every thread calls ddmc_dbg_post_location with DDMC_DBG_METHOD_ENTRY at the first
-   * instruction of each method and ddmc_dbg_post_method_exit when a method returns. The library
+  /* While on, every thread calls ddmc_post_location with DDMC_POST_METHOD_ENTRY at the first
+   * instruction of each method and ddmc_post_method_exit when a method returns. The library
    * switches it for the debugger's METHOD_ENTRY/EXIT requests and for method tracing alike, and
    * calls it only when the first of them wants it or the last stops. */
   int (*set_method_events)(void *vm_data, int on);
@@ -352,16 +352,16 @@ typedef struct ddmc_dbg_ops {
 
   /* ---- watchpoints (appended: older VMs leave them out and the capabilities say no).
    * The library counts requests per field: watch is the set of kinds now wanted for field of
-   * c (DDMC_DBG_WATCH_ACCESS | DDMC_DBG_WATCH_MODIFY, 0 when none is left). While a kind is
+   * c (DDMC_WATCH_ACCESS | DDMC_WATCH_MODIFY, 0 when none is left). While a kind is
    * wanted the VM reports each access / modification of that field with
-   * ddmc_dbg_post_field_access / _modification; other fields cost nothing. */
+   * ddmc_post_field_access / _modification; other fields cost nothing. */
   int (*set_field_watch)(void *vm_data, ddmc_class c, uint32_t field, unsigned watch);
 
   /* ---- method calls (appended). VM thread: the thread the debugger names, which an event
-   * left parked inside a ddmc_dbg_post_* call, runs the call itself (the library hands it over;
+   * left parked inside a ddmc_post_* call, runs the call itself (the library hands it over;
    * the JDWP thread never waits for it), with thread_parking(thread, 0) around it so it may run
    * bytecode and allocate. It calls method of c on this_obj (0 for a static method) with the
-   * arguments in declaration order, nonvirtually when DDMC_DBG_INVOKE_NONVIRTUAL is in options,
+   * arguments in declaration order, nonvirtually when DDMC_INVOKE_NONVIRTUAL is in options,
    * and fills *result (tag 'V' for void) or, when the method throws, *exception (0 otherwise).
    * Returns 0 or a JDWP error (INVALID_METHODID, TYPE_MISMATCH for bad arguments, ...). Breakpoints
    * and steps inside the call are reported as usual. */
@@ -369,7 +369,7 @@ typedef struct ddmc_dbg_ops {
                 const ddmc_value *args, int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception);
 
   /* ---- new objects and thread control (appended; a VM without them answers NOT_IMPLEMENTED).
-   * ClassType.NewInstance goes through invoke with DDMC_DBG_INVOKE_CONSTRUCT. */
+   * ClassType.NewInstance goes through invoke with DDMC_INVOKE_CONSTRUCT. */
   /* ArrayType.NewInstance: a new array of the array class c with length elements, each its
    * type's default. The VM keeps the array alive until its next new_array or create_string call
    * (by then the library holds an ID for it, a root). Thread: the JDWP thread. */
@@ -429,8 +429,8 @@ typedef struct ddmc_dbg_ops {
    * from it and keeps it alive, a root, while the thread lives), then:
    *   - it is a DAEMON thread: it never keeps the VM alive, and the VM may exit while it runs;
    *   - it is visible to for_each_thread and thread_info (not internal) from before run is
-   *     called until run has returned, and reports ddmc_dbg_post_thread_start on itself before
-   *     run and ddmc_dbg_post_thread_death after;
+   *     called until run has returned, and reports ddmc_post_thread_start on itself before
+   *     run and ddmc_post_thread_death after;
    *   - it runs no bytecode, so a stop-the-world (the collector, with_world_stopped) never waits
    *     for it: it counts as a thread in native code all its life, and may block for ever (on a
    *     raw monitor, in sleep) without holding anything up; it calls no thread_parking;
@@ -443,9 +443,9 @@ typedef struct ddmc_dbg_ops {
    * into the library (an agent's callback or agent thread); the VM may stop the world briefly. */
   int (*start_agent_thread)(void *vm_data, ddmc_ref thread_obj, int32_t priority,
                             void (*run)(void *arg, uint32_t thread), void *arg, uint32_t *out_thread);
-  /* Its presence says the VM reports the ddmc_dbg_post_monitor_* events (JDWP's
+  /* Its presence says the VM reports the ddmc_post_monitor_* events (JDWP's
    * canRequestMonitorEvents, JVM TI's can_generate_monitor_events). This library does not call
-   * it yet: a VM checks ddmc_dbg_wants at each contended enter and wait (one atomic read) and
+   * it yet: a VM checks ddmc_event_wanted at each contended enter and wait (one atomic read) and
    * leaves this a no-op. Reserved for a later library to call when the first client starts (on
    * = 1) or the last stops (0) wanting any of them. Thread: any. */
   void (*set_monitor_events)(void *vm_data, int on);
@@ -467,19 +467,19 @@ typedef struct ddmc_dbg_ops {
   /* GetObjectHashCode: o's identity hash (what Object.hashCode() / System.identityHashCode give
    * in the VM), stable for o's lifetime. Thread: any. DDMC_JDWP_INVALID_OBJECT for a bad o. */
   int (*object_hash)(void *vm_data, ddmc_ref o, int32_t *out);
-} ddmc_dbg_ops;
+} ddmc_vm_bridge;
 /* Adds the debugger to vm: command sets 1-17 and the composite events are then answered by the
  * library through ops (copied); anything it does not handle still reaches ddmc_vm_ops.jdwp_command.
  * Every op gets vm_data first (borrowed until ddmc_vm_free; it need not be the one given to
  * ddmc_vm_new). Before ddmc_vm_start. Returns 0, DDMC_EINVAL, DDMC_ENOMEM, DDMC_ESTATE (started,
  * or twice). Thread: VM init thread. */
-DDMC_EXTERN int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void *vm_data);
-#define ddmc_dbg_attach(vm, ops, vm_data) ddmc_dbg_attach_((vm), (ops), sizeof(ddmc_dbg_ops), (vm_data))
+DDMC_EXTERN int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, void *vm_data);
+#define ddmc_dbg_attach(vm, ops, vm_data) ddmc_dbg_attach_((vm), (ops), sizeof(ddmc_vm_bridge), (vm_data))
 
 /* Non-zero while a debugger session has an enabled request of this kind. One atomic read: a VM
  * checks it before doing the work an event would need. VM_START and VM_DEATH are always wanted
  * while a debugger is connected. Thread: any. */
-DDMC_EXTERN int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind);
+DDMC_EXTERN int ddmc_event_wanted(const ddmc_vm *vm, ddmc_event_kind kind);
 /* Non-zero while a debugger is connected (a JDWP peer past the handshake). Thread: any. */
 DDMC_EXTERN int ddmc_dbg_active(const ddmc_vm *vm);
 
@@ -488,57 +488,57 @@ DDMC_EXTERN int ddmc_dbg_active(const ddmc_vm *vm);
  * says so, parks the calling thread inside the call until the debugger resumes it (or leaves).
  * They never wait for the network and take no lock the JDWP thread holds while doing I/O.
  * Return 0 (sent, or nothing matched), DDMC_ENOTCONN (no debugger), DDMC_EQFULL, DDMC_ENOMEM. */
-DDMC_EXTERN int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread);
-DDMC_EXTERN int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread);
+DDMC_EXTERN int ddmc_post_thread_start(ddmc_vm *vm, uint32_t thread);
+DDMC_EXTERN int ddmc_post_thread_death(ddmc_vm *vm, uint32_t thread);
 /* The class is prepared (its fields and methods are final). thread: the thread that caused it. */
-DDMC_EXTERN int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c);
+DDMC_EXTERN int ddmc_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c);
 
-/* Flags for ddmc_dbg_post_location. */
-#define DDMC_DBG_AT_BREAKPOINT 1u /* loc carries a breakpoint the library set */
-#define DDMC_DBG_METHOD_ENTRY 2u  /* loc is the first instruction of its method */
+/* Flags for ddmc_post_location. */
+#define DDMC_POST_AT_BREAKPOINT 1u /* loc carries a breakpoint the library set */
+#define DDMC_POST_METHOD_ENTRY 2u  /* loc is the first instruction of its method */
 /* Before the thread executes the instruction at loc, at frame depth depth (frame count - 1).
  * One call per instruction gathers BREAKPOINT, SINGLE_STEP and METHOD_ENTRY into one composite,
  * as JDI expects. this_obj: the frame's 'this' or 0 (for InstanceOnly). */
-DDMC_EXTERN int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+DDMC_EXTERN int ddmc_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                        ddmc_ref this_obj, unsigned flags);
 /* The method at loc (the return instruction) returns ret (NULL or tag 'V' for void). */
-DDMC_EXTERN int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+DDMC_EXTERN int ddmc_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                           ddmc_ref this_obj, const ddmc_value *ret);
-/* Exceptions. A VM reports a throw when ddmc_dbg_wants(vm, DDMC_EV_EXCEPTION) (one atomic read
+/* Exceptions. A VM reports a throw when ddmc_event_wanted(vm, DDMC_EV_EXCEPTION) (one atomic read
  * at the throw, the slow path anyway): loc is where it is thrown (the throwing instruction, or
  * the call that raised it), before the stack unwinds; catch_loc is the handler that will take
  * it, found by searching up the stack without unwinding, or NULL when nothing catches it.
  * ExceptionOnly filters match the exception's class and its superclasses. */
-DDMC_EXTERN int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+DDMC_EXTERN int ddmc_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                         ddmc_ref this_obj, ddmc_ref exception, const ddmc_location *catch_loc);
 
 /* The stack has unwound to the handler at loc (depth: its frame), which is about to run: JVM TI's
- * ExceptionCatch (JDWP has no event for it). Report it after ddmc_dbg_post_exception when
- * ddmc_dbg_wants(vm, DDMC_EV_EXCEPTION_CATCH) at the throw. Returns 0 or DDMC_EINVAL. */
-DDMC_EXTERN int ddmc_dbg_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+ * ExceptionCatch (JDWP has no event for it). Report it after ddmc_post_exception when
+ * ddmc_event_wanted(vm, DDMC_EV_EXCEPTION_CATCH) at the throw. Returns 0 or DDMC_EINVAL. */
+DDMC_EXTERN int ddmc_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                               ddmc_ref this_obj, ddmc_ref exception);
 
 /* A frame at loc (the instruction where the exception left it) is popped by an exception, without
  * returning. Agents get MethodExit with was_popped_by_exception; JDWP has no such event (a
  * debugger's METHOD_EXIT requests do not match). Report it, while method events are on, for each
  * frame the unwinding removes. Returns 0 or DDMC_EINVAL. */
-DDMC_EXTERN int ddmc_dbg_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+DDMC_EXTERN int ddmc_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                             ddmc_ref this_obj);
 
 /* Options of a method call (JDWP's invokeOptions). */
-#define DDMC_DBG_INVOKE_SINGLE_THREADED 1
-#define DDMC_DBG_INVOKE_NONVIRTUAL 2
+#define DDMC_INVOKE_SINGLE_THREADED 1
+#define DDMC_INVOKE_NONVIRTUAL 2
 /* Not a JDWP bit: ClassType.NewInstance. method is a constructor (<init>) of c; the VM allocates
  * an instance of c, calls method on it and returns the instance in *result (tag 'L'). */
-#define DDMC_DBG_INVOKE_CONSTRUCT 0x100
+#define DDMC_INVOKE_CONSTRUCT 0x100
 
 /* Watchpoints (see ops.set_field_watch): before the thread reads (access) or writes
  * (modification, new_value) field of class c in object (0 for a static). */
-#define DDMC_DBG_WATCH_ACCESS 1u
-#define DDMC_DBG_WATCH_MODIFY 2u
-DDMC_EXTERN int ddmc_dbg_post_field_access(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+#define DDMC_WATCH_ACCESS 1u
+#define DDMC_WATCH_MODIFY 2u
+DDMC_EXTERN int ddmc_post_field_access(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                            ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object);
-DDMC_EXTERN int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+DDMC_EXTERN int ddmc_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                                  ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object,
                                                  const ddmc_value *new_value);
 
@@ -546,33 +546,33 @@ DDMC_EXTERN int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, c
  * itself, in its own state (a thread about to block reports before it blocks; one that got the
  * monitor reports before it runs bytecode again). object: the object whose monitor it is; loc
  * and depth: the instruction (monitor-enter, wait) of the top frame; this_obj: that frame's
- * 'this' or 0. A VM checks ddmc_dbg_wants(vm, DDMC_EV_MONITOR_*) first (one atomic read when
+ * 'this' or 0. A VM checks ddmc_event_wanted(vm, DDMC_EV_MONITOR_*) first (one atomic read when
  * nobody listens). They go to JVM TI agents (MonitorContendedEnter / Entered, MonitorWait /
  * Waited) and to a JDWP debugger (MONITOR_CONTENDED_ENTER 43 ... MONITOR_WAITED 46; ClassOnly
  * and the class patterns match loc's class, InstanceOnly the monitor's object), and may park
  * the thread as any event does, so call them where the thread holds no VM lock and counts as
  * stopped for the collector if it may block (a thread waiting to enter, say). Returns as the
  * other post calls; DDMC_EINVAL for a NULL loc or a 0 object. */
-DDMC_EXTERN int ddmc_dbg_post_monitor_contended_enter(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
+DDMC_EXTERN int ddmc_post_monitor_contended_enter(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
                                                       int32_t depth, ddmc_ref this_obj, ddmc_ref object);
-DDMC_EXTERN int ddmc_dbg_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
+DDMC_EXTERN int ddmc_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
                                                         int32_t depth, ddmc_ref this_obj, ddmc_ref object);
 /* Before the thread waits: timeout_ms as given to wait() (0: for ever). */
-DDMC_EXTERN int ddmc_dbg_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+DDMC_EXTERN int ddmc_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                            ddmc_ref this_obj, ddmc_ref object, int64_t timeout_ms);
 /* After the wait, once the thread owns the monitor again: timed_out non-zero when the time ran
  * out rather than a notify (an interrupt counts as not timed out). */
-DDMC_EXTERN int ddmc_dbg_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+DDMC_EXTERN int ddmc_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                              ddmc_ref this_obj, ddmc_ref object, int timed_out);
 
 /* The VM is ending (normally from its exit path, before threads are torn down): VM_DEATH goes
  * out with every matching request and the call returns once it has been handed to the JDWP
  * thread (it waits up to timeout_ms for the packet to be written). Thread: any. */
-DDMC_EXTERN int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms);
+DDMC_EXTERN int ddmc_post_vm_death(ddmc_vm *vm, int timeout_ms);
 
 /* For the VM's collector, while it marks with the world stopped: visits every object the
  * debugger holds an ID for. Thread: the GC thread. */
-DDMC_EXTERN void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg);
+DDMC_EXTERN void ddmc_gc_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg);
 
 /* Debugger suspend count of a thread (0 when no debugger), for a VM that wants to show it.
  * Thread: any. */

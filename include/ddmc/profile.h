@@ -16,9 +16,9 @@
  *   library owns.
  *
  * - Method entry and exit. Nothing beyond the debugger's event path: while a trace runs the
- *   library turns the VM's method events on (ddmc_dbg_ops.set_method_events, shared with the
- *   debugger's METHOD_ENTRY/EXIT requests) and the VM's ddmc_dbg_post_location(...,
- *   DDMC_DBG_METHOD_ENTRY) and ddmc_dbg_post_method_exit calls feed the trace. A method left by
+ *   library turns the VM's method events on (ddmc_vm_bridge.set_method_events, shared with the
+ *   debugger's METHOD_ENTRY/EXIT requests) and the VM's ddmc_post_location(...,
+ *   DDMC_POST_METHOD_ENTRY) and ddmc_post_method_exit calls feed the trace. A method left by
  *   an exception (no exit event) is closed with an UNROLL record at the thread's next event
  *   shallower than it (each event carries its depth). A thread first seen inside a call is given
  *   ENTER records for the frames below it, read with frame_count/frame_location on the thread

@@ -2,7 +2,7 @@
  * struct ddmc__dbg. A leaf: every file of the layer may call it. */
 #include "debugger/state.h"
 
-const ddmc_dbg_ops *ddmc__dbg_ops(const ddmc__dbg *d) { return &d->ops; }
+const ddmc_vm_bridge *ddmc__dbg_ops(const ddmc__dbg *d) { return &d->ops; }
 void *ddmc__dbg_vm_data(const ddmc__dbg *d) { return d->vm_data; }
 ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d) { return d->vm; }
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d) { return d->mem; }

@@ -32,7 +32,7 @@ static int method_events(ddmc__dbg *d, int on) {
 }
 
 static unsigned watch_kind(int kind) {
-  return kind == DDMC_EV_FIELD_ACCESS ? DDMC_DBG_WATCH_ACCESS : DDMC_DBG_WATCH_MODIFY;
+  return kind == DDMC_EV_FIELD_ACCESS ? DDMC_WATCH_ACCESS : DDMC_WATCH_MODIFY;
 }
 
 static int is_method_kind(int kind) {

@@ -2,7 +2,7 @@
  * constructor call), InterfaceType.InvokeMethod (5/1), ObjectReference.InvokeMethod (9/6).
  *
  * JDWP runs the call on a thread that an event left suspended. Here that thread is parked inside
- * its ddmc_dbg_post_* call: the handler checks the request, hands the thread a job and returns
+ * its ddmc_post_* call: the handler checks the request, hands the thread a job and returns
  * DDMC__REPLY_DEFERRED; the thread makes the call through ops.invoke and sends the reply itself
  * through the send path. The JDWP thread never waits for the call, which may run for ever or hit
  * a breakpoint of its own: the thread's count is 0 during the call, so that breakpoint is
@@ -17,7 +17,7 @@
 #define DDMC__MAX_ARGS 255 /* a JVM method takes at most 255 argument slots */
 
 static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
-  int all = !(job->options & DDMC_DBG_INVOKE_SINGLE_THREADED);
+  int all = !(job->options & DDMC_INVOKE_SINGLE_THREADED);
   ddmc_value result;
   memset(&result, 0, sizeof(result));
   result.tag = 'V';
@@ -37,7 +37,7 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   uint8_t storage[64];
   ddmc_buf b;
   ddmc__buf_init_on(&b, d->mem, (size_t)1 << 20, storage, sizeof(storage));
-  if (rc == 0 && (job->options & DDMC_DBG_INVOKE_CONSTRUCT)) {
+  if (rc == 0 && (job->options & DDMC_INVOKE_CONSTRUCT)) {
     /* [tagged newObject][tagged exception]: the new object is null when the constructor threw */
     ddmc_ref o = exc == 0 && result.tag == 'L' ? result.u.l : 0;
     if (exc == 0 && o == 0) rc = DDMC_JDWP_INTERNAL; /* the VM broke the op's contract */
@@ -118,11 +118,11 @@ static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref th
       rc = DDMC_JDWP_INVALID_CLASS;
     else if (!ctor || (mi.modifiers & DDMC_ACC_STATIC) || decl != c)
       rc = DDMC_JDWP_INVALID_METHODID;
-    options = (options & ~DDMC_DBG_INVOKE_NONVIRTUAL) | DDMC_DBG_INVOKE_CONSTRUCT;
+    options = (options & ~DDMC_INVOKE_NONVIRTUAL) | DDMC_INVOKE_CONSTRUCT;
   } else if (rc == 0) {
     if (kind == CALL_STATIC && !(mi.modifiers & DDMC_ACC_STATIC)) rc = DDMC_JDWP_INVALID_METHODID;
     if (ctor) rc = DDMC_JDWP_INVALID_METHODID; /* JDI calls constructors through NewInstance only */
-    options &= DDMC_DBG_INVOKE_SINGLE_THREADED | DDMC_DBG_INVOKE_NONVIRTUAL;
+    options &= DDMC_INVOKE_SINGLE_THREADED | DDMC_INVOKE_NONVIRTUAL;
   }
   if (rc == 0) rc = check_args(mi.signature, job->args, nargs);
   if (rc == 0 && !DDMC__DBG_HAS(d, invoke)) rc = DDMC_JDWP_NOT_IMPLEMENTED;

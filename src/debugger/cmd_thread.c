@@ -6,7 +6,7 @@
 
 #include "debugger/dbg_int.h"
 
-static int thread_info(ddmc__dbg *d, uint32_t t, ddmc_dbg_thread_info *info) {
+static int thread_info(ddmc__dbg *d, uint32_t t, ddmc_thread_detail *info) {
   memset(info, 0, sizeof(*info));
   int rc = DDMC__DBG_CALL(d, thread_info, t, info);
   if (rc != 0) return rc == DDMC_JDWP_INVALID_OBJECT ? DDMC_JDWP_INVALID_THREAD : rc;
@@ -15,7 +15,7 @@ static int thread_info(ddmc__dbg *d, uint32_t t, ddmc_dbg_thread_info *info) {
 
 static int tr_name(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  ddmc_dbg_thread_info info;
+  ddmc_thread_detail info;
   int rc = ddmc__rd_thread(d, in, &t);
   if (rc == 0) rc = thread_info(d, t, &info);
   if (rc == 0) ddmc__wr_string(out, info.name);
@@ -38,7 +38,7 @@ static int tr_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int tr_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  ddmc_dbg_thread_info info;
+  ddmc_thread_detail info;
   int rc = ddmc__rd_thread(d, in, &t);
   if (rc == 0) rc = thread_info(d, t, &info);
   if (rc != 0) return rc;
@@ -49,7 +49,7 @@ static int tr_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int tr_thread_group(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  ddmc_dbg_thread_info info;
+  ddmc_thread_detail info;
   int rc = ddmc__rd_thread(d, in, &t);
   if (rc == 0) rc = thread_info(d, t, &info);
   if (rc != 0) return rc;
@@ -107,7 +107,7 @@ static int tr_suspend_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_ref exc = 0;
-  ddmc_dbg_thread_info info;
+  ddmc_thread_detail info;
   int rc = ddmc__rd_thread(d, in, &t);
   int orc = ddmc__rd_object(d, in, &exc);
   if (rc == 0) rc = orc;
@@ -119,7 +119,7 @@ static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int tr_interrupt(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  ddmc_dbg_thread_info info;
+  ddmc_thread_detail info;
   int rc = ddmc__rd_thread(d, in, &t);
   if (rc == 0) rc = ddmc__rd_end(in);
   if (rc == 0) rc = thread_info(d, t, &info);
@@ -186,7 +186,7 @@ typedef struct children {
   int err;
 } children;
 
-static int put_child_thread(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) {
+static int put_child_thread(void *arg, uint32_t thread, const ddmc_thread_detail *info) {
   children *c = arg;
   if (info->group != c->group) return 0;
   uint64_t id;

@@ -118,7 +118,7 @@ typedef struct id_list {
   int err;
 } id_list;
 
-static int put_thread(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) {
+static int put_thread(void *arg, uint32_t thread, const ddmc_thread_detail *info) {
   id_list *l = arg;
   uint64_t id;
   int rc = ddmc__id_of_object(l->d, info->object, &id);

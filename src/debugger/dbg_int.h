@@ -2,11 +2,11 @@
  * command handler uses, thread suspension, and event requests.
  *
  * Layering: this layer sits on the JDWP layer (src/jdwp: it registers a service for command sets
- * 1-17 and sends through src/send.h) and reaches the VM only through ddmc_dbg_ops. Nothing below
+ * 1-17 and sends through src/send.h) and reaches the VM only through ddmc_vm_bridge. Nothing below
  * it includes this header.
  *
  * Threads and locks (see README.md here): the JDWP thread runs every command handler; VM threads
- * run the ddmc_dbg_post_* calls. Three leaf locks, never nested, never held across an op call,
+ * run the ddmc_post_* calls. Three leaf locks, never nested, never held across an op call,
  * a send or a wait on another thread: ids.lock (registry), thr.lock (per-thread state; its
  * condition variable parks event threads), req.lock (the request list snapshot pointer). */
 #ifndef DDMC_DBG_INT_H
@@ -23,7 +23,7 @@ typedef struct ddmc__dbg ddmc__dbg;
 /* ---- the registry (ids.c): wire IDs for objects and reference types.
  * An ID is (generation << 32) | (slot + 1): a slot freed by DisposeObjects or reset at disconnect
  * gets a new generation, so an old ID never names the new occupant. Objects are held (GC roots,
- * ddmc_dbg_visit_roots) while they have an ID. */
+ * ddmc_gc_visit_roots) while they have an ID. */
 typedef struct ddmc__cls {
   ddmc_class handle;
   uint64_t id;     /* its referenceTypeID */
@@ -126,7 +126,7 @@ int ddmc__thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id);
 int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread);
 /* Visits the threads a debugger may see (not internal, alive) until fn returns non-zero. Returns 0
  * or a JDWP error of its own (never fn's value: a visitor keeps its errors). */
-typedef int (*ddmc__thr_visit_fn)(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info);
+typedef int (*ddmc__thr_visit_fn)(void *arg, uint32_t thread, const ddmc_thread_detail *info);
 int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg);
 
 /* ---- command handlers (cmd_*.c). One shape: read the request from in, write the reply body to
@@ -153,7 +153,7 @@ extern const ddmc__cmd ddmc__cmds_invoke[]; /* 3/3, 5/1, 9/6: method calls */ /*
 /* ---- the state (table.c) */
 /* A debugger for vm (not yet a service of its JDWP thread: ddmc_dbg_attach does both). Tests and
  * fuzzers use it to drive handlers without a socket. */
-int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__dbg **out);
+int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc__dbg **out);
 void ddmc__dbg_free(ddmc__dbg *d);
 /* Runs one command as the JDWP thread would (the checks of table.c included). Returns the JDWP
  * error; the reply body is in reply. */
@@ -164,7 +164,7 @@ void ddmc__dbg_reset(ddmc__dbg *d);
 /* Marks a session live without a peer (tests): events are then matched and queued. */
 void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session);
 
-const ddmc_dbg_ops *ddmc__dbg_ops(const ddmc__dbg *d);
+const ddmc_vm_bridge *ddmc__dbg_ops(const ddmc__dbg *d);
 void *ddmc__dbg_vm_data(const ddmc__dbg *d);
 ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d);
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);

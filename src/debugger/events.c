@@ -35,7 +35,7 @@ static ddmc__dbg *enter(ddmc_vm *vm) {
 
 static void leave(ddmc__dbg *d) { atomic_fetch_sub(&d->inflight, 1); }
 
-/* An enabled request of this kind exists (ddmc_dbg_wants). d outlives every post call. */
+/* An enabled request of this kind exists (ddmc_event_wanted). d outlives every post call. */
 static int wants(ddmc__dbg *d, int kind) { return atomic_load_explicit(&d->want[kind], memory_order_relaxed) > 0; }
 
 /* A post no request wants: the thread still stops here if the debugger holds it (one atomic
@@ -360,7 +360,7 @@ static int enc_field(ddmc__dbg *d, composite *c, int kind, const void *arg) {
 
 /* The hub's question: does the debugger or an agent want kind? With neither, one atomic read
  * (the debugger's connected flag; the JVM TI state pointer is NULL without agents). */
-int ddmc_dbg_wants(const ddmc_vm *vm, ddmc_event_kind kind) {
+int ddmc_event_wanted(const ddmc_vm *vm, ddmc_event_kind kind) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
   if (d != NULL && atomic_load_explicit(&d->connected, memory_order_relaxed)) {
     if (kind == DDMC_EV_VM_START || kind == DDMC_EV_VM_DEATH) return 1;
@@ -390,11 +390,11 @@ static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_thread_start(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_START); }
+int ddmc_post_thread_start(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_START); }
 
-int ddmc_dbg_post_thread_death(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_DEATH); }
+int ddmc_post_thread_death(ddmc_vm *vm, uint32_t thread) { return post_thread(vm, thread, DDMC_EV_THREAD_DEATH); }
 
-int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
+int ddmc_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   if (ddmc__jv_loaded(vm)) ddmc__hub_class_prepare(vm, thread, cls);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
@@ -415,18 +415,18 @@ int ddmc_dbg_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+int ddmc_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                            unsigned flags) {
   if (loc == NULL) return DDMC_EINVAL;
   /* One event path: a method trace takes its entries from here, before the debugger's part
    * (which may park the thread). */
-  if ((flags & DDMC_DBG_METHOD_ENTRY) && vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 0);
+  if ((flags & DDMC_POST_METHOD_ENTRY) && vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 0);
   if (ddmc__jv_loaded(vm)) ddmc__hub_location(vm, thread, loc, flags); /* agents, before the debugger may park it */
   /* Nothing the debugger asked for can match (a trace's method events, a DDM-only peer): no
    * shared counter, no request lock, no thread lookup, per call. */
   ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
-  if (w != NULL && !((flags & DDMC_DBG_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) &&
-      !wants(w, DDMC_EV_SINGLE_STEP) && !((flags & DDMC_DBG_AT_BREAKPOINT) && wants(w, DDMC_EV_BREAKPOINT)))
+  if (w != NULL && !((flags & DDMC_POST_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) &&
+      !wants(w, DDMC_EV_SINGLE_STEP) && !((flags & DDMC_POST_AT_BREAKPOINT) && wants(w, DDMC_EV_BREAKPOINT)))
     return not_wanted(w, thread);
   ddmc__dbg *d = enter_thread(vm, thread);
   if (d == NULL) return DDMC_ENOTCONN;
@@ -437,16 +437,16 @@ int ddmc_dbg_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
     loc_arg a = {0, loc, NULL};
     basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
     if (ddmc__thr_id(d, thread, &a.thread_id) == 0) {
-      if (flags & DDMC_DBG_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
+      if (flags & DDMC_POST_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
       collect(d, s, DDMC_EV_SINGLE_STEP, &b, &c, enc_location, &a);
-      if (flags & DDMC_DBG_AT_BREAKPOINT) collect(d, s, DDMC_EV_BREAKPOINT, &b, &c, enc_location, &a);
+      if (flags & DDMC_POST_AT_BREAKPOINT) collect(d, s, DDMC_EV_BREAKPOINT, &b, &c, enc_location, &a);
     }
     ddmc__snap_put(d, s);
   }
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+int ddmc_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                               const ddmc_value *ret) {
   if (loc == NULL) return DDMC_EINVAL;
   if (vm != NULL) ddmc__trace_method(vm, thread, loc, depth, 1);
@@ -471,7 +471,7 @@ int ddmc_dbg_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+int ddmc_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                             ddmc_ref exception, const ddmc_location *catch_loc) {
   if (loc == NULL || exception == 0) return DDMC_EINVAL;
   if (ddmc__jv_loaded(vm)) ddmc__hub_exception(vm, thread, loc, exception, catch_loc); /* agents first */
@@ -521,12 +521,12 @@ static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_locatio
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_field_access(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+int ddmc_post_field_access(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                                ddmc_class c, uint32_t field, ddmc_ref object) {
   return post_field(vm, DDMC_EV_FIELD_ACCESS, thread, loc, depth, this_obj, c, field, object, NULL);
 }
 
-int ddmc_dbg_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+int ddmc_post_field_modification(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                      ddmc_ref this_obj, ddmc_class c, uint32_t field, ddmc_ref object,
                                      const ddmc_value *new_value) {
   return post_field(vm, DDMC_EV_FIELD_MODIFICATION, thread, loc, depth, this_obj, c, field, object, new_value);
@@ -574,27 +574,27 @@ static int post_monitor(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_locat
   return deliver(d, thread, &c);
 }
 
-int ddmc_dbg_post_monitor_contended_enter(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+int ddmc_post_monitor_contended_enter(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                           ddmc_ref this_obj, ddmc_ref object) {
   return post_monitor(vm, DDMC_EV_MONITOR_CONTENDED_ENTER, thread, loc, depth, object, 0);
 }
 
-int ddmc_dbg_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+int ddmc_post_monitor_contended_entered(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                             ddmc_ref this_obj, ddmc_ref object) {
   return post_monitor(vm, DDMC_EV_MONITOR_CONTENDED_ENTERED, thread, loc, depth, object, 0);
 }
 
-int ddmc_dbg_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+int ddmc_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                                ddmc_ref object, int64_t timeout_ms) {
   return post_monitor(vm, DDMC_EV_MONITOR_WAIT, thread, loc, depth, object, timeout_ms);
 }
 
-int ddmc_dbg_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+int ddmc_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                  ddmc_ref this_obj, ddmc_ref object, int timed_out) {
   return post_monitor(vm, DDMC_EV_MONITOR_WAITED, thread, loc, depth, object, timed_out != 0);
 }
 
-int ddmc_dbg_post_vm_death(ddmc_vm *vm, int timeout_ms) {
+int ddmc_post_vm_death(ddmc_vm *vm, int timeout_ms) {
   ddmc__dbg *d = enter(vm);
   if (d == NULL) return DDMC_ENOTCONN;
   composite c;
@@ -629,7 +629,7 @@ void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all) {
   ddmc__buf_free(&c.b);
 }
 
-void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
+void ddmc_gc_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
   if (d != NULL && fn != NULL) ddmc__ids_visit_roots(d, fn, arg);
   if (vm != NULL && fn != NULL) ddmc__jvmti_visit_roots(vm, fn, arg); /* agents' handles */
@@ -637,7 +637,7 @@ void ddmc_dbg_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg) {
 
 /* A frame popped by an exception: JVM TI's MethodExit (was_popped_by_exception); JDWP reports
  * nothing here, and a method trace writes its UNROLL at the thread's next event. */
-int ddmc_dbg_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+int ddmc_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                   ddmc_ref this_obj, ddmc_ref exception) {
   (void)depth;
   (void)this_obj;
@@ -646,7 +646,7 @@ int ddmc_dbg_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_locat
   return 0;
 }
 
-int ddmc_dbg_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+int ddmc_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
                                 ddmc_ref this_obj) {
   if (loc == NULL) return DDMC_EINVAL;
   if (ddmc__jv_loaded(vm)) ddmc__hub_method_exit(vm, thread, loc, NULL, 1);

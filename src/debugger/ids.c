@@ -7,7 +7,7 @@
  * the slot of an object or class the registry already knows, so the same object always gets the
  * same ID, as JDI's == on mirrors requires.
  *
- * Objects with an ID are roots for the VM's collector (ddmc_dbg_visit_roots) until the debugger
+ * Objects with an ID are roots for the VM's collector (ddmc_gc_visit_roots) until the debugger
  * disposes of them or leaves. The table is bounded (max_slots): past it, OUT_OF_MEMORY.
  *
  * Classes get a description (ddmc__cls) copied from ops.class_info on first sight: filters match

@@ -34,7 +34,7 @@ int ddmc__ids_init(ddmc__ids *ids);
 /* Frees every slot and description (session end). Thread: JDWP thread. */
 void ddmc__ids_reset(ddmc__dbg *d);
 void ddmc__ids_destroy(ddmc__dbg *d);
-/* ddmc_dbg_visit_roots: every object with an ID; a moved reference is rehashed. GC thread. */
+/* ddmc_gc_visit_roots: every object with an ID; a moved reference is rehashed. GC thread. */
 void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
 
 /* ---- threads (threads.c) */
@@ -45,7 +45,7 @@ typedef struct ddmc__thr {
   uint8_t vm_suspended; /* the library called ops.suspend_thread */
   uint8_t parking;      /* an event raised its count and it is on its way to park: a call may be
                            handed to it already (it takes it when it parks) */
-  uint8_t parked;       /* inside a ddmc_dbg_post_* call, waiting for count 0 (not while it runs
+  uint8_t parked;       /* inside a ddmc_post_* call, waiting for count 0 (not while it runs
                            a call there: it is running then, and a Suspend stops it the VM's way) */
   uint8_t dead;
   uint8_t invoking;      /* method calls for the debugger it is running (nested: an event inside a
@@ -169,7 +169,7 @@ typedef struct ddmc__lines ddmc__lines;
 
 struct ddmc__dbg {
   ddmc_vm *vm;
-  ddmc_dbg_ops ops;
+  ddmc_vm_bridge ops;
   void *vm_data;
   const ddmc__mem *mem;
   atomic_int connected; /* a debugger session is live */
@@ -178,7 +178,7 @@ struct ddmc__dbg {
                            for 0 before it frees what they may be reading */
   uint32_t session;
   uint32_t cur_id;      /* the request being handled (JDWP thread): deferred replies name it */
-  atomic_int want[128]; /* enabled requests per event kind (ddmc_dbg_wants) */
+  atomic_int want[128]; /* enabled requests per event kind (ddmc_event_wanted) */
   ddmc__ids ids;
   ddmc__thrs thr;
   ddmc__reqs *req;

@@ -80,7 +80,7 @@ static void dbg_destroy(ddmc__dbg *d) {
   ddmc__free(d->mem, d);
 }
 
-int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__dbg **out) {
+int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc__dbg **out) {
   const ddmc__mem *mem = ddmc__vm_mem(vm);
   ddmc__dbg *d = ddmc__calloc(mem, 1, sizeof(*d));
   if (d == NULL) return DDMC_ENOMEM;
@@ -119,7 +119,7 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, ddmc__d
 
 void ddmc__dbg_free(ddmc__dbg *d) { dbg_destroy(d); }
 
-int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_dbg_ops *ops, size_t ops_size, void *vm_data) {
+int ddmc_dbg_attach_(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, void *vm_data) {
   if (vm == NULL || ops == NULL || ops_size == 0) return DDMC_EINVAL;
   if (ddmc__vm_dbg(vm) != NULL) return DDMC_ESTATE;
   ddmc__dbg *d;

@@ -3,7 +3,7 @@
  *
  * A count going 0 -> 1 asks the VM to stop the thread (ops.suspend_thread), 1 -> 0 lets it go
  * (ops.resume_thread), except for a thread that stopped itself for an event: it waits inside its
- * ddmc_dbg_post_* call, on parked_cv, until its count is 0 again. When a count returns to 0 the
+ * ddmc_post_* call, on parked_cv, until its count is 0 again. When a count returns to 0 the
  * thread's epoch moves on, and every frameID handed out before is dead (INVALID_FRAMEID).
  *
  * An event that suspends raises the counts before its packet is queued, so a Resume from the
@@ -224,7 +224,7 @@ int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg) {
   collect c;
   int rc = collect_threads(d, &c);
   for (uint32_t i = 0; rc == 0 && i < c.n; i++) {
-    ddmc_dbg_thread_info info;
+    ddmc_thread_detail info;
     memset(&info, 0, sizeof(info));
     if (d->ops.thread_info(d->vm_data, c.ids[i], &info) != 0 || info.internal || info.object == 0) continue;
     ddmc__thr *e = get(d, c.ids[i], 1);
@@ -254,10 +254,10 @@ static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   return found;
 }
 
-static int noop_visit(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) { return 0; }
+static int noop_visit(void *arg, uint32_t thread, const ddmc_thread_detail *info) { return 0; }
 
 int ddmc__thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
-  ddmc_dbg_thread_info info;
+  ddmc_thread_detail info;
   memset(&info, 0, sizeof(info));
   int rc = DDMC__DBG_CALL(d, thread_info, thread, &info);
   if (rc != 0) return rc;
@@ -272,7 +272,7 @@ int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
     if (!lookup_object(d, o, thread)) return DDMC_JDWP_INVALID_THREAD;
   }
   /* Still alive and visible? */
-  ddmc_dbg_thread_info info;
+  ddmc_thread_detail info;
   memset(&info, 0, sizeof(info));
   if (d->ops.thread_info == NULL || d->ops.thread_info(d->vm_data, *thread, &info) != 0 || info.internal ||
       info.object != o) {
@@ -294,7 +294,7 @@ typedef struct all_arg {
   int err;
 } all_arg;
 
-static int all_visit(void *arg, uint32_t thread, const ddmc_dbg_thread_info *info) {
+static int all_visit(void *arg, uint32_t thread, const ddmc_thread_detail *info) {
   all_arg *a = arg;
   if (thread == a->except) return 0;
   ddmc__thr *e = get(a->d, thread, 1);

@@ -30,7 +30,7 @@ ddmc__jvmti *ddmc__jv_get(const ddmc_vm *vm) {
   return vm ? atomic_load_explicit(&((ddmc_vm *)vm)->jvmti, memory_order_acquire) : NULL;
 }
 
-void ddmc__jvmti_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data) {
+void ddmc__jvmti_set_bridge(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data) {
   vm->jv_ops = ops;
   vm->jv_ops_data = data;
   ddmc__jvmti *jv = ddmc__jv_get(vm);

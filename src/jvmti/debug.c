@@ -96,7 +96,7 @@ int ddmc__jenv_watches(ddmc__jenv *e, ddmc_class c, uint32_t field, unsigned kin
 static jvmtiError watch(ddmc__jenv *e, jclass klass, jfieldID field, unsigned kind, int on) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  int cap = kind == DDMC_DBG_WATCH_ACCESS ? DDMC_CAP_can_generate_field_access_events
+  int cap = kind == DDMC_WATCH_ACCESS ? DDMC_CAP_can_generate_field_access_events
                                           : DDMC_CAP_can_generate_field_modification_events;
   if (!ddmc__jenv_has_cap(e, cap)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   ddmc__jvmti *jv = e->jv;
@@ -136,16 +136,16 @@ static jvmtiError watch(ddmc__jenv *e, jclass klass, jfieldID field, unsigned ki
 }
 
 jvmtiError ddmc__jt_SetFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
-  return watch(e, klass, field, DDMC_DBG_WATCH_ACCESS, 1);
+  return watch(e, klass, field, DDMC_WATCH_ACCESS, 1);
 }
 jvmtiError ddmc__jt_ClearFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
-  return watch(e, klass, field, DDMC_DBG_WATCH_ACCESS, 0);
+  return watch(e, klass, field, DDMC_WATCH_ACCESS, 0);
 }
 jvmtiError ddmc__jt_SetFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
-  return watch(e, klass, field, DDMC_DBG_WATCH_MODIFY, 1);
+  return watch(e, klass, field, DDMC_WATCH_MODIFY, 1);
 }
 jvmtiError ddmc__jt_ClearFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
-  return watch(e, klass, field, DDMC_DBG_WATCH_MODIFY, 0);
+  return watch(e, klass, field, DDMC_WATCH_MODIFY, 0);
 }
 
 /* An environment's breakpoints and watches go with it (DisposeEnvironment). */
@@ -165,8 +165,8 @@ void ddmc__jenv_clear_debug(ddmc__jenv *e) {
     ddmc__jwatch w = have ? e->watches[--e->nwatches] : (ddmc__jwatch){0, 0, 0};
     pthread_mutex_unlock(&jv->lock);
     if (!have) break;
-    if (w.kinds & DDMC_DBG_WATCH_ACCESS) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_DBG_WATCH_ACCESS, 0);
-    if (w.kinds & DDMC_DBG_WATCH_MODIFY) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_DBG_WATCH_MODIFY, 0);
+    if (w.kinds & DDMC_WATCH_ACCESS) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_WATCH_ACCESS, 0);
+    if (w.kinds & DDMC_WATCH_MODIFY) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_WATCH_MODIFY, 0);
   }
 }
 
@@ -271,7 +271,7 @@ static int type_fits(char want, char have) {
 
 static jvmtiError check_type(ddmc__jvmti *jv, uint32_t thread, jint depth, jint slot, char want) {
   if (thread != ddmc__jv_self() && !ddmc__susp_held(jv, thread)) return JVMTI_ERROR_THREAD_NOT_SUSPENDED;
-  const ddmc_dbg_ops *o = jv->ops;
+  const ddmc_vm_bridge *o = jv->ops;
   if (o->frame_location == NULL || o->variable_table == NULL) return JVMTI_ERROR_NONE;
   ddmc_location loc;
   int rc = o->frame_location(jv->ops_data, thread, depth, &loc);

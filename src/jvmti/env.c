@@ -153,7 +153,7 @@ jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_pt
 
 void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   memset(out, 0, sizeof(*out));
-  const ddmc_dbg_ops *o = jv->ops;
+  const ddmc_vm_bridge *o = jv->ops;
   if (o == NULL) return;
   /* Only what the bridge can do and the hub delivers. */
   if (o->set_method_events) {
@@ -165,7 +165,7 @@ void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   if (o->get_local && o->set_local && o->variable_table) ddmc__cap_set(out, DDMC_CAP_can_access_local_variables);
   if (o->suspend_thread && o->resume_thread) ddmc__cap_set(out, DDMC_CAP_can_suspend);
   /* The switches the VM shares with a JDWP debugger (src/vmctl), and the throws it reports
-   * (ddmc_dbg_post_exception / _exception_catch). */
+   * (ddmc_post_exception / _exception_catch). */
   if (o->set_breakpoint && o->clear_breakpoint && o->method_info)
     ddmc__cap_set(out, DDMC_CAP_can_generate_breakpoint_events);
   if (o->set_stepping) ddmc__cap_set(out, DDMC_CAP_can_generate_single_step_events);

@@ -46,7 +46,7 @@ void ddmc__hub_vm_death(ddmc__jvmti *jv, uint32_t thread);
 
 /* ---- debug.c */
 int ddmc__jenv_has_bp(ddmc__jenv *e, const ddmc_location *loc);
-/* Does e watch field of c for kind (DDMC_DBG_WATCH_ACCESS or _MODIFY)? */
+/* Does e watch field of c for kind (DDMC_WATCH_ACCESS or _MODIFY)? */
 int ddmc__jenv_watches(ddmc__jenv *e, ddmc_class c, uint32_t field, unsigned kind);
 void ddmc__jenv_clear_debug(ddmc__jenv *e);
 /* After SingleStep's enables change: the VM steps exactly the threads some environment wants. */

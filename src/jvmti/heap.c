@@ -57,7 +57,7 @@ typedef struct cobj {
 typedef struct walk {
   ddmc__jenv *e;
   ddmc__jvmti *jv;
-  const ddmc_dbg_ops *ops;
+  const ddmc_vm_bridge *ops;
   void *od;
   ddmc__tags *tags;
   jint filter;
@@ -638,7 +638,7 @@ static void report_root(walk *w, const ddmc_gc_root *r) {
   memset(&info, 0, sizeof(info));
   jint kind = root_kind(r->kind);
   if (kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL || kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL) {
-    ddmc_dbg_thread_info ti;
+    ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
     if (r->thread && w->ops->thread_info && w->ops->thread_info(w->od, r->thread, &ti) == 0)
       info.stack_local.thread_tag = tag_of(w, ti.object);
@@ -849,7 +849,7 @@ jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlon
   t.want = sorted;
   /* With the world stopped when the VM can: no collection frees a listed object before its
    * handle (a root) exists. */
-  const ddmc_dbg_ops *ops = e->jv->ops;
+  const ddmc_vm_bridge *ops = e->jv->ops;
   if (ops != NULL && ops->with_world_stopped != NULL)
     ops->with_world_stopped(e->jv->ops_data, with_tags_stopped, &t);
   else
@@ -883,7 +883,7 @@ jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlon
 jvmtiError ddmc__jt_ForceGarbageCollection(ddmc__jenv *e) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  const ddmc_dbg_ops *ops = e->jv->ops;
+  const ddmc_vm_bridge *ops = e->jv->ops;
   if (ops == NULL || ops->collect == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   return ddmc__jv_err(ops->collect(e->jv->ops_data));
 }
@@ -901,7 +901,7 @@ jvmtiError ddmc__jt_GetObjectSize(ddmc__jenv *e, jobject object, jlong *size_ptr
   ddmc_ref ref;
   if ((rc = object_ref(e, object, &ref)) != 0) return rc;
   if (size_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  const ddmc_dbg_ops *ops = e->jv->ops;
+  const ddmc_vm_bridge *ops = e->jv->ops;
   if (ops == NULL || ops->object_size == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   uint64_t size = 0;
   if ((rc = ddmc__jv_err(ops->object_size(e->jv->ops_data, ref, &size))) != 0) return rc;
@@ -915,7 +915,7 @@ jvmtiError ddmc__jt_GetObjectHashCode(ddmc__jenv *e, jobject object, jint *hash_
   ddmc_ref ref;
   if ((rc = object_ref(e, object, &ref)) != 0) return rc;
   if (hash_code_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  const ddmc_dbg_ops *ops = e->jv->ops;
+  const ddmc_vm_bridge *ops = e->jv->ops;
   if (ops == NULL || ops->object_hash == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   int32_t h = 0;
   if ((rc = ddmc__jv_err(ops->object_hash(e->jv->ops_data, ref, &h))) != 0) return rc;

@@ -1,5 +1,5 @@
 /* The JVM TI half of the event hub. The VM reports each event once, through the debugger
- * bridge's post calls (ddmc_dbg_post_*, src/debugger/events.c); each of those hands the event
+ * bridge's post calls (ddmc_post_*, src/debugger/events.c); each of those hands the event
  * here first and then to the JDWP debugger when one is connected: one event path into the VM,
  * two clients of it.
  *
@@ -192,8 +192,8 @@ static jvalue to_jvalue(ddmc__jvmti *jv, const ddmc_value *v) {
 
 void ddmc__hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, unsigned flags) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  int entry = (flags & DDMC_DBG_METHOD_ENTRY) && wanted(jv, JVMTI_EVENT_METHOD_ENTRY);
-  int bp = (flags & DDMC_DBG_AT_BREAKPOINT) && wanted(jv, JVMTI_EVENT_BREAKPOINT);
+  int entry = (flags & DDMC_POST_METHOD_ENTRY) && wanted(jv, JVMTI_EVENT_METHOD_ENTRY);
+  int bp = (flags & DDMC_POST_AT_BREAKPOINT) && wanted(jv, JVMTI_EVENT_BREAKPOINT);
   int step = wanted(jv, JVMTI_EVENT_SINGLE_STEP);
   if (!(entry || bp || step) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
@@ -273,7 +273,7 @@ void ddmc__hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddm
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   int ev = new_value ? JVMTI_EVENT_FIELD_MODIFICATION : JVMTI_EVENT_FIELD_ACCESS;
   if (!wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
-  unsigned kind = new_value ? DDMC_DBG_WATCH_MODIFY : DDMC_DBG_WATCH_ACCESS;
+  unsigned kind = new_value ? DDMC_WATCH_MODIFY : DDMC_WATCH_ACCESS;
   scope s;
   scope_enter(&s, thread, 1);
   ddmc__jnienv *jni = ddmc__jni_env(jv);

@@ -269,7 +269,7 @@ jstring ddmc__jni_NewStringUTF(ddmc__jnienv *env, const char *utf) {
 }
 
 /* ---- NewObject (for RunAgentThread's java.lang.Thread, as HotSpot agents make it): the
- * constructor runs through the bridge's invoke (DDMC_DBG_INVOKE_CONSTRUCT) on the calling
+ * constructor runs through the bridge's invoke (DDMC_INVOKE_CONSTRUCT) on the calling
  * thread, which must be a VM thread that runs bytecode (a callback's thread); an agent thread
  * gets a pending error and NULL. */
 
@@ -320,7 +320,7 @@ static jobject construct(ddmc__jnienv *env, ddmc_class c, uint32_t index, const 
   }
   ddmc_value result = {'V', {0}};
   ddmc_ref exc = 0;
-  int rc = jv->ops->invoke(jv->ops_data, self, c, index, 0, args, n, DDMC_DBG_INVOKE_CONSTRUCT, &result, &exc);
+  int rc = jv->ops->invoke(jv->ops_data, self, c, index, 0, args, n, DDMC_INVOKE_CONSTRUCT, &result, &exc);
   if (rc != 0 || exc != 0 || result.u.l == 0) {
     ddmc__jni_set_pending("java.lang.InstantiationException: %s", exc ? "the constructor threw" : "NewObject failed");
     return NULL;

@@ -16,13 +16,13 @@ static inline int ddmc__jv_loaded(const ddmc_vm *vm) {
 }
 
 /* ddmc_dbg_attach: ops stays valid until ddmc_vm_free. base.c. */
-void ddmc__jvmti_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data);
-/* ddmc_dbg_visit_roots: every object an agent holds a handle for. GC thread. agents.c. */
+void ddmc__jvmti_set_bridge(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data);
+/* ddmc_gc_visit_roots: every object an agent holds a handle for. GC thread. agents.c. */
 void ddmc__jvmti_visit_roots(ddmc_vm *vm, ddmc_root_visit_fn fn, void *arg);
 /* ddmc_vm_free. agents.c. */
 void ddmc__jvmti_destroy(ddmc_vm *vm);
 
-/* hub.c. Does some agent want events of this JDWP kind (ddmc_dbg_wants)? */
+/* hub.c. Does some agent want events of this JDWP kind (ddmc_event_wanted)? */
 int ddmc__hub_wants(const ddmc_vm *vm, int jdwp_kind);
 void ddmc__hub_thread(ddmc_vm *vm, uint32_t thread, int start);
 void ddmc__hub_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c);
@@ -43,7 +43,7 @@ void ddmc__hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, ddm
  * resume_thread at once; otherwise the VM is asked only when the agents' hold and the debugger's
  * together go from none to some or back, so a thread both suspended stays stopped until both
  * let go. Returns the op's JDWP error (NOT_IMPLEMENTED without the op). */
-int ddmc__susp_debugger(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data, uint32_t thread, int suspend);
+int ddmc__susp_debugger(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int suspend);
 /* hub_monitor.c: monitor events for agents (the post calls' first half). */
 void ddmc__hub_monitor(ddmc_vm *vm, int jdwp_kind, uint32_t thread, ddmc_ref object, int64_t arg);
 

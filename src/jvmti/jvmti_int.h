@@ -3,7 +3,7 @@
  * One ddmc__jvmti hangs on each ddmc_vm (created by the first ddmc_agent_load); it owns the
  * JavaVM, the environments (one per GetEnv), the handle table behind every jobject, the
  * jmethodID / jfieldID table, raw monitors, the agents loaded and the system properties. It
- * reaches the VM only through the debugger bridge (ddmc_dbg_ops, lent by ddmc_dbg_attach), the
+ * reaches the VM only through the debugger bridge (ddmc_vm_bridge, lent by ddmc_dbg_attach), the
  * VM's DDM ops (thread enumeration) and the event calls the VM already makes (hub.c).
  *
  * Locks (all leaves: none is held while an op of the VM, an agent callback or another library
@@ -55,7 +55,7 @@ typedef struct ddmc__thread_enable {
 typedef struct ddmc__jwatch {
   ddmc_class cls;
   uint32_t field;
-  unsigned kinds; /* DDMC_DBG_WATCH_ACCESS | _MODIFY */
+  unsigned kinds; /* DDMC_WATCH_ACCESS | _MODIFY */
 } ddmc__jwatch;
 
 /* Per environment: breakpoints and watched fields at most (SetBreakpoint, Set*Watch answer
@@ -159,7 +159,7 @@ void ddmc__susp_destroy(ddmc__susp *s);
 struct ddmc__jvmti {
   ddmc_vm *vm;
   const ddmc__mem *mem;
-  const ddmc_dbg_ops *ops; /* the debugger bridge (NULL until ddmc_dbg_attach) */
+  const ddmc_vm_bridge *ops; /* the debugger bridge (NULL until ddmc_dbg_attach) */
   void *ops_data;
   ddmc__javavm javavm;
   atomic_int phase;
@@ -169,7 +169,7 @@ struct ddmc__jvmti {
   ddmc__prop *props;
   uint32_t nprops;
   /* Per event: environments that enabled it (globally or for some thread). The hub's
-   * one-read test; ddmc_dbg_wants answers from it too. */
+   * one-read test; ddmc_event_wanted answers from it too. */
   atomic_int want[DDMC__JEV_COUNT];
   atomic_int method_events_on; /* the VM's method events switched on for agents */
   /* Threads the VM steps for agents (debug.c); step_lock orders the changes and is held across
@@ -214,7 +214,7 @@ void ddmc__ref_delete(ddmc__jvmti *jv, jobject h, int scope);
 /* Local frames of the calling thread: a callback's locals go when it returns. */
 uint32_t ddmc__ref_frame_push(void);
 void ddmc__ref_frame_pop(ddmc__jvmti *jv, uint32_t mark);
-/* The collector's visit (ddmc_dbg_visit_roots). */
+/* The collector's visit (ddmc_gc_visit_roots). */
 void ddmc__refs_visit(ddmc__jvmti *jv, ddmc_root_visit_fn fn, void *arg);
 /* A class handle: the class's class object when it has one. */
 jclass ddmc__class_local(ddmc__jvmti *jv, ddmc_class c);

@@ -186,7 +186,7 @@ jvmtiError ddmc__jt_GetObjectMonitorUsage(ddmc__jenv *e, jobject object, ddmc__j
   jthread *nw = ddmc__jv_alloc(sizeof(jthread) * (u->n ? u->n : 1));
   jint nwait = 0, nnotify = 0;
   for (uint32_t i = 0; w != NULL && nw != NULL && i < u->n; i++) {
-    ddmc_dbg_thread_info ti;
+    ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
     if (jv->ops->thread_info == NULL || jv->ops->thread_info(jv->ops_data, u->waiters[i], &ti) != 0) continue;
     jthread t = ddmc__thread_local(jv, u->waiters[i]);

@@ -4,7 +4,7 @@
  * half, so a deleted or made-up handle names nothing (INVALID_OBJECT, never a VM call with a bad
  * reference). A cell holds the VM's reference, and for class and thread handles the class or
  * thread it names. Cells are GC roots: the VM's collector visits them through
- * ddmc_dbg_visit_roots, as it does the debugger's IDs (a moving collector updates them in place).
+ * ddmc_gc_visit_roots, as it does the debugger's IDs (a moving collector updates them in place).
  *
  * Local handles belong to the thread that made them and go when the event callback that made
  * them returns (ddmc__ref_frame_push / pop around each callback) or at DeleteLocalRef; global
@@ -215,7 +215,7 @@ int ddmc__class_of(ddmc__jvmti *jv, jclass h, ddmc_class *out) {
 
 jthread ddmc__thread_local(ddmc__jvmti *jv, uint32_t thread) {
   if (thread == 0 || jv->ops == NULL || jv->ops->thread_info == NULL) return NULL;
-  ddmc_dbg_thread_info ti;
+  ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
   if (jv->ops->thread_info(jv->ops_data, thread, &ti) != 0 || ti.object == 0) return NULL;
   return ddmc__ref_local(jv, ti.object, 0, thread);
@@ -261,7 +261,7 @@ static uint32_t find_thread_of(ddmc__jvmti *jv, ddmc_ref obj) {
   vo->for_each_thread(ddmc__jv_vm_data(jv), find_thread_visit, f);
   uint32_t found = 0;
   for (uint32_t i = 0; i < f->n && found == 0; i++) {
-    ddmc_dbg_thread_info ti;
+    ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
     if (jv->ops->thread_info(jv->ops_data, f->ids[i], &ti) == 0 && ti.object == obj) found = f->ids[i];
   }

@@ -74,7 +74,7 @@ static held snapshot(ddmc__susp *s, uint32_t thread) {
 /* One side (agent or debugger) takes (on = 1) or releases its hold of thread; the VM is asked to
  * stop or release the thread when the holds go from none to some or back. s->op held. Returns a
  * JDWP error of the VM's op, DDMC_JDWP_OUT_OF_MEMORY (table full). */
-static int set_hold(ddmc__susp *s, const ddmc_dbg_ops *ops, void *data, uint32_t thread, int agent, int on) {
+static int set_hold(ddmc__susp *s, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int agent, int on) {
   pthread_mutex_lock(&s->lock);
   ddmc__susp_entry *e = entry(s, thread, on);
   if (e == NULL) {
@@ -121,7 +121,7 @@ static int set_hold(ddmc__susp *s, const ddmc_dbg_ops *ops, void *data, uint32_t
   return rc;
 }
 
-int ddmc__susp_debugger(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data, uint32_t thread, int suspend) {
+int ddmc__susp_debugger(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int suspend) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL) { /* no agent: the debugger alone */
     if (suspend) return ops->suspend_thread ? ops->suspend_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
@@ -155,7 +155,7 @@ static jvmtiError check(ddmc__jenv *e) {
 
 /* Is thread alive (thread_info answers for it and it is not a zombie)? */
 static int alive(ddmc__jvmti *jv, uint32_t thread) {
-  ddmc_dbg_thread_info ti;
+  ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
   return jv->ops->thread_info != NULL && jv->ops->thread_info(jv->ops_data, thread, &ti) == 0 &&
          ti.status != DDMC_TS_ZOMBIE && ti.object != 0;

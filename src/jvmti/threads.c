@@ -53,7 +53,7 @@ static jvmtiError list_threads(ddmc__jvmti *jv, thread_list *l) {
   }
   uint32_t k = 0; /* keep the threads an agent may see */
   for (uint32_t i = 0; i < l->n; i++) {
-    ddmc_dbg_thread_info ti;
+    ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
     if (jv->ops->thread_info(jv->ops_data, l->v[i].id, &ti) == 0 && !ti.internal && ti.object != 0) l->v[k++] = l->v[i];
   }
@@ -98,7 +98,7 @@ jvmtiError ddmc__jt_GetThreadInfo(ddmc__jenv *e, jthread thread, ddmc__jthread_i
   uint32_t id;
   if ((rc = ddmc__thread_of(jv, thread, &id)) != 0) return rc;
   if (jv->ops == NULL || jv->ops->thread_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
-  ddmc_dbg_thread_info ti;
+  ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
   if (jv->ops->thread_info(jv->ops_data, id, &ti) != 0) return JVMTI_ERROR_THREAD_NOT_ALIVE;
   char *name = ddmc__jv_strdup(ti.name ? ti.name : "");
@@ -125,7 +125,7 @@ jvmtiError ddmc__jt_GetThreadState(ddmc__jenv *e, jthread thread, jint *thread_s
     return JVMTI_ERROR_NONE;
   }
   if (rc) return rc;
-  ddmc_dbg_thread_info ti;
+  ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
   if (jv->ops == NULL || jv->ops->thread_info == NULL || jv->ops->thread_info(jv->ops_data, id, &ti) != 0) {
     *thread_state_ptr = JVMTI_THREAD_STATE_TERMINATED;
@@ -258,7 +258,7 @@ jvmtiError ddmc__jt_GetThreadGroupChildren(ddmc__jenv *e, jthreadGroup group, ji
   jthreadGroup *gv = ddmc__jv_alloc(sizeof(jthreadGroup) * (g.n ? g.n : 1));
   jint nt = 0, ng = 0;
   for (uint32_t i = 0; tv && gv && i < l.n; i++) {
-    ddmc_dbg_thread_info ti;
+    ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
     if (jv->ops->thread_info(jv->ops_data, l.v[i].id, &ti) == 0 && ti.group == g.g[gi]) {
       jthread t = ddmc__ref_local(jv, ti.object, 0, l.v[i].id);

@@ -73,7 +73,7 @@ typedef struct hp_sink {
 typedef struct hp_build {
   ddmc_vm *vm;
   const ddmc__mem *mem;
-  const ddmc_dbg_ops *ops;
+  const ddmc_vm_bridge *ops;
   void *data;
   ddmc__hpout strs, head, body;
   hp_strings s;

@@ -7,7 +7,7 @@
 #define SEGMENT_BYTES ((uint64_t)1 << 20) /* any split is legal; Android's was 4 KiB or 128 objects */
 
 int ddmc__hprof_supported(const ddmc_vm *vm) {
-  const ddmc_dbg_ops *o = vm->prof.dbg;
+  const ddmc_vm_bridge *o = vm->prof.dbg;
   return o != NULL && o->with_world_stopped != NULL && o->for_each_object != NULL && o->for_each_root != NULL &&
          o->for_each_class != NULL && o->class_info != NULL && o->field_info != NULL && o->get_field != NULL &&
          o->array_get != NULL;

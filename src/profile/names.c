@@ -7,7 +7,7 @@
 
 #define MAX_LINES (1u << 20) /* a line table longer than this is cut (its tail is never asked for) */
 
-void ddmc__names_init(ddmc__names *n, const ddmc__mem *mem, const ddmc_dbg_ops *ops, void *data) {
+void ddmc__names_init(ddmc__names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data) {
   memset(n, 0, sizeof(*n));
   n->mem = mem;
   n->ops = ops;

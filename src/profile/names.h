@@ -29,7 +29,7 @@ typedef struct ddmc__nmethod {
 
 typedef struct ddmc__names {
   const ddmc__mem *mem;
-  const ddmc_dbg_ops *ops; /* may be NULL: every name is then "?" */
+  const ddmc_vm_bridge *ops; /* may be NULL: every name is then "?" */
   void *data;
   void **cls; /* ddmc__nclass *, by number */
   uint32_t ncls, cls_cap, *cls_hash, cls_hcap;
@@ -37,7 +37,7 @@ typedef struct ddmc__names {
   uint32_t nmeth, meth_cap, *meth_hash, meth_hcap;
 } ddmc__names;
 
-void ddmc__names_init(ddmc__names *n, const ddmc__mem *mem, const ddmc_dbg_ops *ops, void *data);
+void ddmc__names_init(ddmc__names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data);
 void ddmc__names_free(ddmc__names *n);
 /* NULL only when out of memory. Valid until ddmc__names_free. */
 ddmc__nclass *ddmc__names_class(ddmc__names *n, ddmc_class c);

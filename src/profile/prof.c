@@ -42,13 +42,13 @@ int ddmc_prof_configure_(ddmc_vm *vm, const ddmc_prof_config *c, size_t size) {
   return 0;
 }
 
-void ddmc__prof_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data) {
+void ddmc__prof_set_bridge(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data) {
   vm->prof.dbg = ops;
   vm->prof.dbg_data = data;
 }
 
 int ddmc__prof_can_trace(const ddmc_vm *vm) {
-  const ddmc_dbg_ops *o = vm->prof.dbg;
+  const ddmc_vm_bridge *o = vm->prof.dbg;
   return o != NULL && o->set_method_events != NULL && o->class_info != NULL && o->method_info != NULL;
 }
 

@@ -7,7 +7,7 @@
 #include "common.h"
 
 /* ddmc_dbg_attach: ops stays valid until ddmc_vm_free, which drops it first. */
-void ddmc__prof_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data);
+void ddmc__prof_set_bridge(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data);
 
 /* From the debugger's post calls on a VM thread: a method entered (exit = 0) or left (1) at
  * frame depth (frame count - 1). One load when no trace runs. */

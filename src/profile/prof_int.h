@@ -1,6 +1,6 @@
 /* The profiling layer's calls, for the chunk handlers above it (chunks/alloc.c, chunks/trace.c,
  * chunks/hello.c) and the debugger layer, which feeds it method events and lends it the
- * reflective bridge. This layer reaches the VM only through ddmc_dbg_ops (names, frames, method
+ * reflective bridge. This layer reaches the VM only through ddmc_vm_bridge (names, frames, method
  * events) and ddmc_vm_ops (threads and stacks for the sampler), and the peer only through
  * src/send. See README.md here for threads, memory and bounds. */
 #ifndef DDMC_PROFILE_INT_H

@@ -4,7 +4,7 @@
  * - the JDWP thread: everything here, when it runs REAE/REAL/MPSS/... (chunks/alloc.c,
  *   chunks/trace.c) and the debugger's method-event requests;
  * - VM threads: alloc_flag, ring, alloc_busy (ddmc_alloc_record); trace, tracing, threads and
- *   the per-thread states they point to (method events, inside ddmc_dbg_post_*);
+ *   the per-thread states they point to (method events, inside ddmc_post_*);
  * - the sampler thread: the sampling trace it was started for, and the VM's thread ops.
  * Memory that VM threads may be reading is freed only after they are waited out: alloc_busy for
  * the ring, each per-thread state's busy flag for a trace (see trace.c). */
@@ -25,7 +25,7 @@ typedef struct ddmc__prof {
   ddmc_prof_config cfg;
 
   /* The reflective bridge: the debugger's ops, set by ddmc_dbg_attach (NULL: none). */
-  const ddmc_dbg_ops *dbg;
+  const ddmc_vm_bridge *dbg;
   void *dbg_data;
 
   /* Allocation tracking: alloc_flag is read with __atomic builtins (ddmc_alloc_tracking). */

@@ -131,7 +131,7 @@ static void unroll_to(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t depth, 
  * on the thread itself, outermost first, and given ENTER records so every EXIT has its ENTER. */
 static void backfill(ddmc_vm *vm, ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thread, int32_t depth,
                      uint32_t upto, uint32_t cpu, uint32_t wall) {
-  const ddmc_dbg_ops *ops = vm->prof.dbg;
+  const ddmc_vm_bridge *ops = vm->prof.dbg;
   while (t->depth < upto) {
     ddmc_location l;
     uint32_t id = DDMC__NO_METHOD;

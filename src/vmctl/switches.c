@@ -18,7 +18,7 @@ void ddmc__ctl_destroy(ddmc_vm *vm) {
   pthread_mutex_destroy(&c->lock);
 }
 
-void ddmc__ctl_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data) {
+void ddmc__ctl_set_bridge(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data) {
   vm->ctl.ops = ops;
   vm->ctl.data = data;
 }
@@ -78,7 +78,7 @@ int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on) {
 }
 
 static unsigned watch_mask(const ddmc__ctl_watch *w) {
-  return (w->access ? DDMC_DBG_WATCH_ACCESS : 0u) | (w->modify ? DDMC_DBG_WATCH_MODIFY : 0u);
+  return (w->access ? DDMC_WATCH_ACCESS : 0u) | (w->modify ? DDMC_WATCH_MODIFY : 0u);
 }
 
 int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned kind, int on) {
@@ -94,7 +94,7 @@ int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned 
     c->watches[c->nwatches++] = (ddmc__ctl_watch){cls, field, 0, 0};
   }
   ddmc__ctl_watch *w = &c->watches[i];
-  uint32_t *n = kind == DDMC_DBG_WATCH_ACCESS ? &w->access : &w->modify;
+  uint32_t *n = kind == DDMC_WATCH_ACCESS ? &w->access : &w->modify;
   if (!on && *n == 0) goto out;
   unsigned before = watch_mask(w);
   *n = on ? *n + 1 : *n - 1;

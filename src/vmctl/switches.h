@@ -1,7 +1,7 @@
 /* The VM's switches, shared by every client of the bridge: method events (the debugger, method
  * traces, agents), breakpoints, field watches and single stepping (the debugger and agents).
  *
- * Each switch is counted here, by client, and the VM is told (ddmc_dbg_ops.set_method_events,
+ * Each switch is counted here, by client, and the VM is told (ddmc_vm_bridge.set_method_events,
  * set_breakpoint / clear_breakpoint, set_field_watch, set_stepping) only when the first client
  * turns it on or the last turns it off. A debugger clearing its breakpoint therefore never
  * removes an agent's at the same place, and the other way round.
@@ -40,7 +40,7 @@ typedef struct ddmc__ctl_step {
 #define DDMC__CTL_MAX 65536u
 
 typedef struct ddmc__ctl {
-  const ddmc_dbg_ops *ops; /* lent by ddmc_dbg_attach; NULL: no bridge */
+  const ddmc_vm_bridge *ops; /* lent by ddmc_dbg_attach; NULL: no bridge */
   void *data;
   pthread_mutex_t lock;
   unsigned me_reasons DDMC_GUARDED_BY(lock);
@@ -55,14 +55,14 @@ typedef struct ddmc__ctl {
 void ddmc__ctl_init(ddmc_vm *vm);
 void ddmc__ctl_destroy(ddmc_vm *vm);
 /* ddmc_dbg_attach: ops stays valid until ddmc_vm_free. */
-void ddmc__ctl_set_bridge(ddmc_vm *vm, const ddmc_dbg_ops *ops, void *data);
+void ddmc__ctl_set_bridge(ddmc_vm *vm, const ddmc_vm_bridge *ops, void *data);
 
 /* Each returns 0 or the op's JDWP error code (NOT_IMPLEMENTED without the op, OUT_OF_MEMORY
  * past DDMC__CTL_MAX or when memory runs out). Turning off what is not on is 0. */
 int ddmc__ctl_method_events(ddmc_vm *vm, unsigned reason, int on);
 /* One more (on) or one fewer request for a breakpoint at loc. */
 int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on);
-/* One more or one fewer watch of field (kind DDMC_DBG_WATCH_ACCESS or _MODIFY). */
+/* One more or one fewer watch of field (kind DDMC_WATCH_ACCESS or _MODIFY). */
 int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned kind, int on);
 /* reason wants thread stepped (on) or no longer. */
 int ddmc__ctl_stepping(ddmc_vm *vm, uint32_t thread, unsigned reason, int on);

@@ -58,11 +58,11 @@ static void *vm_thread_main(void *arg) {
     pthread_mutex_unlock(&t->lock);
     ddmc_value ret = {.tag = 'J', .u.j = 7};
     switch (job) {
-      case 1: ddmc_dbg_post_location(vm, t->id, &t->loc, t->depth, t->this_obj, t->flags); break;
-      case 2: ddmc_dbg_post_method_exit(vm, t->id, &t->loc, t->depth, t->this_obj, (t->flags & 1) ? &ret : NULL); break;
-      case 3: ddmc_dbg_post_thread_start(vm, t->id); break;
-      case 4: ddmc_dbg_post_thread_death(vm, t->id); break;
-      case 5: ddmc_dbg_post_class_prepare(vm, t->id, FD_C_OBJECT + (t->flags % FD_NCLASSES)); break;
+      case 1: ddmc_post_location(vm, t->id, &t->loc, t->depth, t->this_obj, t->flags); break;
+      case 2: ddmc_post_method_exit(vm, t->id, &t->loc, t->depth, t->this_obj, (t->flags & 1) ? &ret : NULL); break;
+      case 3: ddmc_post_thread_start(vm, t->id); break;
+      case 4: ddmc_post_thread_death(vm, t->id); break;
+      case 5: ddmc_post_class_prepare(vm, t->id, FD_C_OBJECT + (t->flags % FD_NCLASSES)); break;
       default: break;
     }
     pthread_mutex_lock(&t->lock);
@@ -276,7 +276,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ddmc_buf_len(&g_out) > ((size_t)1 << 20)) ddmc__buf_free(&g_out);
   }
   /* The debugger leaves: every parked thread comes back, the debuggee is as it was. */
-  ddmc_dbg_visit_roots(g_f.fv.vm, identity, NULL);
+  ddmc_gc_visit_roots(g_f.fv.vm, identity, NULL);
   ddmc__dbg_reset(d);
   for (int i = 0; i < 2; i++) wait_idle(&g_thr[i]);
   fakedbg_events(&g_f, NULL, NULL);

@@ -86,7 +86,7 @@ static int h_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
   fn(arg, &r);
   return 0;
 }
-static const ddmc_dbg_ops kHeapOps = {.for_each_class = h_for_each_class,
+static const ddmc_vm_bridge kHeapOps = {.for_each_class = h_for_each_class,
                                       .class_info = h_class_info,
                                       .field_info = h_field_info,
                                       .get_field = h_get_field,

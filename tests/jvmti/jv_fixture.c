@@ -8,7 +8,7 @@
 
 #include "jvmti/jv_fixture.h"
 
-fixture *jv_fixture_new(const ddmc_dbg_ops *ops, const ddmc_vm_ops *vops) {
+fixture *jv_fixture_new(const ddmc_vm_bridge *ops, const ddmc_vm_ops *vops) {
   fixture *f = calloc(1, sizeof(*f));
   assert_non_null(f);
   ddmc_options o;

@@ -14,7 +14,7 @@ typedef struct fixture {
 } fixture;
 
 /* ops must outlive the fixture; vops may be NULL (no DDM ops). Asserts (cmocka) on failure. */
-fixture *jv_fixture_new(const ddmc_dbg_ops *ops, const ddmc_vm_ops *vops);
+fixture *jv_fixture_new(const ddmc_vm_bridge *ops, const ddmc_vm_ops *vops);
 void jv_fixture_free(fixture *f);
 
 #endif

@@ -24,7 +24,7 @@
 
 static int g_suspends[3], g_resumes[3], g_bps, g_bp_clears, g_watch, g_stepping[3];
 
-static int op_thread_info(void *d, uint32_t t, ddmc_dbg_thread_info *out) {
+static int op_thread_info(void *d, uint32_t t, ddmc_thread_detail *out) {
   if (t != T_MAIN && t != T_WORKER) return DDMC_JDWP_INVALID_THREAD;
   memset(out, 0, sizeof(*out));
   out->object = 100 + t;
@@ -70,7 +70,7 @@ static int g_ctor_nargs, g_ctor_calls;
 static int op_invoke(void *d, uint32_t thread, ddmc_class c, uint32_t m, ddmc_ref self, const ddmc_value *args,
                      int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
   g_ctor_calls++;
-  if (c != C_A || m != 1 || thread != T_MAIN || !(options & DDMC_DBG_INVOKE_CONSTRUCT) || nargs > 8)
+  if (c != C_A || m != 1 || thread != T_MAIN || !(options & DDMC_INVOKE_CONSTRUCT) || nargs > 8)
     return DDMC_JDWP_INVALID_METHODID;
   g_ctor_nargs = nargs;
   memcpy(g_ctor_args, args, sizeof(ddmc_value) * (size_t)nargs);
@@ -111,7 +111,7 @@ static int vm_for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
 }
 
 static int setup(void **state) {
-  static ddmc_dbg_ops ops;
+  static ddmc_vm_bridge ops;
   memset(&ops, 0, sizeof(ops));
   ops.thread_info = op_thread_info;
   ops.suspend_thread = op_suspend;
@@ -171,7 +171,7 @@ static void test_suspend_shared_with_debugger(void **state) {
   assert_int_equal(ddmc__jt_GetThreadState(f->e, w, &st), 0);
   assert_true(st & JVMTI_THREAD_STATE_SUSPENDED);
   /* The debugger suspends it too (its count 0 -> 1): the VM is not asked again. */
-  const ddmc_dbg_ops *ops = f->jv->ops;
+  const ddmc_vm_bridge *ops = f->jv->ops;
   assert_int_equal(ddmc__susp_debugger(f->vm, ops, NULL, T_WORKER, 1), 0);
   assert_int_equal(g_suspends[T_WORKER], 1);
   /* The agent lets go: the debugger still holds it. */
@@ -227,12 +227,12 @@ static void test_breakpoints_and_watches(void **state) {
   assert_int_equal(g_bp_clears, 1);
   /* Watches: access and modification, each counted; the VM sees the mask. */
   assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, k, x), 0);
-  assert_int_equal(g_watch, DDMC_DBG_WATCH_ACCESS);
+  assert_int_equal(g_watch, DDMC_WATCH_ACCESS);
   assert_int_equal(ddmc__jt_SetFieldModificationWatch(f->e, k, x), 0);
-  assert_int_equal(g_watch, DDMC_DBG_WATCH_ACCESS | DDMC_DBG_WATCH_MODIFY);
+  assert_int_equal(g_watch, DDMC_WATCH_ACCESS | DDMC_WATCH_MODIFY);
   assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, k, x), JVMTI_ERROR_DUPLICATE);
   assert_int_equal(ddmc__jt_ClearFieldAccessWatch(f->e, k, x), 0);
-  assert_int_equal(g_watch, DDMC_DBG_WATCH_MODIFY);
+  assert_int_equal(g_watch, DDMC_WATCH_MODIFY);
   assert_int_equal(ddmc__jt_ClearFieldAccessWatch(f->e, k, x), JVMTI_ERROR_NOT_FOUND);
   assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, k, (jfieldID)(uintptr_t)0x555), JVMTI_ERROR_INVALID_FIELDID);
   assert_int_equal(ddmc__jt_SetFieldAccessWatch(f->e, NULL, x), JVMTI_ERROR_INVALID_CLASS);

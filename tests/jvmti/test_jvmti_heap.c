@@ -2,7 +2,7 @@
  * then the functions (SetTag, GetTag, GetObjectsWithTags, IterateThroughHeap, FollowReferences,
  * GetObjectSize, GetObjectHashCode, ForceGarbageCollection) and the GC hooks (ddmc_gc_start,
  * ddmc_gc_sweep, ddmc_gc_done: GarbageCollectionStart / Finish, ObjectFree) over a fake heap
- * behind ddmc_dbg_ops: NOBJ objects of class A (one reference field "next", a chain 1 -> 2 -> ...,
+ * behind ddmc_vm_bridge: NOBJ objects of class A (one reference field "next", a chain 1 -> 2 -> ...,
  * and an int field), one int[4], and A's class object; the first object is a root. Bad input
  * (NULL pointers, forged handles, the wrong phase, a missing capability) answers JVM TI errors. */
 #include <setjmp.h>
@@ -73,7 +73,7 @@ static void test_table(void **state) {
   ddmc__tags_destroy(t);
 }
 
-/* ---- a fake heap behind ddmc_dbg_ops */
+/* ---- a fake heap behind ddmc_vm_bridge */
 
 #define NOBJ 1000
 #define C_A 1
@@ -189,7 +189,7 @@ static int op_object_hash(void *d, ddmc_ref o, int32_t *out) {
 }
 
 static int setup(void **state) {
-  static ddmc_dbg_ops ops;
+  static ddmc_vm_bridge ops;
   memset(&ops, 0, sizeof(ops));
   ops.for_each_class = op_for_each_class;
   ops.class_info = op_class_info;
