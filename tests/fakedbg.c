@@ -401,6 +401,7 @@ static int suspend_thread(void *vd, uint32_t t) {
   }
   int rc = atomic_load(&f->fail_suspend);
   if (rc != 0) return rc;
+  if (f->hook) f->hook(f->hook_arg, FD_HOOK_SUSPEND, t);
   atomic_store(&f->vm_suspended[t], 1);
   return 0;
 }
@@ -573,6 +574,7 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   atomic_fetch_add(&f->n_invoke, 1);
   atomic_store(&f->last_invoke_thread, (int)thread);
   atomic_store(&f->last_invoke_options, options);
+  if (f->hook) f->hook(f->hook_arg, FD_HOOK_INVOKE, thread);
   if ((options & DDMC_INVOKE_CONSTRUCT) != 0) {
     /* Debug() makes a new Debug (x = 0) */
     if (method != FD_M_INIT || this_obj != 0 || nargs != 0) {

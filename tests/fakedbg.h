@@ -100,6 +100,8 @@ typedef struct fd_frame {
   int nlocals;
 } fd_frame;
 
+enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
+
 /* fakedbg_new flags */
 #define FAKEDBG_SUSPEND_Y 1u  /* the VM's options say suspend=y (VM_START suspends all) */
 #define FAKEDBG_NO_SESSION 2u /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
@@ -144,6 +146,11 @@ typedef struct fakedbg {
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_llong last_stop_exc;
   atomic_uint watch_masks; /* bit 2*field (access) / 2*field+1 (modify) of Debug's fields */
+  /* Called, when set, inside suspend_thread (FD_HOOK_SUSPEND, with the thread to stop) and inside
+   * invoke (FD_HOOK_INVOKE, with the invoking thread), on the thread that calls the op: a test
+   * holds a thread there, or posts an event from inside a call. */
+  void (*hook)(void *arg, int where, uint32_t thread);
+  void *hook_arg;
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];
   int nbps;

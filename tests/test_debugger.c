@@ -2552,6 +2552,196 @@ static void test_invoke(void **state) {
   assert_int_equal(thr_count(FD_T_MAIN), 0);
 }
 
+/* ObjectReference.InvokeMethod compute(x) on Debug by the worker. */
+static void bd_compute(body *b, int32_t x, uint32_t options) {
+  b->n = 0;
+  b_u64(b, oid(FD_O_DEBUG));
+  b_u64(b, tid(FD_T_WORKER));
+  b_u64(b, cid(FD_C_DEBUG));
+  b_u64(b, mid(FD_M_COMPUTE));
+  b_u32(b, 1);
+  b_u8(b, 'I');
+  b_u32(b, (uint32_t)x);
+  b_u32(b, options);
+}
+
+/* compute's reply: the long it returned, no exception. */
+static void assert_compute_reply(uint32_t id, int64_t want) {
+  uint16_t err = 0xffff;
+  uint8_t reply[64];
+  size_t n = 0;
+  assert_true(find_reply(id, &err, reply, sizeof reply, &n));
+  assert_int_equal(err, 0);
+  ddmc_reader r;
+  ddmc_reader_init(&r, reply, n);
+  assert_int_equal(ddmc_read_u8(&r), 'J');
+  assert_true((int64_t)ddmc_read_u64(&r) == want);
+  assert_int_equal(ddmc_read_u8(&r), 'L');
+  assert_true(ddmc_read_u64(&r) == 0);
+}
+
+/* A test's hold on a thread inside an op (fakedbg's hook): armed for one call at `where`. */
+typedef struct holder {
+  atomic_int armed, where, inside, release;
+  atomic_int nested_rc; /* FD_HOOK_INVOKE with post_inside: what the nested post returned */
+  int post_inside;      /* post a breakpoint from inside the call instead of waiting */
+} holder;
+
+static void hold_hook(void *arg, int where, uint32_t thread) {
+  holder *h = arg;
+  if (where != atomic_load(&h->where) || !atomic_exchange(&h->armed, 0)) return;
+  atomic_store(&h->inside, 1);
+  if (h->post_inside) {
+    /* the called code passes the breakpoint the thread stopped at */
+    atomic_store(&h->nested_rc, post(thread, FD_M_COMPUTE, 8, 3, DDMC_POST_AT_BREAKPOINT));
+    return;
+  }
+  for (int i = 0; i < 10000 && !atomic_load(&h->release); i++) sleep_ms(1); /* bounded */
+}
+
+static void hold_arm(holder *h, int where) {
+  memset(h, 0, sizeof(*h));
+  atomic_store(&h->where, where);
+  atomic_store(&h->armed, 1);
+  F->hook_arg = h;
+  F->hook = hold_hook;
+}
+
+/* The debugger leaves (Dispose; the test's helper then starts a new session at once) while a call
+ * that let every thread run is running: when the call ends nothing is suspended again, neither
+ * the other threads nor the calling one, which goes on from its event. */
+static void test_invoke_session_ends(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  int32_t id;
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 2 /* ALL */, &m, 1, &id), 0);
+  poster p;
+  start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
+  WAIT_FOR(atomic_load(&F->parked[FD_T_WORKER]) == 1 && thr_count(FD_T_MAIN) == 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 1);
+  events();
+  holder h;
+  hold_arm(&h, FD_HOOK_INVOKE);
+  body b;
+  bd_compute(&b, 21, 0);
+  F->d->cur_id = 7101;
+  assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
+  WAIT_FOR(atomic_load(&h.inside) == 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0); /* running for the call */
+  assert_int_equal(run(1, 6, NULL, NULL), 0); /* Dispose: the IDE is gone ... */
+  fakedbg_reconnect(F);                       /* ... and another attaches */
+  int suspends = atomic_load(&F->n_suspend);
+  atomic_store(&h.release, 1);
+  WAIT_FOR(atomic_load(&p.done) == 1); /* the caller went on from its event */
+  pthread_join(p.th, NULL);
+  F->hook = NULL;
+  assert_int_equal(atomic_load(&F->n_suspend), suspends);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0);
+  assert_int_equal(thr_count(FD_T_MAIN), 0);
+  assert_int_equal(thr_count(FD_T_WORKER), 0);
+  /* the next session finds nothing held: an event of main's is not parked behind a stale count */
+  assert_int_equal(ddmc_post_thread_start(F->fv.vm, FD_T_MAIN), 0);
+}
+
+/* A call sent the instant the event arrives, before the thread has parked (its count is raised
+ * before the event is queued): taken, and made once the thread parks. Here the worker is held
+ * inside its event's suspend-all, stopping main, with its own count raised. */
+static void test_invoke_before_park(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  int32_t id;
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 2 /* ALL */, &m, 1, &id), 0);
+  events(); /* the session's output from here: find_reply reads it raw */
+  holder h;
+  hold_arm(&h, FD_HOOK_SUSPEND);
+  poster p;
+  start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
+  WAIT_FOR(atomic_load(&h.inside) == 1);
+  assert_int_equal(thr_count(FD_T_WORKER), 1);
+  body b;
+  bd_compute(&b, 21, DDMC_INVOKE_SINGLE_THREADED);
+  F->d->cur_id = 7201;
+  assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
+  /* a second call while the first waits for the thread */
+  bd_compute(&b, 5, DDMC_INVOKE_SINGLE_THREADED);
+  assert_int_equal(run(9, 6, &b, NULL), DDMC_JDWP_ALREADY_INVOKING);
+  atomic_store(&h.release, 1);
+  assert_compute_reply(7201, 42);
+  F->hook = NULL;
+  assert_int_equal(atomic_load(&F->n_invoke), 1);
+  assert_int_equal(events(), 1); /* the event, which the call waited behind */
+  assert_int_equal(thr_count(FD_T_WORKER), 1);
+  assert_int_equal(thr_count(FD_T_MAIN), 1);
+  assert_int_equal(atomic_load(&p.done), 0);
+  /* a thread no event holds still cannot make a call */
+  body c = {.n = 0};
+  b_u64(&c, cid(FD_C_DEBUG));
+  b_u64(&c, tid(FD_T_MAIN));
+  b_u64(&c, mid(FD_M_MAIN));
+  b_u32(&c, 1);
+  b_u8(&c, '[');
+  b_u64(&c, 0);
+  b_u32(&c, 0);
+  assert_int_equal(run(3, 3, &c, NULL), DDMC_JDWP_INVALID_THREAD);
+  assert_int_equal(run(1, 9, NULL, NULL), 0);
+  pthread_join(p.th, NULL);
+  assert_int_equal(thr_count(FD_T_WORKER), 0);
+}
+
+/* The called code reaches a breakpoint: reported like any other event (the thread parks in it,
+ * the debugger can inspect it and even make a call from there); once resumed, the first call
+ * completes and its reply comes, the thread held by its first event again. */
+static void test_invoke_breakpoint_inside(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  mod_loc(&m, FD_M_COMPUTE, 8);
+  int32_t id;
+  assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 1 /* EVENT_THREAD */, &m, 1, &id), 0);
+  poster p;
+  start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
+  WAIT_FOR(atomic_load(&F->parked[FD_T_WORKER]) == 1 && thr_count(FD_T_WORKER) == 1);
+  assert_int_equal(events(), 1);
+  holder h;
+  hold_arm(&h, FD_HOOK_INVOKE);
+  h.post_inside = 1;
+  body b;
+  bd_compute(&b, 21, DDMC_INVOKE_SINGLE_THREADED);
+  F->d->cur_id = 7301;
+  assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
+  int got = 0;
+  for (int i = 0; i < 5000 && got == 0; i++) {
+    got = events();
+    if (!got) sleep_ms(1);
+  }
+  assert_int_equal(got, 1); /* the nested breakpoint */
+  assert_true(g_comp[0].e[0].thread == tid(FD_T_WORKER));
+  assert_int_equal(g_comp[0].e[0].req, id);
+  WAIT_FOR(thr_count(FD_T_WORKER) == 1 && atomic_load(&F->parked[FD_T_WORKER]) == 1);
+  ddmc_reader r;
+  assert_int_equal(run_id(11, 7, tid(FD_T_WORKER), &r), 0); /* FrameCount: it is suspended */
+  /* a call from the nested stop */
+  bd_compute(&b, 5, DDMC_INVOKE_SINGLE_THREADED);
+  F->d->cur_id = 7302;
+  assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
+  assert_compute_reply(7302, 10);
+  assert_int_equal(run_id(11, 3, tid(FD_T_WORKER), NULL), 0); /* resume the nested stop */
+  assert_compute_reply(7301, 42);
+  F->hook = NULL;
+  assert_int_equal(atomic_load(&h.nested_rc), 0);
+  WAIT_FOR(thr_count(FD_T_WORKER) == 1 && atomic_load(&F->parked[FD_T_WORKER]) == 1);
+  assert_int_equal(atomic_load(&p.done), 0); /* held by its first event again */
+  bd_compute(&b, 1, DDMC_INVOKE_SINGLE_THREADED); /* and can make calls again */
+  F->d->cur_id = 7303;
+  assert_int_equal(run(9, 6, &b, NULL), DDMC__REPLY_DEFERRED);
+  assert_compute_reply(7303, 2);
+  assert_int_equal(run_id(11, 3, tid(FD_T_WORKER), NULL), 0);
+  pthread_join(p.th, NULL);
+  assert_int_equal(p.rc, 0);
+  assert_int_equal(thr_count(FD_T_WORKER), 0);
+}
+
 /* ArrayType.NewInstance, ThreadReference.Interrupt and Stop reach their ops with checked
  * arguments; the new array gets an ID the debugger can use at once. */
 static void test_new_array_interrupt_stop(void **state) {
@@ -3182,6 +3372,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_exception_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_relay_detach_and_next_debugger, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invoke, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invoke_session_ends, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invoke_before_park, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invoke_breakpoint_inside, setup, teardown),
       cmocka_unit_test_setup_teardown(test_monitors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_array_interrupt_stop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),

@@ -5,7 +5,9 @@
  * its ddmc_post_* call: the handler checks the request, hands the thread a job and returns
  * DDMC__REPLY_DEFERRED; the thread makes the call through ops.invoke and sends the reply itself
  * through the send path. The JDWP thread never waits for the call, which may run for ever or hit
- * a breakpoint of its own. */
+ * a breakpoint of its own: the thread's count is 0 during the call, so that breakpoint is
+ * reported and parks it like any other event, and the call goes on once the debugger resumes it.
+ * A debugger that leaves during the call leaves every thread running when it ends. */
 #include <string.h>
 
 #include "debugger/state.h"
@@ -16,17 +18,22 @@
 
 static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   int all = !(job->options & DDMC_INVOKE_SINGLE_THREADED);
-  if (all) ddmc__thr_others(d, thread, 0);
   ddmc_value result;
   memset(&result, 0, sizeof(result));
   result.tag = 'V';
   ddmc_ref exc = 0;
-  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
-  int rc = d->ops.invoke ? d->ops.invoke(d->vm_data, thread, job->cls, job->method, job->this_obj, job->args,
-                                         job->nargs, job->options, &result, &exc)
-                         : DDMC_JDWP_NOT_IMPLEMENTED;
-  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
-  if (all) ddmc__thr_others(d, thread, 1);
+  int rc = job->error;
+  if (rc == 0) {
+    ddmc__thr_invoke_begin(d, thread, job, all);
+    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
+    rc = d->ops.invoke ? d->ops.invoke(d->vm_data, thread, job->cls, job->method, job->this_obj, job->args, job->nargs,
+                                       job->options, &result, &exc)
+                       : DDMC_JDWP_NOT_IMPLEMENTED;
+    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
+    /* Suspended again before the reply, as HotSpot does: the debugger that reads it finds the
+     * threads as they were. */
+    ddmc__thr_invoke_end(d, thread, job, all);
+  }
   uint8_t storage[64];
   ddmc_buf b;
   ddmc__buf_init_on(&b, d->mem, (size_t)1 << 20, storage, sizeof(storage));

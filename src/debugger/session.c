@@ -20,6 +20,9 @@ void ddmc__dbg_session_start(ddmc_vm *vm, void *ud) {
  * reading what is freed here. */
 void ddmc__dbg_reset(ddmc__dbg *d) {
   atomic_store(&d->connected, 0);
+  /* Before the counts are released (under sus_lock): a method call still running then finds
+   * its session gone and suspends nothing when it ends. */
+  atomic_fetch_add(&d->gen, 1);
   ddmc__events_quiesce(d);
   ddmc__reqs_clear_all(d);
   ddmc__thrs_release_all(d);

@@ -43,10 +43,13 @@ typedef struct ddmc__thr {
   int32_t count;        /* debugger suspend count */
   uint32_t epoch;       /* bumped when count returns to 0: frameIDs of the old epoch are dead */
   uint8_t vm_suspended; /* the library called ops.suspend_thread */
-  uint8_t parking;      /* between an event that suspends and the park (the JDWP thread waits) */
-  uint8_t parked;       /* inside a ddmc_post_* call, waiting for count 0 */
+  uint8_t parking;      /* an event raised its count and it is on its way to park: a call may be
+                           handed to it already (it takes it when it parks) */
+  uint8_t parked;       /* inside a ddmc_post_* call, waiting for count 0 (not while it runs
+                           a call there: it is running then, and a Suspend stops it the VM's way) */
   uint8_t dead;
-  uint8_t invoking;      /* running a method call for the debugger */
+  uint8_t invoking;      /* method calls for the debugger it is running (nested: an event inside a
+                           call parks it again, and the debugger may call from there) */
   ddmc_ref object;       /* its java.lang.Thread, once seen */
   struct ddmc__job *job; /* a method call handed to it, not yet started */
 } ddmc__thr;
@@ -62,6 +65,10 @@ struct ddmc__job {
   ddmc_ref this_obj;
   int options;
   uint32_t id, session; /* the request to answer */
+  uint32_t gen;         /* d->gen when the request came: the session that asked */
+  int error;            /* non-zero: the call is not made, the request is answered with this */
+  int32_t own;          /* the thread's own count, taken to 0 for the call, given back after */
+  int all_taken;        /* a suspend-all in force was lifted for the call */
   int32_t nargs;
   ddmc_value args[];
 };
@@ -107,13 +114,20 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread);
  * event would otherwise reach the debugger while it inspects the stopped VM, and the Resume of
  * that event set would resume everything. Outside the inflight count. */
 void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread);
-/* Hands a method call to thread, which must be parked in a post call (THREAD_NOT_SUSPENDED
- * otherwise, ALREADY_INVOKING while it runs one). Takes job on success. JDWP thread. */
+/* Hands a method call to thread, which an event suspended: parked in its post call, or about to
+ * park there (its count was raised before the event was queued, so a debugger that calls the
+ * instant the event arrives finds it here; the thread takes the call when it parks).
+ * INVALID_THREAD otherwise, ALREADY_INVOKING while it runs one. Takes job on success. JDWP
+ * thread. */
 int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job);
-/* The other threads' counts down by one (suspend 0: those above 0) or up by one (1), for a call
- * that is not single-threaded: JDWP runs every thread while the method runs, then suspends all
- * again. Thread: the invoking thread. */
-void ddmc__thr_others(ddmc__dbg *d, uint32_t thread, int suspend);
+/* Around the call, on the invoking thread. Begin: its own count to 0 for the call (JDWP resumes
+ * the thread; an event inside the call is then matched, reported and parks it like any other),
+ * and, for a call that is not single-threaded, the other threads' counts down by one (those above
+ * 0) and a suspend-all in force lifted. End: all of it given back, the others suspended again;
+ * only if the session that asked is still the live one (job->gen): a debugger that left during the
+ * call must find, and leave, every thread running. */
+void ddmc__thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all);
+void ddmc__thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all);
 
 /* ---- requests (requests.h, cmd_event.c, events.c) */
 typedef struct ddmc__reqs ddmc__reqs;
@@ -164,6 +178,7 @@ struct ddmc__dbg {
   void *vm_data;
   const ddmc__mem *mem;
   atomic_int connected; /* a debugger session is live */
+  atomic_uint gen;      /* moves on at every session end: a call tells whether its session lives */
   atomic_int inflight;  /* VM threads inside a post call, before any park: session end waits
                            for 0 before it frees what they may be reading */
   uint32_t session;

@@ -376,6 +376,7 @@ int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
   pthread_mutex_lock(&d->thr.sus_lock);
   pthread_mutex_lock(&d->thr.lock);
   self->count++; /* stops itself: no ops.suspend_thread */
+  self->parking = 1;
   atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
   pthread_mutex_unlock(&d->thr.lock);
   int rc = 0;
@@ -389,17 +390,30 @@ int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
 
 void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
   ddmc__thr *self = get(d, thread, 0);
+  ddmc__job *job = NULL;
   pthread_mutex_lock(&d->thr.sus_lock);
-  if (self != NULL) resume_locked(d, self, 0);
+  if (self != NULL) {
+    pthread_mutex_lock(&d->thr.lock);
+    self->parking = 0;
+    job = self->job; /* a call that guessed the thread would park: it will not */
+    self->job = NULL;
+    pthread_mutex_unlock(&d->thr.lock);
+    resume_locked(d, self, 0);
+  }
   if (policy == 2) {
     all_count_add(d, -1);
     all_locked(d, 0, thread);
   }
   pthread_mutex_unlock(&d->thr.sus_lock);
+  if (job != NULL) {
+    job->error = DDMC_JDWP_INVALID_THREAD;
+    job->run(d, thread, job); /* answers, frees */
+  }
 }
 
-void ddmc__thr_others(ddmc__dbg *d, uint32_t thread, int suspend) {
-  pthread_mutex_lock(&d->thr.sus_lock);
+/* The other threads' counts down by one (suspend 0: those above 0) or up by one (1). sus_lock
+ * held. */
+static void others_locked(ddmc__dbg *d, uint32_t thread, int suspend) {
   pthread_mutex_lock(&d->thr.lock);
   uint32_t n = d->thr.n;
   pthread_mutex_unlock(&d->thr.lock);
@@ -410,6 +424,55 @@ void ddmc__thr_others(ddmc__dbg *d, uint32_t thread, int suspend) {
     pthread_mutex_unlock(&d->thr.lock);
     if (take) suspend ? (void)suspend_locked(d, e) : (void)resume_locked(d, e, 0);
   }
+}
+
+void ddmc__thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all) {
+  ddmc__thr *self = get(d, thread, 0);
+  pthread_mutex_lock(&d->thr.sus_lock);
+  job->own = 0;
+  job->all_taken = 0;
+  if (self != NULL) {
+    pthread_mutex_lock(&d->thr.lock);
+    /* The thread runs its own call: no ops.resume_thread, the count alone. Its frames are
+     * dead from here (JDI forgets them across a call too). */
+    job->own = self->count;
+    if (self->count > 0) {
+      atomic_fetch_sub_explicit(&d->thr.held, self->count, memory_order_release);
+      self->count = 0;
+      self->epoch++;
+    }
+    pthread_mutex_unlock(&d->thr.lock);
+  }
+  if (all) {
+    pthread_mutex_lock(&d->thr.lock);
+    job->all_taken = d->thr.all_count > 0;
+    pthread_mutex_unlock(&d->thr.lock);
+    if (job->all_taken) all_count_add(d, -1);
+    others_locked(d, thread, 0);
+  }
+  pthread_mutex_unlock(&d->thr.sus_lock);
+}
+
+void ddmc__thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all) {
+  ddmc__thr *self = get(d, thread, 0);
+  pthread_mutex_lock(&d->thr.sus_lock);
+  /* Under sus_lock: a session end moves gen on before it takes sus_lock to release every
+   * count, so either it sees what is raised here, or this sees it gone. */
+  if (atomic_load(&d->connected) && atomic_load(&d->gen) == job->gen) {
+    if (self != NULL && job->own > 0) {
+      pthread_mutex_lock(&d->thr.lock);
+      self->count += job->own; /* it parks itself again: no ops.suspend_thread */
+      /* The reply goes before the thread is back in its park loop: the debugger's next call,
+       * sent the instant the reply arrives, waits for it there. */
+      self->parking = 1;
+      atomic_fetch_add_explicit(&d->thr.held, job->own, memory_order_release);
+      pthread_mutex_unlock(&d->thr.lock);
+    }
+    if (all) {
+      others_locked(d, thread, 1);
+      if (job->all_taken) all_count_add(d, 1);
+    }
+  }
   pthread_mutex_unlock(&d->thr.sus_lock);
 }
 
@@ -417,42 +480,55 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
   ddmc__thr *self = get(d, thread, 0);
   if (self == NULL) return;
   pthread_mutex_lock(&d->thr.lock);
+  self->parking = 0;
   self->parked = 1;
   while (self->count > 0 && atomic_load(&d->connected)) {
     if (self->job != NULL) {
       ddmc__job *job = self->job;
       self->job = NULL;
-      self->invoking = 1;
+      /* Running, not parked, while it calls: a Suspend meanwhile stops it through the VM. */
+      self->parked = 0;
+      self->invoking++;
       pthread_mutex_unlock(&d->thr.lock);
       job->run(d, thread, job); /* frees job */
       pthread_mutex_lock(&d->thr.lock);
-      self->invoking = 0;
+      self->invoking--;
+      self->parking = 0;
+      self->parked = 1;
       continue;
     }
     pthread_cond_wait(&d->thr.parked_cv, &d->thr.lock);
   }
-  ddmc__job *left = self->job; /* the debugger left before the thread took it */
+  ddmc__job *left = self->job; /* resumed, or the debugger left, before the thread took it */
   self->job = NULL;
   self->parked = 0;
   pthread_mutex_unlock(&d->thr.lock);
-  ddmc__free(d->mem, left);
+  if (left != NULL && atomic_load(&d->connected)) {
+    left->error = DDMC_JDWP_INVALID_THREAD; /* a reply all the same: the debugger waits for one */
+    left->run(d, thread, left);
+  } else {
+    ddmc__free(d->mem, left);
+  }
 }
 
 /* A thread no event holds: INVALID_THREAD, as HotSpot answers. JDI turns exactly that code into
  * IncompatibleThreadStateException for a call; THREAD_NOT_SUSPENDED there reaches the IDE as an
- * InternalException. */
+ * InternalException. A thread whose event raised its count but that has not parked yet takes the
+ * call when it parks: IDEs call toString() the instant the event arrives. */
 int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   ddmc__thr *e = get(d, thread, 0);
   int rc = DDMC_JDWP_INVALID_THREAD;
   pthread_mutex_lock(&d->thr.lock);
-  if (e != NULL && e->parked && e->count > 0) {
-    if (e->job != NULL || e->invoking) {
-      rc = DDMC_JDWP_ALREADY_INVOKING;
-    } else {
-      e->job = job;
-      rc = 0;
-      pthread_cond_broadcast(&d->thr.parked_cv);
-    }
+  if (e == NULL) {
+  } else if (e->job != NULL) {
+    rc = DDMC_JDWP_ALREADY_INVOKING;
+  } else if (e->count > 0 && (e->parked || e->parking)) {
+    job->gen = atomic_load(&d->gen);
+    e->job = job;
+    rc = 0;
+    if (e->parked) pthread_cond_broadcast(&d->thr.parked_cv);
+  } else if (e->invoking) {
+    rc = DDMC_JDWP_ALREADY_INVOKING;
   }
   pthread_mutex_unlock(&d->thr.lock);
   return rc;

@@ -11,6 +11,11 @@ minivm: examples/minivm/programs/ide.mvm (Ide.java line for line) with the same 
 --monitors: MonitorClient.java instead, against Watch (tests/jvmti/Watch.java, or watch.mvm) started
 with suspend=y: JDWP's monitor events, counted for the program's threads.
 
+--invoke MODE: InvokeClient.java MODE instead, against Invoke (tests/jdi/Invoke.java, or invoke.mvm):
+method calls at breakpoints (render, nested; see the client). With kill, the client is killed
+(SIGKILL) while its call runs, and the program's output must show both of its threads (main's
+rounds, Ticker's ticks) going on afterwards: nothing stays suspended for a debugger that is gone.
+
 Either way the VM listens on a port it picks (address 127.0.0.1:0); the client attaches there,
 runs every check and disconnects; the VM must still be running afterwards. On failure it prints
 the client's output, the program's output and the VM's stderr, and exits 1. A missing JDK is a
@@ -33,11 +38,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 WATCH_JAVA = os.path.join(ROOT, "tests", "jvmti", "Watch.java")
 
 
-def compile_client(javac, outdir, with_program=False, monitors=False):
+def compile_client(javac, outdir, with_program=False, monitors=False, invoke=False):
     """Compiles IdeClient (and Ide.java for the JVM target) into outdir, or MonitorClient (and
-    Watch.java); raises RuntimeError."""
+    Watch.java), or InvokeClient (and Invoke.java); raises RuntimeError."""
     os.makedirs(outdir, exist_ok=True)
-    if monitors:
+    if invoke:
+        srcs = [os.path.join(HERE, "InvokeClient.java")] + ([os.path.join(HERE, "Invoke.java")] if with_program else [])
+    elif monitors:
         srcs = [os.path.join(HERE, "MonitorClient.java")] + ([WATCH_JAVA] if with_program else [])
     else:
         srcs = [os.path.join(HERE, "IdeClient.java")] + ([os.path.join(HERE, "Ide.java")] if with_program else [])
@@ -46,10 +53,10 @@ def compile_client(javac, outdir, with_program=False, monitors=False):
         raise RuntimeError("javac failed:\n" + r.stdout.decode() + r.stderr.decode())
 
 
-def run_client(java, classes, host, port, timeout, client="IdeClient"):
+def run_client(java, classes, host, port, timeout, client="IdeClient", pre_args=()):
     """Runs the client against host:port. Returns (ok, output)."""
     try:
-        r = subprocess.run([java, "-cp", classes, client, host, str(port)], stdin=subprocess.DEVNULL,
+        r = subprocess.run([java, "-cp", classes, client, *pre_args, host, str(port)], stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace")
@@ -80,6 +87,38 @@ def tail(text, n):
     return "\n".join(lines[-n:])
 
 
+def last_number(text, word):
+    """The last N of the lines 'word N' in text, or -1."""
+    found = re.findall(r"^%s (\d+)$" % word, text, re.M)
+    return int(found[-1]) if found else -1
+
+
+def run_killed(java, classes, host, port, timeout, out):
+    """InvokeClient kill: killed (SIGKILL) once its call runs; then both of the program's threads
+    must go on (the call, slow(2000), ends meanwhile). Returns (ok, output)."""
+    c = subprocess.Popen([java, "-cp", classes, "InvokeClient", "kill", host, str(port)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    text = Reader(c.stdout)
+    deadline = time.monotonic() + timeout
+    while "INVOKING" not in text.get() and c.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if "INVOKING" not in text.get():
+        c.kill()
+        c.wait()
+        return False, text.get() + "\n(the client never started its call)"
+    c.kill()  # SIGKILL: an IDE killed while it renders a value
+    c.wait()
+    report = text.get() + "killed the client during its call (SIGKILL)\n"
+    time.sleep(3.0)  # the call (2 s, started before the kill) has ended
+    before = (last_number(out.get(), "round"), last_number(out.get(), "tick"))
+    time.sleep(1.5)
+    after = (last_number(out.get(), "round"), last_number(out.get(), "tick"))
+    ok = after[0] > before[0] >= 0 and after[1] > before[1] >= 0
+    report += (f"{'ok' if ok else 'FAIL'} - after the call, main's rounds {before[0]} -> {after[0]} and "
+               f"Ticker's ticks {before[1]} -> {after[1]} in 1.5 s\n")
+    return ok, report
+
+
 def main():
     ap = argparse.ArgumentParser(description="an IDE's JDI session against Ide (see the module docstring)")
     ap.add_argument("--target", choices=("jvm", "minivm"), required=True)
@@ -87,22 +126,27 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--timeout", type=float, default=120.0, help="the client's whole deadline (120 s)")
     ap.add_argument("--monitors", action="store_true", help="MonitorClient against Watch, suspend=y")
+    ap.add_argument("--invoke", choices=("render", "nested", "kill"), help="InvokeClient MODE against Invoke")
     args = ap.parse_args()
     java, javac = shutil.which("java"), shutil.which("javac")
     if not java or not javac:
         print("FAIL: java/javac missing (Debian package default-jdk-headless; scripts/setup.sh installs it)")
         return 1
-    work = os.path.join(args.workdir, "jdi-" + args.target + ("-monitors" if args.monitors else ""))
+    work = os.path.join(args.workdir, "jdi-" + args.target + ("-monitors" if args.monitors else "") +
+                        ("-invoke-" + args.invoke if args.invoke else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
     try:
-        compile_client(javac, classes, with_program=args.target == "jvm", monitors=args.monitors)
+        compile_client(javac, classes, with_program=args.target == "jvm", monitors=args.monitors,
+                       invoke=bool(args.invoke))
     except RuntimeError as e:
         print(f"FAIL: {e}")
         return 1
     agent = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=%s,address=127.0.0.1:0" % (
         "y" if args.monitors else "n")
     client_name, program = ("MonitorClient", "Watch") if args.monitors else ("IdeClient", "Ide")
+    if args.invoke:
+        client_name, program = "InvokeClient", "Invoke"
     if args.target == "jvm":
         cmd = [java, agent, "-cp", classes, program]
         listen = re.compile(r"Listening for transport dt_socket at address: (\d+)")
@@ -125,7 +169,11 @@ def main():
         if port is None:
             client = "the VM announced no port"
         else:
-            ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout, client_name)
+            if args.invoke == "kill":
+                ok, client = run_killed(java, classes, "127.0.0.1", port, args.timeout, out)
+            else:
+                ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout, client_name,
+                                        (args.invoke,) if args.invoke else ())
             time.sleep(0.3)
             if ok and args.monitors:
                 try:  # Watch ends by itself, with status 0
