@@ -232,6 +232,15 @@ int events(void) {
   return fakedbg_events(F, on_event, NULL);
 }
 
+int events_wait(void) {
+  int got = 0;
+  for (int i = 0; i < 5000 && got == 0; i++) {
+    got = events();
+    if (!got) sleep_ms(1);
+  }
+  return got;
+}
+
 /* EventRequest.Set; mods holds nmods modifiers. Returns the JDWP error; *id the request. */
 int set_req(uint8_t kind, uint8_t policy, const body *mods, uint32_t nmods, int32_t *id) {
   body b = {.n = 0};

@@ -112,6 +112,8 @@ extern int g_ncomp;
 
 /* Composites queued since the last call, parsed into g_comp. */
 int events(void);
+/* The same, waiting up to about 5 s for the first (an event a VM thread posts on its own pthread). */
+int events_wait(void);
 
 /* ---- requests and events */
 

@@ -481,11 +481,7 @@ static void test_strongest_policy(void **state) {
   poster p;
   start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
   WAIT_FOR(thr_count(FD_T_WORKER) == 1);
-  int got = 0;
-  for (int i = 0; i < 5000 && got == 0; i++) {
-    got = events();
-    if (!got) sleep_ms(1);
-  }
+  int got = events_wait();
   assert_int_equal(got, 1);
   assert_int_equal(g_comp[0].n, 2);
   assert_int_equal(g_comp[0].policy, 1);

@@ -137,6 +137,14 @@ static void fm_free(void *ud, void *p) {
   free(p);
 }
 
+/* Fails allocation number fail_at (from 1), counting afresh. */
+static void failmem_arm(failmem *m, long fail_at) {
+  atomic_init(&m->count, 0);
+  atomic_init(&m->fail_at, fail_at);
+  atomic_init(&m->failed, 0);
+  atomic_init(&m->live, 0);
+}
+
 static uint64_t try_oid(ddmc_ref o) {
   uint64_t id = 0;
   ddmc__id_of_object(F->d, o, &id);
@@ -225,10 +233,7 @@ static void test_attach_out_of_memory(void **state) {
   failmem fm;
   ddmc_allocator a = {&fm, fm_malloc, fm_realloc, fm_free};
   for (long n = 1;; n++) {
-    atomic_init(&fm.count, 0);
-    atomic_init(&fm.fail_at, n);
-    atomic_init(&fm.failed, 0);
-    atomic_init(&fm.live, 0);
+    failmem_arm(&fm, n);
     F = calloc(1, sizeof(*F));
     assert_non_null(F);
     int rc = fakedbg_new_mem(F, FAKEDBG_NO_SESSION, &a);
@@ -247,10 +252,7 @@ static void test_out_of_memory_everywhere(void **state) {
   ddmc_allocator a = {&fm, fm_malloc, fm_realloc, fm_free};
   long total = 0;
   for (long n = 1;; n++) {
-    atomic_init(&fm.count, 0);
-    atomic_init(&fm.fail_at, n);
-    atomic_init(&fm.failed, 0);
-    atomic_init(&fm.live, 0);
+    failmem_arm(&fm, n);
     F = calloc(1, sizeof(*F));
     assert_non_null(F);
     if (fakedbg_new_mem(F, 0, &a) == 0) {

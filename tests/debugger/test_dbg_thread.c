@@ -169,11 +169,7 @@ static void test_event_parks_thread(void **state) {
   poster p;
   start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
   WAIT_FOR(thr_count(FD_T_WORKER) == 1 && atomic_load(&F->parked[FD_T_WORKER]) == 1);
-  int got = 0;
-  for (int i = 0; i < 5000 && got == 0; i++) {
-    got = events();
-    if (!got) sleep_ms(1);
-  }
+  int got = events_wait();
   assert_int_equal(got, 1);
   assert_int_equal(g_comp[0].policy, 1);
   assert_true(g_comp[0].e[0].thread == tid(FD_T_WORKER));
@@ -226,11 +222,7 @@ static void test_new_thread_waits_while_suspended(void **state) {
   pthread_join(p.th, NULL);
   assert_int_equal(p.rc, 0);
   assert_int_equal(thr_count(FD_T_WORKER), 0);
-  int got = 0;
-  for (int i = 0; i < 5000 && got == 0; i++) {
-    got = events();
-    if (!got) sleep_ms(1);
-  }
+  int got = events_wait();
   assert_int_equal(got, 1); /* reported once resumed, with policy NONE */
   assert_int_equal(g_comp[0].policy, 0);
   assert_int_equal(atomic_load(&F->parked[FD_T_WORKER]), 0);
@@ -246,11 +238,7 @@ static void test_event_suspend_all(void **state) {
   WAIT_FOR(thr_count(FD_T_WORKER) == 1 && thr_count(FD_T_MAIN) == 1);
   assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 1);
   assert_int_equal(atomic_load(&F->vm_suspended[FD_T_WORKER]), 0);
-  int got = 0;
-  for (int i = 0; i < 5000 && got == 0; i++) {
-    got = events();
-    if (!got) sleep_ms(1);
-  }
+  int got = events_wait();
   assert_int_equal(got, 1);
   assert_int_equal(g_comp[0].policy, 2);
   assert_int_equal(run(1, 9, NULL, NULL), 0); /* VirtualMachine.Resume */
