@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* VirtualMachine (command set 1, src/debugger/cmd_vm.c): version, ID sizes, classes, threads and
+ * groups, capabilities, CreateString, Exit. */
+#include "dbg_fixture.h"
+
+static void test_vm_commands(void **state) {
+  (void)state;
+  ddmc_reader r;
+  assert_int_equal(run(1, 1, NULL, &r), 0);
+  assert_non_null(strstr(rd_str(&r), "libddmc"));
+  assert_int_equal(ddmc_read_u32(&r), 1);
+  assert_int_equal(ddmc_read_u32(&r), 8);
+  assert_string_equal(rd_str(&r), ddmc_version_string());
+  rd_str(&r);
+  assert_int_equal(ddmc_reader_done(&r), 0);
+
+  assert_int_equal(run(1, 7, NULL, &r), 0);
+  for (int i = 0; i < 5; i++) assert_int_equal(ddmc_read_u32(&r), 8);
+  assert_int_equal(ddmc_reader_done(&r), 0);
+
+  for (int generic = 0; generic < 2; generic++) {
+    assert_int_equal(run(1, generic ? 20 : 3, NULL, &r), 0);
+    assert_int_equal(ddmc_read_u32(&r), FD_NCLASSES);
+    int seen = 0;
+    for (int i = 0; i < FD_NCLASSES; i++) {
+      uint8_t tag = ddmc_read_u8(&r);
+      uint64_t id = ddmc_read_u64(&r);
+      char *sig = rd_str(&r);
+      if (generic) assert_string_equal(rd_str(&r), "");
+      assert_int_equal(ddmc_read_u32(&r), 7);
+      for (ddmc_class c = FD_C_OBJECT; c < FD_C_END; c++)
+        if (strcmp(cls(c)->signature, sig) == 0) {
+          assert_true(cls(c)->id == id);
+          seen |= 1 << (c - FD_C_OBJECT);
+        }
+      if (strcmp(sig, "[I") == 0)
+        assert_int_equal(tag, DDMC_TYPE_ARRAY);
+      else if (strcmp(sig, "Ljava/lang/Runnable;") == 0)
+        assert_int_equal(tag, DDMC_TYPE_INTERFACE);
+      else
+        assert_int_equal(tag, DDMC_TYPE_CLASS);
+    }
+    assert_int_equal(seen, (1 << FD_NCLASSES) - 1);
+    assert_int_equal(ddmc_reader_done(&r), 0);
+  }
+
+  body b = {.n = 0};
+  b_str(&b, "[I");
+  assert_int_equal(run(1, 2, &b, &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 1);
+  assert_int_equal(ddmc_read_u8(&r), DDMC_TYPE_ARRAY);
+  assert_true(ddmc_read_u64(&r) == cid(FD_C_INT_ARRAY));
+  assert_int_equal(ddmc_read_u32(&r), 7);
+  assert_int_equal(ddmc_reader_done(&r), 0);
+  b.n = 0;
+  b_str(&b, "LNope;");
+  assert_int_equal(run(1, 2, &b, &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 0);
+
+  assert_int_equal(run(1, 4, NULL, &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 2); /* JDWP (internal) is not shown */
+  atomic_store(&F->worker_dead, 1);
+  assert_int_equal(run(1, 4, NULL, &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 1);
+  assert_true(ddmc_read_u64(&r) == tid(FD_T_MAIN));
+  atomic_store(&F->worker_dead, 0);
+
+  assert_int_equal(run(1, 5, NULL, &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 1);
+  assert_true(ddmc_read_u64(&r) == oid(FD_O_GROUP_SYSTEM));
+  assert_int_equal(ddmc_reader_done(&r), 0);
+
+  assert_int_equal(run(1, 12, NULL, &r), 0);
+  assert_int_equal(ddmc_reader_left(&r), 7);
+  assert_int_equal(run(1, 17, NULL, &r), 0);
+  assert_int_equal(ddmc_reader_left(&r), 32);
+  const uint8_t *caps = ddmc_read_bytes(&r, 32);
+  assert_int_equal(caps[0], 1); /* canWatchFieldModification: the fake has set_field_watch */
+  assert_int_equal(caps[1], 1);
+  assert_int_equal(caps[4], 1);  /* canGetOwnedMonitorInfo */
+  assert_int_equal(caps[5], 1);  /* canGetCurrentContendedMonitor */
+  assert_int_equal(caps[6], 1);  /* canGetMonitorInfo */
+  assert_int_equal(caps[7], 0);  /* canRedefineClasses */
+  assert_int_equal(caps[16], 0); /* canRequestMonitorEvents */
+  assert_int_equal(caps[17], 1); /* canGetMonitorFrameInfo */
+  assert_int_equal(caps[18], 1); /* canUseSourceNameFilters */
+  assert_int_equal(caps[19], 0); /* canGetConstantPool (was set by mistake for 18) */
+
+  b.n = 0;
+  b_str(&b, "new \xe2\x98\x83");
+  assert_int_equal(run(1, 11, &b, &r), 0);
+  uint64_t s = ddmc_read_u64(&r);
+  assert_int_equal(run_id(10, 1, s, &r), 0);
+  assert_string_equal(rd_str(&r), "new \xe2\x98\x83");
+
+  assert_int_equal(run(1, 13, NULL, &r), 0); /* ClassPaths */
+}
+
+static void test_exit(void **state) {
+  (void)state;
+  body b = {.n = 0};
+  b_u32(&b, 3);
+  assert_int_equal(run(1, 10, &b, NULL), 0);
+  WAIT_FOR(atomic_load(&F->n_exit) == 1);
+  assert_int_equal(atomic_load(&F->last_exit), 3);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_vm_commands, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_exit, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
