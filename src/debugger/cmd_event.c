@@ -229,7 +229,23 @@ static size_t req_bytes(const ddmc__req *r) {
   return n;
 }
 
-static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+/* Room for one more request in the list. */
+static int reserve_slot(ddmc__dbg *d) {
+  ddmc__reqs *q = d->req;
+  if (q->n >= DDMC__MAX_REQUESTS) return DDMC_JDWP_OUT_OF_MEMORY;
+  if (q->n < q->cap) return 0;
+  uint32_t cap = q->cap ? q->cap * 2 : 16;
+  ddmc__req **v = ddmc__realloc(d->mem, q->list, (size_t)cap * sizeof(*v));
+  if (v == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  q->list = v;
+  q->cap = cap;
+  return 0;
+}
+
+/* Parses the request into *out (a new request, its modifiers read and checked against the kind,
+ * the session's byte budget charged), doing nothing in the VM. On an error *out may hold a
+ * partial request for the caller to put. */
+static int parse_request(ddmc__dbg *d, ddmc_reader *in, ddmc__req **out) {
   ddmc__reqs *q = d->req;
   uint8_t kind = ddmc_read_u8(in), policy = ddmc_read_u8(in);
   uint32_t nmods = ddmc_read_u32(in);
@@ -238,83 +254,102 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (rc != 0) return rc;
   if (policy > DDMC__POLICY_ALL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   if (nmods > DDMC__MAX_MODS || nmods > ddmc_reader_left(in)) return DDMC_JDWP_ILLEGAL_ARGUMENT;
-  if (q->n >= DDMC__MAX_REQUESTS) return DDMC_JDWP_OUT_OF_MEMORY;
-  if (q->n == q->cap) {
-    uint32_t cap = q->cap ? q->cap * 2 : 16;
-    ddmc__req **v = ddmc__realloc(d->mem, q->list, (size_t)cap * sizeof(*v));
-    if (v == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
-    q->list = v;
-    q->cap = cap;
-  }
+  if ((rc = reserve_slot(d)) != 0) return rc;
   ddmc__req *r = ddmc__calloc(d->mem, 1, sizeof(*r));
   if (r == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  *out = r;
   atomic_init(&r->refs, 1);
   atomic_init(&r->expired, 0);
   r->kind = kind;
   r->policy = policy;
   r->mods = nmods ? ddmc__calloc(d->mem, nmods, sizeof(ddmc__mod)) : NULL;
-  if (nmods && r->mods == NULL) rc = DDMC_JDWP_OUT_OF_MEMORY;
+  if (nmods && r->mods == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   for (uint32_t i = 0; rc == 0 && i < nmods; i++) {
     rc = read_mod(d, in, kind, &r->mods[i]);
     r->nmods = i + 1;
   }
   if (rc == 0) rc = ddmc__rd_end(in); /* refused before anything is done in the VM */
-  if (rc == 0) {
-    r->bytes = req_bytes(r);
-    if (r->bytes > q->budget || q->bytes > q->budget - r->bytes) rc = DDMC_JDWP_OUT_OF_MEMORY;
+  if (rc != 0) return rc;
+  r->bytes = req_bytes(r);
+  if (r->bytes > q->budget || q->bytes > q->budget - r->bytes) return DDMC_JDWP_OUT_OF_MEMORY;
+  return 0;
+}
+
+/* The first modifier of this kind, or NULL. */
+static const ddmc__mod *find_mod(const ddmc__req *r, int kind) {
+  for (uint32_t i = 0; i < r->nmods; i++)
+    if (r->mods[i].kind == kind) return &r->mods[i];
+  return NULL;
+}
+
+static int install_breakpoint(ddmc__dbg *d, ddmc__req *r) {
+  const ddmc__mod *loc_mod = find_mod(r, DDMC__MOD_LOCATION_ONLY);
+  if (loc_mod == NULL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  int rc = check_location(d, &loc_mod->loc);
+  if (rc == 0) rc = ddmc__ctl_breakpoint(d->vm, &loc_mod->loc, 1);
+  if (rc != 0) return rc;
+  r->bp_set = 1;
+  r->bp_loc = loc_mod->loc;
+  return 0;
+}
+
+static int install_watch(ddmc__dbg *d, ddmc__req *r) {
+  const ddmc__mod *field_mod = find_mod(r, DDMC__MOD_FIELD_ONLY);
+  /* Every field of every class is more than a VM can watch cheaply; JDI always names one. */
+  if (field_mod == NULL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  int rc = ddmc__ctl_field_watch(d->vm, field_mod->cls, field_mod->field, watch_kind(r->kind), 1);
+  if (rc != 0) return rc;
+  r->watch_set = 1;
+  r->watch_cls = field_mod->cls;
+  r->watch_field = field_mod->field;
+  return 0;
+}
+
+/* The kind's requirements and the VM's part. Kinds are exclusive here: at most one of the four
+ * VM-side effects, and each is the last thing that can fail for its kind, so a failure leaves
+ * nothing to undo. */
+static int install(ddmc__dbg *d, ddmc__req *r) {
+  const ddmc__mod *step_mod = NULL;
+  for (uint32_t i = 0; i < r->nmods; i++) {
+    if (r->mods[i].kind != DDMC__MOD_STEP) continue;
+    if (step_mod != NULL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+    step_mod = &r->mods[i];
   }
-  /* Kind-specific requirements and the VM's part. */
-  const ddmc__mod *loc_mod = NULL, *step_mod = NULL;
-  for (uint32_t i = 0; rc == 0 && i < r->nmods; i++) {
-    if (r->mods[i].kind == DDMC__MOD_LOCATION_ONLY && loc_mod == NULL) loc_mod = &r->mods[i];
-    if (r->mods[i].kind == DDMC__MOD_STEP) {
-      if (step_mod != NULL) rc = DDMC_JDWP_ILLEGAL_ARGUMENT;
-      step_mod = &r->mods[i];
-    }
-  }
-  if (rc == 0 && kind == DDMC_EV_SINGLE_STEP && step_mod == NULL) rc = DDMC_JDWP_ILLEGAL_ARGUMENT;
-  if (rc == 0 && kind == DDMC_EV_BREAKPOINT) {
-    if (loc_mod == NULL) rc = DDMC_JDWP_ILLEGAL_ARGUMENT;
-    if (rc == 0) rc = check_location(d, &loc_mod->loc);
-    if (rc == 0) rc = ddmc__ctl_breakpoint(d->vm, &loc_mod->loc, 1);
-    if (rc == 0) {
-      r->bp_set = 1;
-      r->bp_loc = loc_mod->loc;
-    }
-  }
-  if (rc == 0 && step_mod != NULL) rc = arm_step(d, r, step_mod);
-  /* Kinds are exclusive here: at most one of the four VM-side effects, and each is the last
-   * thing that can fail for its kind, so a failure leaves nothing to undo. */
-  if (rc == 0 && is_method_kind(kind)) rc = method_events(d, 1);
-  if (rc == 0 && (kind == DDMC_EV_FIELD_ACCESS || kind == DDMC_EV_FIELD_MODIFICATION)) {
-    const ddmc__mod *field_mod = NULL;
-    for (uint32_t i = 0; i < r->nmods && field_mod == NULL; i++)
-      if (r->mods[i].kind == DDMC__MOD_FIELD_ONLY) field_mod = &r->mods[i];
-    /* Every field of every class is more than a VM can watch cheaply; JDI always names one. */
-    rc = field_mod == NULL ? DDMC_JDWP_ILLEGAL_ARGUMENT
-                           : ddmc__ctl_field_watch(d->vm, field_mod->cls, field_mod->field, watch_kind(kind), 1);
-    if (rc == 0) {
-      r->watch_set = 1;
-      r->watch_cls = field_mod->cls;
-      r->watch_field = field_mod->field;
-    }
-  }
-  if (rc != 0) {
-    ddmc__req_put(d, r);
-    return rc;
-  }
+  if (r->kind == DDMC_EV_SINGLE_STEP && step_mod == NULL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  if (r->kind == DDMC_EV_BREAKPOINT) return install_breakpoint(d, r);
+  if (step_mod != NULL) return arm_step(d, r, step_mod);
+  if (is_method_kind(r->kind)) return method_events(d, 1);
+  if (r->kind == DDMC_EV_FIELD_ACCESS || r->kind == DDMC_EV_FIELD_MODIFICATION) return install_watch(d, r);
+  return 0;
+}
+
+/* Lists r and publishes the new snapshot; takes it back out when that fails. */
+static int publish(ddmc__dbg *d, ddmc__req *r) {
+  ddmc__reqs *q = d->req;
   r->id = q->next_id++;
   if (q->next_id <= 0) q->next_id = 1;
   q->list[q->n++] = r;
   q->bytes += r->bytes;
-  atomic_fetch_add(&d->want[kind % DDMC__EV_KINDS], 1);
-  if (ddmc__reqs_publish(d) != 0) { /* keep the list and the VM consistent: take it back out */
-    q->n--;
-    q->bytes -= r->bytes;
-    detach(d, r);
-    ddmc__req_put(d, r);
-    return DDMC_JDWP_OUT_OF_MEMORY;
+  atomic_fetch_add(&d->want[r->kind % DDMC__EV_KINDS], 1);
+  if (ddmc__reqs_publish(d) == 0) return 0;
+  q->n--; /* keep the list and the VM consistent */
+  q->bytes -= r->bytes;
+  detach(d, r);
+  ddmc__req_put(d, r);
+  return DDMC_JDWP_OUT_OF_MEMORY;
+}
+
+/* EventRequest.Set: parse and check, install the VM's part for the kind, publish (OpenJDK splits
+ * the same way: EventRequestImpl.c from eventHandler.c). */
+static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  ddmc__req *r = NULL;
+  int rc = parse_request(d, in, &r);
+  if (rc == 0) rc = install(d, r);
+  if (rc != 0) {
+    if (r != NULL) ddmc__req_put(d, r);
+    return rc;
   }
+  if ((rc = publish(d, r)) != 0) return rc;
   ddmc_buf_put_u32(out, (uint32_t)r->id);
   return 0;
 }

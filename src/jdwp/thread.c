@@ -41,7 +41,6 @@ static int flush_out(ddmc__session *s) {
   return 0;
 }
 
-
 static void session_handshake_done(ddmc__session *s) {
   ddmc_vm *vm = s->vm;
   s->shaken = 1;
@@ -134,8 +133,7 @@ void ddmc__session_end(ddmc__session *s, int why) {
   }
   if (was_ddm) ddmc__registry_disconnected(vm);
   atomic_store(&vm->zlib_peer, 0);
-  if (atomic_exchange(&vm->debugger_active, 0) && vm->ops.debugger_detached)
-    vm->ops.debugger_detached(vm->vm_data);
+  if (atomic_exchange(&vm->debugger_active, 0) && vm->ops.debugger_detached) vm->ops.debugger_detached(vm->vm_data);
   ddmc__framer_free(&s->fr);
   ddmc__buf_free(&s->out);
   ddmc__buf_free(&s->reply);
@@ -159,6 +157,66 @@ void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd) {
   s->hs_deadline = ddmc__now_ms() + vm->opt.handshake_timeout_ms;
 }
 
+/* The poll timeout (-1: none) for what is due next: the handshake's deadline, the services' ticks,
+ * the end of a wake-up grace period, a stalled transfer. Sets *why when the session must end now. */
+static int next_timeout(ddmc__session *s, int64_t now, int64_t grace_until, int *why) {
+  ddmc_vm *vm = s->vm;
+  int timeout = -1;
+  if (!s->shaken) {
+    if (now >= s->hs_deadline) {
+      *why = DDMC_ETIMEDOUT;
+      return 0;
+    }
+    timeout = (int)(s->hs_deadline - now);
+  } else {
+    for (int i = 0; i < vm->nservices; i++) {
+      if (vm->services[i].tick == NULL) continue;
+      int t = vm->services[i].tick(vm, vm->services[i].ud, now);
+      if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
+    }
+  }
+  if (grace_until) {
+    int t = grace_until > now ? (int)(grace_until - now) : 0;
+    if (timeout < 0 || t < timeout) timeout = t;
+  }
+  /* A transfer (a trace, a heap dump) holds the session until it is out: a peer that stops
+   * reading in the middle would hold it, its buffer and every later peer forever. */
+  if (ddmc__session_pending(s) == 0 || s->ext == NULL) {
+    s->progress_ms = now;
+  } else if (vm->opt.stall_timeout_ms > 0) {
+    int64_t due = s->progress_ms + vm->opt.stall_timeout_ms;
+    if (now >= due) {
+      *why = DDMC_ETIMEDOUT;
+      return 0;
+    }
+    if (timeout < 0 || due - now < timeout) timeout = (int)(due - now);
+  }
+  return timeout;
+}
+
+/* Moves queued packets from VM threads into the output, keeping wake-ups off for a short grace
+ * period while traffic flows (*grace_until). Returns 0 or why the session ends. */
+static int drain_with_grace(ddmc__session *s, int64_t *grace_until) {
+  ddmc_vm *vm = s->vm;
+  size_t before = s->out.len;
+  int why = ddmc__session_drain_queue(s, 0);
+  if (why != 0) return why;
+  if (s->out.len == before && *grace_until && ddmc__now_ms() >= *grace_until) {
+    /* Quiet for a grace period: re-arm wake-ups, then look once more, so a chunk pushed just
+     * before the re-arm (whose sender skipped the wake) is not left behind. */
+    *grace_until = 0;
+    atomic_store(&vm->wake_pending, 0);
+    if ((why = ddmc__session_drain_queue(s, 0)) != 0) return why;
+  }
+  if (s->out.len != before) {
+    /* Traffic: stay awake a little. Senders see a wake-up pending and skip the eventfd write (a
+     * system call on a VM thread); their chunks wait at most the grace period. */
+    atomic_store(&vm->wake_pending, 1);
+    *grace_until = ddmc__now_ms() + DDMC__WAKE_GRACE_MS;
+  }
+  return 0;
+}
+
 static void run_session(ddmc_vm *vm, int fd) {
   ddmc__session s;
   ddmc__session_init(&s, vm, fd);
@@ -166,38 +224,9 @@ static void run_session(ddmc_vm *vm, int fd) {
   int why = 0;
   int64_t grace_until = 0; /* while non-zero, wake-ups are left pending on purpose */
   while (!atomic_load(&vm->stopping)) {
-    int64_t now = ddmc__now_ms();
     unsigned flush_seq = atomic_load(&vm->flush_seq);
-    int timeout = -1;
-    if (!s.shaken) {
-      if (now >= s.hs_deadline) {
-        why = DDMC_ETIMEDOUT;
-        break;
-      }
-      timeout = (int)(s.hs_deadline - now);
-    } else {
-      for (int i = 0; i < vm->nservices; i++) {
-        if (vm->services[i].tick == NULL) continue;
-        int t = vm->services[i].tick(vm, vm->services[i].ud, now);
-        if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
-      }
-    }
-    if (grace_until) {
-      int t = grace_until > now ? (int)(grace_until - now) : 0;
-      if (timeout < 0 || t < timeout) timeout = t;
-    }
-    /* A transfer (a trace, a heap dump) holds the session until it is out: a peer that stops
-     * reading in the middle would hold it, its buffer and every later peer forever. */
-    if (ddmc__session_pending(&s) == 0 || s.ext == NULL) {
-      s.progress_ms = now;
-    } else if (vm->opt.stall_timeout_ms > 0) {
-      int64_t due = s.progress_ms + vm->opt.stall_timeout_ms;
-      if (now >= due) {
-        why = DDMC_ETIMEDOUT;
-        break;
-      }
-      if (timeout < 0 || due - now < timeout) timeout = (int)(due - now);
-    }
+    int timeout = next_timeout(&s, ddmc__now_ms(), grace_until, &why);
+    if (why != 0) break;
     struct pollfd p[3];
     int extra = vm->transport->extra_fd(vm);
     p[0].fd = fd;
@@ -226,23 +255,8 @@ static void run_session(ddmc_vm *vm, int fd) {
      * its EOF and its new connection in the same wake-up, and the new one must not be taken
      * for a second peer. */
     if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
-    if (s.shaken && ddmc__session_pending(&s) < DDMC__OUT_HIGH_WATER) {
-      size_t before = s.out.len;
-      if ((why = ddmc__session_drain_queue(&s, 0)) != 0) break;
-      if (s.out.len == before && grace_until && ddmc__now_ms() >= grace_until) {
-        /* Quiet for a grace period: re-arm wake-ups, then look once more, so a chunk pushed
-         * just before the re-arm (whose sender skipped the wake) is not left behind. */
-        grace_until = 0;
-        atomic_store(&vm->wake_pending, 0);
-        if ((why = ddmc__session_drain_queue(&s, 0)) != 0) break;
-      }
-      if (s.out.len != before) {
-        /* Traffic: stay awake a little. Senders see a wake-up pending and skip the eventfd
-         * write (a system call on a VM thread); their chunks wait at most the grace period. */
-        atomic_store(&vm->wake_pending, 1);
-        grace_until = ddmc__now_ms() + DDMC__WAKE_GRACE_MS;
-      }
-    }
+    if (s.shaken && ddmc__session_pending(&s) < DDMC__OUT_HIGH_WATER && (why = drain_with_grace(&s, &grace_until)) != 0)
+      break;
     if (ddmc__session_pending(&s) && (why = flush_out(&s)) != 0) break;
     if (s.shaken && ddmc__session_pending(&s) == 0 && s.ext == NULL && ddmc__ring_peek(&vm->ring) == NULL)
       atomic_store(&vm->flushed_seq, flush_seq);

@@ -509,6 +509,62 @@ static void fields(walk *w, int64_t idx, ddmc_ref obj, const fref *fl, uint32_t 
   }
 }
 
+/* Interfaces read of one class: no class in a real VM has nearly so many. */
+#define DDMC__JV_MAX_INTERFACES 1024
+
+/* fields() over a copy of a class's field list: the cache may move under report(). */
+static void fields_copied(walk *w, int64_t idx, ddmc_ref ref, const fref *list, uint32_t n, jint kind) {
+  if (n == 0) return;
+  fref *copy = malloc(sizeof(fref) * n);
+  if (copy == NULL) {
+    w->err = JVMTI_ERROR_OUT_OF_MEMORY;
+    return;
+  }
+  memcpy(copy, list, sizeof(fref) * n);
+  fields(w, idx, ref, copy, n, kind);
+  free(copy);
+}
+
+/* A class object's references: its loader, superclass, interfaces and static fields. */
+static void follow_class_object(walk *w, int64_t idx, ddmc_class self, ddmc__jref_info *info) {
+  if (layout(w, self) != 0) {
+    w->err = JVMTI_ERROR_OUT_OF_MEMORY;
+    return;
+  }
+  ddmc_class_info ci;
+  memset(&ci, 0, sizeof(ci));
+  if (w->ops->class_info(w->od, self, &ci) == 0) {
+    if (ci.loader) report(w, JVMTI_HEAP_REFERENCE_CLASS_LOADER, info, idx, ci.loader);
+    if (ci.superclass) {
+      kinfo *s = kget(w, ci.superclass);
+      if (s) report(w, JVMTI_HEAP_REFERENCE_SUPERCLASS, info, idx, s->class_object);
+    }
+    for (uint32_t i = 0; w->ops->class_interface && i < ci.ninterfaces && i < DDMC__JV_MAX_INTERFACES; i++) {
+      ddmc_class itf = 0;
+      if (w->ops->class_interface(w->od, self, i, &itf) != 0) continue;
+      kinfo *s = kget(w, itf);
+      if (s) report(w, JVMTI_HEAP_REFERENCE_INTERFACE, info, idx, s->class_object);
+    }
+  }
+  kinfo *sk = kget(w, self);
+  if (sk) fields_copied(w, idx, 0, sk->stat, sk->nstat, JVMTI_HEAP_REFERENCE_STATIC_FIELD);
+}
+
+/* A reference array's elements, a bounded batch at a time. */
+static void follow_elements(walk *w, int64_t idx, const objrec *o, ddmc__jref_info *info) {
+  if (w->ops->array_get == NULL) return;
+  enum { BATCH = 256 };
+  ddmc_value v[BATCH];
+  for (int32_t first = 0; first < o->length && !w->abort && !w->err; first += BATCH) {
+    int32_t n = o->length - first < BATCH ? o->length - first : BATCH;
+    if (w->ops->array_get(w->od, o->ref, first, n, v) != 0) return;
+    for (int32_t i = 0; i < n; i++) {
+      info->index = first + i;
+      report(w, JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT, info, idx, v[i].u.l);
+    }
+  }
+}
+
 /* Everything object idx refers to. */
 static void follow(walk *w, int64_t idx) {
   objrec o = w->objs[idx];
@@ -530,51 +586,12 @@ static void follow(walk *w, int64_t idx) {
   char elem = k->elem;
   report(w, JVMTI_HEAP_REFERENCE_CLASS, &info, idx, k->class_object);
   ddmc_class self = class_for(w, o.ref);
-  if (self != 0) { /* a class object: its class's references */
-    if (layout(w, self) != 0) {
-      w->err = JVMTI_ERROR_OUT_OF_MEMORY;
-      return;
-    }
-    ddmc_class_info ci;
-    memset(&ci, 0, sizeof(ci));
-    if (w->ops->class_info(w->od, self, &ci) == 0) {
-      if (ci.loader) report(w, JVMTI_HEAP_REFERENCE_CLASS_LOADER, &info, idx, ci.loader);
-      if (ci.superclass) {
-        kinfo *s = kget(w, ci.superclass);
-        if (s) report(w, JVMTI_HEAP_REFERENCE_SUPERCLASS, &info, idx, s->class_object);
-      }
-      for (uint32_t i = 0; w->ops->class_interface && i < ci.ninterfaces && i < 1024; i++) {
-        ddmc_class itf = 0;
-        if (w->ops->class_interface(w->od, self, i, &itf) != 0) continue;
-        kinfo *s = kget(w, itf);
-        if (s) report(w, JVMTI_HEAP_REFERENCE_INTERFACE, &info, idx, s->class_object);
-      }
-    }
-    kinfo *sk = kget(w, self);
-    if (sk && sk->nstat) {
-      uint32_t n = sk->nstat;
-      fref *copy = malloc(sizeof(fref) * n); /* the cache may move under report() */
-      if (copy == NULL) {
-        w->err = JVMTI_ERROR_OUT_OF_MEMORY;
-        return;
-      }
-      memcpy(copy, sk->stat, sizeof(fref) * n);
-      fields(w, idx, 0, copy, n, JVMTI_HEAP_REFERENCE_STATIC_FIELD);
-      free(copy);
-    }
+  if (self != 0) {
+    follow_class_object(w, idx, self, &info);
     return;
   }
-  if (o.length >= 0) { /* an array */
-    if (elem != 'L' || w->ops->array_get == NULL) return;
-    ddmc_value v[256];
-    for (int32_t first = 0; first < o.length && !w->abort && !w->err; first += 256) {
-      int32_t n = o.length - first < 256 ? o.length - first : 256;
-      if (w->ops->array_get(w->od, o.ref, first, n, v) != 0) return;
-      for (int32_t i = 0; i < n; i++) {
-        info.index = first + i;
-        report(w, JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT, &info, idx, v[i].u.l);
-      }
-    }
+  if (o.length >= 0) {
+    if (elem == 'L') follow_elements(w, idx, &o, &info);
     return;
   }
   if (layout(w, o.cls) != 0) {
@@ -582,17 +599,7 @@ static void follow(walk *w, int64_t idx) {
     return;
   }
   k = kget(w, o.cls);
-  if (k && k->ninst) {
-    uint32_t n = k->ninst;
-    fref *copy = malloc(sizeof(fref) * n);
-    if (copy == NULL) {
-      w->err = JVMTI_ERROR_OUT_OF_MEMORY;
-      return;
-    }
-    memcpy(copy, k->inst, sizeof(fref) * n);
-    fields(w, idx, o.ref, copy, n, JVMTI_HEAP_REFERENCE_FIELD);
-    free(copy);
-  }
+  if (k) fields_copied(w, idx, o.ref, k->inst, k->ninst, JVMTI_HEAP_REFERENCE_FIELD);
 }
 
 /* Roots are gathered first (the VM's visit must not wait for the agent), then reported. */
