@@ -371,98 +371,100 @@ int ddmc_dbg_active(const ddmc_vm *vm) {
   return d != NULL && atomic_load_explicit(&d->connected, memory_order_relaxed);
 }
 
-static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
-  ddmc__dbg *d = enter_thread(vm, thread);
-  if (d == NULL) return DDMC_ENOTCONN;
+/* The skeleton every post shares: wait while the debugger holds the thread, enter (NULL when no
+ * debugger is connected), a composite and the request snapshot; then deliver what was collected. */
+typedef struct post_scope {
+  ddmc__dbg *d;
+  uint32_t thread;
   composite c;
-  comp_init(d, &c);
+  ddmc__snap *s; /* NULL: no snapshot (out of memory): nothing matches */
+} post_scope;
+
+static int scope_open(post_scope *p, ddmc_vm *vm, uint32_t thread) {
+  p->d = enter_thread(vm, thread);
+  if (p->d == NULL) return DDMC_ENOTCONN;
+  p->thread = thread;
+  comp_init(p->d, &p->c);
+  p->s = ddmc__snap_get(p->d);
+  return 0;
+}
+
+static int scope_close(post_scope *p) {
+  ddmc__snap_put(p->d, p->s);
+  return deliver(p->d, p->thread, &p->c);
+}
+
+static void scope_collect(post_scope *p, int kind, const basket *b, encode_fn enc, const void *arg) {
+  if (p->s != NULL) collect(p->d, p->s, kind, b, &p->c, enc, arg);
+}
+
+static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
+  post_scope p;
+  if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   uint64_t tid;
-  if (atomic_load(&d->want[kind]) > 0 && ddmc__thr_id(d, thread, &tid) == 0) {
+  if (wants(p.d, kind) && ddmc__thr_id(p.d, thread, &tid) == 0) {
     basket b = {.thread = thread};
-    ddmc__snap *s = ddmc__snap_get(d);
-    collect(d, s, kind, &b, &c, enc_thread, &tid);
-    ddmc__snap_put(d, s);
+    scope_collect(&p, kind, &b, enc_thread, &tid);
   }
-  return deliver(d, thread, &c);
+  return scope_close(&p);
 }
 
 static int post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
-  ddmc__dbg *d = enter_thread(vm, thread);
-  if (d == NULL) return DDMC_ENOTCONN;
-  composite c;
-  comp_init(d, &c);
+  post_scope p;
+  if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
+  ddmc__dbg *d = p.d;
   prep_arg a = {0, NULL, 0};
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
-  if (atomic_load(&d->want[DDMC_EV_CLASS_PREPARE]) > 0 && ddmc__cls_get(d, cls, &a.cls) == 0 &&
+  if (wants(d, DDMC_EV_CLASS_PREPARE) && ddmc__cls_get(d, cls, &a.cls) == 0 &&
       DDMC__DBG_CALL(d, class_info, cls, &info) == 0) {
     a.status = info.status;
     if (ddmc__thr_id(d, thread, &a.thread_id) != 0) a.thread_id = 0;
     basket b = {.thread = thread, .cls = cls};
-    ddmc__snap *s = ddmc__snap_get(d);
-    collect(d, s, DDMC_EV_CLASS_PREPARE, &b, &c, enc_prepare, &a);
-    ddmc__snap_put(d, s);
+    scope_collect(&p, DDMC_EV_CLASS_PREPARE, &b, enc_prepare, &a);
   }
-  return deliver(d, thread, &c);
+  return scope_close(&p);
 }
 
-static int post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
-                         unsigned flags) {
+static int post_location(ddmc__dbg *w, ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                         ddmc_ref this_obj, unsigned flags) {
   /* Nothing the debugger asked for can match (a trace's method events, a DDM-only peer): no
    * shared counter, no request lock, no thread lookup, per call. */
-  ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
-  if (w != NULL && !((flags & DDMC_POST_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) &&
-      !wants(w, DDMC_EV_SINGLE_STEP) && !((flags & DDMC_POST_AT_BREAKPOINT) && wants(w, DDMC_EV_BREAKPOINT)))
+  if (!((flags & DDMC_POST_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) && !wants(w, DDMC_EV_SINGLE_STEP) &&
+      !((flags & DDMC_POST_AT_BREAKPOINT) && wants(w, DDMC_EV_BREAKPOINT)))
     return not_wanted(w, thread);
-  ddmc__dbg *d = enter_thread(vm, thread);
-  if (d == NULL) return DDMC_ENOTCONN;
-  composite c;
-  comp_init(d, &c);
-  ddmc__snap *s = ddmc__snap_get(d);
-  if (s != NULL) {
-    loc_arg a = {0, loc, NULL};
-    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
-    if (ddmc__thr_id(d, thread, &a.thread_id) == 0) {
-      if (flags & DDMC_POST_METHOD_ENTRY) collect(d, s, DDMC_EV_METHOD_ENTRY, &b, &c, enc_location, &a);
-      collect(d, s, DDMC_EV_SINGLE_STEP, &b, &c, enc_location, &a);
-      if (flags & DDMC_POST_AT_BREAKPOINT) collect(d, s, DDMC_EV_BREAKPOINT, &b, &c, enc_location, &a);
-    }
-    ddmc__snap_put(d, s);
+  post_scope p;
+  if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
+  loc_arg a = {0, loc, NULL};
+  basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
+  if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
+    if (flags & DDMC_POST_METHOD_ENTRY) scope_collect(&p, DDMC_EV_METHOD_ENTRY, &b, enc_location, &a);
+    scope_collect(&p, DDMC_EV_SINGLE_STEP, &b, enc_location, &a);
+    if (flags & DDMC_POST_AT_BREAKPOINT) scope_collect(&p, DDMC_EV_BREAKPOINT, &b, enc_location, &a);
   }
-  return deliver(d, thread, &c);
+  return scope_close(&p);
 }
 
-static int post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
-                            const ddmc_value *ret) {
-  ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
-  if (w != NULL && !wants(w, DDMC_EV_METHOD_EXIT) && !wants(w, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE))
-    return not_wanted(w, thread);
-  ddmc__dbg *d = enter_thread(vm, thread);
-  if (d == NULL) return DDMC_ENOTCONN;
-  composite c;
-  comp_init(d, &c);
-  ddmc__snap *s = ddmc__snap_get(d);
-  if (s != NULL) {
-    loc_arg a = {0, loc, ret};
-    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
-    if (ddmc__thr_id(d, thread, &a.thread_id) == 0) {
-      collect(d, s, DDMC_EV_METHOD_EXIT, &b, &c, enc_location, &a);
-      collect(d, s, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, &b, &c, enc_location, &a);
-    }
-    ddmc__snap_put(d, s);
+static int post_method_exit(ddmc__dbg *w, ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                            ddmc_ref this_obj, const ddmc_value *ret) {
+  if (!wants(w, DDMC_EV_METHOD_EXIT) && !wants(w, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE)) return not_wanted(w, thread);
+  post_scope p;
+  if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
+  loc_arg a = {0, loc, ret};
+  basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
+  if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
+    scope_collect(&p, DDMC_EV_METHOD_EXIT, &b, enc_location, &a);
+    scope_collect(&p, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, &b, enc_location, &a);
   }
-  return deliver(d, thread, &c);
+  return scope_close(&p);
 }
 
 static int post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                           ddmc_ref exception, const ddmc_location *catch_loc) {
-  ddmc__dbg *d = enter_thread(vm, thread);
-  if (d == NULL) return DDMC_ENOTCONN;
-  composite c;
-  comp_init(d, &c);
-  ddmc__snap *s = ddmc__snap_get(d);
+  post_scope p;
+  if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   ddmc_class ec = 0;
-  if (s != NULL && DDMC__DBG_CALL(d, object_class, exception, &ec) == 0) {
+  if (p.s != NULL && DDMC__DBG_CALL(p.d, object_class, exception, &ec) == 0) {
     exc_arg a = {0, loc, catch_loc, exception};
     basket b = {.thread = thread,
                 .loc = loc,
@@ -471,22 +473,17 @@ static int post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc
                 .this_obj = this_obj,
                 .exc_cls = ec,
                 .caught = catch_loc != NULL};
-    if (ddmc__thr_id(d, thread, &a.thread_id) == 0) collect(d, s, DDMC_EV_EXCEPTION, &b, &c, enc_exception, &a);
+    if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) scope_collect(&p, DDMC_EV_EXCEPTION, &b, enc_exception, &a);
   }
-  ddmc__snap_put(d, s);
-  return deliver(d, thread, &c);
+  return scope_close(&p);
 }
 
 static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
                       ddmc_ref this_obj, ddmc_class cls, uint32_t field, ddmc_ref object, const ddmc_value *value) {
-  ddmc__dbg *d = enter_thread(vm, thread);
-  if (d == NULL) return DDMC_ENOTCONN;
-  composite c;
-  comp_init(d, &c);
-  ddmc__snap *s = ddmc__snap_get(d);
+  post_scope p;
+  if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   field_arg a = {0, loc, NULL, field, object, value};
-  if (s != NULL && ddmc__cls_get(d, cls, &a.cls) == 0 && field < a.cls->nfields &&
-      ddmc__thr_id(d, thread, &a.thread_id) == 0) {
+  if (ddmc__cls_get(p.d, cls, &a.cls) == 0 && field < a.cls->nfields && ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
     basket b = {.thread = thread,
                 .loc = loc,
                 .depth = depth,
@@ -494,10 +491,9 @@ static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_locatio
                 .this_obj = this_obj,
                 .field_cls = cls,
                 .field = field};
-    collect(d, s, kind, &b, &c, enc_field, &a);
+    scope_collect(&p, kind, &b, enc_field, &a);
   }
-  ddmc__snap_put(d, s);
-  return deliver(d, thread, &c);
+  return scope_close(&p);
 }
 
 /* ---- monitor events (43-46): thread, the monitor's object (tagged), the location, then the
@@ -522,22 +518,17 @@ static int enc_monitor(ddmc__dbg *d, composite *c, int kind, const void *arg) {
   return rc;
 }
 
-static int post_monitor(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
+static int post_monitor(ddmc__dbg *w, ddmc_vm *vm, int kind, uint32_t thread, const ddmc_location *loc, int32_t depth,
                         ddmc_ref object, int64_t extra) {
-  ddmc__dbg *w = vm != NULL ? ddmc__vm_dbg(vm) : NULL;
-  if (w != NULL && !wants(w, kind)) return not_wanted(w, thread);
-  ddmc__dbg *d = enter_thread(vm, thread);
-  if (d == NULL) return DDMC_ENOTCONN;
-  composite c;
-  comp_init(d, &c);
-  ddmc__snap *s = ddmc__snap_get(d);
+  if (!wants(w, kind)) return not_wanted(w, thread);
+  post_scope p;
+  if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   monitor_arg a = {0, loc, object, extra};
-  if (s != NULL && ddmc__thr_id(d, thread, &a.thread_id) == 0) {
+  if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
     basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = object};
-    collect(d, s, kind, &b, &c, enc_monitor, &a);
+    scope_collect(&p, kind, &b, enc_monitor, &a);
   }
-  ddmc__snap_put(d, s);
-  return deliver(d, thread, &c);
+  return scope_close(&p);
 }
 
 static int post_vm_death(ddmc_vm *vm, int timeout_ms) {
@@ -584,20 +575,19 @@ static void dbg_visit_roots(ddmc_vm *vm, void *ud, ddmc_root_visit_fn fn, void *
  * its part may park the thread. */
 
 static int dbg_post(ddmc_vm *vm, void *ud, const ddmc__hub_event *ev) {
-  (void)ud;
+  ddmc__dbg *d = ud;
   switch (ev->what) {
     case DDMC__HUB_THREAD_START:
     case DDMC__HUB_THREAD_DEATH: return post_thread(vm, ev->thread, ev->kind);
     case DDMC__HUB_CLASS_PREPARE: return post_class_prepare(vm, ev->thread, ev->cls);
-    case DDMC__HUB_LOCATION: return post_location(vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->flags);
-    case DDMC__HUB_METHOD_EXIT:
-      return post_method_exit(vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->value);
+    case DDMC__HUB_LOCATION: return post_location(d, vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->flags);
+    case DDMC__HUB_METHOD_EXIT: return post_method_exit(d, vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->value);
     case DDMC__HUB_EXCEPTION:
       return post_exception(vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->object, ev->catch_loc);
     case DDMC__HUB_FIELD:
       return post_field(vm, ev->kind, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->cls, ev->field, ev->object,
                         ev->value);
-    case DDMC__HUB_MONITOR: return post_monitor(vm, ev->kind, ev->thread, ev->loc, ev->depth, ev->object, ev->extra);
+    case DDMC__HUB_MONITOR: return post_monitor(d, vm, ev->kind, ev->thread, ev->loc, ev->depth, ev->object, ev->extra);
     case DDMC__HUB_VM_DEATH: return post_vm_death(vm, (int)ev->extra);
     case DDMC__HUB_METHOD_UNWIND:
     case DDMC__HUB_EXCEPTION_CATCH: return DDMC_ENOTCONN; /* JDWP has no such events */
