@@ -4,13 +4,14 @@
  * The library owns the JavaVM, the JNIEnv and jvmtiEnv function tables (slot for slot as in
  * JDK 17's headers; the library itself needs no JDK header), agent loading, phases,
  * capabilities, raw monitors, handles (jobject), jmethodID / jfieldID and event delivery. It
- * reaches the VM only through the debugger bridge (ddmc_vm_bridge, debugger.h) and the VM's
- * DDM ops, and takes events from the same ddmc_post_* calls the VM makes for a JDWP
- * debugger: one bridge and one event path, two clients. A VM needs ddmc_dbg_attach (its
- * ddmc_vm need not be started: an agent works without JDWP).
+ * reaches the VM only through the VM bridge (ddmc_vm_bridge, bridge.h) and the VM's DDM ops,
+ * and takes events from the same ddmc_post_* calls (events.h) the VM makes for a JDWP debugger:
+ * one bridge and one event hub, several clients. A VM needs ddmc_vm_set_bridge (its ddmc_vm need
+ * not be started, and the debugger need not be enabled: an agent works without JDWP).
  *
  * The VM's part, in order (examples/minivm/agent_bridge.c is the worked example):
- *   1. ddmc_vm_new, ddmc_dbg_attach (ddmc_vm_start only when JDWP is wanted);
+ *   1. ddmc_vm_new, ddmc_vm_set_bridge (ddmc_dbg_enable and ddmc_vm_start only when JDWP is
+ *      wanted);
  *   2. ddmc_agent_set_property for the properties agents read (java.vm.name, ...);
  *   3. ddmc_agent_load for each -agentpath / -agentlib, in command-line order (Agent_OnLoad runs
  *      in the OnLoad phase); a non-zero return ends start-up;
@@ -26,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bridge.h"
 #include "export.h"
 #include "vm.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The JDWP debugger: command sets 1-17 and the composite Event 64/100, answered by the library for
+/* The JDWP debugger: command sets 1-18 and the composite Event 64/100, answered by the library for
  * any JDWP debugger (jdb, IntelliJ, Eclipse) through the VM bridge (bridge.h), with the events the
  * VM's threads report (events.h).
  *
@@ -28,7 +28,7 @@
 
 DDMC_BEGIN_DECLS
 
-/* Answers command sets 1-17 through the bridge (ddmc_vm_set_bridge first); anything the debugger
+/* Answers command sets 1-18 through the bridge (ddmc_vm_set_bridge first); anything the debugger
  * does not handle still reaches ddmc_vm_ops.jdwp_command. Before ddmc_vm_start. Returns 0,
  * DDMC_ENOMEM, DDMC_ESTATE (no bridge, started, or twice). Thread: the VM's init thread. */
 DDMC_EXTERN int ddmc_dbg_enable(ddmc_vm *vm);

@@ -165,6 +165,19 @@ typedef int (*ddmc_gc_is_live_fn)(void *arg, uint64_t *ref);
 DDMC_EXTERN int ddmc_gc_sweep(ddmc_vm *vm, ddmc_gc_is_live_fn is_live, void *arg);
 
 
+/* ---- Allocations: JVM TI's VMObjectAlloc. The allocation flag (ddmc_alloc_tracking_flag,
+ * profile.h) is also non-zero while an agent wants VMObjectAlloc events; the VM's allocation hook then calls this as well, once per allocation,
+ * right after ddmc_alloc_record (whose DDMC_ESTATE then only means REAE is off): obj is the new
+ * object (not reachable yet: nothing may collect until the call returns), cls its class as
+ * ddmc_alloc_record names it, bytes its size, by_vm non-zero when the VM made it itself rather
+ * than the program's bytecode (a string or an exception the VM creates, a class object, a
+ * thread's objects...). Only by_vm objects become events; each agent's callback runs on the
+ * allocating thread (thread 0: outside any VM thread), which does not park meanwhile: an
+ * agent there must neither allocate nor wait for a collection. Returns 0 (also when nobody wants
+ * it: one or two atomic loads) or DDMC_EINVAL. Thread: the allocating thread. */
+DDMC_EXTERN int ddmc_alloc_object(ddmc_vm *vm, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes,
+                                  int by_vm);
+
 DDMC_END_DECLS
 
 #endif

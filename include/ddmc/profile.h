@@ -4,9 +4,9 @@
  * The library answers every one of these chunks itself and advertises in FEAT exactly the
  * profiling features the VM's bridge makes possible. What the VM provides:
  *
- * - Names. Class, method and file names, signatures and line numbers come through the debugger
- *   bridge (debugger.h: class_info, method_info, line_table), the one reflective bridge of the
- *   library: allocation tracking and method tracing need ddmc_dbg_attach. Strings reach the
+ * - Names. Class, method and file names, signatures and line numbers come through the VM bridge
+ *   (bridge.h: class_info, method_info, line_table), the one reflective bridge of the library:
+ *   allocation tracking and method tracing need ddmc_vm_set_bridge, not the debugger. Strings reach the
  *   peer as the shipped formats carry them (REAL: VM descriptors in three string tables; traces:
  *   dotted class names in the key section).
  *
@@ -15,7 +15,7 @@
  *   off the VM pays one predictable branch: ddmc_alloc_tracking() is an inline read of a flag the
  *   library owns.
  *
- * - Method entry and exit. Nothing beyond the debugger's event path: while a trace runs the
+ * - Method entry and exit. Nothing beyond the event hub (events.h): while a trace runs the
  *   library turns the VM's method events on (ddmc_vm_bridge.set_method_events, shared with the
  *   debugger's METHOD_ENTRY/EXIT requests) and the VM's ddmc_post_location(...,
  *   DDMC_POST_METHOD_ENTRY) and ddmc_post_method_exit calls feed the trace. A method left by
@@ -42,7 +42,7 @@
  * - Heap dumps (HPDU to a file the VM writes, HPDS streamed back as one unsolicited HPDS chunk):
  *   Android's hprof "JAVA PROFILE 1.0.3" (4-byte ids; strings, classes with fields and statics,
  *   instances, arrays, GC roots, HEAP_DUMP_INFO per heap), built by the JDWP thread through the
- *   debugger bridge's with_world_stopped, for_each_object and for_each_root (debugger.h) and
+ *   VM bridge's with_world_stopped, for_each_object and for_each_root (bridge.h) and
  *   the class and object ops it already has. The dump is built in memory while the world is
  *   stopped, at most ddmc_prof_config.hprof_max_bytes (bigger: FAIL, nothing sent), and goes to
  *   the file or the peer after the VM runs again. */
@@ -52,7 +52,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "debugger.h"
+#include "bridge.h"
+#include "events.h"
 #include "export.h"
 #include "vm.h"
 
@@ -87,19 +88,6 @@ static inline int ddmc_alloc_tracking(const int *flag) {
  * Returns 0, DDMC_ESTATE (tracking is off: the call raced with REAE 0), DDMC_EINVAL. */
 DDMC_EXTERN int ddmc_alloc_record(ddmc_vm *vm, uint32_t thread, ddmc_class cls, uint64_t bytes,
                                   const ddmc_location *frames, uint32_t nframes);
-
-/* JVM TI's VMObjectAlloc (issue 16). The flag above is also non-zero while an agent wants
- * VMObjectAlloc events; the VM's allocation hook then calls this as well, once per allocation,
- * right after ddmc_alloc_record (whose DDMC_ESTATE then only means REAE is off): obj is the new
- * object (not reachable yet: nothing may collect until the call returns), cls its class as
- * ddmc_alloc_record names it, bytes its size, by_vm non-zero when the VM made it itself rather
- * than the program's bytecode (a string or an exception the VM creates, a class object, a
- * thread's objects...). Only by_vm objects become events; each agent's callback runs on the
- * allocating thread (thread 0: outside any VM thread), which does not park meanwhile: an
- * agent there must neither allocate nor wait for a collection. Returns 0 (also when nobody wants
- * it: one or two atomic loads) or DDMC_EINVAL. Thread: the allocating thread. */
-DDMC_EXTERN int ddmc_alloc_object(ddmc_vm *vm, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes,
-                                  int by_vm);
 
 /* ---- Configuration, before ddmc_vm_start. */
 typedef struct ddmc_prof_config {
