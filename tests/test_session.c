@@ -52,7 +52,7 @@ static void test_helo_roundtrip(void **state) {
   assert_string_equal(helo.pkg_name, "com.example");
   assert_int_equal(helo.truncated, 0);
   /* The library's profiling features first (the fake VM lists threads and stacks: it can be
-   * sampled; it has no debugger bridge, so no method tracing), then the VM's own. */
+   * sampled; it has no VM bridge, so no method tracing), then the VM's own. */
   assert_int_equal(helo.n_features, 3);
   assert_string_equal(helo.features[0], "method-sample-profiling");
   assert_string_equal(helo.features[1], "feature-one");

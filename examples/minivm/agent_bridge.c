@@ -1,5 +1,5 @@
 /* JVM TI agents in minivm: -agentpath / -agentlib, and the lifecycle calls of include/ddmc/agent.h.
- * libddmc owns JVM TI itself (tables, phases, events through the debugger bridge); this file only
+ * libddmc owns JVM TI itself (tables, phases, events through the VM bridge); this file only
  * finds the libraries, passes them to ddmc_agent_load in command-line order, and tells the
  * library when the VM starts, runs the program and dies.
  *

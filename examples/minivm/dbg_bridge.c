@@ -55,7 +55,7 @@ static int jdwp_error(int rc) {
   }
 }
 
-/* Every op gets this bridge as its vm_data (ddmc_dbg_attach's third argument). */
+/* Every op gets this bridge as its vm_data (ddmc_vm_set_bridge's third argument). */
 /* For the ops that visit: a visitor's non-zero return stops the walk and is not an error. */
 static int visit_rc(int rc) { return rc > 0 ? 0 : jdwp_error(rc); }
 

@@ -13,8 +13,8 @@
 
 typedef struct dbg_bridge dbg_bridge;
 
-/* ddmc_dbg_attach with minivm's ops, and mvm_dbg_set_hooks. The program is loaded and its main
- * thread prepared (mvm_prepare_main). Returns NULL after printing why. */
+/* ddmc_vm_set_bridge with minivm's ops (the bridge every client uses), ddmc_dbg_enable, and
+ * mvm_dbg_set_hooks. The program is loaded and its main thread prepared (mvm_prepare_main). Returns NULL after printing why. */
 dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm);
 /* A program thread started (ThreadStart): from the VM's thread_start hook, on the new thread.
  * Not for main (VM_START names it) nor for attached threads. NULL-safe. */

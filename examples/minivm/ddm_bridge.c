@@ -332,7 +332,7 @@ int ddm_bridge_create(ddm_bridge *b, mvm_vm *vm) {
     ddmc_vm_free(d);
     return -1;
   }
-  /* Allocation tracking; tracing and sampling come with the debugger bridge and the ops above. */
+  /* Allocation tracking; tracing and sampling come with the VM bridge and the ops above. */
   if (prof_bridge_attach(d, vm) != 0) {
     fprintf(stderr, "minivm: JDWP: out of memory\n");
     ddmc_vm_free(d);

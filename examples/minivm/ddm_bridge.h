@@ -19,7 +19,7 @@ void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out);
  * prints where JDWP listens. The program is loaded and mvm_prepare_main done (with suspend=y a
  * debugger sees the main thread before it runs). Returns 0 or -1 (message printed). */
 int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm);
-/* The first half of start: ddmc_vm_new, ident, the debugger bridge, allocation tracking, without
+/* The first half of start: ddmc_vm_new, ident, the VM bridge, allocation tracking, without
  * starting JDWP (agents need the bridge; JDWP only when asked for). start calls it if not done. */
 int ddm_bridge_create(ddm_bridge *b, mvm_vm *vm);
 /* Hooks reach an instance that was created but will not be started (agents without JDWP). */

@@ -1,7 +1,7 @@
 /* Heap dumps for minivm: the three ddmc_vm_bridge that give libddmc the whole heap
  * (with_world_stopped, for_each_object, for_each_root) over the core's mvm_heap_dump.h. With
  * them libddmc answers HPDU and HPDS and lists hprof-heap-dump(-streaming) in FEAT.
- * dbg_bridge.c adds them to its ops table before ddmc_dbg_attach. */
+ * dbg_bridge.c adds them to the bridge it installs with ddmc_vm_set_bridge. */
 #ifndef MINIVM_HPROF_BRIDGE_H
 #define MINIVM_HPROF_BRIDGE_H
 

@@ -404,7 +404,7 @@ __attribute__((noinline, cold)) static int throw_exc(mvm_thread *t, mvm_ref exc,
 static int waitdbg(mvm_thread *t) {
   mvm_vm *vm = t->vm;
   mvm_set_status(t, MVM_TS_VMWAIT);
-  /* Without a debugger bridge there is nobody to wait for, as on a VM without JDWP. */
+  /* Without a VM bridge there is nobody to wait for, as on a VM without JDWP. */
   if (vm->hooks.wait_for_debugger && !atomic_load(&vm->shutdown)) vm->hooks.wait_for_debugger(vm->hooks.ud);
   mvm_set_status(t, MVM_TS_RUNNING);
   return atomic_load(&vm->shutdown) ? -1 : 0;

@@ -92,7 +92,7 @@ int main(int argc, char **argv) {
   /* The main thread exists before JDWP starts: with suspend=y the debugger's VM_START names it
    * and holds it before its first instruction. */
   if (mvm_prepare_main(vm)) return 1;
-  /* Agents load into the libddmc instance (the debugger bridge they are built on) before JDWP
+  /* Agents load into the libddmc instance (the VM bridge they are built on) before JDWP
    * starts; without -agentlib:jdwp the instance is never started. */
   if (agent_bridge_count(agents)) {
     if (ddm_bridge_create(bridge, vm) || agent_bridge_load(agents, ddm_bridge_ddmc(bridge))) return 1;

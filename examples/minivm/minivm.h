@@ -1,6 +1,6 @@
 /* minivm core API: what main.c, ddm_bridge.c and the unit tests use.
  *
- * minivm_core knows nothing about libddmc. Everything a debugger bridge needs goes through this
+ * minivm_core knows nothing about libddmc. Everything a VM bridge needs goes through this
  * header: hooks the VM calls at thread start/end/rename, app-name changes, wait-for-debugger and
  * the two GC phases, plus read-only enumeration of threads, stacks and both heaps. The bridge
  * (ddm_bridge.c) adapts these to ddmc_vm_ops; the tests call them directly. */

@@ -1,6 +1,6 @@
 /* minivm's allocations into libddmc's allocation tracker (REAE/REAL). The core calls on_alloc,
  * only while the library's tracking flag is up, on the allocating thread: the record names the
- * new object's type as the debugger bridge does (so REAL's class names come from the same
+ * new object's type as the VM bridge does (so REAL's class names come from the same
  * reflective bridge) and the thread's frames as (class, method, pc), resolved to names and lines
  * only when a peer asks for the report. */
 #include <stdlib.h>

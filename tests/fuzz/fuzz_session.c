@@ -27,7 +27,7 @@ static const uint32_t kTypes[] = {
     DDMC_FOURCC('H', 'P', 'G', 'C'), DDMC_FOURCC('H', 'P', 'S', 'G'), DDMC_FOURCC('N', 'H', 'S', 'G'),
     DDMC_FOURCC('E', 'X', 'I', 'T'), DDMC_FOURCC('D', 'B', 'G', 'D'), DDMC_FOURCC('Z', 'L', 'I', 'B'),
     DDMC_FOURCC('A', 'P', 'N', 'M'), DDMC_FOURCC('W', 'A', 'I', 'T'), DDMC_FOURCC('X', 'X', 'X', 'X'),
-    /* Profiling (no debugger bridge here: allocation tracking and method tracing answer FAIL;
+    /* Profiling (no VM bridge here: allocation tracking and method tracing answer FAIL;
      * sampling runs). Not MPRS: it writes a file wherever its payload says. */
     DDMC_FOURCC('R', 'E', 'A', 'E'), DDMC_FOURCC('R', 'E', 'A', 'Q'), DDMC_FOURCC('R', 'E', 'A', 'L'),
     DDMC_FOURCC('M', 'P', 'S', 'S'), DDMC_FOURCC('M', 'P', 'S', 'E'), DDMC_FOURCC('S', 'P', 'S', 'S'),
