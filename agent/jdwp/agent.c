@@ -21,6 +21,9 @@ static void JNICALL on_vm_init(jvmtiEnv *ti, JNIEnv *env, jthread thread) {
   ja.main_thread = (uint32_t)ja_ref(env, thread);
   ja_ddm_ident();
   atomic_store_explicit(&ja.live, 1, memory_order_release);
+  /* With suspend=y, VM_START stops main here: at the gate where this callback returns, before
+   * its first instruction. */
+  uint32_t id = ja_callback_enter(env, thread);
   int rc = ddmc_vm_start(ja.vm);
   if (rc != 0) {
     /* As the JDK's agent does when its transport cannot start: the VM does not run unobserved. */
@@ -28,6 +31,7 @@ static void JNICALL on_vm_init(jvmtiEnv *ti, JNIEnv *env, jthread thread) {
     fflush(NULL);
     exit(2);
   }
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_vm_death(jvmtiEnv *ti, JNIEnv *env) {

@@ -27,22 +27,78 @@ int ja_breakpoint_at(jmethodID m, jlocation l) {
   return found;
 }
 
+/* Suspension. A thread that runs one of the agent's callbacks is in native code, where HotSpot's
+ * SuspendThread does not stop it: it stops at its next JNI or JVM TI call instead. Inside a
+ * callback that call may come while it holds a lock of libddmc (an event that suspends every
+ * thread enumerates them under the library's suspension lock), and the JDWP thread that would
+ * resume it waits for that lock: a deadlock. So a thread inside a callback is never suspended
+ * through JVM TI: it is "gated", and stops on the agent's condition variable where its outermost
+ * callback returns, before it runs bytecode again, until resume_thread opens the gate. A thread
+ * JVM TI suspended just as it entered a callback converts to the gate at once. Threads outside
+ * callbacks are suspended by JVM TI as usual. One lock for all threads: a leaf, never held across
+ * a call into libddmc. */
+static pthread_mutex_t sus_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sus_cv = PTHREAD_COND_INITIALIZER;
+
+uint32_t ja_callback_enter(JNIEnv *env, jthread t) {
+  uint32_t id = (uint32_t)ja_ref(env, t);
+  ja_entry *e = ja_entry_of(id);
+  if (e == NULL) return 0;
+  pthread_mutex_lock(&sus_mu);
+  if (e->in_callback++ == 0 && e->ti_suspended) {
+    (*ja.ti)->ResumeThread(ja.ti, t);
+    e->ti_suspended = 0;
+    e->gated = 1;
+  }
+  pthread_mutex_unlock(&sus_mu);
+  return id;
+}
+
+void ja_callback_leave(uint32_t id) {
+  ja_entry *e = ja_entry_of(id);
+  if (e == NULL) return;
+  pthread_mutex_lock(&sus_mu);
+  if (--e->in_callback == 0)
+    while (e->gated) pthread_cond_wait(&sus_cv, &sus_mu);
+  pthread_mutex_unlock(&sus_mu);
+}
+
 static int suspend_thread(void *vd, uint32_t thread) {
-  jthread t = ja_thread(thread);
-  if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
-  jvmtiError e = (*ja.ti)->SuspendThread(ja.ti, t);
-  /* Already suspended (by another agent): stopped all the same. A thread that has ended is no
-   * longer running anything to stop. */
-  if (e == JVMTI_ERROR_THREAD_SUSPENDED || e == JVMTI_ERROR_THREAD_NOT_ALIVE) return 0;
-  return ja_err(e);
+  ja_entry *e = ja_entry_of(thread);
+  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  jvmtiError r = JVMTI_ERROR_NONE;
+  pthread_mutex_lock(&sus_mu);
+  if (e->in_callback > 0) {
+    e->gated = 1;
+  } else if (!e->ti_suspended && !e->gated) {
+    /* The target may be about to take sus_mu in ja_callback_enter: it is in native code then,
+     * which SuspendThread does not wait for. */
+    r = (*ja.ti)->SuspendThread(ja.ti, (jthread)e->ref);
+    /* Already suspended (by another agent): stopped all the same. A thread that has ended is no
+     * longer running anything to stop. */
+    if (r == JVMTI_ERROR_NONE) e->ti_suspended = 1;
+    if (r == JVMTI_ERROR_THREAD_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
+  }
+  pthread_mutex_unlock(&sus_mu);
+  return ja_err(r);
 }
 
 static int resume_thread(void *vd, uint32_t thread) {
-  jthread t = ja_thread(thread);
-  if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
-  jvmtiError e = (*ja.ti)->ResumeThread(ja.ti, t);
-  if (e == JVMTI_ERROR_THREAD_NOT_SUSPENDED || e == JVMTI_ERROR_THREAD_NOT_ALIVE) return 0;
-  return ja_err(e);
+  ja_entry *e = ja_entry_of(thread);
+  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  jvmtiError r = JVMTI_ERROR_NONE;
+  pthread_mutex_lock(&sus_mu);
+  if (e->ti_suspended) {
+    r = (*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref);
+    e->ti_suspended = 0;
+    if (r == JVMTI_ERROR_THREAD_NOT_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
+  }
+  if (e->gated) {
+    e->gated = 0;
+    pthread_cond_broadcast(&sus_cv);
+  }
+  pthread_mutex_unlock(&sus_mu);
+  return ja_err(r);
 }
 
 /* A thread parked inside a post call is inside a JVM TI callback: in native code, which HotSpot's

@@ -59,7 +59,8 @@ static void location_event(JNIEnv *env, jthread t, jmethodID m, jlocation l, uns
     tl_mark.pending &= ~kind;
     return;
   }
-  uint32_t id = (uint32_t)ja_ref(env, t);
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
   ja_entry *e = ja_entry_of(id);
   unsigned flags = 0, pending = 0;
   if (ja_breakpoint_at(m, l)) {
@@ -69,13 +70,15 @@ static void location_event(JNIEnv *env, jthread t, jmethodID m, jlocation l, uns
   if (e && atomic_load(&e->stepping) && kind != K_STEP) pending |= K_STEP;
   if (kind == K_ENTRY) flags |= DDMC_POST_METHOD_ENTRY;
   ddmc_location loc;
-  if (ja_location(env, m, l, &loc)) return;
-  ddmc_ref self = this_of(env, t, m, 0);
-  mark saved = {m, l, depth, pending};
-  tl_mark = saved;
-  ddmc_post_location(ja.vm, id, &loc, depth, self, flags);
-  /* A method call the debugger made while the thread was parked ran its own events. */
-  tl_mark = saved;
+  if (ja_location(env, m, l, &loc) == 0) {
+    ddmc_ref self = this_of(env, t, m, 0);
+    mark saved = {m, l, depth, pending};
+    tl_mark = saved;
+    ddmc_post_location(ja.vm, id, &loc, depth, self, flags);
+    /* A method call the debugger made while the thread was parked ran its own events. */
+    tl_mark = saved;
+  }
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_breakpoint(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
@@ -110,16 +113,18 @@ static void JNICALL on_method_exit(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethod
   ddmc_location loc;
   jmethodID top = NULL;
   if (top_location(env, t, &loc, &top) || top != m) return;
-  uint32_t id = (uint32_t)ja_ref(env, t);
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
   int32_t depth = depth_of(t);
   ddmc_ref self = this_of(env, t, m, 0);
   if (popped) {
     ddmc_post_method_unwind(ja.vm, id, &loc, depth, self);
-    return;
+  } else {
+    ddmc_value v;
+    ja_value_in(env, return_type(m), ret, &v);
+    ddmc_post_method_exit(ja.vm, id, &loc, depth, self, &v);
   }
-  ddmc_value v;
-  ja_value_in(env, return_type(m), ret, &v);
-  ddmc_post_method_exit(ja.vm, id, &loc, depth, self, &v);
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_exception(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc,
@@ -128,17 +133,21 @@ static void JNICALL on_exception(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID
   ddmc_location loc, cloc;
   if (ja_location(env, m, l, &loc)) return;
   int has_catch = catch_m && ja_location(env, catch_m, catch_l, &cloc) == 0;
-  uint32_t id = (uint32_t)ja_ref(env, t);
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
   ddmc_post_exception(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), ja_ref(env, exc),
                       has_catch ? &cloc : NULL);
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_exception_catch(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_EXCEPTION_CATCH)) return;
   ddmc_location loc;
   if (ja_location(env, m, l, &loc)) return;
-  ddmc_post_exception_catch(ja.vm, (uint32_t)ja_ref(env, t), &loc, depth_of(t), this_of(env, t, m, 0),
-                            ja_ref(env, exc));
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_exception_catch(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), ja_ref(env, exc));
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_field_access(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
@@ -149,8 +158,10 @@ static void JNICALL on_field_access(jvmtiEnv *ti, JNIEnv *env, jthread t, jmetho
   ddmc_class c = ja_ref(env, k);
   int32_t index = ja_field_index(c, f);
   if (index < 0) return;
-  ddmc_post_field_access(ja.vm, (uint32_t)ja_ref(env, t), &loc, depth_of(t), this_of(env, t, m, 0), c,
-                         (uint32_t)index, ja_ref(env, obj));
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_field_access(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), c, (uint32_t)index, ja_ref(env, obj));
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_field_modification(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
@@ -163,23 +174,30 @@ static void JNICALL on_field_modification(jvmtiEnv *ti, JNIEnv *env, jthread t, 
   if (index < 0) return;
   ddmc_value v;
   ja_value_in(env, sig == '[' ? 'L' : sig, nv, &v);
-  ddmc_post_field_modification(ja.vm, (uint32_t)ja_ref(env, t), &loc, depth_of(t), this_of(env, t, m, 0), c,
-                               (uint32_t)index, ja_ref(env, obj), &v);
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_field_modification(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), c, (uint32_t)index,
+                               ja_ref(env, obj), &v);
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_class_prepare(jvmtiEnv *ti, JNIEnv *env, jthread t, jclass k) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_CLASS_PREPARE)) return;
-  ddmc_post_class_prepare(ja.vm, (uint32_t)ja_ref(env, t), ja_ref(env, k));
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_class_prepare(ja.vm, id, ja_ref(env, k));
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_thread_start(jvmtiEnv *ti, JNIEnv *env, jthread t) {
-  uint32_t id = (uint32_t)ja_ref(env, t);
   if (ja_thread_is_internal()) { /* ja_env attaching a thread of libddmc */
-    ja_entry *e = ja_entry_of(id);
+    ja_entry *e = ja_entry_of(ja_ref(env, t));
     if (e) atomic_store(&e->internal, 1);
     return;
   }
   if (!atomic_load(&ja.live)) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
   jvmtiThreadInfo info;
   memset(&info, 0, sizeof info);
   if ((*ja.ti)->GetThreadInfo(ja.ti, t, &info) == JVMTI_ERROR_NONE) {
@@ -187,13 +205,16 @@ static void JNICALL on_thread_start(jvmtiEnv *ti, JNIEnv *env, jthread t) {
     if (info.name) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)info.name);
   }
   ddmc_post_thread_start(ja.vm, id);
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_thread_end(jvmtiEnv *ti, JNIEnv *env, jthread t) {
   if (quiet()) return;
-  uint32_t id = (uint32_t)ja_ref(env, t);
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
   ddmc_post_thread_death(ja.vm, id);
   ddmc_notify_thread_end(ja.vm, id);
+  ja_callback_leave(id);
 }
 
 static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind kind, jlong timeout, jboolean timed_out) {
@@ -201,7 +222,8 @@ static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind k
   ddmc_location loc;
   jmethodID m = NULL;
   if (top_location(env, t, &loc, &m)) return;
-  uint32_t id = (uint32_t)ja_ref(env, t);
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
   int32_t depth = depth_of(t);
   ddmc_ref self = this_of(env, t, m, 0), o = ja_ref(env, obj);
   switch (kind) {
@@ -210,6 +232,7 @@ static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind k
   case DDMC_EV_MONITOR_WAIT: ddmc_post_monitor_wait(ja.vm, id, &loc, depth, self, o, timeout); break;
   default: ddmc_post_monitor_waited(ja.vm, id, &loc, depth, self, o, timed_out); break;
   }
+  ja_callback_leave(id);
 }
 
 static void JNICALL on_contended_enter(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {

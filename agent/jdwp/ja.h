@@ -54,6 +54,10 @@ typedef struct ja_entry {
   _Atomic(ja_class *) cls;  /* members.c's description, once the object is used as a class */
   atomic_int stepping;      /* a thread: single-step events enabled for it */
   atomic_int internal;      /* a thread of the agent or of libddmc: never shown to a debugger */
+  /* Suspension of a thread (control.c), under its lock: */
+  int in_callback;          /* nesting depth of JVM TI callbacks it is running */
+  int ti_suspended;         /* stopped by JVM TI SuspendThread */
+  int gated;                /* to stop, or stopped, where its outermost callback returns */
 } ja_entry;
 
 /* The number of o (0 for NULL): made on first sight. 0 also when the table is full (2^22
@@ -132,6 +136,10 @@ void ja_bridge_threads(ddmc_vm_bridge *b);
 
 /* ---- control.c: suspension, breakpoints, steps, watches, method events, invoke, exit */
 int ja_breakpoint_at(jmethodID m, jlocation l);
+/* Around every JVM TI callback that calls into libddmc (control.c, "Suspension"): returns the
+ * thread's id (0: none, skip the event). */
+uint32_t ja_callback_enter(JNIEnv *env, jthread t);
+void ja_callback_leave(uint32_t id);
 void ja_bridge_control(ddmc_vm_bridge *b);
 
 /* ---- events.c: JVM TI callbacks feeding ddmc_post_* */
