@@ -34,7 +34,8 @@ int ja_breakpoint_at(jmethodID m, jlocation l) {
  * resume it waits for that lock: a deadlock. So a thread inside a callback is never suspended
  * through JVM TI: it is "gated", and stops on the agent's condition variable where its outermost
  * callback returns, before it runs bytecode again, until resume_thread opens the gate. A thread
- * JVM TI suspended just as it entered a callback converts to the gate at once. Threads outside
+ * JVM TI suspended just as it entered a callback stops at its first JVM TI call in
+ * ja_callback_enter, before it takes any lock (a thread cannot resume itself). Threads outside
  * callbacks are suspended by JVM TI as usual. One lock for all threads: a leaf, never held across
  * a call into libddmc. */
 static pthread_mutex_t sus_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -45,12 +46,14 @@ uint32_t ja_callback_enter(JNIEnv *env, jthread t) {
   ja_entry *e = ja_entry_of(id);
   if (e == NULL) return 0;
   pthread_mutex_lock(&sus_mu);
-  if (e->in_callback++ == 0 && e->ti_suspended) {
-    (*ja.ti)->ResumeThread(ja.ti, t);
-    e->ti_suspended = 0;
-    e->gated = 1;
-  }
+  int stopped = e->in_callback++ == 0 && e->ti_suspended;
   pthread_mutex_unlock(&sus_mu);
+  if (stopped) {
+    /* Suspended by JVM TI just before the callback: the first JVM TI call stops it, here, where
+     * it holds nothing, until resume_thread resumes it. */
+    jint st = 0;
+    (*ja.ti)->GetThreadState(ja.ti, t, &st);
+  }
   return id;
 }
 
