@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "ja.h"
@@ -134,6 +135,35 @@ static void log_line(void *vd, ddmc_log_level level, const char *msg) {
   if (ja.verbose || level >= DDMC_LOG_WARN) fprintf(stderr, "ddmcjdwp: %s\n", msg);
 }
 
+/* HPIF from java.lang.Runtime: the managed heap's limit, size and use (object counts are not
+ * known without a heap walk: 0). */
+static int heap_info(void *vd, int heap, ddmc_heap_info *out) {
+  if (heap != DDMC_HEAP_MANAGED) return DDMC_ENOENT;
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_ENOENT;
+  int rc = DDMC_ENOENT;
+  jclass rt = (*env)->FindClass(env, "java/lang/Runtime");
+  jmethodID get = rt ? (*env)->GetStaticMethodID(env, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
+  jmethodID max = rt ? (*env)->GetMethodID(env, rt, "maxMemory", "()J") : NULL;
+  jmethodID total = rt ? (*env)->GetMethodID(env, rt, "totalMemory", "()J") : NULL;
+  jmethodID free_ = rt ? (*env)->GetMethodID(env, rt, "freeMemory", "()J") : NULL;
+  jobject r = get ? (*env)->CallStaticObjectMethod(env, rt, get) : NULL;
+  if (r && max && total && free_) {
+    jlong mx = (*env)->CallLongMethod(env, r, max), t = (*env)->CallLongMethod(env, r, total),
+          f = (*env)->CallLongMethod(env, r, free_);
+    if (!(*env)->ExceptionCheck(env)) {
+      memset(out, 0, sizeof *out);
+      out->max_bytes = (uint64_t)mx;
+      out->footprint = (uint64_t)t;
+      out->allocated_bytes = (uint64_t)(t - f);
+      rc = 0;
+    }
+  }
+  (*env)->ExceptionClear(env);
+  ja_leave(env);
+  return rc;
+}
+
 void ja_ddm_ops(ddmc_vm_ops *ops) {
   memset(ops, 0, sizeof *ops);
   ops->jdwp_thread_start = jdwp_thread_start;
@@ -141,6 +171,7 @@ void ja_ddm_ops(ddmc_vm_ops *ops) {
   ops->exit = vm_exit;
   ops->for_each_thread = for_each_thread;
   ops->thread_stack = thread_stack;
+  ops->heap_info = heap_info;
   ops->log = log_line;
 }
 
@@ -151,7 +182,11 @@ static char *prop(const char *key) {
 }
 
 void ja_ddm_ident(void) {
-  char *name = prop("java.vm.name"), *version = prop("java.vm.version"), *arch = prop("os.arch");
+  /* os.arch is not among the VM's own properties yet at VMInit: the kernel's name for the
+   * machine instead. */
+  struct utsname u;
+  const char *arch = uname(&u) == 0 ? u.machine : NULL;
+  char *name = prop("java.vm.name"), *version = prop("java.vm.version");
   char *cmd = prop("sun.java.command");
   char vm_name[512], abi[128];
   snprintf(vm_name, sizeof vm_name, "%s %s", name ? name : "Java VM", version ? version : "");
@@ -166,6 +201,5 @@ void ja_ddm_ident(void) {
   }
   ti_free(name);
   ti_free(version);
-  ti_free(arch);
   ti_free(cmd);
 }
