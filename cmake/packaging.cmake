@@ -38,8 +38,9 @@ set(DDMC_DEB_VERSION "${PROJECT_VERSION}-${DDMC_DEB_RELEASE}")
 set(DDMC_PACKAGE_MAINTAINER "libddmc maintainers <maintainers@users.noreply.a-seed-be75da8c.example>"
   CACHE STRING "Maintainer field of the Debian packages")
 
-# The hook for the JDWP JVM TI agent: once a target libddmcjdwp.so exists it ships in libddmc0,
-# next to the library it needs (no link: it is loaded with -agentpath or -agentlib).
+# The JDWP JVM TI agent (agent/jdwp), when built: it ships in libddmc0, in the library directory
+# where -agentlib:ddmcjdwp finds it (no link: it is loaded with -agentpath or -agentlib; libddmc is
+# linked into it, so it needs nothing of this package but its place).
 if(TARGET ddmcjdwp)
   install(TARGETS ddmcjdwp LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_SKIP)
 endif()

@@ -49,7 +49,12 @@ static int m_line_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   }
   rows r = {d, out, 0, 0};
   size_t count = ddmc__count_begin(out);
-  if ((rc = DDMC__DBG_CALL(d, line_table, c->handle, m, put_line, &r)) != 0) return rc;
+  rc = DDMC__DBG_CALL(d, line_table, c->handle, m, put_line, &r);
+  /* No line information (a method of a class compiled without it, a lambda's hidden class): an
+   * empty table with the code range, as HotSpot answers; JDWP has no ABSENT_INFORMATION here, and
+   * JDI fails a whole stack trace on it. */
+  if (rc == DDMC_JDWP_ABSENT_INFORMATION && r.n == 0) rc = 0;
+  if (rc != 0) return rc;
   ddmc__count_end(out, count, r.n);
   return ddmc__reply_rc(out, 0);
 }

@@ -21,6 +21,10 @@ previous one left running. The JVM closes its listening socket while a debugger 
 listens again (with address=...:0, on a new port) when it leaves, so for the JVM the runner waits for
 that next listening line; minivm keeps listening on the port it announced.
 
+--jvm-agent PATH (with --target jvm) runs the same JVM with libddmc's JDWP agent instead of the
+JDK's: -agentpath:PATH=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=y|n. The agent
+prints the JDK's listening line and, like minivm, keeps listening on its port between sessions.
+
 On a mismatch the runner prints which step failed and why, the whole jdb transcript (each step's
 command and output), the program's output and the VM's stderr, and exits with status 1. A failed
 script does not stop later scripts that start a VM of their own. Every process it starts is killed
@@ -225,7 +229,11 @@ class VM:
         self.port = None
         self.suspend = suspend
         env = clean_env()
-        agent = f"-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend={suspend}"
+        jdwp_opts = f"transport=dt_socket,address=127.0.0.1:0,server=y,suspend={suspend}"
+        agent = f"-agentlib:jdwp={jdwp_opts}"
+        if args.target == "jvm" and args.jvm_agent:
+            # libddmc's JVM TI agent in place of the JDK's own: same options, same listening line.
+            agent = f"-agentpath:{os.path.abspath(args.jvm_agent)}={jdwp_opts}"
         if args.target == "jvm":
             cmd = [args.java, agent, *args.vm_arg, "-cp", args.classes, program or "Debug"]
             # The JVM prints its listening line on stdout, minivm on stderr.
@@ -645,6 +653,8 @@ def main():
     ap = argparse.ArgumentParser(description="Play jdb scripts against a VM (see the module docstring).")
     ap.add_argument("--target", choices=("jvm", "minivm"), required=True)
     ap.add_argument("--minivm", help="the minivm binary (--target minivm)")
+    ap.add_argument("--jvm-agent", help="--target jvm: debug the JVM through this JDWP agent (libddmcjdwp.so, "
+                                        "loaded with -agentpath) instead of the JDK's -agentlib:jdwp")
     ap.add_argument("--program", default=os.path.join(ROOT, "examples", "minivm", "programs", "debug.mvm"),
                     help="the .mvm program minivm runs (default: examples/minivm/programs/debug.mvm)")
     ap.add_argument("--java-source", default=os.path.join(HERE, "Debug.java"),
@@ -677,6 +687,9 @@ def main():
         if shutil.which(path) is None:
             print(f"FAIL: {tool} not found ({path}); scripts/setup.sh installs a JDK", flush=True)
             return 1
+    if args.jvm_agent and (args.target != "jvm" or not os.path.isfile(args.jvm_agent)):
+        print(f"FAIL: --jvm-agent {args.jvm_agent!r} needs --target jvm and an existing file", flush=True)
+        return 1
     if args.target == "minivm":
         if not args.minivm or not os.access(args.minivm, os.X_OK):
             print(f"FAIL: --minivm {args.minivm!r} is not an executable", flush=True)
@@ -713,7 +726,7 @@ def main():
                 if script.vm == "same":
                     if vm is None or not vm.alive() or (vm_broken and not args.keep_going):
                         raise Failure(f"{script.name}: no VM left running by the previous script")
-                    if args.target == "jvm":
+                    if args.target == "jvm" and not args.jvm_agent:
                         vm.wait_listening(used_listen, args.timeout)
                 else:
                     if vm is not None:

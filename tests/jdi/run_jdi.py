@@ -5,6 +5,7 @@
   run_jdi.py --target minivm --minivm BIN --workdir DIR [--timeout S] [--monitors]
 
 jvm:    Ide.java on the JDK with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n: the reference
+        (with --jvm-agent PATH: the same JVM under libddmc's -agentpath:PATH=..., libddmcjdwp.so)
         that proves IdeClient's expectations are right.
 minivm: examples/minivm/programs/ide.mvm (Ide.java line for line) with the same agent options.
 
@@ -123,6 +124,8 @@ def main():
     ap = argparse.ArgumentParser(description="an IDE's JDI session against Ide (see the module docstring)")
     ap.add_argument("--target", choices=("jvm", "minivm"), required=True)
     ap.add_argument("--minivm")
+    ap.add_argument("--jvm-agent", help="--target jvm: the JDWP agent libddmcjdwp.so (-agentpath) instead of "
+                                        "the JDK's -agentlib:jdwp")
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--timeout", type=float, default=120.0, help="the client's whole deadline (120 s)")
     ap.add_argument("--monitors", action="store_true", help="MonitorClient against Watch, suspend=y")
@@ -132,7 +135,7 @@ def main():
     if not java or not javac:
         print("FAIL: java/javac missing (Debian package default-jdk-headless; scripts/setup.sh installs it)")
         return 1
-    work = os.path.join(args.workdir, "jdi-" + args.target + ("-monitors" if args.monitors else "") +
+    work = os.path.join(args.workdir, "jdi-" + args.target + ("-agent" if args.jvm_agent else "") + ("-monitors" if args.monitors else "") +
                         ("-invoke-" + args.invoke if args.invoke else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
@@ -142,8 +145,13 @@ def main():
     except RuntimeError as e:
         print(f"FAIL: {e}")
         return 1
-    agent = "-agentlib:jdwp=transport=dt_socket,server=y,suspend=%s,address=127.0.0.1:0" % (
-        "y" if args.monitors else "n")
+    jdwp_opts = "transport=dt_socket,server=y,suspend=%s,address=127.0.0.1:0" % ("y" if args.monitors else "n")
+    agent = "-agentlib:jdwp=" + jdwp_opts
+    if args.jvm_agent:
+        if args.target != "jvm" or not os.path.isfile(args.jvm_agent):
+            print(f"FAIL: --jvm-agent {args.jvm_agent!r} needs --target jvm and an existing file")
+            return 1
+        agent = f"-agentpath:{os.path.abspath(args.jvm_agent)}={jdwp_opts}"
     client_name, program = ("MonitorClient", "Watch") if args.monitors else ("IdeClient", "Ide")
     if args.invoke:
         client_name, program = "InvokeClient", "Invoke"

@@ -114,6 +114,8 @@ def check_packages(debs):
     }
     if ARGS.man:
         expect["ddmc"]["usr/share/man/man1/ddmc.1.gz"] = None
+    if ARGS.jdwp_agent:
+        expect["libddmc0"][f"usr/{lib}/libddmcjdwp.so"] = None
     sections = {"libddmc0": "libs", "libddmc-dev": "libdevel", "ddmc": "devel"}
     owner = {}
     for name, deb in debs.items():
@@ -285,6 +287,8 @@ def main():
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--minivm")
     ap.add_argument("--programs")
+    ap.add_argument("--jdwp-agent", action="store_true",
+                    help="the JDWP agent was built: libddmc0 must carry libddmcjdwp.so")
     ap.add_argument("--man", help="docs/ddmc.1, when it exists: the ddmc package must carry it")
     ap.add_argument("--no-tool", action="store_true", help="DDMC_BUILD_TOOLS=OFF: no ddmc package")
     ARGS = ap.parse_args()

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libddmcjdwp.so's entry points: java -agentlib:ddmcjdwp=OPTIONS or
+ * -agentpath:PATH/libddmcjdwp.so=OPTIONS, OPTIONS being the JDWP option string
+ * (transport=dt_socket|dt_android_adb, address, server, suspend: ddmc/options.h).
+ *
+ * Order. Agent_OnLoad parses the options, takes the capabilities the agent can use out of what
+ * HotSpot grants, creates the ddmc_vm with the VM ops (ddm.c), installs the bridge built from
+ * those capabilities (an op whose capability is missing stays NULL, so the library answers
+ * NOT_IMPLEMENTED and its capability replies say no) and enables the debugger. VMInit, on the
+ * thread that will run main, names that thread VM_START's and starts JDWP: with suspend=y it
+ * waits there, in native code, until a debugger has connected. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ja.h"
+
+ja_agent ja;
+
+static void JNICALL on_vm_init(jvmtiEnv *ti, JNIEnv *env, jthread thread) {
+  ja.main_thread = (uint32_t)ja_ref(env, thread);
+  ja_ddm_ident();
+  atomic_store_explicit(&ja.live, 1, memory_order_release);
+  /* With suspend=y, VM_START stops main here: at the gate where this callback returns, before
+   * its first instruction. */
+  uint32_t id = ja_callback_enter(env, thread);
+  int rc = ddmc_vm_start(ja.vm);
+  if (rc != 0) {
+    /* As the JDK's agent does when its transport cannot start: the VM does not run unobserved. */
+    fprintf(stderr, "ERROR: ddmcjdwp: cannot start JDWP (%s)\n", ddmc_strerror(rc));
+    fflush(NULL);
+    exit(2);
+  }
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_vm_death(jvmtiEnv *ti, JNIEnv *env) {
+  ddmc_post_vm_death(ja.vm, 2000);
+  atomic_store_explicit(&ja.live, 0, memory_order_release);
+  /* The session ends while JVM TI still answers (breakpoints and steps are undone through it). */
+  ddmc_vm_stop(ja.vm);
+}
+
+/* The capabilities the bridge can use, where HotSpot has them. Tags are the one it cannot do
+ * without (ja.h, "Names"). */
+static int take_capabilities(void) {
+  jvmtiCapabilities pot, want;
+  memset(&pot, 0, sizeof pot);
+  memset(&want, 0, sizeof want);
+  if ((*ja.ti)->GetPotentialCapabilities(ja.ti, &pot) != JVMTI_ERROR_NONE) return -1;
+  if (!pot.can_tag_objects) return -1;
+  want.can_tag_objects = 1;
+#define TAKE(c) want.c = pot.c
+  TAKE(can_get_source_file_name);
+  TAKE(can_get_line_numbers);
+  TAKE(can_access_local_variables);
+  TAKE(can_maintain_original_method_order); /* JDWP lists methods in class file order */
+  TAKE(can_get_synthetic_attribute);
+  TAKE(can_generate_single_step_events);
+  TAKE(can_generate_exception_events);
+  TAKE(can_generate_breakpoint_events);
+  TAKE(can_suspend);
+  TAKE(can_signal_thread);
+  TAKE(can_generate_method_entry_events);
+  TAKE(can_generate_method_exit_events);
+  TAKE(can_generate_field_access_events);
+  TAKE(can_generate_field_modification_events);
+  TAKE(can_get_owned_monitor_info);
+  TAKE(can_get_owned_monitor_stack_depth_info);
+  TAKE(can_get_current_contended_monitor);
+  TAKE(can_get_monitor_info);
+  TAKE(can_generate_monitor_events);
+#undef TAKE
+  if ((*ja.ti)->AddCapabilities(ja.ti, &want) != JVMTI_ERROR_NONE) return -1;
+  return (*ja.ti)->GetCapabilities(ja.ti, &ja.caps) == JVMTI_ERROR_NONE ? 0 : -1;
+}
+
+static int init(JavaVM *jvm, const char *options, int attach) {
+  char err[256];
+  memset(&ja, 0, sizeof ja);
+  ja.jvm = jvm;
+  const char *v = getenv("DDMC_JDWP_VERBOSE");
+  ja.verbose = v && v[0] && strcmp(v, "0") != 0;
+  ddmc_options_init(&ja.opt);
+  if (ddmc_options_parse(&ja.opt, options ? options : "", err, sizeof err) != 0) {
+    if (ja.opt.help) {
+      printf("%s", ddmc_options_help());
+      fflush(stdout);
+    } else {
+      fprintf(stderr, "ERROR: ddmcjdwp: %s\n", err);
+    }
+    return JNI_ERR;
+  }
+  if (attach) ja.opt.suspend = 0;
+  if ((*jvm)->GetEnv(jvm, (void **)&ja.ti, JVMTI_VERSION_1_2) != JNI_OK || ja.ti == NULL) {
+    fprintf(stderr, "ERROR: ddmcjdwp: the VM offers no JVM TI 1.2 environment\n");
+    return JNI_ERR;
+  }
+  if (take_capabilities() != 0) {
+    fprintf(stderr, "ERROR: ddmcjdwp: the VM cannot tag objects (can_tag_objects)\n");
+    return JNI_ERR;
+  }
+  jvmtiEventCallbacks cb;
+  memset(&cb, 0, sizeof cb);
+  ja_events_callbacks(&cb);
+  cb.VMInit = on_vm_init;
+  cb.VMDeath = on_vm_death;
+  if ((*ja.ti)->SetEventCallbacks(ja.ti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE || ja_events_enable() != 0) {
+    fprintf(stderr, "ERROR: ddmcjdwp: cannot enable JVM TI events\n");
+    return JNI_ERR;
+  }
+
+  ddmc_vm_ops ops;
+  ja_ddm_ops(&ops);
+  int rc = ddmc_vm_new(&ja.vm, &ja.opt, &ops, NULL, NULL);
+  ddmc_vm_bridge b;
+  memset(&b, 0, sizeof b);
+  ja_bridge_members(&b);
+  ja_bridge_values(&b);
+  ja_bridge_threads(&b);
+  ja_bridge_control(&b);
+  if (rc == 0) rc = ddmc_vm_set_bridge(ja.vm, &b, NULL);
+  if (rc == 0) rc = ddmc_dbg_enable(ja.vm);
+  if (rc != 0) {
+    fprintf(stderr, "ERROR: ddmcjdwp: %s\n", ddmc_strerror(rc));
+    return JNI_ERR;
+  }
+  return JNI_OK;
+}
+
+JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *jvm, char *options, void *reserved) { return init(jvm, options, 0); }
+
+/* Loaded into a running VM (jcmd PID JVMTI.agent_load): no VMInit comes, so JDWP starts now and
+ * VM_START names the thread called "main" if there is one. suspend=y cannot hold a VM that has
+ * long started: it is treated as suspend=n. */
+JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *jvm, char *options, void *reserved) {
+  if (init(jvm, options, 1) != JNI_OK) return JNI_ERR;
+  JNIEnv *env = ja_env();
+  jint n = 0;
+  jthread *ts = NULL;
+  if (env && (*ja.ti)->GetAllThreads(ja.ti, &n, &ts) == JVMTI_ERROR_NONE) {
+    for (jint i = 0; i < n; i++) {
+      jvmtiThreadInfo info;
+      memset(&info, 0, sizeof info);
+      if (!ja.main_thread && (*ja.ti)->GetThreadInfo(ja.ti, ts[i], &info) == JVMTI_ERROR_NONE && info.name &&
+          !strcmp(info.name, "main"))
+        ja.main_thread = (uint32_t)ja_ref(env, ts[i]);
+      if (info.name) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)info.name);
+    }
+    (*ja.ti)->Deallocate(ja.ti, (unsigned char *)ts);
+  }
+  ja_ddm_ident();
+  atomic_store_explicit(&ja.live, 1, memory_order_release);
+  int rc = ddmc_vm_start(ja.vm);
+  if (rc != 0) {
+    fprintf(stderr, "ERROR: ddmcjdwp: cannot start JDWP (%s)\n", ddmc_strerror(rc));
+    return JNI_ERR;
+  }
+  return JNI_OK;
+}
+
+JNIEXPORT void JNICALL Agent_OnUnload(JavaVM *jvm) {}

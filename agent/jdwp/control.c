@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Execution control through JVM TI: suspend / resume, interrupt, stop, breakpoints, single steps,
+ * field watches, method events, a method call by JNI on the event thread, and exit. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ja.h"
+
+/* Breakpoints the library set, so the events can say which location carries one (a single step
+ * that lands on a breakpoint is one location event with both). Few: a linear scan. */
+typedef struct bp {
+  jmethodID m;
+  jlocation l;
+} bp;
+static pthread_mutex_t bp_lock = PTHREAD_MUTEX_INITIALIZER;
+static bp *bps;
+static size_t nbps, capbps;
+
+int ja_breakpoint_at(jmethodID m, jlocation l) {
+  int found = 0;
+  pthread_mutex_lock(&bp_lock);
+  for (size_t i = 0; i < nbps && !found; i++) found = bps[i].m == m && bps[i].l == l;
+  pthread_mutex_unlock(&bp_lock);
+  return found;
+}
+
+/* Suspension. A thread that runs one of the agent's callbacks is in native code, where HotSpot's
+ * SuspendThread does not stop it: it stops at its next JNI or JVM TI call instead. Inside a
+ * callback that call may come while it holds a lock of libddmc (an event that suspends every
+ * thread enumerates them under the library's suspension lock), and the JDWP thread that would
+ * resume it waits for that lock: a deadlock. So a thread inside a callback is never suspended
+ * through JVM TI: it is "gated", and stops on the agent's condition variable where its outermost
+ * callback returns, before it runs bytecode again, until resume_thread opens the gate. A thread
+ * JVM TI suspended just as it entered a callback stops at its first JVM TI call in
+ * ja_callback_enter, before it takes any lock (a thread cannot resume itself). Threads outside
+ * callbacks are suspended by JVM TI as usual. One lock for all threads: a leaf, never held across
+ * a call into libddmc. */
+static pthread_mutex_t sus_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t sus_cv = PTHREAD_COND_INITIALIZER;
+
+uint32_t ja_callback_enter(JNIEnv *env, jthread t) {
+  uint32_t id = (uint32_t)ja_ref(env, t);
+  ja_entry *e = ja_entry_of(id);
+  if (e == NULL) return 0;
+  pthread_mutex_lock(&sus_mu);
+  int stopped = e->in_callback++ == 0 && e->ti_suspended;
+  pthread_mutex_unlock(&sus_mu);
+  if (stopped) {
+    /* Suspended by JVM TI just before the callback: the first JVM TI call stops it, here, where
+     * it holds nothing, until resume_thread resumes it. */
+    jint st = 0;
+    (*ja.ti)->GetThreadState(ja.ti, t, &st);
+  }
+  return id;
+}
+
+void ja_callback_leave(uint32_t id) {
+  ja_entry *e = ja_entry_of(id);
+  if (e == NULL) return;
+  pthread_mutex_lock(&sus_mu);
+  if (--e->in_callback == 0)
+    while (e->gated) pthread_cond_wait(&sus_cv, &sus_mu);
+  pthread_mutex_unlock(&sus_mu);
+}
+
+static int suspend_thread(void *vd, uint32_t thread) {
+  ja_entry *e = ja_entry_of(thread);
+  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  jvmtiError r = JVMTI_ERROR_NONE;
+  pthread_mutex_lock(&sus_mu);
+  if (e->in_callback > 0) {
+    e->gated = 1;
+  } else if (!e->ti_suspended && !e->gated) {
+    /* The target may be about to take sus_mu in ja_callback_enter: it is in native code then,
+     * which SuspendThread does not wait for. */
+    r = (*ja.ti)->SuspendThread(ja.ti, (jthread)e->ref);
+    /* Already suspended (by another agent): stopped all the same. A thread that has ended is no
+     * longer running anything to stop. */
+    if (r == JVMTI_ERROR_NONE) e->ti_suspended = 1;
+    if (r == JVMTI_ERROR_THREAD_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
+  }
+  pthread_mutex_unlock(&sus_mu);
+  return ja_err(r);
+}
+
+static int resume_thread(void *vd, uint32_t thread) {
+  ja_entry *e = ja_entry_of(thread);
+  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  jvmtiError r = JVMTI_ERROR_NONE;
+  pthread_mutex_lock(&sus_mu);
+  if (e->ti_suspended) {
+    r = (*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref);
+    e->ti_suspended = 0;
+    if (r == JVMTI_ERROR_THREAD_NOT_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
+  }
+  if (e->gated) {
+    e->gated = 0;
+    pthread_cond_broadcast(&sus_cv);
+  }
+  pthread_mutex_unlock(&sus_mu);
+  return ja_err(r);
+}
+
+/* A thread parked inside a post call is inside a JVM TI callback: in native code, which HotSpot's
+ * safepoints and collector never wait for. Nothing to do. */
+static void thread_parking(void *vd, uint32_t thread, int parked) {}
+
+static int interrupt_thread(void *vd, uint32_t thread) {
+  jthread t = ja_thread(thread);
+  if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  return ja_err((*ja.ti)->InterruptThread(ja.ti, t));
+}
+
+static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
+  jthread t = ja_thread(thread);
+  jobject x = ja_obj(exc);
+  if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  if (x == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  return ja_err((*ja.ti)->StopThread(ja.ti, t, x));
+}
+
+static jmethodID method_id(const ddmc_location *loc, int *err) {
+  ja_method *m = ja_method_of(loc->cls, loc->method, err);
+  return m ? m->id : NULL;
+}
+
+static int set_breakpoint(void *vd, const ddmc_location *loc) {
+  int err = 0;
+  jmethodID m = method_id(loc, &err);
+  if (m == NULL) return err;
+  pthread_mutex_lock(&bp_lock);
+  if (nbps == capbps) {
+    size_t nc = capbps ? capbps * 2 : 16;
+    bp *n = realloc(bps, nc * sizeof *n);
+    if (n == NULL) {
+      pthread_mutex_unlock(&bp_lock);
+      return DDMC_JDWP_OUT_OF_MEMORY;
+    }
+    bps = n;
+    capbps = nc;
+  }
+  bps[nbps++] = (bp){m, (jlocation)loc->index};
+  pthread_mutex_unlock(&bp_lock);
+  jvmtiError e = (*ja.ti)->SetBreakpoint(ja.ti, m, (jlocation)loc->index);
+  if (e == JVMTI_ERROR_DUPLICATE) e = JVMTI_ERROR_NONE;
+  if (e != JVMTI_ERROR_NONE) {
+    pthread_mutex_lock(&bp_lock);
+    nbps--;
+    pthread_mutex_unlock(&bp_lock);
+  }
+  return ja_err(e);
+}
+
+static int clear_breakpoint(void *vd, const ddmc_location *loc) {
+  int err = 0;
+  jmethodID m = method_id(loc, &err);
+  if (m == NULL) return err;
+  pthread_mutex_lock(&bp_lock);
+  for (size_t i = 0; i < nbps; i++) {
+    if (bps[i].m == m && bps[i].l == (jlocation)loc->index) {
+      bps[i] = bps[--nbps];
+      break;
+    }
+  }
+  pthread_mutex_unlock(&bp_lock);
+  jvmtiError e = (*ja.ti)->ClearBreakpoint(ja.ti, m, (jlocation)loc->index);
+  return e == JVMTI_ERROR_NOT_FOUND ? 0 : ja_err(e);
+}
+
+static int set_stepping(void *vd, uint32_t thread, int on) {
+  ja_entry *e = ja_entry_of(thread);
+  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  atomic_store(&e->stepping, on != 0);
+  jvmtiError r = (*ja.ti)->SetEventNotificationMode(ja.ti, on ? JVMTI_ENABLE : JVMTI_DISABLE, JVMTI_EVENT_SINGLE_STEP,
+                                                    (jthread)e->ref);
+  if (r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
+  return ja_err(r);
+}
+
+static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watch) {
+  int err = 0;
+  ja_field *f = ja_field_of(c, field, &err);
+  if (f == NULL) return err;
+  jclass k = (jclass)ja_obj(c);
+  jvmtiError e;
+  /* DUPLICATE / NOT_FOUND: the watch already is as wanted. */
+  e = (watch & DDMC_WATCH_ACCESS) ? (*ja.ti)->SetFieldAccessWatch(ja.ti, k, f->id)
+                                  : (*ja.ti)->ClearFieldAccessWatch(ja.ti, k, f->id);
+  if (e != JVMTI_ERROR_NONE && e != JVMTI_ERROR_DUPLICATE && e != JVMTI_ERROR_NOT_FOUND) return ja_err(e);
+  e = (watch & DDMC_WATCH_MODIFY) ? (*ja.ti)->SetFieldModificationWatch(ja.ti, k, f->id)
+                                  : (*ja.ti)->ClearFieldModificationWatch(ja.ti, k, f->id);
+  if (e != JVMTI_ERROR_NONE && e != JVMTI_ERROR_DUPLICATE && e != JVMTI_ERROR_NOT_FOUND) return ja_err(e);
+  return 0;
+}
+
+static int set_method_events(void *vd, int on) {
+  jvmtiEventMode mode = on ? JVMTI_ENABLE : JVMTI_DISABLE;
+  atomic_store(&ja.method_events, on != 0);
+  jvmtiError e = (*ja.ti)->SetEventNotificationMode(ja.ti, mode, JVMTI_EVENT_METHOD_ENTRY, NULL);
+  if (e == JVMTI_ERROR_NONE) e = (*ja.ti)->SetEventNotificationMode(ja.ti, mode, JVMTI_EVENT_METHOD_EXIT, NULL);
+  return ja_err(e);
+}
+
+/* The agent listens to the monitor events from the start (events.c) and reports each one some
+ * client wants (ddmc_event_wanted): the op only says the VM can. */
+static void set_monitor_events(void *vd, int on) {}
+
+/* The type letters of a descriptor's arguments ('L' for any reference), and of its result. */
+static int parse_sig(const char *sig, char *args, int max, int *n, char *ret) {
+  const char *p = sig;
+  int k = 0;
+  if (*p++ != '(') return -1;
+  while (*p && *p != ')') {
+    char t = *p;
+    if (t == '[') {
+      while (*p == '[') p++;
+      if (*p == 'L') p = strchr(p, ';');
+      if (p == NULL) return -1;
+      p++;
+      t = 'L';
+    } else if (t == 'L') {
+      p = strchr(p, ';');
+      if (p == NULL) return -1;
+      p++;
+    } else {
+      p++;
+    }
+    if (k >= max) return -1;
+    args[k++] = t;
+  }
+  if (*p != ')') return -1;
+  *ret = p[1] == '[' ? 'L' : p[1];
+  *n = k;
+  return 0;
+}
+
+static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args,
+                  int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
+  int err = 0;
+  ja_method *m = ja_method_of(c, method, &err);
+  if (m == NULL) return err;
+  char types[256], rt;
+  int n = 0;
+  if (parse_sig(m->sig, types, (int)sizeof types, &n, &rt) || n != nargs) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  jvalue jargs[256];
+  for (int i = 0; i < n; i++)
+    if ((err = ja_value_out(types[i], &args[i], &jargs[i]))) return err;
+  jclass k = (jclass)ja_obj(c);
+  jobject obj = this_obj ? ja_obj(this_obj) : NULL;
+  if (this_obj && obj == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jvalue r;
+  memset(&r, 0, sizeof r);
+  jmethodID id = m->id;
+  int is_static = (m->mods & DDMC_ACC_STATIC) != 0;
+  if (options & DDMC_INVOKE_CONSTRUCT) {
+    r.l = (*env)->NewObjectA(env, k, id, jargs);
+    rt = 'L';
+  } else if (is_static) {
+    switch (rt) {
+    case 'Z': r.z = (*env)->CallStaticBooleanMethodA(env, k, id, jargs); break;
+    case 'B': r.b = (*env)->CallStaticByteMethodA(env, k, id, jargs); break;
+    case 'C': r.c = (*env)->CallStaticCharMethodA(env, k, id, jargs); break;
+    case 'S': r.s = (*env)->CallStaticShortMethodA(env, k, id, jargs); break;
+    case 'I': r.i = (*env)->CallStaticIntMethodA(env, k, id, jargs); break;
+    case 'J': r.j = (*env)->CallStaticLongMethodA(env, k, id, jargs); break;
+    case 'F': r.f = (*env)->CallStaticFloatMethodA(env, k, id, jargs); break;
+    case 'D': r.d = (*env)->CallStaticDoubleMethodA(env, k, id, jargs); break;
+    case 'V': (*env)->CallStaticVoidMethodA(env, k, id, jargs); break;
+    default: r.l = (*env)->CallStaticObjectMethodA(env, k, id, jargs); break;
+    }
+  } else if (obj == NULL) {
+    ja_leave(env);
+    return DDMC_JDWP_INVALID_OBJECT;
+  } else if (options & DDMC_INVOKE_NONVIRTUAL) {
+    switch (rt) {
+    case 'Z': r.z = (*env)->CallNonvirtualBooleanMethodA(env, obj, k, id, jargs); break;
+    case 'B': r.b = (*env)->CallNonvirtualByteMethodA(env, obj, k, id, jargs); break;
+    case 'C': r.c = (*env)->CallNonvirtualCharMethodA(env, obj, k, id, jargs); break;
+    case 'S': r.s = (*env)->CallNonvirtualShortMethodA(env, obj, k, id, jargs); break;
+    case 'I': r.i = (*env)->CallNonvirtualIntMethodA(env, obj, k, id, jargs); break;
+    case 'J': r.j = (*env)->CallNonvirtualLongMethodA(env, obj, k, id, jargs); break;
+    case 'F': r.f = (*env)->CallNonvirtualFloatMethodA(env, obj, k, id, jargs); break;
+    case 'D': r.d = (*env)->CallNonvirtualDoubleMethodA(env, obj, k, id, jargs); break;
+    case 'V': (*env)->CallNonvirtualVoidMethodA(env, obj, k, id, jargs); break;
+    default: r.l = (*env)->CallNonvirtualObjectMethodA(env, obj, k, id, jargs); break;
+    }
+  } else {
+    switch (rt) {
+    case 'Z': r.z = (*env)->CallBooleanMethodA(env, obj, id, jargs); break;
+    case 'B': r.b = (*env)->CallByteMethodA(env, obj, id, jargs); break;
+    case 'C': r.c = (*env)->CallCharMethodA(env, obj, id, jargs); break;
+    case 'S': r.s = (*env)->CallShortMethodA(env, obj, id, jargs); break;
+    case 'I': r.i = (*env)->CallIntMethodA(env, obj, id, jargs); break;
+    case 'J': r.j = (*env)->CallLongMethodA(env, obj, id, jargs); break;
+    case 'F': r.f = (*env)->CallFloatMethodA(env, obj, id, jargs); break;
+    case 'D': r.d = (*env)->CallDoubleMethodA(env, obj, id, jargs); break;
+    case 'V': (*env)->CallVoidMethodA(env, obj, id, jargs); break;
+    default: r.l = (*env)->CallObjectMethodA(env, obj, id, jargs); break;
+    }
+  }
+  jthrowable x = (*env)->ExceptionOccurred(env);
+  *exception = 0;
+  if (x) {
+    (*env)->ExceptionClear(env);
+    *exception = ja_ref(env, x);
+    memset(&r, 0, sizeof r);
+  }
+  ja_value_in(env, rt, r, result);
+  ja_leave(env);
+  return 0;
+}
+
+static void vm_exit(void *vd, int32_t status) {
+  /* As the JDK's agent: the process ends now, without running Java shutdown hooks that might
+   * wait for threads the debugger holds. */
+  fflush(NULL);
+  _exit(status);
+}
+
+void ja_bridge_control(ddmc_vm_bridge *b) {
+  if (ja.caps.can_suspend) {
+    b->suspend_thread = suspend_thread;
+    b->resume_thread = resume_thread;
+  }
+  b->thread_parking = thread_parking;
+  if (ja.caps.can_signal_thread) {
+    b->interrupt_thread = interrupt_thread;
+    b->stop_thread = stop_thread;
+  }
+  if (ja.caps.can_generate_breakpoint_events) {
+    b->set_breakpoint = set_breakpoint;
+    b->clear_breakpoint = clear_breakpoint;
+  }
+  if (ja.caps.can_generate_single_step_events) b->set_stepping = set_stepping;
+  if (ja.caps.can_generate_field_access_events && ja.caps.can_generate_field_modification_events)
+    b->set_field_watch = set_field_watch;
+  if (ja.caps.can_generate_method_entry_events && ja.caps.can_generate_method_exit_events)
+    b->set_method_events = set_method_events;
+  if (ja.caps.can_generate_monitor_events) b->set_monitor_events = set_monitor_events;
+  b->invoke = invoke;
+  b->exit = vm_exit;
+}

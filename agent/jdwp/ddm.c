@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libddmc's VM ops (ddmc_vm_ops) from JVM TI: the threads and stacks DDM shows (THST, STKL) and
+ * the JDWP debugger enumerates, the JDWP thread's life, exit, the library's log lines, and who
+ * the VM is for HELO. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "ja.h"
+
+static void ti_free(void *p) {
+  if (p) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)p);
+}
+
+static void jdwp_thread_start(void *vd) {
+  ja_mark_internal();
+  (void)ja_env();
+}
+
+/* The JDWP thread stays attached: it ends at VM death at the earliest, when detaching could wait
+ * for a VM that is going away. */
+static void jdwp_thread_end(void *vd) {}
+
+static void vm_exit(void *vd, int32_t status) {
+  fflush(NULL);
+  _exit(status);
+}
+
+static ddmc_thread_status ddm_status(jint st) {
+  if (!(st & JVMTI_THREAD_STATE_ALIVE)) return DDMC_THREAD_ZOMBIE;
+  if (st & JVMTI_THREAD_STATE_SUSPENDED) return DDMC_THREAD_SUSPENDED;
+  if (st & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER) return DDMC_THREAD_MONITOR;
+  if (st & JVMTI_THREAD_STATE_SLEEPING) return DDMC_THREAD_SLEEPING;
+  if (st & JVMTI_THREAD_STATE_IN_OBJECT_WAIT) return DDMC_THREAD_WAIT;
+  if (st & JVMTI_THREAD_STATE_WAITING_WITH_TIMEOUT) return DDMC_THREAD_SLEEPING;
+  if (st & JVMTI_THREAD_STATE_WAITING) return DDMC_THREAD_WAIT;
+  if (st & JVMTI_THREAD_STATE_IN_NATIVE) return DDMC_THREAD_NATIVE;
+  return DDMC_THREAD_RUNNING;
+}
+
+static int for_each_thread(void *vd, ddmc_thread_visit_fn fn, void *arg) {
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return 0;
+  jint n = 0;
+  jthread *ts = NULL;
+  int rc = 0;
+  if ((*ja.ti)->GetAllThreads(ja.ti, &n, &ts) == JVMTI_ERROR_NONE) {
+    for (jint i = 0; i < n; i++) {
+      uint32_t id = (uint32_t)ja_ref(env, ts[i]);
+      ja_entry *e = ja_entry_of(id);
+      jvmtiThreadInfo info;
+      jint st = 0;
+      memset(&info, 0, sizeof info);
+      if (rc == 0 && e && !atomic_load(&e->internal) &&
+          (*ja.ti)->GetThreadInfo(ja.ti, ts[i], &info) == JVMTI_ERROR_NONE) {
+        (*ja.ti)->GetThreadState(ja.ti, ts[i], &st);
+        ddmc_thread_info t = {id, 0, info.name ? info.name : "", ddm_status(st), info.is_daemon};
+        rc = fn(arg, &t);
+        ti_free(info.name);
+        if (info.thread_group) (*env)->DeleteLocalRef(env, info.thread_group);
+        if (info.context_class_loader) (*env)->DeleteLocalRef(env, info.context_class_loader);
+      }
+      (*env)->DeleteLocalRef(env, ts[i]);
+    }
+    ti_free(ts);
+  }
+  ja_leave(env);
+  return rc;
+}
+
+/* "Ljava/lang/String;" as "java.lang.String" into out. */
+static void class_name(const char *sig, char *out, size_t n) {
+  if (sig[0] == 'L') sig++;
+  size_t k = 0;
+  for (; *sig && *sig != ';' && k + 1 < n; sig++) out[k++] = *sig == '/' ? '.' : *sig;
+  out[k] = 0;
+}
+
+static int32_t line_of(jmethodID m, jlocation l) {
+  jint n = 0;
+  jvmtiLineNumberEntry *t = NULL;
+  int32_t line = -1;
+  jlocation best = -1;
+  if (l < 0 || (*ja.ti)->GetLineNumberTable(ja.ti, m, &n, &t) != JVMTI_ERROR_NONE) return -1;
+  for (jint i = 0; i < n; i++) {
+    if (t[i].start_location <= l && t[i].start_location >= best) {
+      best = t[i].start_location;
+      line = t[i].line_number;
+    }
+  }
+  ti_free(t);
+  return line;
+}
+
+static int thread_stack(void *vd, uint32_t id, ddmc_frame_visit_fn fn, void *arg) {
+  jthread t = ja_thread(id);
+  if (t == NULL) return DDMC_ENOENT;
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_ENOENT;
+  jvmtiFrameInfo frames[128];
+  jint n = 0;
+  int rc = 0;
+  if ((*ja.ti)->GetStackTrace(ja.ti, t, 0, 128, frames, &n) != JVMTI_ERROR_NONE) n = 0;
+  for (jint i = 0; i < n && rc == 0; i++) {
+    jclass k = NULL;
+    char *csig = NULL, *src = NULL, *mname = NULL, *msig = NULL, cname[512];
+    if ((*ja.ti)->GetMethodDeclaringClass(ja.ti, frames[i].method, &k) != JVMTI_ERROR_NONE) continue;
+    (*ja.ti)->GetClassSignature(ja.ti, k, &csig, NULL);
+    if (ja.caps.can_get_source_file_name) (*ja.ti)->GetSourceFileName(ja.ti, k, &src);
+    (*ja.ti)->GetMethodName(ja.ti, frames[i].method, &mname, &msig, NULL);
+    class_name(csig ? csig : "?", cname, sizeof cname);
+    ddmc_frame f = {cname, mname ? mname : "?", src, line_of(frames[i].method, frames[i].location), msig};
+    rc = fn(arg, &f);
+    ti_free(csig);
+    ti_free(src);
+    ti_free(mname);
+    ti_free(msig);
+    (*env)->DeleteLocalRef(env, k);
+  }
+  ja_leave(env);
+  return rc;
+}
+
+static void log_line(void *vd, ddmc_log_level level, const char *msg) {
+  /* The JDK's agent announces its port on stdout with this line; launchers and IDEs wait for it,
+   * so this agent prints the same. */
+  if (!strncmp(msg, "JDWP listening on ", 18) && ja.opt.transport == DDMC_TRANSPORT_SOCKET &&
+      !atomic_exchange(&ja.announced, 1)) {
+    const char *port = strrchr(msg, ':');
+    printf("Listening for transport dt_socket at address: %s\n", port ? port + 1 : "?");
+    fflush(stdout);
+  }
+  if (ja.verbose || level >= DDMC_LOG_WARN) fprintf(stderr, "ddmcjdwp: %s\n", msg);
+}
+
+/* HPIF from java.lang.Runtime: the managed heap's limit, size and use (object counts are not
+ * known without a heap walk: 0). */
+static int heap_info(void *vd, int heap, ddmc_heap_info *out) {
+  if (heap != DDMC_HEAP_MANAGED) return DDMC_ENOENT;
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_ENOENT;
+  int rc = DDMC_ENOENT;
+  jclass rt = (*env)->FindClass(env, "java/lang/Runtime");
+  jmethodID get = rt ? (*env)->GetStaticMethodID(env, rt, "getRuntime", "()Ljava/lang/Runtime;") : NULL;
+  jmethodID max = rt ? (*env)->GetMethodID(env, rt, "maxMemory", "()J") : NULL;
+  jmethodID total = rt ? (*env)->GetMethodID(env, rt, "totalMemory", "()J") : NULL;
+  jmethodID free_ = rt ? (*env)->GetMethodID(env, rt, "freeMemory", "()J") : NULL;
+  jobject r = get ? (*env)->CallStaticObjectMethod(env, rt, get) : NULL;
+  if (r && max && total && free_) {
+    jlong mx = (*env)->CallLongMethod(env, r, max), t = (*env)->CallLongMethod(env, r, total),
+          f = (*env)->CallLongMethod(env, r, free_);
+    if (!(*env)->ExceptionCheck(env)) {
+      memset(out, 0, sizeof *out);
+      out->max_bytes = (uint64_t)mx;
+      out->footprint = (uint64_t)t;
+      out->allocated_bytes = (uint64_t)(t - f);
+      rc = 0;
+    }
+  }
+  (*env)->ExceptionClear(env);
+  ja_leave(env);
+  return rc;
+}
+
+void ja_ddm_ops(ddmc_vm_ops *ops) {
+  memset(ops, 0, sizeof *ops);
+  ops->jdwp_thread_start = jdwp_thread_start;
+  ops->jdwp_thread_end = jdwp_thread_end;
+  ops->exit = vm_exit;
+  ops->for_each_thread = for_each_thread;
+  ops->thread_stack = thread_stack;
+  ops->heap_info = heap_info;
+  ops->log = log_line;
+}
+
+static char *prop(const char *key) {
+  char *v = NULL;
+  if ((*ja.ti)->GetSystemProperty(ja.ti, key, &v) != JVMTI_ERROR_NONE) return NULL;
+  return v;
+}
+
+void ja_ddm_ident(void) {
+  /* os.arch is not among the VM's own properties yet at VMInit: the kernel's name for the
+   * machine instead. */
+  struct utsname u;
+  const char *arch = uname(&u) == 0 ? u.machine : NULL;
+  char *name = prop("java.vm.name"), *version = prop("java.vm.version");
+  char *cmd = prop("sun.java.command");
+  char vm_name[512], abi[128];
+  snprintf(vm_name, sizeof vm_name, "%s %s", name ? name : "Java VM", version ? version : "");
+  snprintf(abi, sizeof abi, "%d-bit (%s)", (int)(sizeof(void *) * 8), arch ? arch : "unknown");
+  ddmc_vm_ident id = {vm_name, abi, "", 0, 0};
+  ddmc_vm_set_ident(ja.vm, &id);
+  if (cmd && cmd[0]) {
+    /* The main class or jar, as DDM shows an app's name. */
+    char *sp = strchr(cmd, ' ');
+    if (sp) *sp = 0;
+    ddmc_notify_app_name(ja.vm, cmd, NULL, 0);
+  }
+  ti_free(name);
+  ti_free(version);
+  ti_free(cmd);
+}

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* JVM TI events to libddmc's event hub (ddmc_post_*). Each callback runs on the Java thread the
+ * event happened on, in native code: the library may park it there (a suspending event) and hand
+ * it a method call (invoke, control.c), both of which HotSpot allows inside a callback.
+ *
+ * One location, one report. HotSpot reports MethodEntry, Breakpoint and SingleStep at one
+ * instruction as separate callbacks (in that order); the library wants one ddmc_post_location
+ * with the flags of all of them, as JDI expects one composite. The first callback at a location
+ * reports it with every flag that applies and leaves a mark naming the callbacks still to come
+ * there (a breakpoint set at it, a step in progress); those are then dropped once each. A kind
+ * that comes again at the marked location is a new execution of it (a loop of one instruction)
+ * and is reported. */
+#include <string.h>
+
+#include "ja.h"
+
+enum { K_ENTRY = 1, K_BP = 2, K_STEP = 4 };
+
+typedef struct mark {
+  jmethodID m;
+  jlocation l;
+  int32_t depth;
+  unsigned pending;
+} mark;
+static _Thread_local mark tl_mark;
+
+static int quiet(void) { return !atomic_load_explicit(&ja.live, memory_order_acquire) || ja_thread_is_internal(); }
+
+static int32_t depth_of(jthread t) {
+  jint n = 0;
+  (*ja.ti)->GetFrameCount(ja.ti, t, &n);
+  return n - 1;
+}
+
+/* 'this' of the frame at depth, 0 for static and native methods. */
+static ddmc_ref this_of(JNIEnv *env, jthread t, jmethodID m, jint depth) {
+  jint mods = 0;
+  if (!ja.caps.can_access_local_variables || (*ja.ti)->GetMethodModifiers(ja.ti, m, &mods) != JVMTI_ERROR_NONE ||
+      (mods & (DDMC_ACC_STATIC | DDMC_ACC_NATIVE)))
+    return 0;
+  jobject o = NULL;
+  if ((*ja.ti)->GetLocalInstance(ja.ti, t, depth, &o) != JVMTI_ERROR_NONE || o == NULL) return 0;
+  ddmc_ref r = ja_ref(env, o);
+  (*env)->DeleteLocalRef(env, o);
+  return r;
+}
+
+/* The top frame's location (for events JVM TI reports without one). */
+static int top_location(JNIEnv *env, jthread t, ddmc_location *loc, jmethodID *m) {
+  jlocation l = -1;
+  if ((*ja.ti)->GetFrameLocation(ja.ti, t, 0, m, &l) != JVMTI_ERROR_NONE) return -1;
+  return ja_location(env, *m, l, loc);
+}
+
+static void location_event(JNIEnv *env, jthread t, jmethodID m, jlocation l, unsigned kind) {
+  if (quiet()) return;
+  int32_t depth = depth_of(t);
+  if (tl_mark.m == m && tl_mark.l == l && tl_mark.depth == depth && (tl_mark.pending & kind)) {
+    tl_mark.pending &= ~kind;
+    return;
+  }
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ja_entry *e = ja_entry_of(id);
+  unsigned flags = 0, pending = 0;
+  if (ja_breakpoint_at(m, l)) {
+    flags |= DDMC_POST_AT_BREAKPOINT;
+    if (kind != K_BP) pending |= K_BP;
+  }
+  if (e && atomic_load(&e->stepping) && kind != K_STEP) pending |= K_STEP;
+  if (kind == K_ENTRY) flags |= DDMC_POST_METHOD_ENTRY;
+  ddmc_location loc;
+  if (ja_location(env, m, l, &loc) == 0) {
+    ddmc_ref self = this_of(env, t, m, 0);
+    mark saved = {m, l, depth, pending};
+    tl_mark = saved;
+    ddmc_post_location(ja.vm, id, &loc, depth, self, flags);
+    /* A method call the debugger made while the thread was parked ran its own events. */
+    tl_mark = saved;
+  }
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_breakpoint(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
+  location_event(env, t, m, l, K_BP);
+}
+
+static void JNICALL on_single_step(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
+  location_event(env, t, m, l, K_STEP);
+}
+
+static void JNICALL on_method_entry(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m) {
+  jlocation start = -1, end = -1;
+  /* A native method has no instruction to stop at. */
+  if ((*ja.ti)->GetMethodLocation(ja.ti, m, &start, &end) != JVMTI_ERROR_NONE || start < 0) return;
+  location_event(env, t, m, start, K_ENTRY);
+}
+
+static char return_type(jmethodID m) {
+  char *name = NULL, *sig = NULL;
+  char rt = 'V';
+  if ((*ja.ti)->GetMethodName(ja.ti, m, &name, &sig, NULL) == JVMTI_ERROR_NONE) {
+    const char *p = sig ? strchr(sig, ')') : NULL;
+    rt = p && p[1] ? (p[1] == '[' ? 'L' : p[1]) : 'V';
+  }
+  if (name) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)name);
+  if (sig) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)sig);
+  return rt;
+}
+
+static void JNICALL on_method_exit(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jboolean popped, jvalue ret) {
+  if (quiet()) return;
+  ddmc_location loc;
+  jmethodID top = NULL;
+  if (top_location(env, t, &loc, &top) || top != m) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  int32_t depth = depth_of(t);
+  ddmc_ref self = this_of(env, t, m, 0);
+  if (popped) {
+    ddmc_post_method_unwind(ja.vm, id, &loc, depth, self);
+  } else {
+    ddmc_value v;
+    ja_value_in(env, return_type(m), ret, &v);
+    ddmc_post_method_exit(ja.vm, id, &loc, depth, self, &v);
+  }
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_exception(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc,
+                                 jmethodID catch_m, jlocation catch_l) {
+  if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_EXCEPTION)) return;
+  ddmc_location loc, cloc;
+  if (ja_location(env, m, l, &loc)) return;
+  int has_catch = catch_m && ja_location(env, catch_m, catch_l, &cloc) == 0;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_exception(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), ja_ref(env, exc),
+                      has_catch ? &cloc : NULL);
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_exception_catch(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc) {
+  if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_EXCEPTION_CATCH)) return;
+  ddmc_location loc;
+  if (ja_location(env, m, l, &loc)) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_exception_catch(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), ja_ref(env, exc));
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_field_access(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
+                                    jobject obj, jfieldID f) {
+  if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_FIELD_ACCESS)) return;
+  ddmc_location loc;
+  if (ja_location(env, m, l, &loc)) return;
+  ddmc_class c = ja_ref(env, k);
+  int32_t index = ja_field_index(c, f);
+  if (index < 0) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_field_access(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), c, (uint32_t)index, ja_ref(env, obj));
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_field_modification(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
+                                          jobject obj, jfieldID f, char sig, jvalue nv) {
+  if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_FIELD_MODIFICATION)) return;
+  ddmc_location loc;
+  if (ja_location(env, m, l, &loc)) return;
+  ddmc_class c = ja_ref(env, k);
+  int32_t index = ja_field_index(c, f);
+  if (index < 0) return;
+  ddmc_value v;
+  ja_value_in(env, sig == '[' ? 'L' : sig, nv, &v);
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_field_modification(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), c, (uint32_t)index,
+                               ja_ref(env, obj), &v);
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_class_prepare(jvmtiEnv *ti, JNIEnv *env, jthread t, jclass k) {
+  if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_CLASS_PREPARE)) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_class_prepare(ja.vm, id, ja_ref(env, k));
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_thread_start(jvmtiEnv *ti, JNIEnv *env, jthread t) {
+  if (ja_thread_is_internal()) { /* ja_env attaching a thread of libddmc */
+    ja_entry *e = ja_entry_of(ja_ref(env, t));
+    if (e) atomic_store(&e->internal, 1);
+    return;
+  }
+  if (!atomic_load(&ja.live)) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  jvmtiThreadInfo info;
+  memset(&info, 0, sizeof info);
+  if ((*ja.ti)->GetThreadInfo(ja.ti, t, &info) == JVMTI_ERROR_NONE) {
+    ddmc_notify_thread_start(ja.vm, id, info.name ? info.name : "");
+    if (info.name) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)info.name);
+  }
+  ddmc_post_thread_start(ja.vm, id);
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_thread_end(jvmtiEnv *ti, JNIEnv *env, jthread t) {
+  if (quiet()) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  ddmc_post_thread_death(ja.vm, id);
+  ddmc_notify_thread_end(ja.vm, id);
+  ja_callback_leave(id);
+}
+
+static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind kind, jlong timeout, jboolean timed_out) {
+  if (quiet() || !ddmc_event_wanted(ja.vm, kind)) return;
+  ddmc_location loc;
+  jmethodID m = NULL;
+  if (top_location(env, t, &loc, &m)) return;
+  uint32_t id = ja_callback_enter(env, t);
+  if (id == 0) return;
+  int32_t depth = depth_of(t);
+  ddmc_ref self = this_of(env, t, m, 0), o = ja_ref(env, obj);
+  switch (kind) {
+  case DDMC_EV_MONITOR_CONTENDED_ENTER: ddmc_post_monitor_contended_enter(ja.vm, id, &loc, depth, self, o); break;
+  case DDMC_EV_MONITOR_CONTENDED_ENTERED: ddmc_post_monitor_contended_entered(ja.vm, id, &loc, depth, self, o); break;
+  case DDMC_EV_MONITOR_WAIT: ddmc_post_monitor_wait(ja.vm, id, &loc, depth, self, o, timeout); break;
+  default: ddmc_post_monitor_waited(ja.vm, id, &loc, depth, self, o, timed_out); break;
+  }
+  ja_callback_leave(id);
+}
+
+static void JNICALL on_contended_enter(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
+  monitor_event(env, t, o, DDMC_EV_MONITOR_CONTENDED_ENTER, 0, 0);
+}
+static void JNICALL on_contended_entered(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
+  monitor_event(env, t, o, DDMC_EV_MONITOR_CONTENDED_ENTERED, 0, 0);
+}
+static void JNICALL on_monitor_wait(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jlong timeout) {
+  monitor_event(env, t, o, DDMC_EV_MONITOR_WAIT, timeout, 0);
+}
+static void JNICALL on_monitor_waited(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jboolean timed_out) {
+  monitor_event(env, t, o, DDMC_EV_MONITOR_WAITED, 0, timed_out);
+}
+
+void ja_events_callbacks(jvmtiEventCallbacks *cb) {
+  cb->Breakpoint = on_breakpoint;
+  cb->SingleStep = on_single_step;
+  cb->MethodEntry = on_method_entry;
+  cb->MethodExit = on_method_exit;
+  cb->Exception = on_exception;
+  cb->ExceptionCatch = on_exception_catch;
+  cb->FieldAccess = on_field_access;
+  cb->FieldModification = on_field_modification;
+  cb->ClassPrepare = on_class_prepare;
+  cb->ThreadStart = on_thread_start;
+  cb->ThreadEnd = on_thread_end;
+  cb->MonitorContendedEnter = on_contended_enter;
+  cb->MonitorContendedEntered = on_contended_entered;
+  cb->MonitorWait = on_monitor_wait;
+  cb->MonitorWaited = on_monitor_waited;
+}
+
+int ja_events_enable(void) {
+  jvmtiEvent always[16];
+  int n = 0;
+  always[n++] = JVMTI_EVENT_VM_INIT;
+  always[n++] = JVMTI_EVENT_VM_DEATH;
+  always[n++] = JVMTI_EVENT_THREAD_START;
+  always[n++] = JVMTI_EVENT_THREAD_END;
+  always[n++] = JVMTI_EVENT_CLASS_PREPARE;
+  if (ja.caps.can_generate_breakpoint_events) always[n++] = JVMTI_EVENT_BREAKPOINT;
+  if (ja.caps.can_generate_exception_events) {
+    always[n++] = JVMTI_EVENT_EXCEPTION;
+    always[n++] = JVMTI_EVENT_EXCEPTION_CATCH;
+  }
+  /* Only the fields the library watches report these. */
+  if (ja.caps.can_generate_field_access_events) always[n++] = JVMTI_EVENT_FIELD_ACCESS;
+  if (ja.caps.can_generate_field_modification_events) always[n++] = JVMTI_EVENT_FIELD_MODIFICATION;
+  if (ja.caps.can_generate_monitor_events) {
+    always[n++] = JVMTI_EVENT_MONITOR_CONTENDED_ENTER;
+    always[n++] = JVMTI_EVENT_MONITOR_CONTENDED_ENTERED;
+    always[n++] = JVMTI_EVENT_MONITOR_WAIT;
+    always[n++] = JVMTI_EVENT_MONITOR_WAITED;
+  }
+  for (int i = 0; i < n; i++) {
+    jvmtiError e = (*ja.ti)->SetEventNotificationMode(ja.ti, JVMTI_ENABLE, always[i], NULL);
+    if (e != JVMTI_ERROR_NONE) return (int)e;
+  }
+  return 0;
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libddmcjdwp.so's private API: a JVM TI agent that fills libddmc's VM bridge (ddmc/bridge.h)
+ * from JVM TI and JNI and reports the JVM's events through ddmc_post_* (ddmc/events.h).
+ *
+ * Names. One table (refs.c) gives every Java object the agent shows libddmc a small number, its
+ * JVM TI tag: a ddmc_ref is that number, a ddmc_class is the number of the class's
+ * java.lang.Class object (so class_info.class_object is the same number), and a thread's DDM id
+ * is the number of its java.lang.Thread. Each entry holds a JNI global reference: HotSpot keeps
+ * the object alive and its number stable for the life of the process (entries are never freed;
+ * README.md says what that costs). The tag makes the mapping one-to-one: the same object always
+ * gets the same number, which JDWP's object identity needs.
+ *
+ * Threads. Ops run on the JDWP thread and the library's other threads, which the agent attaches
+ * to the JVM as daemons the first time they call (ja_env), and on Java threads inside JVM TI
+ * callbacks. Each op that makes JNI local references runs inside a local frame (ja_enter /
+ * ja_leave): the JDWP thread never returns to Java, so nothing else would free them.
+ *
+ * Locks: refs.c's table lock (a leaf) and members.c's class lock (a leaf but for the table's);
+ * neither is held across a call into libddmc. */
+#ifndef DDMCJDWP_JA_H
+#define DDMCJDWP_JA_H
+
+#include <jni.h>
+#include <jvmti.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ddmc/bridge.h"
+#include "ddmc/debugger.h"
+#include "ddmc/events.h"
+#include "ddmc/options.h"
+#include "ddmc/vm.h"
+
+/* The agent: one per process, as JVM TI agents are. */
+typedef struct ja_agent {
+  JavaVM *jvm;
+  jvmtiEnv *ti;
+  ddmc_vm *vm;
+  ddmc_options opt;
+  jvmtiCapabilities caps; /* what HotSpot granted */
+  int verbose;            /* verbose=y in OPTIONS: libddmc's info and debug lines on stderr */
+  uint32_t main_thread;   /* the thread VMInit ran on */
+  atomic_int live;        /* VMInit seen and not yet VMDeath: events are reported */
+  atomic_int announced;   /* the "Listening for transport" line was printed */
+  atomic_int method_events;
+} ja_agent;
+
+extern ja_agent ja;
+
+/* ---- refs.c: the table of objects, classes and threads */
+typedef struct ja_class ja_class;
+typedef struct ja_entry {
+  jobject ref;              /* global reference */
+  _Atomic(ja_class *) cls;  /* members.c's description, once the object is used as a class */
+  atomic_int stepping;      /* a thread: single-step events enabled for it */
+  atomic_int internal;      /* a thread of the agent or of libddmc: never shown to a debugger */
+  /* Suspension of a thread (control.c), under its lock: */
+  int in_callback;          /* nesting depth of JVM TI callbacks it is running */
+  int ti_suspended;         /* stopped by JVM TI SuspendThread */
+  int gated;                /* to stop, or stopped, where its outermost callback returns */
+} ja_entry;
+
+/* The number of o (0 for NULL): made on first sight. 0 also when the table is full (2^22
+ * entries) or JVM TI refuses the tag. Thread: any attached thread. */
+uint64_t ja_ref(JNIEnv *env, jobject o);
+/* The entry of a number this table gave out, or NULL. Thread: any. */
+ja_entry *ja_entry_of(uint64_t id);
+/* The global reference of id, or NULL. */
+jobject ja_obj(uint64_t id);
+
+/* The calling thread's JNIEnv, attaching it as a daemon (and marking it internal) when it is a
+ * thread of libddmc that has not called before; NULL once the VM is gone. */
+JNIEnv *ja_env(void);
+/* ja_env inside a new local frame; ja_leave pops it. */
+JNIEnv *ja_enter(void);
+void ja_leave(JNIEnv *env);
+/* Non-zero on a thread ja_env attached (the JDWP thread, the sampler): no events from it. */
+int ja_thread_is_internal(void);
+void ja_mark_internal(void);
+
+/* A JVM TI error as the bridge's JDWP error: the two share their numbers. */
+static inline int ja_err(jvmtiError e) { return (int)e; }
+
+/* ---- members.c: classes, fields, methods, lines and variables */
+typedef struct ja_method {
+  jmethodID id;
+  int filled;
+  char *name, *sig, *generic;
+  jint mods;
+  jlocation start, end;
+  jint args, max_locals;
+} ja_method;
+
+typedef struct ja_field {
+  jfieldID id;
+  int filled;
+  char *name, *sig, *generic;
+  jint mods;
+} ja_field;
+
+struct ja_class {
+  char *sig, *generic, *source; /* JVM TI's strings, kept for the life of the process */
+  uint8_t type_tag;
+  uint32_t mods;
+  ddmc_class super;
+  ddmc_ref loader;
+  jint nif, nfields, nmethods;
+  ddmc_class *ifs;
+  ja_field *fields;
+  ja_method *methods;
+};
+
+/* The description of class c, built on first use; NULL with *err set (INVALID_CLASS,
+ * CLASS_NOT_PREPARED). */
+ja_class *ja_class_of(ddmc_class c, int *err);
+/* Method / field index of class c, with its details filled; NULL with *err. */
+ja_method *ja_method_of(ddmc_class c, uint32_t index, int *err);
+ja_field *ja_field_of(ddmc_class c, uint32_t index, int *err);
+/* A JVM TI code position as the bridge's location. */
+int ja_location(JNIEnv *env, jmethodID m, jlocation index, ddmc_location *out);
+/* Index of field f in class c's table, or -1. */
+int32_t ja_field_index(ddmc_class c, jfieldID f);
+void ja_bridge_members(ddmc_vm_bridge *b);
+
+/* ---- values.c: objects, arrays, strings and values */
+/* A JNI value of JVM type letter t as a bridge value (a reference gets its number, tag 'L'). */
+void ja_value_in(JNIEnv *env, char t, jvalue v, ddmc_value *out);
+/* A bridge value as a JNI value of type letter t; TYPE_MISMATCH when they do not fit. */
+int ja_value_out(char t, const ddmc_value *v, jvalue *out);
+void ja_bridge_values(ddmc_vm_bridge *b);
+
+/* ---- threads.c: threads, groups, frames, locals, monitors */
+/* The jthread of a DDM thread id, or NULL. */
+jthread ja_thread(uint32_t id);
+void ja_bridge_threads(ddmc_vm_bridge *b);
+
+/* ---- control.c: suspension, breakpoints, steps, watches, method events, invoke, exit */
+int ja_breakpoint_at(jmethodID m, jlocation l);
+/* Around every JVM TI callback that calls into libddmc (control.c, "Suspension"): returns the
+ * thread's id (0: none, skip the event). */
+uint32_t ja_callback_enter(JNIEnv *env, jthread t);
+void ja_callback_leave(uint32_t id);
+void ja_bridge_control(ddmc_vm_bridge *b);
+
+/* ---- events.c: JVM TI callbacks feeding ddmc_post_* */
+void ja_events_callbacks(jvmtiEventCallbacks *cb);
+/* Enables what the agent always listens to (the rest follows the library's requests). */
+int ja_events_enable(void);
+
+/* ---- ddm.c: the DDM ops (threads and stacks for THST / STKL, exit, log, the JDWP thread) */
+void ja_ddm_ops(ddmc_vm_ops *ops);
+/* Who the VM is (HELO), from its system properties; before ddmc_vm_start. */
+void ja_ddm_ident(void);
+
+#endif

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Types and members from JVM TI: the bridge's for_each_class, class_info, class_interface,
+ * field_info, method_info, line_table and variable_table. A class's description is built once,
+ * after the class is prepared (its members are final then), and kept: the strings the bridge
+ * borrows stay valid as long as the class is loaded, as the bridge asks. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ja.h"
+
+static pthread_mutex_t class_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void ti_free(void *p) {
+  if (p) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)p);
+}
+
+static ja_class *build(JNIEnv *env, jclass k, int *err) {
+  jvmtiEnv *ti = ja.ti;
+  ja_class *c = calloc(1, sizeof *c);
+  jint st = 0, mods = 0, nm = 0, nf = 0, ni = 0;
+  jmethodID *ms = NULL;
+  jfieldID *fs = NULL;
+  jclass *is = NULL;
+  jvmtiError e;
+  if (c == NULL) {
+    *err = DDMC_JDWP_OUT_OF_MEMORY;
+    return NULL;
+  }
+  if ((e = (*ti)->GetClassStatus(ti, k, &st)) != JVMTI_ERROR_NONE) goto fail;
+  jboolean is_array = JNI_FALSE, is_if = JNI_FALSE;
+  (*ti)->IsArrayClass(ti, k, &is_array);
+  (*ti)->IsInterface(ti, k, &is_if);
+  if (!is_array && !(st & JVMTI_CLASS_STATUS_PRIMITIVE) && !(st & JVMTI_CLASS_STATUS_PREPARED)) {
+    e = JVMTI_ERROR_CLASS_NOT_PREPARED;
+    goto fail;
+  }
+  if ((e = (*ti)->GetClassSignature(ti, k, &c->sig, &c->generic)) != JVMTI_ERROR_NONE) goto fail;
+  if (ja.caps.can_get_source_file_name && (*ti)->GetSourceFileName(ti, k, &c->source) != JVMTI_ERROR_NONE)
+    c->source = NULL;
+  (*ti)->GetClassModifiers(ti, k, &mods);
+  c->mods = (uint32_t)mods;
+  c->type_tag = is_array ? DDMC_TYPE_ARRAY : is_if ? DDMC_TYPE_INTERFACE : DDMC_TYPE_CLASS;
+  if (!is_array) {
+    if ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE) goto fail;
+    if ((e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE) goto fail;
+    if ((e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE) goto fail;
+  }
+  c->methods = calloc((size_t)nm + 1, sizeof *c->methods);
+  c->fields = calloc((size_t)nf + 1, sizeof *c->fields);
+  c->ifs = calloc((size_t)ni + 1, sizeof *c->ifs);
+  if (!c->methods || !c->fields || !c->ifs) {
+    e = JVMTI_ERROR_OUT_OF_MEMORY;
+    goto fail;
+  }
+  for (jint i = 0; i < nm; i++) c->methods[i].id = ms[i];
+  for (jint i = 0; i < nf; i++) c->fields[i].id = fs[i];
+  for (jint i = 0; i < ni; i++) {
+    c->ifs[i] = ja_ref(env, is[i]);
+    (*env)->DeleteLocalRef(env, is[i]);
+  }
+  c->nmethods = nm;
+  c->nfields = nf;
+  c->nif = ni;
+  if (!is_if) { /* an interface's superclass is none for the bridge (JNI says Object) */
+    jclass s = (*env)->GetSuperclass(env, k);
+    c->super = ja_ref(env, s);
+    if (s) (*env)->DeleteLocalRef(env, s);
+  }
+  jobject loader = NULL;
+  if ((*ti)->GetClassLoader(ti, k, &loader) == JVMTI_ERROR_NONE && loader) {
+    c->loader = ja_ref(env, loader);
+    (*env)->DeleteLocalRef(env, loader);
+  }
+  ti_free(ms);
+  ti_free(fs);
+  ti_free(is);
+  return c;
+fail:
+  ti_free(ms);
+  ti_free(fs);
+  ti_free(is);
+  ti_free(c->sig);
+  ti_free(c->generic);
+  ti_free(c->source);
+  free(c->methods);
+  free(c->fields);
+  free(c->ifs);
+  free(c);
+  *err = e == JVMTI_ERROR_INVALID_CLASS ? DDMC_JDWP_INVALID_CLASS : ja_err(e);
+  return NULL;
+}
+
+ja_class *ja_class_of(ddmc_class id, int *err) {
+  ja_entry *e = ja_entry_of(id);
+  if (e == NULL) {
+    *err = DDMC_JDWP_INVALID_CLASS;
+    return NULL;
+  }
+  ja_class *c = atomic_load_explicit(&e->cls, memory_order_acquire);
+  if (c) return c;
+  JNIEnv *env = ja_enter();
+  if (env == NULL) {
+    *err = DDMC_JDWP_VM_DEAD;
+    return NULL;
+  }
+  if (!(*env)->IsInstanceOf(env, e->ref, (*env)->FindClass(env, "java/lang/Class"))) {
+    (*env)->ExceptionClear(env);
+    ja_leave(env);
+    *err = DDMC_JDWP_INVALID_CLASS;
+    return NULL;
+  }
+  pthread_mutex_lock(&class_lock);
+  c = atomic_load_explicit(&e->cls, memory_order_acquire);
+  if (c == NULL) {
+    c = build(env, (jclass)e->ref, err);
+    if (c) atomic_store_explicit(&e->cls, c, memory_order_release);
+  }
+  pthread_mutex_unlock(&class_lock);
+  ja_leave(env);
+  return c;
+}
+
+ja_method *ja_method_of(ddmc_class id, uint32_t index, int *err) {
+  ja_class *c = ja_class_of(id, err);
+  if (c == NULL) return NULL;
+  if (index >= (uint32_t)c->nmethods) {
+    *err = DDMC_JDWP_INVALID_METHODID;
+    return NULL;
+  }
+  ja_method *m = &c->methods[index];
+  pthread_mutex_lock(&class_lock);
+  if (!m->filled) {
+    jvmtiEnv *ti = ja.ti;
+    jvmtiError e = (*ti)->GetMethodName(ti, m->id, &m->name, &m->sig, &m->generic);
+    if (e == JVMTI_ERROR_NONE) {
+      (*ti)->GetMethodModifiers(ti, m->id, &m->mods);
+      if ((*ti)->GetMethodLocation(ti, m->id, &m->start, &m->end) != JVMTI_ERROR_NONE) m->start = m->end = -1;
+      if ((*ti)->GetArgumentsSize(ti, m->id, &m->args) != JVMTI_ERROR_NONE) m->args = 0;
+      if ((*ti)->GetMaxLocals(ti, m->id, &m->max_locals) != JVMTI_ERROR_NONE) m->max_locals = 0;
+      m->filled = 1;
+    } else {
+      *err = ja_err(e);
+      m = NULL;
+    }
+  }
+  pthread_mutex_unlock(&class_lock);
+  return m;
+}
+
+ja_field *ja_field_of(ddmc_class id, uint32_t index, int *err) {
+  ja_class *c = ja_class_of(id, err);
+  if (c == NULL) return NULL;
+  if (index >= (uint32_t)c->nfields) {
+    *err = DDMC_JDWP_INVALID_FIELDID;
+    return NULL;
+  }
+  ja_field *f = &c->fields[index];
+  pthread_mutex_lock(&class_lock);
+  if (!f->filled) {
+    jvmtiEnv *ti = ja.ti;
+    jclass k = (jclass)ja_obj(id);
+    jvmtiError e = (*ti)->GetFieldName(ti, k, f->id, &f->name, &f->sig, &f->generic);
+    if (e == JVMTI_ERROR_NONE) {
+      (*ti)->GetFieldModifiers(ti, k, f->id, &f->mods);
+      f->filled = 1;
+    } else {
+      *err = ja_err(e);
+      f = NULL;
+    }
+  }
+  pthread_mutex_unlock(&class_lock);
+  return f;
+}
+
+int32_t ja_field_index(ddmc_class id, jfieldID f) {
+  int err;
+  ja_class *c = ja_class_of(id, &err);
+  if (c == NULL) return -1;
+  for (jint i = 0; i < c->nfields; i++)
+    if (c->fields[i].id == f) return i;
+  return -1;
+}
+
+int ja_location(JNIEnv *env, jmethodID m, jlocation index, ddmc_location *out) {
+  jclass k = NULL;
+  jvmtiError e = (*ja.ti)->GetMethodDeclaringClass(ja.ti, m, &k);
+  if (e != JVMTI_ERROR_NONE) return ja_err(e);
+  ddmc_class cid = ja_ref(env, k);
+  (*env)->DeleteLocalRef(env, k);
+  int err = 0;
+  ja_class *c = ja_class_of(cid, &err);
+  if (c == NULL) return err;
+  for (jint i = 0; i < c->nmethods; i++) {
+    if (c->methods[i].id == m) {
+      out->cls = cid;
+      out->method = (uint32_t)i;
+      out->index = index;
+      return 0;
+    }
+  }
+  return DDMC_JDWP_INVALID_METHODID;
+}
+
+/* ---- the bridge's ops */
+
+static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jint n = 0;
+  jclass *ks = NULL;
+  jvmtiError e = (*ja.ti)->GetLoadedClasses(ja.ti, &n, &ks);
+  if (e != JVMTI_ERROR_NONE) {
+    ja_leave(env);
+    return ja_err(e);
+  }
+  int stop = 0;
+  for (jint i = 0; i < n; i++) {
+    jint st = 0;
+    /* A debugger sees prepared classes and array types; primitive types are not classes to
+     * JDWP. */
+    if (!stop && (*ja.ti)->GetClassStatus(ja.ti, ks[i], &st) == JVMTI_ERROR_NONE &&
+        !(st & JVMTI_CLASS_STATUS_PRIMITIVE) &&
+        ((st & JVMTI_CLASS_STATUS_ARRAY) || (st & JVMTI_CLASS_STATUS_PREPARED))) {
+      ddmc_class c = ja_ref(env, ks[i]);
+      if (c && fn(arg, c)) stop = 1;
+    }
+    (*env)->DeleteLocalRef(env, ks[i]);
+  }
+  ti_free(ks);
+  ja_leave(env);
+  return 0;
+}
+
+static int class_info(void *vd, ddmc_class id, ddmc_class_info *out) {
+  int err = 0;
+  ja_class *c = ja_class_of(id, &err);
+  if (c == NULL) return err;
+  jint st = 0;
+  (*ja.ti)->GetClassStatus(ja.ti, (jclass)ja_obj(id), &st);
+  memset(out, 0, sizeof *out);
+  out->signature = c->sig;
+  out->generic = c->generic && c->generic[0] ? c->generic : NULL;
+  out->source_file = c->source;
+  out->type_tag = c->type_tag;
+  out->status = (st & JVMTI_CLASS_STATUS_ARRAY)
+                    ? DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED
+                    : (uint32_t)st & (DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED | DDMC_CLASS_ERROR);
+  out->modifiers = c->mods;
+  out->superclass = c->super;
+  out->ninterfaces = (uint32_t)c->nif;
+  out->nfields = (uint32_t)c->nfields;
+  out->nmethods = (uint32_t)c->nmethods;
+  out->class_object = id;
+  out->loader = c->loader;
+  return 0;
+}
+
+static int class_interface(void *vd, ddmc_class id, uint32_t index, ddmc_class *out) {
+  int err = 0;
+  ja_class *c = ja_class_of(id, &err);
+  if (c == NULL) return err;
+  if (index >= (uint32_t)c->nif) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  *out = c->ifs[index];
+  return 0;
+}
+
+static int field_info(void *vd, ddmc_class c, uint32_t index, ddmc_field_info *out) {
+  int err = 0;
+  ja_field *f = ja_field_of(c, index, &err);
+  if (f == NULL) return err;
+  out->name = f->name;
+  out->signature = f->sig;
+  out->generic = f->generic && f->generic[0] ? f->generic : NULL;
+  out->modifiers = (uint32_t)f->mods;
+  return 0;
+}
+
+static int method_info(void *vd, ddmc_class c, uint32_t index, ddmc_method_info *out) {
+  int err = 0;
+  ja_method *m = ja_method_of(c, index, &err);
+  if (m == NULL) return err;
+  out->name = m->name;
+  out->signature = m->sig;
+  out->generic = m->generic && m->generic[0] ? m->generic : NULL;
+  out->modifiers = (uint32_t)m->mods;
+  out->code_start = m->start;
+  out->code_end = m->end;
+  out->arg_slots = m->args;
+  out->max_locals = m->max_locals;
+  return 0;
+}
+
+static int cmp_line(const void *a, const void *b) {
+  const jvmtiLineNumberEntry *x = a, *y = b;
+  return x->start_location < y->start_location ? -1 : x->start_location > y->start_location;
+}
+
+static int line_table(void *vd, ddmc_class c, uint32_t index, ddmc_line_visit_fn fn, void *arg) {
+  int err = 0;
+  ja_method *m = ja_method_of(c, index, &err);
+  if (m == NULL) return err;
+  if (!ja.caps.can_get_line_numbers) return DDMC_JDWP_ABSENT_INFORMATION;
+  jint n = 0;
+  jvmtiLineNumberEntry *t = NULL;
+  jvmtiError e = (*ja.ti)->GetLineNumberTable(ja.ti, m->id, &n, &t);
+  if (e == JVMTI_ERROR_NATIVE_METHOD) return 0;
+  if (e != JVMTI_ERROR_NONE) return ja_err(e);
+  qsort(t, (size_t)n, sizeof *t, cmp_line); /* the class file need not keep them in order */
+  for (jint i = 0; i < n; i++)
+    if (fn(arg, t[i].start_location, t[i].line_number)) break;
+  ti_free(t);
+  return 0;
+}
+
+static int variable_table(void *vd, ddmc_class c, uint32_t index, ddmc_variable_visit_fn fn, void *arg) {
+  int err = 0;
+  ja_method *m = ja_method_of(c, index, &err);
+  if (m == NULL) return err;
+  if (!ja.caps.can_access_local_variables) return DDMC_JDWP_ABSENT_INFORMATION;
+  jint n = 0;
+  jvmtiLocalVariableEntry *t = NULL;
+  jvmtiError e = (*ja.ti)->GetLocalVariableTable(ja.ti, m->id, &n, &t);
+  if (e == JVMTI_ERROR_NATIVE_METHOD) return DDMC_JDWP_ABSENT_INFORMATION;
+  if (e != JVMTI_ERROR_NONE) return ja_err(e);
+  int stop = 0;
+  for (jint i = 0; i < n; i++) {
+    ddmc_variable v = {t[i].start_location, t[i].length, t[i].slot, t[i].name, t[i].signature,
+                       t[i].generic_signature};
+    if (!stop && fn(arg, &v)) stop = 1;
+    ti_free(t[i].name);
+    ti_free(t[i].signature);
+    ti_free(t[i].generic_signature);
+  }
+  ti_free(t);
+  return 0;
+}
+
+void ja_bridge_members(ddmc_vm_bridge *b) {
+  b->for_each_class = for_each_class;
+  b->class_info = class_info;
+  b->class_interface = class_interface;
+  b->field_info = field_info;
+  b->method_info = method_info;
+  b->line_table = line_table;
+  b->variable_table = variable_table;
+}
