@@ -4,5 +4,4 @@
 
 const ddmc_vm_bridge *ddmc__dbg_ops(const ddmc__dbg *d) { return &d->ops; }
 void *ddmc__dbg_vm_data(const ddmc__dbg *d) { return d->vm_data; }
-ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d) { return d->vm; }
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d) { return d->mem; }

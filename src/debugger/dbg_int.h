@@ -179,7 +179,6 @@ void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session);
 
 const ddmc_vm_bridge *ddmc__dbg_ops(const ddmc__dbg *d);
 void *ddmc__dbg_vm_data(const ddmc__dbg *d);
-ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d);
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
 
 /* The field's description, with a non-NULL name and signature (INVALID_FIELDID otherwise). */
