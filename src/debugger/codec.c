@@ -182,7 +182,8 @@ void ddmc__wr_string(ddmc_buf *b, const char *s) {
 
 void ddmc__wr_id(ddmc_buf *b, uint64_t id) { ddmc_buf_put_u64(b, id); }
 
-char ddmc__object_tag(ddmc__dbg *d, ddmc_ref o) {
+/* The specific tag of an object ('L' if its class does not say more). */
+static char specific_tag(ddmc__dbg *d, ddmc_ref o) {
   ddmc_class c = 0;
   const ddmc__cls *k;
   if (o == 0 || DDMC__DBG_CALL(d, object_class, o, &c) != 0 || ddmc__cls_get(d, c, &k) != 0) return 'L';
@@ -193,7 +194,7 @@ int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o) {
   uint64_t id = 0;
   int rc = ddmc__id_of_object(d, o, &id);
   if (rc != 0) return rc;
-  ddmc_buf_put_u8(b, (uint8_t)ddmc__object_tag(d, o));
+  ddmc_buf_put_u8(b, (uint8_t)specific_tag(d, o));
   ddmc__wr_id(b, id);
   return 0;
 }

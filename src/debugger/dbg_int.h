@@ -95,8 +95,6 @@ void ddmc__wr_id(ddmc_buf *b, uint64_t id);       /* 8 bytes: every ID size is 8
 int ddmc__wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged);
 int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o);
 int ddmc__wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc);
-/* The specific tag of an object ('L' if its class does not say more). */
-char ddmc__object_tag(ddmc__dbg *d, ddmc_ref o);
 /* The value tag of a JNI type signature: its first byte, with 'L' for classes and arrays alike
  * ('V' for NULL or an empty one). */
 char ddmc__sig_tag(const char *sig);

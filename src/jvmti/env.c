@@ -131,7 +131,7 @@ static const struct {
     {116, "JVMTI_ERROR_INVALID_ENVIRONMENT"},
 };
 
-const char *ddmc__jv_error_name(int code) {
+static const char *error_name(int code) {
   for (size_t i = 0; i < sizeof(g_errors) / sizeof(g_errors[0]); i++)
     if (g_errors[i].code == code) return g_errors[i].name;
   return NULL;
@@ -140,7 +140,7 @@ const char *ddmc__jv_error_name(int code) {
 jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_ptr) {
   ENV_CHECK(e);
   if (name_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  const char *n = ddmc__jv_error_name(error);
+  const char *n = error_name(error);
   if (n == NULL) {
     *name_ptr = NULL;
     return JVMTI_ERROR_ILLEGAL_ARGUMENT;
@@ -151,7 +151,8 @@ jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_pt
 
 /* ---- capabilities */
 
-void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
+/* What the VM behind the bridge can do, honestly. */
+static void potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   memset(out, 0, sizeof(*out));
   const ddmc_vm_bridge *o = jv->ops;
   if (o == NULL) return;
@@ -198,7 +199,7 @@ jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabili
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  ddmc__jv_potential_caps(e->jv, capabilities_ptr);
+  potential_caps(e->jv, capabilities_ptr);
   return JVMTI_ERROR_NONE;
 }
 
@@ -207,7 +208,7 @@ jvmtiError ddmc__jt_AddCapabilities(ddmc__jenv *e, const ddmc__caps *capabilitie
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__caps pot;
-  ddmc__jv_potential_caps(e->jv, &pot);
+  potential_caps(e->jv, &pot);
   for (int i = 0; i < 4; i++)
     if (capabilities_ptr->w[i] & ~pot.w[i]) return JVMTI_ERROR_NOT_AVAILABLE; /* nothing added */
   pthread_mutex_lock(&e->jv->lock);

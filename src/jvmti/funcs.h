@@ -23,7 +23,6 @@ void ddmc__jv_log(ddmc__jvmti *jv, ddmc_log_level lvl, const char *fmt, ...)
 /* 0, INVALID_ENVIRONMENT or WRONG_PHASE (phases: JVMTI_PHASE_* bits). */
 jvmtiError ddmc__jv_phase_ok(ddmc__jenv *e, unsigned phases);
 int ddmc__jenv_has_cap(ddmc__jenv *e, int bit);
-const char *ddmc__jv_error_name(int code);
 
 /* ---- refs.c */
 int ddmc__ref_scope(ddmc__jvmti *jv, jobject h);
@@ -31,8 +30,6 @@ int ddmc__is_thread_object(ddmc__jvmti *jv, ddmc_ref obj);
 
 /* ---- jni.c */
 const ddmc__fnptr *ddmc__jni_functions(void);
-void ddmc__jni_set_pending(const char *fmt, const char *arg);
-ddmc_class ddmc__jni_find(ddmc__jvmti *jv, const char *name);
 
 /* ---- table.c */
 const ddmc__fnptr *ddmc__jvmti_functions(void);

@@ -100,8 +100,4 @@ void ddmc__tags_sweep(ddmc__tags *t, ddmc_gc_is_live_fn is_live, void *arg, int 
 uint32_t ddmc__tags_take_freed(ddmc__tags *t, jlong *out, uint32_t max);
 void ddmc__tags_destroy(ddmc__tags *t);
 
-/* ---- hub_heap.c */
-/* Does e want ev (enabled, a callback set)? One or two atomic loads. */
-ddmc__fnptr ddmc__jv_hub_heap_callback(ddmc__jenv *e, int ev);
-
 #endif

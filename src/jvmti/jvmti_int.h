@@ -191,8 +191,6 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out);
 jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version);
 /* Is the event on for env on thread? */
 int ddmc__jenv_enabled(ddmc__jenv *e, int ev, uint32_t thread);
-/* What the VM behind the bridge can do, honestly. */
-void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out);
 static inline int ddmc__cap_has(const ddmc__caps *c, int bit) { return (c->w[bit / 32] >> (bit % 32)) & 1u; }
 static inline void ddmc__cap_set(ddmc__caps *c, int bit) { c->w[bit / 32] |= 1u << (bit % 32); }
 
