@@ -46,7 +46,7 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
 void ddmc__jvmti_destroy(ddmc_vm *vm) {
   ddmc__jvmti *jv = atomic_exchange(&vm->jvmti, NULL);
   if (jv == NULL) return;
-  ddmc__tags_free(jv); /* heap (issue 16) */
+  ddmc__tags_free(jv); /* the environments' tag tables */
   for (ddmc__jenv *e = atomic_load(&jv->envs), *n; e != NULL; e = n) {
     n = e->next;
     ddmc__free(jv->mem, e);

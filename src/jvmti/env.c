@@ -184,7 +184,7 @@ static void potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   if (o->contended_monitor) ddmc__cap_set(out, DDMC_CAP_can_get_current_contended_monitor);
   if (o->monitor_info) ddmc__cap_set(out, DDMC_CAP_can_get_monitor_info);
   if (o->set_monitor_events) ddmc__cap_set(out, DDMC_CAP_can_generate_monitor_events);
-  /* heap (issue 16): tags need the whole-heap walk; their weak sweep and the GC events come from
+  /* heap: tags need the whole-heap walk; their weak sweep and the GC events come from
    * the VM's GC hooks (ddmc_gc_start / _sweep / _done), VMObjectAlloc from its allocation hook. */
   if (o->with_world_stopped && o->for_each_object) {
     ddmc__cap_set(out, DDMC_CAP_can_tag_objects);
@@ -297,7 +297,7 @@ static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
   int me = atomic_load(&jv->want[JVMTI_EVENT_METHOD_ENTRY - DDMC__JEV_FIRST]) > 0 ||
            atomic_load(&jv->want[JVMTI_EVENT_METHOD_EXIT - DDMC__JEV_FIRST]) > 0;
   if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__ctl_method_events(jv->vm, DDMC__ME_AGENT, me);
-  /* heap (issue 16): VMObjectAlloc rides on the allocation hook's flag. */
+  /* heap: VMObjectAlloc rides on the allocation hook's flag. */
   if (i == JVMTI_EVENT_VM_OBJECT_ALLOC - DDMC__JEV_FIRST)
     ddmc__hub_alloc_want(jv->vm, DDMC__ALLOC_AGENTS, atomic_load(&jv->want[i]) > 0);
 }

@@ -177,7 +177,7 @@ jvmtiError ddmc__jt_GetFrameLocation(ddmc__jenv *e, jthread thread, jint depth, 
                                      jlocation *location_ptr);
 jvmtiError ddmc__jt_GetAllStackTraces(ddmc__jenv *e, jint max_frame_count, ddmc__jstack_info **stack_info_ptr,
                                       jint *thread_count_ptr);
-/* ---- heap: tags.c, heap.c, hub_heap.c (issue 16) */
+/* ---- heap: tags.c, heap.c, hub_heap.c */
 jvmtiError ddmc__jt_GetTag(ddmc__jenv *e, jobject object, jlong *tag_ptr);
 jvmtiError ddmc__jt_SetTag(ddmc__jenv *e, jobject object, jlong tag);
 jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlong *tags, jint *count_ptr,
@@ -191,7 +191,7 @@ jvmtiError ddmc__jt_GetObjectSize(ddmc__jenv *e, jobject object, jlong *size_ptr
 jvmtiError ddmc__jt_GetObjectHashCode(ddmc__jenv *e, jobject object, jint *hash_code_ptr);
 void ddmc__tags_free(ddmc__jvmti *jv);
 
-/* ---- threads and monitors (issue 16): suspend.c, agentthread.c, monitors.c */
+/* ---- threads and monitors: suspend.c, agentthread.c, monitors.c */
 int ddmc__susp_held(ddmc__jvmti *jv, uint32_t thread);
 jvmtiError ddmc__jt_SuspendThread(ddmc__jenv *e, jthread thread);
 jvmtiError ddmc__jt_ResumeThread(ddmc__jenv *e, jthread thread);

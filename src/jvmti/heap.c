@@ -1,10 +1,10 @@
-/* The heap functions of JVM TI (issue 16): IterateThroughHeap, FollowReferences,
+/* The heap functions of JVM TI: IterateThroughHeap, FollowReferences,
  * GetObjectsWithTags, ForceGarbageCollection, GetObjectSize, GetObjectHashCode.
  *
  * One bridge: the walks use the debugger bridge's heap ops that hprof dumps use
  * (with_world_stopped, for_each_object, for_each_root) and its reflective and object ops
  * (class_info, field_info, class_interface, get_field, array_get, string_value, thread_info,
- * frame_location); the rest are the three ops appended for JVM TI (collect, object_size,
+ * frame_location); the rest are the three ops only JVM TI uses (collect, object_size,
  * object_hash). Everything a walk does happens inside one with_world_stopped: no object moves
  * or dies under it, and the agent's callbacks run there too (the specification forbids them
  * JNI and every JVM TI function but raw monitors, memory and local storage).

@@ -1,4 +1,4 @@
-/* The heap part of JVM TI (issue 16): the JDK's heap types written out (as jtypes.h does for the
+/* The heap part of JVM TI: the JDK's heap types written out (as jtypes.h does for the
  * rest: tests/jvmti/test_jvmti_abi.c checks them against jvmti.h), and the calls between
  * tags.c (the weak tag tables), heap.c (the walks) and hub_heap.c (GC events, the sweep,
  * VMObjectAlloc).
