@@ -42,7 +42,7 @@ typedef struct ddmc__thr {
   uint32_t id;          /* VM thread id */
   int32_t count;        /* debugger suspend count */
   uint32_t epoch;       /* bumped when count returns to 0: frameIDs of the old epoch are dead */
-  uint8_t vm_suspended; /* the library called ops.suspend_thread */
+  uint8_t vm_suspended; /* the debugger had the VM stop it (ddmc__ctl_suspend) */
   uint8_t parking;      /* an event raised its count and it is on its way to park: a call may be
                            handed to it already (it takes it when it parks) */
   uint8_t parked;       /* inside a ddmc_post_* call, waiting for count 0 (not while it runs
@@ -74,11 +74,12 @@ struct ddmc__job {
 };
 
 typedef struct ddmc__thrs {
-  /* Every change of a suspend count, and the ops.suspend_thread / resume_thread call it causes,
-   * happens under sus_lock, so those calls never cross for one thread. It is the one library lock
-   * held across ops calls (the VM waits there for a thread to stop): a VM thread that wants it
-   * declares itself parked first (ops.thread_parking), so the VM never waits for a thread that
-   * waits for sus_lock. Order: sus_lock, then lock. */
+  /* Every change of a suspend count, and the stop or release in the VM it causes
+   * (ddmc__ctl_suspend: ops.suspend_thread / resume_thread, or JVM TI's arbiter when agents are
+   * loaded), happens under sus_lock, so those calls never cross for one thread. It is the one
+   * lock of this layer held across ops calls (the VM waits there for a thread to stop): a VM
+   * thread that wants it declares itself parked first (ops.thread_parking), so the VM never waits
+   * for a thread that waits for sus_lock. Order: sus_lock, then lock (or JVM TI's susp.op). */
   pthread_mutex_t sus_lock;
   pthread_mutex_t lock;     /* the table, parked flags */
   pthread_cond_t parked_cv; /* parked threads wait here for their count to reach 0 */
