@@ -1,6 +1,7 @@
-/* The debugger as a service of the JDWP thread: command dispatch through one static table,
- * session start (VM_START) and end (every request cleared, every thread resumed, every ID
- * forgotten), and ddmc_dbg_enable.
+/* The debugger's table of contents and its entry: command dispatch through one static table,
+ * the state's creation and teardown, and ddmc_dbg_enable, which builds the debugger over the
+ * bridge ddmc_vm_set_bridge installed, registers it as a service of the JDWP thread (its session
+ * hooks are in session.c) and subscribes it to the event hub (events.c).
  *
  * Dispatch: {set, cmd} -> handler, Dalvik's gHandlerMap shape. A command the table lacks in a
  * set the library claims (1-18) is NOT_IMPLEMENTED; after the handler, a request that ran past

@@ -1,7 +1,7 @@
 /* The heap functions of JVM TI: IterateThroughHeap, FollowReferences,
  * GetObjectsWithTags, ForceGarbageCollection, GetObjectSize, GetObjectHashCode.
  *
- * One bridge: the walks use the debugger bridge's heap ops that hprof dumps use
+ * One bridge: the walks use the bridge's heap ops that hprof dumps use
  * (with_world_stopped, for_each_object, for_each_root) and its reflective and object ops
  * (class_info, field_info, class_interface, get_field, array_get, string_value, thread_info,
  * frame_location); the rest are the three ops only JVM TI uses (collect, object_size,

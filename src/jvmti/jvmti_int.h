@@ -3,8 +3,9 @@
  * One ddmc__jvmti hangs on each ddmc_vm (created by the first ddmc_agent_load); it owns the
  * JavaVM, the environments (one per GetEnv), the handle table behind every jobject, the
  * jmethodID / jfieldID table, raw monitors, the agents loaded and the system properties. It
- * reaches the VM only through the debugger bridge (ddmc_vm_bridge, lent by ddmc_dbg_attach), the
- * VM's DDM ops (thread enumeration) and the event calls the VM already makes (hub.c).
+ * reaches the VM only through the bridge every client shares (ddmc_vm_bridge, installed by
+ * ddmc_vm_set_bridge), the VM's DDM ops (thread enumeration) and the switches of src/vmctl, and
+ * hears the VM's reports as a client of the event hub (client.c).
  *
  * Locks (all leaves: none is held while an op of the VM, an agent callback or another library
  * lock is called, so a collector that stops the world can never wait for a thread that waits
