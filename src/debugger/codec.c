@@ -250,7 +250,7 @@ char ddmc__sig_tag(const char *sig) {
   return sig[0] == '[' ? 'L' : sig[0];
 }
 
-int ddmc__field_info(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out) {
+int ddmc__dbg_field(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out) {
   memset(out, 0, sizeof(*out));
   if (field >= c->nfields) return DDMC_JDWP_INVALID_FIELDID;
   int rc = DDMC__DBG_CALL(d, field_info, c->handle, field, out);

@@ -192,7 +192,7 @@ const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
 
 /* The field's description, with a non-NULL name and signature (INVALID_FIELDID otherwise);
  * codec.c. */
-int ddmc__field_info(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out);
+int ddmc__dbg_field(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out);
 /* Field values (fields.c): [count][fieldID]* answered with [count][tagged value]*, and
  * [count]([fieldID][value])* stored (all checked before any is stored). Fields of c or its
  * superclasses, of object o, or statics only when o is 0 (an instance field: INVALID_FIELDID). */
