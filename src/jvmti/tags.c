@@ -19,13 +19,13 @@ typedef struct entry {
 
 struct ddmc__tags {
   pthread_mutex_t lock;
-  entry *v;
-  uint32_t cap;  /* power of two, or 0 */
-  uint32_t n;    /* live entries */
-  uint32_t used; /* live entries and tombstones */
-  jlong *freed;  /* cap slots */
-  uint32_t nfreed;
-  int stale; /* a moving collector changed refs: probing is wrong until rehashed */
+  entry *v DDMC_GUARDED_BY(lock);
+  uint32_t cap DDMC_GUARDED_BY(lock);  /* power of two, or 0 */
+  uint32_t n DDMC_GUARDED_BY(lock);    /* live entries */
+  uint32_t used DDMC_GUARDED_BY(lock); /* live entries and tombstones */
+  jlong *freed DDMC_GUARDED_BY(lock);  /* cap slots */
+  uint32_t nfreed DDMC_GUARDED_BY(lock);
+  int stale DDMC_GUARDED_BY(lock); /* a moving collector changed refs: probing is wrong until rehashed */
 };
 
 static uint32_t hash(ddmc_ref r) {
