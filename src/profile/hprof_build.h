@@ -5,18 +5,6 @@
 
 #include "profile/hprof.h"
 
-enum {
-  HP_STRING = 0x01,
-  HP_LOAD_CLASS = 0x02,
-  HP_STACK_TRACE = 0x05,
-  HP_HEAP_DUMP_SEGMENT = 0x1C,
-  HP_HEAP_DUMP_END = 0x2C,
-  HP_CLASS_DUMP = 0x20,
-  HP_INSTANCE_DUMP = 0x21,
-  HP_OBJECT_ARRAY_DUMP = 0x22,
-  HP_PRIMITIVE_ARRAY_DUMP = 0x23,
-  HP_HEAP_DUMP_INFO = 0xFE
-};
 /* hprof's basic types */
 enum {
   HT_OBJECT = 2,
