@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "jvmti/funcs.h"
+#include "jvmti/tags.h"
 #include "vm_int.h"
 
 int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {

@@ -189,7 +189,6 @@ jvmtiError ddmc__jt_FollowReferences(ddmc__jenv *e, jint heap_filter, jclass kla
                                      const void *callbacks, const void *user_data);
 jvmtiError ddmc__jt_GetObjectSize(ddmc__jenv *e, jobject object, jlong *size_ptr);
 jvmtiError ddmc__jt_GetObjectHashCode(ddmc__jenv *e, jobject object, jint *hash_code_ptr);
-void ddmc__tags_free(ddmc__jvmti *jv);
 
 /* ---- threads and monitors: suspend.c, agentthread.c, monitors.c */
 int ddmc__susp_held(ddmc__jvmti *jv, uint32_t thread);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "jvmti/heap.h"
+#include "jvmti/tags.h"
 
 #define DDMC__WALK_MAX ((uint32_t)1 << 27) /* objects FollowReferences lists */
 

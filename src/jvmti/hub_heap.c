@@ -8,7 +8,7 @@
  * from ddmc_gc_done: the sweep only moves tags aside, in space reserved when they were set. */
 #include <string.h>
 
-#include "jvmti/heap.h"
+#include "jvmti/tags.h"
 
 typedef void (*cb_env_only)(ddmc__jenv *);
 typedef void (*cb_object_free)(ddmc__jenv *, jlong);

@@ -1,4 +1,4 @@
-/* Object tags: SetTag, GetTag and each environment's weak tag table (heap.h).
+/* Object tags: SetTag, GetTag and each environment's weak tag table (tags.h).
  *
  * An open-addressing table (linear probing, power-of-two capacity, at most 3/4 full counting
  * tombstones) of (ref, tag). Beside it, freed[]: the tags of entries the GC's sweep dropped,
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jvmti/heap.h"
+#include "jvmti/tags.h"
 
 #define TOMB ((ddmc_ref) ~(ddmc_ref)0) /* a removed entry: probing goes on past it */
 

@@ -15,6 +15,7 @@
 
 #include "ddmc/ddmc.h"
 #include "jvmti/heap.h"
+#include "jvmti/tags.h"
 #include "jvmti/jv_fixture.h"
 
 /* ---- the tag table */
