@@ -174,6 +174,10 @@ void ddmc__dbg_session_end(ddmc_vm *vm, void *ud);
 /* ---- the whole */
 typedef struct ddmc__lines ddmc__lines;
 
+/* Composites HoldEvents keeps, in bytes: a debugger that holds events and never releases them
+ * costs the VM at most this; past it a post answers DDMC_EQFULL. */
+#define DDMC__HELD_MAX ((size_t)1 << 20)
+
 /* Event kinds are below 128 (the largest, VM_DEATH, is 99): want[] has one counter for each. */
 #define DDMC__EV_KINDS 128
 

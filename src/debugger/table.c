@@ -127,7 +127,7 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc_
   atomic_init(&d->connected, 0);
   atomic_init(&d->inflight, 0);
   atomic_init(&d->holding, 0);
-  ddmc__buf_init(&d->held, mem, ((size_t)1 << 20) + 64);
+  ddmc__buf_init(&d->held, mem, DDMC__HELD_MAX + 64);
   if (pthread_mutex_init(&d->hold_lock, NULL) != 0) {
     ddmc__free(mem, d);
     return DDMC_ENOMEM;

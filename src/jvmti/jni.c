@@ -97,7 +97,7 @@ jclass ddmc__jni_GetSuperclass(ddmc__jnienv *env, jclass sub) {
 }
 
 static int is_subclass(ddmc__jvmti *jv, ddmc_class c, ddmc_class of) {
-  for (int depth = 0; c != 0 && depth < 256; depth++, c = super_of(jv, c))
+  for (int depth = 0; c != 0 && depth < DDMC__JV_MAX_SUPER_DEPTH; depth++, c = super_of(jv, c))
     if (c == of) return 1;
   return 0;
 }
@@ -216,7 +216,7 @@ static struct ddmc__jmember *find_member(ddmc__jnienv *env, jclass clazz, const 
     set_pending("java.lang.NoSuchMethodError: %s", name);
     return NULL;
   }
-  for (int depth = 0; c != 0 && depth < 256; depth++, c = super_of(jv, c)) {
+  for (int depth = 0; c != 0 && depth < DDMC__JV_MAX_SUPER_DEPTH; depth++, c = super_of(jv, c)) {
     ddmc_class_info info;
     memset(&info, 0, sizeof(info));
     if (jv->ops->class_info(jv->ops_data, c, &info) != 0) break;
@@ -467,10 +467,12 @@ jint ddmc__jni_GetJavaVM(ddmc__jnienv *env, void **vm) {
 
 /* ---- the stubs: one per slot, so the log names the function an agent called. */
 
-static _Atomic(uint64_t) g_reported[4]; /* one report per slot */
+/* Slots remembered as reported: the JNI table's 235, rounded up to whole words of bits. */
+#define DDMC__JNI_REPORT_SLOTS 256
+static _Atomic(uint64_t) g_reported[DDMC__JNI_REPORT_SLOTS / 64]; /* one report per slot */
 
 static jlong jni_unavailable(ddmc__jnienv *env, int slot) {
-  if (slot >= 0 && slot < 256) {
+  if (slot >= 0 && slot < DDMC__JNI_REPORT_SLOTS) {
     uint64_t bit = (uint64_t)1 << (slot % 64);
     if (!(atomic_fetch_or(&g_reported[slot / 64], bit) & bit) && env != NULL && env->jv != NULL)
       ddmc__jv_log(env->jv, DDMC_LOG_WARN, "JNI function %d is not available in this VM", slot);

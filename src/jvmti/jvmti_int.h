@@ -71,6 +71,12 @@ typedef struct ddmc__jwatch {
 #define DDMC__MAX_ENV_BPS 1024
 #define DDMC__MAX_ENV_WATCHES 1024
 #define DDMC__MAX_STEP_THREADS 4096
+/* A class file counts its fields, methods and interfaces in a u2: a VM that answers more for one
+ * class is not trusted further (what is walked or copied stops there). */
+#define DDMC__JV_CLASS_COUNT_MAX 65535u
+/* Superclass chains followed at most: deeper than any real hierarchy, so a VM whose class_info
+ * answers a cycle cannot hold a JNI lookup forever. */
+#define DDMC__JV_MAX_SUPER_DEPTH 256
 
 struct ddmc__jenv {
   const ddmc__fnptr *functions; /* first: a jvmtiEnv * points here */

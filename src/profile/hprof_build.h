@@ -20,6 +20,8 @@ enum {
 
 #define DDMC__HP_SYNTHETIC 0xF0000000u /* ids of classes without a class object start here */
 #define DDMC__HP_MAX_CLASSES (1u << 22)
+/* A CLASS DUMP counts its instance fields in a u2. */
+#define DDMC__HPROF_MAX_FIELDS 65535u
 
 typedef struct hp_field {
   uint32_t index; /* in its class, for get_field */

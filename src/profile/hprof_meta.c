@@ -174,7 +174,7 @@ static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
   int rc = b->ops->class_info(b->data, c->cls, ci);
   if (rc != 0 || ci->signature == NULL)
     return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class_info failed for a listed class (JDWP error %d)", rc);
-  if (ci->nfields > 65535)
+  if (ci->nfields > DDMC__HPROF_MAX_FIELDS)
     return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class %s has %u fields (hprof holds at most 65535)", ci->signature,
                          ci->nfields);
   char name[1024];
