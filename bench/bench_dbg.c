@@ -1,4 +1,4 @@
-/* The debugger figures (issue 13, "Benchmarks"), each against its reference in the same run:
+/* The debugger figures, each against its reference in the same run:
  *
  *   1. cost of debugging support on a CPU-bound program (bench/programs/spin.mvm: a loop of
  *      integer arithmetic with a static call and a static field update per iteration, ~0.8 s) in six set-ups,
@@ -10,7 +10,7 @@
  *        (d) a JDI debugger attached with no request (JdiBench idle), suspend=y
  *        (e) the same with a breakpoint in Spin.cold, which never runs (JdiBench cold)
  *        (f) the same with access and modification watchpoints on Spin.sink, which the loop never
- *            touches while it updates Spin.count every iteration (JdiBench watch; issue 14's
+ *            touches while it updates Spin.count every iteration (JdiBench watch; the
  *            target: <= 1.05x (d), the same debugger without a watchpoint)
  * *      run in REPS rounds, each round every set-up once in a rotated order, so drift in the
  *      machine's load hits all alike. The figure is the CPU time of the whole minivm process
@@ -31,7 +31,7 @@
  *      minivm beside HotSpot;
  *   6. interleaved traffic: DDM HELO round trips (p50) on the one connection a raw debugger uses to
  *      step minivm's BpLoop line by line (every event resumed at once), against the same HELOs
- *      with no debugger (issue 14).
+ *      with no debugger.
  * The JDI client is the same JVM program for both VMs, so only the VM side differs.
  * Round trips: both VMs run at once and one JdiBench takes 0.25 s turns between them; beside
  * each JDI figure a "bound" row (1 / the client's own CPU per event) and, for breakpoints, a raw
@@ -503,7 +503,7 @@ static void cost_section(const dbg_env *e, double scale) {
     const char *fig = bench_fmt("%s: CPU time of the loop (all threads)", set_name[s]);
     double x = best[M_LOOP_ALL][s], a = best[M_LOOP_ALL][SET_A];
     if (s == SET_F) {
-      /* issue 14: a watchpoint on an unrelated field against the same debugger without one */
+      /* a watchpoint on an unrelated field against the same debugger without one */
       double d = best[M_LOOP_ALL][SET_D];
       char dref[96], dv[32];
       snprintf(dref, sizeof(dref), "%s, best of %d", set_name[SET_D], n[M_LOOP_ALL][SET_D]);

@@ -1,4 +1,4 @@
-/* The heap-dump figure (issue 15, "Benchmarks"): MiB of hprof per second for a 64 MiB heap, to a
+/* The heap-dump figure: MiB of hprof per second for a 64 MiB heap, to a
  * local file; target >= 500 MiB/s.
  *
  * The VM is in this process: a synthetic 64 MiB heap behind the three heap ops of the debugger

@@ -1,4 +1,4 @@
-/* Section jvmti: what a JVM TI agent costs a VM (issue 16), beside HotSpot running the same
+/* Section jvmti: what a JVM TI agent costs a VM, beside HotSpot running the same
  * agent file on the same program.
  *
  *   1. An agent loaded with no event enabled (examples/agents calltrace=idle): minivm running

@@ -1,4 +1,4 @@
-/* The profiling figures (issue 15, "Benchmarks"), each beside its reference in the same run:
+/* The profiling figures, each beside its reference in the same run:
  *
  *   1. per-allocation cost of the tracker, in this process, on one thread pinned to the server CPU:
  *      a loop of calls to a tiny bump allocator (noinline) is the reference; the same loop with

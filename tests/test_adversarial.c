@@ -104,7 +104,7 @@ static uint8_t *flood_packet(const uint8_t *chunk, size_t chunk_len, size_t *len
   return b;
 }
 
-/* Issue 12: a 4 MiB packet of half a million chunks from a peer that leaves at once used to keep
+/* A flood: a 4 MiB packet of half a million chunks from a peer that leaves at once used to keep
  * the JDWP thread busy for 30-100 s on this program and grow the VM by 80-320 MB. Now the work
  * per packet is bounded: the next peer is served within a second, and memory stays put. */
 static int flood_cases(void) {

@@ -1,5 +1,5 @@
 /* heaphisto: a heap histogram by class, a JVM TI agent written for HotSpot against the JDK's own
- * jvmti.h; it runs unchanged in minivm (libddmc's JVM TI, issue 16).
+ * jvmti.h; it runs unchanged in minivm (libddmc's JVM TI).
  *
  *   java   -agentpath:/path/libheaphisto.so=classes=Histo Histo
  *   minivm -agentpath:/path/libheaphisto.so=classes=Histo histo.mvm

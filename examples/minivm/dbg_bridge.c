@@ -604,7 +604,7 @@ static void on_thread_dying(void *ud, uint32_t thread) {
   ddmc_post_thread_death(b->d, thread);
 }
 
-/* ---- threads and monitors for agents and debuggers (issue 16) */
+/* ---- threads and monitors for agents and debuggers */
 
 static int op_start_agent_thread(void *vm_data, ddmc_ref thread_obj, int32_t priority,
                                  void (*run)(void *arg, uint32_t thread), void *arg, uint32_t *out_thread) {

@@ -87,7 +87,7 @@ static void on_gc_marked(void *ud) {
 static void on_gc_done(void *ud) {
   if (ddm(ud)) ddmc_gc_done(ddm(ud));
 }
-/* JVM TI (issue 16): GarbageCollectionStart before marking; the tag tables' weak sweep after it. */
+/* JVM TI: GarbageCollectionStart before marking; the tag tables' weak sweep after it. */
 static void on_gc_start(void *ud) {
   if (ddm(ud)) ddmc_gc_start(ddm(ud));
 }

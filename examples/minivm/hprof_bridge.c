@@ -49,7 +49,7 @@ static int op_with_world_stopped(void *vm_data, ddmc_stopped_fn fn, void *arg) {
   return rc;
 }
 
-/* ---- JVM TI (issue 16): ForceGarbageCollection, GetObjectSize, GetObjectHashCode */
+/* ---- JVM TI: ForceGarbageCollection, GetObjectSize, GetObjectHashCode */
 
 static int op_collect(void *vm_data) {
   /* The GC daemon collects; the caller waits (an interpreter thread in VMWAIT meanwhile). */

@@ -16,6 +16,13 @@
 
 #define DDMC__MAX_ARGS 255 /* a JVM method takes at most 255 argument slots */
 
+/* An invoke's reply is two tagged values (a few bytes, within storage below); the cap only bounds
+ * the buffer should it grow. */
+#define DDMC__INVOKE_REPLY_MAX ((size_t)1 << 20)
+/* The bytes of an InvokeMethod after its thread: class or object, method, DDMC__MAX_ARGS tagged
+ * values of at most 9 bytes each, and options all fit (a copy on the stack). */
+#define DDMC__INVOKE_REQUEST_MAX 4096
+
 static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   int all = !(job->options & DDMC_INVOKE_SINGLE_THREADED);
   ddmc_value result;
@@ -36,7 +43,7 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   }
   uint8_t storage[64];
   ddmc_buf b;
-  ddmc__buf_init_on(&b, d->mem, (size_t)1 << 20, storage, sizeof(storage));
+  ddmc__buf_init_on(&b, d->mem, DDMC__INVOKE_REPLY_MAX, storage, sizeof(storage));
   if (rc == 0 && (job->options & DDMC_INVOKE_CONSTRUCT)) {
     /* [tagged newObject][tagged exception]: the new object is null when the constructor threw */
     ddmc_ref o = exc == 0 && result.tag == 'L' ? result.u.l : 0;
@@ -185,9 +192,9 @@ static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
   }
   /* invoke() reads [thread] first: put it back in front of the rest */
-  uint8_t buf[8 + 4096];
+  uint8_t buf[8 + DDMC__INVOKE_REQUEST_MAX];
   size_t rest = ddmc_reader_left(in);
-  if (rest > sizeof(buf) - 8) return DDMC_JDWP_ILLEGAL_ARGUMENT; /* 255 tagged values fit */
+  if (rest > sizeof(buf) - 8) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   for (int i = 0; i < 8; i++) buf[i] = (uint8_t)(thread_id >> (56 - 8 * i));
   memcpy(buf + 8, ddmc_read_bytes(in, rest), rest);
   ddmc_reader r2;

@@ -55,7 +55,7 @@ static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic)
   ddmc_buf_put_u32(out, c->nfields);
   for (uint32_t i = 0; i < c->nfields; i++) {
     ddmc_field_info f;
-    if ((rc = ddmc__field_info(d, c, i, &f)) != 0) return rc;
+    if ((rc = ddmc__dbg_field(d, c, i, &f)) != 0) return rc;
     ddmc__wr_id(out, ddmc__field_id(c, i));
     ddmc__wr_string(out, f.name);
     ddmc__wr_string(out, f.signature);

@@ -182,7 +182,8 @@ void ddmc__wr_string(ddmc_buf *b, const char *s) {
 
 void ddmc__wr_id(ddmc_buf *b, uint64_t id) { ddmc_buf_put_u64(b, id); }
 
-char ddmc__object_tag(ddmc__dbg *d, ddmc_ref o) {
+/* The specific tag of an object ('L' if its class does not say more). */
+static char specific_tag(ddmc__dbg *d, ddmc_ref o) {
   ddmc_class c = 0;
   const ddmc__cls *k;
   if (o == 0 || DDMC__DBG_CALL(d, object_class, o, &c) != 0 || ddmc__cls_get(d, c, &k) != 0) return 'L';
@@ -193,7 +194,7 @@ int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o) {
   uint64_t id = 0;
   int rc = ddmc__id_of_object(d, o, &id);
   if (rc != 0) return rc;
-  ddmc_buf_put_u8(b, (uint8_t)ddmc__object_tag(d, o));
+  ddmc_buf_put_u8(b, (uint8_t)specific_tag(d, o));
   ddmc__wr_id(b, id);
   return 0;
 }
@@ -249,7 +250,7 @@ char ddmc__sig_tag(const char *sig) {
   return sig[0] == '[' ? 'L' : sig[0];
 }
 
-int ddmc__field_info(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out) {
+int ddmc__dbg_field(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out) {
   memset(out, 0, sizeof(*out));
   if (field >= c->nfields) return DDMC_JDWP_INVALID_FIELDID;
   int rc = DDMC__DBG_CALL(d, field_info, c->handle, field, out);

@@ -1,14 +1,25 @@
-/* The debugger layer's private declarations: its state, the ID registry, the wire codecs every
- * command handler uses, thread suspension, and event requests.
+/* The debugger layer's private declarations: the ID registry, the wire codecs every command
+ * handler uses, thread suspension, the handler shape and the state's accessors (state.h has the
+ * state itself, requests.h the event requests).
  *
- * Layering: this layer sits on the JDWP layer (src/jdwp: it registers a service for command sets
- * 1-17 and sends through src/send.h) and reaches the VM only through ddmc_vm_bridge. Nothing below
- * it includes this header.
+ * Layering: this layer is one client of the floor every client shares. It registers a service
+ * for command sets 1-18 with the JDWP thread (src/jdwp/service.h) and sends through
+ * src/send/send.h; it calls the VM through the bridge ddmc_vm_set_bridge installed for every
+ * client (ddmc_vm_bridge), hears the VM's reports as a client of the event hub (src/hub, the
+ * subscription at the bottom of events.c), and shares the VM's switches and thread suspension
+ * with the other clients through src/vmctl (ddmc__ctl_*, ddmc__ctl_suspend). Nothing below it
+ * includes this header.
  *
  * Threads and locks (see README.md here): the JDWP thread runs every command handler; VM threads
- * run the ddmc_post_* calls. Three leaf locks, never nested, never held across an op call,
- * a send or a wait on another thread: ids.lock (registry), thr.lock (per-thread state; its
- * condition variable parks event threads), req.lock (the request list snapshot pointer). */
+ * run the hub's calls into events.c. Leaf locks, never nested and never held across an op call,
+ * a send or a wait for another thread: ids.lock (the registry), thr.lock (the thread table and
+ * parked flags; its condition variable parks event threads), req.lock (taking the request
+ * snapshot), lines.lock (the line-table cache), hold_lock (HoldEvents). One exception,
+ * thr.sus_lock: every suspend-count change and the stop or release in the VM it causes
+ * (ddmc__ctl_suspend: the bridge's suspend_thread / resume_thread, or JVM TI's arbiter) run under
+ * it, so it is held across those calls, which wait for a VM thread to stop; a VM thread that
+ * wants it declares itself parked first (ops.thread_parking). Order: sus_lock, then thr.lock (and,
+ * through the arbiter, JVM TI's susp.op). */
 #ifndef DDMC_DBG_INT_H
 #define DDMC_DBG_INT_H
 
@@ -61,8 +72,8 @@ int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin);
  * INVALID_LENGTH and one with bytes left over with ILLEGAL_ARGUMENT, whatever the handler said. */
 int ddmc__rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out);
 int ddmc__rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls **out);
-/* methodID of class c (its index + 1): INVALID_METHODID when out of range. */
-/* A method of c; with decl, also one that c inherits (*decl: the declaring class). */
+/* A methodID of c (INVALID_METHODID when out of range); with decl, also one that c inherits
+ * (*decl: the declaring class). */
 int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, const ddmc__cls **decl, uint32_t *out);
 /* A fieldID names its declaring class too (ObjectReference.GetValues sends none):
  * (low 19 bits of the class ID's generation << 45) | (class slot + 1) << 24 | (index + 1).
@@ -71,9 +82,8 @@ int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, const ddmc
 uint64_t ddmc__field_id(const ddmc__cls *c, uint32_t index);
 uint64_t ddmc__method_id(const ddmc__cls *c, uint32_t index);
 int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *want, const ddmc__cls **decl, uint32_t *out);
-/* The class a fieldID names (ids.c): INVALID_FIELDID when the slot holds no class of that
- * generation. */
-/* The declaring class and index of a field (method 0) or method (1) ID. */
+/* The declaring class and index of a field (method 0) or method (1) ID (ids.c): INVALID_FIELDID /
+ * INVALID_METHODID when the slot holds no class of that generation or the index is out of range. */
 int ddmc__class_of_member_id(ddmc__dbg *d, uint64_t id, int method, const ddmc__cls **out, uint32_t *index);
 /* threadID: INVALID_OBJECT for an unknown ID, INVALID_THREAD when the object is not a live
  * thread the debugger may see. */
@@ -95,8 +105,6 @@ void ddmc__wr_id(ddmc_buf *b, uint64_t id);       /* 8 bytes: every ID size is 8
 int ddmc__wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged);
 int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o);
 int ddmc__wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc);
-/* The specific tag of an object ('L' if its class does not say more). */
-char ddmc__object_tag(ddmc__dbg *d, ddmc_ref o);
 /* The value tag of a JNI type signature: its first byte, with 'L' for classes and arrays alike
  * ('V' for NULL or an empty one). */
 char ddmc__sig_tag(const char *sig);
@@ -159,13 +167,13 @@ extern const ddmc__cmd
     ddmc__cmds_object[]; /* 9 ObjectReference, 10 StringReference, 13 ArrayReference, 14 ClassLoaderReference */
 extern const ddmc__cmd ddmc__cmds_thread[]; /* 11 ThreadReference, 12 ThreadGroupReference */
 extern const ddmc__cmd ddmc__cmds_frame[];  /* 16 StackFrame */
-extern const ddmc__cmd ddmc__cmds_event[];
+extern const ddmc__cmd ddmc__cmds_event[];   /* 15 EventRequest */
 extern const ddmc__cmd ddmc__cmds_monitor[]; /* 9/5, 11/8, 11/9, 11/13: who holds what */
-extern const ddmc__cmd ddmc__cmds_invoke[]; /* 3/3, 5/1, 9/6: method calls */ /* 15 EventRequest */
+extern const ddmc__cmd ddmc__cmds_invoke[];  /* 3/3, 3/4, 5/1, 9/6: method calls */
 
 /* ---- the state (table.c) */
-/* A debugger for vm (not yet a service of its JDWP thread: ddmc_dbg_attach does both). Tests and
- * fuzzers use it to drive handlers without a socket. */
+/* A debugger for vm over ops (not yet a service of its JDWP thread nor a client of the hub:
+ * ddmc_dbg_enable does all three). Tests and fuzzers use it to drive handlers without a socket. */
 int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc__dbg **out);
 void ddmc__dbg_free(ddmc__dbg *d);
 /* Runs one command as the JDWP thread would (the checks of table.c included). Returns the JDWP
@@ -177,13 +185,14 @@ void ddmc__dbg_reset(ddmc__dbg *d);
 /* Marks a session live without a peer (tests): events are then matched and queued. */
 void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session);
 
+/* The state's accessors for handlers, which never see struct ddmc__dbg (access.c). */
 const ddmc_vm_bridge *ddmc__dbg_ops(const ddmc__dbg *d);
 void *ddmc__dbg_vm_data(const ddmc__dbg *d);
-ddmc_vm *ddmc__dbg_vm(const ddmc__dbg *d);
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
 
-/* The field's description, with a non-NULL name and signature (INVALID_FIELDID otherwise). */
-int ddmc__field_info(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out);
+/* The field's description, with a non-NULL name and signature (INVALID_FIELDID otherwise);
+ * codec.c. */
+int ddmc__dbg_field(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out);
 /* Field values (fields.c): [count][fieldID]* answered with [count][tagged value]*, and
  * [count]([fieldID][value])* stored (all checked before any is stored). Fields of c or its
  * superclasses, of object o, or statics only when o is 0 (an instance field: INVALID_FIELDID). */

@@ -171,8 +171,6 @@ static void comp_event(composite *c, int kind, int32_t request, int policy) {
   if (policy > c->policy) c->policy = policy;
 }
 
-#define DDMC__HELD_MAX ((size_t)1 << 20)
-
 /* Queues a composite, or keeps it while the debugger holds events. */
 static int queue_composite(ddmc__dbg *d, const uint8_t *p, size_t n) {
   if (atomic_load_explicit(&d->holding, memory_order_acquire)) {

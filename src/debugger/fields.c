@@ -10,7 +10,7 @@
 static int rd_field(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref o, const ddmc__cls **decl, uint32_t *f,
                     ddmc_field_info *fi, ddmc_ref *self) {
   int rc = ddmc__rd_field(d, in, c, decl, f);
-  if (rc == 0) rc = ddmc__field_info(d, *decl, *f, fi);
+  if (rc == 0) rc = ddmc__dbg_field(d, *decl, *f, fi);
   if (rc != 0) return rc;
   int is_static = (fi->modifiers & DDMC_ACC_STATIC) != 0;
   if (o == 0 && !is_static) return DDMC_JDWP_INVALID_FIELDID;

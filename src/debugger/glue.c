@@ -1,5 +1,7 @@
-/* The debugger layer's view of the core (glue.h): read-only accessors of struct ddmc_vm, so the
- * rest of this layer never depends on its layout. */
+/* The debugger layer's view of the core (glue.h): accessors of struct ddmc_vm (its DDM ops,
+ * allocator, options and name, whether it is stopping, the bridge ddmc_vm_set_bridge installed for
+ * every client and that bridge's vm_data) and the one write, the slot ddmc_dbg_enable hangs the
+ * debugger in, so the rest of this layer never depends on the struct's layout. */
 #include "debugger/glue.h"
 
 #include "vm_int.h"

@@ -1,6 +1,7 @@
 /* What the debugger layer needs from the core (glue.c reads them from struct ddmc_vm; the debugger
- * slot, read on every event, inline): the VM's DDM ops (thread enumeration), its identity and options, and the slot
- * where the debugger's state hangs. */
+ * slot, read on every event, inline): the VM's DDM ops (thread enumeration), its allocator,
+ * identity and options, the bridge every client shares, and the slot where the debugger's state
+ * hangs. */
 #ifndef DDMC_DBG_GLUE_H
 #define DDMC_DBG_GLUE_H
 

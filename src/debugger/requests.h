@@ -67,7 +67,7 @@ typedef struct ddmc__snap {
 
 struct ddmc__reqs {
   pthread_mutex_t lock; /* guards snap (the pointer) and taking a reference on it */
-  ddmc__snap *snap;
+  ddmc__snap *snap DDMC_GUARDED_BY(lock);
   /* JDWP thread only: */
   ddmc__req **list;
   uint32_t n, cap;

@@ -20,14 +20,14 @@ typedef struct ddmc__slot {
 
 typedef struct ddmc__ids {
   pthread_mutex_t lock;
-  ddmc__slot *slots; /* grows; slot i has ID (gen << 32) | (i + 1) */
-  uint32_t nslots, cap;
-  uint32_t free_head; /* index + 1 of the first free slot, 0 = none */
-  uint32_t *hash;     /* open addressing, linear probing: slot index + 1, 0 = empty */
-  uint32_t hash_cap;  /* power of two */
-  uint32_t count;     /* occupied slots */
-  uint32_t next_gen;
-  uint32_t max_slots; /* the bound: past it, OUT_OF_MEMORY */
+  ddmc__slot *slots DDMC_GUARDED_BY(lock); /* grows; slot i has ID (gen << 32) | (i + 1) */
+  uint32_t nslots DDMC_GUARDED_BY(lock), cap DDMC_GUARDED_BY(lock);
+  uint32_t free_head DDMC_GUARDED_BY(lock); /* index + 1 of the first free slot, 0 = none */
+  uint32_t *hash DDMC_GUARDED_BY(lock);     /* open addressing, linear probing: slot index + 1, 0 = empty */
+  uint32_t hash_cap DDMC_GUARDED_BY(lock);  /* power of two */
+  uint32_t count DDMC_GUARDED_BY(lock);     /* occupied slots */
+  uint32_t next_gen DDMC_GUARDED_BY(lock);
+  uint32_t max_slots; /* the bound: past it, OUT_OF_MEMORY; set at init */
 } ddmc__ids;
 
 int ddmc__ids_init(ddmc__ids *ids);
@@ -38,20 +38,24 @@ void ddmc__ids_destroy(ddmc__dbg *d);
 void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
 
 /* ---- threads (threads.c) */
+/* One thread's entry. Its members are guarded by the table's lock (ddmc__thrs.lock, "thr.lock"
+ * below); count changes only with sus_lock held as well, and vm_suspended is sus_lock's alone. */
 typedef struct ddmc__thr {
-  uint32_t id;          /* VM thread id */
-  int32_t count;        /* debugger suspend count */
-  uint32_t epoch;       /* bumped when count returns to 0: frameIDs of the old epoch are dead */
-  uint8_t vm_suspended; /* the library called ops.suspend_thread */
-  uint8_t parking;      /* an event raised its count and it is on its way to park: a call may be
-                           handed to it already (it takes it when it parks) */
-  uint8_t parked;       /* inside a ddmc_post_* call, waiting for count 0 (not while it runs
-                           a call there: it is running then, and a Suspend stops it the VM's way) */
-  uint8_t dead;
-  uint8_t invoking;      /* method calls for the debugger it is running (nested: an event inside a
-                           call parks it again, and the debugger may call from there) */
-  ddmc_ref object;       /* its java.lang.Thread, once seen */
-  struct ddmc__job *job; /* a method call handed to it, not yet started */
+  uint32_t id;                                /* VM thread id; set when the entry is made */
+  int32_t count DDMC_GUARDED_BY(thr.lock);    /* debugger suspend count (changed under sus_lock too) */
+  uint32_t epoch DDMC_GUARDED_BY(thr.lock);   /* bumped when count returns to 0: frameIDs of the old epoch are dead */
+  uint8_t vm_suspended DDMC_GUARDED_BY(thr.sus_lock); /* the debugger had the VM stop it (ddmc__ctl_suspend) */
+  uint8_t parking DDMC_GUARDED_BY(thr.lock); /* an event raised its count and it is on its way to park: a
+                                                call may be handed to it already (it takes it when it parks) */
+  uint8_t parked DDMC_GUARDED_BY(thr.lock);  /* inside a ddmc_post_* call, waiting for count 0 (not while it
+                                                runs a call there: it is running then, and a Suspend stops it
+                                                the VM's way) */
+  uint8_t dead DDMC_GUARDED_BY(thr.lock);
+  uint8_t invoking DDMC_GUARDED_BY(thr.lock);      /* method calls for the debugger it is running (nested: an
+                                                      event inside a call parks it again, and the debugger may
+                                                      call from there) */
+  ddmc_ref object DDMC_GUARDED_BY(thr.lock);       /* its java.lang.Thread, once seen */
+  struct ddmc__job *job DDMC_GUARDED_BY(thr.lock); /* a method call handed to it, not yet started */
 } ddmc__thr;
 
 /* A method call the debugger asked a parked thread to make (ClassType / InterfaceType /
@@ -74,22 +78,23 @@ struct ddmc__job {
 };
 
 typedef struct ddmc__thrs {
-  /* Every change of a suspend count, and the ops.suspend_thread / resume_thread call it causes,
-   * happens under sus_lock, so those calls never cross for one thread. It is the one library lock
-   * held across ops calls (the VM waits there for a thread to stop): a VM thread that wants it
-   * declares itself parked first (ops.thread_parking), so the VM never waits for a thread that
-   * waits for sus_lock. Order: sus_lock, then lock. */
+  /* Every change of a suspend count, and the stop or release in the VM it causes
+   * (ddmc__ctl_suspend: ops.suspend_thread / resume_thread, or JVM TI's arbiter when agents are
+   * loaded), happens under sus_lock, so those calls never cross for one thread. It is the one
+   * lock of this layer held across ops calls (the VM waits there for a thread to stop): a VM
+   * thread that wants it declares itself parked first (ops.thread_parking), so the VM never waits
+   * for a thread that waits for sus_lock. Order: sus_lock, then lock (or JVM TI's susp.op). */
   pthread_mutex_t sus_lock;
-  pthread_mutex_t lock;     /* the table, parked flags */
-  pthread_cond_t parked_cv; /* parked threads wait here for their count to reach 0 */
-  ddmc__thr **v;            /* entries, never moved or freed during a session */
-  uint32_t n, cap;
-  uint32_t *hash; /* thread id -> index + 1 */
-  uint32_t hash_cap;
+  pthread_mutex_t lock;     /* the table, each entry's members, all_count */
+  pthread_cond_t parked_cv; /* parked threads wait here (with lock) for their count to reach 0 */
+  ddmc__thr **v DDMC_GUARDED_BY(lock); /* entries, never moved or freed during a session */
+  uint32_t n DDMC_GUARDED_BY(lock), cap DDMC_GUARDED_BY(lock);
+  uint32_t *hash DDMC_GUARDED_BY(lock); /* thread id -> index + 1 */
+  uint32_t hash_cap DDMC_GUARDED_BY(lock);
   /* Suspend-alls in force (VirtualMachine.Suspend, events with policy ALL, less Resumes): a
    * thread first seen meanwhile starts with this count, as HotSpot's agent gives a thread that
    * starts while the VM is suspended; under lock. */
-  int32_t all_count;
+  int32_t all_count DDMC_GUARDED_BY(lock);
   /* Every thread's count plus all_count, written under lock: 0 means no thread is held, so a
    * post call (every method event of a trace) passes ddmc__thr_wait_resumed without a lock. */
   atomic_int held;
@@ -169,6 +174,10 @@ void ddmc__dbg_session_end(ddmc_vm *vm, void *ud);
 /* ---- the whole */
 typedef struct ddmc__lines ddmc__lines;
 
+/* Composites HoldEvents keeps, in bytes: a debugger that holds events and never releases them
+ * costs the VM at most this; past it a post answers DDMC_EQFULL. */
+#define DDMC__HELD_MAX ((size_t)1 << 20)
+
 /* Event kinds are below 128 (the largest, VM_DEATH, is 99): want[] has one counter for each. */
 #define DDMC__EV_KINDS 128
 
@@ -181,8 +190,8 @@ struct ddmc__dbg {
   atomic_uint gen;      /* moves on at every session end: a call tells whether its session lives */
   atomic_int inflight;  /* VM threads inside a post call, before any park: session end waits
                            for 0 before it frees what they may be reading */
-  uint32_t session;
-  uint32_t cur_id;      /* the request being handled (JDWP thread): deferred replies name it */
+  uint32_t session;     /* written by the JDWP thread at session start, before events are matched */
+  uint32_t cur_id;      /* the request being handled (JDWP thread only): deferred replies name it */
   atomic_int want[DDMC__EV_KINDS]; /* enabled requests per event kind (ddmc_event_wanted) */
   ddmc__ids ids;
   ddmc__thrs thr;
@@ -190,8 +199,8 @@ struct ddmc__dbg {
   ddmc__lines *lines;
   /* VirtualMachine.HoldEvents: composites wait here ([u4 n][n bytes] each) until released. */
   pthread_mutex_t hold_lock;
-  atomic_int holding;
-  ddmc_buf held;
+  atomic_int holding; /* written under hold_lock; read without it first, then again under it */
+  ddmc_buf held DDMC_GUARDED_BY(hold_lock);
   int suspend_on_start; /* suspend=y: the first session's VM_START suspends all */
   int started_once;
 };

@@ -34,7 +34,7 @@ typedef struct line_table {
 
 struct ddmc__lines {
   pthread_mutex_t lock;
-  line_table *bucket[DDMC__LINE_BUCKETS];
+  line_table *bucket[DDMC__LINE_BUCKETS] DDMC_GUARDED_BY(lock);
 };
 
 static unsigned bucket_of(ddmc_class c, uint32_t m) {

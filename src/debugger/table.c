@@ -1,6 +1,7 @@
-/* The debugger as a service of the JDWP thread: command dispatch through one static table,
- * session start (VM_START) and end (every request cleared, every thread resumed, every ID
- * forgotten), and ddmc_dbg_enable.
+/* The debugger's table of contents and its entry: command dispatch through one static table,
+ * the state's creation and teardown, and ddmc_dbg_enable, which builds the debugger over the
+ * bridge ddmc_vm_set_bridge installed, registers it as a service of the JDWP thread (its session
+ * hooks are in session.c) and subscribes it to the event hub (events.c).
  *
  * Dispatch: {set, cmd} -> handler, Dalvik's gHandlerMap shape. A command the table lacks in a
  * set the library claims (1-18) is NOT_IMPLEMENTED; after the handler, a request that ran past
@@ -126,7 +127,7 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc_
   atomic_init(&d->connected, 0);
   atomic_init(&d->inflight, 0);
   atomic_init(&d->holding, 0);
-  ddmc__buf_init(&d->held, mem, ((size_t)1 << 20) + 64);
+  ddmc__buf_init(&d->held, mem, DDMC__HELD_MAX + 64);
   if (pthread_mutex_init(&d->hold_lock, NULL) != 0) {
     ddmc__free(mem, d);
     return DDMC_ENOMEM;

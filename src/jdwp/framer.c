@@ -55,8 +55,6 @@ void ddmc__framer_free(ddmc__framer *f) {
   f->start = f->len = f->cap = 0;
 }
 
-size_t ddmc__framer_pending(const ddmc__framer *f) { return f->len - f->start; }
-
 int ddmc__framer_feed(ddmc__framer *f, const void *p, size_t n) {
   if (f->err) return f->err;
   if (n == 0) return 0;

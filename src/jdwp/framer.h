@@ -59,7 +59,5 @@ int ddmc__framer_feed(ddmc__framer *f, const void *p, size_t n);
 /* Returns DDMC__FRAME_*, or a sticky error: DDMC_EPROTO (bad handshake, bad header),
  * DDMC_ETOOBIG (length over the cap), DDMC_ENOMEM. */
 int ddmc__framer_next(ddmc__framer *f, ddmc__packet *pkt);
-/* Bytes buffered but not yet returned as packets. */
-size_t ddmc__framer_pending(const ddmc__framer *f);
 
 #endif

@@ -85,9 +85,12 @@ static int emit(ddmc__session *s, ddmc__rec *rec, uint32_t kind) {
   }
 }
 
+/* Continues the batch or stream in s->ext while out has room. */
+static int pump(ddmc__session *s);
+
 int ddmc__session_drain_queue(ddmc__session *s, int inline_only) {
   ddmc_vm *vm = s->vm;
-  if (s->ext != NULL) return inline_only ? 0 : ddmc__session_pump(s);
+  if (s->ext != NULL) return inline_only ? 0 : pump(s);
   ddmc__rec *rec;
   int rc = 0;
   while (rc == 0 && ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER && (rec = ddmc__ring_peek(&vm->ring)) != NULL) {
@@ -107,7 +110,7 @@ int ddmc__session_drain_queue(ddmc__session *s, int inline_only) {
     }
     s->ext = e;
     ddmc__ring_release(&vm->ring);
-    return ddmc__session_pump(s); /* which comes back here when the payload is out */
+    return pump(s); /* which comes back here when the payload is out */
   }
   ddmc__ring_release(&vm->ring);
   return rc;
@@ -156,7 +159,7 @@ static int pump_stream(ddmc__session *s, ddmc__ext *e) {
   return e->sent < e->len ? 1 : 0;
 }
 
-int ddmc__session_pump(ddmc__session *s) {
+static int pump(ddmc__session *s) {
   ddmc__ext *e = s->ext;
   if (e == NULL) return 0;
   int rc = e->is_batch ? pump_batch(s, e) : pump_stream(s, e);

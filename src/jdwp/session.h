@@ -60,8 +60,6 @@ int ddmc__out_reply(ddmc__session *s, uint32_t id, uint16_t error, const uint8_t
  * With inline_only (inside a request), stops at a batch or stream, which starts only between
  * requests. Returns 0 or an error that ends the session. */
 int ddmc__session_drain_queue(ddmc__session *s, int inline_only);
-/* Continues the batch or stream in s->ext while out has room. */
-int ddmc__session_pump(ddmc__session *s);
 /* Drops everything still queued or in progress (the session ends). */
 void ddmc__session_drop_output(ddmc__session *s, int why);
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "jvmti/funcs.h"
+#include "jvmti/tags.h"
 #include "vm_int.h"
 
 int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
@@ -46,7 +47,7 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
 void ddmc__jvmti_destroy(ddmc_vm *vm) {
   ddmc__jvmti *jv = atomic_exchange(&vm->jvmti, NULL);
   if (jv == NULL) return;
-  ddmc__tags_free(jv); /* heap (issue 16) */
+  ddmc__tags_free(jv); /* the environments' tag tables */
   for (ddmc__jenv *e = atomic_load(&jv->envs), *n; e != NULL; e = n) {
     n = e->next;
     ddmc__free(jv->mem, e);
@@ -99,6 +100,10 @@ int ddmc_agent_parse_flag(const char *arg, ddmc_agent_flag *out) {
   return 0;
 }
 
+/* System properties a VM may set before agents load: far more than any launcher passes, and a
+ * bound on what the list (copied whole by GetSystemProperties) holds. */
+#define DDMC__JV_MAX_PROPS 4096
+
 int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value) {
   if (vm == NULL || key == NULL || value == NULL || key[0] == 0) return DDMC_EINVAL;
   ddmc__jvmti *jv;
@@ -116,7 +121,7 @@ int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value) {
       return 0;
     }
   rc = DDMC_ENOMEM;
-  ddmc__prop *p = jv->nprops < 4096 ? ddmc__realloc(jv->mem, jv->props, sizeof(ddmc__prop) * (jv->nprops + 1)) : NULL;
+  ddmc__prop *p = jv->nprops < DDMC__JV_MAX_PROPS ? ddmc__realloc(jv->mem, jv->props, sizeof(ddmc__prop) * (jv->nprops + 1)) : NULL;
   char *k = p ? ddmc__strdup(jv->mem, key) : NULL;
   if (p) jv->props = p;
   if (k) {

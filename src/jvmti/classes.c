@@ -196,7 +196,7 @@ jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *
   jvmtiError rc = class_info(e, !(count_ptr == NULL || interfaces_ptr == NULL), klass, &c, &info);
   if (rc) return rc;
   ddmc__jvmti *jv = e->jv;
-  uint32_t n = info.ninterfaces > 65535 ? 65535 : info.ninterfaces;
+  uint32_t n = DDMC__MIN(info.ninterfaces, DDMC__JV_CLASS_COUNT_MAX);
   jclass *v = ddmc__jv_alloc(sizeof(jclass) * (n ? n : 1));
   if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   uint32_t k = 0;
@@ -388,11 +388,15 @@ typedef struct var_list {
   int oom;
 } var_list;
 
+/* Variable-table entries one method may list: a method has at most 65535 local slots, each used
+ * by a few ranges; past this the VM's answer is not trusted (OUT_OF_MEMORY). */
+#define DDMC__JV_MAX_LOCALS (1u << 20)
+
 static int collect_var(void *arg, const ddmc_variable *var) {
   var_list *l = arg;
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? l->cap * 2 : 16;
-    ddmc__jlocal_entry *v = cap > (1u << 20) ? NULL : realloc(l->v, sizeof(*v) * cap);
+    ddmc__jlocal_entry *v = cap > DDMC__JV_MAX_LOCALS ? NULL : realloc(l->v, sizeof(*v) * cap);
     if (v == NULL) {
       l->oom = 1;
       return 1;

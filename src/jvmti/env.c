@@ -131,7 +131,7 @@ static const struct {
     {116, "JVMTI_ERROR_INVALID_ENVIRONMENT"},
 };
 
-const char *ddmc__jv_error_name(int code) {
+static const char *error_name(int code) {
   for (size_t i = 0; i < sizeof(g_errors) / sizeof(g_errors[0]); i++)
     if (g_errors[i].code == code) return g_errors[i].name;
   return NULL;
@@ -140,7 +140,7 @@ const char *ddmc__jv_error_name(int code) {
 jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_ptr) {
   ENV_CHECK(e);
   if (name_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  const char *n = ddmc__jv_error_name(error);
+  const char *n = error_name(error);
   if (n == NULL) {
     *name_ptr = NULL;
     return JVMTI_ERROR_ILLEGAL_ARGUMENT;
@@ -151,7 +151,8 @@ jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_pt
 
 /* ---- capabilities */
 
-void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
+/* What the VM behind the bridge can do, honestly. */
+static void potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   memset(out, 0, sizeof(*out));
   const ddmc_vm_bridge *o = jv->ops;
   if (o == NULL) return;
@@ -183,7 +184,7 @@ void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   if (o->contended_monitor) ddmc__cap_set(out, DDMC_CAP_can_get_current_contended_monitor);
   if (o->monitor_info) ddmc__cap_set(out, DDMC_CAP_can_get_monitor_info);
   if (o->set_monitor_events) ddmc__cap_set(out, DDMC_CAP_can_generate_monitor_events);
-  /* heap (issue 16): tags need the whole-heap walk; their weak sweep and the GC events come from
+  /* heap: tags need the whole-heap walk; their weak sweep and the GC events come from
    * the VM's GC hooks (ddmc_gc_start / _sweep / _done), VMObjectAlloc from its allocation hook. */
   if (o->with_world_stopped && o->for_each_object) {
     ddmc__cap_set(out, DDMC_CAP_can_tag_objects);
@@ -198,7 +199,7 @@ jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabili
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  ddmc__jv_potential_caps(e->jv, capabilities_ptr);
+  potential_caps(e->jv, capabilities_ptr);
   return JVMTI_ERROR_NONE;
 }
 
@@ -207,7 +208,7 @@ jvmtiError ddmc__jt_AddCapabilities(ddmc__jenv *e, const ddmc__caps *capabilitie
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__caps pot;
-  ddmc__jv_potential_caps(e->jv, &pot);
+  potential_caps(e->jv, &pot);
   for (int i = 0; i < 4; i++)
     if (capabilities_ptr->w[i] & ~pot.w[i]) return JVMTI_ERROR_NOT_AVAILABLE; /* nothing added */
   pthread_mutex_lock(&e->jv->lock);
@@ -296,7 +297,7 @@ static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
   int me = atomic_load(&jv->want[JVMTI_EVENT_METHOD_ENTRY - DDMC__JEV_FIRST]) > 0 ||
            atomic_load(&jv->want[JVMTI_EVENT_METHOD_EXIT - DDMC__JEV_FIRST]) > 0;
   if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__ctl_method_events(jv->vm, DDMC__ME_AGENT, me);
-  /* heap (issue 16): VMObjectAlloc rides on the allocation hook's flag. */
+  /* heap: VMObjectAlloc rides on the allocation hook's flag. */
   if (i == JVMTI_EVENT_VM_OBJECT_ALLOC - DDMC__JEV_FIRST)
     ddmc__hub_alloc_want(jv->vm, DDMC__ALLOC_AGENTS, atomic_load(&jv->want[i]) > 0);
 }

@@ -23,7 +23,6 @@ void ddmc__jv_log(ddmc__jvmti *jv, ddmc_log_level lvl, const char *fmt, ...)
 /* 0, INVALID_ENVIRONMENT or WRONG_PHASE (phases: JVMTI_PHASE_* bits). */
 jvmtiError ddmc__jv_phase_ok(ddmc__jenv *e, unsigned phases);
 int ddmc__jenv_has_cap(ddmc__jenv *e, int bit);
-const char *ddmc__jv_error_name(int code);
 
 /* ---- refs.c */
 int ddmc__ref_scope(ddmc__jvmti *jv, jobject h);
@@ -31,8 +30,6 @@ int ddmc__is_thread_object(ddmc__jvmti *jv, ddmc_ref obj);
 
 /* ---- jni.c */
 const ddmc__fnptr *ddmc__jni_functions(void);
-void ddmc__jni_set_pending(const char *fmt, const char *arg);
-ddmc_class ddmc__jni_find(ddmc__jvmti *jv, const char *name);
 
 /* ---- table.c */
 const ddmc__fnptr *ddmc__jvmti_functions(void);
@@ -180,7 +177,7 @@ jvmtiError ddmc__jt_GetFrameLocation(ddmc__jenv *e, jthread thread, jint depth, 
                                      jlocation *location_ptr);
 jvmtiError ddmc__jt_GetAllStackTraces(ddmc__jenv *e, jint max_frame_count, ddmc__jstack_info **stack_info_ptr,
                                       jint *thread_count_ptr);
-/* ---- heap: tags.c, heap.c, hub_heap.c (issue 16) */
+/* ---- heap: tags.c, heap.c, hub_heap.c */
 jvmtiError ddmc__jt_GetTag(ddmc__jenv *e, jobject object, jlong *tag_ptr);
 jvmtiError ddmc__jt_SetTag(ddmc__jenv *e, jobject object, jlong tag);
 jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlong *tags, jint *count_ptr,
@@ -192,9 +189,8 @@ jvmtiError ddmc__jt_FollowReferences(ddmc__jenv *e, jint heap_filter, jclass kla
                                      const void *callbacks, const void *user_data);
 jvmtiError ddmc__jt_GetObjectSize(ddmc__jenv *e, jobject object, jlong *size_ptr);
 jvmtiError ddmc__jt_GetObjectHashCode(ddmc__jenv *e, jobject object, jint *hash_code_ptr);
-void ddmc__tags_free(ddmc__jvmti *jv);
 
-/* ---- threads and monitors (issue 16): suspend.c, agentthread.c, monitors.c */
+/* ---- threads and monitors: suspend.c, agentthread.c, monitors.c */
 int ddmc__susp_held(ddmc__jvmti *jv, uint32_t thread);
 jvmtiError ddmc__jt_SuspendThread(ddmc__jenv *e, jthread thread);
 jvmtiError ddmc__jt_ResumeThread(ddmc__jenv *e, jthread thread);

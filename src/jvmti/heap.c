@@ -1,10 +1,10 @@
-/* The heap functions of JVM TI (issue 16): IterateThroughHeap, FollowReferences,
+/* The heap functions of JVM TI: IterateThroughHeap, FollowReferences,
  * GetObjectsWithTags, ForceGarbageCollection, GetObjectSize, GetObjectHashCode.
  *
- * One bridge: the walks use the debugger bridge's heap ops that hprof dumps use
+ * One bridge: the walks use the bridge's heap ops that hprof dumps use
  * (with_world_stopped, for_each_object, for_each_root) and its reflective and object ops
  * (class_info, field_info, class_interface, get_field, array_get, string_value, thread_info,
- * frame_location); the rest are the three ops appended for JVM TI (collect, object_size,
+ * frame_location); the rest are the three ops only JVM TI uses (collect, object_size,
  * object_hash). Everything a walk does happens inside one with_world_stopped: no object moves
  * or dies under it, and the agent's callbacks run there too (the specification forbids them
  * JNI and every JVM TI function but raw monitors, memory and local storage).
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "jvmti/heap.h"
+#include "jvmti/tags.h"
 
 #define DDMC__WALK_MAX ((uint32_t)1 << 27) /* objects FollowReferences lists */
 
@@ -336,8 +337,14 @@ static ddmc_class class_for(const walk *w, ddmc_ref r) {
   return lo < w->ncmap && w->cmap[lo].obj == r ? w->cmap[lo].cls : 0;
 }
 
+/* Interfaces whose fields FIELD indexes count: the distinct ones of a class and its supertypes
+ * (kept on the stack, so bounded; real classes have a handful), and the direct ones read from
+ * one class (a VM's ninterfaces is not trusted beyond this). */
+#define DDMC__JV_MAX_SEEN_INTERFACES 256
+#define DDMC__JV_MAX_DIRECT_INTERFACES 1024
+
 /* Counts the fields of every interface c implements (directly, through superclasses and
- * superinterfaces), each interface once. seen holds up to 256 interfaces. */
+ * superinterfaces), each interface once. seen holds up to DDMC__JV_MAX_SEEN_INTERFACES. */
 static uint32_t interface_fields(walk *w, ddmc_class c, ddmc_class *seen, uint32_t *nseen, int depth) {
   uint32_t total = 0;
   if (depth > 64 || w->ops->class_interface == NULL) return 0;
@@ -345,13 +352,13 @@ static uint32_t interface_fields(walk *w, ddmc_class c, ddmc_class *seen, uint32
   for (; c != 0; c = ci.superclass) {
     memset(&ci, 0, sizeof(ci));
     if (w->ops->class_info(w->od, c, &ci) != 0) break;
-    for (uint32_t i = 0; i < ci.ninterfaces && i < 1024; i++) {
+    for (uint32_t i = 0; i < ci.ninterfaces && i < DDMC__JV_MAX_DIRECT_INTERFACES; i++) {
       ddmc_class itf = 0;
       if (w->ops->class_interface(w->od, c, i, &itf) != 0 || itf == 0) continue;
       uint32_t k;
       for (k = 0; k < *nseen && seen[k] != itf; k++) {
       }
-      if (k < *nseen || *nseen == 256) continue;
+      if (k < *nseen || *nseen == DDMC__JV_MAX_SEEN_INTERFACES) continue;
       seen[(*nseen)++] = itf;
       ddmc_class_info ii;
       memset(&ii, 0, sizeof(ii));
@@ -379,14 +386,14 @@ static int layout(walk *w, ddmc_class self) {
     if (s == NULL) return -1;
     c = s->super;
   }
-  ddmc_class seen[256];
+  ddmc_class seen[DDMC__JV_MAX_SEEN_INTERFACES];
   uint32_t nseen = 0;
   jint index = (jint)interface_fields(w, self, seen, &nseen, 0);
   uint32_t cap = 0;
   ddmc_class_info ci;
   for (uint32_t i = 0; i < nchain; i++) {
     memset(&ci, 0, sizeof(ci));
-    if (w->ops->class_info(w->od, chain[i], &ci) == 0) cap += ci.nfields < 65536 ? ci.nfields : 65536;
+    if (w->ops->class_info(w->od, chain[i], &ci) == 0) cap += DDMC__MIN(ci.nfields, DDMC__JV_CLASS_COUNT_MAX + 1);
   }
   fref *inst = calloc(cap ? cap : 1, sizeof(fref)), *stat = calloc(cap ? cap : 1, sizeof(fref));
   if (inst == NULL || stat == NULL) {
@@ -398,7 +405,7 @@ static int layout(walk *w, ddmc_class self) {
   for (uint32_t i = nchain; i-- > 0;) {
     memset(&ci, 0, sizeof(ci));
     if (w->ops->class_info(w->od, chain[i], &ci) != 0) continue;
-    for (uint32_t f = 0; f < ci.nfields && f < 65536; f++, index++) {
+    for (uint32_t f = 0; f < ci.nfields && f <= DDMC__JV_CLASS_COUNT_MAX; f++, index++) {
       ddmc_field_info fi;
       memset(&fi, 0, sizeof(fi));
       if (w->ops->field_info(w->od, chain[i], f, &fi) != 0 || fi.signature == NULL) continue;

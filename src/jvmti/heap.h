@@ -1,25 +1,10 @@
-/* The heap part of JVM TI (issue 16): the JDK's heap types written out (as jtypes.h does for the
- * rest: tests/jvmti/test_jvmti_abi.c checks them against jvmti.h), and the calls between
- * tags.c (the weak tag tables), heap.c (the walks) and hub_heap.c (GC events, the sweep,
- * VMObjectAlloc).
- *
- * Tags. Each environment has its own table, keyed by the VM's reference (ddmc_ref), made at its
- * first SetTag and bounded (DDMC__TAGS_MAX entries: past it SetTag answers OUT_OF_MEMORY). Its
- * entries are weak: they are no GC roots, and at each collection the VM's ddmc_gc_sweep drops
- * the entries of objects it frees (their tags wait, in space reserved with the table, for
- * ObjectFree at ddmc_gc_done). A moving collector's new addresses mark the table stale; the next
- * lookup outside the GC rehashes it (or scans it while it cannot). The table's mutex is a leaf,
- * never held across a callback or a VM op. */
+/* heap.c's part of JVM TI: the JDK's heap types written out (as jtypes.h does for the rest:
+ * tests/jvmti/test_jvmti_abi.c checks them against jvmti.h) for IterateThroughHeap and
+ * FollowReferences. The tag tables the walks read and write are in tags.h. */
 #ifndef DDMC_JVMTI_HEAP_H
 #define DDMC_JVMTI_HEAP_H
 
 #include "jvmti/funcs.h"
-
-#define DDMC__TAGS_MAX ((uint32_t)1 << 22) /* tagged objects per environment */
-/* The key of a class that has no class object (a VM that gives arrays none): SetTag on its
- * jclass still works. Never swept (classes are not unloaded), never a VM reference (those stay
- * below 2^32, debugger.h). */
-#define DDMC__CLASS_KEY(c) (((ddmc_ref)1 << 63) | (ddmc_ref)(c))
 
 enum {
   JVMTI_HEAP_FILTER_TAGGED = 0x4,
@@ -81,27 +66,5 @@ typedef struct ddmc__heap_callbacks {
   ddmc__string_primitive_cb string_primitive_value_callback;
   ddmc__fnptr reserved[11];
 } ddmc__heap_callbacks;
-
-/* ---- tags.c. Every call takes the table's lock itself. */
-typedef struct ddmc__tags ddmc__tags;
-/* The environment's table, made when make is non-zero (NULL: none yet, or out of memory). */
-ddmc__tags *ddmc__tags_of(ddmc__jenv *e, int make);
-/* 0 when ref has no tag. */
-jlong ddmc__tags_get(ddmc__tags *t, ddmc_ref ref);
-/* tag 0 removes. 0, or JVMTI_ERROR_OUT_OF_MEMORY (over DDMC__TAGS_MAX, or no memory). */
-jvmtiError ddmc__tags_set(ddmc__tags *t, ddmc_ref ref, jlong tag);
-/* Visits (ref, tag) of every entry until fn returns non-zero, under the lock: fn must not call
- * back into the table. */
-void ddmc__tags_each(ddmc__tags *t, int (*fn)(void *arg, ddmc_ref ref, jlong tag), void *arg);
-uint32_t ddmc__tags_count(ddmc__tags *t);
-/* The GC's sweep (ddmc_gc_sweep): drops dead entries; keep_freed: keep their tags for ObjectFree. */
-void ddmc__tags_sweep(ddmc__tags *t, ddmc_gc_is_live_fn is_live, void *arg, int keep_freed);
-/* Takes up to max tags of freed objects (for ObjectFree); returns how many. */
-uint32_t ddmc__tags_take_freed(ddmc__tags *t, jlong *out, uint32_t max);
-void ddmc__tags_destroy(ddmc__tags *t);
-
-/* ---- hub_heap.c */
-/* Does e want ev (enabled, a callback set)? One or two atomic loads. */
-ddmc__fnptr ddmc__jv_hub_heap_callback(ddmc__jenv *e, int ev);
 
 #endif

@@ -1,7 +1,7 @@
-/* The JVM TI half of the event hub. The VM reports each event once, through the debugger
- * bridge's post calls (ddmc_post_*, src/debugger/events.c); each of those hands the event
- * here first and then to the JDWP debugger when one is connected: one event path into the VM,
- * two clients of it.
+/* Event delivery to the agents' environments. The VM reports each event once (ddmc_post_*,
+ * src/hub); the hub hands it to its clients in rank order, JVM TI (client.c, which calls in
+ * here) before the JDWP debugger, which may park the thread: one event path out of the VM,
+ * several clients of it.
  *
  * Cost when no agent wants the event: one atomic load (the state pointer, NULL without agents)
  * or two (the per-event count). Otherwise each environment that enabled the event, for every

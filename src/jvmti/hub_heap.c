@@ -8,7 +8,7 @@
  * from ddmc_gc_done: the sweep only moves tags aside, in space reserved when they were set. */
 #include <string.h>
 
-#include "jvmti/heap.h"
+#include "jvmti/tags.h"
 
 typedef void (*cb_env_only)(ddmc__jenv *);
 typedef void (*cb_object_free)(ddmc__jenv *, jlong);
@@ -18,7 +18,8 @@ static inline int wanted(ddmc__jvmti *jv, int ev) {
   return jv != NULL && atomic_load_explicit(&jv->want[ev - DDMC__JEV_FIRST], memory_order_relaxed) > 0;
 }
 
-ddmc__fnptr ddmc__jv_hub_heap_callback(ddmc__jenv *e, int ev) {
+/* Does e want ev (enabled, a callback set)? One or two atomic loads. */
+static ddmc__fnptr heap_callback(ddmc__jenv *e, int ev) {
   int i = ev - DDMC__JEV_FIRST;
   if (atomic_load_explicit(&e->disposed, memory_order_relaxed)) return NULL;
   /* Global or for some thread: GC events belong to no thread, so either enables them. */
@@ -56,7 +57,7 @@ void ddmc__jv_hub_gc_start(ddmc_vm *vm) {
   gc_scope s;
   gc_enter(&s);
   for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-    ddmc__fnptr f = ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_START);
+    ddmc__fnptr f = heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_START);
     if (f) ((cb_env_only)f)(e);
   }
   gc_leave(&s);
@@ -68,7 +69,7 @@ void ddmc__jv_hub_gc_sweep(ddmc_vm *vm, ddmc_gc_is_live_fn is_live, void *arg) {
   for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
     ddmc__tags *t = ddmc__tags_of(e, 0);
     if (t == NULL) continue;
-    int keep = ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_OBJECT_FREE) != NULL;
+    int keep = heap_callback(e, JVMTI_EVENT_OBJECT_FREE) != NULL;
     ddmc__tags_sweep(t, is_live, arg, keep);
   }
 }
@@ -80,7 +81,7 @@ void ddmc__jv_hub_gc_done(ddmc_vm *vm) {
   gc_enter(&s);
   int finish = wanted(jv, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) && live_phase(jv);
   for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-    ddmc__fnptr f = finish ? ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) : NULL;
+    ddmc__fnptr f = finish ? heap_callback(e, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH) : NULL;
     if (f) ((cb_env_only)f)(e);
   }
   /* ObjectFree: each environment's waiting tags, a bounded batch at a time (no allocation). */
@@ -90,7 +91,7 @@ void ddmc__jv_hub_gc_done(ddmc_vm *vm) {
     jlong batch[256];
     uint32_t n;
     while ((n = ddmc__tags_take_freed(t, batch, 256)) > 0) {
-      ddmc__fnptr f = live_phase(jv) ? ddmc__jv_hub_heap_callback(e, JVMTI_EVENT_OBJECT_FREE) : NULL;
+      ddmc__fnptr f = live_phase(jv) ? heap_callback(e, JVMTI_EVENT_OBJECT_FREE) : NULL;
       for (uint32_t i = 0; f != NULL && i < n; i++) ((cb_object_free)f)(e, batch[i]);
     }
   }

@@ -1,6 +1,6 @@
 /* The hub's monitor events and DataDumpRequest (hub.c has the others): MonitorContendedEnter,
  * MonitorContendedEntered, MonitorWait, MonitorWaited from the post calls
- * (ddmc_post_monitor_*, src/debugger/events.c, before the debugger's half), and
+ * (ddmc_post_monitor_*, through the event hub and client.c, before the debugger's part), and
  * DataDumpRequest from ddmc_agent_data_dump.
  *
  * As in hub.c: one or two atomic loads when no agent wants the event; otherwise each

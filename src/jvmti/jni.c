@@ -28,7 +28,7 @@ ddmc__jnienv *ddmc__jni_env(ddmc__jvmti *jv) {
   return &tl_env;
 }
 
-void ddmc__jni_set_pending(const char *fmt, const char *arg) {
+static void set_pending(const char *fmt, const char *arg) {
   tl_pending = 1;
   snprintf(tl_pending_msg, sizeof(tl_pending_msg), fmt, arg ? arg : "");
 }
@@ -55,7 +55,7 @@ static int find_class_visit(void *arg, ddmc_class c) {
   return 0;
 }
 
-ddmc_class ddmc__jni_find(ddmc__jvmti *jv, const char *name) {
+static ddmc_class class_named(ddmc__jvmti *jv, const char *name) {
   if (name == NULL || jv->ops == NULL || jv->ops->for_each_class == NULL || jv->ops->class_info == NULL) return 0;
   size_t n = strlen(name);
   if (n == 0 || n > 1000) return 0;
@@ -74,9 +74,9 @@ ddmc_class ddmc__jni_find(ddmc__jvmti *jv, const char *name) {
 }
 
 jclass ddmc__jni_FindClass(ddmc__jnienv *env, const char *name) {
-  ddmc_class c = ddmc__jni_find(JV(env), name);
+  ddmc_class c = class_named(JV(env), name);
   if (c == 0) {
-    ddmc__jni_set_pending("java.lang.NoClassDefFoundError: %s", name);
+    set_pending("java.lang.NoClassDefFoundError: %s", name);
     return NULL;
   }
   return ddmc__class_local(JV(env), c);
@@ -97,7 +97,7 @@ jclass ddmc__jni_GetSuperclass(ddmc__jnienv *env, jclass sub) {
 }
 
 static int is_subclass(ddmc__jvmti *jv, ddmc_class c, ddmc_class of) {
-  for (int depth = 0; c != 0 && depth < 256; depth++, c = super_of(jv, c))
+  for (int depth = 0; c != 0 && depth < DDMC__JV_MAX_SUPER_DEPTH; depth++, c = super_of(jv, c))
     if (c == of) return 1;
   return 0;
 }
@@ -109,12 +109,12 @@ jboolean ddmc__jni_IsAssignableFrom(ddmc__jnienv *env, jclass sub, jclass sup) {
 }
 
 jint ddmc__jni_Throw(ddmc__jnienv *env, jthrowable obj) {
-  ddmc__jni_set_pending("%s", "exception thrown by native code (not delivered: JNI Throw is not supported)");
+  set_pending("%s", "exception thrown by native code (not delivered: JNI Throw is not supported)");
   return DDMC_JNI_ERR;
 }
 
 jint ddmc__jni_ThrowNew(ddmc__jnienv *env, jclass clazz, const char *msg) {
-  ddmc__jni_set_pending("%s", msg ? msg : "exception thrown by native code");
+  set_pending("%s", msg ? msg : "exception thrown by native code");
   return DDMC_JNI_ERR;
 }
 
@@ -189,7 +189,7 @@ static ddmc_class object_class(ddmc__jvmti *jv, jobject obj) {
   ddmc__cell c;
   ddmc_class k = 0;
   if (obj == NULL || ddmc__ref_get(jv, obj, &c) != 0) return 0;
-  if (c.cls != 0) return ddmc__jni_find(jv, "java/lang/Class");
+  if (c.cls != 0) return class_named(jv, "java/lang/Class");
   if (jv->ops == NULL || jv->ops->object_class == NULL || jv->ops->object_class(jv->ops_data, c.ref, &k) != 0) return 0;
   return k;
 }
@@ -213,10 +213,10 @@ static struct ddmc__jmember *find_member(ddmc__jnienv *env, jclass clazz, const 
   ddmc_class c;
   if (name == NULL || sig == NULL || ddmc__class_of(jv, clazz, &c) != 0 || jv->ops == NULL ||
       jv->ops->class_info == NULL || (is_field ? !jv->ops->field_info : !jv->ops->method_info)) {
-    ddmc__jni_set_pending("java.lang.NoSuchMethodError: %s", name);
+    set_pending("java.lang.NoSuchMethodError: %s", name);
     return NULL;
   }
-  for (int depth = 0; c != 0 && depth < 256; depth++, c = super_of(jv, c)) {
+  for (int depth = 0; c != 0 && depth < DDMC__JV_MAX_SUPER_DEPTH; depth++, c = super_of(jv, c)) {
     ddmc_class_info info;
     memset(&info, 0, sizeof(info));
     if (jv->ops->class_info(jv->ops_data, c, &info) != 0) break;
@@ -238,7 +238,7 @@ static struct ddmc__jmember *find_member(ddmc__jnienv *env, jclass clazz, const 
     }
     if (is_static && !is_field) break; /* a static method is looked up in the class itself */
   }
-  ddmc__jni_set_pending(is_field ? "java.lang.NoSuchFieldError: %s" : "java.lang.NoSuchMethodError: %s", name);
+  set_pending(is_field ? "java.lang.NoSuchFieldError: %s" : "java.lang.NoSuchMethodError: %s", name);
   return NULL;
 }
 
@@ -262,7 +262,7 @@ jstring ddmc__jni_NewStringUTF(ddmc__jnienv *env, const char *utf) {
   size_t n = strlen(utf);
   if (jv->ops == NULL || jv->ops->create_string == NULL || n > ((size_t)1 << 28) ||
       jv->ops->create_string(jv->ops_data, utf, n, &s) != 0 || s == 0) {
-    ddmc__jni_set_pending("java.lang.OutOfMemoryError: %s", "NewStringUTF");
+    set_pending("java.lang.OutOfMemoryError: %s", "NewStringUTF");
     return NULL;
   }
   return ddmc__ref_local(jv, s, 0, 0);
@@ -303,11 +303,11 @@ static int ctor_of(ddmc__jnienv *env, jclass clazz, jmethodID m, ddmc_class *c, 
   if (ddmc__class_of(jv, clazz, &k) != 0 || ddmc__jv_method_of(jv, m, c, index) != 0 || jv->ops == NULL ||
       jv->ops->method_info == NULL || jv->ops->method_info(jv->ops_data, *c, *index, &mi) != 0 || mi.name == NULL ||
       strcmp(mi.name, "<init>") != 0) {
-    ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObject: not a constructor");
+    set_pending("java.lang.IllegalArgumentException: %s", "NewObject: not a constructor");
     return -1;
   }
   int n = param_letters(mi.signature, letters);
-  if (n < 0) ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObject: bad signature");
+  if (n < 0) set_pending("java.lang.IllegalArgumentException: %s", "NewObject: bad signature");
   return n;
 }
 
@@ -315,14 +315,14 @@ static jobject construct(ddmc__jnienv *env, ddmc_class c, uint32_t index, const 
   ddmc__jvmti *jv = JV(env);
   uint32_t self = ddmc__jv_self();
   if (jv->ops->invoke == NULL || self == 0) {
-    ddmc__jni_set_pending("java.lang.UnsupportedOperationException: %s", "NewObject outside a VM thread");
+    set_pending("java.lang.UnsupportedOperationException: %s", "NewObject outside a VM thread");
     return NULL;
   }
   ddmc_value result = {'V', {0}};
   ddmc_ref exc = 0;
   int rc = jv->ops->invoke(jv->ops_data, self, c, index, 0, args, n, DDMC_INVOKE_CONSTRUCT, &result, &exc);
   if (rc != 0 || exc != 0 || result.u.l == 0) {
-    ddmc__jni_set_pending("java.lang.InstantiationException: %s", exc ? "the constructor threw" : "NewObject failed");
+    set_pending("java.lang.InstantiationException: %s", exc ? "the constructor threw" : "NewObject failed");
     return NULL;
   }
   return ddmc__ref_local(jv, result.u.l, 0, 0);
@@ -363,7 +363,7 @@ static jobject new_object(ddmc__jnienv *env, jclass clazz, jmethodID m, const jv
   int n = ctor_of(env, clazz, m, &c, &index, letters);
   if (n < 0) return NULL;
   if (n > 0 && a == NULL && ap == NULL) {
-    ddmc__jni_set_pending("java.lang.NullPointerException: %s", "NewObjectA: no arguments");
+    set_pending("java.lang.NullPointerException: %s", "NewObjectA: no arguments");
     return NULL;
   }
   for (int i = 0; i < n; i++) {
@@ -379,7 +379,7 @@ static jobject new_object(ddmc__jnienv *env, jclass clazz, jmethodID m, const jv
       case 'D': args[i].u.d = v.d; break;
       case 'L':
         if (ref_arg(env, v.l, &args[i]) != 0) {
-          ddmc__jni_set_pending("java.lang.IllegalArgumentException: %s", "NewObject: a stale reference");
+          set_pending("java.lang.IllegalArgumentException: %s", "NewObject: a stale reference");
           return NULL;
         }
         break;
@@ -411,7 +411,7 @@ jobject ddmc__jni_NewObjectA(ddmc__jnienv *env, jclass clazz, jmethodID m, const
 
 /* AllocObject (no constructor run) is not something the bridge can do. */
 jobject ddmc__jni_AllocObject(ddmc__jnienv *env, jclass clazz) {
-  ddmc__jni_set_pending("java.lang.InstantiationException: %s", "AllocObject is not supported");
+  set_pending("java.lang.InstantiationException: %s", "AllocObject is not supported");
   return NULL;
 }
 
@@ -442,7 +442,7 @@ jsize ddmc__jni_GetStringUTFLength(ddmc__jnienv *env, jstring str) {
 const char *ddmc__jni_GetStringUTFChars(ddmc__jnienv *env, jstring str, jboolean *isCopy) {
   size_t n;
   char *s = string_utf8(JV(env), str, &n);
-  if (s == NULL) ddmc__jni_set_pending("java.lang.OutOfMemoryError: %s", "GetStringUTFChars");
+  if (s == NULL) set_pending("java.lang.OutOfMemoryError: %s", "GetStringUTFChars");
   if (isCopy) *isCopy = 1;
   return s;
 }
@@ -467,15 +467,17 @@ jint ddmc__jni_GetJavaVM(ddmc__jnienv *env, void **vm) {
 
 /* ---- the stubs: one per slot, so the log names the function an agent called. */
 
-static _Atomic(uint64_t) g_reported[4]; /* one report per slot */
+/* Slots remembered as reported: the JNI table's 235, rounded up to whole words of bits. */
+#define DDMC__JNI_REPORT_SLOTS 256
+static _Atomic(uint64_t) g_reported[DDMC__JNI_REPORT_SLOTS / 64]; /* one report per slot */
 
 static jlong jni_unavailable(ddmc__jnienv *env, int slot) {
-  if (slot >= 0 && slot < 256) {
+  if (slot >= 0 && slot < DDMC__JNI_REPORT_SLOTS) {
     uint64_t bit = (uint64_t)1 << (slot % 64);
     if (!(atomic_fetch_or(&g_reported[slot / 64], bit) & bit) && env != NULL && env->jv != NULL)
       ddmc__jv_log(env->jv, DDMC_LOG_WARN, "JNI function %d is not available in this VM", slot);
   }
-  ddmc__jni_set_pending("%s", "JNI function not available in this VM");
+  set_pending("%s", "JNI function not available in this VM");
   return 0;
 }
 

@@ -3,16 +3,24 @@
  * One ddmc__jvmti hangs on each ddmc_vm (created by the first ddmc_agent_load); it owns the
  * JavaVM, the environments (one per GetEnv), the handle table behind every jobject, the
  * jmethodID / jfieldID table, raw monitors, the agents loaded and the system properties. It
- * reaches the VM only through the debugger bridge (ddmc_vm_bridge, lent by ddmc_dbg_attach), the
- * VM's DDM ops (thread enumeration) and the event calls the VM already makes (hub.c).
+ * reaches the VM only through the bridge every client shares (ddmc_vm_bridge, installed by
+ * ddmc_vm_set_bridge), the VM's DDM ops (thread enumeration) and the switches of src/vmctl, and
+ * hears the VM's reports as a client of the event hub (client.c).
  *
- * Locks (all leaves: none is held while an op of the VM, an agent callback or another library
- * lock is called, so a collector that stops the world can never wait for a thread that waits
- * for one of them):
- *   jv->lock       environments, agents, properties, per-thread event enables
+ * Locks (DDMC_GUARDED_BY marks what each guards). Leaves, none held while an op of the VM, an
+ * agent callback or another library lock is called, so a collector that stops the world can
+ * never wait for a thread that waits for one of them:
+ *   jv->lock       environments' capabilities, per-thread event enables, breakpoints and
+ *                  watches; properties
  *   refs.lock      the handle table (read by the collector's root visit)
  *   members.lock   the jmethodID / jfieldID table
+ *   susp.lock      the suspension table
+ *   each tag table's own lock (tags.c)
  *   each raw monitor's own mutex (an agent's lock, held across anything the agent does)
+ * Two are held across a call: susp.op across the VM's suspend_thread / resume_thread, which wait
+ * for the target to stop (a VM thread takes it parked; it comes after the debugger's sus_lock when
+ * the debugger's count moves: suspend.c), and step_lock across the shared stepping switch of
+ * src/vmctl, which never waits for a VM thread (never under jv->lock).
  *
  * Phases move forward only: ONLOAD (agents' Agent_OnLoad) -> START (ddmc_agent_vm_start) ->
  * LIVE (ddmc_agent_vm_init) -> DEAD (ddmc_agent_vm_death). */
@@ -63,25 +71,31 @@ typedef struct ddmc__jwatch {
 #define DDMC__MAX_ENV_BPS 1024
 #define DDMC__MAX_ENV_WATCHES 1024
 #define DDMC__MAX_STEP_THREADS 4096
+/* A class file counts its fields, methods and interfaces in a u2: a VM that answers more for one
+ * class is not trusted further (what is walked or copied stops there). */
+#define DDMC__JV_CLASS_COUNT_MAX 65535u
+/* Superclass chains followed at most: deeper than any real hierarchy, so a VM whose class_info
+ * answers a cycle cannot hold a JNI lookup forever. */
+#define DDMC__JV_MAX_SUPER_DEPTH 256
 
 struct ddmc__jenv {
   const ddmc__fnptr *functions; /* first: a jvmtiEnv * points here */
   ddmc__jvmti *jv;
   atomic_int disposed;
-  ddmc__caps caps; /* what this environment holds (AddCapabilities) */
+  ddmc__caps caps DDMC_GUARDED_BY(jv->lock); /* what this environment holds (AddCapabilities) */
   /* Callbacks, replaced whole by SetEventCallbacks under jv->lock; read by event threads with
    * one relaxed load per slot. */
   _Atomic(ddmc__fnptr) cb[DDMC__JEV_COUNT];
   atomic_uchar global[DDMC__JEV_COUNT];        /* enabled for every thread */
   atomic_int nthread_enables[DDMC__JEV_COUNT]; /* entries of te[] for this event */
-  ddmc__thread_enable te[DDMC__MAX_THREAD_ENABLES];
-  uint32_t nte;
+  ddmc__thread_enable te[DDMC__MAX_THREAD_ENABLES] DDMC_GUARDED_BY(jv->lock);
+  uint32_t nte DDMC_GUARDED_BY(jv->lock);
   _Atomic(void *) local_storage;
   /* What this environment set (debug.c), under jv->lock: its events come only from these. */
-  ddmc_location bps[DDMC__MAX_ENV_BPS];
-  uint32_t nbps;
-  ddmc__jwatch watches[DDMC__MAX_ENV_WATCHES];
-  uint32_t nwatches;
+  ddmc_location bps[DDMC__MAX_ENV_BPS] DDMC_GUARDED_BY(jv->lock);
+  uint32_t nbps DDMC_GUARDED_BY(jv->lock);
+  ddmc__jwatch watches[DDMC__MAX_ENV_WATCHES] DDMC_GUARDED_BY(jv->lock);
+  uint32_t nwatches DDMC_GUARDED_BY(jv->lock);
   ddmc__jenv *next; /* every environment ever made; freed with the VM */
   /* ---- heap (tags.c): the environment's weak tag table, made at its first SetTag (published
    * with a release store, never replaced; freed with the VM). */
@@ -112,8 +126,9 @@ typedef struct ddmc__cell {
 
 typedef struct ddmc__refs {
   pthread_mutex_t lock;
-  ddmc__cell *cells;
-  uint32_t n, cap, free_head, live;
+  ddmc__cell *cells DDMC_GUARDED_BY(lock);
+  uint32_t n DDMC_GUARDED_BY(lock), cap DDMC_GUARDED_BY(lock), free_head DDMC_GUARDED_BY(lock),
+      live DDMC_GUARDED_BY(lock);
   uint32_t max; /* the bound: past it a new handle is NULL (OUT_OF_MEMORY) */
 } ddmc__refs;
 
@@ -126,10 +141,10 @@ typedef struct ddmc__member {
 
 typedef struct ddmc__members {
   pthread_mutex_t lock;
-  ddmc__member *v;
-  uint32_t n, cap;
-  uint32_t *hash; /* index + 1, open addressing */
-  uint32_t hash_cap;
+  ddmc__member *v DDMC_GUARDED_BY(lock);
+  uint32_t n DDMC_GUARDED_BY(lock), cap DDMC_GUARDED_BY(lock);
+  uint32_t *hash DDMC_GUARDED_BY(lock); /* index + 1, open addressing */
+  uint32_t hash_cap DDMC_GUARDED_BY(lock);
 } ddmc__members;
 
 /* ---- suspension (suspend.c): the one place the VM's suspend_thread / resume_thread are called
@@ -148,9 +163,9 @@ typedef struct ddmc__susp_entry {
 typedef struct ddmc__susp {
   pthread_mutex_t op;   /* serialises transitions; held across suspend_thread / resume_thread */
   pthread_mutex_t lock; /* the table (a leaf) */
-  pthread_cond_t cv;    /* a self-suspended thread's hold went */
-  ddmc__susp_entry v[DDMC__MAX_SUSP];
-  uint32_t n;
+  pthread_cond_t cv;    /* a self-suspended thread's hold went (waited on with lock) */
+  ddmc__susp_entry v[DDMC__MAX_SUSP] DDMC_GUARDED_BY(lock);
+  uint32_t n DDMC_GUARDED_BY(lock);
 } ddmc__susp;
 
 int ddmc__susp_init(ddmc__susp *s);
@@ -166,8 +181,8 @@ struct ddmc__jvmti {
   pthread_mutex_t lock;
   _Atomic(ddmc__jenv *) envs; /* newest first; published whole (an env is never unlinked) */
   ddmc__agent *agents;        /* in load order */
-  ddmc__prop *props;
-  uint32_t nprops;
+  ddmc__prop *props DDMC_GUARDED_BY(lock);
+  uint32_t nprops DDMC_GUARDED_BY(lock);
   /* Per event: environments that enabled it (globally or for some thread). The hub's
    * one-read test; ddmc_event_wanted answers from it too. */
   atomic_int want[DDMC__JEV_COUNT];
@@ -175,8 +190,8 @@ struct ddmc__jvmti {
   /* Threads the VM steps for agents (debug.c); step_lock orders the changes and is held across
    * the shared switch (src/vmctl), never under jv->lock. */
   pthread_mutex_t step_lock;
-  uint32_t step[DDMC__MAX_STEP_THREADS];
-  uint32_t nstep;
+  uint32_t step[DDMC__MAX_STEP_THREADS] DDMC_GUARDED_BY(step_lock);
+  uint32_t nstep DDMC_GUARDED_BY(step_lock);
   ddmc__refs refs;
   ddmc__members members;
   ddmc__susp susp; /* suspend.c */
@@ -191,8 +206,6 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out);
 jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version);
 /* Is the event on for env on thread? */
 int ddmc__jenv_enabled(ddmc__jenv *e, int ev, uint32_t thread);
-/* What the VM behind the bridge can do, honestly. */
-void ddmc__jv_potential_caps(ddmc__jvmti *jv, ddmc__caps *out);
 static inline int ddmc__cap_has(const ddmc__caps *c, int bit) { return (c->w[bit / 32] >> (bit % 32)) & 1u; }
 static inline void ddmc__cap_set(ddmc__caps *c, int bit) { c->w[bit / 32] |= 1u << (bit % 32); }
 

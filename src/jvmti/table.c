@@ -108,7 +108,7 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(150, SetVerboseFlag),
     S(153, GetOwnedMonitorStackDepthInfo),
     S(155, GetLocalInstance),
-    /* heap (issue 16): tags.c, heap.c */
+    /* heap: tags.c, heap.c */
     S(58, GetObjectHashCode),
     S(106, GetTag),
     S(107, SetTag),

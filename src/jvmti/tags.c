@@ -1,4 +1,4 @@
-/* Object tags: SetTag, GetTag and each environment's weak tag table (heap.h).
+/* Object tags: SetTag, GetTag and each environment's weak tag table (tags.h).
  *
  * An open-addressing table (linear probing, power-of-two capacity, at most 3/4 full counting
  * tombstones) of (ref, tag). Beside it, freed[]: the tags of entries the GC's sweep dropped,
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jvmti/heap.h"
+#include "jvmti/tags.h"
 
 #define TOMB ((ddmc_ref) ~(ddmc_ref)0) /* a removed entry: probing goes on past it */
 
@@ -19,13 +19,13 @@ typedef struct entry {
 
 struct ddmc__tags {
   pthread_mutex_t lock;
-  entry *v;
-  uint32_t cap;  /* power of two, or 0 */
-  uint32_t n;    /* live entries */
-  uint32_t used; /* live entries and tombstones */
-  jlong *freed;  /* cap slots */
-  uint32_t nfreed;
-  int stale; /* a moving collector changed refs: probing is wrong until rehashed */
+  entry *v DDMC_GUARDED_BY(lock);
+  uint32_t cap DDMC_GUARDED_BY(lock);  /* power of two, or 0 */
+  uint32_t n DDMC_GUARDED_BY(lock);    /* live entries */
+  uint32_t used DDMC_GUARDED_BY(lock); /* live entries and tombstones */
+  jlong *freed DDMC_GUARDED_BY(lock);  /* cap slots */
+  uint32_t nfreed DDMC_GUARDED_BY(lock);
+  int stale DDMC_GUARDED_BY(lock); /* a moving collector changed refs: probing is wrong until rehashed */
 };
 
 static uint32_t hash(ddmc_ref r) {

@@ -23,12 +23,16 @@ typedef struct thread_list {
   int oom;
 } thread_list;
 
+/* Threads one listing holds at most: a VM answering more is treated as out of memory rather than
+ * letting for_each_thread grow the list without bound. */
+#define DDMC__JV_MAX_LISTED_THREADS 65536u
+
 /* Ids only: thread_info is asked after the VM's iteration (its thread-list lock) is over. */
 static int collect_thread(void *arg, const ddmc_thread_info *t) {
   thread_list *l = arg;
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? l->cap * 2 : 32;
-    tinfo *v = cap > 65536 ? NULL : realloc(l->v, sizeof(tinfo) * cap);
+    tinfo *v = cap > DDMC__JV_MAX_LISTED_THREADS ? NULL : realloc(l->v, sizeof(tinfo) * cap);
     if (v == NULL) {
       l->oom = 1;
       return 1;

@@ -11,7 +11,8 @@
  *                     field names; the four heap names, all written before the heap dump)
  *   0x02 LOAD CLASS   per class: [u4 serial][ID class][u4 stack serial 0][ID name]
  *   0x05 STACK TRACE  the one dummy trace [u4 0][u4 0][u4 0] that every object names
- *   0x1C HEAP DUMP SEGMENT (split near every 1 MiB, at an object boundary), holding the roots,
+ *   0x1C HEAP DUMP SEGMENT (split near every 1 MiB, at an object boundary), holding the roots (a
+ *        ROOT tag below and the object ID, with what the kind adds),
  *        a CLASS DUMP per class, then every object: INSTANCE DUMP (this class's fields, then the
  *        superclass's...), OBJECT ARRAY DUMP, PRIMITIVE ARRAY DUMP (0x23 with the data: never
  *        0xC3, which hprof-conv mangles), with HEAP DUMP INFO (0xFE) before the first object of
@@ -24,6 +25,40 @@
 
 #include "profile/hprof_out.h"
 #include "vm_int.h"
+
+/* Record tags, at the top level of the file and inside a heap dump segment, as listed above. */
+enum {
+  DDMC__HPROF_STRING = 0x01,
+  DDMC__HPROF_LOAD_CLASS = 0x02,
+  DDMC__HPROF_STACK_TRACE = 0x05,
+  DDMC__HPROF_HEAP_DUMP_SEGMENT = 0x1C,
+  DDMC__HPROF_HEAP_DUMP_END = 0x2C,
+  /* sub-records of a segment */
+  DDMC__HPROF_CLASS_DUMP = 0x20,
+  DDMC__HPROF_INSTANCE_DUMP = 0x21,
+  DDMC__HPROF_OBJECT_ARRAY_DUMP = 0x22,
+  DDMC__HPROF_PRIMITIVE_ARRAY_DUMP = 0x23,
+  DDMC__HPROF_HEAP_DUMP_INFO = 0xFE
+};
+
+/* Root sub-records of a segment: the standard hprof roots (0x01-0x08, and UNKNOWN 0xFF) and
+ * Android's additions (0x89-0x8E), one per ddmc_gc_root_kind. */
+enum {
+  DDMC__HPROF_ROOT_UNKNOWN = 0xFF,
+  DDMC__HPROF_ROOT_JNI_GLOBAL = 0x01,
+  DDMC__HPROF_ROOT_JNI_LOCAL = 0x02,
+  DDMC__HPROF_ROOT_JAVA_FRAME = 0x03,
+  DDMC__HPROF_ROOT_NATIVE_STACK = 0x04,
+  DDMC__HPROF_ROOT_STICKY_CLASS = 0x05,
+  DDMC__HPROF_ROOT_THREAD_BLOCK = 0x06,
+  DDMC__HPROF_ROOT_MONITOR_USED = 0x07,
+  DDMC__HPROF_ROOT_THREAD_OBJECT = 0x08,
+  DDMC__HPROF_ROOT_INTERNED_STRING = 0x89,
+  DDMC__HPROF_ROOT_FINALIZING = 0x8A,
+  DDMC__HPROF_ROOT_DEBUGGER = 0x8B,
+  DDMC__HPROF_ROOT_VM_INTERNAL = 0x8D,
+  DDMC__HPROF_ROOT_JNI_MONITOR = 0x8E
+};
 
 /* The largest hprof_max_bytes: the whole file goes in one HPDS chunk (a u4 length), and any
  * segment fits its u4 length. */

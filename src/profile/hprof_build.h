@@ -5,18 +5,6 @@
 
 #include "profile/hprof.h"
 
-enum {
-  HP_STRING = 0x01,
-  HP_LOAD_CLASS = 0x02,
-  HP_STACK_TRACE = 0x05,
-  HP_HEAP_DUMP_SEGMENT = 0x1C,
-  HP_HEAP_DUMP_END = 0x2C,
-  HP_CLASS_DUMP = 0x20,
-  HP_INSTANCE_DUMP = 0x21,
-  HP_OBJECT_ARRAY_DUMP = 0x22,
-  HP_PRIMITIVE_ARRAY_DUMP = 0x23,
-  HP_HEAP_DUMP_INFO = 0xFE
-};
 /* hprof's basic types */
 enum {
   HT_OBJECT = 2,
@@ -32,6 +20,8 @@ enum {
 
 #define DDMC__HP_SYNTHETIC 0xF0000000u /* ids of classes without a class object start here */
 #define DDMC__HP_MAX_CLASSES (1u << 22)
+/* A CLASS DUMP counts its instance fields in a u2. */
+#define DDMC__HPROF_MAX_FIELDS 65535u
 
 typedef struct hp_field {
   uint32_t index; /* in its class, for get_field */

@@ -24,7 +24,7 @@ static uint32_t id_of(hp_build *b, ddmc_ref r) {
 /* ---- segments */
 
 static void segment_open(hp_build *b) {
-  ddmc__hp_record(&b->body, HP_HEAP_DUMP_SEGMENT, 0);
+  ddmc__hp_record(&b->body, DDMC__HPROF_HEAP_DUMP_SEGMENT, 0);
   b->seg_len = b->body.err == 0 ? b->body.p - 4 : NULL;
   b->seg_start = ddmc__hpout_pos(&b->body);
   b->heap = DDMC_HEAP_ID_DEFAULT;
@@ -56,7 +56,7 @@ static int heap_index(uint32_t id) {
 
 static void heap_switch(hp_build *b, uint32_t heap) {
   if (heap == b->heap) return;
-  ddmc__hp_u1(&b->body, HP_HEAP_DUMP_INFO);
+  ddmc__hp_u1(&b->body, DDMC__HPROF_HEAP_DUMP_INFO);
   ddmc__hp_u4(&b->body, heap);
   ddmc__hp_u4(&b->body, b->heap_name[heap_index(heap)]);
   b->heap = heap;
@@ -121,11 +121,20 @@ static void put_value(hp_build *b, uint8_t type, const ddmc_value *v) {
 static int visit_root(void *arg, const ddmc_gc_root *r) {
   hp_build *b = arg;
   static const uint8_t tags[] = {
-      [DDMC_GC_ROOT_UNKNOWN] = 0xFF,         [DDMC_GC_ROOT_JNI_GLOBAL] = 0x01,   [DDMC_GC_ROOT_JNI_LOCAL] = 0x02,
-      [DDMC_GC_ROOT_JAVA_FRAME] = 0x03,      [DDMC_GC_ROOT_NATIVE_STACK] = 0x04, [DDMC_GC_ROOT_STICKY_CLASS] = 0x05,
-      [DDMC_GC_ROOT_THREAD_BLOCK] = 0x06,    [DDMC_GC_ROOT_MONITOR_USED] = 0x07, [DDMC_GC_ROOT_THREAD_OBJECT] = 0x08,
-      [DDMC_GC_ROOT_INTERNED_STRING] = 0x89, [DDMC_GC_ROOT_FINALIZING] = 0x8A,   [DDMC_GC_ROOT_DEBUGGER] = 0x8B,
-      [DDMC_GC_ROOT_VM_INTERNAL] = 0x8D,     [DDMC_GC_ROOT_JNI_MONITOR] = 0x8E};
+      [DDMC_GC_ROOT_UNKNOWN] = DDMC__HPROF_ROOT_UNKNOWN,
+      [DDMC_GC_ROOT_JNI_GLOBAL] = DDMC__HPROF_ROOT_JNI_GLOBAL,
+      [DDMC_GC_ROOT_JNI_LOCAL] = DDMC__HPROF_ROOT_JNI_LOCAL,
+      [DDMC_GC_ROOT_JAVA_FRAME] = DDMC__HPROF_ROOT_JAVA_FRAME,
+      [DDMC_GC_ROOT_NATIVE_STACK] = DDMC__HPROF_ROOT_NATIVE_STACK,
+      [DDMC_GC_ROOT_STICKY_CLASS] = DDMC__HPROF_ROOT_STICKY_CLASS,
+      [DDMC_GC_ROOT_THREAD_BLOCK] = DDMC__HPROF_ROOT_THREAD_BLOCK,
+      [DDMC_GC_ROOT_MONITOR_USED] = DDMC__HPROF_ROOT_MONITOR_USED,
+      [DDMC_GC_ROOT_THREAD_OBJECT] = DDMC__HPROF_ROOT_THREAD_OBJECT,
+      [DDMC_GC_ROOT_INTERNED_STRING] = DDMC__HPROF_ROOT_INTERNED_STRING,
+      [DDMC_GC_ROOT_FINALIZING] = DDMC__HPROF_ROOT_FINALIZING,
+      [DDMC_GC_ROOT_DEBUGGER] = DDMC__HPROF_ROOT_DEBUGGER,
+      [DDMC_GC_ROOT_VM_INTERNAL] = DDMC__HPROF_ROOT_VM_INTERNAL,
+      [DDMC_GC_ROOT_JNI_MONITOR] = DDMC__HPROF_ROOT_JNI_MONITOR};
   if (b->rc != 0) return 1;
   if (r->object == 0 || (unsigned)r->kind >= sizeof(tags)) {
     ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_root gave a null object or an unknown kind (%d)", (int)r->kind);
@@ -160,7 +169,7 @@ static int visit_root(void *arg, const ddmc_gc_root *r) {
 static int class_dump(hp_build *b, hp_class *c) {
   ddmc__hpout *o = &b->body;
   segment_maybe_split(b);
-  ddmc__hp_u1(o, HP_CLASS_DUMP);
+  ddmc__hp_u1(o, DDMC__HPROF_CLASS_DUMP);
   ddmc__hp_u4(o, c->id);
   ddmc__hp_u4(o, 0);
   ddmc__hp_u4(o, c->super >= 0 ? b->cls[c->super].id : 0);
@@ -191,7 +200,7 @@ static int class_dump(hp_build *b, hp_class *c) {
 
 static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
   ddmc__hpout *o = &b->body;
-  ddmc__hp_u1(o, HP_INSTANCE_DUMP);
+  ddmc__hp_u1(o, DDMC__HPROF_INSTANCE_DUMP);
   ddmc__hp_u4(o, id_of(b, obj->ref));
   ddmc__hp_u4(o, 0);
   ddmc__hp_u4(o, c->id);
@@ -217,7 +226,7 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
     return;
   }
   uint32_t n = (uint32_t)obj->length;
-  ddmc__hp_u1(o, c->elem == HT_OBJECT ? HP_OBJECT_ARRAY_DUMP : HP_PRIMITIVE_ARRAY_DUMP);
+  ddmc__hp_u1(o, c->elem == HT_OBJECT ? DDMC__HPROF_OBJECT_ARRAY_DUMP : DDMC__HPROF_PRIMITIVE_ARRAY_DUMP);
   ddmc__hp_u4(o, id_of(b, obj->ref));
   ddmc__hp_u4(o, 0);
   ddmc__hp_u4(o, n);
@@ -279,7 +288,7 @@ static int build_stopped(void *arg) {
   hp_build *b = arg;
   if (ddmc__hp_classes(b) != 0) return b->rc;
   for (int i = 0; i < 4; i++) b->heap_name[i] = ddmc__hp_string(b, heap_names[i]);
-  ddmc__hp_record(&b->head, HP_STACK_TRACE, 12);
+  ddmc__hp_record(&b->head, DDMC__HPROF_STACK_TRACE, 12);
   for (int i = 0; i < 3; i++) ddmc__hp_u4(&b->head, 0);
   if (b->sink != NULL && out_error(b, &b->strs) == 0 && out_error(b, &b->head) == 0) {
     hand_over(b, &b->strs); /* nothing is added to either from here on */
@@ -294,7 +303,7 @@ static int build_stopped(void *arg) {
     if (rc != 0 && b->rc == 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_object failed (JDWP error %d)", rc);
   }
   segment_close(b);
-  ddmc__hp_record(&b->body, HP_HEAP_DUMP_END, 0);
+  ddmc__hp_record(&b->body, DDMC__HPROF_HEAP_DUMP_END, 0);
   out_error(b, &b->strs);
   out_error(b, &b->head);
   out_error(b, &b->body);

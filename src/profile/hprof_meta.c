@@ -73,7 +73,7 @@ uint32_t ddmc__hp_string(hp_build *b, const char *s) {
   }
   t->off[t->n++] = off;
   t->hash[j] = t->n;
-  ddmc__hp_record(&b->strs, HP_STRING, 4 + (uint32_t)n);
+  ddmc__hp_record(&b->strs, DDMC__HPROF_STRING, 4 + (uint32_t)n);
   ddmc__hp_u4(&b->strs, t->n);
   ddmc__hp_bytes(&b->strs, s, n);
   return t->n;
@@ -174,7 +174,7 @@ static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
   int rc = b->ops->class_info(b->data, c->cls, ci);
   if (rc != 0 || ci->signature == NULL)
     return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class_info failed for a listed class (JDWP error %d)", rc);
-  if (ci->nfields > 65535)
+  if (ci->nfields > DDMC__HPROF_MAX_FIELDS)
     return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class %s has %u fields (hprof holds at most 65535)", ci->signature,
                          ci->nfields);
   char name[1024];
@@ -266,7 +266,7 @@ int ddmc__hp_classes(hp_build *b) {
   ddmc__free(b->mem, supers);
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) instance_bytes(b, &b->cls[i]);
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) {
-    ddmc__hp_record(&b->head, HP_LOAD_CLASS, 16);
+    ddmc__hp_record(&b->head, DDMC__HPROF_LOAD_CLASS, 16);
     ddmc__hp_u4(&b->head, i + 1);
     ddmc__hp_u4(&b->head, b->cls[i].id);
     ddmc__hp_u4(&b->head, 0);

@@ -1,5 +1,5 @@
-/* The profiling layer's own state: configuration, the borrowed reflective bridge, the reasons
- * the VM's method events are on, the features FEAT lists, statistics, and teardown. */
+/* The profiling layer's own state: configuration, what the VM's bridge lets it offer (the
+ * features FEAT lists), REAL's entry point and statistics. */
 #include <string.h>
 
 #include "profile/alloc_ring.h"

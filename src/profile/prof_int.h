@@ -1,8 +1,10 @@
 /* The profiling layer's calls, for the chunk handlers above it (chunks/alloc.c, chunks/trace.c,
- * chunks/hello.c) and the debugger layer, which feeds it method events and lends it the
- * reflective bridge. This layer reaches the VM only through ddmc_vm_bridge (names, frames, method
- * events) and ddmc_vm_ops (threads and stacks for the sampler), and the peer only through
- * src/send. See README.md here for threads, memory and bounds. */
+ * chunks/hello.c) and the chunk family table (chunks/families.c), which sets the layer up and
+ * subscribes the method trace to the event hub. This layer reaches the VM only through the
+ * bridge every client shares (ddmc_vm_bridge: names, frames), the switches of src/vmctl (method
+ * events) and ddmc_vm_ops (threads and stacks for the sampler), hears method entries and exits
+ * as a client of src/hub, and reaches the peer only through src/send. See README.md here for
+ * threads, memory and bounds. */
 #ifndef DDMC_PROFILE_INT_H
 #define DDMC_PROFILE_INT_H
 

@@ -27,7 +27,8 @@
 
 /* ---- the buffer */
 
-int ddmc__trace_region(ddmc__trace *tr, uint8_t **pos, uint8_t **end, size_t *off) {
+/* A region for a writer (its start and end in pos and end): 1, or 0 once the buffer is full. */
+static int take_region(ddmc__trace *tr, uint8_t **pos, uint8_t **end, size_t *off) {
   if (atomic_load_explicit(&tr->overflow, memory_order_relaxed)) return 0;
   size_t o = atomic_fetch_add_explicit(&tr->next, tr->region, memory_order_relaxed);
   if (o >= tr->cap) { /* cap is a whole number of regions */
@@ -43,7 +44,7 @@ int ddmc__trace_region(ddmc__trace *tr, uint8_t **pos, uint8_t **end, size_t *of
 static int emit(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t value, uint32_t cpu, uint32_t wall) {
   if (t->pos == t->end) {
     if (t->pos != NULL) tr->fill[t->region_off / tr->region] = (uint32_t)tr->region;
-    if (!ddmc__trace_region(tr, &t->pos, &t->end, &t->region_off)) {
+    if (!take_region(tr, &t->pos, &t->end, &t->region_off)) {
       t->pos = t->end = NULL;
       return 0;
     }

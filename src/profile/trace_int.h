@@ -87,8 +87,6 @@ struct ddmc__tthread {
   uint32_t last_wall; /* wall times never go back within a thread */
 };
 
-/* A region for a writer (its start and end in pos and end): 1, or 0 once the buffer is full. */
-int ddmc__trace_region(ddmc__trace *tr, uint8_t **pos, uint8_t **end, size_t *off);
 static inline void ddmc__trace_seen(ddmc__trace *tr, uint32_t tid) {
   atomic_fetch_or_explicit(&tr->seen[tid >> 3], (uint8_t)(1u << (tid & 7)), memory_order_relaxed);
 }

@@ -60,7 +60,9 @@ static int append_ext(ddmc_vm *vm, uint32_t session, ddmc__ext *e) {
   return 0;
 }
 
-int ddmc__send_ddm(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt) {
+/* A DDM chunk (ddmc_send_chunk); only while a DDM peer is present (else DDMC_ENOTCONN, at the
+ * cost of one atomic load, so VMs may call it on hot paths). */
+static int send_ddm(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt) {
   if (!atomic_load_explicit(&vm->ddm_active, memory_order_acquire)) return DDMC_ENOTCONN;
   size_t n;
   int err = total_len(iov, iovcnt, &n);
@@ -184,12 +186,12 @@ void ddmc__send_drop(void *vm, ddmc__rec *rec) {
 int ddmc_send_chunk(ddmc_vm *vm, ddmc_chunk_type type, const void *data, size_t len) {
   if (vm == NULL || (data == NULL && len > 0)) return DDMC_EINVAL;
   ddmc_iov iov = {data, len};
-  return ddmc__send_ddm(vm, type, &iov, 1);
+  return send_ddm(vm, type, &iov, 1);
 }
 
 int ddmc_send_chunkv(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_iov *iov, int iovcnt) {
   if (vm == NULL || iovcnt < 0 || (iov == NULL && iovcnt > 0)) return DDMC_EINVAL;
-  return ddmc__send_ddm(vm, type, iov, iovcnt);
+  return send_ddm(vm, type, iov, iovcnt);
 }
 
 int ddmc__send_flush(ddmc_vm *vm, int timeout_ms) {

@@ -16,10 +16,6 @@
 
 #include "vm_int.h"
 
-/* A DDM chunk; only while a DDM peer is present (else DDMC_ENOTCONN, at the cost of one atomic
- * load, so VMs may call it on hot paths). */
-int ddmc__send_ddm(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt);
-
 /* A JDWP command packet for the session numbered session (ddmc__session_number; 0 = whichever is
  * current when it is sent): a packet meant for a session that has ended is dropped, not sent to
  * the next peer. */

@@ -39,7 +39,7 @@ extern void ddmc__jt_ClearFieldAccessWatch(void);
 extern void ddmc__jt_SetFieldModificationWatch(void);
 extern void ddmc__jt_ClearFieldModificationWatch(void);
 extern void ddmc__jt_GetLocalInstance(void);
-/* threads and monitors (issue 16) */
+/* threads and monitors */
 extern void ddmc__jt_SuspendThread(void);
 extern void ddmc__jt_ResumeThread(void);
 extern void ddmc__jt_GetOwnedMonitorInfo(void);
@@ -117,7 +117,7 @@ extern void ddmc__jt_GetAvailableProcessors(void);
 extern void ddmc__jt_GetEnvironmentLocalStorage(void);
 extern void ddmc__jt_SetEnvironmentLocalStorage(void);
 extern void ddmc__jt_SetVerboseFlag(void);
-/* heap (issue 16) */
+/* heap */
 extern void ddmc__jt_GetObjectHashCode(void);
 extern void ddmc__jt_GetTag(void);
 extern void ddmc__jt_SetTag(void);
@@ -258,7 +258,7 @@ int main(void) {
   SLOT(44, ClearFieldModificationWatch)
   SLOT(155, GetLocalInstance)
   SLOT(153, GetOwnedMonitorStackDepthInfo)
-  /* heap (issue 16) */
+  /* heap */
   SLOT(58, GetObjectHashCode)
   SLOT(106, GetTag)
   SLOT(107, SetTag)

@@ -1,4 +1,4 @@
-/* JVM TI's heap part (issue 16) without a VM process: the tag table itself (src/jvmti/tags.c),
+/* JVM TI's heap part without a VM process: the tag table itself (src/jvmti/tags.c),
  * then the functions (SetTag, GetTag, GetObjectsWithTags, IterateThroughHeap, FollowReferences,
  * GetObjectSize, GetObjectHashCode, ForceGarbageCollection) and the GC hooks (ddmc_gc_start,
  * ddmc_gc_sweep, ddmc_gc_done: GarbageCollectionStart / Finish, ObjectFree) over a fake heap
@@ -15,6 +15,7 @@
 
 #include "ddmc/ddmc.h"
 #include "jvmti/heap.h"
+#include "jvmti/tags.h"
 #include "jvmti/jv_fixture.h"
 
 /* ---- the tag table */
