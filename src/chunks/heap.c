@@ -110,7 +110,7 @@ int ddmc__heap_register(ddmc_vm *vm) {
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_HPSG, &seg, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_NHSG, &seg, &native_tag);
   static const ddmc__hub_client client = {.name = "DDM heap", .rank = DDMC__HUB_RANK_HEAP, .gc_done = heap_gc_done};
-  if (rc == 0) rc = ddmc__hub_subscribe(vm, &client, NULL);
+  if (rc == 0) rc = ddmc__hub_subscribe(vm, &client, NULL, NULL, NULL);
   return rc;
 }
 

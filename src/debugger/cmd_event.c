@@ -41,6 +41,11 @@ static int is_method_kind(int kind) {
   return kind == DDMC_EV_METHOD_ENTRY || kind == DDMC_EV_METHOD_EXIT || kind == DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE;
 }
 
+/* The kinds the hub's hot reports (ddmc_post_location, ddmc_post_method_exit) carry. */
+static int is_hot_kind(int kind) {
+  return kind == DDMC_EV_SINGLE_STEP || kind == DDMC_EV_BREAKPOINT || is_method_kind(kind);
+}
+
 /* Undoes what Set did in the VM for r. */
 static void detach(ddmc__dbg *d, ddmc__req *r) {
   if (r->bp_set) {
@@ -61,6 +66,7 @@ static void detach(ddmc__dbg *d, ddmc__req *r) {
   }
   if (is_method_kind(r->kind)) method_events(d, 0);
   atomic_fetch_sub(&d->want[r->kind % DDMC__EV_KINDS], 1);
+  if (is_hot_kind(r->kind)) atomic_fetch_sub(&d->hot_wants, 1);
 }
 
 /* ---- modifiers */
@@ -331,6 +337,7 @@ static int publish(ddmc__dbg *d, ddmc__req *r) {
   q->list[q->n++] = r;
   q->bytes += r->bytes;
   atomic_fetch_add(&d->want[r->kind % DDMC__EV_KINDS], 1);
+  if (is_hot_kind(r->kind)) atomic_fetch_add(&d->hot_wants, 1);
   if (ddmc__reqs_publish(d) == 0) return 0;
   q->n--; /* keep the list and the VM consistent */
   q->bytes -= r->bytes;

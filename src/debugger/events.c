@@ -424,8 +424,9 @@ static int post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   return scope_close(&p);
 }
 
-static int post_location(ddmc__dbg *w, ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+static int post_location(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_location *loc, int32_t depth,
                          ddmc_ref this_obj, unsigned flags) {
+  ddmc__dbg *w = ud;
   /* Nothing the debugger asked for can match (a trace's method events, a DDM-only peer): no
    * shared counter, no request lock, no thread lookup, per call. */
   if (!((flags & DDMC_POST_METHOD_ENTRY) && wants(w, DDMC_EV_METHOD_ENTRY)) && !wants(w, DDMC_EV_SINGLE_STEP) &&
@@ -443,8 +444,9 @@ static int post_location(ddmc__dbg *w, ddmc_vm *vm, uint32_t thread, const ddmc_
   return scope_close(&p);
 }
 
-static int post_method_exit(ddmc__dbg *w, ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
+static int post_method_exit(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_location *loc, int32_t depth,
                             ddmc_ref this_obj, const ddmc_value *ret) {
+  ddmc__dbg *w = ud;
   if (!wants(w, DDMC_EV_METHOD_EXIT) && !wants(w, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE)) return not_wanted(w, thread);
   post_scope p;
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
@@ -578,8 +580,6 @@ static int dbg_post(ddmc_vm *vm, void *ud, const ddmc__hub_event *ev) {
     case DDMC__HUB_THREAD_START:
     case DDMC__HUB_THREAD_DEATH: return post_thread(vm, ev->thread, ev->kind);
     case DDMC__HUB_CLASS_PREPARE: return post_class_prepare(vm, ev->thread, ev->cls);
-    case DDMC__HUB_LOCATION: return post_location(d, vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->flags);
-    case DDMC__HUB_METHOD_EXIT: return post_method_exit(d, vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->value);
     case DDMC__HUB_EXCEPTION:
       return post_exception(vm, ev->thread, ev->loc, ev->depth, ev->this_obj, ev->object, ev->catch_loc);
     case DDMC__HUB_FIELD:
@@ -597,7 +597,11 @@ int ddmc__events_subscribe(ddmc_vm *vm, ddmc__dbg *d) {
   static const ddmc__hub_client client = {.name = "debugger",
                                           .rank = DDMC__HUB_RANK_DEBUGGER,
                                           .post = dbg_post,
+                                          .location = post_location,
+                                          .method_exit = post_method_exit,
                                           .wants = dbg_wants,
                                           .visit_roots = dbg_visit_roots};
-  return ddmc__hub_subscribe(vm, &client, d);
+  /* The hot reports reach the debugger only while a request of a location kind is enabled or
+   * some thread is held: a method trace's events cost it nothing otherwise. */
+  return ddmc__hub_subscribe(vm, &client, d, &d->hot_wants, &d->thr.held);
 }

@@ -193,6 +193,10 @@ struct ddmc__dbg {
   uint32_t session;     /* written by the JDWP thread at session start, before events are matched */
   uint32_t cur_id;      /* the request being handled (JDWP thread only): deferred replies name it */
   atomic_int want[DDMC__EV_KINDS]; /* enabled requests per event kind (ddmc_event_wanted) */
+  /* Enabled requests of the kinds the hub's hot reports carry (single step, breakpoint, method
+   * entry and exits): the hub skips the debugger's location and method-exit entries while this
+   * and thr.held are both 0. */
+  atomic_int hot_wants;
   ddmc__ids ids;
   ddmc__thrs thr;
   ddmc__reqs *req;

@@ -133,6 +133,7 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc_
     return DDMC_ENOMEM;
   }
   for (int i = 0; i < DDMC__EV_KINDS; i++) atomic_init(&d->want[i], 0);
+  atomic_init(&d->hot_wants, 0);
   if (ddmc__ids_init(&d->ids) != 0) {
     pthread_mutex_destroy(&d->hold_lock);
     ddmc__free(mem, d);

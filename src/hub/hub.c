@@ -6,7 +6,8 @@
 #include "hub/hub.h"
 #include "vm_int.h"
 
-int ddmc__hub_subscribe(ddmc_vm *vm, const ddmc__hub_client *c, void *ud) {
+int ddmc__hub_subscribe(ddmc_vm *vm, const ddmc__hub_client *c, void *ud, const atomic_int *gate_a,
+                        const atomic_int *gate_b) {
   ddmc__hub *h = &vm->hub;
   int n = atomic_load_explicit(&h->n, memory_order_relaxed);
   for (int i = 0; i < n; i++)
@@ -16,10 +17,31 @@ int ddmc__hub_subscribe(ddmc_vm *vm, const ddmc__hub_client *c, void *ud) {
   while (at > 0 && h->clients[at - 1]->rank > c->rank) {
     h->clients[at] = h->clients[at - 1];
     h->uds[at] = h->uds[at - 1];
+    h->gates[at][0] = h->gates[at - 1][0];
+    h->gates[at][1] = h->gates[at - 1][1];
     at--;
   }
   h->clients[at] = c;
   h->uds[at] = ud;
+  h->gates[at][0] = gate_a;
+  h->gates[at][1] = gate_b;
+  int nloc = 0, nexit = 0;
+  for (int i = 0; i <= n; i++) {
+    if (h->clients[i]->location != NULL) {
+      h->loc_fn[nloc] = h->clients[i]->location;
+      h->loc_gate[nloc][0] = h->gates[i][0];
+      h->loc_gate[nloc][1] = h->gates[i][1];
+      h->loc_ud[nloc++] = h->uds[i];
+    }
+    if (h->clients[i]->method_exit != NULL) {
+      h->exit_fn[nexit] = h->clients[i]->method_exit;
+      h->exit_gate[nexit][0] = h->gates[i][0];
+      h->exit_gate[nexit][1] = h->gates[i][1];
+      h->exit_ud[nexit++] = h->uds[i];
+    }
+  }
+  atomic_store_explicit(&h->nloc, nloc, memory_order_release);
+  atomic_store_explicit(&h->nexit, nexit, memory_order_release);
   atomic_store_explicit(&h->n, n + 1, memory_order_release);
   return 0;
 }
@@ -36,19 +58,24 @@ const int *ddmc_alloc_tracking_flag(const ddmc_vm *vm) {
   return vm ? &vm->hub.alloc_flag : &off;
 }
 
-static int count(const ddmc_vm *vm) {
-  return atomic_load_explicit(&((ddmc_vm *)vm)->hub.n, memory_order_acquire);
+static int count(const ddmc_vm *vm) { return atomic_load_explicit(&((ddmc_vm *)vm)->hub.n, memory_order_acquire); }
+
+/* The post rule: the first error wins, else 0 when some client took it, else DDMC_ENOTCONN. */
+static inline int merge(int rc, int r) { return r != DDMC_ENOTCONN && (rc == DDMC_ENOTCONN || rc == 0) ? r : rc; }
+
+/* Zero when the client's gates say it cannot take a hot report now. */
+static inline int open_gate(const atomic_int *const g[2]) {
+  if (g[0] == NULL && g[1] == NULL) return 1;
+  return (g[0] != NULL && atomic_load_explicit(g[0], memory_order_relaxed) != 0) ||
+         (g[1] != NULL && atomic_load_explicit(g[1], memory_order_relaxed) != 0);
 }
 
 static int post(ddmc_vm *vm, const ddmc__hub_event *ev) {
   if (vm == NULL) return DDMC_EINVAL;
   ddmc__hub *h = &vm->hub;
   int rc = DDMC_ENOTCONN;
-  for (int i = 0, n = count(vm); i < n; i++) {
-    if (h->clients[i]->post == NULL) continue;
-    int r = h->clients[i]->post(vm, h->uds[i], ev);
-    if (r != DDMC_ENOTCONN && (rc == DDMC_ENOTCONN || rc == 0)) rc = r; /* the first error wins */
-  }
+  for (int i = 0, n = count(vm); i < n; i++)
+    if (h->clients[i]->post != NULL) rc = merge(rc, h->clients[i]->post(vm, h->uds[i], ev));
   return rc;
 }
 
@@ -80,27 +107,25 @@ int ddmc_post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c) {
 
 int ddmc_post_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                        unsigned flags) {
-  if (loc == NULL) return DDMC_EINVAL;
-  ddmc__hub_event ev = {
-      .what = DDMC__HUB_LOCATION, .flags = flags, .thread = thread, .loc = loc, .depth = depth, .this_obj = this_obj};
-  return post(vm, &ev);
+  if (vm == NULL || loc == NULL) return DDMC_EINVAL;
+  ddmc__hub *h = &vm->hub;
+  int rc = DDMC_ENOTCONN;
+  for (int i = 0, n = atomic_load_explicit(&h->nloc, memory_order_acquire); i < n; i++)
+    if (open_gate(h->loc_gate[i])) rc = merge(rc, h->loc_fn[i](vm, h->loc_ud[i], thread, loc, depth, this_obj, flags));
+  return rc;
 }
 
 int ddmc_post_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
                           const ddmc_value *ret) {
-  if (loc == NULL) return DDMC_EINVAL;
-  ddmc__hub_event ev = {.what = DDMC__HUB_METHOD_EXIT,
-                        .kind = DDMC_EV_METHOD_EXIT,
-                        .thread = thread,
-                        .loc = loc,
-                        .depth = depth,
-                        .this_obj = this_obj,
-                        .value = ret};
-  return post(vm, &ev);
+  if (vm == NULL || loc == NULL) return DDMC_EINVAL;
+  ddmc__hub *h = &vm->hub;
+  int rc = DDMC_ENOTCONN;
+  for (int i = 0, n = atomic_load_explicit(&h->nexit, memory_order_acquire); i < n; i++)
+    if (open_gate(h->exit_gate[i])) rc = merge(rc, h->exit_fn[i](vm, h->exit_ud[i], thread, loc, depth, this_obj, ret));
+  return rc;
 }
 
-int ddmc_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                            ddmc_ref this_obj) {
+int ddmc_post_method_unwind(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj) {
   if (loc == NULL) return DDMC_EINVAL;
   ddmc__hub_event ev = {
       .what = DDMC__HUB_METHOD_UNWIND, .thread = thread, .loc = loc, .depth = depth, .this_obj = this_obj};
@@ -122,8 +147,8 @@ int ddmc_post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
   return post(vm, &ev);
 }
 
-int ddmc_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                              ddmc_ref this_obj, ddmc_ref exception) {
+int ddmc_post_exception_catch(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                              ddmc_ref exception) {
   if (vm == NULL || loc == NULL || exception == 0) return DDMC_EINVAL;
   ddmc__hub_event ev = {.what = DDMC__HUB_EXCEPTION_CATCH,
                         .kind = DDMC_EV_EXCEPTION_CATCH,
@@ -192,8 +217,8 @@ int ddmc_post_monitor_wait(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   return post_monitor(vm, DDMC_EV_MONITOR_WAIT, thread, loc, depth, this_obj, object, timeout_ms);
 }
 
-int ddmc_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth,
-                             ddmc_ref this_obj, ddmc_ref object, int timed_out) {
+int ddmc_post_monitor_waited(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, int32_t depth, ddmc_ref this_obj,
+                             ddmc_ref object, int timed_out) {
   return post_monitor(vm, DDMC_EV_MONITOR_WAITED, thread, loc, depth, this_obj, object, timed_out != 0);
 }
 

@@ -13,17 +13,33 @@ static int jv_post(ddmc_vm *vm, void *ud, const ddmc__hub_event *ev) {
     case DDMC__HUB_THREAD_START: ddmc__jv_hub_thread(vm, ev->thread, 1); break;
     case DDMC__HUB_THREAD_DEATH: ddmc__jv_hub_thread(vm, ev->thread, 0); break;
     case DDMC__HUB_CLASS_PREPARE: ddmc__jv_hub_class_prepare(vm, ev->thread, ev->cls); break;
-    case DDMC__HUB_LOCATION: ddmc__jv_hub_location(vm, ev->thread, ev->loc, ev->flags); break;
-    case DDMC__HUB_METHOD_EXIT: ddmc__jv_hub_method_exit(vm, ev->thread, ev->loc, ev->value, 0); break;
     case DDMC__HUB_METHOD_UNWIND: ddmc__jv_hub_method_exit(vm, ev->thread, ev->loc, NULL, 1); break;
     case DDMC__HUB_EXCEPTION: ddmc__jv_hub_exception(vm, ev->thread, ev->loc, ev->object, ev->catch_loc); break;
     case DDMC__HUB_EXCEPTION_CATCH: ddmc__jv_hub_exception_catch(vm, ev->thread, ev->loc, ev->object); break;
-    case DDMC__HUB_FIELD:
-      ddmc__jv_hub_field(vm, ev->thread, ev->loc, ev->cls, ev->field, ev->object, ev->value);
-      break;
+    case DDMC__HUB_FIELD: ddmc__jv_hub_field(vm, ev->thread, ev->loc, ev->cls, ev->field, ev->object, ev->value); break;
     case DDMC__HUB_MONITOR: ddmc__jv_hub_monitor(vm, ev->kind, ev->thread, ev->object, ev->extra); break;
     case DDMC__HUB_VM_DEATH: return DDMC_ENOTCONN; /* agents hear VMDeath from ddmc_agent_vm_death */
   }
+  return 0;
+}
+
+static int jv_location(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                       ddmc_ref this_obj, unsigned flags) {
+  (void)ud;
+  (void)depth;
+  (void)this_obj;
+  if (ddmc__jv_get(vm) == NULL) return DDMC_ENOTCONN;
+  ddmc__jv_hub_location(vm, thread, loc, flags);
+  return 0;
+}
+
+static int jv_method_exit(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                          ddmc_ref this_obj, const ddmc_value *ret) {
+  (void)ud;
+  (void)depth;
+  (void)this_obj;
+  if (ddmc__jv_get(vm) == NULL) return DDMC_ENOTCONN;
+  ddmc__jv_hub_method_exit(vm, thread, loc, ret, 0);
   return 0;
 }
 
@@ -55,8 +71,7 @@ static int jv_gc_done(ddmc_vm *vm, void *ud) {
   return 0;
 }
 
-static void jv_alloc(ddmc_vm *vm, void *ud, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes,
-                     int by_vm) {
+static void jv_alloc(ddmc_vm *vm, void *ud, uint32_t thread, ddmc_ref obj, ddmc_class cls, uint64_t bytes, int by_vm) {
   (void)ud;
   ddmc__jv_hub_alloc(vm, thread, obj, cls, bytes, by_vm);
 }
@@ -66,6 +81,8 @@ int ddmc__jv_subscribe(ddmc_vm *vm) {
       .name = "JVM TI",
       .rank = DDMC__HUB_RANK_AGENTS,
       .post = jv_post,
+      .location = jv_location,
+      .method_exit = jv_method_exit,
       .wants = jv_wants,
       .visit_roots = jv_visit_roots,
       .gc_start = jv_gc_start,
@@ -73,7 +90,7 @@ int ddmc__jv_subscribe(ddmc_vm *vm) {
       .gc_done = jv_gc_done,
       .alloc = jv_alloc,
   };
-  int rc = ddmc__hub_subscribe(vm, &client, NULL);
+  int rc = ddmc__hub_subscribe(vm, &client, NULL, NULL, NULL);
   if (rc == DDMC_EEXIST) rc = 0;
   if (rc == 0) vm->ctl.suspend_arbiter = ddmc__susp_debugger;
   return rc;

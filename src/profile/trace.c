@@ -214,19 +214,39 @@ static void trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
 
 /* The trace's hub client: method entries and exits, before any client that may park the thread.
  * One load when no trace runs. */
-static int trace_post(ddmc_vm *vm, void *ud, const ddmc__hub_event *ev) {
+static int trace_location(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                          ddmc_ref this_obj, unsigned flags) {
   (void)ud;
+  (void)this_obj;
   if (atomic_load_explicit(&vm->prof.trace, memory_order_acquire) == NULL) return DDMC_ENOTCONN;
-  if (ev->what == DDMC__HUB_LOCATION && (ev->flags & DDMC_POST_METHOD_ENTRY))
-    trace_method(vm, ev->thread, ev->loc, ev->depth, 0);
-  else if (ev->what == DDMC__HUB_METHOD_EXIT)
-    trace_method(vm, ev->thread, ev->loc, ev->depth, 1);
+  if (flags & DDMC_POST_METHOD_ENTRY) trace_method(vm, thread, loc, depth, 0);
   return 0;
 }
 
+static int trace_method_exit(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_location *loc, int32_t depth,
+                             ddmc_ref this_obj, const ddmc_value *ret) {
+  (void)ud;
+  (void)this_obj;
+  (void)ret;
+  if (atomic_load_explicit(&vm->prof.trace, memory_order_acquire) == NULL) return DDMC_ENOTCONN;
+  trace_method(vm, thread, loc, depth, 1);
+  return 0;
+}
+
+/* ddmc_event_wanted: a running trace wants every method entry and exit. */
+static int trace_wants(const ddmc_vm *vm, void *ud, int kind) {
+  (void)ud;
+  return (kind == DDMC_EV_METHOD_ENTRY || kind == DDMC_EV_METHOD_EXIT) &&
+         atomic_load_explicit(&((ddmc_vm *)vm)->prof.trace, memory_order_acquire) != NULL;
+}
+
 int ddmc__trace_subscribe(ddmc_vm *vm) {
-  static const ddmc__hub_client client = {.name = "method trace", .rank = DDMC__HUB_RANK_TRACE, .post = trace_post};
-  return ddmc__hub_subscribe(vm, &client, NULL);
+  static const ddmc__hub_client client = {.name = "method trace",
+                                          .rank = DDMC__HUB_RANK_TRACE,
+                                          .location = trace_location,
+                                          .method_exit = trace_method_exit,
+                                          .wants = trace_wants};
+  return ddmc__hub_subscribe(vm, &client, NULL, NULL, NULL);
 }
 
 /* ---- start and stop (JDWP thread) */
