@@ -9,7 +9,7 @@
  * (bitmaps, strings' data) take most bytes and small objects most of the count.
  * Figure: hprof bytes / (opening a file in $TMPDIR, building the dump with the world stopped while
  * the library's writer thread writes its finished blocks, closing it): what HPDU does, from the
- * JDWP thread (ddmc__hprof_write). Reference: writing the same number of
+ * JDWP thread (ddmc__prof_hprof_write). Reference: writing the same number of
  * bytes from one buffer to the same file (the page cache's floor). Best of REPS rounds, median in
  * the notes. */
 #include <fcntl.h>
@@ -102,16 +102,16 @@ static int b_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
   return 0;
 }
 
-/* HPDU's work: open, the dump built and written beside the build (ddmc__hprof_write), close. */
+/* HPDU's work: open, the dump built and written beside the build (ddmc__prof_hprof_write), close. */
 static int hpdu(ddmc_vm *vm, const char *path, uint64_t *len) {
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return -1;
-  ddmc__hprof *h = NULL;
+  ddmc__prof_hprof *h = NULL;
   char msg[256];
-  int e = 0, rc = ddmc__hprof_write(vm, fd, &h, &e, msg, sizeof msg);
+  int e = 0, rc = ddmc__prof_hprof_write(vm, fd, &h, &e, msg, sizeof msg);
   if (rc != 0 || e != 0) bench_note("hprof: %s", e ? strerror(e) : msg);
   if (h != NULL) *len = h->len;
-  ddmc__hprof_free(vm, h);
+  ddmc__prof_hprof_free(vm, h);
   return close(fd) != 0 || rc != 0 || e != 0 ? -1 : 0;
 }
 
@@ -167,10 +167,10 @@ void bench_section_hprof(const bench_opts *o) {
     }
     rate[r] = (double)bytes / 1048576.0 / ((double)(bench_now_ns() - t0) / 1e9);
     /* The build alone, into memory (HPDS's first half): its time, and the reference's bytes. */
-    ddmc__hprof *h;
+    ddmc__prof_hprof *h;
     char msg[256];
     int64_t b0 = bench_now_ns();
-    if (ddmc__hprof_build(vm, &h, msg, sizeof msg) != 0) {
+    if (ddmc__prof_hprof_build(vm, &h, msg, sizeof msg) != 0) {
       bench_note("hprof: %s", msg);
       break;
     }
@@ -180,8 +180,8 @@ void bench_section_hprof(const bench_opts *o) {
     /* The floor: the same bytes, one buffer, one file. */
     uint8_t *flat = malloc(bytes);
     size_t at = 0;
-    for (const ddmc__hpblk *b = h->out.head; b; b = b->next) memcpy(flat + at, b->data, b->len), at += b->len;
-    ddmc__hprof_free(vm, h);
+    for (const ddmc__prof_hpblk *b = h->out.head; b; b = b->next) memcpy(flat + at, b->data, b->len), at += b->len;
+    ddmc__prof_hprof_free(vm, h);
     int64_t f0 = bench_now_ns();
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int ok = fd >= 0 && write(fd, flat, bytes) == (ssize_t)bytes;

@@ -147,9 +147,9 @@ static void alloc_figures(const bench_opts *o) {
   for (int r = 0; r < REPS; r++) {
     plain[r] = loop_plain(n);
     off[r] = loop_checked(vm, flag, n);
-    ddmc__alloc_set_tracking(vm, 1);
+    ddmc__prof_alloc_set_tracking(vm, 1);
     on[r] = loop_checked(vm, flag, non);
-    ddmc__alloc_set_tracking(vm, 0);
+    ddmc__prof_alloc_set_tracking(vm, 0);
   }
   double bp = plain[0], bo = off[0], bn = on[0];
   for (int r = 1; r < REPS; r++) {
@@ -186,15 +186,15 @@ static double lib_trace_figure(const bench_opts *o) {
   double base[REPS], traced[REPS];
   for (int r = 0; r < REPS; r++) {
     base[r] = lib_pairs(vm, n);
-    ddmc__trace_req req = {DDMC_TRACE_METHODS, (uint32_t)(n * 28 + (1 << 20)), 0, -1};
-    if (ddmc__trace_start(vm, &req) != 0) exit(2);
+    ddmc__prof_trace_req req = {DDMC_TRACE_METHODS, (uint32_t)(n * 28 + (1 << 20)), 0, -1};
+    if (ddmc__prof_trace_start(vm, &req) != 0) exit(2);
     traced[r] = lib_pairs(vm, n);
-    ddmc__trace *tr = ddmc__trace_stop(vm, NULL);
+    ddmc__prof_trace *tr = ddmc__prof_trace_stop(vm, NULL);
     const uint8_t *h, *rec;
     size_t hl, rl;
-    ddmc__trace_parts(tr, &h, &hl, &rec, &rl);
+    ddmc__prof_trace_parts(tr, &h, &hl, &rec, &rl);
     if (rl / 14 < (size_t)(2 * n)) bench_note("prof: the library trace lost records (%zu of %ld)", rl / 14, 2 * n);
-    ddmc__trace_free(vm, tr);
+    ddmc__prof_trace_free(vm, tr);
   }
   bench_sort(base, REPS);
   bench_sort(traced, REPS);

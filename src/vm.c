@@ -41,7 +41,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if (ops != NULL) memcpy(&vm->ops, ops, ops_size); /* an older, shorter table leaves the rest NULL */
   vm->vm_data = vm_data;
   ddmc__logger_init(&vm->log, vm->ops.log, vm_data);
-  vm->transport = o->transport == DDMC_TRANSPORT_ADB ? &ddmc__transport_adb : &ddmc__transport_socket;
+  vm->transport = o->transport == DDMC_TRANSPORT_ADB ? &ddmc__jdwp_transport_adb : &ddmc__jdwp_transport_socket;
   vm->listen_fd = -1;
   vm->pid = (uint32_t)getpid();
   atomic_init(&vm->next_id, 0x10000000u); /* Dalvik's range for VM-originated requests */
@@ -62,25 +62,26 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   have_cond = pthread_cond_init(&vm->state_cond, &ca) == 0;
   pthread_condattr_destroy(&ca);
   if (!have_cond) goto fail;
-  if (ddmc__ring_init(&vm->ring, &vm->mem, DDMC__MIN(vm->opt.sendq_bytes, DDMC__RING_BYTES), ddmc__send_drop, vm) != 0)
+  if (ddmc__send_ring_init(&vm->ring, &vm->mem, DDMC__MIN(vm->opt.sendq_bytes, DDMC__RING_BYTES), ddmc__send_drop,
+                           vm) != 0)
     goto fail;
   have_q = 1;
-  if (ddmc__registry_init(&vm->reg) != 0) goto fail;
+  if (ddmc__chunk_registry_init(&vm->reg) != 0) goto fail;
   have_reg = 1;
-  if (ddmc__appinfo_set(vm, "", "", 0) != 0) goto fail;
+  if (ddmc__chunk_appinfo_set(vm, "", "", 0) != 0) goto fail;
   ddmc__ctl_init(vm);
-  for (const ddmc__family *f = ddmc__families; f->name != NULL; f++)
+  for (const ddmc__chunk_family *f = ddmc__chunk_families; f->name != NULL; f++)
     if ((rc = f->add(vm)) != 0) goto fail;
   *out = vm;
   return 0;
 
 fail:
-  if (have_reg) ddmc__registry_destroy(vm);
-  if (have_q) ddmc__ring_destroy(&vm->ring);
+  if (have_reg) ddmc__chunk_registry_destroy(vm);
+  if (have_q) ddmc__send_ring_destroy(&vm->ring);
   if (have_cond) pthread_cond_destroy(&vm->state_cond);
   if (have_state) pthread_mutex_destroy(&vm->state_lock);
   if (vm->wake_fd >= 0) close(vm->wake_fd);
-  ddmc__appinfo_free_all(vm);
+  ddmc__chunk_appinfo_free_all(vm);
   ddmc__free(&m, vm);
   return rc;
 }
@@ -173,8 +174,8 @@ void ddmc_vm_free(ddmc_vm *vm) {
   struct ddmc__dbg *dbg = atomic_exchange(&vm->dbg, NULL);
   if (dbg != NULL && vm->dbg_destroy != NULL) vm->dbg_destroy(dbg);
   ddmc__ctl_destroy(vm); /* after every client that may still turn a switch off */
-  ddmc__registry_destroy(vm);
-  ddmc__ring_destroy(&vm->ring);
+  ddmc__chunk_registry_destroy(vm);
+  ddmc__send_ring_destroy(&vm->ring);
   pthread_cond_destroy(&vm->state_cond);
   pthread_mutex_destroy(&vm->state_lock);
   close(vm->wake_fd);
@@ -183,7 +184,7 @@ void ddmc_vm_free(ddmc_vm *vm) {
   ddmc__free(&vm->mem, vm->jvm_flags);
   for (int i = 0; i < vm->nfeatures; i++) ddmc__free(&vm->mem, vm->features[i]);
   ddmc__free(&vm->mem, vm->features);
-  ddmc__appinfo_free_all(vm);
+  ddmc__chunk_appinfo_free_all(vm);
   ddmc__mem m = vm->mem;
   ddmc__free(&m, vm);
 }

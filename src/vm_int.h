@@ -21,7 +21,7 @@
 #include "send/ring.h"
 #include "vmctl/switches.h"
 
-typedef struct ddmc__handler ddmc__handler;
+typedef struct ddmc__chunk_handler ddmc__chunk_handler;
 
 /* Name, package and user id for HELO; one allocation, strings inside it. */
 typedef struct ddmc__appinfo {
@@ -33,8 +33,8 @@ typedef struct ddmc__transport ddmc__transport;
 typedef struct ddmc__registry {
   pthread_mutex_t lock;
   pthread_cond_t idle;        /* signalled when 'current' returns */
-  ddmc__handler *list DDMC_GUARDED_BY(lock);
-  ddmc__handler *current DDMC_GUARDED_BY(lock); /* the entry whose hook the JDWP thread is in */
+  ddmc__chunk_handler *list DDMC_GUARDED_BY(lock);
+  ddmc__chunk_handler *current DDMC_GUARDED_BY(lock); /* the entry whose hook the JDWP thread is in */
 } ddmc__registry;
 
 /* Small packets from VM threads go through a ring of this size (or opt.sendq_bytes when smaller);
@@ -84,8 +84,8 @@ struct ddmc_vm {
   atomic_uint sessions_begun;
 
   /* Chunk-family state, each owned by its own file. */
-  ddmc__thread_state thr;
-  ddmc__heap_state heap;
+  ddmc__chunk_thread_state thr;
+  ddmc__chunk_heap_state heap;
   ddmc__prof prof;            /* profiling (src/profile) */
   ddmc__ctl ctl;              /* the VM's switches, shared by every client (src/vmctl) */
 
@@ -95,12 +95,12 @@ struct ddmc_vm {
   int waiters DDMC_GUARDED_BY(state_lock);
   atomic_int waiting;         /* mirrors waiters > 0 for lock-free readers */
 
-  ddmc__ring ring;            /* the send path (send/send.h); DDMC__RING_BYTES or sendq_bytes */
+  ddmc__send_ring ring;       /* the send path (send/send.h); DDMC__RING_BYTES or sendq_bytes */
   atomic_size_t ext_bytes;    /* queued in batches and streams, charged against opt.sendq_bytes */
   ddmc__registry reg;
 
   /* Services (jdwp/service.h): written before start, read-only after. */
-  ddmc__service services[DDMC__MAX_SERVICES];
+  ddmc__jdwp_service services[DDMC__MAX_SERVICES];
   int nservices;
   /* The debugger's state (debugger/glue.h), NULL until ddmc_dbg_enable, and how to free it. */
   _Atomic(struct ddmc__dbg *) dbg;
@@ -142,8 +142,8 @@ struct ddmc__transport {
   void (*shutdown)(ddmc_vm *vm);
 };
 
-extern const ddmc__transport ddmc__transport_socket;
-extern const ddmc__transport ddmc__transport_adb;
+extern const ddmc__transport ddmc__jdwp_transport_socket;
+extern const ddmc__transport ddmc__jdwp_transport_adb;
 
 /* ---- wake-ups (wake.c) */
 /* Sleeps on the wake fd until ms pass or ddmc_vm_stop; returns non-zero when stopping. */
@@ -168,28 +168,28 @@ void ddmc__log(ddmc_vm *vm, ddmc_log_level lvl, const char *fmt, ...)
 void *ddmc__jdwp_thread_main(void *arg);
 
 /* ---- handler registry (chunks/registry.c) */
-int ddmc__registry_init(ddmc__registry *r);
-void ddmc__registry_destroy(ddmc_vm *vm);
+int ddmc__chunk_registry_init(ddmc__registry *r);
+void ddmc__chunk_registry_destroy(ddmc_vm *vm);
 /* Dispatches one request chunk to its handler (JDWP thread). Returns the handler's result, or
  * DDMC_ENOENT when no handler takes the type. */
-int ddmc__registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *reply_type, ddmc_buf *reply);
-void ddmc__registry_connected(ddmc_vm *vm);
-void ddmc__registry_disconnected(ddmc_vm *vm);
+int ddmc__chunk_registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *reply_type, ddmc_buf *reply);
+void ddmc__chunk_registry_connected(ddmc_vm *vm);
+void ddmc__chunk_registry_disconnected(ddmc_vm *vm);
 
 /* ---- app name (chunks/appname.c) */
 /* The latest record, for HELO (JDWP thread). Never NULL after ddmc_vm_new. */
-const ddmc__appinfo *ddmc__appinfo_current(ddmc_vm *vm);
-void ddmc__appinfo_free_all(ddmc_vm *vm);
+const ddmc__appinfo *ddmc__chunk_appinfo_current(ddmc_vm *vm);
+void ddmc__chunk_appinfo_free_all(ddmc_vm *vm);
 /* Stores a copy; returns 0 or DDMC_ENOMEM. */
-int ddmc__appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id);
+int ddmc__chunk_appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id);
 
 /* ---- ZLIB (chunks/zlib.c). */
 #define DDMC__CHUNK_ZLIB DDMC_FOURCC('Z', 'L', 'I', 'B')
 /* Inflates a ZLIB chunk payload into out (reset first). Returns 0 and the inner type, or
  * DDMC_EPROTO / DDMC_ETOOBIG / DDMC_ENOMEM. */
-int ddmc__zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t cap, uint32_t *inner_type,
-                      ddmc_buf *out);
+int ddmc__chunk_zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t cap, uint32_t *inner_type,
+                            ddmc_buf *out);
 /* Compresses [type][payload] into a ZLIB chunk payload in out. Returns 0 or an error. */
-int ddmc__zlib_wrap(uint32_t type, const uint8_t *p, size_t n, ddmc_buf *out);
+int ddmc__chunk_zlib_wrap(uint32_t type, const uint8_t *p, size_t n, ddmc_buf *out);
 
 #endif

@@ -850,12 +850,12 @@ int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
   if ((rc = ddmc_dbg_enable(f->fv.vm)) != 0) return rc;
   f->d = ddmc__vm_dbg(f->fv.vm);
   if (flags & FAKEDBG_NO_SESSION) return 0;
-  ddmc__session *s = calloc(1, sizeof(*s));
+  ddmc__jdwp_session *s = calloc(1, sizeof(*s));
   if (s == NULL) return DDMC_ENOMEM;
-  ddmc__session_init(s, f->fv.vm, -1);
+  ddmc__jdwp_session_init(s, f->fv.vm, -1);
   f->sess = s;
   f->echo_left = DDMC__HANDSHAKE_LEN;
-  if ((rc = ddmc__session_input(s, (const uint8_t *)DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN)) != 0) return rc;
+  if ((rc = ddmc__jdwp_session_input(s, (const uint8_t *)DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN)) != 0) return rc;
   f->session = s->number;
   return 0;
 }
@@ -863,11 +863,11 @@ int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
 void fakedbg_reconnect(fakedbg *f) { ddmc__dbg_set_connected(f->d, f->session); }
 
 int fakedbg_events(fakedbg *f, fakedbg_event_fn fn, void *arg) {
-  ddmc__session *s = f->sess;
+  ddmc__jdwp_session *s = f->sess;
   if (s == NULL) return 0;
   int n = 0;
   for (;;) {
-    ddmc__session_drain_queue(s, 0);
+    ddmc__jdwp_session_drain_queue(s, 0);
     ddmc_reader r;
     ddmc_reader_init(&r, s->out.p + s->out_off, s->out.len - s->out_off);
     size_t skip = f->echo_left < ddmc_reader_left(&r) ? f->echo_left : ddmc_reader_left(&r);
@@ -886,15 +886,15 @@ int fakedbg_events(fakedbg *f, fakedbg_event_fn fn, void *arg) {
     }
     ddmc__buf_reset(&s->out);
     s->out_off = 0;
-    if (ddmc__ring_peek(&f->fv.vm->ring) == NULL) break;
+    if (ddmc__send_ring_peek(&f->fv.vm->ring) == NULL) break;
   }
   return n;
 }
 
 void fakedbg_free(fakedbg *f) {
-  ddmc__session *s = f->sess;
+  ddmc__jdwp_session *s = f->sess;
   if (s != NULL) {
-    ddmc__session_end(s, 0);
+    ddmc__jdwp_session_end(s, 0);
     free(s);
     f->sess = NULL;
   }

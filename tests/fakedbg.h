@@ -13,7 +13,7 @@
  *   locals    per frame, typed (a this, an int, a long or a String).
  *
  * The VM half (thread enumeration through ddmc_vm_ops.for_each_thread) is the tests' fakevm; the
- * debugger is attached with ddmc_dbg_attach, and a session without a socket (ddmc__session fed the
+ * debugger is attached with ddmc_dbg_attach, and a session without a socket (ddmc__jdwp_session fed the
  * handshake) opens the send path so events are queued and can be read back (fakedbg_events).
  *
  * The fake checks the library's promises: an op called with a value the library should have
@@ -112,7 +112,7 @@ typedef struct fakedbg {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
   ddmc_vm_bridge ops;    /* what was attached */
   struct ddmc__dbg *d; /* the library's debugger for fv.vm */
-  void *sess;          /* a ddmc__session fed by no socket, or NULL */
+  void *sess;          /* a ddmc__jdwp_session fed by no socket, or NULL */
   uint32_t session;    /* its number */
   size_t echo_left;    /* handshake echo bytes still to skip in the session's output */
 

@@ -43,11 +43,11 @@ static void build(void) {
       "capability named is answered false, so a debugger\ndoes not send it, and the command answers "
       "NOT_IMPLEMENTED. Event.Composite (64/100) goes the other way: the library sends it.\n");
   int answered = 0, not_offered = 0;
-  for (const ddmc__cmdset *s = ddmc__dbg_sets(); s->name != NULL; s++) {
+  for (const ddmc__dbg_cmdset *s = ddmc__dbg_sets(); s->name != NULL; s++) {
     emit("\n## %s (%d)\n\nAnswered in %s.\n\n", s->name, s->set, s->files);
     int any = 0;
     for (int c = 0; c < 32; c++) {
-      const ddmc__cmd *e = ddmc__dbg_lookup(s->set, (uint8_t)c);
+      const ddmc__dbg_cmd *e = ddmc__dbg_lookup(s->set, (uint8_t)c);
       if (e == NULL) continue;
       if (!any) emit("| command | name | answer |\n|---|---|---|\n");
       any = 1;

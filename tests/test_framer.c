@@ -22,17 +22,17 @@ typedef struct result {
 /* Feeds data in pieces of the given sizes (0-terminated list; NULL = whole) and collects events. */
 static void run(const uint8_t *data, size_t n, size_t split, size_t step, uint32_t max, result *r) {
   memset(r, 0, sizeof(*r));
-  ddmc__framer f;
-  ddmc__framer_init(&f, &g_mem, max);
+  ddmc__jdwp_framer f;
+  ddmc__jdwp_framer_init(&f, &g_mem, max);
   size_t off = 0;
   while (off < n && !r->err) {
     size_t piece = step ? step : (off == 0 && split ? split : n - off);
     if (piece > n - off) piece = n - off;
-    assert_int_equal(ddmc__framer_feed(&f, data + off, piece), 0);
+    assert_int_equal(ddmc__jdwp_framer_feed(&f, data + off, piece), 0);
     off += piece;
     for (;;) {
-      ddmc__packet p;
-      int rc = ddmc__framer_next(&f, &p);
+      ddmc__jdwp_packet p;
+      int rc = ddmc__jdwp_framer_next(&f, &p);
       if (rc == DDMC__FRAME_NEED_MORE) break;
       if (rc < 0) {
         r->err = rc;
@@ -49,7 +49,7 @@ static void run(const uint8_t *data, size_t n, size_t split, size_t step, uint32
       r->packets++;
     }
   }
-  ddmc__framer_free(&f);
+  ddmc__jdwp_framer_free(&f);
 }
 
 static size_t build(uint8_t *out, int handshake, int npk) {
@@ -157,29 +157,29 @@ static void test_bad_lengths(void **state) {
  * buffers toward) the 4 GiB a hostile length claims. */
 static void test_no_alloc_for_claimed_length(void **state) {
   (void)state;
-  ddmc__framer f;
-  ddmc__framer_init(&f, &g_mem, 1 << 20);
+  ddmc__jdwp_framer f;
+  ddmc__jdwp_framer_init(&f, &g_mem, 1 << 20);
   uint8_t hdr[11] = {0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 199, 1};
-  assert_int_equal(ddmc__framer_feed(&f, DDMC__HANDSHAKE, 14), 0);
-  ddmc__packet p;
-  assert_int_equal(ddmc__framer_next(&f, &p), DDMC__FRAME_HANDSHAKE);
-  assert_int_equal(ddmc__framer_feed(&f, hdr, 11), 0);
-  assert_int_equal(ddmc__framer_next(&f, &p), DDMC_ETOOBIG);
+  assert_int_equal(ddmc__jdwp_framer_feed(&f, DDMC__HANDSHAKE, 14), 0);
+  ddmc__jdwp_packet p;
+  assert_int_equal(ddmc__jdwp_framer_next(&f, &p), DDMC__FRAME_HANDSHAKE);
+  assert_int_equal(ddmc__jdwp_framer_feed(&f, hdr, 11), 0);
+  assert_int_equal(ddmc__jdwp_framer_next(&f, &p), DDMC_ETOOBIG);
   assert_true(f.cap <= 8192);
-  assert_int_equal(ddmc__framer_next(&f, &p), DDMC_ETOOBIG); /* sticky */
-  ddmc__framer_free(&f);
+  assert_int_equal(ddmc__jdwp_framer_next(&f, &p), DDMC_ETOOBIG); /* sticky */
+  ddmc__jdwp_framer_free(&f);
 }
 
 static void test_headers(void **state) {
   (void)state;
   uint8_t h[19];
-  ddmc__ddm_header_write(h, 0x10000001u, DDMC_FOURCC('H', 'E', 'L', 'O'), 4);
+  ddmc__jdwp_ddm_header_write(h, 0x10000001u, DDMC_FOURCC('H', 'E', 'L', 'O'), 4);
   const uint8_t want[19] = {0, 0, 0, 23, 0x10, 0, 0, 1, 0, 199, 1, 'H', 'E', 'L', 'O', 0, 0, 0, 4};
   assert_memory_equal(h, want, 19);
-  ddmc__reply_header_write(h, 11, 0x40000002u, 99);
+  ddmc__jdwp_reply_header_write(h, 11, 0x40000002u, 99);
   const uint8_t want2[11] = {0, 0, 0, 11, 0x40, 0, 0, 2, 0x80, 0, 99};
   assert_memory_equal(h, want2, 11);
-  ddmc__packet p;
+  ddmc__jdwp_packet p;
   assert_int_equal(ddmc__jdwp_header_parse(want2, 100, &p), 0);
   assert_int_equal(p.flags, 0x80);
   assert_int_equal(p.error, 99);

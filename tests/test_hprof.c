@@ -227,10 +227,10 @@ static void fake_attach(fake *f, int start) {
 }
 
 /* The dump as one buffer. */
-static uint8_t *flatten(const ddmc__hprof *h) {
+static uint8_t *flatten(const ddmc__prof_hprof *h) {
   uint8_t *p = malloc(h->len ? h->len : 1), *q = p;
   assert_non_null(p);
-  for (const ddmc__hpblk *b = h->out.head; b; b = b->next) {
+  for (const ddmc__prof_hpblk *b = h->out.head; b; b = b->next) {
     memcpy(q, b->data, b->len);
     q += b->len;
   }
@@ -256,9 +256,9 @@ static void test_dump_layout(void **state) {
   fake f;
   fake_init(&f, NULL, 0);
   fake_attach(&f, 0);
-  ddmc__hprof *h;
+  ddmc__prof_hprof *h;
   char msg[256];
-  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), 0);
+  assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), 0);
   assert_int_equal(atomic_load(&f.outside_calls), 0);
   uint8_t *p = flatten(h);
   size_t n = h->len;
@@ -326,7 +326,7 @@ static void test_dump_layout(void **state) {
   for (size_t cut = 0; cut < n; cut += 7) assert_int_not_equal(ddmc_host_hprof_scan(p, cut, &si), 0);
   free(s);
   free(p);
-  ddmc__hprof_free(f.vm, h);
+  ddmc__prof_hprof_free(f.vm, h);
   ddmc_prof_stats st;
   ddmc_prof_get_stats(f.vm, &st);
   assert_int_equal(st.hprof_dumps, 1);
@@ -349,15 +349,15 @@ static void test_cap(void **state) {
   fake_attach(&f, 0);
   f.nbig = 300000; /* 1.2 MiB of int[] */
   f.big = calloc(f.nbig, 4);
-  ddmc__hprof *h;
+  ddmc__prof_hprof *h;
   char msg[256];
-  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), DDMC_ETOOBIG);
+  assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), DDMC_ETOOBIG);
   assert_null(h);
   assert_non_null(strstr(msg, "larger than the 1 MiB"));
   f.nbig = 200000; /* 800 KiB: fits */
-  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), 0);
+  assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), 0);
   assert_true(h->len > 800000 && h->len < (1 << 20));
-  ddmc__hprof_free(f.vm, h);
+  ddmc__prof_hprof_free(f.vm, h);
   ddmc_prof_stats st;
   ddmc_prof_get_stats(f.vm, &st);
   assert_int_equal(st.hprof_failed, 1);
@@ -370,14 +370,14 @@ static void test_bad_bridge(void **state) {
   fake f;
   fake_init(&f, NULL, 0);
   fake_attach(&f, 0);
-  ddmc__hprof *h;
+  ddmc__prof_hprof *h;
   char msg[256];
   f.bad_ref = 0xF0000001; /* does not fit below the synthetic ids */
-  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
+  assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
   assert_non_null(strstr(msg, "does not fit a 4-byte hprof id"));
   f.bad_ref = 0;
   f.fail_get_field = DDMC_JDWP_INVALID_OBJECT;
-  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
+  assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
   assert_non_null(strstr(msg, "get_field failed"));
   assert_null(h);
   ddmc_vm_free(f.vm);
@@ -395,12 +395,12 @@ static void test_every_allocation_fails(void **state) {
     long base = atomic_load(&a.live);
     atomic_store(&a.count, 0);
     atomic_store(&a.fail_at, at);
-    ddmc__hprof *h = NULL;
+    ddmc__prof_hprof *h = NULL;
     char msg[256];
-    int rc = ddmc__hprof_build(f.vm, &h, msg, sizeof msg);
+    int rc = ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg);
     if (rc == 0) {
       ok = atomic_load(&a.count) < at; /* no allocation failed: done */
-      ddmc__hprof_free(f.vm, h);
+      ddmc__prof_hprof_free(f.vm, h);
     } else {
       assert_int_equal(rc, DDMC_ENOMEM);
       assert_non_null(strstr(msg, "out of memory"));
@@ -433,26 +433,26 @@ static void test_written_while_built(void **state) {
   fake_attach(&f, 0);
   f.nmany = 250000; /* about 6 MiB: several segments and blocks, handed over as they fill */
   long base = atomic_load(&a.live);
-  ddmc__hprof *h;
+  ddmc__prof_hprof *h;
   char msg[256];
-  assert_int_equal(ddmc__hprof_build(f.vm, &h, msg, sizeof msg), 0);
+  assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), 0);
   uint8_t *want = flatten(h);
   size_t wlen = h->len;
   assert_true(wlen > (5u << 20));
-  ddmc__hprof_free(f.vm, h);
+  ddmc__prof_hprof_free(f.vm, h);
 
   char path[] = "/tmp/ddmc_test_hprof_XXXXXX";
   int fd = mkstemp(path);
   assert_true(fd >= 0);
   unlink(path);
   int e = -1;
-  assert_int_equal(ddmc__hprof_write(f.vm, fd, &h, &e, msg, sizeof msg), 0);
+  assert_int_equal(ddmc__prof_hprof_write(f.vm, fd, &h, &e, msg, sizeof msg), 0);
   assert_int_equal(e, 0);
   assert_non_null(h);
   assert_int_equal(h->len, wlen);
   assert_null(h->out.head); /* every byte went to the file */
   assert_int_equal(h->objects, 6 + f.nmany); /* the fixed six and the many; class objects are not counted */
-  ddmc__hprof_free(f.vm, h);
+  ddmc__prof_hprof_free(f.vm, h);
   assert_int_equal(atomic_load(&a.live), base); /* the writer freed what it wrote */
   size_t glen;
   uint8_t *got = read_all(fd, &glen);
@@ -470,7 +470,7 @@ static void test_written_while_built(void **state) {
   assert_true(fd >= 0);
   ddmc_prof_stats st0, st1;
   ddmc_prof_get_stats(f.vm, &st0);
-  int rc = ddmc__hprof_write(f.vm, fd, &h, &e, msg, sizeof msg);
+  int rc = ddmc__prof_hprof_write(f.vm, fd, &h, &e, msg, sizeof msg);
   close(fd);
   assert_int_equal(e, ENOSPC);
   if (rc != 0) {
@@ -478,7 +478,7 @@ static void test_written_while_built(void **state) {
     assert_non_null(strstr(msg, "could not be written"));
     assert_null(h);
   }
-  ddmc__hprof_free(f.vm, h);
+  ddmc__prof_hprof_free(f.vm, h);
   ddmc_prof_get_stats(f.vm, &st1);
   assert_int_equal(st1.hprof_failed - st0.hprof_failed, rc != 0 ? 1 : 0);
   assert_int_equal(atomic_load(&a.live), base);

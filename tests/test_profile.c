@@ -70,50 +70,50 @@ static const ddmc_vm_bridge kBridge = {
 
 static void test_strtab(void **state) {
   (void)state;
-  ddmc__strtab t;
-  ddmc__strtab_init(&t, &g_mem, 3);
-  assert_int_equal(ddmc__strtab_add(&t, "Ljava/lang/String;"), 0);
-  assert_int_equal(ddmc__strtab_add(&t, "[I"), 1);
-  assert_int_equal(ddmc__strtab_add(&t, "Ljava/lang/String;"), 0); /* once */
-  assert_int_equal(ddmc__strtab_add(&t, NULL), 2);                 /* NULL is "" */
-  assert_int_equal(ddmc__strtab_add(&t, ""), 2);
-  assert_int_equal(ddmc__strtab_add(&t, "new"), DDMC_ETOOBIG); /* full: no fourth string */
-  assert_int_equal(ddmc__strtab_add(&t, "[I"), 1);             /* known ones still resolve */
+  ddmc__prof_strtab t;
+  ddmc__prof_strtab_init(&t, &g_mem, 3);
+  assert_int_equal(ddmc__prof_strtab_add(&t, "Ljava/lang/String;"), 0);
+  assert_int_equal(ddmc__prof_strtab_add(&t, "[I"), 1);
+  assert_int_equal(ddmc__prof_strtab_add(&t, "Ljava/lang/String;"), 0); /* once */
+  assert_int_equal(ddmc__prof_strtab_add(&t, NULL), 2);                 /* NULL is "" */
+  assert_int_equal(ddmc__prof_strtab_add(&t, ""), 2);
+  assert_int_equal(ddmc__prof_strtab_add(&t, "new"), DDMC_ETOOBIG); /* full: no fourth string */
+  assert_int_equal(ddmc__prof_strtab_add(&t, "[I"), 1);             /* known ones still resolve */
   ddmc_buf b;
   ddmc__buf_init(&b, &g_mem, 1 << 20);
-  assert_int_equal(ddmc__strtab_write(&t, &b), 0);
+  assert_int_equal(ddmc__prof_strtab_write(&t, &b), 0);
   static const uint8_t want[] = {0, 0,   0, 18,  0, 'L', 0, 'j', 0, 'a', 0, 'v', 0, 'a', 0, '/', 0, 'l',
                                  0, 'a', 0, 'n', 0, 'g', 0, '/', 0, 'S', 0, 't', 0, 'r', 0, 'i', 0, 'n',
                                  0, 'g', 0, ';', 0, 0,   0, 2,   0, '[', 0, 'I', 0, 0,   0, 0};
   assert_int_equal(b.len, sizeof want);
   assert_memory_equal(b.p, want, sizeof want);
   ddmc__buf_free(&b);
-  ddmc__strtab_free(&t);
+  ddmc__prof_strtab_free(&t);
   /* Many strings: the hash grows, every index stays. */
-  ddmc__strtab_init(&t, &g_mem, DDMC__STRTAB_MAX);
+  ddmc__prof_strtab_init(&t, &g_mem, DDMC__STRTAB_MAX);
   char s[32];
   for (int i = 0; i < 5000; i++) {
     snprintf(s, sizeof s, "s%d", i);
-    assert_int_equal(ddmc__strtab_add(&t, s), i);
+    assert_int_equal(ddmc__prof_strtab_add(&t, s), i);
   }
   for (int i = 4999; i >= 0; i -= 7) {
     snprintf(s, sizeof s, "s%d", i);
-    assert_int_equal(ddmc__strtab_add(&t, s), i);
+    assert_int_equal(ddmc__prof_strtab_add(&t, s), i);
   }
-  ddmc__strtab_free(&t);
+  ddmc__prof_strtab_free(&t);
 }
 
 /* ---- the ring */
 
 static void test_ring(void **state) {
   (void)state;
-  ddmc__alloc_ring *r = ddmc__alloc_ring_new(&g_mem, 4, 2);
+  ddmc__prof_alloc_ring *r = ddmc__prof_alloc_ring_new(&g_mem, 4, 2);
   assert_non_null(r);
-  ddmc__alloc_rec rec;
-  assert_false(ddmc__alloc_ring_get(r, 0, &rec)); /* never written */
+  ddmc__prof_alloc_rec rec;
+  assert_false(ddmc__prof_alloc_ring_get(r, 0, &rec)); /* never written */
   ddmc_location fr[3] = {{7, 1, 12}, {8, 2, -1}, {9, 3, 0}};
-  ddmc__alloc_ring_put(r, 0, 5, 42, 1000, fr, 3); /* three frames into a depth of two */
-  assert_true(ddmc__alloc_ring_get(r, 0, &rec));
+  ddmc__prof_alloc_ring_put(r, 0, 5, 42, 1000, fr, 3); /* three frames into a depth of two */
+  assert_true(ddmc__prof_alloc_ring_get(r, 0, &rec));
   assert_int_equal(rec.thread, 5);
   assert_int_equal(rec.cls, 42);
   assert_int_equal(rec.bytes, 1000);
@@ -124,26 +124,26 @@ static void test_ring(void **state) {
   assert_int_equal(rec.frames[1].index, -1);
   /* An index outside 32 bits is clipped, not wrapped. */
   ddmc_location big = {1, 0, (int64_t)1 << 40};
-  ddmc__alloc_ring_put(r, 1, 1, 1, 1, &big, 1);
-  assert_true(ddmc__alloc_ring_get(r, 1, &rec));
+  ddmc__prof_alloc_ring_put(r, 1, 1, 1, 1, &big, 1);
+  assert_true(ddmc__prof_alloc_ring_get(r, 1, &rec));
   assert_int_equal(rec.frames[0].index, INT32_MAX);
   /* Record 4 takes record 0's slot: asking for 0 then fails, 4 succeeds. */
-  ddmc__alloc_ring_put(r, 4, 9, 9, 9, NULL, 0);
-  assert_false(ddmc__alloc_ring_get(r, 0, &rec));
-  assert_true(ddmc__alloc_ring_get(r, 4, &rec));
+  ddmc__prof_alloc_ring_put(r, 4, 9, 9, 9, NULL, 0);
+  assert_false(ddmc__prof_alloc_ring_get(r, 0, &rec));
+  assert_true(ddmc__prof_alloc_ring_get(r, 4, &rec));
   assert_int_equal(rec.nframes, 0);
-  ddmc__alloc_ring_free(&g_mem, r);
+  ddmc__prof_alloc_ring_free(&g_mem, r);
 }
 
 /* ---- REAL */
 
-static ddmc_host_allocs report(ddmc__alloc_ring *r, uint32_t max) {
-  ddmc__names n;
-  ddmc__names_init(&n, &g_mem, &kBridge, NULL);
+static ddmc_host_allocs report(ddmc__prof_alloc_ring *r, uint32_t max) {
+  ddmc__prof_names n;
+  ddmc__prof_names_init(&n, &g_mem, &kBridge, NULL);
   ddmc_buf b;
   ddmc__buf_init(&b, &g_mem, (size_t)256 << 20);
-  assert_int_equal(ddmc__alloc_report(r, &n, &g_mem, max, &b), 0);
-  ddmc__names_free(&n);
+  assert_int_equal(ddmc__prof_alloc_report(r, &n, &g_mem, max, &b), 0);
+  ddmc__prof_names_free(&n);
   ddmc_host_allocs a;
   assert_int_equal(ddmc_host_real_parse(b.p, b.len, &a), 0);
   /* The offset of the tables is exact: the entries end there. */
@@ -156,23 +156,23 @@ static ddmc_host_allocs report(ddmc__alloc_ring *r, uint32_t max) {
 
 static void test_real_empty(void **state) {
   (void)state;
-  ddmc__names n;
-  ddmc__names_init(&n, &g_mem, &kBridge, NULL);
+  ddmc__prof_names n;
+  ddmc__prof_names_init(&n, &g_mem, &kBridge, NULL);
   ddmc_buf b;
   ddmc__buf_init(&b, &g_mem, 1 << 20);
-  assert_int_equal(ddmc__alloc_report(NULL, &n, &g_mem, 65535, &b), 0);
+  assert_int_equal(ddmc__prof_alloc_report(NULL, &n, &g_mem, 65535, &b), 0);
   static const uint8_t want[15] = {15, 9, 8, 0, 0, 0, 0, 0, 15, 0, 0, 0, 0, 0, 0};
   assert_int_equal(b.len, 15);
   assert_memory_equal(b.p, want, 15);
   ddmc__buf_free(&b);
-  ddmc__names_free(&n);
+  ddmc__prof_names_free(&n);
 }
 
 static void test_real_entries(void **state) {
   (void)state;
-  ddmc__alloc_ring *r = ddmc__alloc_ring_new(&g_mem, 4, 16);
+  ddmc__prof_alloc_ring *r = ddmc__prof_alloc_ring_new(&g_mem, 4, 16);
   ddmc_location fr[4] = {{0x20, 3, 5}, {0x20, 9, -1}, {0x10, 8, 2}, {0x20, 7, 6}};
-  for (uint64_t k = 0; k < 10; k++) ddmc__alloc_ring_put(r, k, 1 + (uint32_t)k, 0x20 + k % 2, 8 * k, fr, 4);
+  for (uint64_t k = 0; k < 10; k++) ddmc__prof_alloc_ring_put(r, k, 1 + (uint32_t)k, 0x20 + k % 2, 8 * k, fr, 4);
   atomic_store(&r->head, 10);
   n_class_info = n_method_info = n_line_table = 0;
   ddmc_host_allocs a = report(r, 65535);
@@ -206,7 +206,7 @@ static void test_real_entries(void **state) {
   assert_int_equal(a.count, 2);
   assert_int_equal(a.entries[1].thread, 9);
   ddmc_host_allocs_free(&a);
-  ddmc__alloc_ring_free(&g_mem, r);
+  ddmc__prof_alloc_ring_free(&g_mem, r);
 }
 
 /* More distinct names than a u2 table holds: the report stops before the entry that would need a
@@ -214,11 +214,11 @@ static void test_real_entries(void **state) {
 static void test_real_tables_full(void **state) {
   (void)state;
   uint32_t cap = 8192;
-  ddmc__alloc_ring *r = ddmc__alloc_ring_new(&g_mem, cap, 16);
+  ddmc__prof_alloc_ring *r = ddmc__prof_alloc_ring_new(&g_mem, cap, 16);
   ddmc_location fr[16];
   for (uint64_t k = 0; k < cap; k++) {
     for (int i = 0; i < 16; i++) fr[i] = (ddmc_location){0x1000 + k * 16 + (uint64_t)i, 0, 0};
-    ddmc__alloc_ring_put(r, k, 1, 0x100000 + k, 16, fr, 16);
+    ddmc__prof_alloc_ring_put(r, k, 1, 0x100000 + k, 16, fr, 16);
   }
   atomic_store(&r->head, cap);
   ddmc_host_allocs a = report(r, 65535);
@@ -227,7 +227,7 @@ static void test_real_tables_full(void **state) {
   assert_int_equal(a.entries[0].size, 16);
   assert_string_equal(a.entries[0].cls, "LC1056767;"); /* 0x100000 + 8191 */
   ddmc_host_allocs_free(&a);
-  ddmc__alloc_ring_free(&g_mem, r);
+  ddmc__prof_alloc_ring_free(&g_mem, r);
 }
 
 /* ---- names */
@@ -244,26 +244,26 @@ static void test_names(void **state) {
       {"I", "I"}, /* not an array: not a descriptor we turn into a primitive name */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    assert_string_equal(ddmc__descriptor_to_dotted(cases[i][0], out, sizeof out), cases[i][1]);
+    assert_string_equal(ddmc__prof_descriptor_to_dotted(cases[i][0], out, sizeof out), cases[i][1]);
     if (cases[i][0][0] == '[' || cases[i][0][0] == 'L') { /* the host's own version agrees */
       char *h = ddmc_host_descriptor_to_dot(cases[i][0]);
       assert_string_equal(h, cases[i][1]);
       free(h);
     }
   }
-  assert_string_equal(ddmc__descriptor_to_dotted("Lcom/example/VeryLong;", out, 8), "com.exa");
-  ddmc__names n;
-  ddmc__names_init(&n, &g_mem, &kBridge, NULL);
-  ddmc__nmethod *m = ddmc__names_method(&n, 5, 1);
+  assert_string_equal(ddmc__prof_descriptor_to_dotted("Lcom/example/VeryLong;", out, 8), "com.exa");
+  ddmc__prof_names n;
+  ddmc__prof_names_init(&n, &g_mem, &kBridge, NULL);
+  ddmc__prof_nmethod *m = ddmc__prof_names_method(&n, 5, 1);
   assert_non_null(m);
-  assert_int_equal(ddmc__names_line(m, 0), 101);
-  assert_int_equal(ddmc__names_line(m, 3), 101);
-  assert_int_equal(ddmc__names_line(m, 4), 201);
-  assert_int_equal(ddmc__names_line(m, 1000), 201);
-  assert_int_equal(ddmc__names_line(m, -1), -2);
-  assert_string_equal(ddmc__names_class(&n, 0x11)->sig, "?"); /* the bridge failed */
-  assert_string_equal(ddmc__names_class(&n, 0)->sig, "?");    /* never asked */
-  ddmc__names_free(&n);
+  assert_int_equal(ddmc__prof_names_line(m, 0), 101);
+  assert_int_equal(ddmc__prof_names_line(m, 3), 101);
+  assert_int_equal(ddmc__prof_names_line(m, 4), 201);
+  assert_int_equal(ddmc__prof_names_line(m, 1000), 201);
+  assert_int_equal(ddmc__prof_names_line(m, -1), -2);
+  assert_string_equal(ddmc__prof_names_class(&n, 0x11)->sig, "?"); /* the bridge failed */
+  assert_string_equal(ddmc__prof_names_class(&n, 0)->sig, "?");    /* never asked */
+  ddmc__prof_names_free(&n);
 }
 
 /* ---- the .trace head */
@@ -272,10 +272,10 @@ static void test_dmtrace_head(void **state) {
   (void)state;
   ddmc_buf b;
   ddmc__buf_init(&b, &g_mem, 1 << 20);
-  ddmc__dmtrace_thread th[2] = {{1, "main"}, {12, "bad\tname\nhere"}};
-  ddmc__dmtrace_method me[2] = {{0x10, "com.x.A", "run", "()V", "A.java", 7}, {0x24, "B", "go", "(I)J", "", 0}};
-  ddmc__dmtrace_info info = {1, 123456, 2, 25, 0x0102030405060708ull};
-  assert_int_equal(ddmc__dmtrace_head(&b, &info, th, 2, me, 2), 0);
+  ddmc__prof_dmtrace_thread th[2] = {{1, "main"}, {12, "bad\tname\nhere"}};
+  ddmc__prof_dmtrace_method me[2] = {{0x10, "com.x.A", "run", "()V", "A.java", 7}, {0x24, "B", "go", "(I)J", "", 0}};
+  ddmc__prof_dmtrace_info info = {1, 123456, 2, 25, 0x0102030405060708ull};
+  assert_int_equal(ddmc__prof_dmtrace_head(&b, &info, th, 2, me, 2), 0);
   /* Two records after the head. */
   uint8_t *rec = ddmc__buf_append(&b, 2 * DDMC__TRACE_REC);
   ddmc__dmtrace_rec(rec, 12, 0x24 | DDMC__TR_ENTER, 5, 6);

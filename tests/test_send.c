@@ -31,27 +31,27 @@ static const ddmc__mem *mem(void) {
   return &m;
 }
 
-static int push(ddmc__ring *r, uint32_t a, size_t len, uint8_t fill) {
+static int push(ddmc__send_ring *r, uint32_t a, size_t len, uint8_t fill) {
   int err;
-  ddmc__rec *rec = ddmc__ring_reserve(r, len, &err);
+  ddmc__send_rec *rec = ddmc__send_ring_reserve(r, len, &err);
   if (rec == NULL) return err;
   rec->a = a;
   memset(ddmc__rec_data(rec), fill, len);
-  ddmc__ring_publish(r, rec, DDMC__REC_DDM);
+  ddmc__send_ring_publish(r, rec, DDMC__REC_DDM);
   return 0;
 }
 
 static void test_ring_basics(void **state) {
   (void)state;
-  ddmc__ring r;
-  assert_int_equal(ddmc__ring_init(&r, mem(), 100, NULL, NULL), 0);
+  ddmc__send_ring r;
+  assert_int_equal(ddmc__send_ring_init(&r, mem(), 100, NULL, NULL), 0);
   assert_int_equal(r.size, 4096); /* rounded up */
   assert_int_equal(push(&r, 1, 10, 1), DDMC_ENOTCONN);
-  ddmc__ring_close(&r); /* a session that ended before its handshake: closing twice is harmless */
+  ddmc__send_ring_close(&r); /* a session that ended before its handshake: closing twice is harmless */
   assert_int_equal(push(&r, 1, 10, 1), DDMC_ENOTCONN);
-  ddmc__ring_open(&r);
-  ddmc__ring_open(&r);
-  assert_int_equal(push(&r, 1, ddmc__ring_max_payload(&r) + 1, 1), DDMC_ETOOBIG);
+  ddmc__send_ring_open(&r);
+  ddmc__send_ring_open(&r);
+  assert_int_equal(push(&r, 1, ddmc__send_ring_max_payload(&r) + 1, 1), DDMC_ETOOBIG);
   /* Fill with 200-byte records (216 with header and padding) across several laps: each comes out
    * once, in order, with its bytes intact, padding records never surface. */
   uint32_t next_in = 0, next_out = 0;
@@ -59,31 +59,31 @@ static void test_ring_basics(void **state) {
     int rc;
     while ((rc = push(&r, next_in, 200, (uint8_t)next_in)) == 0) next_in++;
     assert_int_equal(rc, DDMC_EQFULL);
-    ddmc__rec *rec;
+    ddmc__send_rec *rec;
     int took = 0;
-    while ((rec = ddmc__ring_peek(&r)) != NULL && took++ < 7) {
+    while ((rec = ddmc__send_ring_peek(&r)) != NULL && took++ < 7) {
       assert_int_equal(rec->a, next_out);
       assert_int_equal(rec->len, 200);
       for (int i = 0; i < 200; i++) assert_int_equal(ddmc__rec_data(rec)[i], (uint8_t)next_out);
       next_out++;
-      ddmc__ring_pop(&r);
+      ddmc__send_ring_pop(&r);
     }
-    ddmc__ring_release(&r);
+    ddmc__send_ring_release(&r);
   }
   assert_true(next_in * 224 > 10 * 4096); /* ten laps of a 4 KiB ring */
   assert_true(atomic_load(&r.dropped) >= 50);
   uint64_t dropped = atomic_load(&r.dropped);
-  ddmc__ring_close(&r);
+  ddmc__send_ring_close(&r);
   assert_int_equal(atomic_load(&r.dropped), dropped + (next_in - next_out));
-  assert_null(ddmc__ring_peek(&r));
+  assert_null(ddmc__send_ring_peek(&r));
   assert_int_equal(push(&r, 1, 10, 1), DDMC_ENOTCONN);
-  ddmc__ring_destroy(&r);
+  ddmc__send_ring_destroy(&r);
 }
 
 #define PRODUCERS 8
 #define PER_PRODUCER 200000
 
-static ddmc__ring g_ring;
+static ddmc__send_ring g_ring;
 
 static void *producer(void *arg) {
   uint32_t id = (uint32_t)(uintptr_t)arg;
@@ -97,14 +97,14 @@ static void *producer(void *arg) {
 
 static void test_ring_many_producers(void **state) {
   (void)state;
-  assert_int_equal(ddmc__ring_init(&g_ring, mem(), 16384, NULL, NULL), 0);
-  ddmc__ring_open(&g_ring);
+  assert_int_equal(ddmc__send_ring_init(&g_ring, mem(), 16384, NULL, NULL), 0);
+  ddmc__send_ring_open(&g_ring);
   pthread_t t[PRODUCERS];
   for (uintptr_t i = 0; i < PRODUCERS; i++) pthread_create(&t[i], NULL, producer, (void *)i);
   uint32_t next[PRODUCERS] = {0};
   uint64_t total = 0;
   while (total < (uint64_t)PRODUCERS * PER_PRODUCER) {
-    ddmc__rec *rec = ddmc__ring_peek(&g_ring);
+    ddmc__send_rec *rec = ddmc__send_ring_peek(&g_ring);
     if (rec == NULL) {
       sched_yield();
       continue;
@@ -116,13 +116,13 @@ static void test_ring_many_producers(void **state) {
     assert_int_equal(ddmc__rec_data(rec)[rec->len - 1], (uint8_t)seq);
     next[id]++;
     total++;
-    ddmc__ring_pop(&g_ring);
-    ddmc__ring_release(&g_ring);
+    ddmc__send_ring_pop(&g_ring);
+    ddmc__send_ring_release(&g_ring);
   }
   for (int i = 0; i < PRODUCERS; i++) pthread_join(t[i], NULL);
-  assert_null(ddmc__ring_peek(&g_ring));
-  ddmc__ring_close(&g_ring);
-  ddmc__ring_destroy(&g_ring);
+  assert_null(ddmc__send_ring_peek(&g_ring));
+  ddmc__send_ring_close(&g_ring);
+  ddmc__send_ring_destroy(&g_ring);
 }
 
 /* ---- through a live VM */
@@ -181,7 +181,7 @@ static void test_commands_for_their_session_only(void **state) {
     usleep(50000);
   }
   ddmc_host *h = attach(vm);
-  uint32_t now = ddmc__session_number(vm);
+  uint32_t now = ddmc__send_session_number(vm);
   assert_true(now != 0);
   ddmc_iov iov = {"\2\0\0\0\1", 5};
   assert_int_equal(ddmc__send_cmd(vm, now + 7, 64, 100, &iov, 1), 0); /* another session's: dropped */
@@ -237,7 +237,7 @@ static void test_stream_in_pieces(void **state) {
   ddmc_host *h = attach(vm);
   long rss0 = rss_kib();
   pattern_src p = {0};
-  ddmc__source src = {pattern_read, pattern_done, &p};
+  ddmc__send_source src = {pattern_read, pattern_done, &p};
   assert_int_equal(ddmc__send_stream(vm, 0, 0, DDMC_FOURCC('H', 'P', 'D', 'S'), STREAM_BYTES, &src), 0);
   uint8_t hdr[19];
   int fd = ddmc_host_fd(h);
@@ -266,7 +266,7 @@ static void test_stream_in_pieces(void **state) {
 
   /* A peer that leaves halfway: the stream is dropped and reported, the next peer is served. */
   pattern_src q = {0};
-  ddmc__source src2 = {pattern_read, pattern_done, &q};
+  ddmc__send_source src2 = {pattern_read, pattern_done, &q};
   assert_int_equal(ddmc__send_stream(vm, 0, 0, DDMC_FOURCC('H', 'P', 'D', 'S'), STREAM_BYTES, &src2), 0);
   assert_int_equal(read_full(fd, buf, sizeof(buf)), 0);
   ddmc_host_free(h);
@@ -286,7 +286,7 @@ static void test_stream_refused_without_peer(void **state) {
   (void)state;
   ddmc_vm *vm = start_vm();
   pattern_src p = {0};
-  ddmc__source src = {pattern_read, pattern_done, &p};
+  ddmc__send_source src = {pattern_read, pattern_done, &p};
   assert_int_equal(ddmc__send_stream(vm, 0, 0, DDMC_FOURCC('H', 'P', 'D', 'S'), 100, &src), DDMC_ENOTCONN);
   assert_int_equal(atomic_load(&p.done_calls), 1); /* done is called on failure too */
   assert_int_equal(atomic_load(&p.done_status), DDMC_ENOTCONN);

@@ -18,7 +18,7 @@ static int handle_reae(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   ddmc_reader_init(&r, req->data, req->len);
   uint8_t on = ddmc_read_u8(&r);
   if (ddmc_reader_done(&r) != 0) return ddmc_reply_fail(b, rtype, DDMC_EPROTO, "REAE needs [u1 enable]");
-  int rc = ddmc__alloc_set_tracking(vm, on != 0);
+  int rc = ddmc__prof_alloc_set_tracking(vm, on != 0);
   if (rc == DDMC_ENOTSUP) return ddmc_reply_fail(b, rtype, 1, "allocation tracking needs the debugger bridge");
   if (rc == DDMC_ENOMEM) return ddmc_reply_fail(b, rtype, 1, "no memory for the allocation ring");
   return rc;
@@ -28,14 +28,14 @@ static int handle_reaq(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   (void)ud;
   (void)req; /* any payload: ddmlib sends none */
   *rtype = CHUNK_REAQ;
-  return ddmc_buf_put_u8(b, ddmc__alloc_tracking_on(vm) ? 1 : 0);
+  return ddmc_buf_put_u8(b, ddmc__prof_alloc_tracking_on(vm) ? 1 : 0);
 }
 
 static int handle_real(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
   (void)ud;
   (void)req;
   *rtype = CHUNK_REAL;
-  int rc = ddmc__alloc_real(vm, b);
+  int rc = ddmc__prof_alloc_real(vm, b);
   if (rc == DDMC_ENOMEM) {
     ddmc__buf_reset(b); /* a report cut short is no report */
     return ddmc_reply_fail(b, rtype, 1, "no memory for the allocation report");
@@ -43,7 +43,7 @@ static int handle_real(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return rc;
 }
 
-int ddmc__alloc_register(ddmc_vm *vm) {
+int ddmc__chunk_alloc_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler reae = {.handle = handle_reae};
   static const ddmc_chunk_handler reaq = {.handle = handle_reaq};
   static const ddmc_chunk_handler real = {.handle = handle_real};

@@ -8,7 +8,7 @@
 
 #define CHUNK_APNM DDMC_FOURCC('A', 'P', 'N', 'M')
 
-int ddmc__appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id) {
+int ddmc__chunk_appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id) {
   if (pkg == NULL) pkg = "";
   size_t nl = strlen(name) + 1, pl = strlen(pkg) + 1;
   ddmc__appinfo *a = ddmc__malloc(&vm->mem, sizeof(*a) + nl + pl);
@@ -25,7 +25,7 @@ int ddmc__appinfo_set(ddmc_vm *vm, const char *name, const char *pkg, int32_t us
   return 0;
 }
 
-const ddmc__appinfo *ddmc__appinfo_current(ddmc_vm *vm) {
+const ddmc__appinfo *ddmc__chunk_appinfo_current(ddmc_vm *vm) {
   ddmc__appinfo *a = atomic_exchange(&vm->app_pending, NULL);
   if (a != NULL) {
     ddmc__free(&vm->mem, vm->app_current);
@@ -35,7 +35,7 @@ const ddmc__appinfo *ddmc__appinfo_current(ddmc_vm *vm) {
   return vm->app_current;
 }
 
-void ddmc__appinfo_free_all(ddmc_vm *vm) {
+void ddmc__chunk_appinfo_free_all(ddmc_vm *vm) {
   ddmc__free(&vm->mem, atomic_exchange(&vm->app_pending, NULL));
   ddmc__free(&vm->mem, vm->app_current);
   vm->app_current = NULL;
@@ -45,7 +45,7 @@ void ddmc__appinfo_free_all(ddmc_vm *vm) {
 
 int ddmc_notify_app_name(ddmc_vm *vm, const char *name, const char *pkg, int32_t user_id) {
   if (vm == NULL || name == NULL) return DDMC_EINVAL;
-  int rc = ddmc__appinfo_set(vm, name, pkg, user_id);
+  int rc = ddmc__chunk_appinfo_set(vm, name, pkg, user_id);
   if (rc != 0) return rc;
   if (!atomic_load(&vm->ddm_active)) return DDMC_ENOTCONN;
   /* [u4 len][name][u4 user][u4 len][pkg]: small ones are built on the stack. */

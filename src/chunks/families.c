@@ -5,10 +5,16 @@
 
 #include "profile/prof_int.h"
 
-
-const ddmc__family ddmc__families[] = {
-    {"hello", ddmc__hello_register}, {"misc", ddmc__misc_register},     {"thread", ddmc__thread_register},
-    {"heap", ddmc__heap_register},   {"wait", ddmc__wait_register},     {"profiling", ddmc__prof_init},    {"trace events", ddmc__trace_subscribe},
-    {"alloc", ddmc__alloc_register}, {"trace", ddmc__trace_register},   {"hprof", ddmc__hprof_register},
+const ddmc__chunk_family ddmc__chunk_families[] = {
+    {"hello", ddmc__chunk_hello_register},
+    {"misc", ddmc__chunk_misc_register},
+    {"thread", ddmc__chunk_thread_register},
+    {"heap", ddmc__chunk_heap_register},
+    {"wait", ddmc__chunk_wait_register},
+    {"profiling", ddmc__prof_init},
+    {"trace events", ddmc__prof_trace_subscribe},
+    {"alloc", ddmc__chunk_alloc_register},
+    {"trace", ddmc__chunk_trace_register},
+    {"hprof", ddmc__chunk_hprof_register},
     {NULL, NULL},
 };

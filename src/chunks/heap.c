@@ -100,7 +100,7 @@ static void heap_disconnected(void *ud, ddmc_vm *vm) {
 
 static int heap_gc_done(ddmc_vm *vm, void *ud);
 
-int ddmc__heap_register(ddmc_vm *vm) {
+int ddmc__chunk_heap_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler hpif = {.handle = handle_hpif, .disconnected = heap_disconnected};
   static const ddmc_chunk_handler hpgc = {.handle = handle_hpgc};
   static const ddmc_chunk_handler seg = {.handle = handle_segments};
@@ -118,13 +118,13 @@ int ddmc__heap_register(ddmc_vm *vm) {
 
 typedef struct dump_ctx {
   ddmc__rle *rle;
-  ddmc__batch *batch;
+  ddmc__send_batch *batch;
   uint32_t seg_type;
 } dump_ctx;
 
 static int emit_segment(void *arg, const uint8_t *payload, size_t len) {
   dump_ctx *c = arg;
-  return ddmc__batch_add(c->batch, c->seg_type, payload, len);
+  return ddmc__send_batch_add(c->batch, c->seg_type, payload, len);
 }
 
 static int visit_region(void *arg, uintptr_t addr, size_t bytes, ddmc_heap_kind kind, ddmc_heap_solidity solidity) {
@@ -138,22 +138,22 @@ static int dump_heap(ddmc_vm *vm, ddmc__rle *rle, int heap, int merge, uint32_t 
   ddmc_heap_info hi;
   memset(&hi, 0, sizeof(hi));
   if (vm->ops.heap_info != NULL) vm->ops.heap_info(vm->vm_data, heap, &hi);
-  ddmc__batch batch;
-  ddmc__batch_init(&batch, vm);
+  ddmc__send_batch batch;
+  ddmc__send_batch_init(&batch, vm);
   dump_ctx c = {rle, &batch, seg};
   uint8_t id[4];
   ddmc__put_u32(id, (uint32_t)heap);
-  ddmc__batch_add(&batch, start, id, 4);
+  ddmc__send_batch_add(&batch, start, id, 4);
   ddmc__rle_init(rle, (uint32_t)heap, hi.base, merge, emit_segment, &c);
   int rc = vm->ops.walk_heap(vm->vm_data, heap, visit_region, &c);
   if (rc == 0) rc = ddmc__rle_finish(rle);
-  if (rc == 0) rc = ddmc__batch_add(&batch, end, id, 4);
+  if (rc == 0) rc = ddmc__send_batch_add(&batch, end, id, 4);
   if (rc != 0 && batch.data.err == 0) {
-    ddmc__batch_discard(&batch);
+    ddmc__send_batch_discard(&batch);
     ddmc__log(vm, DDMC_LOG_WARN, "heap dump abandoned: %s", ddmc_strerror(rc));
     return rc;
   }
-  rc = ddmc__batch_commit(&batch);
+  rc = ddmc__send_batch_commit(&batch);
   if (rc != 0) ddmc__log(vm, DDMC_LOG_WARN, "heap dump dropped: %s", ddmc_strerror(rc));
   return rc;
 }

@@ -5,9 +5,9 @@
 
 #include <stdatomic.h>
 
-typedef struct ddmc__heap_state {
+typedef struct ddmc__chunk_heap_state {
   atomic_int hpif_when;       /* 0 never, 2 next GC, 3 every GC */
   atomic_int hpsg_when, hpsg_what, nhsg_when, nhsg_what;
-} ddmc__heap_state;
+} ddmc__chunk_heap_state;
 
 #endif

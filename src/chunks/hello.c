@@ -41,7 +41,7 @@ static int handle_helo(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   (void)ud;
   (void)req; /* [u4 server protocol version]: every version so far gets the same answer */
   *rtype = CHUNK_HELO;
-  const ddmc__appinfo *ai = ddmc__appinfo_current(vm); /* may invalidate the cache */
+  const ddmc__appinfo *ai = ddmc__chunk_appinfo_current(vm); /* may invalidate the cache */
   /* Everything in the reply is fixed but the app record, so it is encoded once per change
    * rather than per request (monitors poll HELO). */
   if (!vm->helo_cache_valid) {
@@ -78,7 +78,7 @@ static int handle_feat(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return ddmc_buf_error(b);
 }
 
-int ddmc__hello_register(ddmc_vm *vm) {
+int ddmc__chunk_hello_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler helo = {.handle = handle_helo};
   static const ddmc_chunk_handler feat = {.handle = handle_feat};
   int rc = ddmc_register_handler(vm, CHUNK_HELO, &helo, NULL);

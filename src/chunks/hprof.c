@@ -34,7 +34,7 @@ static int fail1(ddmc_buf *b, ddmc_chunk_type *rtype, const char *msg) {
   return ddmc_reply_fail(b, rtype, 1, msg);
 }
 
-static void log_dump(ddmc_vm *vm, const char *what, const ddmc__hprof *h) {
+static void log_dump(ddmc_vm *vm, const char *what, const ddmc__prof_hprof *h) {
   ddmc__log(vm, DDMC_LOG_INFO, "heap dump %s: %llu bytes, %llu classes, %llu objects, %llu roots", what,
             (unsigned long long)h->len, (unsigned long long)h->classes, (unsigned long long)h->objects,
             (unsigned long long)h->roots);
@@ -58,31 +58,31 @@ static int handle_hpdu(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   int n = ddmc_read_str(&r, path, sizeof path);
   if (n < 0 || ddmc_reader_done(&r) != 0) return fail1(b, rtype, "HPDU needs [u4 n][UTF-16 file name]");
   if (n == 0 || strlen(path) != (size_t)n) return hpdu_result(b, rtype, "HPDU: bad file name");
-  if (!ddmc__hprof_supported(vm)) return hpdu_result(b, rtype, "hprof dumps not supported in this VM");
+  if (!ddmc__prof_hprof_supported(vm)) return hpdu_result(b, rtype, "hprof dumps not supported in this VM");
   /* Opened first: a path that cannot be written costs no stop of the world. */
-  ddmc__outfile of;
-  if (ddmc__outfile_open(vm, path, &of, msg, sizeof msg) != 0) {
+  ddmc__prof_outfile of;
+  if (ddmc__prof_outfile_open(vm, path, &of, msg, sizeof msg) != 0) {
     ddmc__log(vm, DDMC_LOG_WARN, "HPDU: %s", msg);
     return hpdu_result(b, rtype, msg);
   }
   int fd = of.fd;
-  ddmc__hprof *h = NULL;
+  ddmc__prof_hprof *h = NULL;
   char why[256];
   int e = 0;
-  int rc = ddmc__hprof_write(vm, fd, &h, &e, why, sizeof why);
+  int rc = ddmc__prof_hprof_write(vm, fd, &h, &e, why, sizeof why);
   /* A write that failed is the error to report; a build it stopped was counted failed already. */
   if (e != 0 && rc == 0) atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
   if (e != 0) rc = 0;
   if (h != NULL) {
     log_dump(vm, e ? "not written" : "written", h);
-    ddmc__hprof_free(vm, h);
+    ddmc__prof_hprof_free(vm, h);
   }
   if (close(fd) != 0 && rc == 0 && e == 0) {
     e = errno;
     atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
   }
   if (rc == 0 && e == 0) return hpdu_result(b, rtype, NULL);
-  ddmc__outfile_discard(path, &of); /* no half file left to be mistaken for a dump; only ours */
+  ddmc__prof_outfile_discard(path, &of); /* no half file left to be mistaken for a dump; only ours */
   if (rc != 0) {
     snprintf(msg, sizeof msg, "%s", why);
   } else {
@@ -96,8 +96,8 @@ static int handle_hpdu(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
 
 typedef struct hpds_src {
   ddmc_vm *vm;
-  ddmc__hprof *h;
-  const ddmc__hpblk *blk;
+  ddmc__prof_hprof *h;
+  const ddmc__prof_hpblk *blk;
   size_t off;
 } hpds_src;
 
@@ -121,7 +121,7 @@ static void src_done(void *ud, int status) {
   hpds_src *s = ud;
   ddmc_vm *vm = s->vm;
   if (status != 0) ddmc__log(vm, DDMC_LOG_WARN, "heap dump transfer dropped: %s", ddmc_strerror(status));
-  ddmc__hprof_free(vm, s->h);
+  ddmc__prof_hprof_free(vm, s->h);
   atomic_store(&vm->prof.hprof_sending, 0);
   ddmc__free(&vm->mem, s);
 }
@@ -129,14 +129,14 @@ static void src_done(void *ud, int status) {
 static int handle_hpds(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
   (void)ud;
   if (req->len != 0) return fail1(b, rtype, "HPDS takes no payload");
-  if (!ddmc__hprof_supported(vm)) return fail1(b, rtype, "hprof dumps not supported in this VM");
+  if (!ddmc__prof_hprof_supported(vm)) return fail1(b, rtype, "hprof dumps not supported in this VM");
   if (atomic_exchange(&vm->prof.hprof_sending, 1)) {
     atomic_fetch_add(&vm->prof.st_hprof_failed, 1);
     return fail1(b, rtype, "heap dump refused: the peer has not read the previous one yet");
   }
-  ddmc__hprof *h;
+  ddmc__prof_hprof *h;
   char why[256];
-  int rc = ddmc__hprof_build(vm, &h, why, sizeof why);
+  int rc = ddmc__prof_hprof_build(vm, &h, why, sizeof why);
   if (rc != 0) {
     atomic_store(&vm->prof.hprof_sending, 0);
     ddmc__log(vm, DDMC_LOG_WARN, "HPDS: %s", why);
@@ -145,12 +145,12 @@ static int handle_hpds(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   log_dump(vm, "queued", h);
   hpds_src *s = ddmc__calloc(&vm->mem, 1, sizeof(*s));
   if (s == NULL) {
-    ddmc__hprof_free(vm, h);
+    ddmc__prof_hprof_free(vm, h);
     atomic_store(&vm->prof.hprof_sending, 0);
     return fail1(b, rtype, "heap dump lost: out of memory");
   }
   *s = (hpds_src){vm, h, h->out.head, 0};
-  ddmc__source src = {src_read, src_done, s};
+  ddmc__send_source src = {src_read, src_done, s};
   rc = ddmc__send_stream(vm, 0, 0, CHUNK_HPDS, h->len, &src); /* done() ran on failure */
   if (rc == 0) return 0;                                      /* the empty reply waits in the queue behind the data */
   char msg[160];
@@ -158,7 +158,7 @@ static int handle_hpds(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return fail1(b, rtype, msg);
 }
 
-int ddmc__hprof_register(ddmc_vm *vm) {
+int ddmc__chunk_hprof_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler hpdu = {.handle = handle_hpdu}, hpds = {.handle = handle_hpds};
   int rc = ddmc_register_handler(vm, CHUNK_HPDU, &hpdu, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_HPDS, &hpds, NULL);

@@ -35,7 +35,7 @@ static int handle_dbgd(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return 0;
 }
 
-int ddmc__misc_register(ddmc_vm *vm) {
+int ddmc__chunk_misc_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler exit_h = {.handle = handle_exit};
   static const ddmc_chunk_handler dbgd_h = {.handle = handle_dbgd};
   int rc = ddmc_register_handler(vm, CHUNK_EXIT, &exit_h, NULL);

@@ -8,8 +8,8 @@
 
 #include "vm_int.h"
 
-struct ddmc__handler {
-  ddmc__handler *next;
+struct ddmc__chunk_handler {
+  ddmc__chunk_handler *next;
   uint32_t type;
   ddmc_chunk_handler h;
   void *ud;
@@ -17,7 +17,7 @@ struct ddmc__handler {
   int connected_called;  /* owes a disconnected call */
 };
 
-int ddmc__registry_init(ddmc__registry *r) {
+int ddmc__chunk_registry_init(ddmc__registry *r) {
   r->list = NULL;
   r->current = NULL;
   if (pthread_mutex_init(&r->lock, NULL) != 0) return DDMC_ENOMEM;
@@ -28,19 +28,19 @@ int ddmc__registry_init(ddmc__registry *r) {
   return 0;
 }
 
-static void destroy_entry(ddmc_vm *vm, ddmc__handler *e) {
+static void destroy_entry(ddmc_vm *vm, ddmc__chunk_handler *e) {
   if (e->h.destroy) e->h.destroy(e->ud);
   ddmc__free(&vm->mem, e);
 }
 
-void ddmc__registry_destroy(ddmc_vm *vm) {
+void ddmc__chunk_registry_destroy(ddmc_vm *vm) {
   ddmc__registry *r = &vm->reg;
   pthread_mutex_lock(&r->lock);
-  ddmc__handler *e = r->list;
+  ddmc__chunk_handler *e = r->list;
   r->list = NULL;
   pthread_mutex_unlock(&r->lock);
   while (e != NULL) {
-    ddmc__handler *n = e->next;
+    ddmc__chunk_handler *n = e->next;
     destroy_entry(vm, e);
     e = n;
   }
@@ -50,14 +50,14 @@ void ddmc__registry_destroy(ddmc_vm *vm) {
 
 int ddmc_register_handler_(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_chunk_handler *h, size_t size, void *ud) {
   if (vm == NULL || h == NULL || size < sizeof(h->handle) || h->handle == NULL) return DDMC_EINVAL;
-  ddmc__handler *e = ddmc__calloc(&vm->mem, 1, sizeof(*e));
+  ddmc__chunk_handler *e = ddmc__calloc(&vm->mem, 1, sizeof(*e));
   if (e == NULL) return DDMC_ENOMEM;
   e->type = type;
   memcpy(&e->h, h, DDMC__MIN(size, sizeof(e->h))); /* hooks an older caller lacks stay NULL */
   e->ud = ud;
   ddmc__registry *r = &vm->reg;
   pthread_mutex_lock(&r->lock);
-  for (ddmc__handler *p = r->list; p != NULL; p = p->next) {
+  for (ddmc__chunk_handler *p = r->list; p != NULL; p = p->next) {
     if (p->type == type) {
       pthread_mutex_unlock(&r->lock);
       ddmc__free(&vm->mem, e);
@@ -74,7 +74,7 @@ int ddmc_unregister_handler(ddmc_vm *vm, ddmc_chunk_type type) {
   if (vm == NULL) return DDMC_EINVAL;
   ddmc__registry *r = &vm->reg;
   pthread_mutex_lock(&r->lock);
-  ddmc__handler **pp = &r->list, *e = NULL;
+  ddmc__chunk_handler **pp = &r->list, *e = NULL;
   for (; *pp != NULL; pp = &(*pp)->next) {
     if ((*pp)->type == type) {
       e = *pp;
@@ -99,9 +99,9 @@ int ddmc_unregister_handler(ddmc_vm *vm, ddmc_chunk_type type) {
 }
 
 /* Marks e in flight. Call with the lock held. */
-static void enter(ddmc__registry *r, ddmc__handler *e) { r->current = e; }
+static void enter(ddmc__registry *r, ddmc__chunk_handler *e) { r->current = e; }
 
-static void leave(ddmc_vm *vm, ddmc__handler *e) {
+static void leave(ddmc_vm *vm, ddmc__chunk_handler *e) {
   ddmc__registry *r = &vm->reg;
   pthread_mutex_lock(&r->lock);
   r->current = NULL;
@@ -111,10 +111,10 @@ static void leave(ddmc_vm *vm, ddmc__handler *e) {
   if (dead) destroy_entry(vm, e);
 }
 
-int ddmc__registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *reply_type, ddmc_buf *reply) {
+int ddmc__chunk_registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *reply_type, ddmc_buf *reply) {
   ddmc__registry *r = &vm->reg;
   pthread_mutex_lock(&r->lock);
-  ddmc__handler *e = r->list;
+  ddmc__chunk_handler *e = r->list;
   while (e != NULL && e->type != req->type) e = e->next;
   if (e == NULL) {
     pthread_mutex_unlock(&r->lock);
@@ -133,7 +133,7 @@ static void broadcast(ddmc_vm *vm, int connect) {
   ddmc__registry *r = &vm->reg;
   for (;;) {
     pthread_mutex_lock(&r->lock);
-    ddmc__handler *e = r->list;
+    ddmc__chunk_handler *e = r->list;
     while (e != NULL && (connect ? e->connected_called : !e->connected_called)) e = e->next;
     if (e == NULL) {
       pthread_mutex_unlock(&r->lock);
@@ -148,5 +148,5 @@ static void broadcast(ddmc_vm *vm, int connect) {
   }
 }
 
-void ddmc__registry_connected(ddmc_vm *vm) { broadcast(vm, 1); }
-void ddmc__registry_disconnected(ddmc_vm *vm) { broadcast(vm, 0); }
+void ddmc__chunk_registry_connected(ddmc_vm *vm) { broadcast(vm, 1); }
+void ddmc__chunk_registry_disconnected(ddmc_vm *vm) { broadcast(vm, 0); }

@@ -228,14 +228,14 @@ static int handle_stkl(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return 0;
 }
 
-int ddmc__thread_register(ddmc_vm *vm) {
+int ddmc__chunk_thread_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler then = {.handle = handle_then, .disconnected = thread_disconnected};
   static const ddmc_chunk_handler thst = {.handle = handle_thst};
   static const ddmc_chunk_handler stkl = {.handle = handle_stkl};
   int rc = ddmc_register_handler(vm, CHUNK_THEN, &then, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_THST, &thst, NULL);
   if (rc == 0) rc = ddmc_register_handler(vm, CHUNK_STKL, &stkl, NULL);
-  ddmc__service tick = {.name = "THST updates", .tick = thread_tick};
-  if (rc == 0) rc = ddmc__service_add(vm, &tick);
+  ddmc__jdwp_service tick = {.name = "THST updates", .tick = thread_tick};
+  if (rc == 0) rc = ddmc__jdwp_service_add(vm, &tick);
   return rc;
 }

@@ -10,10 +10,10 @@
  * periodic form is clamped to at least this interval. */
 #define DDMC__THST_MIN_INTERVAL_MS 100
 
-typedef struct ddmc__thread_state {
+typedef struct ddmc__chunk_thread_state {
   atomic_int notify;          /* THEN: THCR/THDE/THNM go out */
   atomic_int thst_interval_ms;
   int64_t thst_next_due;      /* JDWP thread only */
-} ddmc__thread_state;
+} ddmc__chunk_thread_state;
 
 #endif

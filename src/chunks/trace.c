@@ -45,7 +45,7 @@ static int fail1(ddmc_buf *b, ddmc_chunk_type *rtype, const char *msg) {
 
 typedef struct trace_src {
   ddmc_vm *vm;
-  ddmc__trace *tr;
+  ddmc__prof_trace *tr;
   const uint8_t *part[2];
   size_t len[2];
   size_t off;
@@ -71,7 +71,7 @@ static void src_done(void *ud, int status) {
   trace_src *s = ud;
   ddmc_vm *vm = s->vm;
   if (status != 0) ddmc__log(vm, DDMC_LOG_WARN, "trace transfer dropped: %s", ddmc_strerror(status));
-  ddmc__trace_free(vm, s->tr);
+  ddmc__prof_trace_free(vm, s->tr);
   atomic_fetch_sub(&vm->prof.sending, 1);
   ddmc__free(&vm->mem, s);
 }
@@ -89,20 +89,20 @@ static int write_all(int fd, const uint8_t *p, size_t n) {
 
 /* Sends or writes a finished trace, and frees it (now, or when its transfer ends). Returns NULL,
  * or why it failed (in msg). */
-static const char *deliver(ddmc_vm *vm, ddmc__trace *tr, int head_err, char *msg, size_t msglen) {
+static const char *deliver(ddmc_vm *vm, ddmc__prof_trace *tr, int head_err, char *msg, size_t msglen) {
   const uint8_t *head, *recs;
   size_t hlen, rlen;
-  ddmc__trace_parts(tr, &head, &hlen, &recs, &rlen);
-  int fd = ddmc__trace_fd(tr);
+  ddmc__prof_trace_parts(tr, &head, &hlen, &recs, &rlen);
+  int fd = ddmc__prof_trace_fd(tr);
   if (head_err != 0) {
-    ddmc__trace_free(vm, tr);
+    ddmc__prof_trace_free(vm, tr);
     snprintf(msg, msglen, "trace lost: %s", ddmc_strerror(head_err));
     return msg;
   }
   if (fd >= 0) {
     int bad = write_all(fd, head, hlen) != 0 || write_all(fd, recs, rlen) != 0;
     int e = errno;
-    ddmc__trace_free(vm, tr); /* closes fd */
+    ddmc__prof_trace_free(vm, tr); /* closes fd */
     if (!bad) return NULL;
     snprintf(msg, msglen, "cannot write the trace file: %s", strerror(e));
     return msg;
@@ -110,18 +110,18 @@ static const char *deliver(ddmc_vm *vm, ddmc__trace *tr, int head_err, char *msg
   if (atomic_fetch_add(&vm->prof.sending, 1) >= DDMC__TRACES_IN_FLIGHT) {
     atomic_fetch_sub(&vm->prof.sending, 1);
     atomic_fetch_add(&vm->st_transfers_dropped, 1);
-    ddmc__trace_free(vm, tr);
+    ddmc__prof_trace_free(vm, tr);
     snprintf(msg, msglen, "trace dropped: the peer has not read the previous ones");
     return msg;
   }
   trace_src *s = ddmc__calloc(&vm->mem, 1, sizeof(*s));
   if (s == NULL) {
     atomic_fetch_sub(&vm->prof.sending, 1);
-    ddmc__trace_free(vm, tr);
+    ddmc__prof_trace_free(vm, tr);
     return "trace lost: out of memory";
   }
   *s = (trace_src){vm, tr, {head, recs}, {hlen, rlen}, 0};
-  ddmc__source src = {src_read, src_done, s};
+  ddmc__send_source src = {src_read, src_done, s};
   int rc = ddmc__send_stream(vm, 0, 0, CHUNK_MPSE, (uint64_t)hlen + rlen, &src); /* done() ran on failure */
   if (rc == 0) return NULL;
   snprintf(msg, msglen, "trace not sent: %s", ddmc_strerror(rc));
@@ -131,7 +131,7 @@ static const char *deliver(ddmc_vm *vm, ddmc__trace *tr, int head_err, char *msg
 /* Stops what runs and delivers it. Returns 1 if something ran; *why is NULL or a message. */
 static int stop_and_deliver(ddmc_vm *vm, const char **why, char *msg, size_t msglen) {
   int head_err = 0;
-  ddmc__trace *tr = ddmc__trace_stop(vm, &head_err);
+  ddmc__prof_trace *tr = ddmc__prof_trace_stop(vm, &head_err);
   *why = NULL;
   if (tr == NULL) return 0;
   *why = deliver(vm, tr, head_err, msg, msglen);
@@ -140,13 +140,13 @@ static int stop_and_deliver(ddmc_vm *vm, const char **why, char *msg, size_t msg
 
 /* ---- starts */
 
-static int start(ddmc_vm *vm, ddmc__trace_req *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
+static int start(ddmc_vm *vm, ddmc__prof_trace_req *req, ddmc_chunk_type *rtype, ddmc_buf *b) {
   char msg[160];
   const char *why;
   if (stop_and_deliver(vm, &why, msg, sizeof msg))
     ddmc__log(vm, DDMC_LOG_INFO, "trace start requested while one ran: stopped that one first%s%s", why ? ": " : "",
               why ? why : "");
-  int rc = ddmc__trace_start(vm, req);
+  int rc = ddmc__prof_trace_start(vm, req);
   if (rc == 0) return 0;
   if (req->fd >= 0) close(req->fd);
   if (rc == DDMC_ENOTSUP)
@@ -161,20 +161,20 @@ static int handle_mprs(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   (void)ud;
   ddmc_reader r;
   ddmc_reader_init(&r, req->data, req->len);
-  ddmc__trace_req tq = {DDMC_TRACE_METHODS, 0, 0, -1};
+  ddmc__prof_trace_req tq = {DDMC_TRACE_METHODS, 0, 0, -1};
   tq.buffer_size = ddmc_read_u32(&r);
   (void)ddmc_read_u32(&r); /* flags: 0x01 counts allocations, which this trace format leaves out */
   char path[PATH_MAX];
   int n = ddmc_read_str(&r, path, sizeof path);
   if (n < 0 || ddmc_reader_done(&r) != 0) return fail1(b, rtype, "MPRS needs [u4 size][u4 flags][u4 n][UTF-16 file]");
   if (n == 0 || strlen(path) != (size_t)n) return fail1(b, rtype, "MPRS: bad trace file name");
-  ddmc__outfile of;
+  ddmc__prof_outfile of;
   char msg[PATH_MAX + 96];
-  if (ddmc__outfile_open(vm, path, &of, msg, sizeof msg) != 0) return fail1(b, rtype, msg);
+  if (ddmc__prof_outfile_open(vm, path, &of, msg, sizeof msg) != 0) return fail1(b, rtype, msg);
   tq.fd = of.fd;
   int rc = start(vm, &tq, rtype, b);
   /* Not started (start closed the file): the empty file is ours, and would refuse a retry. */
-  if (ddmc_trace_mode_now(vm) == DDMC_TRACE_OFF) ddmc__outfile_discard(path, &of);
+  if (ddmc_trace_mode_now(vm) == DDMC_TRACE_OFF) ddmc__prof_outfile_discard(path, &of);
   return rc;
 }
 
@@ -182,7 +182,7 @@ static int handle_mpss(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   (void)ud;
   ddmc_reader r;
   ddmc_reader_init(&r, req->data, req->len);
-  ddmc__trace_req tq = {DDMC_TRACE_METHODS, 0, 0, -1};
+  ddmc__prof_trace_req tq = {DDMC_TRACE_METHODS, 0, 0, -1};
   tq.buffer_size = ddmc_read_u32(&r);
   (void)ddmc_read_u32(&r);
   if (ddmc_reader_done(&r) != 0) return fail1(b, rtype, "MPSS needs [u4 size][u4 flags]");
@@ -193,7 +193,7 @@ static int handle_spss(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   (void)ud;
   ddmc_reader r;
   ddmc_reader_init(&r, req->data, req->len);
-  ddmc__trace_req tq = {DDMC_TRACE_SAMPLING, 0, 0, -1};
+  ddmc__prof_trace_req tq = {DDMC_TRACE_SAMPLING, 0, 0, -1};
   tq.buffer_size = ddmc_read_u32(&r);
   (void)ddmc_read_u32(&r);
   tq.interval_us = ddmc_read_u32(&r);
@@ -231,7 +231,7 @@ static int handle_mprq(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return ddmc_buf_put_u8(b, (uint8_t)ddmc_trace_mode_now(vm));
 }
 
-int ddmc__trace_register(ddmc_vm *vm) {
+int ddmc__chunk_trace_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler mprs = {.handle = handle_mprs}, mpre = {.handle = handle_mpre},
                                   mpss = {.handle = handle_mpss}, mpse = {.handle = handle_mpse},
                                   spss = {.handle = handle_spss}, mprq = {.handle = handle_mprq};

@@ -31,7 +31,7 @@ static int handle_wait(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   return 0;
 }
 
-int ddmc__wait_register(ddmc_vm *vm) {
+int ddmc__chunk_wait_register(ddmc_vm *vm) {
   static const ddmc_chunk_handler h = {.handle = handle_wait, .connected = wait_connected};
   return ddmc_register_handler(vm, CHUNK_WAIT, &h, NULL);
 }

@@ -20,8 +20,8 @@ static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
 }
 static void z_free(voidpf opaque, voidpf p) { ddmc__free(opaque, p); }
 
-int ddmc__zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t cap, uint32_t *inner_type,
-                      ddmc_buf *out) {
+int ddmc__chunk_zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t cap, uint32_t *inner_type,
+                            ddmc_buf *out) {
   if (n < 12) return DDMC_EPROTO;
   uint32_t clen = ddmc__get_u32(p);
   uint32_t type = ddmc__get_u32(p + 4);
@@ -51,7 +51,7 @@ int ddmc__zlib_unwrap(const ddmc__mem *mem, const uint8_t *p, size_t n, size_t c
   return 0;
 }
 
-int ddmc__zlib_wrap(uint32_t type, const uint8_t *p, size_t n, ddmc_buf *out) {
+int ddmc__chunk_zlib_wrap(uint32_t type, const uint8_t *p, size_t n, ddmc_buf *out) {
   if (n > UINT32_MAX) return DDMC_ETOOBIG;
   uLong bound = compressBound((uLong)n);
   size_t at = out->len;

@@ -22,7 +22,7 @@
  * switch really changes. */
 
 static int method_events(ddmc__dbg *d, int on) {
-  ddmc__reqs *q = d->req;
+  ddmc__dbg_reqs *q = d->req;
   if (on) {
     if (q->method_events == 0) {
       int rc = ddmc__ctl_method_events(d->vm, DDMC__ME_DEBUGGER, 1);
@@ -47,7 +47,7 @@ static int is_hot_kind(int kind) {
 }
 
 /* Undoes what Set did in the VM for r. */
-static void detach(ddmc__dbg *d, ddmc__req *r) {
+static void detach(ddmc__dbg *d, ddmc__dbg_req *r) {
   if (r->bp_set) {
     ddmc__ctl_breakpoint(d->vm, &r->bp_loc, 0);
     r->bp_set = 0;
@@ -59,7 +59,7 @@ static void detach(ddmc__dbg *d, ddmc__req *r) {
   if (r->step != NULL) {
     int others = 0;
     for (uint32_t i = 0; i < d->req->n; i++) {
-      const ddmc__req *o = d->req->list[i];
+      const ddmc__dbg_req *o = d->req->list[i];
       if (o != r && o->step != NULL && o->step_thread == r->step_thread) others = 1;
     }
     if (!others) ddmc__ctl_stepping(d->vm, r->step_thread, DDMC__ME_DEBUGGER, 0);
@@ -96,18 +96,18 @@ static int mod_allowed(int mod, int kind) {
 
 static int read_pattern(ddmc__dbg *d, ddmc_reader *in, char **out) {
   char buf[DDMC__MAX_PATTERN];
-  int rc = ddmc__rd_string(in, buf, sizeof(buf));
+  int rc = ddmc__dbg_rd_string(in, buf, sizeof(buf));
   if (rc != 0) return rc;
   *out = ddmc__strdup(d->mem, buf);
   return *out ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
 }
 
-static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__mod *m) {
+static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__dbg_mod *m) {
   m->kind = ddmc_read_u8(in);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
   if (m->kind == DDMC__MOD_CONDITIONAL) return DDMC_JDWP_NOT_IMPLEMENTED;
   if (!mod_allowed(m->kind, kind)) return DDMC_JDWP_ILLEGAL_ARGUMENT;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int rc = 0;
   uint64_t id;
   switch (m->kind) {
@@ -118,15 +118,15 @@ static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__mod *m) {
       atomic_init(&m->left, n);
       return 0;
     }
-    case DDMC__MOD_THREAD_ONLY: return ddmc__rd_thread(d, in, &m->thread);
+    case DDMC__MOD_THREAD_ONLY: return ddmc__dbg_rd_thread(d, in, &m->thread);
     case DDMC__MOD_CLASS_ONLY:
-      rc = ddmc__rd_class(d, in, &c);
+      rc = ddmc__dbg_rd_class(d, in, &c);
       if (rc == 0) m->cls = c->handle;
       return rc;
     case DDMC__MOD_CLASS_MATCH:
     case DDMC__MOD_CLASS_EXCLUDE:
     case DDMC__MOD_SOURCE_NAME_MATCH: return read_pattern(d, in, &m->pattern);
-    case DDMC__MOD_LOCATION_ONLY: return ddmc__rd_location(d, in, &m->loc);
+    case DDMC__MOD_LOCATION_ONLY: return ddmc__dbg_rd_location(d, in, &m->loc);
     case DDMC__MOD_EXCEPTION_ONLY:
       /* 0 means any exception: read the raw ID first. */
       id = ddmc_read_u64(in);
@@ -134,21 +134,21 @@ static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__mod *m) {
       m->uncaught = ddmc_read_u8(in);
       if (in->err) return DDMC_JDWP_INVALID_LENGTH;
       if (id != 0) {
-        rc = ddmc__class_of_id(d, id, &c);
+        rc = ddmc__dbg_class_of_id(d, id, &c);
         if (rc == 0) m->cls = c->handle;
       }
       return rc;
     case DDMC__MOD_FIELD_ONLY:
-      rc = ddmc__rd_class(d, in, &c);
+      rc = ddmc__dbg_rd_class(d, in, &c);
       if (rc != 0) {
         ddmc_read_u64(in);
         return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
       }
-      rc = ddmc__rd_field(d, in, c, &c, &m->field);
+      rc = ddmc__dbg_rd_field(d, in, c, &c, &m->field);
       if (rc == 0) m->cls = c->handle;
       return rc;
     case DDMC__MOD_STEP: {
-      rc = ddmc__rd_thread(d, in, &m->thread);
+      rc = ddmc__dbg_rd_thread(d, in, &m->thread);
       int32_t size = (int32_t)ddmc_read_u32(in), depth = (int32_t)ddmc_read_u32(in);
       if (in->err) return DDMC_JDWP_INVALID_LENGTH;
       if (rc != 0) return rc;
@@ -156,7 +156,7 @@ static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__mod *m) {
       m->field = (uint32_t)(size | depth << 4); /* unpacked by arm_step */
       return 0;
     }
-    case DDMC__MOD_INSTANCE_ONLY: return ddmc__rd_object(d, in, &m->instance);
+    case DDMC__MOD_INSTANCE_ONLY: return ddmc__dbg_rd_object(d, in, &m->instance);
     case DDMC__MOD_PLATFORM_THREADS_ONLY: return 0;
     default: return DDMC_JDWP_ILLEGAL_ARGUMENT;
   }
@@ -173,14 +173,14 @@ static int check_location(ddmc__dbg *d, const ddmc_location *loc) {
 }
 
 /* SINGLE_STEP: records where the step begins and asks the VM to report each instruction. */
-static int arm_step(ddmc__dbg *d, ddmc__req *r, const ddmc__mod *m) {
+static int arm_step(ddmc__dbg *d, ddmc__dbg_req *r, const ddmc__dbg_mod *m) {
   uint32_t thread = m->thread;
-  if (ddmc__thr_count(d, thread) == 0) return DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  if (ddmc__dbg_thr_count(d, thread) == 0) return DDMC_JDWP_THREAD_NOT_SUSPENDED;
   for (uint32_t i = 0; i < d->req->n; i++) {
-    const ddmc__req *o = d->req->list[i];
+    const ddmc__dbg_req *o = d->req->list[i];
     if (o->step != NULL && o->step_thread == thread && !atomic_load(&o->expired)) return DDMC_JDWP_DUPLICATE;
   }
-  ddmc__step *s = ddmc__calloc(d->mem, 1, sizeof(*s));
+  ddmc__dbg_step *s = ddmc__calloc(d->mem, 1, sizeof(*s));
   if (s == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   s->size = (int)(m->field & 0xf);
   s->depth = (int)(m->field >> 4);
@@ -192,7 +192,7 @@ static int arm_step(ddmc__dbg *d, ddmc__req *r, const ddmc__mod *m) {
     return rc;
   }
   s->start_depth = frames - 1;
-  s->start_line = frames > 0 ? ddmc__line_of(d, &s->start) : -1;
+  s->start_line = frames > 0 ? ddmc__dbg_line_of(d, &s->start) : -1;
   rc = ddmc__ctl_stepping(d->vm, thread, DDMC__ME_DEBUGGER, 1);
   if (rc != 0) {
     ddmc__free(d->mem, s);
@@ -227,21 +227,21 @@ static int kind_supported(ddmc__dbg *d, int kind) {
 }
 
 /* What r holds, as near as the allocator's own overhead allows (a word or two per block). */
-static size_t req_bytes(const ddmc__req *r) {
-  size_t n = sizeof(*r) + sizeof(ddmc__req *) + (size_t)r->nmods * sizeof(ddmc__mod);
+static size_t req_bytes(const ddmc__dbg_req *r) {
+  size_t n = sizeof(*r) + sizeof(ddmc__dbg_req *) + (size_t)r->nmods * sizeof(ddmc__dbg_mod);
   for (uint32_t i = 0; i < r->nmods; i++)
     if (r->mods[i].pattern != NULL) n += strlen(r->mods[i].pattern) + 1 + 2 * sizeof(void *);
-  if (r->kind == DDMC_EV_SINGLE_STEP) n += sizeof(ddmc__step);
+  if (r->kind == DDMC_EV_SINGLE_STEP) n += sizeof(ddmc__dbg_step);
   return n;
 }
 
 /* Room for one more request in the list. */
 static int reserve_slot(ddmc__dbg *d) {
-  ddmc__reqs *q = d->req;
+  ddmc__dbg_reqs *q = d->req;
   if (q->n >= DDMC__MAX_REQUESTS) return DDMC_JDWP_OUT_OF_MEMORY;
   if (q->n < q->cap) return 0;
   uint32_t cap = q->cap ? q->cap * 2 : 16;
-  ddmc__req **v = ddmc__realloc(d->mem, q->list, (size_t)cap * sizeof(*v));
+  ddmc__dbg_req **v = ddmc__realloc(d->mem, q->list, (size_t)cap * sizeof(*v));
   if (v == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   q->list = v;
   q->cap = cap;
@@ -251,8 +251,8 @@ static int reserve_slot(ddmc__dbg *d) {
 /* Parses the request into *out (a new request, its modifiers read and checked against the kind,
  * the session's byte budget charged), doing nothing in the VM. On an error *out may hold a
  * partial request for the caller to put. */
-static int parse_request(ddmc__dbg *d, ddmc_reader *in, ddmc__req **out) {
-  ddmc__reqs *q = d->req;
+static int parse_request(ddmc__dbg *d, ddmc_reader *in, ddmc__dbg_req **out) {
+  ddmc__dbg_reqs *q = d->req;
   uint8_t kind = ddmc_read_u8(in), policy = ddmc_read_u8(in);
   uint32_t nmods = ddmc_read_u32(in);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
@@ -261,14 +261,14 @@ static int parse_request(ddmc__dbg *d, ddmc_reader *in, ddmc__req **out) {
   if (policy > DDMC__POLICY_ALL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   if (nmods > DDMC__MAX_MODS || nmods > ddmc_reader_left(in)) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   if ((rc = reserve_slot(d)) != 0) return rc;
-  ddmc__req *r = ddmc__calloc(d->mem, 1, sizeof(*r));
+  ddmc__dbg_req *r = ddmc__calloc(d->mem, 1, sizeof(*r));
   if (r == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   *out = r;
   atomic_init(&r->refs, 1);
   atomic_init(&r->expired, 0);
   r->kind = kind;
   r->policy = policy;
-  r->mods = nmods ? ddmc__calloc(d->mem, nmods, sizeof(ddmc__mod)) : NULL;
+  r->mods = nmods ? ddmc__calloc(d->mem, nmods, sizeof(ddmc__dbg_mod)) : NULL;
   if (nmods && r->mods == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   for (uint32_t i = 0; rc == 0 && i < nmods; i++) {
     rc = read_mod(d, in, kind, &r->mods[i]);
@@ -282,14 +282,14 @@ static int parse_request(ddmc__dbg *d, ddmc_reader *in, ddmc__req **out) {
 }
 
 /* The first modifier of this kind, or NULL. */
-static const ddmc__mod *find_mod(const ddmc__req *r, int kind) {
+static const ddmc__dbg_mod *find_mod(const ddmc__dbg_req *r, int kind) {
   for (uint32_t i = 0; i < r->nmods; i++)
     if (r->mods[i].kind == kind) return &r->mods[i];
   return NULL;
 }
 
-static int install_breakpoint(ddmc__dbg *d, ddmc__req *r) {
-  const ddmc__mod *loc_mod = find_mod(r, DDMC__MOD_LOCATION_ONLY);
+static int install_breakpoint(ddmc__dbg *d, ddmc__dbg_req *r) {
+  const ddmc__dbg_mod *loc_mod = find_mod(r, DDMC__MOD_LOCATION_ONLY);
   if (loc_mod == NULL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   int rc = check_location(d, &loc_mod->loc);
   if (rc == 0) rc = ddmc__ctl_breakpoint(d->vm, &loc_mod->loc, 1);
@@ -299,8 +299,8 @@ static int install_breakpoint(ddmc__dbg *d, ddmc__req *r) {
   return 0;
 }
 
-static int install_watch(ddmc__dbg *d, ddmc__req *r) {
-  const ddmc__mod *field_mod = find_mod(r, DDMC__MOD_FIELD_ONLY);
+static int install_watch(ddmc__dbg *d, ddmc__dbg_req *r) {
+  const ddmc__dbg_mod *field_mod = find_mod(r, DDMC__MOD_FIELD_ONLY);
   /* Every field of every class is more than a VM can watch cheaply; JDI always names one. */
   if (field_mod == NULL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   int rc = ddmc__ctl_field_watch(d->vm, field_mod->cls, field_mod->field, watch_kind(r->kind), 1);
@@ -314,8 +314,8 @@ static int install_watch(ddmc__dbg *d, ddmc__req *r) {
 /* The kind's requirements and the VM's part. Kinds are exclusive here: at most one of the four
  * VM-side effects, and each is the last thing that can fail for its kind, so a failure leaves
  * nothing to undo. */
-static int install(ddmc__dbg *d, ddmc__req *r) {
-  const ddmc__mod *step_mod = NULL;
+static int install(ddmc__dbg *d, ddmc__dbg_req *r) {
+  const ddmc__dbg_mod *step_mod = NULL;
   for (uint32_t i = 0; i < r->nmods; i++) {
     if (r->mods[i].kind != DDMC__MOD_STEP) continue;
     if (step_mod != NULL) return DDMC_JDWP_ILLEGAL_ARGUMENT;
@@ -330,30 +330,30 @@ static int install(ddmc__dbg *d, ddmc__req *r) {
 }
 
 /* Lists r and publishes the new snapshot; takes it back out when that fails. */
-static int publish(ddmc__dbg *d, ddmc__req *r) {
-  ddmc__reqs *q = d->req;
+static int publish(ddmc__dbg *d, ddmc__dbg_req *r) {
+  ddmc__dbg_reqs *q = d->req;
   r->id = q->next_id++;
   if (q->next_id <= 0) q->next_id = 1;
   q->list[q->n++] = r;
   q->bytes += r->bytes;
   atomic_fetch_add(&d->want[r->kind % DDMC__EV_KINDS], 1);
   if (is_hot_kind(r->kind)) atomic_fetch_add(&d->hot_wants, 1);
-  if (ddmc__reqs_publish(d) == 0) return 0;
+  if (ddmc__dbg_reqs_publish(d) == 0) return 0;
   q->n--; /* keep the list and the VM consistent */
   q->bytes -= r->bytes;
   detach(d, r);
-  ddmc__req_put(d, r);
+  ddmc__dbg_req_put(d, r);
   return DDMC_JDWP_OUT_OF_MEMORY;
 }
 
 /* EventRequest.Set: parse and check, install the VM's part for the kind, publish (OpenJDK splits
  * the same way: EventRequestImpl.c from eventHandler.c). */
 static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  ddmc__req *r = NULL;
+  ddmc__dbg_req *r = NULL;
   int rc = parse_request(d, in, &r);
   if (rc == 0) rc = install(d, r);
   if (rc != 0) {
-    if (r != NULL) ddmc__req_put(d, r);
+    if (r != NULL) ddmc__dbg_req_put(d, r);
     return rc;
   }
   if ((rc = publish(d, r)) != 0) return rc;
@@ -363,14 +363,14 @@ static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 /* Removes list[i]: the VM's part undone, the list's reference dropped. */
 static void remove_at(ddmc__dbg *d, uint32_t i) {
-  ddmc__reqs *q = d->req;
-  ddmc__req *r = q->list[i];
+  ddmc__dbg_reqs *q = d->req;
+  ddmc__dbg_req *r = q->list[i];
   detach(d, r);
   memmove(&q->list[i], &q->list[i + 1], (size_t)(q->n - i - 1) * sizeof(q->list[0]));
   q->n--;
   q->bytes -= r->bytes;
   q->freed += r->bytes;
-  ddmc__req_put(d, r);
+  ddmc__dbg_req_put(d, r);
 }
 
 static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -378,11 +378,11 @@ static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int32_t id = (int32_t)ddmc_read_u32(in);
   int rc = ddmc__rd_end(in);
   if (rc != 0) return rc;
-  ddmc__reqs *q = d->req;
+  ddmc__dbg_reqs *q = d->req;
   for (uint32_t i = 0; i < q->n; i++) {
     if (q->list[i]->id == id && q->list[i]->kind == kind) {
       remove_at(d, i);
-      return ddmc__reqs_publish(d);
+      return ddmc__dbg_reqs_publish(d);
     }
   }
   return 0; /* an unknown or already-cleared request is not an error (JDWP; HotSpot agrees) */
@@ -390,17 +390,17 @@ static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int ev_clear_all_breakpoints(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
-  ddmc__reqs *q = d->req;
+  ddmc__dbg_reqs *q = d->req;
   for (uint32_t i = q->n; i-- > 0;)
     if (q->list[i]->kind == DDMC_EV_BREAKPOINT) remove_at(d, i);
-  return ddmc__reqs_publish(d);
+  return ddmc__dbg_reqs_publish(d);
 }
 
-void ddmc__reqs_clear_all(ddmc__dbg *d) {
-  ddmc__reqs *q = d->req;
+void ddmc__dbg_reqs_clear_all(ddmc__dbg *d) {
+  ddmc__dbg_reqs *q = d->req;
   if (q == NULL) return; /* a debugger torn down half built */
   while (q->n > 0) remove_at(d, q->n - 1);
-  ddmc__reqs_publish(d); /* an empty list publishes NULL: cannot fail */
+  ddmc__dbg_reqs_publish(d); /* an empty list publishes NULL: cannot fail */
   q->next_id = 1;
   /* Many small frees leave the heap's pages resident (glibc keeps them for reuse): a session
    * that held its whole budget would keep the VM that much bigger for good. */
@@ -410,17 +410,17 @@ void ddmc__reqs_clear_all(ddmc__dbg *d) {
   }
 }
 
-void ddmc__reqs_destroy(ddmc__dbg *d) {
-  ddmc__reqs *q = d->req;
+void ddmc__dbg_reqs_destroy(ddmc__dbg *d) {
+  ddmc__dbg_reqs *q = d->req;
   if (q == NULL) return;
-  ddmc__reqs_clear_all(d);
+  ddmc__dbg_reqs_clear_all(d);
   ddmc__free(d->mem, q->list);
   pthread_mutex_destroy(&q->lock);
   ddmc__free(d->mem, q);
   d->req = NULL;
 }
 
-const ddmc__cmd ddmc__cmds_event[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_event[] = {
     {15, 1, ev_set, "EventRequest.Set", NULL},
     {15, 2, ev_clear, "EventRequest.Clear", NULL},
     {15, 3, ev_clear_all_breakpoints, "EventRequest.ClearAllBreakpoints", NULL},

@@ -23,7 +23,7 @@
  * values of at most 9 bytes each, and options all fit (a copy on the stack). */
 #define DDMC__INVOKE_REQUEST_MAX 4096
 
-static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
+static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job) {
   int all = !(job->options & DDMC_INVOKE_SINGLE_THREADED);
   ddmc_value result;
   memset(&result, 0, sizeof(result));
@@ -31,7 +31,7 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   ddmc_ref exc = 0;
   int rc = job->error;
   if (rc == 0) {
-    ddmc__thr_invoke_begin(d, thread, job, all);
+    ddmc__dbg_thr_invoke_begin(d, thread, job, all);
     if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
     rc = d->ops.invoke ? d->ops.invoke(d->vm_data, thread, job->cls, job->method, job->this_obj, job->args, job->nargs,
                                        job->options, &result, &exc)
@@ -39,7 +39,7 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
     if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
     /* Suspended again before the reply, as HotSpot does: the debugger that reads it finds the
      * threads as they were. */
-    ddmc__thr_invoke_end(d, thread, job, all);
+    ddmc__dbg_thr_invoke_end(d, thread, job, all);
   }
   uint8_t storage[64];
   ddmc_buf b;
@@ -48,18 +48,18 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
     /* [tagged newObject][tagged exception]: the new object is null when the constructor threw */
     ddmc_ref o = exc == 0 && result.tag == 'L' ? result.u.l : 0;
     if (exc == 0 && o == 0) rc = DDMC_JDWP_INTERNAL; /* the VM broke the op's contract */
-    if (rc == 0 && o != 0) rc = ddmc__wr_tagged_object(d, &b, o);
+    if (rc == 0 && o != 0) rc = ddmc__dbg_wr_tagged_object(d, &b, o);
     if (rc == 0 && o == 0) {
       ddmc_buf_put_u8(&b, 'L');
-      ddmc__wr_id(&b, 0);
+      ddmc__dbg_wr_id(&b, 0);
     }
   } else if (rc == 0) {
-    rc = ddmc__wr_value(d, &b, &result, 1);
+    rc = ddmc__dbg_wr_value(d, &b, &result, 1);
   }
-  if (rc == 0 && exc != 0) rc = ddmc__wr_tagged_object(d, &b, exc);
+  if (rc == 0 && exc != 0) rc = ddmc__dbg_wr_tagged_object(d, &b, exc);
   if (rc == 0 && exc == 0) { /* no exception: a null object */
     ddmc_buf_put_u8(&b, 'L');
-    ddmc__wr_id(&b, 0);
+    ddmc__dbg_wr_id(&b, 0);
   }
   if (rc == 0 && b.err) rc = DDMC_JDWP_OUT_OF_MEMORY;
   ddmc_iov iov = {b.p, b.len};
@@ -97,21 +97,21 @@ static int check_args(const char *sig, const ddmc_value *a, uint32_t n) {
 /* [thread][methodID][int args][tagged value]*[int options] after the class (and object). */
 enum { CALL_STATIC, CALL_INSTANCE, CALL_CONSTRUCT };
 
-static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref this_obj, int kind) {
+static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__dbg_cls *c, ddmc_ref this_obj, int kind) {
   uint32_t thread, method;
-  int rc = ddmc__rd_thread(d, in, &thread);
+  int rc = ddmc__dbg_rd_thread(d, in, &thread);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
   }
-  const ddmc__cls *decl;
-  if ((rc = ddmc__rd_method(d, in, c, &decl, &method)) != 0) return rc;
+  const ddmc__dbg_cls *decl;
+  if ((rc = ddmc__dbg_rd_method(d, in, c, &decl, &method)) != 0) return rc;
   uint32_t nargs;
-  if ((rc = ddmc__rd_count(in, 2, &nargs)) != 0) return rc;
+  if ((rc = ddmc__dbg_rd_count(in, 2, &nargs)) != 0) return rc;
   if (nargs > DDMC__MAX_ARGS) return DDMC_JDWP_ILLEGAL_ARGUMENT;
-  ddmc__job *job = ddmc__calloc(d->mem, 1, sizeof(*job) + (size_t)nargs * sizeof(ddmc_value));
+  ddmc__dbg_job *job = ddmc__calloc(d->mem, 1, sizeof(*job) + (size_t)nargs * sizeof(ddmc_value));
   if (job == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
-  for (uint32_t i = 0; rc == 0 && i < nargs; i++) rc = ddmc__rd_value(d, in, 0, &job->args[i]);
+  for (uint32_t i = 0; rc == 0 && i < nargs; i++) rc = ddmc__dbg_rd_value(d, in, 0, &job->args[i]);
   int32_t options = (int32_t)ddmc_read_u32(in);
   if (rc == 0) rc = ddmc__rd_end(in);
   ddmc_method_info mi;
@@ -145,7 +145,7 @@ static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref th
   job->id = d->cur_id;
   job->session = d->session;
   job->nargs = (int32_t)nargs;
-  if ((rc = ddmc__thr_invoke(d, thread, job)) != 0) {
+  if ((rc = ddmc__dbg_thr_invoke(d, thread, job)) != 0) {
     ddmc__free(d->mem, job);
     return rc;
   }
@@ -153,8 +153,8 @@ static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref th
 }
 
 static int ct_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
@@ -163,8 +163,8 @@ static int ct_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 static int ct_new_instance(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
@@ -174,19 +174,19 @@ static int ct_new_instance(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c, *oc;
+  const ddmc__dbg_cls *c, *oc;
   ddmc_class k = 0;
-  int rc = ddmc__rd_object(d, in, &o);
+  int rc = ddmc__dbg_rd_object(d, in, &o);
   if (rc == 0 && o == 0) rc = DDMC_JDWP_INVALID_OBJECT;
   if (rc == 0) rc = DDMC__DBG_CALL(d, object_class, o, &k);
-  if (rc == 0) rc = ddmc__cls_get(d, k, &oc);
+  if (rc == 0) rc = ddmc__dbg_cls_get(d, k, &oc);
   /* [thread] comes before the class: read both, then check the pair */
   uint64_t thread_id = ddmc_read_u64(in);
   if (rc == 0)
-    rc = ddmc__rd_class(d, in, &c);
+    rc = ddmc__dbg_rd_class(d, in, &c);
   else
     ddmc_read_u64(in);
-  if (rc == 0 && !ddmc__is_subclass(d, oc->handle, c->handle)) rc = DDMC_JDWP_INVALID_CLASS;
+  if (rc == 0 && !ddmc__dbg_is_subclass(d, oc->handle, c->handle)) rc = DDMC_JDWP_INVALID_CLASS;
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
@@ -204,7 +204,7 @@ static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc;
 }
 
-const ddmc__cmd ddmc__cmds_invoke[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_invoke[] = {
     {3, 3, ct_invoke, "ClassType.InvokeMethod", NULL},
     {3, 4, ct_new_instance, "ClassType.NewInstance", NULL},
     {5, 1, ct_invoke, "InterfaceType.InvokeMethod", NULL},

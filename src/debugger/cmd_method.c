@@ -8,13 +8,13 @@
 
 #define DDMC__MAX_TABLE 65536u
 
-static int rd_method(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls **c, uint32_t *m, ddmc_method_info *info) {
-  int rc = ddmc__rd_class(d, in, c);
+static int rd_method(ddmc__dbg *d, ddmc_reader *in, const ddmc__dbg_cls **c, uint32_t *m, ddmc_method_info *info) {
+  int rc = ddmc__dbg_rd_class(d, in, c);
   if (rc != 0) {
     ddmc_read_u64(in);
     return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;
   }
-  if ((rc = ddmc__rd_method(d, in, *c, NULL, m)) != 0) return rc;
+  if ((rc = ddmc__dbg_rd_method(d, in, *c, NULL, m)) != 0) return rc;
   memset(info, 0, sizeof(*info));
   return DDMC__DBG_CALL(d, method_info, (*c)->handle, *m, info);
 }
@@ -36,7 +36,7 @@ static int put_line(void *arg, int64_t index, int32_t line) {
 }
 
 static int m_line_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   uint32_t m;
   ddmc_method_info info;
   int rc = rd_method(d, in, &c, &m, &info);
@@ -63,9 +63,9 @@ static int put_variable(void *arg, const ddmc_variable *v) {
   rows *r = arg;
   if (r->n >= DDMC__MAX_TABLE) return 1;
   ddmc_buf_put_u64(r->out, (uint64_t)v->start);
-  ddmc__wr_string(r->out, v->name);
-  ddmc__wr_string(r->out, v->signature);
-  if (r->generic) ddmc__wr_string(r->out, v->generic);
+  ddmc__dbg_wr_string(r->out, v->name);
+  ddmc__dbg_wr_string(r->out, v->signature);
+  if (r->generic) ddmc__dbg_wr_string(r->out, v->generic);
   ddmc_buf_put_u32(r->out, (uint32_t)v->length);
   ddmc_buf_put_u32(r->out, (uint32_t)v->slot);
   r->n++;
@@ -73,7 +73,7 @@ static int put_variable(void *arg, const ddmc_variable *v) {
 }
 
 static int variable_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   uint32_t m;
   ddmc_method_info info;
   int rc = rd_method(d, in, &c, &m, &info);
@@ -94,7 +94,7 @@ static int m_variable_table_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out
 }
 
 static int m_is_obsolete(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   uint32_t m;
   ddmc_method_info info;
   int rc = rd_method(d, in, &c, &m, &info);
@@ -102,10 +102,10 @@ static int m_is_obsolete(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc;
 }
 
-const ddmc__cmd ddmc__cmds_method[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_method[] = {
     {6, 1, m_line_table, "Method.LineTable", NULL},
     {6, 2, m_variable_table, "Method.VariableTable", NULL},
-    {6, 3, ddmc__not_offered, "Method.Bytecodes", "canGetBytecodes"},
+    {6, 3, ddmc__dbg_not_offered, "Method.Bytecodes", "canGetBytecodes"},
     {6, 4, m_is_obsolete, "Method.IsObsolete", NULL},
     {6, 5, m_variable_table_generic, "Method.VariableTableWithGeneric", NULL},
     {0, 0, NULL, NULL, NULL},

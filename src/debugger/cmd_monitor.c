@@ -22,22 +22,22 @@ typedef struct waiters {
 static int put_waiter(void *arg, uint32_t thread) {
   waiters *w = arg;
   uint64_t id;
-  if (ddmc__thr_id(w->d, thread, &id) != 0) return 0;
-  ddmc__wr_id(w->out, id);
+  if (ddmc__dbg_thr_id(w->d, thread, &id) != 0) return 0;
+  ddmc__dbg_wr_id(w->out, id);
   return ++w->n >= DDMC__MON_MAX;
 }
 
 /* [object] -> [threadID owner][int entryCount][int n][threadID waiter]* */
 static int or_monitor_info(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o = 0;
-  int rc = ddmc__rd_object(d, in, &o);
+  int rc = ddmc__dbg_rd_object(d, in, &o);
   if (rc == 0) rc = ddmc__rd_end(in);
   if (rc == 0 && o == 0) rc = DDMC_JDWP_INVALID_OBJECT;
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, monitor_info)) return DDMC_JDWP_NOT_IMPLEMENTED;
   /* The waiters arrive before the owner is known: owner and counts are patched in after. */
   size_t at = ddmc_buf_len(out);
-  ddmc__wr_id(out, 0);
+  ddmc__dbg_wr_id(out, 0);
   ddmc_buf_put_u32(out, 0);
   ddmc_buf_put_u32(out, 0);
   waiters w = {d, out, 0};
@@ -45,7 +45,7 @@ static int or_monitor_info(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int32_t count = 0;
   if ((rc = DDMC__DBG_CALL(d, monitor_info, o, &owner, &count, put_waiter, &w)) != 0) return rc;
   uint64_t owner_id = 0;
-  if (owner != 0 && ddmc__thr_id(d, owner, &owner_id) != 0) owner_id = 0;
+  if (owner != 0 && ddmc__dbg_thr_id(d, owner, &owner_id) != 0) owner_id = 0;
   if (ddmc_buf_error(out) != 0 || at + 16 > ddmc_buf_len(out)) return DDMC_JDWP_OUT_OF_MEMORY;
   ddmc__put_u32(out->p + at, (uint32_t)(owner_id >> 32));
   ddmc__put_u32(out->p + at + 4, (uint32_t)owner_id);
@@ -65,15 +65,15 @@ typedef struct owned {
 static int put_owned(void *arg, ddmc_ref obj, int32_t depth) {
   owned *w = arg;
   if (obj == 0) return 0;
-  if ((w->err = ddmc__wr_tagged_object(w->d, w->out, obj)) != 0) return 1;
+  if ((w->err = ddmc__dbg_wr_tagged_object(w->d, w->out, obj)) != 0) return 1;
   if (w->depths) ddmc_buf_put_u32(w->out, (uint32_t)(depth < 0 ? -1 : depth));
   return ++w->n >= DDMC__MON_MAX;
 }
 
 static int rd_suspended(ddmc__dbg *d, ddmc_reader *in, uint32_t *t) {
-  int rc = ddmc__rd_thread(d, in, t);
+  int rc = ddmc__dbg_rd_thread(d, in, t);
   if (rc == 0) rc = ddmc__rd_end(in);
-  if (rc == 0 && ddmc__thr_count(d, *t) == 0) rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  if (rc == 0 && ddmc__dbg_thr_count(d, *t) == 0) rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
   return rc;
 }
 
@@ -103,13 +103,13 @@ static int tr_contended_monitor(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (rc != 0) return rc;
   ddmc_ref o = 0;
   if ((rc = DDMC__DBG_CALL(d, contended_monitor, t, &o)) != 0) return rc;
-  if (o != 0) return ddmc__wr_tagged_object(d, out, o);
+  if (o != 0) return ddmc__dbg_wr_tagged_object(d, out, o);
   ddmc_buf_put_u8(out, 'L');
-  ddmc__wr_id(out, 0);
+  ddmc__dbg_wr_id(out, 0);
   return ddmc__reply_rc(out, 0);
 }
 
-const ddmc__cmd ddmc__cmds_monitor[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_monitor[] = {
     {9, 5, or_monitor_info, "ObjectReference.MonitorInfo", NULL},
     {11, 8, tr_owned_monitors, "ThreadReference.OwnedMonitors", NULL},
     {11, 9, tr_contended_monitor, "ThreadReference.CurrentContendedMonitor", NULL},

@@ -10,16 +10,16 @@
 
 #define DDMC__SLICE 1024
 
-static int object_class(ddmc__dbg *d, ddmc_ref o, const ddmc__cls **c) {
+static int object_class(ddmc__dbg *d, ddmc_ref o, const ddmc__dbg_cls **c) {
   ddmc_class k = 0;
   int rc = DDMC__DBG_CALL(d, object_class, o, &k);
   if (rc != 0) return rc == DDMC_JDWP_INVALID_CLASS ? DDMC_JDWP_INVALID_OBJECT : rc;
-  return ddmc__cls_get(d, k, c);
+  return ddmc__dbg_cls_get(d, k, c);
 }
 
 /* A non-null object and its class. */
-static int rd_object(ddmc__dbg *d, ddmc_reader *in, ddmc_ref *o, const ddmc__cls **c) {
-  int rc = ddmc__rd_object(d, in, o);
+static int rd_object(ddmc__dbg *d, ddmc_reader *in, ddmc_ref *o, const ddmc__dbg_cls **c) {
+  int rc = ddmc__dbg_rd_object(d, in, o);
   if (rc != 0) return rc;
   if (*o == 0) return DDMC_JDWP_INVALID_OBJECT;
   return object_class(d, *o, c);
@@ -27,41 +27,41 @@ static int rd_object(ddmc__dbg *d, ddmc_reader *in, ddmc_ref *o, const ddmc__cls
 
 static int or_reference_type(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) return rc;
   ddmc_buf_put_u8(out, c->type_tag);
-  ddmc__wr_id(out, c->id);
+  ddmc__dbg_wr_id(out, c->id);
   return 0;
 }
 
 static int or_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
   }
-  return ddmc__get_fields(d, in, out, c, o);
+  return ddmc__dbg_get_fields(d, in, out, c, o);
 }
 
 static int or_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return rc;
   }
-  return ddmc__set_fields(d, in, c, o);
+  return ddmc__dbg_set_fields(d, in, c, o);
 }
 
 static int pin(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int how) {
   uint64_t id = ddmc_read_u64(in);
   int rc = ddmc__rd_end(in);
   if (rc != 0) return rc;
-  rc = ddmc__id_pin(d, id, how);
+  rc = ddmc__dbg_id_pin(d, id, how);
   if (rc == 0 && how < 0) ddmc_buf_put_u8(out, 0); /* held by the registry: never collected */
   return rc;
 }
@@ -74,7 +74,7 @@ static int or_is_collected(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { retur
 
 static int sr_value(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) return rc;
   if (c->object_tag != 's') return DDMC_JDWP_INVALID_STRING;
@@ -88,7 +88,7 @@ static int sr_value(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 /* ---- ArrayReference */
 
-static int rd_array(ddmc__dbg *d, ddmc_reader *in, ddmc_ref *o, const ddmc__cls **c, int32_t *len) {
+static int rd_array(ddmc__dbg *d, ddmc_reader *in, ddmc_ref *o, const ddmc__dbg_cls **c, int32_t *len) {
   int rc = rd_object(d, in, o, c);
   if (rc != 0) return rc;
   if ((*c)->object_tag != '[' || (*c)->signature[0] != '[') return DDMC_JDWP_INVALID_ARRAY;
@@ -99,7 +99,7 @@ static int rd_array(ddmc__dbg *d, ddmc_reader *in, ddmc_ref *o, const ddmc__cls 
 
 static int ar_length(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int32_t len;
   int rc = rd_array(d, in, &o, &c, &len);
   if (rc == 0) ddmc_buf_put_u32(out, (uint32_t)len);
@@ -116,7 +116,7 @@ static int rd_range(ddmc_reader *in, int32_t len, int32_t *first, int32_t *n) {
 
 static int ar_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int32_t len, first, n;
   int rc = rd_array(d, in, &o, &c, &len);
   if (rc != 0) {
@@ -139,7 +139,7 @@ static int ar_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
         slice[i].tag = 'L';
       else if (slice[i].tag != etag)
         slice[i].tag = etag;
-      rc = ddmc__wr_value(d, out, &slice[i], objects);
+      rc = ddmc__dbg_wr_value(d, out, &slice[i], objects);
     }
     if (rc == 0 && ddmc_buf_error(out)) rc = DDMC_JDWP_OUT_OF_MEMORY;
     done += k;
@@ -149,7 +149,7 @@ static int ar_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int ar_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int32_t len, first, n;
   int rc = rd_array(d, in, &o, &c, &len);
   if (rc != 0) {
@@ -157,8 +157,8 @@ static int ar_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     return rc;
   }
   if ((rc = rd_range(in, len, &first, &n)) != 0) return rc;
-  char etag = ddmc__sig_tag(c->signature + 1);
-  size_t each = ddmc__value_size(etag);
+  char etag = ddmc__dbg_sig_tag(c->signature + 1);
+  size_t each = ddmc__dbg_value_size(etag);
   if (each == 0 || (size_t)n > ddmc_reader_left(in) / each) {
     in->err = 1;
     return DDMC_JDWP_INVALID_LENGTH;
@@ -170,7 +170,7 @@ static int ar_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     *in = body;
     for (int32_t done = 0; done < n && rc == 0;) {
       int32_t k = n - done < DDMC__SLICE ? n - done : DDMC__SLICE;
-      for (int32_t i = 0; i < k && rc == 0; i++) rc = ddmc__rd_value(d, in, etag, &slice[i]);
+      for (int32_t i = 0; i < k && rc == 0; i++) rc = ddmc__dbg_rd_value(d, in, etag, &slice[i]);
       if (rc == 0 && apply) rc = ddmc__dbg_ops(d)->array_set(ddmc__dbg_vm_data(d), o, first + done, k, slice);
       done += k;
     }
@@ -190,21 +190,21 @@ typedef struct visible {
 
 static int put_visible(void *arg, ddmc_class k) {
   visible *v = arg;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
-  if (ddmc__cls_get(v->d, k, &c) != 0 || DDMC__DBG_CALL(v->d, class_info, k, &info) != 0) return 0;
+  if (ddmc__dbg_cls_get(v->d, k, &c) != 0 || DDMC__DBG_CALL(v->d, class_info, k, &info) != 0) return 0;
   /* The boot loader's classes are visible from every loader (delegation). */
   if (info.loader != 0 && info.loader != v->loader) return 0;
   ddmc_buf_put_u8(v->out, c->type_tag);
-  ddmc__wr_id(v->out, c->id);
+  ddmc__dbg_wr_id(v->out, c->id);
   v->n++;
   return ddmc_buf_error(v->out) != 0;
 }
 
 static int clr_visible_classes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) return rc;
   if (c->object_tag != 'l') return DDMC_JDWP_INVALID_CLASS_LOADER;
@@ -215,14 +215,14 @@ static int clr_visible_classes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return ddmc__reply_rc(out, 0);
 }
 
-const ddmc__cmd ddmc__cmds_object[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_object[] = {
     {9, 1, or_reference_type, "ObjectReference.ReferenceType", NULL},
     {9, 2, or_get_values, "ObjectReference.GetValues", NULL},
     {9, 3, or_set_values, "ObjectReference.SetValues", NULL},
     {9, 7, or_disable_collection, "ObjectReference.DisableCollection", NULL},
     {9, 8, or_enable_collection, "ObjectReference.EnableCollection", NULL},
     {9, 9, or_is_collected, "ObjectReference.IsCollected", NULL},
-    {9, 10, ddmc__not_offered, "ObjectReference.ReferringObjects", "canGetInstanceInfo"},
+    {9, 10, ddmc__dbg_not_offered, "ObjectReference.ReferringObjects", "canGetInstanceInfo"},
     {10, 1, sr_value, "StringReference.Value", NULL},
     {13, 1, ar_length, "ArrayReference.Length", NULL},
     {13, 2, ar_get_values, "ArrayReference.GetValues", NULL},

@@ -16,50 +16,50 @@ static int thread_info(ddmc__dbg *d, uint32_t t, ddmc_thread_detail *info) {
 static int tr_name(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_thread_detail info;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = thread_info(d, t, &info);
-  if (rc == 0) ddmc__wr_string(out, info.name);
+  if (rc == 0) ddmc__dbg_wr_string(out, info.name);
   return rc;
 }
 
 static int tr_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = ddmc__rd_end(in);
-  return rc != 0 ? rc : ddmc__thr_suspend(d, t);
+  return rc != 0 ? rc : ddmc__dbg_thr_suspend(d, t);
 }
 
 static int tr_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = ddmc__rd_end(in);
-  return rc != 0 ? rc : ddmc__thr_resume(d, t);
+  return rc != 0 ? rc : ddmc__dbg_thr_resume(d, t);
 }
 
 static int tr_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_thread_detail info;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = thread_info(d, t, &info);
   if (rc != 0) return rc;
   ddmc_buf_put_u32(out, (uint32_t)info.status);
-  ddmc_buf_put_u32(out, ddmc__thr_count(d, t) > 0 ? 1 : 0); /* SUSPEND_STATUS_SUSPENDED */
+  ddmc_buf_put_u32(out, ddmc__dbg_thr_count(d, t) > 0 ? 1 : 0); /* SUSPEND_STATUS_SUSPENDED */
   return 0;
 }
 
 static int tr_thread_group(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_thread_detail info;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = thread_info(d, t, &info);
   if (rc != 0) return rc;
   uint64_t id;
-  if ((rc = ddmc__id_of_object(d, info.group, &id)) == 0) ddmc__wr_id(out, id);
+  if ((rc = ddmc__dbg_id_of_object(d, info.group, &id)) == 0) ddmc__dbg_wr_id(out, id);
   return rc;
 }
 
 static int suspended_frames(ddmc__dbg *d, uint32_t t, int32_t *n) {
-  if (ddmc__thr_count(d, t) == 0) return DDMC_JDWP_THREAD_NOT_SUSPENDED;
+  if (ddmc__dbg_thr_count(d, t) == 0) return DDMC_JDWP_THREAD_NOT_SUSPENDED;
   *n = 0;
   int rc = DDMC__DBG_CALL(d, frame_count, t, n);
   return rc == 0 && *n < 0 ? DDMC_JDWP_INTERNAL : rc;
@@ -67,7 +67,7 @@ static int suspended_frames(ddmc__dbg *d, uint32_t t, int32_t *n) {
 
 static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   int32_t start = (int32_t)ddmc_read_u32(in), len = (int32_t)ddmc_read_u32(in);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
   if (rc != 0) return rc;
@@ -81,8 +81,8 @@ static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     ddmc_location loc;
     memset(&loc, 0, sizeof(loc));
     if ((rc = DDMC__DBG_CALL(d, frame_location, t, i, &loc)) != 0) return rc;
-    ddmc__wr_id(out, ddmc__frame_id(d, t, i));
-    if ((rc = ddmc__wr_location(d, out, &loc)) != 0) return rc;
+    ddmc__dbg_wr_id(out, ddmc__dbg_frame_id(d, t, i));
+    if ((rc = ddmc__dbg_wr_location(d, out, &loc)) != 0) return rc;
   }
   return ddmc__reply_rc(out, 0);
 }
@@ -90,7 +90,7 @@ static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int tr_frame_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int32_t n;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = suspended_frames(d, t, &n);
   if (rc == 0) ddmc_buf_put_u32(out, (uint32_t)n);
   return rc;
@@ -98,8 +98,8 @@ static int tr_frame_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int tr_suspend_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  int rc = ddmc__rd_thread(d, in, &t);
-  if (rc == 0) ddmc_buf_put_u32(out, (uint32_t)ddmc__thr_count(d, t));
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
+  if (rc == 0) ddmc_buf_put_u32(out, (uint32_t)ddmc__dbg_thr_count(d, t));
   return rc;
 }
 
@@ -108,8 +108,8 @@ static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_ref exc = 0;
   ddmc_thread_detail info;
-  int rc = ddmc__rd_thread(d, in, &t);
-  int orc = ddmc__rd_object(d, in, &exc);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
+  int orc = ddmc__dbg_rd_object(d, in, &exc);
   if (rc == 0) rc = orc;
   if (rc == 0) rc = ddmc__rd_end(in);
   if (rc == 0 && exc == 0) rc = DDMC_JDWP_INVALID_OBJECT;
@@ -120,7 +120,7 @@ static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int tr_interrupt(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_thread_detail info;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = ddmc__rd_end(in);
   if (rc == 0) rc = thread_info(d, t, &info);
   return rc != 0 ? rc : DDMC__DBG_CALL(d, interrupt_thread, t);
@@ -128,7 +128,7 @@ static int tr_interrupt(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int tr_is_virtual(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
-  int rc = ddmc__rd_thread(d, in, &t);
+  int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) ddmc_buf_put_u8(out, 0);
   return rc;
 }
@@ -149,13 +149,13 @@ static int find_group(void *arg, ddmc_ref group, ddmc_ref parent, const char *na
   if (group != g->want) return 0;
   g->found = 1;
   g->parent = parent;
-  if (g->put_name) ddmc__wr_string(g->out, name);
+  if (g->put_name) ddmc__dbg_wr_string(g->out, name);
   return 1;
 }
 
 static int rd_group(ddmc__dbg *d, ddmc_reader *in, group_find *g, ddmc_buf *out, int put_name) {
   memset(g, 0, sizeof(*g));
-  int rc = ddmc__rd_object(d, in, &g->want);
+  int rc = ddmc__dbg_rd_object(d, in, &g->want);
   if (rc != 0) return rc;
   if (g->want == 0) return DDMC_JDWP_INVALID_THREAD_GROUP;
   g->out = out;
@@ -174,7 +174,7 @@ static int tg_parent(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = rd_group(d, in, &g, out, 0);
   if (rc != 0) return rc;
   uint64_t id;
-  if ((rc = ddmc__id_of_object(d, g.parent, &id)) == 0) ddmc__wr_id(out, id);
+  if ((rc = ddmc__dbg_id_of_object(d, g.parent, &id)) == 0) ddmc__dbg_wr_id(out, id);
   return rc;
 }
 
@@ -190,8 +190,8 @@ static int put_child_thread(void *arg, uint32_t thread, const ddmc_thread_detail
   children *c = arg;
   if (info->group != c->group) return 0;
   uint64_t id;
-  if ((c->err = ddmc__id_of_object(c->d, info->object, &id)) != 0) return 1;
-  ddmc__wr_id(c->out, id);
+  if ((c->err = ddmc__dbg_id_of_object(c->d, info->object, &id)) != 0) return 1;
+  ddmc__dbg_wr_id(c->out, id);
   c->n++;
   return 0;
 }
@@ -200,8 +200,8 @@ static int put_child_group(void *arg, ddmc_ref group, ddmc_ref parent, const cha
   children *c = arg;
   if (parent != c->group) return 0;
   uint64_t id;
-  if ((c->err = ddmc__id_of_object(c->d, group, &id)) != 0) return 1;
-  ddmc__wr_id(c->out, id);
+  if ((c->err = ddmc__dbg_id_of_object(c->d, group, &id)) != 0) return 1;
+  ddmc__dbg_wr_id(c->out, id);
   c->n++;
   return 0;
 }
@@ -212,7 +212,7 @@ static int tg_children(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (rc != 0) return rc;
   children c = {d, out, g.want, 0, 0};
   size_t at = ddmc__count_begin(out);
-  if ((rc = ddmc__thr_for_each(d, put_child_thread, &c)) != 0 || (rc = c.err) != 0) return rc;
+  if ((rc = ddmc__dbg_thr_for_each(d, put_child_thread, &c)) != 0 || (rc = c.err) != 0) return rc;
   ddmc__count_end(out, at, c.n);
   c.n = 0;
   at = ddmc__count_begin(out);
@@ -221,7 +221,7 @@ static int tg_children(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return ddmc__reply_rc(out, 0);
 }
 
-const ddmc__cmd ddmc__cmds_thread[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_thread[] = {
     {11, 1, tr_name, "ThreadReference.Name", NULL},
     {11, 2, tr_suspend, "ThreadReference.Suspend", NULL},
     {11, 3, tr_resume, "ThreadReference.Resume", NULL},
@@ -232,7 +232,7 @@ const ddmc__cmd ddmc__cmds_thread[] = {
     {11, 10, tr_stop, "ThreadReference.Stop", NULL},
     {11, 11, tr_interrupt, "ThreadReference.Interrupt", NULL},
     {11, 12, tr_suspend_count, "ThreadReference.SuspendCount", NULL},
-    {11, 14, ddmc__not_offered, "ThreadReference.ForceEarlyReturn", "canForceEarlyReturn"},
+    {11, 14, ddmc__dbg_not_offered, "ThreadReference.ForceEarlyReturn", "canForceEarlyReturn"},
     {11, 15, tr_is_virtual, "ThreadReference.IsVirtual", NULL},
     {12, 1, tg_name, "ThreadGroupReference.Name", NULL},
     {12, 2, tg_parent, "ThreadGroupReference.Parent", NULL},

@@ -7,20 +7,20 @@
 
 #include "debugger/dbg_int.h"
 
-static int class_info(ddmc__dbg *d, const ddmc__cls *c, ddmc_class_info *info) {
+static int class_info(ddmc__dbg *d, const ddmc__dbg_cls *c, ddmc_class_info *info) {
   memset(info, 0, sizeof(*info));
   return DDMC__DBG_CALL(d, class_info, c->handle, info);
 }
 
 static int rt_signature_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
-  ddmc__wr_string(out, c->signature);
+  ddmc__dbg_wr_string(out, c->signature);
   if (generic) {
     ddmc_class_info info;
     if ((rc = class_info(d, c, &info)) != 0) return rc;
-    ddmc__wr_string(out, info.generic);
+    ddmc__dbg_wr_string(out, info.generic);
   }
   return ddmc__reply_rc(out, 0);
 }
@@ -29,37 +29,37 @@ static int rt_signature(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return r
 static int rt_signature_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_signature_(d, in, out, 1); }
 
 static int rt_class_loader(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   ddmc_class_info info;
-  int rc = ddmc__rd_class(d, in, &c);
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc == 0) rc = class_info(d, c, &info);
   if (rc != 0) return rc;
   uint64_t id;
-  if ((rc = ddmc__id_of_object(d, info.loader, &id)) == 0) ddmc__wr_id(out, id);
+  if ((rc = ddmc__dbg_id_of_object(d, info.loader, &id)) == 0) ddmc__dbg_wr_id(out, id);
   return rc;
 }
 
 static int rt_modifiers(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   ddmc_class_info info;
-  int rc = ddmc__rd_class(d, in, &c);
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc == 0) rc = class_info(d, c, &info);
   if (rc == 0) ddmc_buf_put_u32(out, info.modifiers);
   return rc;
 }
 
 static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   ddmc_buf_put_u32(out, c->nfields);
   for (uint32_t i = 0; i < c->nfields; i++) {
     ddmc_field_info f;
     if ((rc = ddmc__dbg_field(d, c, i, &f)) != 0) return rc;
-    ddmc__wr_id(out, ddmc__field_id(c, i));
-    ddmc__wr_string(out, f.name);
-    ddmc__wr_string(out, f.signature);
-    if (generic) ddmc__wr_string(out, f.generic);
+    ddmc__dbg_wr_id(out, ddmc__dbg_field_id(c, i));
+    ddmc__dbg_wr_string(out, f.name);
+    ddmc__dbg_wr_string(out, f.signature);
+    if (generic) ddmc__dbg_wr_string(out, f.generic);
     ddmc_buf_put_u32(out, f.modifiers);
   }
   return ddmc__reply_rc(out, 0);
@@ -69,8 +69,8 @@ static int rt_fields(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_f
 static int rt_fields_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_fields_(d, in, out, 1); }
 
 static int rt_methods_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   ddmc_buf_put_u32(out, c->nmethods);
   for (uint32_t i = 0; i < c->nmethods; i++) {
@@ -78,10 +78,10 @@ static int rt_methods_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic
     memset(&m, 0, sizeof(m));
     if ((rc = DDMC__DBG_CALL(d, method_info, c->handle, i, &m)) != 0) return rc;
     if (m.name == NULL || m.signature == NULL) return DDMC_JDWP_INVALID_METHODID;
-    ddmc__wr_id(out, ddmc__method_id(c, i));
-    ddmc__wr_string(out, m.name);
-    ddmc__wr_string(out, m.signature);
-    if (generic) ddmc__wr_string(out, m.generic);
+    ddmc__dbg_wr_id(out, ddmc__dbg_method_id(c, i));
+    ddmc__dbg_wr_string(out, m.name);
+    ddmc__dbg_wr_string(out, m.signature);
+    if (generic) ddmc__dbg_wr_string(out, m.generic);
     ddmc_buf_put_u32(out, m.modifiers);
   }
   return ddmc__reply_rc(out, 0);
@@ -92,96 +92,96 @@ static int rt_methods_generic(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { re
 
 /* Static values: every field must be static and declared by the type or a superclass. */
 static int rt_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
-  return rc != 0 ? rc : ddmc__get_fields(d, in, out, c, 0);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
+  return rc != 0 ? rc : ddmc__dbg_get_fields(d, in, out, c, 0);
 }
 
 static int rt_source_file(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   if (c->source == NULL) return DDMC_JDWP_ABSENT_INFORMATION;
-  ddmc__wr_string(out, c->source);
+  ddmc__dbg_wr_string(out, c->source);
   return 0;
 }
 
 static int rt_nested_types(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc == 0) ddmc_buf_put_u32(out, 0); /* the VM reports no nesting */
   return rc;
 }
 
 static int rt_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   ddmc_class_info info;
-  int rc = ddmc__rd_class(d, in, &c);
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc == 0) rc = class_info(d, c, &info);
   if (rc == 0) ddmc_buf_put_u32(out, info.status);
   return rc;
 }
 
 static int rt_interfaces(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   ddmc_buf_put_u32(out, c->ninterfaces);
   for (uint32_t i = 0; i < c->ninterfaces; i++) {
     ddmc_class ic = 0;
-    const ddmc__cls *k;
+    const ddmc__dbg_cls *k;
     if ((rc = DDMC__DBG_CALL(d, class_interface, c->handle, i, &ic)) != 0) return rc;
-    if ((rc = ddmc__cls_get(d, ic, &k)) != 0) return rc;
-    ddmc__wr_id(out, k->id);
+    if ((rc = ddmc__dbg_cls_get(d, ic, &k)) != 0) return rc;
+    ddmc__dbg_wr_id(out, k->id);
   }
   return ddmc__reply_rc(out, 0);
 }
 
 static int rt_class_object(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   if (c->class_object == 0) return DDMC_JDWP_NOT_IMPLEMENTED; /* the VM has no Class objects */
   uint64_t id;
-  if ((rc = ddmc__id_of_object(d, c->class_object, &id)) == 0) ddmc__wr_id(out, id);
+  if ((rc = ddmc__dbg_id_of_object(d, c->class_object, &id)) == 0) ddmc__dbg_wr_id(out, id);
   return rc;
 }
 
 /* The type exists but carries no such data: ABSENT_INFORMATION, as JDWP documents (JDI then
  * shows nothing, where NOT_IMPLEMENTED would be an exception in the IDE). */
 static int rt_absent(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   return rc != 0 ? rc : DDMC_JDWP_ABSENT_INFORMATION;
 }
 
 /* ---- ClassType */
 
 static int ct_superclass(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c, *s;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c, *s;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   if (c->type_tag != DDMC_TYPE_CLASS) return DDMC_JDWP_INVALID_CLASS;
   if (c->superclass == 0) {
-    ddmc__wr_id(out, 0);
+    ddmc__dbg_wr_id(out, 0);
     return 0;
   }
-  if ((rc = ddmc__cls_get(d, c->superclass, &s)) != 0) return rc;
-  ddmc__wr_id(out, s->id);
+  if ((rc = ddmc__dbg_cls_get(d, c->superclass, &s)) != 0) return rc;
+  ddmc__dbg_wr_id(out, s->id);
   return 0;
 }
 
 static int ct_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
-  return rc != 0 ? rc : ddmc__set_fields(d, in, c, 0);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
+  return rc != 0 ? rc : ddmc__dbg_set_fields(d, in, c, 0);
 }
 
 /* ---- ArrayType */
 
 static int at_new_instance(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, in, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
   int32_t length = (int32_t)ddmc_read_u32(in);
   if (rc == 0) rc = ddmc__rd_end(in);
   if (rc != 0) return rc;
@@ -189,24 +189,24 @@ static int at_new_instance(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (length < 0) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   ddmc_ref a = 0;
   if ((rc = DDMC__DBG_CALL(d, new_array, c->handle, length, &a)) != 0) return rc;
-  return a == 0 ? DDMC_JDWP_INTERNAL : ddmc__wr_tagged_object(d, out, a);
+  return a == 0 ? DDMC_JDWP_INTERNAL : ddmc__dbg_wr_tagged_object(d, out, a);
 }
 
 /* ---- ClassObjectReference */
 
 static int cor_reflected_type(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const ddmc__cls *c;
+  const ddmc__dbg_cls *c;
   uint64_t id = ddmc_read_u64(in);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
-  int rc = ddmc__class_of_id(d, id, &c);
+  int rc = ddmc__dbg_class_of_id(d, id, &c);
   if (rc == DDMC_JDWP_INVALID_CLASS) rc = DDMC_JDWP_INVALID_OBJECT;
   if (rc != 0) return rc;
   ddmc_buf_put_u8(out, c->type_tag);
-  ddmc__wr_id(out, c->id);
+  ddmc__dbg_wr_id(out, c->id);
   return 0;
 }
 
-const ddmc__cmd ddmc__cmds_type[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_type[] = {
     {2, 1, rt_signature, "ReferenceType.Signature", NULL},
     {2, 2, rt_class_loader, "ReferenceType.ClassLoader", NULL},
     {2, 3, rt_modifiers, "ReferenceType.Modifiers", NULL},
@@ -222,9 +222,9 @@ const ddmc__cmd ddmc__cmds_type[] = {
     {2, 13, rt_signature_generic, "ReferenceType.SignatureWithGeneric", NULL},
     {2, 14, rt_fields_generic, "ReferenceType.FieldsWithGeneric", NULL},
     {2, 15, rt_methods_generic, "ReferenceType.MethodsWithGeneric", NULL},
-    {2, 16, ddmc__not_offered, "ReferenceType.Instances", "canGetInstanceInfo"},
+    {2, 16, ddmc__dbg_not_offered, "ReferenceType.Instances", "canGetInstanceInfo"},
     {2, 17, rt_absent, "ReferenceType.ClassFileVersion", NULL},
-    {2, 18, ddmc__not_offered, "ReferenceType.ConstantPool", "canGetConstantPool"},
+    {2, 18, ddmc__dbg_not_offered, "ReferenceType.ConstantPool", "canGetConstantPool"},
     {3, 1, ct_superclass, "ClassType.Superclass", NULL},
     {3, 2, ct_set_values, "ClassType.SetValues", NULL},
     {4, 1, at_new_instance, "ArrayType.NewInstance", NULL},

@@ -15,14 +15,14 @@
 #define DDMC__MAX_NEW_STRING ((size_t)1 << 20)
 
 static int vm_version(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  const char *name = ddmc__vm_name(d->vm);
+  const char *name = ddmc__dbg_vm_name(d->vm);
   char desc[256];
   snprintf(desc, sizeof(desc), "%s (libddmc %s JDWP back-end)", name ? name : "VM", ddmc_version_string());
-  ddmc__wr_string(out, desc);
+  ddmc__dbg_wr_string(out, desc);
   ddmc_buf_put_u32(out, 1); /* JDWP 1.8: JDI then uses the *WithGeneric forms and never asks for modules */
   ddmc_buf_put_u32(out, 8);
-  ddmc__wr_string(out, ddmc_version_string());
-  ddmc__wr_string(out, name ? name : "VM");
+  ddmc__dbg_wr_string(out, ddmc_version_string());
+  ddmc__dbg_wr_string(out, name ? name : "VM");
   return 0;
 }
 
@@ -74,21 +74,21 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
   size_t count = ddmc__count_begin(out);
   uint32_t n = 0;
   for (uint32_t i = 0; i < l.n && out->err == 0; i++) {
-    const ddmc__cls *c;
+    const ddmc__dbg_cls *c;
     ddmc_class_info info;
     memset(&info, 0, sizeof(info));
     /* A class the VM no longer describes is left out; one the registry cannot take fails the
      * whole reply (a partial list would look complete). */
-    if ((rc = ddmc__cls_get(d, l.v[i], &c)) == DDMC_JDWP_OUT_OF_MEMORY) break;
+    if ((rc = ddmc__dbg_cls_get(d, l.v[i], &c)) == DDMC_JDWP_OUT_OF_MEMORY) break;
     if (rc != 0 || d->ops.class_info(d->vm_data, l.v[i], &info) != 0) {
       rc = 0;
       continue;
     }
     if (sig != NULL && strcmp(sig, c->signature) != 0) continue;
     ddmc_buf_put_u8(out, c->type_tag);
-    ddmc__wr_id(out, c->id);
-    if (with_sig) ddmc__wr_string(out, c->signature);
-    if (with_generic) ddmc__wr_string(out, info.generic);
+    ddmc__dbg_wr_id(out, c->id);
+    if (with_sig) ddmc__dbg_wr_string(out, c->signature);
+    if (with_generic) ddmc__dbg_wr_string(out, info.generic);
     ddmc_buf_put_u32(out, info.status);
     n++;
   }
@@ -101,7 +101,7 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
 
 static int vm_classes_by_signature(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   char sig[DDMC__MAX_SIGNATURE];
-  int rc = ddmc__rd_string(in, sig, sizeof(sig));
+  int rc = ddmc__dbg_rd_string(in, sig, sizeof(sig));
   if (rc != 0) return rc;
   return write_classes(d, out, sig, 0, 0);
 }
@@ -122,12 +122,12 @@ typedef struct id_list {
 static int put_thread(void *arg, uint32_t thread, const ddmc_thread_detail *info) {
   id_list *l = arg;
   uint64_t id;
-  int rc = ddmc__id_of_object(l->d, info->object, &id);
+  int rc = ddmc__dbg_id_of_object(l->d, info->object, &id);
   if (rc != 0) {
     l->err = rc;
     return 1;
   }
-  ddmc__wr_id(l->out, id);
+  ddmc__dbg_wr_id(l->out, id);
   l->n++;
   return 0;
 }
@@ -135,7 +135,7 @@ static int put_thread(void *arg, uint32_t thread, const ddmc_thread_detail *info
 static int vm_all_threads(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   size_t count = ddmc__count_begin(out);
   id_list l = {d, out, 0, 0};
-  int rc = ddmc__thr_for_each(d, put_thread, &l);
+  int rc = ddmc__dbg_thr_for_each(d, put_thread, &l);
   if (rc == 0) rc = l.err;
   if (rc == 0 && out->err) rc = DDMC_JDWP_OUT_OF_MEMORY;
   if (rc == 0) ddmc__count_end(out, count, l.n);
@@ -146,12 +146,12 @@ static int put_top_group(void *arg, ddmc_ref group, ddmc_ref parent, const char 
   id_list *l = arg;
   if (parent != 0) return 0;
   uint64_t id;
-  int rc = ddmc__id_of_object(l->d, group, &id);
+  int rc = ddmc__dbg_id_of_object(l->d, group, &id);
   if (rc != 0) {
     l->err = rc;
     return 1;
   }
-  ddmc__wr_id(l->out, id);
+  ddmc__dbg_wr_id(l->out, id);
   l->n++;
   return 0;
 }
@@ -182,12 +182,12 @@ static int vm_id_sizes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int vm_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__rd_end(in);
-  return rc != 0 ? rc : ddmc__thr_suspend_all(d);
+  return rc != 0 ? rc : ddmc__dbg_thr_suspend_all(d);
 }
 
 static int vm_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__rd_end(in);
-  return rc != 0 ? rc : ddmc__thr_resume_all(d);
+  return rc != 0 ? rc : ddmc__dbg_thr_resume_all(d);
 }
 
 /* Exit: the reply must reach the debugger before the process ends, and only the JDWP thread
@@ -238,8 +238,8 @@ static int vm_create_string(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   rc = DDMC__DBG_CALL(d, create_string, s, (size_t)n, &o);
   if (rc != 0) return rc;
   uint64_t id;
-  rc = ddmc__id_of_object(d, o, &id);
-  if (rc == 0) ddmc__wr_id(out, id);
+  rc = ddmc__dbg_id_of_object(d, o, &id);
+  if (rc == 0) ddmc__dbg_wr_id(out, id);
   return rc;
 }
 
@@ -271,7 +271,7 @@ static int vm_capabilities_new(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 static int vm_class_paths(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  ddmc__wr_string(out, "");
+  ddmc__dbg_wr_string(out, "");
   ddmc_buf_put_u32(out, 0);
   ddmc_buf_put_u32(out, 0);
   return 0;
@@ -284,24 +284,24 @@ static int vm_dispose_objects(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   for (uint32_t i = 0; i < n; i++) {
     uint64_t id = ddmc_read_u64(in);
     int32_t refs = (int32_t)ddmc_read_u32(in);
-    if (refs > 0) ddmc__id_release(d, id, refs);
+    if (refs > 0) ddmc__dbg_id_release(d, id, refs);
   }
   return 0;
 }
 
 static int vm_hold_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
-  ddmc__events_hold(d, 1);
+  ddmc__dbg_events_hold(d, 1);
   return 0;
 }
 
 static int vm_release_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
-  ddmc__events_hold(d, 0);
+  ddmc__dbg_events_hold(d, 0);
   return 0;
 }
 
-const ddmc__cmd ddmc__cmds_vm[] = {
+const ddmc__dbg_cmd ddmc__dbg_cmds_vm[] = {
     {1, 1, vm_version, "VirtualMachine.Version", NULL},
     {1, 2, vm_classes_by_signature, "VirtualMachine.ClassesBySignature", NULL},
     {1, 3, vm_all_classes, "VirtualMachine.AllClasses", NULL},
@@ -319,9 +319,9 @@ const ddmc__cmd ddmc__cmds_vm[] = {
     {1, 15, vm_hold_events, "VirtualMachine.HoldEvents", NULL},
     {1, 16, vm_release_events, "VirtualMachine.ReleaseEvents", NULL},
     {1, 17, vm_capabilities_new, "VirtualMachine.CapabilitiesNew", NULL},
-    {1, 18, ddmc__not_offered, "VirtualMachine.RedefineClasses", "canRedefineClasses"},
-    {1, 19, ddmc__not_offered, "VirtualMachine.SetDefaultStratum", "canSetDefaultStratum"},
+    {1, 18, ddmc__dbg_not_offered, "VirtualMachine.RedefineClasses", "canRedefineClasses"},
+    {1, 19, ddmc__dbg_not_offered, "VirtualMachine.SetDefaultStratum", "canSetDefaultStratum"},
     {1, 20, vm_all_classes_generic, "VirtualMachine.AllClassesWithGeneric", NULL},
-    {1, 21, ddmc__not_offered, "VirtualMachine.InstanceCounts", "canGetInstanceInfo"},
+    {1, 21, ddmc__dbg_not_offered, "VirtualMachine.InstanceCounts", "canGetInstanceInfo"},
     {0, 0, NULL, NULL, NULL},
 };

@@ -10,28 +10,29 @@
 
 static int truncated(ddmc_reader *r) { return r->err ? DDMC_JDWP_INVALID_LENGTH : 0; }
 
-int ddmc__rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out) {
+int ddmc__dbg_rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out) {
   uint64_t id = ddmc_read_u64(r);
   *out = 0;
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
-  return ddmc__object_of_id(d, id, out);
+  return ddmc__dbg_object_of_id(d, id, out);
 }
 
-int ddmc__rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls **out) {
+int ddmc__dbg_rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls **out) {
   uint64_t id = ddmc_read_u64(r);
   *out = NULL;
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
-  return ddmc__class_of_id(d, id, out);
+  return ddmc__dbg_class_of_id(d, id, out);
 }
 
-int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, const ddmc__cls **decl, uint32_t *out) {
+int ddmc__dbg_rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls *c, const ddmc__dbg_cls **decl,
+                        uint32_t *out) {
   uint64_t mid = ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
-  const ddmc__cls *k;
-  int rc = ddmc__class_of_member_id(d, mid, 1, &k, out);
+  const ddmc__dbg_cls *k;
+  int rc = ddmc__dbg_class_of_member_id(d, mid, 1, &k, out);
   if (rc != 0) return rc;
   /* c itself, or (for a call on an instance of c) a superclass that declares the method */
-  if (c == NULL || (k != c && (decl == NULL || !ddmc__is_subclass(d, c->handle, k->handle))))
+  if (c == NULL || (k != c && (decl == NULL || !ddmc__dbg_is_subclass(d, c->handle, k->handle))))
     return DDMC_JDWP_INVALID_METHODID;
   if (decl != NULL) *decl = k;
   return 0;
@@ -40,40 +41,41 @@ int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, const ddmc
 /* Field and method IDs name their declaring class (its ID's generation and slot) and the
  * member's index + 1, so a member is found from its ID alone: JDI names a field or method
  * together with a subclass of its declaring class. */
-static uint64_t member_id(const ddmc__cls *c, uint32_t index) {
+static uint64_t member_id(const ddmc__dbg_cls *c, uint32_t index) {
   uint64_t gen = (c->id >> 32) & 0x7ffff, slot1 = c->id & 0x1fffff;
   return gen << 45 | slot1 << 24 | ((uint64_t)index + 1);
 }
 
-uint64_t ddmc__field_id(const ddmc__cls *c, uint32_t index) { return member_id(c, index); }
+uint64_t ddmc__dbg_field_id(const ddmc__dbg_cls *c, uint32_t index) { return member_id(c, index); }
 
-uint64_t ddmc__method_id(const ddmc__cls *c, uint32_t index) { return member_id(c, index); }
+uint64_t ddmc__dbg_method_id(const ddmc__dbg_cls *c, uint32_t index) { return member_id(c, index); }
 
-int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *want, const ddmc__cls **decl, uint32_t *out) {
+int ddmc__dbg_rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls *want, const ddmc__dbg_cls **decl,
+                       uint32_t *out) {
   uint64_t fid = ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
-  const ddmc__cls *c;
-  int rc = ddmc__class_of_member_id(d, fid, 0, &c, out);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_class_of_member_id(d, fid, 0, &c, out);
   if (rc != 0) return rc;
-  if (want != NULL && !ddmc__is_subclass(d, want->handle, c->handle)) return DDMC_JDWP_INVALID_FIELDID;
+  if (want != NULL && !ddmc__dbg_is_subclass(d, want->handle, c->handle)) return DDMC_JDWP_INVALID_FIELDID;
   if (decl != NULL) *decl = c;
   return 0;
 }
 
-int ddmc__rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread) {
+int ddmc__dbg_rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread) {
   uint64_t id = ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
   ddmc_ref o;
-  int rc = ddmc__object_of_id(d, id, &o);
+  int rc = ddmc__dbg_object_of_id(d, id, &o);
   if (rc != 0) return rc;
   if (o == 0) return DDMC_JDWP_INVALID_THREAD;
-  return ddmc__thr_of_object(d, o, thread);
+  return ddmc__dbg_thr_of_object(d, o, thread);
 }
 
-int ddmc__rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth) {
+int ddmc__dbg_rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth) {
   uint64_t id = ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
-  int rc = ddmc__frame_check(d, thread, id, depth);
+  int rc = ddmc__dbg_frame_check(d, thread, id, depth);
   if (rc != 0) return rc;
   int32_t n = 0;
   rc = DDMC__DBG_CALL(d, frame_count, thread, &n);
@@ -81,17 +83,17 @@ int ddmc__rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth
   return *depth < n ? 0 : DDMC_JDWP_INVALID_FRAMEID;
 }
 
-int ddmc__rd_location(ddmc__dbg *d, ddmc_reader *r, ddmc_location *out) {
+int ddmc__dbg_rd_location(ddmc__dbg *d, ddmc_reader *r, ddmc_location *out) {
   uint8_t tag = ddmc_read_u8(r);
-  const ddmc__cls *c;
-  int rc = ddmc__rd_class(d, r, &c);
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, r, &c);
   if (rc != 0) {
     ddmc_read_u64(r); /* the rest, so a bad class is not also a length error */
     ddmc_read_u64(r);
     return truncated(r) ? truncated(r) : rc;
   }
   uint32_t m;
-  rc = ddmc__rd_method(d, r, c, NULL, &m);
+  rc = ddmc__dbg_rd_method(d, r, c, NULL, &m);
   int64_t index = (int64_t)ddmc_read_u64(r);
   if (r->err) return DDMC_JDWP_INVALID_LENGTH;
   if (rc != 0) return rc;
@@ -102,7 +104,7 @@ int ddmc__rd_location(ddmc__dbg *d, ddmc_reader *r, ddmc_location *out) {
   return 0;
 }
 
-size_t ddmc__value_size(char tag) {
+size_t ddmc__dbg_value_size(char tag) {
   switch (tag) {
     case 'Z':
     case 'B': return 1;
@@ -128,7 +130,7 @@ static int is_object_tag(char tag) {
   return tag == 'L' || tag == 's' || tag == '[' || tag == 't' || tag == 'g' || tag == 'c' || tag == 'l';
 }
 
-int ddmc__rd_value(ddmc__dbg *d, ddmc_reader *r, char tag, ddmc_value *out) {
+int ddmc__dbg_rd_value(ddmc__dbg *d, ddmc_reader *r, char tag, ddmc_value *out) {
   if (tag == 0) {
     tag = (char)ddmc_read_u8(r);
     if (r->err) return DDMC_JDWP_INVALID_LENGTH;
@@ -156,12 +158,12 @@ int ddmc__rd_value(ddmc__dbg *d, ddmc_reader *r, char tag, ddmc_value *out) {
     default:
       if (!is_object_tag(tag)) return DDMC_JDWP_INVALID_TAG;
       out->tag = 'L';
-      return ddmc__rd_object(d, r, &out->u.l);
+      return ddmc__dbg_rd_object(d, r, &out->u.l);
   }
   return truncated(r);
 }
 
-int ddmc__rd_string(ddmc_reader *r, char *out, size_t cap) {
+int ddmc__dbg_rd_string(ddmc_reader *r, char *out, size_t cap) {
   uint32_t n = ddmc_read_u32(r);
   if (r->err || n > ddmc_reader_left(r)) {
     r->err = 1;
@@ -174,38 +176,38 @@ int ddmc__rd_string(ddmc_reader *r, char *out, size_t cap) {
   return 0;
 }
 
-void ddmc__wr_string(ddmc_buf *b, const char *s) {
+void ddmc__dbg_wr_string(ddmc_buf *b, const char *s) {
   size_t n = s ? strlen(s) : 0;
   ddmc_buf_put_u32(b, (uint32_t)n);
   if (n) ddmc_buf_put_bytes(b, s, n);
 }
 
-void ddmc__wr_id(ddmc_buf *b, uint64_t id) { ddmc_buf_put_u64(b, id); }
+void ddmc__dbg_wr_id(ddmc_buf *b, uint64_t id) { ddmc_buf_put_u64(b, id); }
 
 /* The specific tag of an object ('L' if its class does not say more). */
 static char specific_tag(ddmc__dbg *d, ddmc_ref o) {
   ddmc_class c = 0;
-  const ddmc__cls *k;
-  if (o == 0 || DDMC__DBG_CALL(d, object_class, o, &c) != 0 || ddmc__cls_get(d, c, &k) != 0) return 'L';
+  const ddmc__dbg_cls *k;
+  if (o == 0 || DDMC__DBG_CALL(d, object_class, o, &c) != 0 || ddmc__dbg_cls_get(d, c, &k) != 0) return 'L';
   return (char)k->object_tag;
 }
 
-int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o) {
+int ddmc__dbg_wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o) {
   uint64_t id = 0;
-  int rc = ddmc__id_of_object(d, o, &id);
+  int rc = ddmc__dbg_id_of_object(d, o, &id);
   if (rc != 0) return rc;
   ddmc_buf_put_u8(b, (uint8_t)specific_tag(d, o));
-  ddmc__wr_id(b, id);
+  ddmc__dbg_wr_id(b, id);
   return 0;
 }
 
-int ddmc__wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged) {
+int ddmc__dbg_wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged) {
   char tag = v->tag;
   if (is_object_tag(tag)) {
-    if (tagged) return ddmc__wr_tagged_object(d, b, v->u.l);
+    if (tagged) return ddmc__dbg_wr_tagged_object(d, b, v->u.l);
     uint64_t id = 0;
-    int rc = ddmc__id_of_object(d, v->u.l, &id);
-    if (rc == 0) ddmc__wr_id(b, id);
+    int rc = ddmc__dbg_id_of_object(d, v->u.l, &id);
+    if (rc == 0) ddmc__dbg_wr_id(b, id);
     return rc;
   }
   if (tagged) ddmc_buf_put_u8(b, (uint8_t)tag);
@@ -234,23 +236,23 @@ int ddmc__wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged) {
   return 0;
 }
 
-int ddmc__wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc) {
-  const ddmc__cls *c;
-  int rc = ddmc__cls_get(d, loc->cls, &c);
+int ddmc__dbg_wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc) {
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_cls_get(d, loc->cls, &c);
   if (rc != 0) return rc;
   ddmc_buf_put_u8(b, c->type_tag);
-  ddmc__wr_id(b, c->id);
-  ddmc__wr_id(b, ddmc__method_id(c, loc->method));
+  ddmc__dbg_wr_id(b, c->id);
+  ddmc__dbg_wr_id(b, ddmc__dbg_method_id(c, loc->method));
   ddmc_buf_put_u64(b, (uint64_t)loc->index);
   return 0;
 }
 
-char ddmc__sig_tag(const char *sig) {
+char ddmc__dbg_sig_tag(const char *sig) {
   if (sig == NULL || sig[0] == '\0') return 'V';
   return sig[0] == '[' ? 'L' : sig[0];
 }
 
-int ddmc__dbg_field(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out) {
+int ddmc__dbg_field(ddmc__dbg *d, const ddmc__dbg_cls *c, uint32_t field, ddmc_field_info *out) {
   memset(out, 0, sizeof(*out));
   if (field >= c->nfields) return DDMC_JDWP_INVALID_FIELDID;
   int rc = DDMC__DBG_CALL(d, field_info, c->handle, field, out);
@@ -259,7 +261,7 @@ int ddmc__dbg_field(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field
   return rc;
 }
 
-int ddmc__rd_count(ddmc_reader *r, size_t min_each, uint32_t *out) {
+int ddmc__dbg_rd_count(ddmc_reader *r, size_t min_each, uint32_t *out) {
   uint32_t n = ddmc_read_u32(r);
   if (r->err || (min_each > 0 && n > ddmc_reader_left(r) / min_each)) {
     r->err = 1;
@@ -269,7 +271,7 @@ int ddmc__rd_count(ddmc_reader *r, size_t min_each, uint32_t *out) {
   return 0;
 }
 
-int ddmc__not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+int ddmc__dbg_not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   (void)d;
   (void)out;
   ddmc_read_bytes(in, ddmc_reader_left(in));

@@ -35,7 +35,7 @@ typedef struct ddmc__dbg ddmc__dbg;
  * An ID is (generation << 32) | (slot + 1): a slot freed by DisposeObjects or reset at disconnect
  * gets a new generation, so an old ID never names the new occupant. Objects are held (GC roots,
  * ddmc_gc_visit_roots) while they have an ID. */
-typedef struct ddmc__cls {
+typedef struct ddmc__dbg_cls {
   ddmc_class handle;
   uint64_t id;     /* its referenceTypeID */
   char *signature; /* copied JNI signature */
@@ -46,130 +46,132 @@ typedef struct ddmc__cls {
   ddmc_class superclass;
   ddmc_ref class_object; /* its java.lang.Class, or 0 */
   uint32_t nfields, nmethods, ninterfaces;
-} ddmc__cls;
+} ddmc__dbg_cls;
 
 /* The objectID for o (allocating one), 0 for null. Returns 0 on success or a JDWP error
  * (OUT_OF_MEMORY when the registry is full). Thread: any. */
-int ddmc__id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id);
+int ddmc__dbg_id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id);
 /* The object behind id, or INVALID_OBJECT. id 0 gives 0 (null) and success. Thread: any. */
-int ddmc__object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out);
+int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out);
 /* The class behind a referenceTypeID (or the classObjectID of its class object), with its cached
  * description. INVALID_CLASS (INVALID_OBJECT when the id names a plain object). Thread: any. */
-int ddmc__class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__cls **out);
+int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out);
 /* The cached description of c, registering it (and its referenceTypeID) on first sight.
  * Thread: any. The pointer stays valid until the session ends. */
-int ddmc__cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out);
+int ddmc__dbg_cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out);
 /* Does c descend from (or equal) ancestor, by superclasses? Thread: any. */
-int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
+int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
 /* DisposeObjects: drops one reference count of the ID; the slot is freed at zero. */
-void ddmc__id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
+void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
 /* DisableCollection (pin 1) / EnableCollection (pin 0) / IsCollected (pin -1: only checks).
  * Returns 0, or INVALID_OBJECT for an ID that names nothing (disposed, stale, forged). */
-int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin);
+int ddmc__dbg_id_pin(ddmc__dbg *d, uint64_t id, int pin);
 
 /* ---- the wire (codec.c). Readers return 0 or a JDWP error, and leave the reader's sticky
  * error set on truncation: the dispatcher (table.c) answers a request that ran past its end with
  * INVALID_LENGTH and one with bytes left over with ILLEGAL_ARGUMENT, whatever the handler said. */
-int ddmc__rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out);
-int ddmc__rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls **out);
+int ddmc__dbg_rd_object(ddmc__dbg *d, ddmc_reader *r, ddmc_ref *out);
+int ddmc__dbg_rd_class(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls **out);
 /* A methodID of c (INVALID_METHODID when out of range); with decl, also one that c inherits
  * (*decl: the declaring class). */
-int ddmc__rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *c, const ddmc__cls **decl, uint32_t *out);
+int ddmc__dbg_rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls *c, const ddmc__dbg_cls **decl,
+                        uint32_t *out);
 /* A fieldID names its declaring class too (ObjectReference.GetValues sends none):
  * (low 19 bits of the class ID's generation << 45) | (class slot + 1) << 24 | (index + 1).
- * ddmc__rd_field gives the declaring class and index; with want set, the field must be declared
+ * ddmc__dbg_rd_field gives the declaring class and index; with want set, the field must be declared
  * by want or one of its superclasses (INVALID_FIELDID otherwise, as for a stale or forged ID). */
-uint64_t ddmc__field_id(const ddmc__cls *c, uint32_t index);
-uint64_t ddmc__method_id(const ddmc__cls *c, uint32_t index);
-int ddmc__rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__cls *want, const ddmc__cls **decl, uint32_t *out);
+uint64_t ddmc__dbg_field_id(const ddmc__dbg_cls *c, uint32_t index);
+uint64_t ddmc__dbg_method_id(const ddmc__dbg_cls *c, uint32_t index);
+int ddmc__dbg_rd_field(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls *want, const ddmc__dbg_cls **decl,
+                       uint32_t *out);
 /* The declaring class and index of a field (method 0) or method (1) ID (ids.c): INVALID_FIELDID /
  * INVALID_METHODID when the slot holds no class of that generation or the index is out of range. */
-int ddmc__class_of_member_id(ddmc__dbg *d, uint64_t id, int method, const ddmc__cls **out, uint32_t *index);
+int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t id, int method, const ddmc__dbg_cls **out, uint32_t *index);
 /* threadID: INVALID_OBJECT for an unknown ID, INVALID_THREAD when the object is not a live
  * thread the debugger may see. */
-int ddmc__rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread);
+int ddmc__dbg_rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread);
 /* frameID of thread: INVALID_FRAMEID when stale (the thread ran since) or unknown;
  * THREAD_NOT_SUSPENDED when the thread is not suspended. */
-int ddmc__rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth);
-int ddmc__rd_location(ddmc__dbg *d, ddmc_reader *r, ddmc_location *out);
+int ddmc__dbg_rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth);
+int ddmc__dbg_rd_location(ddmc__dbg *d, ddmc_reader *r, ddmc_location *out);
 /* A value: tagged when tag == 0, otherwise untagged of that signature byte. Object tags come
  * back as 'L'. */
-int ddmc__rd_value(ddmc__dbg *d, ddmc_reader *r, char tag, ddmc_value *out);
+int ddmc__dbg_rd_value(ddmc__dbg *d, ddmc_reader *r, char tag, ddmc_value *out);
 /* A JDWP string: [u4 n][n bytes], copied NUL-terminated into out (cap bytes); ILLEGAL_ARGUMENT
  * when longer than cap - 1. */
-int ddmc__rd_string(ddmc_reader *r, char *out, size_t cap);
+int ddmc__dbg_rd_string(ddmc_reader *r, char *out, size_t cap);
 
-void ddmc__wr_string(ddmc_buf *b, const char *s); /* NULL as "" */
-void ddmc__wr_id(ddmc_buf *b, uint64_t id);       /* 8 bytes: every ID size is 8 */
+void ddmc__dbg_wr_string(ddmc_buf *b, const char *s); /* NULL as "" */
+void ddmc__dbg_wr_id(ddmc_buf *b, uint64_t id);       /* 8 bytes: every ID size is 8 */
 /* A value, tagged or not; references get their objectID and, tagged, the specific tag. */
-int ddmc__wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged);
-int ddmc__wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o);
-int ddmc__wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc);
+int ddmc__dbg_wr_value(ddmc__dbg *d, ddmc_buf *b, const ddmc_value *v, int tagged);
+int ddmc__dbg_wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o);
+int ddmc__dbg_wr_location(ddmc__dbg *d, ddmc_buf *b, const ddmc_location *loc);
 /* The value tag of a JNI type signature: its first byte, with 'L' for classes and arrays alike
  * ('V' for NULL or an empty one). */
-char ddmc__sig_tag(const char *sig);
+char ddmc__dbg_sig_tag(const char *sig);
 /* Size of an untagged value of this signature byte (0 for an unknown tag). */
-size_t ddmc__value_size(char tag);
+size_t ddmc__dbg_value_size(char tag);
 
 /* ---- threads (threads.c): the debugger's view of suspension. */
 /* The thread's debugger suspend count (0 for an unknown thread). */
-int ddmc__thr_count(ddmc__dbg *d, uint32_t thread);
+int ddmc__dbg_thr_count(ddmc__dbg *d, uint32_t thread);
 /* ThreadReference.Suspend / Resume and VirtualMachine.Suspend / Resume. JDWP thread. */
-int ddmc__thr_suspend(ddmc__dbg *d, uint32_t thread);
-int ddmc__thr_resume(ddmc__dbg *d, uint32_t thread);
-int ddmc__thr_suspend_all(ddmc__dbg *d);
-int ddmc__thr_resume_all(ddmc__dbg *d);
+int ddmc__dbg_thr_suspend(ddmc__dbg *d, uint32_t thread);
+int ddmc__dbg_thr_resume(ddmc__dbg *d, uint32_t thread);
+int ddmc__dbg_thr_suspend_all(ddmc__dbg *d);
+int ddmc__dbg_thr_resume_all(ddmc__dbg *d);
 /* The frameID for depth of a suspended thread: (epoch << 32) | (depth + 1), the epoch moving on
  * each time the thread's count returns to 0. */
-uint64_t ddmc__frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth);
+uint64_t ddmc__dbg_frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth);
 /* The depth a frameID names: THREAD_NOT_SUSPENDED when the thread's count is 0, INVALID_FRAMEID
  * when the ID is of an earlier epoch or malformed. The depth is not checked against the VM's
- * frame count here (ddmc__rd_frame does that). */
-int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth);
+ * frame count here (ddmc__dbg_rd_frame does that). */
+int ddmc__dbg_frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth);
 /* The threadID of VM thread `thread` (its java.lang.Thread's objectID): INVALID_THREAD for an
  * internal thread. Thread: any. */
-int ddmc__thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id);
+int ddmc__dbg_thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id);
 /* The VM thread whose java.lang.Thread is o: INVALID_THREAD when o is no live thread a debugger
  * may see. Thread: any. */
-int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread);
+int ddmc__dbg_thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread);
 /* Visits the threads a debugger may see (not internal, alive) until fn returns non-zero. Returns 0
  * or a JDWP error of its own (never fn's value: a visitor keeps its errors). */
-typedef int (*ddmc__thr_visit_fn)(void *arg, uint32_t thread, const ddmc_thread_detail *info);
-int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg);
+typedef int (*ddmc__dbg_thr_visit_fn)(void *arg, uint32_t thread, const ddmc_thread_detail *info);
+int ddmc__dbg_thr_for_each(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg);
 
 /* ---- command handlers (cmd_*.c). One shape: read the request from in, write the reply body to
  * out, return a JDWP error (0 = success; on an error the body is dropped). JDWP thread. */
-typedef int (*ddmc__cmd_fn)(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
-typedef struct ddmc__cmd {
+typedef int (*ddmc__dbg_cmd_fn)(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
+typedef struct ddmc__dbg_cmd {
   uint8_t set, cmd;
-  ddmc__cmd_fn fn;
+  ddmc__dbg_cmd_fn fn;
   const char *name; /* "VirtualMachine.Version" */
   /* Not offered: the capability answered false that keeps a debugger from sending it (fn is then
-   * ddmc__not_offered); NULL for a command that is answered. */
+   * ddmc__dbg_not_offered); NULL for a command that is answered. */
   const char *not_offered_behind;
-} ddmc__cmd;
+} ddmc__dbg_cmd;
 /* A command set: its number, its name, the files that answer it, and the table that holds most
  * of its commands (see table.c). */
-typedef struct ddmc__cmdset {
+typedef struct ddmc__dbg_cmdset {
   uint8_t set;
   const char *name;
   const char *files;
-  const ddmc__cmd *cmds;
-} ddmc__cmdset;
+  const ddmc__dbg_cmd *cmds;
+} ddmc__dbg_cmdset;
 /* Every set, ended by a row whose name is NULL. */
-const ddmc__cmdset *ddmc__dbg_sets(void);
+const ddmc__dbg_cmdset *ddmc__dbg_sets(void);
 /* Each file's entries, ended by {0}. */
-extern const ddmc__cmd ddmc__cmds_vm[]; /* 1 */
-extern const ddmc__cmd
-    ddmc__cmds_type[]; /* 2 ReferenceType, 3 ClassType, 4 ArrayType, 5 InterfaceType, 17 ClassObjectReference */
-extern const ddmc__cmd ddmc__cmds_method[]; /* 6 Method, 8 Field */
-extern const ddmc__cmd
-    ddmc__cmds_object[]; /* 9 ObjectReference, 10 StringReference, 13 ArrayReference, 14 ClassLoaderReference */
-extern const ddmc__cmd ddmc__cmds_thread[]; /* 11 ThreadReference, 12 ThreadGroupReference */
-extern const ddmc__cmd ddmc__cmds_frame[];  /* 16 StackFrame */
-extern const ddmc__cmd ddmc__cmds_event[];   /* 15 EventRequest */
-extern const ddmc__cmd ddmc__cmds_monitor[]; /* 9/5, 11/8, 11/9, 11/13: who holds what */
-extern const ddmc__cmd ddmc__cmds_invoke[];  /* 3/3, 3/4, 5/1, 9/6: method calls */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_vm[]; /* 1 */
+extern const ddmc__dbg_cmd
+    ddmc__dbg_cmds_type[]; /* 2 ReferenceType, 3 ClassType, 4 ArrayType, 5 InterfaceType, 17 ClassObjectReference */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_method[]; /* 6 Method, 8 Field */
+extern const ddmc__dbg_cmd
+    ddmc__dbg_cmds_object[]; /* 9 ObjectReference, 10 StringReference, 13 ArrayReference, 14 ClassLoaderReference */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_thread[];  /* 11 ThreadReference, 12 ThreadGroupReference */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_frame[];   /* 16 StackFrame */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_event[];   /* 15 EventRequest */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_monitor[]; /* 9/5, 11/8, 11/9, 11/13: who holds what */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_invoke[];  /* 3/3, 3/4, 5/1, 9/6: method calls */
 
 /* ---- the state (table.c) */
 /* A debugger for vm over ops (not yet a service of its JDWP thread nor a client of the hub:
@@ -179,7 +181,7 @@ void ddmc__dbg_free(ddmc__dbg *d);
 /* Runs one command as the JDWP thread would (the checks of table.c included). Returns the JDWP
  * error; the reply body is in reply. */
 int ddmc__dbg_run(ddmc__dbg *d, uint8_t set, uint8_t cmd, const uint8_t *body, size_t len, ddmc_buf *reply);
-const ddmc__cmd *ddmc__dbg_lookup(uint8_t set, uint8_t cmd);
+const ddmc__dbg_cmd *ddmc__dbg_lookup(uint8_t set, uint8_t cmd);
 /* What a disconnect does (JDWP 2.7); also VirtualMachine.Dispose. JDWP thread. */
 void ddmc__dbg_reset(ddmc__dbg *d);
 /* Marks a session live without a peer (tests): events are then matched and queued. */
@@ -192,22 +194,22 @@ const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
 
 /* The field's description, with a non-NULL name and signature (INVALID_FIELDID otherwise);
  * codec.c. */
-int ddmc__dbg_field(ddmc__dbg *d, const ddmc__cls *c, uint32_t field, ddmc_field_info *out);
+int ddmc__dbg_field(ddmc__dbg *d, const ddmc__dbg_cls *c, uint32_t field, ddmc_field_info *out);
 /* Field values (fields.c): [count][fieldID]* answered with [count][tagged value]*, and
  * [count]([fieldID][value])* stored (all checked before any is stored). Fields of c or its
  * superclasses, of object o, or statics only when o is 0 (an instance field: INVALID_FIELDID). */
-int ddmc__get_fields(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, const ddmc__cls *c, ddmc_ref o);
-int ddmc__set_fields(ddmc__dbg *d, ddmc_reader *in, const ddmc__cls *c, ddmc_ref o);
+int ddmc__dbg_get_fields(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, const ddmc__dbg_cls *c, ddmc_ref o);
+int ddmc__dbg_set_fields(ddmc__dbg *d, ddmc_reader *in, const ddmc__dbg_cls *c, ddmc_ref o);
 /* Reads [count] and checks it against the bytes left at min_each bytes per element: INVALID_LENGTH
  * (and the reader's error set) when the request cannot hold them. */
-int ddmc__rd_count(ddmc_reader *r, size_t min_each, uint32_t *out);
+int ddmc__dbg_rd_count(ddmc_reader *r, size_t min_each, uint32_t *out);
 /* Called by a handler right before it acts: a request with bytes left over is refused
  * (ILLEGAL_ARGUMENT) before it changed anything, one that ran short is INVALID_LENGTH. */
 static inline int ddmc__rd_end(const ddmc_reader *r) {
   return r->err ? DDMC_JDWP_INVALID_LENGTH : ddmc_reader_left(r) != 0 ? DDMC_JDWP_ILLEGAL_ARGUMENT : 0;
 }
 /* Skips the rest of a request whose feature is not offered; NOT_IMPLEMENTED. */
-int ddmc__not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
+int ddmc__dbg_not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
 /* A reply that was an error on the VM's side ('out' over its cap): OUT_OF_MEMORY, else rc. */
 static inline int ddmc__reply_rc(const ddmc_buf *out, int rc) {
   return rc == 0 && ddmc_buf_error(out) ? DDMC_JDWP_OUT_OF_MEMORY : rc;

@@ -40,18 +40,18 @@ static int wants(ddmc__dbg *d, int kind) { return atomic_load_explicit(&d->want[
 /* A post no request wants: the thread still stops here if the debugger holds it (one atomic
  * read when nothing is held). */
 static int not_wanted(ddmc__dbg *d, uint32_t thread) {
-  ddmc__thr_wait_resumed(d, thread);
+  ddmc__dbg_thr_wait_resumed(d, thread);
   return atomic_load_explicit(&d->connected, memory_order_relaxed) ? 0 : DDMC_ENOTCONN;
 }
 
 /* enter() for an event of thread: first waits while the debugger holds the thread suspended. */
 static ddmc__dbg *enter_thread(ddmc_vm *vm, uint32_t thread) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
-  if (d != NULL) ddmc__thr_wait_resumed(d, thread);
+  if (d != NULL) ddmc__dbg_thr_wait_resumed(d, thread);
   return enter(vm);
 }
 
-void ddmc__events_quiesce(ddmc__dbg *d) {
+void ddmc__dbg_events_quiesce(ddmc__dbg *d) {
   while (atomic_load(&d->inflight) != 0) {
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
@@ -60,7 +60,7 @@ void ddmc__events_quiesce(ddmc__dbg *d) {
 
 /* ---- matching */
 
-int ddmc__pattern_match(const char *pattern, const char *name) {
+int ddmc__dbg_pattern_match(const char *pattern, const char *name) {
   size_t pl = strlen(pattern), nl = strlen(name);
   if (pl > 0 && pattern[0] == '*') return nl >= pl - 1 && memcmp(name + nl - (pl - 1), pattern + 1, pl - 1) == 0;
   if (pl > 0 && pattern[pl - 1] == '*') return nl >= pl - 1 && memcmp(name, pattern, pl - 1) == 0;
@@ -85,16 +85,16 @@ static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
 }
 
 static int class_name_matches(ddmc__dbg *d, ddmc_class c, const char *pattern) {
-  const ddmc__cls *k;
-  return c != 0 && ddmc__cls_get(d, c, &k) == 0 && ddmc__pattern_match(pattern, k->dotted);
+  const ddmc__dbg_cls *k;
+  return c != 0 && ddmc__dbg_cls_get(d, c, &k) == 0 && ddmc__dbg_pattern_match(pattern, k->dotted);
 }
 
 /* Every modifier in order; Count is spent only by events that got that far. */
-static int matches(ddmc__dbg *d, ddmc__req *r, const basket *b) {
+static int matches(ddmc__dbg *d, ddmc__dbg_req *r, const basket *b) {
   if (atomic_load_explicit(&r->expired, memory_order_relaxed)) return 0;
   for (uint32_t i = 0; i < r->nmods; i++) {
-    ddmc__mod *m = &r->mods[i];
-    const ddmc__cls *k;
+    ddmc__dbg_mod *m = &r->mods[i];
+    const ddmc__dbg_cls *k;
     switch (m->kind) {
       case DDMC__MOD_COUNT: {
         int left = atomic_fetch_sub(&m->left, 1);
@@ -106,7 +106,7 @@ static int matches(ddmc__dbg *d, ddmc__req *r, const basket *b) {
         if (b->thread != m->thread) return 0;
         break;
       case DDMC__MOD_CLASS_ONLY:
-        if (!ddmc__is_subclass(d, b->cls, m->cls)) return 0;
+        if (!ddmc__dbg_is_subclass(d, b->cls, m->cls)) return 0;
         break;
       case DDMC__MOD_CLASS_MATCH:
         if (!class_name_matches(d, b->cls, m->pattern)) return 0;
@@ -119,20 +119,20 @@ static int matches(ddmc__dbg *d, ddmc__req *r, const basket *b) {
         break;
       case DDMC__MOD_STEP:
         if (b->loc == NULL || r->step == NULL || b->thread != m->thread ||
-            !ddmc__step_stops(d, r->step, b->loc, b->depth))
+            !ddmc__dbg_step_stops(d, r->step, b->loc, b->depth))
           return 0;
         break;
       case DDMC__MOD_INSTANCE_ONLY:
         if (b->this_obj == 0 || b->this_obj != m->instance) return 0;
         break;
       case DDMC__MOD_SOURCE_NAME_MATCH:
-        if (b->cls == 0 || ddmc__cls_get(d, b->cls, &k) != 0 || k->source == NULL ||
-            !ddmc__pattern_match(m->pattern, k->source))
+        if (b->cls == 0 || ddmc__dbg_cls_get(d, b->cls, &k) != 0 || k->source == NULL ||
+            !ddmc__dbg_pattern_match(m->pattern, k->source))
           return 0;
         break;
       case DDMC__MOD_PLATFORM_THREADS_ONLY: break;
       case DDMC__MOD_EXCEPTION_ONLY:
-        if (b->exc_cls == 0 || (m->cls != 0 && !ddmc__is_subclass(d, b->exc_cls, m->cls))) return 0;
+        if (b->exc_cls == 0 || (m->cls != 0 && !ddmc__dbg_is_subclass(d, b->exc_cls, m->cls))) return 0;
         if (b->caught ? !m->caught : !m->uncaught) return 0;
         break;
       case DDMC__MOD_FIELD_ONLY:
@@ -143,7 +143,7 @@ static int matches(ddmc__dbg *d, ddmc__req *r, const basket *b) {
   }
   /* A step request stays until cleared (JDWP): the next step starts where this one ended. Only
    * the stepping thread gets here for it, so no other thread reads what changes. */
-  if (r->step != NULL && b->loc != NULL) ddmc__step_restart(d, r->step, b->loc, b->depth);
+  if (r->step != NULL && b->loc != NULL) ddmc__dbg_step_restart(d, r->step, b->loc, b->depth);
   return 1;
 }
 
@@ -191,7 +191,7 @@ static int queue_composite(ddmc__dbg *d, const uint8_t *p, size_t n) {
   return ddmc__send_cmd(d->vm, d->session, 64, 100, &iov, 1);
 }
 
-void ddmc__events_hold(ddmc__dbg *d, int on) {
+void ddmc__dbg_events_hold(ddmc__dbg *d, int on) {
   pthread_mutex_lock(&d->hold_lock);
   atomic_store(&d->holding, on);
   if (on) {
@@ -227,8 +227,8 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
   int policy = c->policy;
   if (policy != DDMC__POLICY_NONE) {
     if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
-    if (ddmc__thr_event_suspend(d, thread, policy) != 0) {
-      ddmc__thr_event_undo(d, thread, policy);
+    if (ddmc__dbg_thr_event_suspend(d, thread, policy) != 0) {
+      ddmc__dbg_thr_event_undo(d, thread, policy);
       policy = DDMC__POLICY_NONE; /* report the event all the same, without stopping */
       if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
     }
@@ -241,9 +241,9 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
   leave(d);
   if (policy != DDMC__POLICY_NONE) {
     if (rc != 0)
-      ddmc__thr_event_undo(d, thread, policy); /* the debugger will never resume it */
+      ddmc__dbg_thr_event_undo(d, thread, policy); /* the debugger will never resume it */
     else
-      ddmc__thr_park(d, thread);
+      ddmc__dbg_thr_park(d, thread);
     if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
   }
   return rc;
@@ -252,11 +252,11 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
 /* Adds every request of kind that matches b; encode writes each event's data. */
 typedef int (*encode_fn)(ddmc__dbg *d, composite *c, int kind, const void *arg);
 
-static void collect(ddmc__dbg *d, ddmc__snap *s, int kind, const basket *b, composite *c, encode_fn enc,
+static void collect(ddmc__dbg *d, ddmc__dbg_snap *s, int kind, const basket *b, composite *c, encode_fn enc,
                     const void *arg) {
   if (s == NULL || atomic_load_explicit(&d->want[kind], memory_order_relaxed) == 0) return;
   for (uint32_t i = 0; i < s->n; i++) {
-    ddmc__req *r = s->r[i];
+    ddmc__dbg_req *r = s->r[i];
     if (r->kind != kind || !matches(d, r, b)) continue;
     comp_event(c, kind, r->id, r->policy);
     enc(d, c, kind, arg);
@@ -273,17 +273,17 @@ typedef struct loc_arg {
 
 static int enc_location(ddmc__dbg *d, composite *c, int kind, const void *arg) {
   const loc_arg *a = arg;
-  ddmc__wr_id(&c->b, a->thread_id);
-  int rc = ddmc__wr_location(d, &c->b, a->loc);
+  ddmc__dbg_wr_id(&c->b, a->thread_id);
+  int rc = ddmc__dbg_wr_location(d, &c->b, a->loc);
   if (kind == DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE) {
     ddmc_value v = {'V', {0}};
-    rc = ddmc__wr_value(d, &c->b, a->ret ? a->ret : &v, 1);
+    rc = ddmc__dbg_wr_value(d, &c->b, a->ret ? a->ret : &v, 1);
   }
   return rc;
 }
 
 static int enc_thread(ddmc__dbg *d, composite *c, int kind, const void *arg) {
-  ddmc__wr_id(&c->b, *(const uint64_t *)arg);
+  ddmc__dbg_wr_id(&c->b, *(const uint64_t *)arg);
   return 0;
 }
 
@@ -291,16 +291,16 @@ static int enc_nothing(ddmc__dbg *d, composite *c, int kind, const void *arg) { 
 
 typedef struct prep_arg {
   uint64_t thread_id;
-  const ddmc__cls *cls;
+  const ddmc__dbg_cls *cls;
   uint32_t status;
 } prep_arg;
 
 static int enc_prepare(ddmc__dbg *d, composite *c, int kind, const void *arg) {
   const prep_arg *a = arg;
-  ddmc__wr_id(&c->b, a->thread_id);
+  ddmc__dbg_wr_id(&c->b, a->thread_id);
   ddmc_buf_put_u8(&c->b, a->cls->type_tag);
-  ddmc__wr_id(&c->b, a->cls->id);
-  ddmc__wr_string(&c->b, a->cls->signature);
+  ddmc__dbg_wr_id(&c->b, a->cls->id);
+  ddmc__dbg_wr_string(&c->b, a->cls->signature);
   ddmc_buf_put_u32(&c->b, a->status);
   return 0;
 }
@@ -313,14 +313,14 @@ typedef struct exc_arg {
 
 static int enc_exception(ddmc__dbg *d, composite *c, int kind, const void *arg) {
   const exc_arg *a = arg;
-  ddmc__wr_id(&c->b, a->thread_id);
-  int rc = ddmc__wr_location(d, &c->b, a->loc);
-  if (rc == 0) rc = ddmc__wr_tagged_object(d, &c->b, a->exception);
-  if (rc == 0 && a->catch_loc != NULL) rc = ddmc__wr_location(d, &c->b, a->catch_loc);
+  ddmc__dbg_wr_id(&c->b, a->thread_id);
+  int rc = ddmc__dbg_wr_location(d, &c->b, a->loc);
+  if (rc == 0) rc = ddmc__dbg_wr_tagged_object(d, &c->b, a->exception);
+  if (rc == 0 && a->catch_loc != NULL) rc = ddmc__dbg_wr_location(d, &c->b, a->catch_loc);
   if (rc == 0 && a->catch_loc == NULL) { /* not caught: an all-zero location */
     ddmc_buf_put_u8(&c->b, 0);
-    ddmc__wr_id(&c->b, 0);
-    ddmc__wr_id(&c->b, 0);
+    ddmc__dbg_wr_id(&c->b, 0);
+    ddmc__dbg_wr_id(&c->b, 0);
     ddmc_buf_put_u64(&c->b, 0);
   }
   return rc;
@@ -329,7 +329,7 @@ static int enc_exception(ddmc__dbg *d, composite *c, int kind, const void *arg) 
 typedef struct field_arg {
   uint64_t thread_id;
   const ddmc_location *loc;
-  const ddmc__cls *cls;
+  const ddmc__dbg_cls *cls;
   uint32_t field;
   ddmc_ref object;
   const ddmc_value *value;
@@ -337,19 +337,19 @@ typedef struct field_arg {
 
 static int enc_field(ddmc__dbg *d, composite *c, int kind, const void *arg) {
   const field_arg *a = arg;
-  ddmc__wr_id(&c->b, a->thread_id);
-  int rc = ddmc__wr_location(d, &c->b, a->loc);
+  ddmc__dbg_wr_id(&c->b, a->thread_id);
+  int rc = ddmc__dbg_wr_location(d, &c->b, a->loc);
   if (rc != 0) return rc;
   ddmc_buf_put_u8(&c->b, a->cls->type_tag);
-  ddmc__wr_id(&c->b, a->cls->id);
-  ddmc__wr_id(&c->b, ddmc__field_id(a->cls, a->field));
+  ddmc__dbg_wr_id(&c->b, a->cls->id);
+  ddmc__dbg_wr_id(&c->b, ddmc__dbg_field_id(a->cls, a->field));
   if (a->object != 0)
-    rc = ddmc__wr_tagged_object(d, &c->b, a->object);
+    rc = ddmc__dbg_wr_tagged_object(d, &c->b, a->object);
   else { /* a static: the null object */
     ddmc_buf_put_u8(&c->b, 'L');
-    ddmc__wr_id(&c->b, 0);
+    ddmc__dbg_wr_id(&c->b, 0);
   }
-  if (rc == 0 && kind == DDMC_EV_FIELD_MODIFICATION) rc = ddmc__wr_value(d, &c->b, a->value, 1);
+  if (rc == 0 && kind == DDMC_EV_FIELD_MODIFICATION) rc = ddmc__dbg_wr_value(d, &c->b, a->value, 1);
   return rc;
 }
 
@@ -375,7 +375,7 @@ typedef struct post_scope {
   ddmc__dbg *d;
   uint32_t thread;
   composite c;
-  ddmc__snap *s; /* NULL: no snapshot (out of memory): nothing matches */
+  ddmc__dbg_snap *s; /* NULL: no snapshot (out of memory): nothing matches */
 } post_scope;
 
 static int scope_open(post_scope *p, ddmc_vm *vm, uint32_t thread) {
@@ -383,12 +383,12 @@ static int scope_open(post_scope *p, ddmc_vm *vm, uint32_t thread) {
   if (p->d == NULL) return DDMC_ENOTCONN;
   p->thread = thread;
   comp_init(p->d, &p->c);
-  p->s = ddmc__snap_get(p->d);
+  p->s = ddmc__dbg_snap_get(p->d);
   return 0;
 }
 
 static int scope_close(post_scope *p) {
-  ddmc__snap_put(p->d, p->s);
+  ddmc__dbg_snap_put(p->d, p->s);
   return deliver(p->d, p->thread, &p->c);
 }
 
@@ -400,7 +400,7 @@ static int post_thread(ddmc_vm *vm, uint32_t thread, int kind) {
   post_scope p;
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   uint64_t tid;
-  if (wants(p.d, kind) && ddmc__thr_id(p.d, thread, &tid) == 0) {
+  if (wants(p.d, kind) && ddmc__dbg_thr_id(p.d, thread, &tid) == 0) {
     basket b = {.thread = thread};
     scope_collect(&p, kind, &b, enc_thread, &tid);
   }
@@ -414,10 +414,10 @@ static int post_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class cls) {
   prep_arg a = {0, NULL, 0};
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
-  if (wants(d, DDMC_EV_CLASS_PREPARE) && ddmc__cls_get(d, cls, &a.cls) == 0 &&
+  if (wants(d, DDMC_EV_CLASS_PREPARE) && ddmc__dbg_cls_get(d, cls, &a.cls) == 0 &&
       DDMC__DBG_CALL(d, class_info, cls, &info) == 0) {
     a.status = info.status;
-    if (ddmc__thr_id(d, thread, &a.thread_id) != 0) a.thread_id = 0;
+    if (ddmc__dbg_thr_id(d, thread, &a.thread_id) != 0) a.thread_id = 0;
     basket b = {.thread = thread, .cls = cls};
     scope_collect(&p, DDMC_EV_CLASS_PREPARE, &b, enc_prepare, &a);
   }
@@ -436,7 +436,7 @@ static int post_location(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_loca
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   loc_arg a = {0, loc, NULL};
   basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
-  if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
+  if (ddmc__dbg_thr_id(p.d, thread, &a.thread_id) == 0) {
     if (flags & DDMC_POST_METHOD_ENTRY) scope_collect(&p, DDMC_EV_METHOD_ENTRY, &b, enc_location, &a);
     scope_collect(&p, DDMC_EV_SINGLE_STEP, &b, enc_location, &a);
     if (flags & DDMC_POST_AT_BREAKPOINT) scope_collect(&p, DDMC_EV_BREAKPOINT, &b, enc_location, &a);
@@ -452,7 +452,7 @@ static int post_method_exit(ddmc_vm *vm, void *ud, uint32_t thread, const ddmc_l
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   loc_arg a = {0, loc, ret};
   basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = this_obj};
-  if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
+  if (ddmc__dbg_thr_id(p.d, thread, &a.thread_id) == 0) {
     scope_collect(&p, DDMC_EV_METHOD_EXIT, &b, enc_location, &a);
     scope_collect(&p, DDMC_EV_METHOD_EXIT_WITH_RETURN_VALUE, &b, enc_location, &a);
   }
@@ -473,7 +473,7 @@ static int post_exception(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc
                 .this_obj = this_obj,
                 .exc_cls = ec,
                 .caught = catch_loc != NULL};
-    if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) scope_collect(&p, DDMC_EV_EXCEPTION, &b, enc_exception, &a);
+    if (ddmc__dbg_thr_id(p.d, thread, &a.thread_id) == 0) scope_collect(&p, DDMC_EV_EXCEPTION, &b, enc_exception, &a);
   }
   return scope_close(&p);
 }
@@ -483,7 +483,8 @@ static int post_field(ddmc_vm *vm, int kind, uint32_t thread, const ddmc_locatio
   post_scope p;
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   field_arg a = {0, loc, NULL, field, object, value};
-  if (ddmc__cls_get(p.d, cls, &a.cls) == 0 && field < a.cls->nfields && ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
+  if (ddmc__dbg_cls_get(p.d, cls, &a.cls) == 0 && field < a.cls->nfields &&
+      ddmc__dbg_thr_id(p.d, thread, &a.thread_id) == 0) {
     basket b = {.thread = thread,
                 .loc = loc,
                 .depth = depth,
@@ -510,9 +511,9 @@ typedef struct monitor_arg {
 
 static int enc_monitor(ddmc__dbg *d, composite *c, int kind, const void *arg) {
   const monitor_arg *a = arg;
-  ddmc__wr_id(&c->b, a->thread_id);
-  int rc = ddmc__wr_tagged_object(d, &c->b, a->object);
-  if (rc == 0) rc = ddmc__wr_location(d, &c->b, a->loc);
+  ddmc__dbg_wr_id(&c->b, a->thread_id);
+  int rc = ddmc__dbg_wr_tagged_object(d, &c->b, a->object);
+  if (rc == 0) rc = ddmc__dbg_wr_location(d, &c->b, a->loc);
   if (rc == 0 && kind == DDMC_EV_MONITOR_WAIT) ddmc_buf_put_u64(&c->b, (uint64_t)a->extra);
   if (rc == 0 && kind == DDMC_EV_MONITOR_WAITED) ddmc_buf_put_u8(&c->b, a->extra != 0);
   return rc;
@@ -524,7 +525,7 @@ static int post_monitor(ddmc__dbg *w, ddmc_vm *vm, int kind, uint32_t thread, co
   post_scope p;
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   monitor_arg a = {0, loc, object, extra};
-  if (ddmc__thr_id(p.d, thread, &a.thread_id) == 0) {
+  if (ddmc__dbg_thr_id(p.d, thread, &a.thread_id) == 0) {
     basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = object};
     scope_collect(&p, kind, &b, enc_monitor, &a);
   }
@@ -538,27 +539,27 @@ static int post_vm_death(ddmc_vm *vm, int timeout_ms) {
   comp_init(d, &c);
   comp_event(&c, DDMC_EV_VM_DEATH, 0, DDMC__POLICY_NONE); /* the automatic one */
   basket b = {.thread = 0};
-  ddmc__snap *s = ddmc__snap_get(d);
+  ddmc__dbg_snap *s = ddmc__dbg_snap_get(d);
   collect(d, s, DDMC_EV_VM_DEATH, &b, &c, enc_nothing, NULL);
-  ddmc__snap_put(d, s);
+  ddmc__dbg_snap_put(d, s);
   c.policy = DDMC__POLICY_NONE; /* a dying VM suspends nobody */
   int rc = deliver(d, 0, &c);
   if (rc == 0 && timeout_ms != 0) ddmc__send_flush(vm, timeout_ms);
   return rc;
 }
 
-void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all) {
+void ddmc__dbg_events_vm_start(ddmc__dbg *d, int suspend_all) {
   uint32_t main_thread = 0;
   uint64_t tid = 0;
-  if (DDMC__DBG_CALL(d, main_thread, &main_thread) != 0 || ddmc__thr_id(d, main_thread, &tid) != 0) {
+  if (DDMC__DBG_CALL(d, main_thread, &main_thread) != 0 || ddmc__dbg_thr_id(d, main_thread, &tid) != 0) {
     ddmc__log(d->vm, DDMC_LOG_WARN, "JDWP: no main thread for VM_START");
     return;
   }
-  if (suspend_all) ddmc__thr_suspend_all(d);
+  if (suspend_all) ddmc__dbg_thr_suspend_all(d);
   composite c;
   comp_init(d, &c);
   comp_event(&c, DDMC_EV_VM_START, 0, suspend_all ? DDMC__POLICY_ALL : DDMC__POLICY_NONE);
-  ddmc__wr_id(&c.b, tid);
+  ddmc__dbg_wr_id(&c.b, tid);
   c.b.p[0] = (uint8_t)c.policy;
   ddmc__put_u32(c.b.p + 1, c.n);
   ddmc_iov iov = {c.b.p, c.b.len};
@@ -568,7 +569,7 @@ void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all) {
 
 static void dbg_visit_roots(ddmc_vm *vm, void *ud, ddmc_root_visit_fn fn, void *arg) {
   (void)vm;
-  ddmc__ids_visit_roots(ud, fn, arg);
+  ddmc__dbg_ids_visit_roots(ud, fn, arg);
 }
 
 /* ---- the debugger as a client of the event hub (hub/hub.h): the last to hear each report, since
@@ -593,7 +594,7 @@ static int dbg_post(ddmc_vm *vm, void *ud, const ddmc__hub_event *ev) {
   return DDMC_ENOTCONN;
 }
 
-int ddmc__events_subscribe(ddmc_vm *vm, ddmc__dbg *d) {
+int ddmc__dbg_events_subscribe(ddmc_vm *vm, ddmc__dbg *d) {
   static const ddmc__hub_client client = {.name = "debugger",
                                           .rank = DDMC__HUB_RANK_DEBUGGER,
                                           .post = dbg_post,

@@ -6,15 +6,15 @@
 
 #include "vm_int.h"
 
-const ddmc_vm_ops *ddmc__vm_ops(const ddmc_vm *vm) { return &vm->ops; }
-const ddmc__mem *ddmc__vm_mem(const ddmc_vm *vm) { return &vm->mem; }
-const ddmc_options *ddmc__vm_options(const ddmc_vm *vm) { return &vm->opt; }
-const char *ddmc__vm_name(const ddmc_vm *vm) { return vm->vm_name; }
-const ddmc_vm_bridge *ddmc__vm_bridge(const ddmc_vm *vm) { return ddmc__bridge(vm); }
-void *ddmc__vm_bridge_data(const ddmc_vm *vm) { return vm->bridge_data; }
-int ddmc__vm_stopping(const ddmc_vm *vm) { return atomic_load(&((ddmc_vm *)vm)->stopping); }
+const ddmc_vm_ops *ddmc__dbg_vm_ops(const ddmc_vm *vm) { return &vm->ops; }
+const ddmc__mem *ddmc__dbg_vm_mem(const ddmc_vm *vm) { return &vm->mem; }
+const ddmc_options *ddmc__dbg_vm_options(const ddmc_vm *vm) { return &vm->opt; }
+const char *ddmc__dbg_vm_name(const ddmc_vm *vm) { return vm->vm_name; }
+const ddmc_vm_bridge *ddmc__dbg_vm_bridge(const ddmc_vm *vm) { return ddmc__bridge(vm); }
+void *ddmc__dbg_vm_bridge_data(const ddmc_vm *vm) { return vm->bridge_data; }
+int ddmc__dbg_vm_stopping(const ddmc_vm *vm) { return atomic_load(&((ddmc_vm *)vm)->stopping); }
 
-void ddmc__vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d)) {
+void ddmc__dbg_vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d)) {
   vm->dbg_destroy = destroy;
   atomic_store_explicit(&vm->dbg, d, memory_order_release);
 }

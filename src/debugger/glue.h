@@ -11,18 +11,18 @@
 
 struct ddmc__dbg;
 
-const ddmc_vm_ops *ddmc__vm_ops(const ddmc_vm *vm);
-const ddmc__mem *ddmc__vm_mem(const ddmc_vm *vm);
-const ddmc_options *ddmc__vm_options(const ddmc_vm *vm);
-const char *ddmc__vm_name(const ddmc_vm *vm);
-int ddmc__vm_stopping(const ddmc_vm *vm);
+const ddmc_vm_ops *ddmc__dbg_vm_ops(const ddmc_vm *vm);
+const ddmc__mem *ddmc__dbg_vm_mem(const ddmc_vm *vm);
+const ddmc_options *ddmc__dbg_vm_options(const ddmc_vm *vm);
+const char *ddmc__dbg_vm_name(const ddmc_vm *vm);
+int ddmc__dbg_vm_stopping(const ddmc_vm *vm);
 /* The bridge ddmc_vm_set_bridge installed (NULL: none), and its vm_data. */
-const ddmc_vm_bridge *ddmc__vm_bridge(const ddmc_vm *vm);
-void *ddmc__vm_bridge_data(const ddmc_vm *vm);
+const ddmc_vm_bridge *ddmc__dbg_vm_bridge(const ddmc_vm *vm);
+void *ddmc__dbg_vm_bridge_data(const ddmc_vm *vm);
 /* The debugger hung on vm by ddmc_dbg_enable (NULL: none). Thread: any (an atomic load). */
 static inline struct ddmc__dbg *ddmc__vm_dbg(const ddmc_vm *vm) {
   return atomic_load_explicit(&((ddmc_vm *)vm)->dbg, memory_order_acquire);
 }
-void ddmc__vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d));
+void ddmc__dbg_vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d));
 
 #endif

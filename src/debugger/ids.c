@@ -10,7 +10,7 @@
  * Objects with an ID are roots for the VM's collector (ddmc_gc_visit_roots) until the debugger
  * disposes of them or leaves. The table is bounded (max_slots): past it, OUT_OF_MEMORY.
  *
- * Classes get a description (ddmc__cls) copied from ops.class_info on first sight: filters match
+ * Classes get a description (ddmc__dbg_cls) copied from ops.class_info on first sight: filters match
  * on it from VM threads without calling the VM again. */
 #include <string.h>
 
@@ -19,7 +19,7 @@
 #define DDMC__IDS_MAX_SLOTS (1u << 20)
 #define DDMC__SUPER_DEPTH 64
 
-int ddmc__ids_init(ddmc__ids *ids) {
+int ddmc__dbg_ids_init(ddmc__dbg_ids *ids) {
   memset(ids, 0, sizeof(*ids));
   ids->next_gen = 1;
   ids->max_slots = DDMC__IDS_MAX_SLOTS;
@@ -36,33 +36,33 @@ static uint64_t mix(uint64_t x, int kind) {
   return x;
 }
 
-static uint64_t make_id(const ddmc__ids *ids, uint32_t slot) {
+static uint64_t make_id(const ddmc__dbg_ids *ids, uint32_t slot) {
   return ((uint64_t)ids->slots[slot].gen << 32) | (uint64_t)(slot + 1);
 }
 
 /* Slot index of (kind, key), or -1. Lock held. */
-static int64_t find(const ddmc__ids *ids, int kind, uint64_t key) {
+static int64_t find(const ddmc__dbg_ids *ids, int kind, uint64_t key) {
   if (ids->hash_cap == 0) return -1;
   uint32_t mask = ids->hash_cap - 1;
   for (uint32_t i = (uint32_t)mix(key, kind) & mask;; i = (i + 1) & mask) {
     uint32_t h = ids->hash[i];
     if (h == 0) return -1;
-    const ddmc__slot *s = &ids->slots[h - 1];
+    const ddmc__dbg_slot *s = &ids->slots[h - 1];
     if (s->kind == kind && s->key == key) return h - 1;
   }
 }
 
-static void hash_put(ddmc__ids *ids, uint32_t slot) {
+static void hash_put(ddmc__dbg_ids *ids, uint32_t slot) {
   uint32_t mask = ids->hash_cap - 1;
-  const ddmc__slot *s = &ids->slots[slot];
+  const ddmc__dbg_slot *s = &ids->slots[slot];
   uint32_t i = (uint32_t)mix(s->key, s->kind) & mask;
   while (ids->hash[i] != 0) i = (i + 1) & mask;
   ids->hash[i] = slot + 1;
 }
 
-static void hash_del(ddmc__ids *ids, uint32_t slot) {
+static void hash_del(ddmc__dbg_ids *ids, uint32_t slot) {
   uint32_t mask = ids->hash_cap - 1;
-  const ddmc__slot *s = &ids->slots[slot];
+  const ddmc__dbg_slot *s = &ids->slots[slot];
   uint32_t i = (uint32_t)mix(s->key, s->kind) & mask;
   while (ids->hash[i] != slot + 1) {
     if (ids->hash[i] == 0) return;
@@ -71,7 +71,7 @@ static void hash_del(ddmc__ids *ids, uint32_t slot) {
   /* Backward shift: pull later members of the probe run into the hole. */
   uint32_t hole = i;
   for (uint32_t j = (i + 1) & mask; ids->hash[j] != 0; j = (j + 1) & mask) {
-    const ddmc__slot *o = &ids->slots[ids->hash[j] - 1];
+    const ddmc__dbg_slot *o = &ids->slots[ids->hash[j] - 1];
     uint32_t home = (uint32_t)mix(o->key, o->kind) & mask;
     /* j's entry may move to hole if its home is not in (hole, j]. */
     int in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
@@ -84,7 +84,7 @@ static void hash_del(ddmc__ids *ids, uint32_t slot) {
 }
 
 static int rehash(ddmc__dbg *d, uint32_t cap) {
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   uint32_t *h = ddmc__calloc(d->mem, cap, sizeof(uint32_t));
   if (h == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   ddmc__free(d->mem, ids->hash);
@@ -97,7 +97,7 @@ static int rehash(ddmc__dbg *d, uint32_t cap) {
 
 /* A new slot for (kind, key), in the hash. Lock held. Returns the index or -1 (full / no memory). */
 static int64_t occupy(ddmc__dbg *d, int kind, uint64_t key) {
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   if (ids->count >= ids->max_slots) return -1;
   if ((uint64_t)(ids->count + 1) * 2 > ids->hash_cap) {
     uint32_t cap = ids->hash_cap ? ids->hash_cap * 2 : 256;
@@ -110,14 +110,14 @@ static int64_t occupy(ddmc__dbg *d, int kind, uint64_t key) {
   } else {
     if (ids->nslots == ids->cap) {
       uint32_t cap = ids->cap ? ids->cap * 2 : 256;
-      ddmc__slot *s = ddmc__realloc(d->mem, ids->slots, (size_t)cap * sizeof(*s));
+      ddmc__dbg_slot *s = ddmc__realloc(d->mem, ids->slots, (size_t)cap * sizeof(*s));
       if (s == NULL) return -1;
       ids->slots = s;
       ids->cap = cap;
     }
     idx = ids->nslots++;
   }
-  ddmc__slot *s = &ids->slots[idx];
+  ddmc__dbg_slot *s = &ids->slots[idx];
   memset(s, 0, sizeof(*s));
   s->gen = ids->next_gen++;
   if (ids->next_gen == 0) ids->next_gen = 1;
@@ -129,9 +129,9 @@ static int64_t occupy(ddmc__dbg *d, int kind, uint64_t key) {
 }
 
 static void vacate(ddmc__dbg *d, uint32_t idx) {
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   hash_del(ids, idx);
-  ddmc__slot *s = &ids->slots[idx];
+  ddmc__dbg_slot *s = &ids->slots[idx];
   s->kind = DDMC__SLOT_FREE;
   s->gen = 0;
   s->next_free = ids->free_head;
@@ -140,18 +140,18 @@ static void vacate(ddmc__dbg *d, uint32_t idx) {
 }
 
 /* The slot an ID names, or -1. Lock held. */
-static int64_t slot_of(const ddmc__ids *ids, uint64_t id) {
+static int64_t slot_of(const ddmc__dbg_ids *ids, uint64_t id) {
   uint32_t slot = (uint32_t)id, gen = (uint32_t)(id >> 32);
   if (slot == 0 || slot > ids->nslots || gen == 0) return -1;
-  const ddmc__slot *s = &ids->slots[slot - 1];
+  const ddmc__dbg_slot *s = &ids->slots[slot - 1];
   if (s->kind == DDMC__SLOT_FREE || s->gen != gen) return -1;
   return slot - 1;
 }
 
-int ddmc__id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id) {
+int ddmc__dbg_id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id) {
   *id = 0;
   if (o == 0) return 0;
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = find(ids, DDMC__SLOT_OBJECT, o);
   if (idx < 0) idx = occupy(d, DDMC__SLOT_OBJECT, o);
@@ -165,15 +165,15 @@ int ddmc__id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id) {
   return rc;
 }
 
-int ddmc__object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
+int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
   *out = 0;
   if (id == 0) return 0;
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   int rc = DDMC_JDWP_INVALID_OBJECT;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0) {
-    const ddmc__slot *s = &ids->slots[idx];
+    const ddmc__dbg_slot *s = &ids->slots[idx];
     if (s->kind == DDMC__SLOT_OBJECT) {
       *out = s->key;
       rc = 0;
@@ -186,14 +186,14 @@ int ddmc__object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
   return rc;
 }
 
-int ddmc__class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__cls **out) {
+int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out) {
   *out = NULL;
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   int rc = DDMC_JDWP_INVALID_CLASS;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0) {
-    const ddmc__slot *s = &ids->slots[idx];
+    const ddmc__dbg_slot *s = &ids->slots[idx];
     if (s->kind == DDMC__SLOT_CLASS) {
       *out = s->cls;
       rc = 0;
@@ -202,7 +202,7 @@ int ddmc__class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__cls **out) {
        * and JDI sends these rarely). */
       rc = DDMC_JDWP_INVALID_OBJECT;
       for (uint32_t i = 0; i < ids->nslots; i++) {
-        const ddmc__slot *c = &ids->slots[i];
+        const ddmc__dbg_slot *c = &ids->slots[i];
         if (c->kind == DDMC__SLOT_CLASS && c->cls->class_object == s->key) {
           *out = c->cls;
           rc = 0;
@@ -253,7 +253,7 @@ static char *dotted_name(const ddmc__mem *mem, const char *sig) {
   return out;
 }
 
-static void cls_free(const ddmc__mem *mem, ddmc__cls *c) {
+static void cls_free(const ddmc__mem *mem, ddmc__dbg_cls *c) {
   if (c == NULL) return;
   ddmc__free(mem, c->signature);
   ddmc__free(mem, c->dotted);
@@ -261,10 +261,10 @@ static void cls_free(const ddmc__mem *mem, ddmc__cls *c) {
   ddmc__free(mem, c);
 }
 
-static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth);
+static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int depth);
 
 /* The tag JDWP wants for instances of a class: decided by its name, or an ancestor's. */
-static uint8_t instance_tag(ddmc__dbg *d, const ddmc__cls *c, int depth) {
+static uint8_t instance_tag(ddmc__dbg *d, const ddmc__dbg_cls *c, int depth) {
   const char *s = c->signature;
   if (s[0] == '[') return '[';
   if (strcmp(s, "Ljava/lang/String;") == 0) return 's';
@@ -272,7 +272,7 @@ static uint8_t instance_tag(ddmc__dbg *d, const ddmc__cls *c, int depth) {
   if (strcmp(s, "Ljava/lang/Thread;") == 0) return 't';
   if (strcmp(s, "Ljava/lang/ThreadGroup;") == 0) return 'g';
   if (strcmp(s, "Ljava/lang/ClassLoader;") == 0) return 'l';
-  const ddmc__cls *sup;
+  const ddmc__dbg_cls *sup;
   if (c->superclass != 0 && depth < DDMC__SUPER_DEPTH && cls_get(d, c->superclass, &sup, depth + 1) == 0) {
     uint8_t t = sup->object_tag;
     if (t == 't' || t == 'g' || t == 'l') return t;
@@ -280,10 +280,10 @@ static uint8_t instance_tag(ddmc__dbg *d, const ddmc__cls *c, int depth) {
   return 'L';
 }
 
-static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth) {
+static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int depth) {
   *out = NULL;
   if (c == 0) return DDMC_JDWP_INVALID_CLASS;
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = find(ids, DDMC__SLOT_CLASS, c);
   if (idx >= 0) *out = ids->slots[idx].cls;
@@ -297,7 +297,7 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth)
   int rc = d->ops.class_info(d->vm_data, c, &info);
   if (rc != 0) return rc;
   if (info.signature == NULL || info.signature[0] == '\0') return DDMC_JDWP_INVALID_CLASS;
-  ddmc__cls *k = ddmc__calloc(d->mem, 1, sizeof(*k));
+  ddmc__dbg_cls *k = ddmc__calloc(d->mem, 1, sizeof(*k));
   if (k == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   k->handle = c;
   k->signature = ddmc__strdup(d->mem, info.signature);
@@ -333,16 +333,16 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out, int depth)
   return *out != NULL ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
 }
 
-int ddmc__cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__cls **out) { return cls_get(d, c, out, 0); }
+int ddmc__dbg_cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out) { return cls_get(d, c, out, 0); }
 
-int ddmc__class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const ddmc__cls **out, uint32_t *index) {
+int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const ddmc__dbg_cls **out, uint32_t *index) {
   uint32_t slot1 = (uint32_t)(fid >> 24) & 0x1fffff, gen = (uint32_t)(fid >> 45), idx1 = (uint32_t)fid & 0xffffff;
   *out = NULL;
   int rc = method ? DDMC_JDWP_INVALID_METHODID : DDMC_JDWP_INVALID_FIELDID;
-  ddmc__ids *ids = &d->ids;
+  ddmc__dbg_ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
   if (slot1 != 0 && slot1 <= ids->nslots && idx1 != 0) {
-    const ddmc__slot *s = &ids->slots[slot1 - 1];
+    const ddmc__dbg_slot *s = &ids->slots[slot1 - 1];
     if (s->kind == DDMC__SLOT_CLASS && (s->gen & 0x7ffff) == gen &&
         idx1 <= (method ? s->cls->nmethods : s->cls->nfields)) {
       *out = s->cls;
@@ -354,20 +354,20 @@ int ddmc__class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const ddmc_
   return rc;
 }
 
-void ddmc__id_release(ddmc__dbg *d, uint64_t id, int32_t refs) {
-  ddmc__ids *ids = &d->ids;
+void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs) {
+  ddmc__dbg_ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) {
-    ddmc__slot *s = &ids->slots[idx];
+    ddmc__dbg_slot *s = &ids->slots[idx];
     s->refs = refs >= s->refs ? 0 : s->refs - refs;
     if (s->refs == 0 && !s->pinned) vacate(d, (uint32_t)idx);
   }
   pthread_mutex_unlock(&ids->lock);
 }
 
-int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin) {
-  ddmc__ids *ids = &d->ids;
+int ddmc__dbg_id_pin(ddmc__dbg *d, uint64_t id, int pin) {
+  ddmc__dbg_ids *ids = &d->ids;
   int rc = DDMC_JDWP_INVALID_OBJECT;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
@@ -379,8 +379,8 @@ int ddmc__id_pin(ddmc__dbg *d, uint64_t id, int pin) {
   return rc;
 }
 
-void ddmc__ids_reset(ddmc__dbg *d) {
-  ddmc__ids *ids = &d->ids;
+void ddmc__dbg_ids_reset(ddmc__dbg *d) {
+  ddmc__dbg_ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
   for (uint32_t i = 0; i < ids->nslots; i++)
     if (ids->slots[i].kind == DDMC__SLOT_CLASS) cls_free(d->mem, ids->slots[i].cls);
@@ -392,17 +392,17 @@ void ddmc__ids_reset(ddmc__dbg *d) {
   pthread_mutex_unlock(&ids->lock);
 }
 
-void ddmc__ids_destroy(ddmc__dbg *d) {
-  ddmc__ids_reset(d);
+void ddmc__dbg_ids_destroy(ddmc__dbg *d) {
+  ddmc__dbg_ids_reset(d);
   pthread_mutex_destroy(&d->ids.lock);
 }
 
-void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
-  ddmc__ids *ids = &d->ids;
+void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
+  ddmc__dbg_ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
   int moved = 0;
   for (uint32_t i = 0; i < ids->nslots; i++) {
-    ddmc__slot *s = &ids->slots[i];
+    ddmc__dbg_slot *s = &ids->slots[i];
     if (s->kind != DDMC__SLOT_OBJECT) continue;
     ddmc_ref r = s->key;
     fn(arg, &r);
@@ -419,11 +419,11 @@ void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
   pthread_mutex_unlock(&ids->lock);
 }
 
-int ddmc__is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor) {
+int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor) {
   for (int depth = 0; c != 0 && depth < 64; depth++) {
     if (c == ancestor) return 1;
-    const ddmc__cls *k;
-    if (ddmc__cls_get(d, c, &k) != 0) return 0;
+    const ddmc__dbg_cls *k;
+    if (ddmc__dbg_cls_get(d, c, &k) != 0) return 0;
     c = k->superclass;
   }
   return 0;

@@ -30,7 +30,7 @@ enum {
 
 enum { DDMC__POLICY_NONE = 0, DDMC__POLICY_EVENT_THREAD = 1, DDMC__POLICY_ALL = 2 };
 
-typedef struct ddmc__mod {
+typedef struct ddmc__dbg_mod {
   uint8_t kind;
   atomic_int left;   /* Count: occurrences still to skip, plus one */
   uint32_t thread;   /* ThreadOnly, Step */
@@ -40,16 +40,16 @@ typedef struct ddmc__mod {
   ddmc_location loc; /* LocationOnly */
   uint8_t caught, uncaught;
   ddmc_ref instance; /* InstanceOnly */
-} ddmc__mod;
+} ddmc__dbg_mod;
 
-typedef struct ddmc__req {
+typedef struct ddmc__dbg_req {
   atomic_int refs; /* the list's reference plus one per snapshot holding it */
   int32_t id;
   uint8_t kind, policy;
   atomic_int expired; /* a Count ran out: never fires again */
   uint32_t nmods;
-  ddmc__mod *mods;
-  ddmc__step *step; /* SINGLE_STEP: where the step began */
+  ddmc__dbg_mod *mods;
+  ddmc__dbg_step *step; /* SINGLE_STEP: where the step began */
   uint32_t step_thread;
   int bp_set;    /* BREAKPOINT: holds a reference on bp_loc */
   int watch_set; /* FIELD_ACCESS / MODIFICATION: holds a reference on watch_cls.watch_field */
@@ -57,19 +57,19 @@ typedef struct ddmc__req {
   uint32_t watch_field;
   ddmc_location bp_loc;
   size_t bytes; /* what it holds, counted against reqs.budget */
-} ddmc__req;
+} ddmc__dbg_req;
 
-typedef struct ddmc__snap {
+typedef struct ddmc__dbg_snap {
   atomic_int refs;
   uint32_t n;
-  ddmc__req *r[];
-} ddmc__snap;
+  ddmc__dbg_req *r[];
+} ddmc__dbg_snap;
 
-struct ddmc__reqs {
+struct ddmc__dbg_reqs {
   pthread_mutex_t lock; /* guards snap (the pointer) and taking a reference on it */
-  ddmc__snap *snap DDMC_GUARDED_BY(lock);
+  ddmc__dbg_snap *snap DDMC_GUARDED_BY(lock);
   /* JDWP thread only: */
-  ddmc__req **list;
+  ddmc__dbg_req **list;
   uint32_t n, cap;
   int32_t next_id;
   uint32_t method_events; /* METHOD_ENTRY / EXIT requests: the VM reports them while > 0 */
@@ -80,14 +80,14 @@ struct ddmc__reqs {
 };
 
 /* The current snapshot with a reference (NULL: no requests). Thread: any. */
-ddmc__snap *ddmc__snap_get(ddmc__dbg *d);
-void ddmc__snap_put(ddmc__dbg *d, ddmc__snap *s);
-void ddmc__req_put(ddmc__dbg *d, ddmc__req *r);
+ddmc__dbg_snap *ddmc__dbg_snap_get(ddmc__dbg *d);
+void ddmc__dbg_snap_put(ddmc__dbg *d, ddmc__dbg_snap *s);
+void ddmc__dbg_req_put(ddmc__dbg *d, ddmc__dbg_req *r);
 /* Publishes the list as the new snapshot. Returns 0 or OUT_OF_MEMORY (the old one stays).
  * JDWP thread. */
-int ddmc__reqs_publish(ddmc__dbg *d);
+int ddmc__dbg_reqs_publish(ddmc__dbg *d);
 
 /* JDWP's restricted patterns: exact, "*suffix" or "prefix*". */
-int ddmc__pattern_match(const char *pattern, const char *name);
+int ddmc__dbg_pattern_match(const char *pattern, const char *name);
 
 #endif

@@ -6,12 +6,12 @@
 
 void ddmc__dbg_session_start(ddmc_vm *vm, void *ud) {
   ddmc__dbg *d = ud;
-  d->session = ddmc__session_number(vm);
+  d->session = ddmc__send_session_number(vm);
   atomic_store(&d->connected, 1);
   /* VM_START names the main thread; with suspend=y the first session's holds every thread until
    * the debugger resumes (what HotSpot does). A later peer attaches to a running VM and gets none,
    * as on HotSpot. */
-  if (d->suspend_on_start && !d->started_once) ddmc__events_vm_start(d, 1);
+  if (d->suspend_on_start && !d->started_once) ddmc__dbg_events_vm_start(d, 1);
   d->started_once = 1;
 }
 
@@ -23,12 +23,12 @@ void ddmc__dbg_reset(ddmc__dbg *d) {
   /* Before the counts are released (under sus_lock): a method call still running then finds
    * its session gone and suspends nothing when it ends. */
   atomic_fetch_add(&d->gen, 1);
-  ddmc__events_quiesce(d);
-  ddmc__reqs_clear_all(d);
-  ddmc__thrs_release_all(d);
-  ddmc__thrs_forget(d);
-  ddmc__lines_reset(d);
-  ddmc__ids_reset(d);
+  ddmc__dbg_events_quiesce(d);
+  ddmc__dbg_reqs_clear_all(d);
+  ddmc__dbg_thrs_release_all(d);
+  ddmc__dbg_thrs_forget(d);
+  ddmc__dbg_lines_reset(d);
+  ddmc__dbg_ids_reset(d);
   pthread_mutex_lock(&d->hold_lock);
   atomic_store(&d->holding, 0);
   ddmc__buf_reset(&d->held);

@@ -8,19 +8,19 @@
 /* ---- registry (ids.c) */
 enum { DDMC__SLOT_FREE = 0, DDMC__SLOT_OBJECT = 1, DDMC__SLOT_CLASS = 2 };
 
-typedef struct ddmc__slot {
+typedef struct ddmc__dbg_slot {
   uint32_t gen;   /* generation of the current occupant; IDs carry it */
   uint8_t kind;   /* DDMC__SLOT_* */
   uint8_t pinned; /* DisableCollection */
   int32_t refs;   /* times the ID was sent (DisposeObjects counts down) */
   uint64_t key;   /* the ddmc_ref or ddmc_class */
-  ddmc__cls *cls; /* DDMC__SLOT_CLASS */
+  ddmc__dbg_cls *cls; /* DDMC__SLOT_CLASS */
   uint32_t next_free;
-} ddmc__slot;
+} ddmc__dbg_slot;
 
-typedef struct ddmc__ids {
+typedef struct ddmc__dbg_ids {
   pthread_mutex_t lock;
-  ddmc__slot *slots DDMC_GUARDED_BY(lock); /* grows; slot i has ID (gen << 32) | (i + 1) */
+  ddmc__dbg_slot *slots DDMC_GUARDED_BY(lock); /* grows; slot i has ID (gen << 32) | (i + 1) */
   uint32_t nslots DDMC_GUARDED_BY(lock), cap DDMC_GUARDED_BY(lock);
   uint32_t free_head DDMC_GUARDED_BY(lock); /* index + 1 of the first free slot, 0 = none */
   uint32_t *hash DDMC_GUARDED_BY(lock);     /* open addressing, linear probing: slot index + 1, 0 = empty */
@@ -28,19 +28,19 @@ typedef struct ddmc__ids {
   uint32_t count DDMC_GUARDED_BY(lock);     /* occupied slots */
   uint32_t next_gen DDMC_GUARDED_BY(lock);
   uint32_t max_slots; /* the bound: past it, OUT_OF_MEMORY; set at init */
-} ddmc__ids;
+} ddmc__dbg_ids;
 
-int ddmc__ids_init(ddmc__ids *ids);
+int ddmc__dbg_ids_init(ddmc__dbg_ids *ids);
 /* Frees every slot and description (session end). Thread: JDWP thread. */
-void ddmc__ids_reset(ddmc__dbg *d);
-void ddmc__ids_destroy(ddmc__dbg *d);
+void ddmc__dbg_ids_reset(ddmc__dbg *d);
+void ddmc__dbg_ids_destroy(ddmc__dbg *d);
 /* ddmc_gc_visit_roots: every object with an ID; a moved reference is rehashed. GC thread. */
-void ddmc__ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
+void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
 
 /* ---- threads (threads.c) */
-/* One thread's entry. Its members are guarded by the table's lock (ddmc__thrs.lock, "thr.lock"
+/* One thread's entry. Its members are guarded by the table's lock (ddmc__dbg_thrs.lock, "thr.lock"
  * below); count changes only with sus_lock held as well, and vm_suspended is sus_lock's alone. */
-typedef struct ddmc__thr {
+typedef struct ddmc__dbg_thr {
   uint32_t id;                                /* VM thread id; set when the entry is made */
   int32_t count DDMC_GUARDED_BY(thr.lock);    /* debugger suspend count (changed under sus_lock too) */
   uint32_t epoch DDMC_GUARDED_BY(thr.lock);   /* bumped when count returns to 0: frameIDs of the old epoch are dead */
@@ -55,15 +55,15 @@ typedef struct ddmc__thr {
                                                       event inside a call parks it again, and the debugger may
                                                       call from there) */
   ddmc_ref object DDMC_GUARDED_BY(thr.lock);       /* its java.lang.Thread, once seen */
-  struct ddmc__job *job DDMC_GUARDED_BY(thr.lock); /* a method call handed to it, not yet started */
-} ddmc__thr;
+  struct ddmc__dbg_job *job DDMC_GUARDED_BY(thr.lock); /* a method call handed to it, not yet started */
+} ddmc__dbg_thr;
 
 /* A method call the debugger asked a parked thread to make (ClassType / InterfaceType /
  * ObjectReference.InvokeMethod); answered by that thread when the call ends. */
-typedef struct ddmc__job ddmc__job;
-struct ddmc__job {
+typedef struct ddmc__dbg_job ddmc__dbg_job;
+struct ddmc__dbg_job {
   /* Called by the parked thread (cmd_invoke.c): makes the call, answers, frees the job. */
-  void (*run)(struct ddmc__dbg *d, uint32_t thread, ddmc__job *job);
+  void (*run)(struct ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job);
   ddmc_class cls;
   uint32_t method;
   ddmc_ref this_obj;
@@ -77,7 +77,7 @@ struct ddmc__job {
   ddmc_value args[];
 };
 
-typedef struct ddmc__thrs {
+typedef struct ddmc__dbg_thrs {
   /* Every change of a suspend count, and the stop or release in the VM it causes
    * (ddmc__ctl_suspend: ops.suspend_thread / resume_thread, or JVM TI's arbiter when agents are
    * loaded), happens under sus_lock, so those calls never cross for one thread. It is the one
@@ -87,7 +87,7 @@ typedef struct ddmc__thrs {
   pthread_mutex_t sus_lock;
   pthread_mutex_t lock;     /* the table, each entry's members, all_count */
   pthread_cond_t parked_cv; /* parked threads wait here (with lock) for their count to reach 0 */
-  ddmc__thr **v DDMC_GUARDED_BY(lock); /* entries, never moved or freed during a session */
+  ddmc__dbg_thr **v DDMC_GUARDED_BY(lock); /* entries, never moved or freed during a session */
   uint32_t n DDMC_GUARDED_BY(lock), cap DDMC_GUARDED_BY(lock);
   uint32_t *hash DDMC_GUARDED_BY(lock); /* thread id -> index + 1 */
   uint32_t hash_cap DDMC_GUARDED_BY(lock);
@@ -96,83 +96,83 @@ typedef struct ddmc__thrs {
    * starts while the VM is suspended; under lock. */
   int32_t all_count DDMC_GUARDED_BY(lock);
   /* Every thread's count plus all_count, written under lock: 0 means no thread is held, so a
-   * post call (every method event of a trace) passes ddmc__thr_wait_resumed without a lock. */
+   * post call (every method event of a trace) passes ddmc__dbg_thr_wait_resumed without a lock. */
   atomic_int held;
-} ddmc__thrs;
+} ddmc__dbg_thrs;
 
-int ddmc__thrs_init(ddmc__thrs *t);
-void ddmc__thrs_destroy(ddmc__dbg *d);
+int ddmc__dbg_thrs_init(ddmc__dbg_thrs *t);
+void ddmc__dbg_thrs_destroy(ddmc__dbg *d);
 /* Session end: every count to 0, VM-suspended threads resumed, parked ones woken. JDWP thread. */
-void ddmc__thrs_release_all(ddmc__dbg *d);
+void ddmc__dbg_thrs_release_all(ddmc__dbg *d);
 /* An event with policy 1 (EVENT_THREAD) or 2 (ALL) is about to be queued by thread: counts go up
  * (and the other threads are stopped for ALL) before the debugger can see the event. The caller
  * has called ops.thread_parking(thread, 1). Returns 0 or a JDWP error. */
-int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy);
-/* The event could not be queued: undoes ddmc__thr_event_suspend. */
-void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy);
+int ddmc__dbg_thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy);
+/* The event could not be queued: undoes ddmc__dbg_thr_event_suspend. */
+void ddmc__dbg_thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy);
 /* Session end: forgets the thread objects learnt (their IDs die with the registry). */
-void ddmc__thrs_forget(ddmc__dbg *d);
+void ddmc__dbg_thrs_forget(ddmc__dbg *d);
 /* Waits, inside the post call, until the thread's count is back to 0 or the debugger left. */
-void ddmc__thr_park(ddmc__dbg *d, uint32_t thread);
+void ddmc__dbg_thr_park(ddmc__dbg *d, uint32_t thread);
 /* At the start of a post call: a thread the debugger holds suspended that the VM did not stop
  * (one that started during a suspend-all) waits here, parked, before it reports anything; its
  * event would otherwise reach the debugger while it inspects the stopped VM, and the Resume of
  * that event set would resume everything. Outside the inflight count. */
-void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread);
+void ddmc__dbg_thr_wait_resumed(ddmc__dbg *d, uint32_t thread);
 /* Hands a method call to thread, which an event suspended: parked in its post call, or about to
  * park there (its count was raised before the event was queued, so a debugger that calls the
  * instant the event arrives finds it here; the thread takes the call when it parks).
  * INVALID_THREAD otherwise, ALREADY_INVOKING while it runs one. Takes job on success. JDWP
  * thread. */
-int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job);
+int ddmc__dbg_thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job);
 /* Around the call, on the invoking thread. Begin: its own count to 0 for the call (JDWP resumes
  * the thread; an event inside the call is then matched, reported and parks it like any other),
  * and, for a call that is not single-threaded, the other threads' counts down by one (those above
  * 0) and a suspend-all in force lifted. End: all of it given back, the others suspended again;
  * only if the session that asked is still the live one (job->gen): a debugger that left during the
  * call must find, and leave, every thread running. */
-void ddmc__thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all);
-void ddmc__thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all);
+void ddmc__dbg_thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job, int all);
+void ddmc__dbg_thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job, int all);
 
 /* ---- requests (requests.h, cmd_event.c, events.c) */
-typedef struct ddmc__reqs ddmc__reqs;
-typedef struct ddmc__step ddmc__step;
-int ddmc__reqs_init(ddmc__dbg *d);
-void ddmc__reqs_destroy(ddmc__dbg *d);
+typedef struct ddmc__dbg_reqs ddmc__dbg_reqs;
+typedef struct ddmc__dbg_step ddmc__dbg_step;
+int ddmc__dbg_reqs_init(ddmc__dbg *d);
+void ddmc__dbg_reqs_destroy(ddmc__dbg *d);
 /* Session end: clears every request (breakpoints, steps, method events undone). JDWP thread. */
-void ddmc__reqs_clear_all(ddmc__dbg *d);
+void ddmc__dbg_reqs_clear_all(ddmc__dbg *d);
 /* VM_START for a session that just began (SUSPEND_ALL with suspend_all). JDWP thread. */
-void ddmc__events_vm_start(ddmc__dbg *d, int suspend_all);
+void ddmc__dbg_events_vm_start(ddmc__dbg *d, int suspend_all);
 /* HoldEvents (on) / ReleaseEvents (off: what was held is queued, in order). JDWP thread. */
-void ddmc__events_hold(ddmc__dbg *d, int on);
+void ddmc__dbg_events_hold(ddmc__dbg *d, int on);
 /* Session end: waits until no VM thread is matching or encoding an event. JDWP thread. */
-void ddmc__events_quiesce(ddmc__dbg *d);
+void ddmc__dbg_events_quiesce(ddmc__dbg *d);
 /* Subscribes d to the event hub (ddmc_dbg_enable). */
-int ddmc__events_subscribe(ddmc_vm *vm, ddmc__dbg *d);
+int ddmc__dbg_events_subscribe(ddmc_vm *vm, ddmc__dbg *d);
 
 /* ---- steps (step.c) */
-struct ddmc__step {
+struct ddmc__dbg_step {
   int size, depth; /* JDWP StepSize (0 MIN, 1 LINE), StepDepth (0 INTO, 1 OVER, 2 OUT) */
   ddmc_location start;
   int32_t start_depth;
   int32_t start_line;
 };
 /* The line of loc (-1 unknown), from a cache of line tables. Thread: any. */
-int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc);
+int32_t ddmc__dbg_line_of(ddmc__dbg *d, const ddmc_location *loc);
 /* Non-zero when a step started as s ends at loc / depth. Thread: the stepping thread. */
-int ddmc__step_stops(ddmc__dbg *d, const ddmc__step *s, const ddmc_location *loc, int32_t depth);
+int ddmc__dbg_step_stops(ddmc__dbg *d, const ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth);
 /* After a step ended at loc / depth: the next one starts there. Thread: the stepping thread. */
-void ddmc__step_restart(ddmc__dbg *d, ddmc__step *s, const ddmc_location *loc, int32_t depth);
-int ddmc__lines_init(ddmc__dbg *d);
-void ddmc__lines_reset(ddmc__dbg *d);
-void ddmc__lines_destroy(ddmc__dbg *d);
+void ddmc__dbg_step_restart(ddmc__dbg *d, ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth);
+int ddmc__dbg_lines_init(ddmc__dbg *d);
+void ddmc__dbg_lines_reset(ddmc__dbg *d);
+void ddmc__dbg_lines_destroy(ddmc__dbg *d);
 
 /* ---- sessions (session.c): the service hooks of jdwp/service.h. JDWP thread. */
 void ddmc__dbg_session_start(ddmc_vm *vm, void *ud);
 void ddmc__dbg_session_end(ddmc_vm *vm, void *ud);
 
 /* ---- the whole */
-typedef struct ddmc__lines ddmc__lines;
+typedef struct ddmc__dbg_lines ddmc__dbg_lines;
 
 /* Composites HoldEvents keeps, in bytes: a debugger that holds events and never releases them
  * costs the VM at most this; past it a post answers DDMC_EQFULL. */
@@ -197,10 +197,10 @@ struct ddmc__dbg {
    * entry and exits): the hub skips the debugger's location and method-exit entries while this
    * and thr.held are both 0. */
   atomic_int hot_wants;
-  ddmc__ids ids;
-  ddmc__thrs thr;
-  ddmc__reqs *req;
-  ddmc__lines *lines;
+  ddmc__dbg_ids ids;
+  ddmc__dbg_thrs thr;
+  ddmc__dbg_reqs *req;
+  ddmc__dbg_lines *lines;
   /* VirtualMachine.HoldEvents: composites wait here ([u4 n][n bytes] each) until released. */
   pthread_mutex_t hold_lock;
   atomic_int holding; /* written under hold_lock; read without it first, then again under it */

@@ -32,7 +32,7 @@ typedef struct line_table {
 #define DDMC__LINE_BUCKETS 256
 #define DDMC__MAX_LINES 65536
 
-struct ddmc__lines {
+struct ddmc__dbg_lines {
   pthread_mutex_t lock;
   line_table *bucket[DDMC__LINE_BUCKETS] DDMC_GUARDED_BY(lock);
 };
@@ -74,7 +74,7 @@ static int by_index(const void *a, const void *b) {
 }
 
 static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method) {
-  ddmc__lines *L = d->lines;
+  ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return NULL;
   unsigned b = bucket_of(cls, method);
   pthread_mutex_lock(&L->lock);
@@ -117,7 +117,7 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
   return t;
 }
 
-int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc) {
+int32_t ddmc__dbg_line_of(ddmc__dbg *d, const ddmc_location *loc) {
   const line_table *t = table_for(d, loc->cls, loc->method);
   if (t == NULL || t->n == 0 || loc->index < t->v[0].index) return -1;
   uint32_t lo = 0, hi = t->n; /* the last entry whose index <= loc->index */
@@ -131,27 +131,27 @@ int32_t ddmc__line_of(ddmc__dbg *d, const ddmc_location *loc) {
   return t->v[lo].line;
 }
 
-int ddmc__step_stops(ddmc__dbg *d, const ddmc__step *s, const ddmc_location *loc, int32_t depth) {
+int ddmc__dbg_step_stops(ddmc__dbg *d, const ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth) {
   if (depth < s->start_depth) return 1; /* the starting frame returned */
   if (s->depth == 2) return 0;          /* OUT waits for that */
   if (depth > s->start_depth) {         /* inside a call */
     if (s->depth == 1) return 0;        /* OVER */
-    return s->size == 0 || ddmc__line_of(d, loc) >= 0;
+    return s->size == 0 || ddmc__dbg_line_of(d, loc) >= 0;
   }
   if (loc->cls != s->start.cls || loc->method != s->start.method) return 1;
   if (s->size == 0) return loc->index != s->start.index;
-  int32_t line = ddmc__line_of(d, loc);
+  int32_t line = ddmc__dbg_line_of(d, loc);
   return line >= 0 && line != s->start_line;
 }
 
-void ddmc__step_restart(ddmc__dbg *d, ddmc__step *s, const ddmc_location *loc, int32_t depth) {
+void ddmc__dbg_step_restart(ddmc__dbg *d, ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth) {
   s->start = *loc;
   s->start_depth = depth;
-  s->start_line = ddmc__line_of(d, loc);
+  s->start_line = ddmc__dbg_line_of(d, loc);
 }
 
-int ddmc__lines_init(ddmc__dbg *d) {
-  ddmc__lines *L = ddmc__calloc(d->mem, 1, sizeof(*L));
+int ddmc__dbg_lines_init(ddmc__dbg *d) {
+  ddmc__dbg_lines *L = ddmc__calloc(d->mem, 1, sizeof(*L));
   if (L == NULL) return DDMC_ENOMEM;
   if (pthread_mutex_init(&L->lock, NULL) != 0) {
     ddmc__free(d->mem, L);
@@ -161,8 +161,8 @@ int ddmc__lines_init(ddmc__dbg *d) {
   return 0;
 }
 
-void ddmc__lines_reset(ddmc__dbg *d) {
-  ddmc__lines *L = d->lines;
+void ddmc__dbg_lines_reset(ddmc__dbg *d) {
+  ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
   pthread_mutex_lock(&L->lock);
   for (unsigned b = 0; b < DDMC__LINE_BUCKETS; b++) {
@@ -178,9 +178,9 @@ void ddmc__lines_reset(ddmc__dbg *d) {
   pthread_mutex_unlock(&L->lock);
 }
 
-void ddmc__lines_destroy(ddmc__dbg *d) {
+void ddmc__dbg_lines_destroy(ddmc__dbg *d) {
   if (d->lines == NULL) return;
-  ddmc__lines_reset(d);
+  ddmc__dbg_lines_reset(d);
   pthread_mutex_destroy(&d->lines->lock);
   ddmc__free(d->mem, d->lines);
   d->lines = NULL;

@@ -17,7 +17,7 @@
 
 #define DDMC__MAX_THREADS 65536u
 
-int ddmc__thrs_init(ddmc__thrs *t) {
+int ddmc__dbg_thrs_init(ddmc__dbg_thrs *t) {
   memset(t, 0, sizeof(*t));
   if (pthread_mutex_init(&t->sus_lock, NULL) != 0) return DDMC_ENOMEM;
   if (pthread_mutex_init(&t->lock, NULL) != 0) {
@@ -42,8 +42,8 @@ static uint32_t hash32(uint32_t x) {
 }
 
 /* The entry of thread id, created when create is set. lock held. NULL: unknown / no memory. */
-static ddmc__thr *entry(ddmc__dbg *d, uint32_t id, int create) {
-  ddmc__thrs *t = &d->thr;
+static ddmc__dbg_thr *entry(ddmc__dbg *d, uint32_t id, int create) {
+  ddmc__dbg_thrs *t = &d->thr;
   if (t->hash_cap) {
     uint32_t mask = t->hash_cap - 1;
     for (uint32_t i = hash32(id) & mask; t->hash[i] != 0; i = (i + 1) & mask)
@@ -52,7 +52,7 @@ static ddmc__thr *entry(ddmc__dbg *d, uint32_t id, int create) {
   if (!create || t->n >= DDMC__MAX_THREADS) return NULL;
   if (t->n == t->cap) {
     uint32_t cap = t->cap ? t->cap * 2 : 32;
-    ddmc__thr **v = ddmc__realloc(d->mem, t->v, (size_t)cap * sizeof(*v));
+    ddmc__dbg_thr **v = ddmc__realloc(d->mem, t->v, (size_t)cap * sizeof(*v));
     if (v == NULL) return NULL;
     t->v = v;
     t->cap = cap;
@@ -70,7 +70,7 @@ static ddmc__thr *entry(ddmc__dbg *d, uint32_t id, int create) {
     t->hash = h;
     t->hash_cap = cap;
   }
-  ddmc__thr *e = ddmc__calloc(d->mem, 1, sizeof(*e));
+  ddmc__dbg_thr *e = ddmc__calloc(d->mem, 1, sizeof(*e));
   if (e == NULL) return NULL;
   e->id = id;
   e->epoch = 1;
@@ -83,32 +83,32 @@ static ddmc__thr *entry(ddmc__dbg *d, uint32_t id, int create) {
   return e;
 }
 
-static ddmc__thr *get(ddmc__dbg *d, uint32_t id, int create) {
+static ddmc__dbg_thr *get(ddmc__dbg *d, uint32_t id, int create) {
   pthread_mutex_lock(&d->thr.lock);
-  ddmc__thr *e = entry(d, id, create);
+  ddmc__dbg_thr *e = entry(d, id, create);
   pthread_mutex_unlock(&d->thr.lock);
   return e;
 }
 
-int ddmc__thr_count(ddmc__dbg *d, uint32_t thread) {
+int ddmc__dbg_thr_count(ddmc__dbg *d, uint32_t thread) {
   pthread_mutex_lock(&d->thr.lock);
-  ddmc__thr *e = entry(d, thread, 0);
+  ddmc__dbg_thr *e = entry(d, thread, 0);
   int n = e ? e->count : 0;
   pthread_mutex_unlock(&d->thr.lock);
   return n;
 }
 
-uint64_t ddmc__frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth) {
+uint64_t ddmc__dbg_frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth) {
   pthread_mutex_lock(&d->thr.lock);
-  ddmc__thr *e = entry(d, thread, 0);
+  ddmc__dbg_thr *e = entry(d, thread, 0);
   uint32_t epoch = e ? e->epoch : 0;
   pthread_mutex_unlock(&d->thr.lock);
   return ((uint64_t)epoch << 32) | (uint32_t)(depth + 1);
 }
 
-int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth) {
+int ddmc__dbg_frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth) {
   pthread_mutex_lock(&d->thr.lock);
-  ddmc__thr *e = entry(d, thread, 0);
+  ddmc__dbg_thr *e = entry(d, thread, 0);
   int rc = 0;
   if (e == NULL || e->count == 0)
     rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
@@ -122,7 +122,7 @@ int ddmc__frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t 
 
 /* ---- counts. sus_lock held by every caller of these two. */
 
-static int suspend_locked(ddmc__dbg *d, ddmc__thr *e) {
+static int suspend_locked(ddmc__dbg *d, ddmc__dbg_thr *e) {
   pthread_mutex_lock(&d->thr.lock);
   /* The VM stops the thread unless it already did or the thread waits in a post call; a thread
    * that inherited a suspend-all count (first seen meanwhile) is stopped on its first Suspend. */
@@ -144,7 +144,7 @@ static int suspend_locked(ddmc__dbg *d, ddmc__thr *e) {
   return 0;
 }
 
-static int resume_locked(ddmc__dbg *d, ddmc__thr *e, int to_zero) {
+static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
   pthread_mutex_lock(&d->thr.lock);
   if (e->count == 0) {
     pthread_mutex_unlock(&d->thr.lock);
@@ -165,8 +165,8 @@ static int resume_locked(ddmc__dbg *d, ddmc__thr *e, int to_zero) {
   return 0;
 }
 
-int ddmc__thr_suspend(ddmc__dbg *d, uint32_t thread) {
-  ddmc__thr *e = get(d, thread, 1);
+int ddmc__dbg_thr_suspend(ddmc__dbg *d, uint32_t thread) {
+  ddmc__dbg_thr *e = get(d, thread, 1);
   if (e == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   pthread_mutex_lock(&d->thr.sus_lock);
   int rc = suspend_locked(d, e);
@@ -174,8 +174,8 @@ int ddmc__thr_suspend(ddmc__dbg *d, uint32_t thread) {
   return rc;
 }
 
-int ddmc__thr_resume(ddmc__dbg *d, uint32_t thread) {
-  ddmc__thr *e = get(d, thread, 0);
+int ddmc__dbg_thr_resume(ddmc__dbg *d, uint32_t thread) {
+  ddmc__dbg_thr *e = get(d, thread, 0);
   if (e == NULL) return 0;
   pthread_mutex_lock(&d->thr.sus_lock);
   int rc = resume_locked(d, e, 0);
@@ -214,20 +214,20 @@ static int collect_visit(void *arg, const ddmc_thread_info *t) {
 static int collect_threads(ddmc__dbg *d, collect *c) {
   memset(c, 0, sizeof(*c));
   c->d = d;
-  const ddmc_vm_ops *vo = ddmc__vm_ops(d->vm);
+  const ddmc_vm_ops *vo = ddmc__dbg_vm_ops(d->vm);
   if (vo->for_each_thread == NULL || d->ops.thread_info == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   vo->for_each_thread(ddmc_vm_data(d->vm), collect_visit, c);
   return c->err;
 }
 
-int ddmc__thr_for_each(ddmc__dbg *d, ddmc__thr_visit_fn fn, void *arg) {
+int ddmc__dbg_thr_for_each(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg) {
   collect c;
   int rc = collect_threads(d, &c);
   for (uint32_t i = 0; rc == 0 && i < c.n; i++) {
     ddmc_thread_detail info;
     memset(&info, 0, sizeof(info));
     if (d->ops.thread_info(d->vm_data, c.ids[i], &info) != 0 || info.internal || info.object == 0) continue;
-    ddmc__thr *e = get(d, c.ids[i], 1);
+    ddmc__dbg_thr *e = get(d, c.ids[i], 1);
     if (e != NULL) {
       pthread_mutex_lock(&d->thr.lock);
       e->object = info.object;
@@ -244,7 +244,7 @@ static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   int found = 0;
   pthread_mutex_lock(&d->thr.lock);
   for (uint32_t i = 0; i < d->thr.n && !found; i++) {
-    ddmc__thr *e = d->thr.v[i];
+    ddmc__dbg_thr *e = d->thr.v[i];
     if (e->object == o && !e->dead) {
       *thread = e->id;
       found = 1;
@@ -256,19 +256,19 @@ static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
 
 static int noop_visit(void *arg, uint32_t thread, const ddmc_thread_detail *info) { return 0; }
 
-int ddmc__thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
+int ddmc__dbg_thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
   ddmc_thread_detail info;
   memset(&info, 0, sizeof(info));
   int rc = DDMC__DBG_CALL(d, thread_info, thread, &info);
   if (rc != 0) return rc;
   if (info.internal) return DDMC_JDWP_INVALID_THREAD;
-  return ddmc__id_of_object(d, info.object, id);
+  return ddmc__dbg_id_of_object(d, info.object, id);
 }
 
-int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
+int ddmc__dbg_thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   if (o == 0) return DDMC_JDWP_INVALID_THREAD;
   if (!lookup_object(d, o, thread)) {
-    ddmc__thr_for_each(d, noop_visit, NULL); /* learn threads started since */
+    ddmc__dbg_thr_for_each(d, noop_visit, NULL); /* learn threads started since */
     if (!lookup_object(d, o, thread)) return DDMC_JDWP_INVALID_THREAD;
   }
   /* Still alive and visible? */
@@ -276,7 +276,7 @@ int ddmc__thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   memset(&info, 0, sizeof(info));
   if (d->ops.thread_info == NULL || d->ops.thread_info(d->vm_data, *thread, &info) != 0 || info.internal ||
       info.object != o) {
-    ddmc__thr *e = get(d, *thread, 0);
+    ddmc__dbg_thr *e = get(d, *thread, 0);
     if (e != NULL) {
       pthread_mutex_lock(&d->thr.lock);
       e->dead = 1;
@@ -297,7 +297,7 @@ typedef struct all_arg {
 static int all_visit(void *arg, uint32_t thread, const ddmc_thread_detail *info) {
   all_arg *a = arg;
   if (thread == a->except) return 0;
-  ddmc__thr *e = get(a->d, thread, 1);
+  ddmc__dbg_thr *e = get(a->d, thread, 1);
   if (e == NULL) {
     a->err = DDMC_JDWP_OUT_OF_MEMORY;
     return 0;
@@ -309,7 +309,7 @@ static int all_visit(void *arg, uint32_t thread, const ddmc_thread_detail *info)
 
 static int all_locked(ddmc__dbg *d, int suspend, uint32_t except) {
   all_arg a = {d, except, suspend, 0};
-  int rc = ddmc__thr_for_each(d, all_visit, &a);
+  int rc = ddmc__dbg_thr_for_each(d, all_visit, &a);
   return rc ? rc : a.err;
 }
 
@@ -322,7 +322,7 @@ static void all_count_add(ddmc__dbg *d, int delta) {
   pthread_mutex_unlock(&d->thr.lock);
 }
 
-int ddmc__thr_suspend_all(ddmc__dbg *d) {
+int ddmc__dbg_thr_suspend_all(ddmc__dbg *d) {
   pthread_mutex_lock(&d->thr.sus_lock);
   int rc = all_locked(d, 1, 0);
   all_count_add(d, 1); /* after: the threads visited above were counted one by one */
@@ -330,7 +330,7 @@ int ddmc__thr_suspend_all(ddmc__dbg *d) {
   return rc;
 }
 
-int ddmc__thr_resume_all(ddmc__dbg *d) {
+int ddmc__dbg_thr_resume_all(ddmc__dbg *d) {
   /* Every known thread, dead or unlisted ones too: none may stay counted. */
   pthread_mutex_lock(&d->thr.sus_lock);
   all_count_add(d, -1);
@@ -340,7 +340,7 @@ int ddmc__thr_resume_all(ddmc__dbg *d) {
   int rc = 0;
   for (uint32_t i = 0; i < n; i++) {
     pthread_mutex_lock(&d->thr.lock);
-    ddmc__thr *e = d->thr.v[i];
+    ddmc__dbg_thr *e = d->thr.v[i];
     pthread_mutex_unlock(&d->thr.lock);
     int r = resume_locked(d, e, 0);
     if (r != 0 && rc == 0) rc = r;
@@ -349,7 +349,7 @@ int ddmc__thr_resume_all(ddmc__dbg *d) {
   return rc;
 }
 
-void ddmc__thrs_release_all(ddmc__dbg *d) {
+void ddmc__dbg_thrs_release_all(ddmc__dbg *d) {
   pthread_mutex_lock(&d->thr.sus_lock);
   pthread_mutex_lock(&d->thr.lock);
   atomic_fetch_sub_explicit(&d->thr.held, d->thr.all_count, memory_order_release);
@@ -358,7 +358,7 @@ void ddmc__thrs_release_all(ddmc__dbg *d) {
   pthread_mutex_unlock(&d->thr.lock);
   for (uint32_t i = 0; i < n; i++) {
     pthread_mutex_lock(&d->thr.lock);
-    ddmc__thr *e = d->thr.v[i];
+    ddmc__dbg_thr *e = d->thr.v[i];
     pthread_mutex_unlock(&d->thr.lock);
     resume_locked(d, e, 1);
   }
@@ -370,8 +370,8 @@ void ddmc__thrs_release_all(ddmc__dbg *d) {
 
 /* ---- events from VM threads */
 
-int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
-  ddmc__thr *self = get(d, thread, 1);
+int ddmc__dbg_thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
+  ddmc__dbg_thr *self = get(d, thread, 1);
   if (self == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   pthread_mutex_lock(&d->thr.sus_lock);
   pthread_mutex_lock(&d->thr.lock);
@@ -388,9 +388,9 @@ int ddmc__thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
   return rc;
 }
 
-void ddmc__thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
-  ddmc__thr *self = get(d, thread, 0);
-  ddmc__job *job = NULL;
+void ddmc__dbg_thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
+  ddmc__dbg_thr *self = get(d, thread, 0);
+  ddmc__dbg_job *job = NULL;
   pthread_mutex_lock(&d->thr.sus_lock);
   if (self != NULL) {
     pthread_mutex_lock(&d->thr.lock);
@@ -419,15 +419,15 @@ static void others_locked(ddmc__dbg *d, uint32_t thread, int suspend) {
   pthread_mutex_unlock(&d->thr.lock);
   for (uint32_t i = 0; i < n; i++) {
     pthread_mutex_lock(&d->thr.lock);
-    ddmc__thr *e = d->thr.v[i];
+    ddmc__dbg_thr *e = d->thr.v[i];
     int take = e->id != thread && !e->dead && (suspend || e->count > 0);
     pthread_mutex_unlock(&d->thr.lock);
     if (take) suspend ? (void)suspend_locked(d, e) : (void)resume_locked(d, e, 0);
   }
 }
 
-void ddmc__thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all) {
-  ddmc__thr *self = get(d, thread, 0);
+void ddmc__dbg_thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job, int all) {
+  ddmc__dbg_thr *self = get(d, thread, 0);
   pthread_mutex_lock(&d->thr.sus_lock);
   job->own = 0;
   job->all_taken = 0;
@@ -453,8 +453,8 @@ void ddmc__thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int a
   pthread_mutex_unlock(&d->thr.sus_lock);
 }
 
-void ddmc__thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all) {
-  ddmc__thr *self = get(d, thread, 0);
+void ddmc__dbg_thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job, int all) {
+  ddmc__dbg_thr *self = get(d, thread, 0);
   pthread_mutex_lock(&d->thr.sus_lock);
   /* Under sus_lock: a session end moves gen on before it takes sus_lock to release every
    * count, so either it sees what is raised here, or this sees it gone. */
@@ -476,15 +476,15 @@ void ddmc__thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__job *job, int all
   pthread_mutex_unlock(&d->thr.sus_lock);
 }
 
-void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
-  ddmc__thr *self = get(d, thread, 0);
+void ddmc__dbg_thr_park(ddmc__dbg *d, uint32_t thread) {
+  ddmc__dbg_thr *self = get(d, thread, 0);
   if (self == NULL) return;
   pthread_mutex_lock(&d->thr.lock);
   self->parking = 0;
   self->parked = 1;
   while (self->count > 0 && atomic_load(&d->connected)) {
     if (self->job != NULL) {
-      ddmc__job *job = self->job;
+      ddmc__dbg_job *job = self->job;
       self->job = NULL;
       /* Running, not parked, while it calls: a Suspend meanwhile stops it through the VM. */
       self->parked = 0;
@@ -499,7 +499,7 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
     }
     pthread_cond_wait(&d->thr.parked_cv, &d->thr.lock);
   }
-  ddmc__job *left = self->job; /* resumed, or the debugger left, before the thread took it */
+  ddmc__dbg_job *left = self->job; /* resumed, or the debugger left, before the thread took it */
   self->job = NULL;
   self->parked = 0;
   pthread_mutex_unlock(&d->thr.lock);
@@ -515,8 +515,8 @@ void ddmc__thr_park(ddmc__dbg *d, uint32_t thread) {
  * IncompatibleThreadStateException for a call; THREAD_NOT_SUSPENDED there reaches the IDE as an
  * InternalException. A thread whose event raised its count but that has not parked yet takes the
  * call when it parks: IDEs call toString() the instant the event arrives. */
-int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
-  ddmc__thr *e = get(d, thread, 0);
+int ddmc__dbg_thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job) {
+  ddmc__dbg_thr *e = get(d, thread, 0);
   int rc = DDMC_JDWP_INVALID_THREAD;
   pthread_mutex_lock(&d->thr.lock);
   if (e == NULL) {
@@ -534,29 +534,29 @@ int ddmc__thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__job *job) {
   return rc;
 }
 
-void ddmc__thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
+void ddmc__dbg_thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
   if (!atomic_load(&d->connected)) return;
   /* Nothing held (a trace's method events with a DDM peer connected): no lock per event. */
   if (atomic_load_explicit(&d->thr.held, memory_order_acquire) == 0) return;
-  ddmc__thr *self = get(d, thread, 1);
+  ddmc__dbg_thr *self = get(d, thread, 1);
   if (self == NULL) return;
   pthread_mutex_lock(&d->thr.lock);
   int held = self->count > 0;
   pthread_mutex_unlock(&d->thr.lock);
   if (!held) return;
   if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
-  ddmc__thr_park(d, thread);
+  ddmc__dbg_thr_park(d, thread);
   if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
 }
 
-void ddmc__thrs_forget(ddmc__dbg *d) {
+void ddmc__dbg_thrs_forget(ddmc__dbg *d) {
   pthread_mutex_lock(&d->thr.lock);
   for (uint32_t i = 0; i < d->thr.n; i++) d->thr.v[i]->object = 0;
   pthread_mutex_unlock(&d->thr.lock);
 }
 
-void ddmc__thrs_destroy(ddmc__dbg *d) {
-  ddmc__thrs *t = &d->thr;
+void ddmc__dbg_thrs_destroy(ddmc__dbg *d) {
+  ddmc__dbg_thrs *t = &d->thr;
   for (uint32_t i = 0; i < t->n; i++) ddmc__free(d->mem, t->v[i]);
   ddmc__free(d->mem, t->v);
   ddmc__free(d->mem, t->hash);
@@ -567,5 +567,5 @@ void ddmc__thrs_destroy(ddmc__dbg *d) {
 
 int ddmc_dbg_suspend_count(ddmc_vm *vm, uint32_t thread) {
   ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
-  return d ? ddmc__thr_count(d, thread) : 0;
+  return d ? ddmc__dbg_thr_count(d, thread) : 0;
 }

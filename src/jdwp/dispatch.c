@@ -20,8 +20,8 @@ static void fail_into(ddmc_buf *b, uint32_t *type, int32_t code, const char *msg
 }
 
 /* Runs one chunk; its reply payload (if any) is in b with *rtype. */
-static void handle_chunk(ddmc__session *s, uint32_t type, const uint8_t *data, size_t len, int depth, uint32_t *rtype,
-                         ddmc_buf *b) {
+static void handle_chunk(ddmc__jdwp_session *s, uint32_t type, const uint8_t *data, size_t len, int depth,
+                         uint32_t *rtype, ddmc_buf *b) {
   ddmc_vm *vm = s->vm;
   ddmc__buf_reset(b);
   if (type == DDMC__CHUNK_ZLIB) {
@@ -30,7 +30,7 @@ static void handle_chunk(ddmc__session *s, uint32_t type, const uint8_t *data, s
     uint32_t inner;
     ddmc_buf tmp;
     ddmc__buf_init(&tmp, &vm->mem, UINT32_MAX - 64);
-    int rc = depth > 0 ? DDMC_EPROTO : ddmc__zlib_unwrap(&vm->mem, data, len, vm->opt.max_packet, &inner, &tmp);
+    int rc = depth > 0 ? DDMC_EPROTO : ddmc__chunk_zlib_unwrap(&vm->mem, data, len, vm->opt.max_packet, &inner, &tmp);
     if (rc != 0) {
       ddmc__buf_free(&tmp);
       fail_into(b, rtype, rc, depth > 0 ? "nested ZLIB chunk" : "bad ZLIB chunk");
@@ -42,7 +42,7 @@ static void handle_chunk(ddmc__session *s, uint32_t type, const uint8_t *data, s
   }
   ddmc_chunk req = {type, data, len};
   *rtype = type;
-  int rc = ddmc__registry_dispatch(vm, &req, rtype, b);
+  int rc = ddmc__chunk_registry_dispatch(vm, &req, rtype, b);
   if (rc == DDMC_ENOENT) {
     ddmc__buf_reset(b); /* unknown type: the empty success reply, as Dalvik */
   } else if (rc == 0 && b->err != 0) {
@@ -53,7 +53,7 @@ static void handle_chunk(ddmc__session *s, uint32_t type, const uint8_t *data, s
 }
 
 /* Past a budget: one FAIL, as the reply or after it, and the rest of the packet is not run. */
-static int over_budget(ddmc__session *s, int *have_reply, uint32_t *reply_type, const char *why) {
+static int over_budget(ddmc__jdwp_session *s, int *have_reply, uint32_t *reply_type, const char *why) {
   ddmc_vm *vm = s->vm;
   ddmc__log(vm, DDMC_LOG_WARN, "JDWP: %s", why);
   if (!*have_reply) {
@@ -63,14 +63,14 @@ static int over_budget(ddmc__session *s, int *have_reply, uint32_t *reply_type, 
   }
   uint32_t t;
   fail_into(&s->hbuf, &t, DDMC_ETOOBIG, why);
-  return ddmc__out_ddm(s, &s->extra, 0, atomic_fetch_add(&vm->next_id, 1), t, s->hbuf.p, s->hbuf.len);
+  return ddmc__jdwp_out_ddm(s, &s->extra, 0, atomic_fetch_add(&vm->next_id, 1), t, s->hbuf.p, s->hbuf.len);
 }
 
-static int handle_ddm(ddmc__session *s, const ddmc__packet *pkt) {
+static int handle_ddm(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
   ddmc_vm *vm = s->vm;
   if (!atomic_load(&vm->ddm_active)) {
     atomic_store_explicit(&vm->ddm_active, 1, memory_order_release);
-    ddmc__registry_connected(vm);
+    ddmc__chunk_registry_connected(vm);
   }
   ddmc_reader r;
   ddmc_reader_init(&r, pkt->body, pkt->body_len);
@@ -118,17 +118,17 @@ static int handle_ddm(ddmc__session *s, const ddmc__packet *pkt) {
                             "replies to one packet exceed 1 MiB; the rest were not run")) == 0)
         break;
     } else {
-      rc = ddmc__out_ddm(s, &s->extra, 0, atomic_fetch_add(&vm->next_id, 1), rtype, s->hbuf.p, s->hbuf.len);
+      rc = ddmc__jdwp_out_ddm(s, &s->extra, 0, atomic_fetch_add(&vm->next_id, 1), rtype, s->hbuf.p, s->hbuf.len);
     }
     if (rc != 0) return rc;
   }
   /* Chunks the handlers queued (HPIF now, THCRs, WAIT) go out before the reply, in the order
    * Dalvik produced them. */
-  int rc = ddmc__session_drain_queue(s, 1);
+  int rc = ddmc__jdwp_session_drain_queue(s, 1);
   if (rc != 0) return rc;
   /* A stream or batch a handler queued (a trace for MPSE) starts only between requests: the reply
    * waits in the queue behind it, so the data comes first, as from Dalvik. */
-  if (s->extra.len == 0 && ddmc__ring_peek(&vm->ring) != NULL) {
+  if (s->extra.len == 0 && ddmc__send_ring_peek(&vm->ring) != NULL) {
     uint8_t h[8];
     ddmc_iov iov[2] = {{h, 8}, {s->reply.p, s->reply.len}};
     int chunk = have_reply && s->reply.len > 0;
@@ -139,16 +139,16 @@ static int handle_ddm(ddmc__session *s, const ddmc__packet *pkt) {
     if (ddmc__send_reply(vm, s->number, pkt->id, 0, iov, chunk ? 2 : 0) == 0) return 0;
   }
   if (have_reply && s->reply.len > 0)
-    rc = ddmc__out_ddm(s, &s->out, 1, pkt->id, reply_type, s->reply.p, s->reply.len);
+    rc = ddmc__jdwp_out_ddm(s, &s->out, 1, pkt->id, reply_type, s->reply.p, s->reply.len);
   else
-    rc = ddmc__out_reply(s, pkt->id, 0, NULL, 0);
+    rc = ddmc__jdwp_out_reply(s, pkt->id, 0, NULL, 0);
   if (rc == 0 && s->extra.len > 0) rc = ddmc_buf_put_bytes(&s->out, s->extra.p, s->extra.len);
   return rc;
 }
 
 /* ---- other command sets: a debugger */
 
-static int handle_jdwp(ddmc__session *s, const ddmc__packet *pkt) {
+static int handle_jdwp(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
   ddmc_vm *vm = s->vm;
   atomic_store(&vm->last_activity, 0); /* "busy" while the request is processed */
   if (!atomic_load(&vm->debugger_active)) {
@@ -161,11 +161,11 @@ static int handle_jdwp(ddmc__session *s, const ddmc__packet *pkt) {
   }
   ddmc__buf_reset(&s->reply);
   int err = DDMC_JDWP_NOT_IMPLEMENTED;
-  const ddmc__service *svc = NULL;
+  const ddmc__jdwp_service *svc = NULL;
   for (int i = 0; i < vm->nservices && svc == NULL; i++)
     if (vm->services[i].claims && vm->services[i].claims(vm->services[i].ud, pkt->cmd_set)) svc = &vm->services[i];
   if (svc != NULL) {
-    ddmc__request rq = {pkt->cmd_set, pkt->cmd, pkt->id, pkt->body, pkt->body_len};
+    ddmc__jdwp_request rq = {pkt->cmd_set, pkt->cmd, pkt->id, pkt->body, pkt->body_len};
     err = svc->handle(vm, svc->ud, &rq, &s->reply);
   }
   /* What no service answers goes to the VM's own hook, the fallback for anything else. */
@@ -176,20 +176,20 @@ static int handle_jdwp(ddmc__session *s, const ddmc__packet *pkt) {
   if (err == DDMC__REPLY_DEFERRED) { /* answered later through the send path */
     int64_t t = ddmc__now_ms();
     atomic_store(&vm->last_activity, t != 0 ? t : 1);
-    return ddmc__session_drain_queue(s, 1);
+    return ddmc__jdwp_session_drain_queue(s, 1);
   }
   if (err != 0) ddmc__buf_reset(&s->reply);
   if (err == 0 && s->reply.err != 0) err = s->reply.err == DDMC_ENOMEM ? DDMC_JDWP_OUT_OF_MEMORY : DDMC_JDWP_INTERNAL;
   if (err < 0 || err > 0xffff) err = DDMC_JDWP_INTERNAL;
   int64_t now = ddmc__now_ms();
   atomic_store(&vm->last_activity, now != 0 ? now : 1);
-  int rc = ddmc__session_drain_queue(s, 1);
+  int rc = ddmc__jdwp_session_drain_queue(s, 1);
   if (rc != 0) return rc;
-  if (err != 0) return ddmc__out_reply(s, pkt->id, (uint16_t)err, NULL, 0);
-  return ddmc__out_reply(s, pkt->id, 0, s->reply.p, s->reply.len);
+  if (err != 0) return ddmc__jdwp_out_reply(s, pkt->id, (uint16_t)err, NULL, 0);
+  return ddmc__jdwp_out_reply(s, pkt->id, 0, s->reply.p, s->reply.len);
 }
 
-int ddmc__session_packet(ddmc__session *s, const ddmc__packet *pkt) {
+int ddmc__jdwp_session_packet(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
   /* A reply from the peer: we never ask the peer anything that needs one, so it is consumed
    * and ignored (Dalvik ignored them too; ART aborted). */
   if (pkt->flags & DDMC__FLAG_REPLY) return 0;
@@ -197,7 +197,7 @@ int ddmc__session_packet(ddmc__session *s, const ddmc__packet *pkt) {
   return handle_jdwp(s, pkt);
 }
 
-int ddmc__service_add(ddmc_vm *vm, const ddmc__service *s) {
+int ddmc__jdwp_service_add(ddmc_vm *vm, const ddmc__jdwp_service *s) {
   if (atomic_load(&vm->started)) return DDMC_ESTATE;
   if (vm->nservices >= DDMC__MAX_SERVICES) return DDMC_ENOMEM;
   vm->services[vm->nservices++] = *s;

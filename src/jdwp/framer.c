@@ -4,7 +4,7 @@
 
 #include "jdwp/framer.h"
 
-int ddmc__jdwp_header_parse(const uint8_t *h, uint32_t max, ddmc__packet *out) {
+int ddmc__jdwp_header_parse(const uint8_t *h, uint32_t max, ddmc__jdwp_packet *out) {
   uint32_t len = ddmc__get_u32(h);
   uint8_t flags = h[8];
   if (len < DDMC__HEADER_LEN) return DDMC_EPROTO;
@@ -26,7 +26,7 @@ int ddmc__jdwp_header_parse(const uint8_t *h, uint32_t max, ddmc__packet *out) {
   return 0;
 }
 
-void ddmc__ddm_header_write(uint8_t *p, uint32_t id, uint32_t type, uint32_t n) {
+void ddmc__jdwp_ddm_header_write(uint8_t *p, uint32_t id, uint32_t type, uint32_t n) {
   ddmc__put_u32(p, DDMC__DDM_HEADER_LEN + n);
   ddmc__put_u32(p + 4, id);
   p[8] = 0;
@@ -36,26 +36,26 @@ void ddmc__ddm_header_write(uint8_t *p, uint32_t id, uint32_t type, uint32_t n) 
   ddmc__put_u32(p + 15, n);
 }
 
-void ddmc__reply_header_write(uint8_t *p, uint32_t len, uint32_t id, uint16_t error) {
+void ddmc__jdwp_reply_header_write(uint8_t *p, uint32_t len, uint32_t id, uint16_t error) {
   ddmc__put_u32(p, len);
   ddmc__put_u32(p + 4, id);
   p[8] = DDMC__FLAG_REPLY;
   ddmc__put_u16(p + 9, error);
 }
 
-void ddmc__framer_init(ddmc__framer *f, const ddmc__mem *mem, uint32_t max_packet) {
+void ddmc__jdwp_framer_init(ddmc__jdwp_framer *f, const ddmc__mem *mem, uint32_t max_packet) {
   memset(f, 0, sizeof(*f));
   f->mem = mem;
   f->max_packet = max_packet < DDMC__HEADER_LEN ? DDMC__HEADER_LEN : max_packet;
 }
 
-void ddmc__framer_free(ddmc__framer *f) {
+void ddmc__jdwp_framer_free(ddmc__jdwp_framer *f) {
   ddmc__free(f->mem, f->buf);
   f->buf = NULL;
   f->start = f->len = f->cap = 0;
 }
 
-int ddmc__framer_feed(ddmc__framer *f, const void *p, size_t n) {
+int ddmc__jdwp_framer_feed(ddmc__jdwp_framer *f, const void *p, size_t n) {
   if (f->err) return f->err;
   if (n == 0) return 0;
   if (f->start > 0 && (f->start == f->len || f->start >= f->cap / 2)) {
@@ -77,7 +77,7 @@ int ddmc__framer_feed(ddmc__framer *f, const void *p, size_t n) {
   return 0;
 }
 
-int ddmc__framer_next(ddmc__framer *f, ddmc__packet *pkt) {
+int ddmc__jdwp_framer_next(ddmc__jdwp_framer *f, ddmc__jdwp_packet *pkt) {
   if (f->err) return f->err;
   size_t avail = f->len - f->start;
   const uint8_t *p = f->buf + f->start;

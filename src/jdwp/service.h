@@ -16,20 +16,20 @@
  * ddmc__send_reply (a method call the debugger asked a VM thread to make). */
 #define DDMC__REPLY_DEFERRED (-1)
 
-typedef struct ddmc__request {
+typedef struct ddmc__jdwp_request {
   uint8_t cmd_set, cmd;
   uint32_t id;
   const uint8_t *body;
   size_t len;
-} ddmc__request;
+} ddmc__jdwp_request;
 
-typedef struct ddmc__service {
+typedef struct ddmc__jdwp_service {
   const char *name;
   /* Non-zero when the service answers command set `set`. */
   int (*claims)(void *ud, uint8_t set);
   /* Writes the reply body into reply and returns 0 or a JDWP error code (the reply is then
    * empty). JDWP thread. */
-  int (*handle)(ddmc_vm *vm, void *ud, const ddmc__request *rq, ddmc_buf *reply);
+  int (*handle)(ddmc_vm *vm, void *ud, const ddmc__jdwp_request *rq, ddmc_buf *reply);
   void (*session_start)(ddmc_vm *vm, void *ud);
   void (*session_end)(ddmc_vm *vm, void *ud);
   /* DBGD: the debugger behind a relay (DDMS, ddmlib) left while the session goes on; drop its
@@ -39,10 +39,10 @@ typedef struct ddmc__service {
    * again (-1: not until something else wakes the JDWP thread). NULL: none. */
   int (*tick)(ddmc_vm *vm, void *ud, int64_t now_ms);
   void *ud;
-} ddmc__service;
+} ddmc__jdwp_service;
 
 /* Adds a copy of s (claims may be NULL: a service that only ticks). Before ddmc_vm_start. Returns 0, DDMC_ESTATE (started) or DDMC_ENOMEM (the
  * table is full). Thread: VM init thread. */
-int ddmc__service_add(ddmc_vm *vm, const ddmc__service *s);
+int ddmc__jdwp_service_add(ddmc_vm *vm, const ddmc__jdwp_service *s);
 
 #endif

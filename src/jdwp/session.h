@@ -20,47 +20,47 @@
 #define DDMC__PACKET_CHUNKS 64
 #define DDMC__PACKET_REPLY_BYTES ((size_t)1 << 20)
 
-typedef struct ddmc__session {
+typedef struct ddmc__jdwp_session {
   ddmc_vm *vm;
   int fd;
   uint32_t number; /* vm->session_no while shaken */
-  ddmc__framer fr;
+  ddmc__jdwp_framer fr;
   ddmc_buf out;    /* bytes to write; out_off of them already written */
   size_t out_off;
   ddmc_buf reply;  /* payload of the reply being built */
   ddmc_buf hbuf;   /* scratch for handler replies after the first chunk of a packet */
   ddmc_buf extra;  /* whole packets to send right after the current reply */
   ddmc_buf zbuf;   /* ZLIB inflate/deflate scratch */
-  ddmc__ext *ext;  /* a batch or stream being sent: nothing else goes out until it ends */
+  ddmc__send_ext *ext; /* a batch or stream being sent: nothing else goes out until it ends */
   int shaken;
   int64_t hs_deadline;
   int64_t progress_ms; /* when output last moved (or there was none): a stalled transfer ends */
-} ddmc__session;
+} ddmc__jdwp_session;
 
-/* A session on fd (fd may be -1 for a session fed by ddmc__session_input alone: fuzzers). */
-void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd);
+/* A session on fd (fd may be -1 for a session fed by ddmc__jdwp_session_input alone: fuzzers). */
+void ddmc__jdwp_session_init(ddmc__jdwp_session *s, ddmc_vm *vm, int fd);
 /* Bytes from the peer: frames them and handles every complete packet. Replies accumulate in
  * s->out. Returns 0 or an error that ends the session. */
-int ddmc__session_input(ddmc__session *s, const uint8_t *p, size_t n);
+int ddmc__jdwp_session_input(ddmc__jdwp_session *s, const uint8_t *p, size_t n);
 /* Ends the session: hooks (disconnected, debugger_detached) run, fd closed, memory freed. why is
  * 0 or the error that ended it (for the log). */
-void ddmc__session_end(ddmc__session *s, int why);
-static inline size_t ddmc__session_pending(const ddmc__session *s) { return s->out.len - s->out_off; }
+void ddmc__jdwp_session_end(ddmc__jdwp_session *s, int why);
+static inline size_t ddmc__session_pending(const ddmc__jdwp_session *s) { return s->out.len - s->out_off; }
 
 /* Handles one complete packet (dispatch.c). Returns 0, or an error that ends the session. */
-int ddmc__session_packet(ddmc__session *s, const ddmc__packet *pkt);
+int ddmc__jdwp_session_packet(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt);
 
 /* ---- output (output.c): packets into s->out, headers written here */
 /* A DDM chunk as a command (is_reply 0, a fresh id) or as the reply to id; compressed for a
  * ZLIB peer when that makes it smaller. dst is s->out or s->extra. */
-int ddmc__out_ddm(ddmc__session *s, ddmc_buf *dst, int is_reply, uint32_t id, uint32_t type,
-                  const uint8_t *payload, size_t n);
-int ddmc__out_reply(ddmc__session *s, uint32_t id, uint16_t error, const uint8_t *payload, size_t n);
+int ddmc__jdwp_out_ddm(ddmc__jdwp_session *s, ddmc_buf *dst, int is_reply, uint32_t id, uint32_t type,
+                       const uint8_t *payload, size_t n);
+int ddmc__jdwp_out_reply(ddmc__jdwp_session *s, uint32_t id, uint16_t error, const uint8_t *payload, size_t n);
 /* Moves queued packets into s->out until the queue is empty or out reaches the high-water mark.
  * With inline_only (inside a request), stops at a batch or stream, which starts only between
  * requests. Returns 0 or an error that ends the session. */
-int ddmc__session_drain_queue(ddmc__session *s, int inline_only);
+int ddmc__jdwp_session_drain_queue(ddmc__jdwp_session *s, int inline_only);
 /* Drops everything still queued or in progress (the session ends). */
-void ddmc__session_drop_output(ddmc__session *s, int why);
+void ddmc__jdwp_session_drop_output(ddmc__jdwp_session *s, int why);
 
 #endif

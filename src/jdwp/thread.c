@@ -17,7 +17,7 @@
 /* After it drains unsolicited chunks the JDWP thread keeps wake-ups pending this long. */
 #define DDMC__WAKE_GRACE_MS 1
 
-static int flush_out(ddmc__session *s) {
+static int flush_out(ddmc__jdwp_session *s) {
   ddmc_vm *vm = s->vm;
   while (s->out_off < s->out.len) {
     ssize_t n = send(s->fd, s->out.p + s->out_off, s->out.len - s->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -41,7 +41,7 @@ static int flush_out(ddmc__session *s) {
   return 0;
 }
 
-static void session_handshake_done(ddmc__session *s) {
+static void session_handshake_done(ddmc__jdwp_session *s) {
   ddmc_vm *vm = s->vm;
   s->shaken = 1;
   /* The echo is the first thing the peer receives: the queue opens only now, so no chunk can
@@ -49,7 +49,7 @@ static void session_handshake_done(ddmc__session *s) {
   ddmc_buf_put_bytes(&s->out, DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN);
   s->number = atomic_fetch_add(&vm->sessions_begun, 1) + 1;
   atomic_store_explicit(&vm->session_no, s->number, memory_order_release);
-  ddmc__ring_open(&vm->ring);
+  ddmc__send_ring_open(&vm->ring);
   atomic_store(&vm->connected, 1);
   /* Services first (VM_START is queued there): a suspend=y VM wakes only after it. */
   for (int i = 0; i < vm->nservices; i++)
@@ -61,13 +61,13 @@ static void session_handshake_done(ddmc__session *s) {
   ddmc__log(vm, DDMC_LOG_INFO, "JDWP: peer connected");
 }
 
-int ddmc__session_input(ddmc__session *s, const uint8_t *p, size_t n) {
+int ddmc__jdwp_session_input(ddmc__jdwp_session *s, const uint8_t *p, size_t n) {
   ddmc_vm *vm = s->vm;
-  int rc = ddmc__framer_feed(&s->fr, p, n);
+  int rc = ddmc__jdwp_framer_feed(&s->fr, p, n);
   if (rc != 0) return rc;
   for (;;) {
-    ddmc__packet pkt;
-    rc = ddmc__framer_next(&s->fr, &pkt);
+    ddmc__jdwp_packet pkt;
+    rc = ddmc__jdwp_framer_next(&s->fr, &pkt);
     if (rc == DDMC__FRAME_NEED_MORE) return 0;
     if (rc == DDMC__FRAME_HANDSHAKE) {
       session_handshake_done(s);
@@ -75,7 +75,7 @@ int ddmc__session_input(ddmc__session *s, const uint8_t *p, size_t n) {
     }
     if (rc < 0) return rc;
     atomic_fetch_add_explicit(&vm->st_packets_in, 1, memory_order_relaxed);
-    rc = ddmc__session_packet(s, &pkt);
+    rc = ddmc__jdwp_session_packet(s, &pkt);
     if (rc != 0) return rc;
     if (atomic_load(&vm->stopping)) return 0;
   }
@@ -83,7 +83,7 @@ int ddmc__session_input(ddmc__session *s, const uint8_t *p, size_t n) {
 
 /* Reads what is available and handles every complete packet. Returns 0, DDMC_ECLOSED at EOF, or
  * a protocol/memory error. */
-static int read_and_handle(ddmc__session *s) {
+static int read_and_handle(ddmc__jdwp_session *s) {
   ddmc_vm *vm = s->vm;
   uint8_t tmp[65536];
   size_t budget = 4 * sizeof(tmp); /* bounded work per wake-up keeps the queue drained */
@@ -97,14 +97,14 @@ static int read_and_handle(ddmc__session *s) {
     }
     atomic_fetch_add_explicit(&vm->st_bytes_in, (uint64_t)n, memory_order_relaxed);
     budget -= DDMC__MIN(budget, (size_t)n);
-    int rc = ddmc__session_input(s, tmp, (size_t)n);
+    int rc = ddmc__jdwp_session_input(s, tmp, (size_t)n);
     if (rc != 0) return rc;
     if (atomic_load(&vm->stopping)) return 0;
   }
   return 0;
 }
 
-void ddmc__session_end(ddmc__session *s, int why) {
+void ddmc__jdwp_session_end(ddmc__jdwp_session *s, int why) {
   ddmc_vm *vm = s->vm;
   if (why == DDMC_EPROTO || why == DDMC_ETOOBIG) {
     atomic_fetch_add(&vm->st_protocol_errors, 1);
@@ -125,16 +125,16 @@ void ddmc__session_end(ddmc__session *s, int why) {
     for (int i = 0; i < vm->nservices; i++)
       if (vm->services[i].session_end) vm->services[i].session_end(vm, vm->services[i].ud);
   int was_ddm = atomic_exchange(&vm->ddm_active, 0);
-  ddmc__session_drop_output(s, why);
+  ddmc__jdwp_session_drop_output(s, why);
   if (s->fd >= 0) {
     shutdown(s->fd, SHUT_RDWR);
     close(s->fd);
     s->fd = -1;
   }
-  if (was_ddm) ddmc__registry_disconnected(vm);
+  if (was_ddm) ddmc__chunk_registry_disconnected(vm);
   atomic_store(&vm->zlib_peer, 0);
   if (atomic_exchange(&vm->debugger_active, 0) && vm->ops.debugger_detached) vm->ops.debugger_detached(vm->vm_data);
-  ddmc__framer_free(&s->fr);
+  ddmc__jdwp_framer_free(&s->fr);
   ddmc__buf_free(&s->out);
   ddmc__buf_free(&s->reply);
   ddmc__buf_free(&s->hbuf);
@@ -142,11 +142,11 @@ void ddmc__session_end(ddmc__session *s, int why) {
   ddmc__buf_free(&s->zbuf);
 }
 
-void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd) {
+void ddmc__jdwp_session_init(ddmc__jdwp_session *s, ddmc_vm *vm, int fd) {
   memset(s, 0, sizeof(*s));
   s->vm = vm;
   s->fd = fd;
-  ddmc__framer_init(&s->fr, &vm->mem, vm->opt.max_packet);
+  ddmc__jdwp_framer_init(&s->fr, &vm->mem, vm->opt.max_packet);
   /* Every buffer has a cap: out holds the high-water mark plus one reply and the extras of one
    * packet past it. */
   ddmc__buf_init(&s->out, &vm->mem, DDMC__OUT_HIGH_WATER + DDMC__REPLY_MAX + 2 * DDMC__PACKET_REPLY_BYTES);
@@ -159,7 +159,7 @@ void ddmc__session_init(ddmc__session *s, ddmc_vm *vm, int fd) {
 
 /* The poll timeout (-1: none) for what is due next: the handshake's deadline, the services' ticks,
  * the end of a wake-up grace period, a stalled transfer. Sets *why when the session must end now. */
-static int next_timeout(ddmc__session *s, int64_t now, int64_t grace_until, int *why) {
+static int next_timeout(ddmc__jdwp_session *s, int64_t now, int64_t grace_until, int *why) {
   ddmc_vm *vm = s->vm;
   int timeout = -1;
   if (!s->shaken) {
@@ -196,17 +196,17 @@ static int next_timeout(ddmc__session *s, int64_t now, int64_t grace_until, int 
 
 /* Moves queued packets from VM threads into the output, keeping wake-ups off for a short grace
  * period while traffic flows (*grace_until). Returns 0 or why the session ends. */
-static int drain_with_grace(ddmc__session *s, int64_t *grace_until) {
+static int drain_with_grace(ddmc__jdwp_session *s, int64_t *grace_until) {
   ddmc_vm *vm = s->vm;
   size_t before = s->out.len;
-  int why = ddmc__session_drain_queue(s, 0);
+  int why = ddmc__jdwp_session_drain_queue(s, 0);
   if (why != 0) return why;
   if (s->out.len == before && *grace_until && ddmc__now_ms() >= *grace_until) {
     /* Quiet for a grace period: re-arm wake-ups, then look once more, so a chunk pushed just
      * before the re-arm (whose sender skipped the wake) is not left behind. */
     *grace_until = 0;
     atomic_store(&vm->wake_pending, 0);
-    if ((why = ddmc__session_drain_queue(s, 0)) != 0) return why;
+    if ((why = ddmc__jdwp_session_drain_queue(s, 0)) != 0) return why;
   }
   if (s->out.len != before) {
     /* Traffic: stay awake a little. Senders see a wake-up pending and skip the eventfd write (a
@@ -218,8 +218,8 @@ static int drain_with_grace(ddmc__session *s, int64_t *grace_until) {
 }
 
 static void run_session(ddmc_vm *vm, int fd) {
-  ddmc__session s;
-  ddmc__session_init(&s, vm, fd);
+  ddmc__jdwp_session s;
+  ddmc__jdwp_session_init(&s, vm, fd);
 
   int why = 0;
   int64_t grace_until = 0; /* while non-zero, wake-ups are left pending on purpose */
@@ -258,10 +258,10 @@ static void run_session(ddmc_vm *vm, int fd) {
     if (s.shaken && ddmc__session_pending(&s) < DDMC__OUT_HIGH_WATER && (why = drain_with_grace(&s, &grace_until)) != 0)
       break;
     if (ddmc__session_pending(&s) && (why = flush_out(&s)) != 0) break;
-    if (s.shaken && ddmc__session_pending(&s) == 0 && s.ext == NULL && ddmc__ring_peek(&vm->ring) == NULL)
+    if (s.shaken && ddmc__session_pending(&s) == 0 && s.ext == NULL && ddmc__send_ring_peek(&vm->ring) == NULL)
       atomic_store(&vm->flushed_seq, flush_seq);
   }
-  ddmc__session_end(&s, why);
+  ddmc__jdwp_session_end(&s, why);
   atomic_store(&vm->wake_pending, 0); /* the next session starts with wake-ups armed */
 }
 

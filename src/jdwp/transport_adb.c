@@ -334,7 +334,7 @@ static void adb_session_ended(ddmc_vm *vm) { (void)vm; }
 
 static void adb_shutdown(ddmc_vm *vm) { adb_close_control(vm); }
 
-const ddmc__transport ddmc__transport_adb = {
+const ddmc__transport ddmc__jdwp_transport_adb = {
     .name = "dt_android_adb",
     .prepare = adb_prepare,
     .acquire = adb_acquire,

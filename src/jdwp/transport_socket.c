@@ -221,7 +221,7 @@ static void socket_shutdown(ddmc_vm *vm) {
   vm->listen_fd = -1;
 }
 
-const ddmc__transport ddmc__transport_socket = {
+const ddmc__transport ddmc__jdwp_transport_socket = {
     .name = "dt_socket",
     .prepare = socket_prepare,
     .acquire = socket_acquire,

@@ -24,14 +24,15 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
   jv->mem = &vm->mem;
   jv->ops = ddmc__bridge(vm);
   jv->ops_data = vm->bridge_data;
-  jv->javavm.functions = ddmc__jvm_functions();
+  jv->javavm.functions = ddmc__jv_jvm_functions();
   jv->javavm.jv = jv;
   atomic_init(&jv->phase, JVMTI_PHASE_ONLOAD);
   if (pthread_mutex_init(&jv->lock, NULL) != 0) {
     ddmc__free(&vm->mem, jv);
     return DDMC_ENOMEM;
   }
-  if (ddmc__refs_init(&jv->refs) != 0 || ddmc__members_init(&jv->members) != 0 || ddmc__susp_init(&jv->susp) != 0) {
+  if (ddmc__jv_refs_init(&jv->refs) != 0 || ddmc__jv_members_init(&jv->members) != 0 ||
+      ddmc__jv_susp_init(&jv->susp) != 0) {
     pthread_mutex_destroy(&jv->lock);
     ddmc__free(&vm->mem, jv);
     return DDMC_ENOMEM;
@@ -47,12 +48,12 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
 void ddmc__jvmti_destroy(ddmc_vm *vm) {
   ddmc__jvmti *jv = atomic_exchange(&vm->jvmti, NULL);
   if (jv == NULL) return;
-  ddmc__tags_free(jv); /* the environments' tag tables */
-  for (ddmc__jenv *e = atomic_load(&jv->envs), *n; e != NULL; e = n) {
+  ddmc__jv_tags_free(jv); /* the environments' tag tables */
+  for (ddmc__jv_jenv *e = atomic_load(&jv->envs), *n; e != NULL; e = n) {
     n = e->next;
     ddmc__free(jv->mem, e);
   }
-  for (ddmc__agent *a = jv->agents, *n; a != NULL; a = n) {
+  for (ddmc__jv_agent *a = jv->agents, *n; a != NULL; a = n) {
     n = a->next;
     ddmc__free(jv->mem, a->path);
     ddmc__free(jv->mem, a);
@@ -62,10 +63,10 @@ void ddmc__jvmti_destroy(ddmc_vm *vm) {
     ddmc__free(jv->mem, jv->props[i].value);
   }
   ddmc__free(jv->mem, jv->props);
-  ddmc__refs_destroy(&jv->refs, jv->mem);
-  ddmc__members_destroy(&jv->members, jv->mem);
+  ddmc__jv_refs_destroy(&jv->refs, jv->mem);
+  ddmc__jv_members_destroy(&jv->members, jv->mem);
   pthread_mutex_destroy(&jv->step_lock);
-  ddmc__susp_destroy(&jv->susp);
+  ddmc__jv_susp_destroy(&jv->susp);
   pthread_mutex_destroy(&jv->lock);
   ddmc__free(jv->mem, jv);
 }
@@ -121,11 +122,13 @@ int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value) {
       return 0;
     }
   rc = DDMC_ENOMEM;
-  ddmc__prop *p = jv->nprops < DDMC__JV_MAX_PROPS ? ddmc__realloc(jv->mem, jv->props, sizeof(ddmc__prop) * (jv->nprops + 1)) : NULL;
+  ddmc__jv_prop *p = jv->nprops < DDMC__JV_MAX_PROPS
+                         ? ddmc__realloc(jv->mem, jv->props, sizeof(ddmc__jv_prop) * (jv->nprops + 1))
+                         : NULL;
   char *k = p ? ddmc__strdup(jv->mem, key) : NULL;
   if (p) jv->props = p;
   if (k) {
-    jv->props[jv->nprops++] = (ddmc__prop){k, v};
+    jv->props[jv->nprops++] = (ddmc__jv_prop){k, v};
     rc = 0;
   }
   pthread_mutex_unlock(&jv->lock);
@@ -133,8 +136,8 @@ int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value) {
   return rc;
 }
 
-typedef jint (*onload_fn)(ddmc__javavm *vm, char *options, void *reserved);
-typedef void (*onunload_fn)(ddmc__javavm *vm);
+typedef jint (*onload_fn)(ddmc__jv_javavm *vm, char *options, void *reserved);
+typedef void (*onunload_fn)(ddmc__jv_javavm *vm);
 
 static const char *file_kind(mode_t m) {
   return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device"
@@ -185,7 +188,7 @@ int ddmc_agent_load(ddmc_vm *vm, const char *path, const char *options, char *er
   }
   onload_fn onload;
   memcpy(&onload, &sym, sizeof(onload));
-  ddmc__agent *a = ddmc__calloc(jv->mem, 1, sizeof(*a));
+  ddmc__jv_agent *a = ddmc__calloc(jv->mem, 1, sizeof(*a));
   char *p = ddmc__strdup(jv->mem, path);
   char *opts = ddmc__strdup(jv->mem, options ? options : "");
   if (a == NULL || p == NULL || opts == NULL) {
@@ -209,7 +212,7 @@ int ddmc_agent_load(ddmc_vm *vm, const char *path, const char *options, char *er
   a->handle = h;
   a->path = p;
   pthread_mutex_lock(&jv->lock);
-  ddmc__agent **tail = &jv->agents;
+  ddmc__jv_agent **tail = &jv->agents;
   while (*tail) tail = &(*tail)->next;
   *tail = a;
   pthread_mutex_unlock(&jv->lock);
@@ -221,7 +224,7 @@ int ddmc_agent_count(const ddmc_vm *vm) {
   if (jv == NULL) return 0;
   int n = 0;
   pthread_mutex_lock(&jv->lock);
-  for (ddmc__agent *a = jv->agents; a; a = a->next) n++;
+  for (ddmc__jv_agent *a = jv->agents; a; a = a->next) n++;
   pthread_mutex_unlock(&jv->lock);
   return n;
 }
@@ -259,10 +262,10 @@ void ddmc_agent_unload(ddmc_vm *vm) {
   if (jv == NULL) return;
   atomic_store(&jv->phase, JVMTI_PHASE_DEAD);
   pthread_mutex_lock(&jv->lock);
-  ddmc__agent *list = jv->agents;
+  ddmc__jv_agent *list = jv->agents;
   jv->agents = NULL;
   pthread_mutex_unlock(&jv->lock);
-  for (ddmc__agent *a = list, *n; a != NULL; a = n) {
+  for (ddmc__jv_agent *a = list, *n; a != NULL; a = n) {
     n = a->next;
     void *sym = dlsym(a->handle, "Agent_OnUnload");
     if (sym != NULL) {

@@ -11,8 +11,8 @@
 #include "jvmti/funcs.h"
 
 typedef struct start {
-  ddmc__jenv *env;
-  ddmc__jstart_fn proc;
+  ddmc__jv_jenv *env;
+  ddmc__jv_jstart_fn proc;
   const void *arg;
 } start;
 
@@ -22,29 +22,29 @@ static void agent_main(void *p, uint32_t thread) {
   ddmc__jvmti *jv = st.env->jv;
   ddmc__jv_set_self(thread);
   ddmc__jv_set_may_park(0);
-  uint32_t mark = ddmc__ref_frame_push();
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
+  uint32_t mark = ddmc__jv_ref_frame_push();
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
   /* The live phase only: a VM that exits meanwhile leaves the function uncalled. */
   if (atomic_load(&jv->phase) == JVMTI_PHASE_LIVE && !atomic_load(&st.env->disposed))
     st.proc(st.env, jni, (void *)st.arg);
-  ddmc__ref_frame_pop(jv, mark);
+  ddmc__jv_ref_frame_pop(jv, mark);
   ddmc__jv_set_self(0);
 }
 
-jvmtiError ddmc__jt_RunAgentThread(ddmc__jenv *e, jthread thread, ddmc__jstart_fn proc, const void *arg,
-                                   jint priority) {
+jvmtiError ddmc__jv_jt_RunAgentThread(ddmc__jv_jenv *e, jthread thread, ddmc__jv_jstart_fn proc, const void *arg,
+                                      jint priority) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (proc == NULL) return JVMTI_ERROR_NULL_POINTER;
   if (priority < JVMTI_THREAD_MIN_PRIORITY || priority > JVMTI_THREAD_MAX_PRIORITY) return JVMTI_ERROR_INVALID_PRIORITY;
   ddmc__jvmti *jv = e->jv;
-  ddmc__cell c;
-  if (thread == NULL || ddmc__ref_get(jv, thread, &c) != 0 || c.cls != 0 || c.ref == 0)
+  ddmc__jv_cell c;
+  if (thread == NULL || ddmc__jv_ref_get(jv, thread, &c) != 0 || c.cls != 0 || c.ref == 0)
     return JVMTI_ERROR_INVALID_THREAD;
-  if (!ddmc__is_thread_object(jv, c.ref)) return JVMTI_ERROR_INVALID_THREAD;
+  if (!ddmc__jv_is_thread_object(jv, c.ref)) return JVMTI_ERROR_INVALID_THREAD;
   /* Already started (a live thread has it): INVALID_THREAD, as the specification says. */
   uint32_t running;
-  if (c.thread != 0 || ddmc__thread_of(jv, thread, &running) == 0) return JVMTI_ERROR_INVALID_THREAD;
+  if (c.thread != 0 || ddmc__jv_thread_of(jv, thread, &running) == 0) return JVMTI_ERROR_INVALID_THREAD;
   if (jv->ops == NULL || jv->ops->start_agent_thread == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   start *st = malloc(sizeof(*st));
   if (st == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;

@@ -6,7 +6,7 @@
 
 #define PHASE(jv) atomic_load_explicit(&(jv)->phase, memory_order_acquire)
 
-jvmtiError ddmc__jv_phase_ok(ddmc__jenv *e, unsigned phases) {
+jvmtiError ddmc__jv_phase_ok(ddmc__jv_jenv *e, unsigned phases) {
   if (e == NULL || e->jv == NULL || atomic_load(&e->disposed)) return JVMTI_ERROR_INVALID_ENVIRONMENT;
   return (PHASE(e->jv) & (int)phases) ? JVMTI_ERROR_NONE : JVMTI_ERROR_WRONG_PHASE;
 }
@@ -49,14 +49,14 @@ jvmtiError ddmc__jv_err(int jdwp) {
   }
 }
 
-int ddmc__jenv_has_cap(ddmc__jenv *e, int bit) {
+int ddmc__jv_jenv_has_cap(ddmc__jv_jenv *e, int bit) {
   pthread_mutex_lock(&e->jv->lock);
   int has = ddmc__cap_has(&e->caps, bit);
   pthread_mutex_unlock(&e->jv->lock);
   return has;
 }
 
-int ddmc__jenv_enabled(ddmc__jenv *e, int ev, uint32_t thread) {
+int ddmc__jv_jenv_enabled(ddmc__jv_jenv *e, int ev, uint32_t thread) {
   int i = ev - DDMC__JEV_FIRST;
   if (atomic_load_explicit(&e->global[i], memory_order_relaxed)) return 1;
   if (atomic_load_explicit(&e->nthread_enables[i], memory_order_relaxed) == 0) return 0;

@@ -16,19 +16,19 @@
 /* The checks every function here starts with, in the specification's order: the phase (start or
  * live), the caller's pointers (ptrs_ok 0: NULL_POINTER), then the class, method or field, whose
  * description the bridge gives. */
-static jvmtiError class_info(ddmc__jenv *e, int ptrs_ok, jclass k, ddmc_class *c, ddmc_class_info *info) {
+static jvmtiError class_info(ddmc__jv_jenv *e, int ptrs_ok, jclass k, ddmc_class *c, ddmc_class_info *info) {
   jvmtiError rc = ddmc__jv_phase_ok(e, SL);
   if (rc) return rc;
   if (!ptrs_ok) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   if (jv->ops == NULL || jv->ops->class_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
-  if (k == NULL || ddmc__class_of(jv, k, c) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if (k == NULL || ddmc__jv_class_of(jv, k, c) != 0) return JVMTI_ERROR_INVALID_CLASS;
   memset(info, 0, sizeof(*info));
   rc = jv->ops->class_info(jv->ops_data, *c, info);
   return rc == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_CLASS;
 }
 
-static jvmtiError method_info(ddmc__jenv *e, int ptrs_ok, jmethodID m, ddmc_class *c, uint32_t *idx,
+static jvmtiError method_info(ddmc__jv_jenv *e, int ptrs_ok, jmethodID m, ddmc_class *c, uint32_t *idx,
                               ddmc_method_info *info) {
   jvmtiError rc = ddmc__jv_phase_ok(e, SL);
   if (rc) return rc;
@@ -41,14 +41,14 @@ static jvmtiError method_info(ddmc__jenv *e, int ptrs_ok, jmethodID m, ddmc_clas
 }
 
 /* Fields also name the class they are asked of (klass), checked before the field. */
-static jvmtiError field_info(ddmc__jenv *e, int ptrs_ok, jclass klass, jfieldID f, ddmc_class *c, uint32_t *idx,
+static jvmtiError field_info(ddmc__jv_jenv *e, int ptrs_ok, jclass klass, jfieldID f, ddmc_class *c, uint32_t *idx,
                              ddmc_field_info *info) {
   jvmtiError rc = ddmc__jv_phase_ok(e, SL);
   if (rc) return rc;
   if (!ptrs_ok) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   ddmc_class kc;
-  if (klass == NULL || ddmc__class_of(jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if (klass == NULL || ddmc__jv_class_of(jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
   if (jv->ops == NULL || jv->ops->field_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   if (f == NULL || ddmc__jv_field_of(jv, f, c, idx) != 0) return JVMTI_ERROR_INVALID_FIELDID;
   memset(info, 0, sizeof(*info));
@@ -89,7 +89,7 @@ static int collect_class(void *arg, ddmc_class c) {
   return 0;
 }
 
-jvmtiError ddmc__jt_GetLoadedClasses(ddmc__jenv *e, jint *class_count_ptr, jclass **classes_ptr) {
+jvmtiError ddmc__jv_jt_GetLoadedClasses(ddmc__jv_jenv *e, jint *class_count_ptr, jclass **classes_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (class_count_ptr == NULL || classes_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -100,10 +100,10 @@ jvmtiError ddmc__jt_GetLoadedClasses(ddmc__jenv *e, jint *class_count_ptr, jclas
   jclass *out = l.oom ? NULL : ddmc__jv_alloc(sizeof(jclass) * (l.n ? l.n : 1));
   uint32_t i = 0;
   for (; out != NULL && i < l.n; i++)
-    if ((out[i] = ddmc__class_local(jv, l.v[i])) == NULL) break;
+    if ((out[i] = ddmc__jv_class_local(jv, l.v[i])) == NULL) break;
   free(l.v);
   if (out == NULL || i < l.n) {
-    while (out != NULL && i > 0) ddmc__ref_delete(jv, out[--i], DDMC__CELL_LOCAL);
+    while (out != NULL && i > 0) ddmc__jv_ref_delete(jv, out[--i], DDMC__CELL_LOCAL);
     free(out);
     return JVMTI_ERROR_OUT_OF_MEMORY;
   }
@@ -112,7 +112,7 @@ jvmtiError ddmc__jt_GetLoadedClasses(ddmc__jenv *e, jint *class_count_ptr, jclas
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetClassSignature(ddmc__jenv *e, jclass klass, char **signature_ptr, char **generic_ptr) {
+jvmtiError ddmc__jv_jt_GetClassSignature(ddmc__jv_jenv *e, jclass klass, char **signature_ptr, char **generic_ptr) {
   ddmc_class c;
   ddmc_class_info info;
   jvmtiError rc = class_info(e, 1, klass, &c, &info);
@@ -126,7 +126,7 @@ jvmtiError ddmc__jt_GetClassSignature(ddmc__jenv *e, jclass klass, char **signat
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetClassStatus(ddmc__jenv *e, jclass klass, jint *status_ptr) {
+jvmtiError ddmc__jv_jt_GetClassStatus(ddmc__jv_jenv *e, jclass klass, jint *status_ptr) {
   ddmc_class c;
   ddmc_class_info info;
   jvmtiError rc = class_info(e, status_ptr != NULL, klass, &c, &info);
@@ -138,10 +138,10 @@ jvmtiError ddmc__jt_GetClassStatus(ddmc__jenv *e, jclass klass, jint *status_ptr
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetSourceFileName(ddmc__jenv *e, jclass klass, char **source_name_ptr) {
+jvmtiError ddmc__jv_jt_GetSourceFileName(ddmc__jv_jenv *e, jclass klass, char **source_name_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, SL);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_source_file_name)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_source_file_name)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (source_name_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   ddmc_class_info info;
@@ -150,7 +150,7 @@ jvmtiError ddmc__jt_GetSourceFileName(ddmc__jenv *e, jclass klass, char **source
   return give_string(info.source_file, source_name_ptr, 0);
 }
 
-jvmtiError ddmc__jt_GetClassModifiers(ddmc__jenv *e, jclass klass, jint *modifiers_ptr) {
+jvmtiError ddmc__jv_jt_GetClassModifiers(ddmc__jv_jenv *e, jclass klass, jint *modifiers_ptr) {
   ddmc_class c;
   ddmc_class_info info;
   jvmtiError rc = class_info(e, modifiers_ptr != NULL, klass, &c, &info);
@@ -161,7 +161,7 @@ jvmtiError ddmc__jt_GetClassModifiers(ddmc__jenv *e, jclass klass, jint *modifie
 
 /* GetClassMethods / GetClassFields: every member's ID, in declaration order (jmethodID and
  * jfieldID are the same type here, jtypes.h). */
-static jvmtiError member_ids(ddmc__jenv *e, jclass klass, int fields, jint *count_ptr, jmethodID **ids_ptr) {
+static jvmtiError member_ids(ddmc__jv_jenv *e, jclass klass, int fields, jint *count_ptr, jmethodID **ids_ptr) {
   ddmc_class c;
   ddmc_class_info info;
   jvmtiError rc = class_info(e, count_ptr != NULL && ids_ptr != NULL, klass, &c, &info);
@@ -182,15 +182,17 @@ static jvmtiError member_ids(ddmc__jenv *e, jclass klass, int fields, jint *coun
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetClassMethods(ddmc__jenv *e, jclass klass, jint *method_count_ptr, jmethodID **methods_ptr) {
+jvmtiError ddmc__jv_jt_GetClassMethods(ddmc__jv_jenv *e, jclass klass, jint *method_count_ptr,
+                                       jmethodID **methods_ptr) {
   return member_ids(e, klass, 0, method_count_ptr, methods_ptr);
 }
 
-jvmtiError ddmc__jt_GetClassFields(ddmc__jenv *e, jclass klass, jint *field_count_ptr, jfieldID **fields_ptr) {
+jvmtiError ddmc__jv_jt_GetClassFields(ddmc__jv_jenv *e, jclass klass, jint *field_count_ptr, jfieldID **fields_ptr) {
   return member_ids(e, klass, 1, field_count_ptr, fields_ptr);
 }
 
-jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *count_ptr, jclass **interfaces_ptr) {
+jvmtiError ddmc__jv_jt_GetImplementedInterfaces(ddmc__jv_jenv *e, jclass klass, jint *count_ptr,
+                                                jclass **interfaces_ptr) {
   ddmc_class c;
   ddmc_class_info info;
   jvmtiError rc = class_info(e, !(count_ptr == NULL || interfaces_ptr == NULL), klass, &c, &info);
@@ -202,7 +204,7 @@ jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *
   uint32_t k = 0;
   for (uint32_t i = 0; i < n && jv->ops->class_interface; i++) {
     ddmc_class ic = 0;
-    if (jv->ops->class_interface(jv->ops_data, c, i, &ic) == 0 && ic != 0) v[k++] = ddmc__class_local(jv, ic);
+    if (jv->ops->class_interface(jv->ops_data, c, i, &ic) == 0 && ic != 0) v[k++] = ddmc__jv_class_local(jv, ic);
   }
   *count_ptr = (jint)k;
   *interfaces_ptr = v;
@@ -210,7 +212,7 @@ jvmtiError ddmc__jt_GetImplementedInterfaces(ddmc__jenv *e, jclass klass, jint *
 }
 
 /* IsInterface / IsArrayClass: is klass of this type tag? */
-static jvmtiError is_type(ddmc__jenv *e, jclass klass, int type_tag, jboolean *out) {
+static jvmtiError is_type(ddmc__jv_jenv *e, jclass klass, int type_tag, jboolean *out) {
   ddmc_class c;
   ddmc_class_info info;
   jvmtiError rc = class_info(e, out != NULL, klass, &c, &info);
@@ -219,27 +221,27 @@ static jvmtiError is_type(ddmc__jenv *e, jclass klass, int type_tag, jboolean *o
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_IsInterface(ddmc__jenv *e, jclass klass, jboolean *is_interface_ptr) {
+jvmtiError ddmc__jv_jt_IsInterface(ddmc__jv_jenv *e, jclass klass, jboolean *is_interface_ptr) {
   return is_type(e, klass, DDMC_TYPE_INTERFACE, is_interface_ptr);
 }
 
-jvmtiError ddmc__jt_IsArrayClass(ddmc__jenv *e, jclass klass, jboolean *is_array_class_ptr) {
+jvmtiError ddmc__jv_jt_IsArrayClass(ddmc__jv_jenv *e, jclass klass, jboolean *is_array_class_ptr) {
   return is_type(e, klass, DDMC_TYPE_ARRAY, is_array_class_ptr);
 }
 
-jvmtiError ddmc__jt_GetClassLoader(ddmc__jenv *e, jclass klass, jobject *classloader_ptr) {
+jvmtiError ddmc__jv_jt_GetClassLoader(ddmc__jv_jenv *e, jclass klass, jobject *classloader_ptr) {
   ddmc_class c;
   ddmc_class_info info;
   jvmtiError rc = class_info(e, classloader_ptr != NULL, klass, &c, &info);
   if (rc) return rc;
-  *classloader_ptr = info.loader ? ddmc__ref_local(e->jv, info.loader, 0, 0) : NULL; /* NULL: the boot loader */
+  *classloader_ptr = info.loader ? ddmc__jv_ref_local(e->jv, info.loader, 0, 0) : NULL; /* NULL: the boot loader */
   return JVMTI_ERROR_NONE;
 }
 
 /* ---- methods */
 
-jvmtiError ddmc__jt_GetMethodName(ddmc__jenv *e, jmethodID method, char **name_ptr, char **signature_ptr,
-                                  char **generic_ptr) {
+jvmtiError ddmc__jv_jt_GetMethodName(ddmc__jv_jenv *e, jmethodID method, char **name_ptr, char **signature_ptr,
+                                     char **generic_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
@@ -261,17 +263,17 @@ jvmtiError ddmc__jt_GetMethodName(ddmc__jenv *e, jmethodID method, char **name_p
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetMethodDeclaringClass(ddmc__jenv *e, jmethodID method, jclass *declaring_class_ptr) {
+jvmtiError ddmc__jv_jt_GetMethodDeclaringClass(ddmc__jv_jenv *e, jmethodID method, jclass *declaring_class_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
   jvmtiError rc = method_info(e, declaring_class_ptr != NULL, method, &c, &idx, &m);
   if (rc) return rc;
-  if ((*declaring_class_ptr = ddmc__class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  if ((*declaring_class_ptr = ddmc__jv_class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetMethodModifiers(ddmc__jenv *e, jmethodID method, jint *modifiers_ptr) {
+jvmtiError ddmc__jv_jt_GetMethodModifiers(ddmc__jv_jenv *e, jmethodID method, jint *modifiers_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
@@ -281,7 +283,7 @@ jvmtiError ddmc__jt_GetMethodModifiers(ddmc__jenv *e, jmethodID method, jint *mo
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetMaxLocals(ddmc__jenv *e, jmethodID method, jint *max_ptr) {
+jvmtiError ddmc__jv_jt_GetMaxLocals(ddmc__jv_jenv *e, jmethodID method, jint *max_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
@@ -292,7 +294,7 @@ jvmtiError ddmc__jt_GetMaxLocals(ddmc__jenv *e, jmethodID method, jint *max_ptr)
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetArgumentsSize(ddmc__jenv *e, jmethodID method, jint *size_ptr) {
+jvmtiError ddmc__jv_jt_GetArgumentsSize(ddmc__jv_jenv *e, jmethodID method, jint *size_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
@@ -303,8 +305,8 @@ jvmtiError ddmc__jt_GetArgumentsSize(ddmc__jenv *e, jmethodID method, jint *size
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetMethodLocation(ddmc__jenv *e, jmethodID method, jlocation *start_location_ptr,
-                                      jlocation *end_location_ptr) {
+jvmtiError ddmc__jv_jt_GetMethodLocation(ddmc__jv_jenv *e, jmethodID method, jlocation *start_location_ptr,
+                                         jlocation *end_location_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
@@ -316,7 +318,7 @@ jvmtiError ddmc__jt_GetMethodLocation(ddmc__jenv *e, jmethodID method, jlocation
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_IsMethodNative(ddmc__jenv *e, jmethodID method, jboolean *is_native_ptr) {
+jvmtiError ddmc__jv_jt_IsMethodNative(ddmc__jv_jenv *e, jmethodID method, jboolean *is_native_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
@@ -326,7 +328,7 @@ jvmtiError ddmc__jt_IsMethodNative(ddmc__jenv *e, jmethodID method, jboolean *is
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_IsMethodObsolete(ddmc__jenv *e, jmethodID method, jboolean *is_obsolete_ptr) {
+jvmtiError ddmc__jv_jt_IsMethodObsolete(ddmc__jv_jenv *e, jmethodID method, jboolean *is_obsolete_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_method_info m;
@@ -337,7 +339,7 @@ jvmtiError ddmc__jt_IsMethodObsolete(ddmc__jenv *e, jmethodID method, jboolean *
 }
 
 typedef struct line_list {
-  ddmc__jline_entry *v;
+  ddmc__jv_jline_entry *v;
   uint32_t n, cap;
   int oom;
 } line_list;
@@ -346,7 +348,7 @@ static int collect_line(void *arg, int64_t index, int32_t line) {
   line_list *l = arg;
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? l->cap * 2 : 32;
-    ddmc__jline_entry *v = cap > (1u << 22) ? NULL : realloc(l->v, sizeof(*v) * cap);
+    ddmc__jv_jline_entry *v = cap > (1u << 22) ? NULL : realloc(l->v, sizeof(*v) * cap);
     if (v == NULL) {
       l->oom = 1;
       return 1;
@@ -354,15 +356,15 @@ static int collect_line(void *arg, int64_t index, int32_t line) {
     l->v = v;
     l->cap = cap;
   }
-  l->v[l->n++] = (ddmc__jline_entry){index, line};
+  l->v[l->n++] = (ddmc__jv_jline_entry){index, line};
   return 0;
 }
 
-jvmtiError ddmc__jt_GetLineNumberTable(ddmc__jenv *e, jmethodID method, jint *entry_count_ptr,
-                                       ddmc__jline_entry **table_ptr) {
+jvmtiError ddmc__jv_jt_GetLineNumberTable(ddmc__jv_jenv *e, jmethodID method, jint *entry_count_ptr,
+                                          ddmc__jv_jline_entry **table_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, SL);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_line_numbers)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_line_numbers)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (entry_count_ptr == NULL || table_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
@@ -383,7 +385,7 @@ jvmtiError ddmc__jt_GetLineNumberTable(ddmc__jenv *e, jmethodID method, jint *en
 }
 
 typedef struct var_list {
-  ddmc__jlocal_entry *v;
+  ddmc__jv_jlocal_entry *v;
   uint32_t n, cap;
   int oom;
 } var_list;
@@ -396,7 +398,7 @@ static int collect_var(void *arg, const ddmc_variable *var) {
   var_list *l = arg;
   if (l->n == l->cap) {
     uint32_t cap = l->cap ? l->cap * 2 : 16;
-    ddmc__jlocal_entry *v = cap > DDMC__JV_MAX_LOCALS ? NULL : realloc(l->v, sizeof(*v) * cap);
+    ddmc__jv_jlocal_entry *v = cap > DDMC__JV_MAX_LOCALS ? NULL : realloc(l->v, sizeof(*v) * cap);
     if (v == NULL) {
       l->oom = 1;
       return 1;
@@ -404,7 +406,7 @@ static int collect_var(void *arg, const ddmc_variable *var) {
     l->v = v;
     l->cap = cap;
   }
-  ddmc__jlocal_entry *x = &l->v[l->n];
+  ddmc__jv_jlocal_entry *x = &l->v[l->n];
   x->start_location = var->start;
   x->length = var->length;
   x->slot = var->slot;
@@ -419,11 +421,11 @@ static int collect_var(void *arg, const ddmc_variable *var) {
   return 0;
 }
 
-jvmtiError ddmc__jt_GetLocalVariableTable(ddmc__jenv *e, jmethodID method, jint *entry_count_ptr,
-                                          ddmc__jlocal_entry **table_ptr) {
+jvmtiError ddmc__jv_jt_GetLocalVariableTable(ddmc__jv_jenv *e, jmethodID method, jint *entry_count_ptr,
+                                             ddmc__jv_jlocal_entry **table_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (entry_count_ptr == NULL || table_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc_class c;
   uint32_t idx;
@@ -443,14 +445,14 @@ jvmtiError ddmc__jt_GetLocalVariableTable(ddmc__jenv *e, jmethodID method, jint 
     return l.oom ? JVMTI_ERROR_OUT_OF_MEMORY : ddmc__jv_err(r);
   }
   *entry_count_ptr = (jint)l.n;
-  *table_ptr = l.n ? l.v : ddmc__jv_alloc(sizeof(ddmc__jlocal_entry));
+  *table_ptr = l.n ? l.v : ddmc__jv_alloc(sizeof(ddmc__jv_jlocal_entry));
   return JVMTI_ERROR_NONE;
 }
 
 /* ---- fields */
 
-jvmtiError ddmc__jt_GetFieldName(ddmc__jenv *e, jclass klass, jfieldID field, char **name_ptr, char **signature_ptr,
-                                 char **generic_ptr) {
+jvmtiError ddmc__jv_jt_GetFieldName(ddmc__jv_jenv *e, jclass klass, jfieldID field, char **name_ptr,
+                                    char **signature_ptr, char **generic_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_field_info f;
@@ -472,17 +474,18 @@ jvmtiError ddmc__jt_GetFieldName(ddmc__jenv *e, jclass klass, jfieldID field, ch
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetFieldDeclaringClass(ddmc__jenv *e, jclass klass, jfieldID field, jclass *declaring_class_ptr) {
+jvmtiError ddmc__jv_jt_GetFieldDeclaringClass(ddmc__jv_jenv *e, jclass klass, jfieldID field,
+                                              jclass *declaring_class_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_field_info f;
   jvmtiError rc = field_info(e, declaring_class_ptr != NULL, klass, field, &c, &idx, &f);
   if (rc) return rc;
-  if ((*declaring_class_ptr = ddmc__class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
+  if ((*declaring_class_ptr = ddmc__jv_class_local(e->jv, c)) == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetFieldModifiers(ddmc__jenv *e, jclass klass, jfieldID field, jint *modifiers_ptr) {
+jvmtiError ddmc__jv_jt_GetFieldModifiers(ddmc__jv_jenv *e, jclass klass, jfieldID field, jint *modifiers_ptr) {
   ddmc_class c;
   uint32_t idx;
   ddmc_field_info f;

@@ -52,7 +52,7 @@ static int jv_wants(const ddmc_vm *vm, void *ud, int kind) {
 static void jv_visit_roots(ddmc_vm *vm, void *ud, ddmc_root_visit_fn fn, void *arg) {
   (void)ud;
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (jv != NULL) ddmc__refs_visit(jv, fn, arg);
+  if (jv != NULL) ddmc__jv_refs_visit(jv, fn, arg);
 }
 
 static void jv_gc_start(ddmc_vm *vm, void *ud) {
@@ -92,6 +92,6 @@ int ddmc__jv_subscribe(ddmc_vm *vm) {
   };
   int rc = ddmc__hub_subscribe(vm, &client, NULL, NULL, NULL);
   if (rc == DDMC_EEXIST) rc = 0;
-  if (rc == 0) vm->ctl.suspend_arbiter = ddmc__susp_debugger;
+  if (rc == 0) vm->ctl.suspend_arbiter = ddmc__jv_susp_debugger;
   return rc;
 }

@@ -10,10 +10,10 @@
 /* ---- breakpoints */
 
 /* Set/ClearBreakpoint's checks, in the specification's order: phase, capability, method, location. */
-static jvmtiError method_loc(ddmc__jenv *e, jmethodID method, jlocation location, ddmc_location *out) {
+static jvmtiError method_loc(ddmc__jv_jenv *e, jmethodID method, jlocation location, ddmc_location *out) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_generate_breakpoint_events)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_generate_breakpoint_events)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   ddmc__jvmti *jv = e->jv;
   ddmc_class c;
   uint32_t idx;
@@ -27,20 +27,20 @@ static jvmtiError method_loc(ddmc__jenv *e, jmethodID method, jlocation location
   return JVMTI_ERROR_NONE;
 }
 
-static int find_bp(const ddmc__jenv *e, const ddmc_location *loc) {
+static int find_bp(const ddmc__jv_jenv *e, const ddmc_location *loc) {
   for (uint32_t i = 0; i < e->nbps; i++)
     if (e->bps[i].cls == loc->cls && e->bps[i].method == loc->method && e->bps[i].index == loc->index) return (int)i;
   return -1;
 }
 
-int ddmc__jenv_has_bp(ddmc__jenv *e, const ddmc_location *loc) {
+int ddmc__jv_jenv_has_bp(ddmc__jv_jenv *e, const ddmc_location *loc) {
   pthread_mutex_lock(&e->jv->lock);
   int has = find_bp(e, loc) >= 0;
   pthread_mutex_unlock(&e->jv->lock);
   return has;
 }
 
-static jvmtiError breakpoint(ddmc__jenv *e, jmethodID method, jlocation location, int on) {
+static jvmtiError breakpoint(ddmc__jv_jenv *e, jmethodID method, jlocation location, int on) {
   ddmc_location loc;
   jvmtiError rc = method_loc(e, method, location, &loc);
   if (rc) return rc;
@@ -69,23 +69,23 @@ static jvmtiError breakpoint(ddmc__jenv *e, jmethodID method, jlocation location
   return rc;
 }
 
-jvmtiError ddmc__jt_SetBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location) {
+jvmtiError ddmc__jv_jt_SetBreakpoint(ddmc__jv_jenv *e, jmethodID method, jlocation location) {
   return breakpoint(e, method, location, 1);
 }
 
-jvmtiError ddmc__jt_ClearBreakpoint(ddmc__jenv *e, jmethodID method, jlocation location) {
+jvmtiError ddmc__jv_jt_ClearBreakpoint(ddmc__jv_jenv *e, jmethodID method, jlocation location) {
   return breakpoint(e, method, location, 0);
 }
 
 /* ---- field watches */
 
-static int find_watch(const ddmc__jenv *e, ddmc_class c, uint32_t field) {
+static int find_watch(const ddmc__jv_jenv *e, ddmc_class c, uint32_t field) {
   for (uint32_t i = 0; i < e->nwatches; i++)
     if (e->watches[i].cls == c && e->watches[i].field == field) return (int)i;
   return -1;
 }
 
-int ddmc__jenv_watches(ddmc__jenv *e, ddmc_class c, uint32_t field, unsigned kind) {
+int ddmc__jv_jenv_watches(ddmc__jv_jenv *e, ddmc_class c, uint32_t field, unsigned kind) {
   pthread_mutex_lock(&e->jv->lock);
   int i = find_watch(e, c, field);
   int has = i >= 0 && (e->watches[i].kinds & kind) != 0;
@@ -93,16 +93,16 @@ int ddmc__jenv_watches(ddmc__jenv *e, ddmc_class c, uint32_t field, unsigned kin
   return has;
 }
 
-static jvmtiError watch(ddmc__jenv *e, jclass klass, jfieldID field, unsigned kind, int on) {
+static jvmtiError watch(ddmc__jv_jenv *e, jclass klass, jfieldID field, unsigned kind, int on) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   int cap = kind == DDMC_WATCH_ACCESS ? DDMC_CAP_can_generate_field_access_events
                                           : DDMC_CAP_can_generate_field_modification_events;
-  if (!ddmc__jenv_has_cap(e, cap)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, cap)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   ddmc__jvmti *jv = e->jv;
   ddmc_class k, fc;
   uint32_t idx;
-  if (ddmc__class_of(jv, klass, &k) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if (ddmc__jv_class_of(jv, klass, &k) != 0) return JVMTI_ERROR_INVALID_CLASS;
   if (ddmc__jv_field_of(jv, field, &fc, &idx) != 0 || fc != k) return JVMTI_ERROR_INVALID_FIELDID;
   pthread_mutex_lock(&jv->lock);
   int i = find_watch(e, k, idx);
@@ -114,7 +114,7 @@ static jvmtiError watch(ddmc__jenv *e, jclass klass, jfieldID field, unsigned ki
     } else {
       if (i < 0) {
         i = (int)e->nwatches++;
-        e->watches[i] = (ddmc__jwatch){k, idx, 0};
+        e->watches[i] = (ddmc__jv_jwatch){k, idx, 0};
       }
       e->watches[i].kinds |= kind;
     }
@@ -135,21 +135,21 @@ static jvmtiError watch(ddmc__jenv *e, jclass klass, jfieldID field, unsigned ki
   return rc;
 }
 
-jvmtiError ddmc__jt_SetFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+jvmtiError ddmc__jv_jt_SetFieldAccessWatch(ddmc__jv_jenv *e, jclass klass, jfieldID field) {
   return watch(e, klass, field, DDMC_WATCH_ACCESS, 1);
 }
-jvmtiError ddmc__jt_ClearFieldAccessWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+jvmtiError ddmc__jv_jt_ClearFieldAccessWatch(ddmc__jv_jenv *e, jclass klass, jfieldID field) {
   return watch(e, klass, field, DDMC_WATCH_ACCESS, 0);
 }
-jvmtiError ddmc__jt_SetFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+jvmtiError ddmc__jv_jt_SetFieldModificationWatch(ddmc__jv_jenv *e, jclass klass, jfieldID field) {
   return watch(e, klass, field, DDMC_WATCH_MODIFY, 1);
 }
-jvmtiError ddmc__jt_ClearFieldModificationWatch(ddmc__jenv *e, jclass klass, jfieldID field) {
+jvmtiError ddmc__jv_jt_ClearFieldModificationWatch(ddmc__jv_jenv *e, jclass klass, jfieldID field) {
   return watch(e, klass, field, DDMC_WATCH_MODIFY, 0);
 }
 
 /* An environment's breakpoints and watches go with it (DisposeEnvironment). */
-void ddmc__jenv_clear_debug(ddmc__jenv *e) {
+void ddmc__jv_jenv_clear_debug(ddmc__jv_jenv *e) {
   ddmc__jvmti *jv = e->jv;
   for (;;) {
     pthread_mutex_lock(&jv->lock);
@@ -162,7 +162,7 @@ void ddmc__jenv_clear_debug(ddmc__jenv *e) {
   for (;;) {
     pthread_mutex_lock(&jv->lock);
     int have = e->nwatches > 0;
-    ddmc__jwatch w = have ? e->watches[--e->nwatches] : (ddmc__jwatch){0, 0, 0};
+    ddmc__jv_jwatch w = have ? e->watches[--e->nwatches] : (ddmc__jv_jwatch){0, 0, 0};
     pthread_mutex_unlock(&jv->lock);
     if (!have) break;
     if (w.kinds & DDMC_WATCH_ACCESS) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_WATCH_ACCESS, 0);
@@ -181,8 +181,8 @@ typedef struct step_want {
 
 static int env_steps_thread(ddmc__jvmti *jv, uint32_t thread) {
   int ev = JVMTI_EVENT_SINGLE_STEP;
-  for (ddmc__jenv *e = atomic_load(&jv->envs); e; e = e->next)
-    if (!atomic_load(&e->disposed) && ddmc__jenv_enabled(e, ev, thread)) return 1;
+  for (ddmc__jv_jenv *e = atomic_load(&jv->envs); e; e = e->next)
+    if (!atomic_load(&e->disposed) && ddmc__jv_jenv_enabled(e, ev, thread)) return 1;
   return 0;
 }
 
@@ -270,7 +270,7 @@ static int type_fits(char want, char have) {
 }
 
 static jvmtiError check_type(ddmc__jvmti *jv, uint32_t thread, jint depth, jint slot, char want) {
-  if (thread != ddmc__jv_self() && !ddmc__susp_held(jv, thread)) return JVMTI_ERROR_THREAD_NOT_SUSPENDED;
+  if (thread != ddmc__jv_self() && !ddmc__jv_susp_held(jv, thread)) return JVMTI_ERROR_THREAD_NOT_SUSPENDED;
   const ddmc_vm_bridge *o = jv->ops;
   if (o->frame_location == NULL || o->variable_table == NULL) return JVMTI_ERROR_NONE;
   ddmc_location loc;
@@ -282,82 +282,82 @@ static jvmtiError check_type(ddmc__jvmti *jv, uint32_t thread, jint depth, jint 
   return type_fits(want, f.type) ? JVMTI_ERROR_NONE : JVMTI_ERROR_TYPE_MISMATCH;
 }
 
-static jvmtiError local_get(ddmc__jenv *e, jthread thread, jint depth, jint slot, char tag, ddmc_value *out) {
+static jvmtiError local_get(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, char tag, ddmc_value *out) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   uint32_t t;
-  if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(e->jv, thread, &t)) != 0) return rc;
   if ((rc = check_type(e->jv, t, depth, slot, tag)) != 0) return rc;
   memset(out, 0, sizeof(*out));
   return ddmc__jv_err(e->jv->ops->get_local(e->jv->ops_data, t, depth, slot, tag, out));
 }
 
-static jvmtiError local_set(ddmc__jenv *e, jthread thread, jint depth, jint slot, const ddmc_value *v) {
+static jvmtiError local_set(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, const ddmc_value *v) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   uint32_t t;
-  if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(e->jv, thread, &t)) != 0) return rc;
   if ((rc = check_type(e->jv, t, depth, slot, v->tag)) != 0) return rc;
   return ddmc__jv_err(e->jv->ops->set_local(e->jv->ops_data, t, depth, slot, v));
 }
 
-jvmtiError ddmc__jt_GetLocalObject(ddmc__jenv *e, jthread thread, jint depth, jint slot, jobject *value_ptr) {
+jvmtiError ddmc__jv_jt_GetLocalObject(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, jobject *value_ptr) {
   if (value_ptr == NULL) return e == NULL ? JVMTI_ERROR_INVALID_ENVIRONMENT : JVMTI_ERROR_NULL_POINTER;
   ddmc_value v;
   jvmtiError rc = local_get(e, thread, depth, slot, 'L', &v);
-  if (rc == 0) *value_ptr = v.u.l ? ddmc__ref_local(e->jv, v.u.l, 0, 0) : NULL;
+  if (rc == 0) *value_ptr = v.u.l ? ddmc__jv_ref_local(e->jv, v.u.l, 0, 0) : NULL;
   return rc;
 }
 
-jvmtiError ddmc__jt_GetLocalInstance(ddmc__jenv *e, jthread thread, jint depth, jobject *value_ptr) {
+jvmtiError ddmc__jv_jt_GetLocalInstance(ddmc__jv_jenv *e, jthread thread, jint depth, jobject *value_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_access_local_variables)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (value_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   uint32_t t;
-  if ((rc = ddmc__thread_of(e->jv, thread, &t)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(e->jv, thread, &t)) != 0) return rc;
   if (e->jv->ops->frame_this == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   ddmc_ref r = 0;
   if ((rc = ddmc__jv_err(e->jv->ops->frame_this(e->jv->ops_data, t, depth, &r))) != 0) return rc;
   if (r == 0) return JVMTI_ERROR_INVALID_SLOT; /* a static method's frame */
-  *value_ptr = ddmc__ref_local(e->jv, r, 0, 0);
+  *value_ptr = ddmc__jv_ref_local(e->jv, r, 0, 0);
   return JVMTI_ERROR_NONE;
 }
 
-#define GETTER(Name, T, tag, member)                                                                       \
-  jvmtiError ddmc__jt_GetLocal##Name(ddmc__jenv *e, jthread thread, jint depth, jint slot, T *value_ptr) { \
-    if (value_ptr == NULL) return e == NULL ? JVMTI_ERROR_INVALID_ENVIRONMENT : JVMTI_ERROR_NULL_POINTER;  \
-    ddmc_value v;                                                                                          \
-    jvmtiError rc = local_get(e, thread, depth, slot, tag, &v);                                            \
-    if (rc == 0) *value_ptr = (T)v.u.member;                                                               \
-    return rc;                                                                                             \
+#define GETTER(Name, T, tag, member)                                                                             \
+  jvmtiError ddmc__jv_jt_GetLocal##Name(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, T *value_ptr) { \
+    if (value_ptr == NULL) return e == NULL ? JVMTI_ERROR_INVALID_ENVIRONMENT : JVMTI_ERROR_NULL_POINTER;        \
+    ddmc_value v;                                                                                                \
+    jvmtiError rc = local_get(e, thread, depth, slot, tag, &v);                                                  \
+    if (rc == 0) *value_ptr = (T)v.u.member;                                                                     \
+    return rc;                                                                                                   \
   }
 GETTER(Int, jint, 'I', i)
 GETTER(Long, jlong, 'J', j)
 GETTER(Float, jfloat, 'F', f)
 GETTER(Double, jdouble, 'D', d)
 
-jvmtiError ddmc__jt_SetLocalObject(ddmc__jenv *e, jthread thread, jint depth, jint slot, jobject value) {
+jvmtiError ddmc__jv_jt_SetLocalObject(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, jobject value) {
   ddmc_value v = {.tag = 'L'};
   if (value != NULL) {
     if (e == NULL || e->jv == NULL) return JVMTI_ERROR_INVALID_ENVIRONMENT;
-    ddmc__cell c;
-    if (ddmc__ref_get(e->jv, value, &c) != 0) return JVMTI_ERROR_INVALID_OBJECT;
+    ddmc__jv_cell c;
+    if (ddmc__jv_ref_get(e->jv, value, &c) != 0) return JVMTI_ERROR_INVALID_OBJECT;
     v.u.l = c.ref;
   }
   return local_set(e, thread, depth, slot, &v);
 }
 
-#define SETTER(Name, T, t, member)                                                                    \
-  jvmtiError ddmc__jt_SetLocal##Name(ddmc__jenv *e, jthread thread, jint depth, jint slot, T value) { \
-    ddmc_value v = {.tag = t};                                                                        \
-    v.u.member = value;                                                                               \
-    return local_set(e, thread, depth, slot, &v);                                                     \
+#define SETTER(Name, T, t, member)                                                                          \
+  jvmtiError ddmc__jv_jt_SetLocal##Name(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, T value) { \
+    ddmc_value v = {.tag = t};                                                                              \
+    v.u.member = value;                                                                                     \
+    return local_set(e, thread, depth, slot, &v);                                                           \
   }
 SETTER(Int, jint, 'I', i)
 SETTER(Long, jlong, 'J', j)

@@ -29,7 +29,7 @@ char *ddmc__jv_strdup(const char *s) {
 
 /* ---- memory (any phase). Allocate is malloc, so agents may free with either. */
 
-jvmtiError ddmc__jt_Allocate(ddmc__jenv *e, jlong size, unsigned char **mem_ptr) {
+jvmtiError ddmc__jv_jt_Allocate(ddmc__jv_jenv *e, jlong size, unsigned char **mem_ptr) {
   ENV_CHECK(e);
   if (mem_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   if (size < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
@@ -44,7 +44,7 @@ jvmtiError ddmc__jt_Allocate(ddmc__jenv *e, jlong size, unsigned char **mem_ptr)
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_Deallocate(ddmc__jenv *e, unsigned char *mem) {
+jvmtiError ddmc__jv_jt_Deallocate(ddmc__jv_jenv *e, unsigned char *mem) {
   ENV_CHECK(e);
   free(mem);
   return JVMTI_ERROR_NONE;
@@ -52,21 +52,21 @@ jvmtiError ddmc__jt_Deallocate(ddmc__jenv *e, unsigned char *mem) {
 
 /* ---- phase, version, errors */
 
-jvmtiError ddmc__jt_GetPhase(ddmc__jenv *e, jint *phase_ptr) {
+jvmtiError ddmc__jv_jt_GetPhase(ddmc__jv_jenv *e, jint *phase_ptr) {
   ENV_CHECK(e);
   if (phase_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   *phase_ptr = PHASE(e->jv);
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetVersionNumber(ddmc__jenv *e, jint *version_ptr) {
+jvmtiError ddmc__jv_jt_GetVersionNumber(ddmc__jv_jenv *e, jint *version_ptr) {
   ENV_CHECK(e);
   if (version_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   *version_ptr = DDMC_JVMTI_VERSION_NOW;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetJLocationFormat(ddmc__jenv *e, jint *format_ptr) {
+jvmtiError ddmc__jv_jt_GetJLocationFormat(ddmc__jv_jenv *e, jint *format_ptr) {
   ENV_CHECK(e);
   if (format_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   *format_ptr = 2; /* JVMTI_JLOCATION_MACHINEPC: an instruction index, not a bytecode offset */
@@ -137,7 +137,7 @@ static const char *error_name(int code) {
   return NULL;
 }
 
-jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_ptr) {
+jvmtiError ddmc__jv_jt_GetErrorName(ddmc__jv_jenv *e, jvmtiError error, char **name_ptr) {
   ENV_CHECK(e);
   if (name_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   const char *n = error_name(error);
@@ -152,7 +152,7 @@ jvmtiError ddmc__jt_GetErrorName(ddmc__jenv *e, jvmtiError error, char **name_pt
 /* ---- capabilities */
 
 /* What the VM behind the bridge can do, honestly. */
-static void potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
+static void potential_caps(ddmc__jvmti *jv, ddmc__jv_caps *out) {
   memset(out, 0, sizeof(*out));
   const ddmc_vm_bridge *o = jv->ops;
   if (o == NULL) return;
@@ -195,7 +195,7 @@ static void potential_caps(ddmc__jvmti *jv, ddmc__caps *out) {
   ddmc__cap_set(out, DDMC_CAP_can_generate_vm_object_alloc_events);
 }
 
-jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabilities_ptr) {
+jvmtiError ddmc__jv_jt_GetPotentialCapabilities(ddmc__jv_jenv *e, ddmc__jv_caps *capabilities_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -203,11 +203,11 @@ jvmtiError ddmc__jt_GetPotentialCapabilities(ddmc__jenv *e, ddmc__caps *capabili
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_AddCapabilities(ddmc__jenv *e, const ddmc__caps *capabilities_ptr) {
+jvmtiError ddmc__jv_jt_AddCapabilities(ddmc__jv_jenv *e, const ddmc__jv_caps *capabilities_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  ddmc__caps pot;
+  ddmc__jv_caps pot;
   potential_caps(e->jv, &pot);
   for (int i = 0; i < 4; i++)
     if (capabilities_ptr->w[i] & ~pot.w[i]) return JVMTI_ERROR_NOT_AVAILABLE; /* nothing added */
@@ -217,7 +217,7 @@ jvmtiError ddmc__jt_AddCapabilities(ddmc__jenv *e, const ddmc__caps *capabilitie
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_RelinquishCapabilities(ddmc__jenv *e, const ddmc__caps *capabilities_ptr) {
+jvmtiError ddmc__jv_jt_RelinquishCapabilities(ddmc__jv_jenv *e, const ddmc__jv_caps *capabilities_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -227,7 +227,7 @@ jvmtiError ddmc__jt_RelinquishCapabilities(ddmc__jenv *e, const ddmc__caps *capa
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetCapabilities(ddmc__jenv *e, ddmc__caps *capabilities_ptr) {
+jvmtiError ddmc__jv_jt_GetCapabilities(ddmc__jv_jenv *e, ddmc__jv_caps *capabilities_ptr) {
   ENV_CHECK(e);
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   pthread_mutex_lock(&e->jv->lock);
@@ -286,7 +286,7 @@ static int global_only(int ev) {
   }
 }
 
-static int env_wants(ddmc__jenv *e, int i) {
+static int env_wants(ddmc__jv_jenv *e, int i) {
   return atomic_load(&e->global[i]) || atomic_load(&e->nthread_enables[i]) > 0;
 }
 
@@ -302,7 +302,8 @@ static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
     ddmc__hub_alloc_want(jv->vm, DDMC__ALLOC_AGENTS, atomic_load(&jv->want[i]) > 0);
 }
 
-jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint event_type, jthread event_thread, ...) {
+jvmtiError ddmc__jv_jt_SetEventNotificationMode(ddmc__jv_jenv *e, jint mode, jint event_type, jthread event_thread,
+                                                ...) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (mode != JVMTI_ENABLE && mode != JVMTI_DISABLE) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
@@ -325,7 +326,7 @@ jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint even
   }
   if (global_only(event_type)) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   uint32_t thread;
-  if ((rc = ddmc__thread_of(jv, event_thread, &thread)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(jv, event_thread, &thread)) != 0) return rc;
   int before = env_wants(e, i);
   rc = JVMTI_ERROR_NONE;
   pthread_mutex_lock(&jv->lock);
@@ -336,7 +337,7 @@ jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint even
     if (e->nte == DDMC__MAX_THREAD_ENABLES)
       rc = JVMTI_ERROR_OUT_OF_MEMORY;
     else {
-      e->te[e->nte++] = (ddmc__thread_enable){thread, (uint8_t)i};
+      e->te[e->nte++] = (ddmc__jv_thread_enable){thread, (uint8_t)i};
       atomic_fetch_add(&e->nthread_enables[i], 1);
     }
   } else if (mode == JVMTI_DISABLE && k < e->nte) {
@@ -349,20 +350,20 @@ jvmtiError ddmc__jt_SetEventNotificationMode(ddmc__jenv *e, jint mode, jint even
   return rc;
 }
 
-jvmtiError ddmc__jt_SetEventCallbacks(ddmc__jenv *e, const ddmc__fnptr *callbacks, jint size_of_callbacks) {
+jvmtiError ddmc__jv_jt_SetEventCallbacks(ddmc__jv_jenv *e, const ddmc__jv_fnptr *callbacks, jint size_of_callbacks) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (size_of_callbacks < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   /* NULL: no callbacks. A smaller table (an older header) leaves the rest NULL; slots past what
    * this library knows are ignored. */
-  size_t n = callbacks == NULL ? 0 : (size_t)size_of_callbacks / sizeof(ddmc__fnptr);
+  size_t n = callbacks == NULL ? 0 : (size_t)size_of_callbacks / sizeof(ddmc__jv_fnptr);
   pthread_mutex_lock(&e->jv->lock);
   for (size_t i = 0; i < DDMC__JEV_COUNT; i++) atomic_store(&e->cb[i], i < n ? callbacks[i] : NULL);
   pthread_mutex_unlock(&e->jv->lock);
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GenerateEvents(ddmc__jenv *e, jint event_type) {
+jvmtiError ddmc__jv_jt_GenerateEvents(ddmc__jv_jenv *e, jint event_type) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   /* CompiledMethodLoad and DynamicCodeGenerated: an interpreter compiles nothing. */
@@ -373,20 +374,20 @@ jvmtiError ddmc__jt_GenerateEvents(ddmc__jenv *e, jint event_type) {
 
 /* ---- environment local storage, dispose */
 
-jvmtiError ddmc__jt_GetEnvironmentLocalStorage(ddmc__jenv *e, void **data_ptr) {
+jvmtiError ddmc__jv_jt_GetEnvironmentLocalStorage(ddmc__jv_jenv *e, void **data_ptr) {
   ENV_CHECK(e);
   if (data_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   *data_ptr = atomic_load(&e->local_storage);
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_SetEnvironmentLocalStorage(ddmc__jenv *e, const void *data) {
+jvmtiError ddmc__jv_jt_SetEnvironmentLocalStorage(ddmc__jv_jenv *e, const void *data) {
   ENV_CHECK(e);
   atomic_store(&e->local_storage, (void *)data);
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_DisposeEnvironment(ddmc__jenv *e) {
+jvmtiError ddmc__jv_jt_DisposeEnvironment(ddmc__jv_jenv *e) {
   ENV_CHECK(e);
   /* Every event off (so the VM's method events go when no one wants them), callbacks gone,
    * capabilities back. The struct stays until the VM is freed: a callback in flight on
@@ -405,7 +406,7 @@ jvmtiError ddmc__jt_DisposeEnvironment(ddmc__jenv *e) {
     pthread_mutex_unlock(&e->jv->lock);
     want_changed(e->jv, i, before, env_wants(e, i));
   }
-  ddmc__jenv_clear_debug(e);
+  ddmc__jv_jenv_clear_debug(e);
   pthread_mutex_lock(&e->jv->lock);
   memset(&e->caps, 0, sizeof(e->caps));
   pthread_mutex_unlock(&e->jv->lock);
@@ -416,7 +417,7 @@ jvmtiError ddmc__jt_DisposeEnvironment(ddmc__jenv *e) {
 
 /* ---- system properties (OnLoad and live). The VM sets them with ddmc_agent_set_property. */
 
-jvmtiError ddmc__jt_GetSystemProperties(ddmc__jenv *e, jint *count_ptr, char ***property_ptr) {
+jvmtiError ddmc__jv_jt_GetSystemProperties(ddmc__jv_jenv *e, jint *count_ptr, char ***property_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (count_ptr == NULL || property_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -438,7 +439,7 @@ jvmtiError ddmc__jt_GetSystemProperties(ddmc__jenv *e, jint *count_ptr, char ***
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetSystemProperty(ddmc__jenv *e, const char *property, char **value_ptr) {
+jvmtiError ddmc__jv_jt_GetSystemProperty(ddmc__jv_jenv *e, const char *property, char **value_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (property == NULL || value_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -455,7 +456,7 @@ jvmtiError ddmc__jt_GetSystemProperty(ddmc__jenv *e, const char *property, char 
   return rc;
 }
 
-jvmtiError ddmc__jt_SetSystemProperty(ddmc__jenv *e, const char *property, const char *value_ptr) {
+jvmtiError ddmc__jv_jt_SetSystemProperty(ddmc__jv_jenv *e, const char *property, const char *value_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD);
   if (rc) return rc;
   if (property == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -464,7 +465,7 @@ jvmtiError ddmc__jt_SetSystemProperty(ddmc__jenv *e, const char *property, const
 
 /* ---- timers */
 
-jvmtiError ddmc__jt_GetTimerInfo(ddmc__jenv *e, ddmc__jtimer_info *info_ptr) {
+jvmtiError ddmc__jv_jt_GetTimerInfo(ddmc__jv_jenv *e, ddmc__jv_jtimer_info *info_ptr) {
   ENV_CHECK(e);
   if (info_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   memset(info_ptr, 0, sizeof(*info_ptr));
@@ -475,7 +476,7 @@ jvmtiError ddmc__jt_GetTimerInfo(ddmc__jenv *e, ddmc__jtimer_info *info_ptr) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetTime(ddmc__jenv *e, jlong *nanos_ptr) {
+jvmtiError ddmc__jv_jt_GetTime(ddmc__jv_jenv *e, jlong *nanos_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_START | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (nanos_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -485,7 +486,7 @@ jvmtiError ddmc__jt_GetTime(ddmc__jenv *e, jlong *nanos_ptr) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetAvailableProcessors(ddmc__jenv *e, jint *processor_count_ptr) {
+jvmtiError ddmc__jv_jt_GetAvailableProcessors(ddmc__jv_jenv *e, jint *processor_count_ptr) {
   ENV_CHECK(e);
   if (processor_count_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -493,7 +494,7 @@ jvmtiError ddmc__jt_GetAvailableProcessors(ddmc__jenv *e, jint *processor_count_
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_SetVerboseFlag(ddmc__jenv *e, jint flag, jboolean value) {
+jvmtiError ddmc__jv_jt_SetVerboseFlag(ddmc__jv_jenv *e, jint flag, jboolean value) {
   ENV_CHECK(e);
   if (flag != 0 && flag != 1 && flag != 2 && flag != 4) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   return JVMTI_ERROR_NONE; /* accepted: this VM prints nothing more */

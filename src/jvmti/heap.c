@@ -56,14 +56,14 @@ typedef struct cobj {
 } cobj;
 
 typedef struct walk {
-  ddmc__jenv *e;
+  ddmc__jv_jenv *e;
   ddmc__jvmti *jv;
   const ddmc_vm_bridge *ops;
   void *od;
-  ddmc__tags *tags;
+  ddmc__jv_tags *tags;
   jint filter;
   ddmc_class klass;
-  const ddmc__heap_callbacks *cb;
+  const ddmc__jv_heap_callbacks *cb;
   void *ud;
   kinfo *k;
   uint32_t kcap, kn;
@@ -135,15 +135,15 @@ static kinfo *kget(walk *w, ddmc_class c) {
 /* Where a class's tag is kept: its class object, or its key when it has none. */
 static ddmc_ref class_key(const kinfo *k) { return k->class_object ? k->class_object : DDMC__CLASS_KEY(k->cls); }
 
-static jlong tag_of(walk *w, ddmc_ref r) { return r != 0 && w->tags != NULL ? ddmc__tags_get(w->tags, r) : 0; }
+static jlong tag_of(walk *w, ddmc_ref r) { return r != 0 && w->tags != NULL ? ddmc__jv_tags_get(w->tags, r) : 0; }
 
 static void tag_store(walk *w, ddmc_ref r, jlong before, jlong after) {
   if (r == 0 || before == after) return;
-  if (w->tags == NULL && (w->tags = ddmc__tags_of(w->e, 1)) == NULL) {
+  if (w->tags == NULL && (w->tags = ddmc__jv_tags_of(w->e, 1)) == NULL) {
     w->err = JVMTI_ERROR_OUT_OF_MEMORY;
     return;
   }
-  if (ddmc__tags_set(w->tags, r, after) != 0) w->err = JVMTI_ERROR_OUT_OF_MEMORY;
+  if (ddmc__jv_tags_set(w->tags, r, after) != 0) w->err = JVMTI_ERROR_OUT_OF_MEMORY;
 }
 
 /* Should the callbacks skip an object (heap_filter, klass)? */
@@ -209,7 +209,7 @@ static const void *prim_elements(walk *w, ddmc_ref a, char t, int32_t len, const
 /* array_primitive_value_callback / string_primitive_value_callback for one object, when set. */
 static void value_callbacks(walk *w, const kinfo *k, ddmc_ref ref, uint64_t size, int32_t length, const void *direct,
                             jlong class_tag, jlong *tag) {
-  const ddmc__heap_callbacks *cb = w->cb;
+  const ddmc__jv_heap_callbacks *cb = w->cb;
   if (cb->array_primitive_value_callback && k->elem && k->elem != 'L' && length >= 0 && !w->abort) {
     void *buf;
     const void *el = prim_elements(w, ref, k->elem, length, direct, &buf);
@@ -241,21 +241,21 @@ static void value_callbacks(walk *w, const kinfo *k, ddmc_ref ref, uint64_t size
 
 /* ---- both walks */
 
-static jvmtiError walk_check(ddmc__jenv *e, jclass klass, const void *callbacks, walk *w) {
+static jvmtiError walk_check(ddmc__jv_jenv *e, jclass klass, const void *callbacks, walk *w) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_tag_objects)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_tag_objects)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   memset(w, 0, sizeof(*w));
   w->e = e;
   w->jv = e->jv;
   w->ops = e->jv->ops;
   w->od = e->jv->ops_data;
-  if (klass != NULL && ddmc__class_of(e->jv, klass, &w->klass) != 0) return JVMTI_ERROR_INVALID_CLASS;
+  if (klass != NULL && ddmc__jv_class_of(e->jv, klass, &w->klass) != 0) return JVMTI_ERROR_INVALID_CLASS;
   if (callbacks == NULL) return JVMTI_ERROR_NULL_POINTER;
   if (w->ops == NULL || w->ops->with_world_stopped == NULL || w->ops->for_each_object == NULL ||
       w->ops->class_info == NULL)
     return JVMTI_ERROR_NOT_AVAILABLE;
-  w->tags = ddmc__tags_of(e, 0);
+  w->tags = ddmc__jv_tags_of(e, 0);
   return JVMTI_ERROR_NONE;
 }
 
@@ -433,7 +433,7 @@ static int layout(walk *w, ddmc_class self) {
 
 /* Reports one reference (from referrer, an index into objs, or -1 for a root) to ref, and
  * queues ref when the callback (or a filter) says so. */
-static void report(walk *w, jint kind, const ddmc__jref_info *info, int64_t from, ddmc_ref ref) {
+static void report(walk *w, jint kind, const ddmc__jv_jref_info *info, int64_t from, ddmc_ref ref) {
   if (w->abort || w->err || ref == 0) return;
   int64_t to = obj_index(w, ref);
   if (to < 0) return; /* not an object of the heap (a VM without that object in its walk) */
@@ -488,7 +488,7 @@ static void primitive_field(walk *w, jint kind, ddmc_ref ref, ddmc_class cls, co
     case 'D': jv.d = v->u.d; break;
     default: jv.i = v->u.i; break;
   }
-  ddmc__jref_info info;
+  ddmc__jv_jref_info info;
   memset(&info, 0, sizeof(info));
   info.index = fr->index;
   jint r = w->cb->primitive_field_callback(kind, &info, class_tag, &tag, jv, fr->sig, w->ud);
@@ -506,7 +506,7 @@ static void fields(walk *w, int64_t idx, ddmc_ref obj, const fref *fl, uint32_t 
     memset(&v, 0, sizeof(v));
     if (w->ops->get_field(w->od, obj, fl[i].owner, fl[i].field, &v) != 0) continue;
     if (is_ref) {
-      ddmc__jref_info info;
+      ddmc__jv_jref_info info;
       memset(&info, 0, sizeof(info));
       info.index = fl[i].index;
       report(w, ref_kind, &info, idx, v.u.l);
@@ -533,7 +533,7 @@ static void fields_copied(walk *w, int64_t idx, ddmc_ref ref, const fref *list, 
 }
 
 /* A class object's references: its loader, superclass, interfaces and static fields. */
-static void follow_class_object(walk *w, int64_t idx, ddmc_class self, ddmc__jref_info *info) {
+static void follow_class_object(walk *w, int64_t idx, ddmc_class self, ddmc__jv_jref_info *info) {
   if (layout(w, self) != 0) {
     w->err = JVMTI_ERROR_OUT_OF_MEMORY;
     return;
@@ -558,7 +558,7 @@ static void follow_class_object(walk *w, int64_t idx, ddmc_class self, ddmc__jre
 }
 
 /* A reference array's elements, a bounded batch at a time. */
-static void follow_elements(walk *w, int64_t idx, const objrec *o, ddmc__jref_info *info) {
+static void follow_elements(walk *w, int64_t idx, const objrec *o, ddmc__jv_jref_info *info) {
   if (w->ops->array_get == NULL) return;
   enum { BATCH = 256 };
   ddmc_value v[BATCH];
@@ -575,7 +575,7 @@ static void follow_elements(walk *w, int64_t idx, const objrec *o, ddmc__jref_in
 /* Everything object idx refers to. */
 static void follow(walk *w, int64_t idx) {
   objrec o = w->objs[idx];
-  ddmc__jref_info info;
+  ddmc__jv_jref_info info;
   memset(&info, 0, sizeof(info));
   kinfo *k = kget(w, o.cls);
   if (k == NULL) {
@@ -648,7 +648,7 @@ static jint root_kind(ddmc_gc_root_kind k) {
 }
 
 static void report_root(walk *w, const ddmc_gc_root *r) {
-  ddmc__jref_info info;
+  ddmc__jv_jref_info info;
   memset(&info, 0, sizeof(info));
   jint kind = root_kind(r->kind);
   if (kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL || kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL) {
@@ -702,14 +702,14 @@ static int follow_stopped(void *arg) {
   return 0;
 }
 
-jvmtiError ddmc__jt_FollowReferences(ddmc__jenv *e, jint heap_filter, jclass klass, jobject initial_object,
-                                     const void *callbacks, const void *user_data) {
+jvmtiError ddmc__jv_jt_FollowReferences(ddmc__jv_jenv *e, jint heap_filter, jclass klass, jobject initial_object,
+                                        const void *callbacks, const void *user_data) {
   walk w;
   jvmtiError rc = walk_check(e, klass, callbacks, &w);
   if (rc) return rc;
   if (initial_object != NULL) {
-    ddmc__cell c;
-    if (ddmc__ref_get(e->jv, initial_object, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
+    ddmc__jv_cell c;
+    if (ddmc__jv_ref_get(e->jv, initial_object, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
     w.initial = c.ref;
   }
   w.filter = heap_filter;
@@ -765,7 +765,7 @@ static int iterate_object(void *arg, const ddmc_heap_object *o) {
   jlong class_tag = tag_of(w, class_key(k));
   jlong tag0 = tag_of(w, o->ref), tag = tag0;
   if (filtered(w, o->cls, tag, class_tag)) return 0;
-  const ddmc__heap_callbacks *cb = w->cb;
+  const ddmc__jv_heap_callbacks *cb = w->cb;
   if (cb->heap_iteration_callback) {
     jint r = cb->heap_iteration_callback(class_tag, (jlong)o->size, &tag, o->length >= 0 ? o->length : -1, w->ud);
     if (r & JVMTI_VISIT_ABORT) w->abort = 1;
@@ -788,8 +788,8 @@ static int iterate_stopped(void *arg) {
   return rc ? (int)ddmc__jv_err(rc) : 0;
 }
 
-jvmtiError ddmc__jt_IterateThroughHeap(ddmc__jenv *e, jint heap_filter, jclass klass, const void *callbacks,
-                                       const void *user_data) {
+jvmtiError ddmc__jv_jt_IterateThroughHeap(ddmc__jv_jenv *e, jint heap_filter, jclass klass, const void *callbacks,
+                                          const void *user_data) {
   walk w;
   jvmtiError rc = walk_check(e, klass, callbacks, &w);
   if (rc) return rc;
@@ -806,7 +806,7 @@ jvmtiError ddmc__jt_IterateThroughHeap(ddmc__jenv *e, jint heap_filter, jclass k
 /* ---- GetObjectsWithTags */
 
 typedef struct with_tags {
-  ddmc__jenv *e;
+  ddmc__jv_jenv *e;
   const jlong *want; /* sorted */
   jint nwant;
   ddmc_ref *refs;
@@ -842,15 +842,15 @@ static int match_tag(void *arg, ddmc_ref ref, jlong tag) {
 
 static int with_tags_stopped(void *arg) {
   with_tags *t = arg;
-  ddmc__tags_each(ddmc__tags_of(t->e, 0), match_tag, t);
+  ddmc__jv_tags_each(ddmc__jv_tags_of(t->e, 0), match_tag, t);
   return 0;
 }
 
-jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlong *tags, jint *count_ptr,
-                                       jobject **object_result_ptr, jlong **tag_result_ptr) {
+jvmtiError ddmc__jv_jt_GetObjectsWithTags(ddmc__jv_jenv *e, jint tag_count, const jlong *tags, jint *count_ptr,
+                                          jobject **object_result_ptr, jlong **tag_result_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_tag_objects)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_tag_objects)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (tag_count < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   if ((tags == NULL && tag_count > 0) || count_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   for (jint i = 0; i < tag_count; i++)
@@ -875,7 +875,7 @@ jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlon
   if (!t.oom && tag_result_ptr != NULL && (out_tags = malloc(sizeof(jlong) * (t.n ? t.n : 1))) == NULL) t.oom = 1;
   for (uint32_t i = 0; !t.oom && i < t.n; i++) {
     ddmc_ref r = t.refs[i];
-    jobject h = (r >> 63) ? ddmc__class_local(e->jv, r & ~((ddmc_ref)1 << 63)) : ddmc__ref_local(e->jv, r, 0, 0);
+    jobject h = (r >> 63) ? ddmc__jv_class_local(e->jv, r & ~((ddmc_ref)1 << 63)) : ddmc__jv_ref_local(e->jv, r, 0, 0);
     if (objs != NULL && (objs[i] = h) == NULL) t.oom = 1;
     if (out_tags != NULL) out_tags[i] = t.tags[i];
   }
@@ -894,7 +894,7 @@ jvmtiError ddmc__jt_GetObjectsWithTags(ddmc__jenv *e, jint tag_count, const jlon
 
 /* ---- ForceGarbageCollection, GetObjectSize, GetObjectHashCode */
 
-jvmtiError ddmc__jt_ForceGarbageCollection(ddmc__jenv *e) {
+jvmtiError ddmc__jv_jt_ForceGarbageCollection(ddmc__jv_jenv *e) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   const ddmc_vm_bridge *ops = e->jv->ops;
@@ -902,14 +902,14 @@ jvmtiError ddmc__jt_ForceGarbageCollection(ddmc__jenv *e) {
   return ddmc__jv_err(ops->collect(e->jv->ops_data));
 }
 
-static jvmtiError object_ref(ddmc__jenv *e, jobject object, ddmc_ref *out) {
-  ddmc__cell c;
-  if (object == NULL || ddmc__ref_get(e->jv, object, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
+static jvmtiError object_ref(ddmc__jv_jenv *e, jobject object, ddmc_ref *out) {
+  ddmc__jv_cell c;
+  if (object == NULL || ddmc__jv_ref_get(e->jv, object, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
   *out = c.ref;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetObjectSize(ddmc__jenv *e, jobject object, jlong *size_ptr) {
+jvmtiError ddmc__jv_jt_GetObjectSize(ddmc__jv_jenv *e, jobject object, jlong *size_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_START | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   ddmc_ref ref;
@@ -923,7 +923,7 @@ jvmtiError ddmc__jt_GetObjectSize(ddmc__jenv *e, jobject object, jlong *size_ptr
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetObjectHashCode(ddmc__jenv *e, jobject object, jint *hash_code_ptr) {
+jvmtiError ddmc__jv_jt_GetObjectHashCode(ddmc__jv_jenv *e, jobject object, jint *hash_code_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_START | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   ddmc_ref ref;

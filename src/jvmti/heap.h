@@ -30,41 +30,41 @@ enum {
   JVMTI_HEAP_REFERENCE_OTHER = 27
 };
 
-typedef struct ddmc__jref_stack_local {
+typedef struct ddmc__jv_jref_stack_local {
   jlong thread_tag;
   jlong thread_id;
   jint depth;
   jmethodID method;
   jlocation location;
   jint slot;
-} ddmc__jref_stack_local;
+} ddmc__jv_jref_stack_local;
 
 /* jvmtiHeapReferenceInfo: 64 bytes (its reserved member, 8 jlongs). */
-typedef union ddmc__jref_info {
+typedef union ddmc__jv_jref_info {
   jint index; /* field, array, constant_pool */
-  ddmc__jref_stack_local stack_local;
+  ddmc__jv_jref_stack_local stack_local;
   jlong reserved[8];
-} ddmc__jref_info;
+} ddmc__jv_jref_info;
 
-typedef jint (*ddmc__heap_iteration_cb)(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user_data);
-typedef jint (*ddmc__heap_reference_cb)(jint reference_kind, const ddmc__jref_info *reference_info, jlong class_tag,
-                                        jlong referrer_class_tag, jlong size, jlong *tag_ptr, jlong *referrer_tag_ptr,
-                                        jint length, void *user_data);
-typedef jint (*ddmc__primitive_field_cb)(jint kind, const ddmc__jref_info *info, jlong object_class_tag,
-                                         jlong *object_tag_ptr, jvalue value, jint value_type, void *user_data);
-typedef jint (*ddmc__array_primitive_cb)(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
-                                         jint element_type, const void *elements, void *user_data);
-typedef jint (*ddmc__string_primitive_cb)(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
-                                          jint value_length, void *user_data);
+typedef jint (*ddmc__jv_heap_iteration_cb)(jlong class_tag, jlong size, jlong *tag_ptr, jint length, void *user_data);
+typedef jint (*ddmc__jv_heap_reference_cb)(jint reference_kind, const ddmc__jv_jref_info *reference_info,
+                                           jlong class_tag, jlong referrer_class_tag, jlong size, jlong *tag_ptr,
+                                           jlong *referrer_tag_ptr, jint length, void *user_data);
+typedef jint (*ddmc__jv_primitive_field_cb)(jint kind, const ddmc__jv_jref_info *info, jlong object_class_tag,
+                                            jlong *object_tag_ptr, jvalue value, jint value_type, void *user_data);
+typedef jint (*ddmc__jv_array_primitive_cb)(jlong class_tag, jlong size, jlong *tag_ptr, jint element_count,
+                                            jint element_type, const void *elements, void *user_data);
+typedef jint (*ddmc__jv_string_primitive_cb)(jlong class_tag, jlong size, jlong *tag_ptr, const jchar *value,
+                                             jint value_length, void *user_data);
 
 /* jvmtiHeapCallbacks: 16 pointers. */
-typedef struct ddmc__heap_callbacks {
-  ddmc__heap_iteration_cb heap_iteration_callback;
-  ddmc__heap_reference_cb heap_reference_callback;
-  ddmc__primitive_field_cb primitive_field_callback;
-  ddmc__array_primitive_cb array_primitive_value_callback;
-  ddmc__string_primitive_cb string_primitive_value_callback;
-  ddmc__fnptr reserved[11];
-} ddmc__heap_callbacks;
+typedef struct ddmc__jv_heap_callbacks {
+  ddmc__jv_heap_iteration_cb heap_iteration_callback;
+  ddmc__jv_heap_reference_cb heap_reference_callback;
+  ddmc__jv_primitive_field_cb primitive_field_callback;
+  ddmc__jv_array_primitive_cb array_primitive_value_callback;
+  ddmc__jv_string_primitive_cb string_primitive_value_callback;
+  ddmc__jv_fnptr reserved[11];
+} ddmc__jv_heap_callbacks;
 
 #endif

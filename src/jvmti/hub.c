@@ -18,28 +18,29 @@
 
 #include "jvmti/funcs.h"
 
-typedef void (*cb_env)(ddmc__jenv *, ddmc__jnienv *);
-typedef void (*cb_env_thread)(ddmc__jenv *, ddmc__jnienv *, jthread);
-typedef void (*cb_env_thread_class)(ddmc__jenv *, ddmc__jnienv *, jthread, jclass);
-typedef void (*cb_method)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID);
-typedef void (*cb_method_exit)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jboolean, jvalue);
-typedef void (*cb_location)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation);
-typedef void (*cb_exception)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jobject, jmethodID,
+typedef void (*cb_env)(ddmc__jv_jenv *, ddmc__jv_jnienv *);
+typedef void (*cb_env_thread)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread);
+typedef void (*cb_env_thread_class)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jclass);
+typedef void (*cb_method)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jmethodID);
+typedef void (*cb_method_exit)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jmethodID, jboolean, jvalue);
+typedef void (*cb_location)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jmethodID, jlocation);
+typedef void (*cb_exception)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jmethodID, jlocation, jobject, jmethodID,
                              jlocation);
-typedef void (*cb_exception_catch)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jobject);
-typedef void (*cb_field_access)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jclass, jobject, jfieldID);
-typedef void (*cb_field_modification)(ddmc__jenv *, ddmc__jnienv *, jthread, jmethodID, jlocation, jclass, jobject,
-                                      jfieldID, char, jvalue);
+typedef void (*cb_exception_catch)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jmethodID, jlocation, jobject);
+typedef void (*cb_field_access)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jmethodID, jlocation, jclass, jobject,
+                                jfieldID);
+typedef void (*cb_field_modification)(ddmc__jv_jenv *, ddmc__jv_jnienv *, jthread, jmethodID, jlocation, jclass,
+                                      jobject, jfieldID, char, jvalue);
 
 static inline int wanted(ddmc__jvmti *jv, int ev) {
   return jv != NULL && atomic_load_explicit(&jv->want[ev - DDMC__JEV_FIRST], memory_order_relaxed) > 0;
 }
 
 /* The callback of e for ev when e has it enabled on thread, else NULL. */
-static ddmc__fnptr callback(ddmc__jenv *e, int ev, uint32_t thread) {
+static ddmc__jv_fnptr callback(ddmc__jv_jenv *e, int ev, uint32_t thread) {
   if (atomic_load_explicit(&e->disposed, memory_order_relaxed)) return NULL;
-  ddmc__fnptr f = atomic_load_explicit(&e->cb[ev - DDMC__JEV_FIRST], memory_order_acquire);
-  return f != NULL && ddmc__jenv_enabled(e, ev, thread) ? f : NULL;
+  ddmc__jv_fnptr f = atomic_load_explicit(&e->cb[ev - DDMC__JEV_FIRST], memory_order_acquire);
+  return f != NULL && ddmc__jv_jenv_enabled(e, ev, thread) ? f : NULL;
 }
 
 /* Around each event: the thread's identity, its local frame, and back. */
@@ -52,18 +53,18 @@ typedef struct scope {
 static void scope_enter(scope *s, uint32_t thread, int may_park) {
   s->self = ddmc__jv_self();
   s->may_park = ddmc__jv_may_park();
-  s->mark = ddmc__ref_frame_push();
+  s->mark = ddmc__jv_ref_frame_push();
   if (thread != 0) ddmc__jv_set_self(thread);
   ddmc__jv_set_may_park(may_park);
 }
 
 static void scope_leave(ddmc__jvmti *jv, scope *s) {
-  ddmc__ref_frame_pop(jv, s->mark);
+  ddmc__jv_ref_frame_pop(jv, s->mark);
   ddmc__jv_set_self(s->self);
   ddmc__jv_set_may_park(s->may_park);
 }
 
-static ddmc__jenv *first_env(ddmc__jvmti *jv) { return atomic_load_explicit(&jv->envs, memory_order_acquire); }
+static ddmc__jv_jenv *first_env(ddmc__jvmti *jv) { return atomic_load_explicit(&jv->envs, memory_order_acquire); }
 
 /* ---- VM lifecycle (agents.c) */
 
@@ -71,9 +72,9 @@ void ddmc__jv_hub_vm_start(ddmc__jvmti *jv) {
   if (!wanted(jv, JVMTI_EVENT_VM_START)) return;
   scope s;
   scope_enter(&s, 0, 0);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-    ddmc__fnptr f = callback(e, JVMTI_EVENT_VM_START, 0);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  for (ddmc__jv_jenv *e = first_env(jv); e; e = e->next) {
+    ddmc__jv_fnptr f = callback(e, JVMTI_EVENT_VM_START, 0);
     if (f) ((cb_env)f)(e, jni);
   }
   scope_leave(jv, &s);
@@ -83,10 +84,10 @@ void ddmc__jv_hub_vm_init(ddmc__jvmti *jv, uint32_t thread) {
   scope s;
   scope_enter(&s, thread, 0);
   if (wanted(jv, JVMTI_EVENT_VM_INIT)) {
-    ddmc__jnienv *jni = ddmc__jni_env(jv);
-    jthread t = ddmc__thread_local(jv, thread);
-    for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-      ddmc__fnptr f = callback(e, JVMTI_EVENT_VM_INIT, thread);
+    ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+    jthread t = ddmc__jv_thread_local(jv, thread);
+    for (ddmc__jv_jenv *e = first_env(jv); e; e = e->next) {
+      ddmc__jv_fnptr f = callback(e, JVMTI_EVENT_VM_INIT, thread);
       if (f) ((cb_env_thread)f)(e, jni, t);
     }
   }
@@ -98,9 +99,9 @@ void ddmc__jv_hub_vm_death(ddmc__jvmti *jv, uint32_t thread) {
   if (!wanted(jv, JVMTI_EVENT_VM_DEATH)) return;
   scope s;
   scope_enter(&s, thread, 0);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-    ddmc__fnptr f = callback(e, JVMTI_EVENT_VM_DEATH, thread);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  for (ddmc__jv_jenv *e = first_env(jv); e; e = e->next) {
+    ddmc__jv_fnptr f = callback(e, JVMTI_EVENT_VM_DEATH, thread);
     if (f) ((cb_env)f)(e, jni);
   }
   scope_leave(jv, &s);
@@ -141,10 +142,10 @@ void ddmc__jv_hub_thread(ddmc_vm *vm, uint32_t thread, int start) {
   if (!wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
   scope_enter(&s, thread, 1);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  jthread t = ddmc__thread_local(jv, thread);
-  for (ddmc__jenv *e = first_env(jv); e && t; e = e->next) {
-    ddmc__fnptr f = callback(e, ev, thread);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  jthread t = ddmc__jv_thread_local(jv, thread);
+  for (ddmc__jv_jenv *e = first_env(jv); e && t; e = e->next) {
+    ddmc__jv_fnptr f = callback(e, ev, thread);
     if (f) ((cb_env_thread)f)(e, jni, t);
   }
   scope_leave(jv, &s);
@@ -158,13 +159,13 @@ void ddmc__jv_hub_class_prepare(ddmc_vm *vm, uint32_t thread, ddmc_class c) {
   if (phase != JVMTI_PHASE_LIVE && phase != JVMTI_PHASE_START) return;
   scope s;
   scope_enter(&s, thread, 1);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  jthread t = ddmc__thread_local(jv, thread);
-  jclass k = ddmc__class_local(jv, c);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  jthread t = ddmc__jv_thread_local(jv, thread);
+  jclass k = ddmc__jv_class_local(jv, c);
   for (int ev = JVMTI_EVENT_CLASS_LOAD; ev <= JVMTI_EVENT_CLASS_PREPARE && k; ev++) {
     if (ev == JVMTI_EVENT_CLASS_LOAD ? !load : !prep) continue;
-    for (ddmc__jenv *e = first_env(jv); e; e = e->next) {
-      ddmc__fnptr f = callback(e, ev, thread);
+    for (ddmc__jv_jenv *e = first_env(jv); e; e = e->next) {
+      ddmc__jv_fnptr f = callback(e, ev, thread);
       if (f) ((cb_env_thread_class)f)(e, jni, t, k);
     }
   }
@@ -185,7 +186,7 @@ static jvalue to_jvalue(ddmc__jvmti *jv, const ddmc_value *v) {
     case 'F': out.f = v->u.f; break;
     case 'D': out.d = v->u.d; break;
     case 'V': break;
-    default: out.l = v->u.l ? ddmc__ref_local(jv, v->u.l, 0, 0) : NULL; break; /* a reference */
+    default: out.l = v->u.l ? ddmc__jv_ref_local(jv, v->u.l, 0, 0) : NULL; break; /* a reference */
   }
   return out;
 }
@@ -198,16 +199,16 @@ void ddmc__jv_hub_location(ddmc_vm *vm, uint32_t thread, const ddmc_location *lo
   if (!(entry || bp || step) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
   scope_enter(&s, thread, 1);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  jthread t = ddmc__thread_local(jv, thread);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  jthread t = ddmc__jv_thread_local(jv, thread);
   jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
-  for (ddmc__jenv *e = first_env(jv); e && t && m; e = e->next) {
-    ddmc__fnptr f;
+  for (ddmc__jv_jenv *e = first_env(jv); e && t && m; e = e->next) {
+    ddmc__jv_fnptr f;
     if (entry && (f = callback(e, JVMTI_EVENT_METHOD_ENTRY, thread)) != NULL) ((cb_method)f)(e, jni, t, m);
     if (step && (f = callback(e, JVMTI_EVENT_SINGLE_STEP, thread)) != NULL) ((cb_location)f)(e, jni, t, m, loc->index);
     /* An environment hears only of its own breakpoints (a debugger's, or another agent's, at
      * the same place are theirs). */
-    if (bp && (f = callback(e, JVMTI_EVENT_BREAKPOINT, thread)) != NULL && ddmc__jenv_has_bp(e, loc))
+    if (bp && (f = callback(e, JVMTI_EVENT_BREAKPOINT, thread)) != NULL && ddmc__jv_jenv_has_bp(e, loc))
       ((cb_location)f)(e, jni, t, m, loc->index);
   }
   scope_leave(jv, &s);
@@ -219,12 +220,12 @@ void ddmc__jv_hub_method_exit(ddmc_vm *vm, uint32_t thread, const ddmc_location 
   if (!wanted(jv, JVMTI_EVENT_METHOD_EXIT) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
   scope_enter(&s, thread, 1);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  jthread t = ddmc__thread_local(jv, thread);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  jthread t = ddmc__jv_thread_local(jv, thread);
   jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
   jvalue v = by_exception ? (jvalue){0} : to_jvalue(jv, ret);
-  for (ddmc__jenv *e = first_env(jv); e && t && m; e = e->next) {
-    ddmc__fnptr f = callback(e, JVMTI_EVENT_METHOD_EXIT, thread);
+  for (ddmc__jv_jenv *e = first_env(jv); e && t && m; e = e->next) {
+    ddmc__jv_fnptr f = callback(e, JVMTI_EVENT_METHOD_EXIT, thread);
     if (f) ((cb_method_exit)f)(e, jni, t, m, (jboolean)(by_exception != 0), v);
   }
   scope_leave(jv, &s);
@@ -239,13 +240,13 @@ static void exception_event(ddmc_vm *vm, int ev, uint32_t thread, const ddmc_loc
   if (!wanted(jv, ev) || atomic_load(&jv->phase) != JVMTI_PHASE_LIVE) return;
   scope s;
   scope_enter(&s, thread, 1);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  jthread t = ddmc__thread_local(jv, thread);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  jthread t = ddmc__jv_thread_local(jv, thread);
   jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
   jmethodID cm = catch_loc ? ddmc__jv_method_id(jv, catch_loc->cls, catch_loc->method) : NULL;
-  jobject x = ddmc__ref_local(jv, exc, 0, 0);
-  for (ddmc__jenv *e = first_env(jv); e && t && m && x; e = e->next) {
-    ddmc__fnptr f = callback(e, ev, thread);
+  jobject x = ddmc__jv_ref_local(jv, exc, 0, 0);
+  for (ddmc__jv_jenv *e = first_env(jv); e && t && m && x; e = e->next) {
+    ddmc__jv_fnptr f = callback(e, ev, thread);
     if (f && ev == JVMTI_EVENT_EXCEPTION)
       ((cb_exception)f)(e, jni, t, m, loc->index, x, cm, cm ? catch_loc->index : 0);
     else if (f)
@@ -276,17 +277,17 @@ void ddmc__jv_hub_field(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc, 
   unsigned kind = new_value ? DDMC_WATCH_MODIFY : DDMC_WATCH_ACCESS;
   scope s;
   scope_enter(&s, thread, 1);
-  ddmc__jnienv *jni = ddmc__jni_env(jv);
-  jthread t = ddmc__thread_local(jv, thread);
+  ddmc__jv_jnienv *jni = ddmc__jv_jni_env(jv);
+  jthread t = ddmc__jv_thread_local(jv, thread);
   jmethodID m = ddmc__jv_method_id(jv, loc->cls, loc->method);
-  jclass k = ddmc__class_local(jv, c);
+  jclass k = ddmc__jv_class_local(jv, c);
   jfieldID fid = ddmc__jv_field_id(jv, c, field);
-  jobject o = object ? ddmc__ref_local(jv, object, 0, 0) : NULL;
+  jobject o = object ? ddmc__jv_ref_local(jv, object, 0, 0) : NULL;
   char sig = new_value ? type_letter(new_value->tag) : 0;
   jvalue v = new_value ? to_jvalue(jv, new_value) : (jvalue){0};
-  for (ddmc__jenv *e = first_env(jv); e && t && m && k && fid; e = e->next) {
-    ddmc__fnptr f = callback(e, ev, thread);
-    if (f == NULL || !ddmc__jenv_watches(e, c, field, kind)) continue;
+  for (ddmc__jv_jenv *e = first_env(jv); e && t && m && k && fid; e = e->next) {
+    ddmc__jv_fnptr f = callback(e, ev, thread);
+    if (f == NULL || !ddmc__jv_jenv_watches(e, c, field, kind)) continue;
     if (new_value)
       ((cb_field_modification)f)(e, jni, t, m, loc->index, k, o, fid, sig, v);
     else

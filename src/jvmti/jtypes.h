@@ -45,11 +45,11 @@ typedef union jvalue {
   jobject l;
 } jvalue;
 
-typedef struct ddmc__rawmon *jrawMonitorID;
+typedef struct ddmc__jv_rawmon *jrawMonitorID;
 
 /* A generic code pointer: the tables hold every slot as one (ISO C converts between function
  * pointer types through a cast; each is called through the agent's own, correct type). */
-typedef void (*ddmc__fnptr)(void);
+typedef void (*ddmc__jv_fnptr)(void);
 
 /* ---- JNI */
 #define DDMC_JNI_OK 0
@@ -203,80 +203,80 @@ enum {
   DDMC__JEV_COUNT = DDMC__JEV_LAST - DDMC__JEV_FIRST + 1
 };
 
-typedef struct ddmc__caps {
+typedef struct ddmc__jv_caps {
   uint32_t w[4];
-} ddmc__caps;
+} ddmc__jv_caps;
 
 /* Structures agents receive (layouts of jvmti.h). */
-typedef struct ddmc__jthread_info {
+typedef struct ddmc__jv_jthread_info {
   char *name;
   jint priority;
   jboolean is_daemon;
   jthreadGroup thread_group;
   jobject context_class_loader;
-} ddmc__jthread_info;
+} ddmc__jv_jthread_info;
 
-typedef struct ddmc__jgroup_info {
+typedef struct ddmc__jv_jgroup_info {
   jthreadGroup parent;
   char *name;
   jint max_priority;
   jboolean is_daemon;
-} ddmc__jgroup_info;
+} ddmc__jv_jgroup_info;
 
-typedef struct ddmc__jframe_info {
+typedef struct ddmc__jv_jframe_info {
   jmethodID method;
   jlocation location;
-} ddmc__jframe_info;
+} ddmc__jv_jframe_info;
 
-typedef struct ddmc__jstack_info {
+typedef struct ddmc__jv_jstack_info {
   jthread thread;
   jint state;
-  ddmc__jframe_info *frame_buffer;
+  ddmc__jv_jframe_info *frame_buffer;
   jint frame_count;
-} ddmc__jstack_info;
+} ddmc__jv_jstack_info;
 
 /* ---- threads and monitors (suspend.c, agentthread.c, monitors.c) */
-typedef struct ddmc__jmonitor_usage {
+typedef struct ddmc__jv_jmonitor_usage {
   jthread owner;
   jint entry_count;
   jint waiter_count;
   jthread *waiters;
   jint notify_waiter_count;
   jthread *notify_waiters;
-} ddmc__jmonitor_usage;
+} ddmc__jv_jmonitor_usage;
 
-typedef struct ddmc__jmonitor_depth {
+typedef struct ddmc__jv_jmonitor_depth {
   jobject monitor;
   jint stack_depth;
-} ddmc__jmonitor_depth;
+} ddmc__jv_jmonitor_depth;
 
 /* jvmtiStartFunction */
-struct ddmc__jenv;
-struct ddmc__jnienv;
-typedef void (*ddmc__jstart_fn)(struct ddmc__jenv *jvmti, struct ddmc__jnienv *jni, void *arg);
+struct ddmc__jv_jenv;
+struct ddmc__jv_jnienv;
+typedef void (*ddmc__jv_jstart_fn)(struct ddmc__jv_jenv *jvmti, struct ddmc__jv_jnienv *jni, void *arg);
 
-typedef struct ddmc__jline_entry {
+typedef struct ddmc__jv_jline_entry {
   jlocation start_location;
   jint line_number;
-} ddmc__jline_entry;
+} ddmc__jv_jline_entry;
 
-typedef struct ddmc__jlocal_entry {
+typedef struct ddmc__jv_jlocal_entry {
   jlocation start_location;
   jint length;
   char *name;
   char *signature;
   char *generic_signature;
   jint slot;
-} ddmc__jlocal_entry;
+} ddmc__jv_jlocal_entry;
 
-typedef struct ddmc__jtimer_info {
+typedef struct ddmc__jv_jtimer_info {
   jlong max_value;
   jboolean may_skip_forward;
   jboolean may_skip_backward;
   jint kind;
   jlong reserved1;
   jlong reserved2;
-} ddmc__jtimer_info;
+} ddmc__jv_jtimer_info;
 
 /* JavaVMAttachArgs / JavaVMInitArgs are not used: AttachCurrentThread is refused. */
 

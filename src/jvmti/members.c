@@ -8,12 +8,12 @@
 
 #define DDMC__MEMBERS_MAX ((uint32_t)1 << 22)
 
-int ddmc__members_init(ddmc__members *m) {
+int ddmc__jv_members_init(ddmc__jv_members *m) {
   memset(m, 0, sizeof(*m));
   return pthread_mutex_init(&m->lock, NULL) == 0 ? 0 : DDMC_ENOMEM;
 }
 
-void ddmc__members_destroy(ddmc__members *m, const ddmc__mem *mem) {
+void ddmc__jv_members_destroy(ddmc__jv_members *m, const ddmc__mem *mem) {
   ddmc__free(mem, m->v);
   ddmc__free(mem, m->hash);
   pthread_mutex_destroy(&m->lock);
@@ -24,7 +24,7 @@ static uint32_t hash_of(ddmc_class c, uint32_t index, int is_field) {
   return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
-static int rehash(ddmc__jvmti *jv, ddmc__members *m, uint32_t cap) {
+static int rehash(ddmc__jvmti *jv, ddmc__jv_members *m, uint32_t cap) {
   uint32_t *h = ddmc__calloc(jv->mem, cap, sizeof(uint32_t));
   if (h == NULL) return -1;
   for (uint32_t i = 0; i < m->n; i++) {
@@ -40,13 +40,13 @@ static int rehash(ddmc__jvmti *jv, ddmc__members *m, uint32_t cap) {
 
 static struct ddmc__jmember *intern(ddmc__jvmti *jv, ddmc_class c, uint32_t index, int is_field) {
   if (c == 0) return NULL;
-  ddmc__members *m = &jv->members;
+  ddmc__jv_members *m = &jv->members;
   uint32_t id = 0;
   pthread_mutex_lock(&m->lock);
   if (m->hash_cap != 0) {
     uint32_t k = hash_of(c, index, is_field) & (m->hash_cap - 1);
     for (; m->hash[k] != 0; k = (k + 1) & (m->hash_cap - 1)) {
-      const ddmc__member *e = &m->v[m->hash[k] - 1];
+      const ddmc__jv_member *e = &m->v[m->hash[k] - 1];
       if (e->cls == c && e->index == index && e->is_field == is_field) {
         id = m->hash[k];
         break;
@@ -56,7 +56,7 @@ static struct ddmc__jmember *intern(ddmc__jvmti *jv, ddmc_class c, uint32_t inde
   if (id == 0 && m->n < DDMC__MEMBERS_MAX) {
     if (m->n == m->cap) {
       uint32_t cap = m->cap ? m->cap * 2 : 256;
-      ddmc__member *v = ddmc__realloc(jv->mem, m->v, sizeof(ddmc__member) * cap);
+      ddmc__jv_member *v = ddmc__realloc(jv->mem, m->v, sizeof(ddmc__jv_member) * cap);
       if (v != NULL) {
         m->v = v;
         m->cap = cap;
@@ -65,7 +65,7 @@ static struct ddmc__jmember *intern(ddmc__jvmti *jv, ddmc_class c, uint32_t inde
     if ((m->n + 1) * 2 > m->hash_cap && rehash(jv, m, m->hash_cap ? m->hash_cap * 2 : 512) != 0) {
       /* no room: fall through with id 0 */
     } else if (m->n < m->cap) {
-      m->v[m->n] = (ddmc__member){c, index, (uint8_t)is_field};
+      m->v[m->n] = (ddmc__jv_member){c, index, (uint8_t)is_field};
       uint32_t k = hash_of(c, index, is_field) & (m->hash_cap - 1);
       while (m->hash[k] != 0) k = (k + 1) & (m->hash_cap - 1);
       m->hash[k] = ++m->n;
@@ -84,7 +84,7 @@ static int lookup(ddmc__jvmti *jv, struct ddmc__jmember *p, int is_field, ddmc_c
   uintptr_t v = (uintptr_t)p;
   if (v == 0 || (int)(v & 1) != is_field) return -1;
   uintptr_t id = v >> 1;
-  ddmc__members *m = &jv->members;
+  ddmc__jv_members *m = &jv->members;
   int rc = -1;
   pthread_mutex_lock(&m->lock);
   if (id >= 1 && id <= m->n) {

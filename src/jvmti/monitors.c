@@ -45,7 +45,7 @@ static jvmtiError thread_rc(int jdwp) {
   return ddmc__jv_err(jdwp);
 }
 
-static jvmtiError get_owned(ddmc__jenv *e, jthread thread, owned **out) {
+static jvmtiError get_owned(ddmc__jv_jenv *e, jthread thread, owned **out) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   ddmc__jvmti *jv = e->jv;
@@ -53,7 +53,7 @@ static jvmtiError get_owned(ddmc__jenv *e, jthread thread, owned **out) {
   owned *o = calloc(1, sizeof(*o));
   if (o == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   o->jv = jv;
-  if ((rc = ddmc__thread_of(jv, thread, &o->thread)) != 0) {
+  if ((rc = ddmc__jv_thread_of(jv, thread, &o->thread)) != 0) {
     free(o);
     return rc;
   }
@@ -67,18 +67,18 @@ static jvmtiError get_owned(ddmc__jenv *e, jthread thread, owned **out) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetOwnedMonitorInfo(ddmc__jenv *e, jthread thread, jint *owned_monitor_count_ptr,
-                                        jobject **owned_monitors_ptr) {
+jvmtiError ddmc__jv_jt_GetOwnedMonitorInfo(ddmc__jv_jenv *e, jthread thread, jint *owned_monitor_count_ptr,
+                                           jobject **owned_monitors_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_owned_monitor_info)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_owned_monitor_info)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (owned_monitor_count_ptr == NULL || owned_monitors_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   owned *o;
   if ((rc = get_owned(e, thread, &o)) != 0) return rc;
   jobject *v = ddmc__jv_alloc(sizeof(jobject) * (o->n ? o->n : 1));
   jint k = 0;
   for (uint32_t i = 0; v != NULL && i < o->n; i++) {
-    jobject h = ddmc__ref_local(e->jv, o->obj[i], 0, 0);
+    jobject h = ddmc__jv_ref_local(e->jv, o->obj[i], 0, 0);
     if (h != NULL) v[k++] = h;
   }
   free(o);
@@ -88,20 +88,20 @@ jvmtiError ddmc__jt_GetOwnedMonitorInfo(ddmc__jenv *e, jthread thread, jint *own
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetOwnedMonitorStackDepthInfo(ddmc__jenv *e, jthread thread, jint *monitor_info_count_ptr,
-                                                  ddmc__jmonitor_depth **monitor_info_ptr) {
+jvmtiError ddmc__jv_jt_GetOwnedMonitorStackDepthInfo(ddmc__jv_jenv *e, jthread thread, jint *monitor_info_count_ptr,
+                                                     ddmc__jv_jmonitor_depth **monitor_info_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_owned_monitor_stack_depth_info))
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_owned_monitor_stack_depth_info))
     return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (monitor_info_count_ptr == NULL || monitor_info_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   owned *o;
   if ((rc = get_owned(e, thread, &o)) != 0) return rc;
-  ddmc__jmonitor_depth *v = ddmc__jv_alloc(sizeof(*v) * (o->n ? o->n : 1));
+  ddmc__jv_jmonitor_depth *v = ddmc__jv_alloc(sizeof(*v) * (o->n ? o->n : 1));
   jint k = 0;
   for (uint32_t i = 0; v != NULL && i < o->n; i++) {
-    jobject h = ddmc__ref_local(e->jv, o->obj[i], 0, 0);
-    if (h != NULL) v[k++] = (ddmc__jmonitor_depth){h, o->depth[i]};
+    jobject h = ddmc__jv_ref_local(e->jv, o->obj[i], 0, 0);
+    if (h != NULL) v[k++] = (ddmc__jv_jmonitor_depth){h, o->depth[i]};
   }
   free(o);
   if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
@@ -123,18 +123,18 @@ static int read_contended(void *arg) {
   return 0;
 }
 
-jvmtiError ddmc__jt_GetCurrentContendedMonitor(ddmc__jenv *e, jthread thread, jobject *monitor_ptr) {
+jvmtiError ddmc__jv_jt_GetCurrentContendedMonitor(ddmc__jv_jenv *e, jthread thread, jobject *monitor_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_current_contended_monitor)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_current_contended_monitor)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (monitor_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   if (jv->ops == NULL || jv->ops->contended_monitor == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   contended c = {jv, 0, 0, 0};
-  if ((rc = ddmc__thread_of(jv, thread, &c.thread)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(jv, thread, &c.thread)) != 0) return rc;
   stopped(jv, c.thread, read_contended, &c);
   if (c.rc != 0) return thread_rc(c.rc);
-  *monitor_ptr = c.obj ? ddmc__ref_local(jv, c.obj, 0, 0) : NULL;
+  *monitor_ptr = c.obj ? ddmc__jv_ref_local(jv, c.obj, 0, 0) : NULL;
   return JVMTI_ERROR_NONE;
 }
 
@@ -161,15 +161,15 @@ static int read_usage(void *arg) {
   return 0;
 }
 
-jvmtiError ddmc__jt_GetObjectMonitorUsage(ddmc__jenv *e, jobject object, ddmc__jmonitor_usage *info_ptr) {
+jvmtiError ddmc__jv_jt_GetObjectMonitorUsage(ddmc__jv_jenv *e, jobject object, ddmc__jv_jmonitor_usage *info_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_get_monitor_info)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_monitor_info)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (info_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   if (jv->ops == NULL || jv->ops->monitor_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
-  ddmc__cell c;
-  if (object == NULL || ddmc__ref_get(jv, object, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
+  ddmc__jv_cell c;
+  if (object == NULL || ddmc__jv_ref_get(jv, object, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
   usage *u = calloc(1, sizeof(*u));
   if (u == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   u->jv = jv;
@@ -189,7 +189,7 @@ jvmtiError ddmc__jt_GetObjectMonitorUsage(ddmc__jenv *e, jobject object, ddmc__j
     ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
     if (jv->ops->thread_info == NULL || jv->ops->thread_info(jv->ops_data, u->waiters[i], &ti) != 0) continue;
-    jthread t = ddmc__thread_local(jv, u->waiters[i]);
+    jthread t = ddmc__jv_thread_local(jv, u->waiters[i]);
     if (t == NULL) continue;
     if (ti.status == DDMC_TS_WAIT || ti.status == DDMC_TS_SLEEPING)
       nw[nnotify++] = t;
@@ -203,7 +203,7 @@ jvmtiError ddmc__jt_GetObjectMonitorUsage(ddmc__jenv *e, jobject object, ddmc__j
     return JVMTI_ERROR_OUT_OF_MEMORY;
   }
   memset(info_ptr, 0, sizeof(*info_ptr));
-  info_ptr->owner = u->owner ? ddmc__thread_local(jv, u->owner) : NULL;
+  info_ptr->owner = u->owner ? ddmc__jv_thread_local(jv, u->owner) : NULL;
   info_ptr->entry_count = u->owner ? u->count : 0;
   info_ptr->waiter_count = nwait;
   info_ptr->waiters = w;

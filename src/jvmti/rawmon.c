@@ -23,7 +23,7 @@ typedef struct waiter {
   int notified;
 } waiter;
 
-struct ddmc__rawmon {
+struct ddmc__jv_rawmon {
   uint32_t magic;
   pthread_mutex_t mu;
   pthread_cond_t entry; /* signalled when the monitor becomes free */
@@ -37,7 +37,7 @@ struct ddmc__rawmon {
 
 static int is_mine(jrawMonitorID m) { return m->owned && pthread_equal(m->owner, pthread_self()); }
 
-static jvmtiError check(ddmc__jenv *e, jrawMonitorID m) {
+static jvmtiError check(ddmc__jv_jenv *e, jrawMonitorID m) {
   if (e == NULL || e->jv == NULL || atomic_load(&e->disposed)) return JVMTI_ERROR_INVALID_ENVIRONMENT;
   if (m == NULL || m->magic != RAWMON_MAGIC) return JVMTI_ERROR_INVALID_MONITOR;
   return JVMTI_ERROR_NONE;
@@ -46,17 +46,17 @@ static jvmtiError check(ddmc__jenv *e, jrawMonitorID m) {
 /* An interpreter thread inside an event callback blocks as if parked, so a collection started
  * meanwhile does not wait for it. Agent threads and the collector's own thread never park: the
  * world stop does not wait for them (they run no bytecode). Never called with m->mu held. */
-static void parking(ddmc__jenv *e, int on) {
+static void parking(ddmc__jv_jenv *e, int on) {
   ddmc__jvmti *jv = e->jv;
   uint32_t self = ddmc__jv_self();
   if (self != 0 && ddmc__jv_may_park() && jv->ops != NULL && jv->ops->thread_parking != NULL)
     jv->ops->thread_parking(jv->ops_data, self, on);
 }
 
-jvmtiError ddmc__jt_CreateRawMonitor(ddmc__jenv *e, const char *name, jrawMonitorID *monitor_ptr) {
+jvmtiError ddmc__jv_jt_CreateRawMonitor(ddmc__jv_jenv *e, const char *name, jrawMonitorID *monitor_ptr) {
   if (e == NULL || e->jv == NULL || atomic_load(&e->disposed)) return JVMTI_ERROR_INVALID_ENVIRONMENT;
   if (name == NULL || monitor_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  struct ddmc__rawmon *m = calloc(1, sizeof(*m));
+  struct ddmc__jv_rawmon *m = calloc(1, sizeof(*m));
   if (m == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   if ((m->name = ddmc__jv_strdup(name)) == NULL) {
     free(m);
@@ -78,7 +78,7 @@ jvmtiError ddmc__jt_CreateRawMonitor(ddmc__jenv *e, const char *name, jrawMonito
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_DestroyRawMonitor(ddmc__jenv *e, jrawMonitorID m) {
+jvmtiError ddmc__jv_jt_DestroyRawMonitor(ddmc__jv_jenv *e, jrawMonitorID m) {
   jvmtiError rc = check(e, m);
   if (rc) return rc;
   pthread_mutex_lock(&m->mu);
@@ -104,7 +104,7 @@ jvmtiError ddmc__jt_DestroyRawMonitor(ddmc__jenv *e, jrawMonitorID m) {
 /* Takes ownership for the calling thread, m->mu held on entry and on return. A thread never
  * leaves the parked state while it owns the monitor: leaving may wait for a collection, whose
  * GC callback may want this very monitor. */
-static void acquire(ddmc__jenv *e, jrawMonitorID m) {
+static void acquire(ddmc__jv_jenv *e, jrawMonitorID m) {
   while (m->owned) {
     pthread_mutex_unlock(&m->mu);
     parking(e, 1);
@@ -118,7 +118,7 @@ static void acquire(ddmc__jenv *e, jrawMonitorID m) {
   m->owner = pthread_self();
 }
 
-jvmtiError ddmc__jt_RawMonitorEnter(ddmc__jenv *e, jrawMonitorID m) {
+jvmtiError ddmc__jv_jt_RawMonitorEnter(ddmc__jv_jenv *e, jrawMonitorID m) {
   jvmtiError rc = check(e, m);
   if (rc) return rc;
   pthread_mutex_lock(&m->mu);
@@ -133,7 +133,7 @@ jvmtiError ddmc__jt_RawMonitorEnter(ddmc__jenv *e, jrawMonitorID m) {
 }
 
 /* Exit, Wait, Notify and NotifyAll: the monitor's mutex held on success, when the caller owns it. */
-static jvmtiError lock_owned(ddmc__jenv *e, jrawMonitorID m) {
+static jvmtiError lock_owned(ddmc__jv_jenv *e, jrawMonitorID m) {
   jvmtiError rc = check(e, m);
   if (rc) return rc;
   pthread_mutex_lock(&m->mu);
@@ -144,7 +144,7 @@ static jvmtiError lock_owned(ddmc__jenv *e, jrawMonitorID m) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_RawMonitorExit(ddmc__jenv *e, jrawMonitorID m) {
+jvmtiError ddmc__jv_jt_RawMonitorExit(ddmc__jv_jenv *e, jrawMonitorID m) {
   jvmtiError rc = lock_owned(e, m);
   if (rc) return rc;
   if (--m->count == 0) {
@@ -155,7 +155,7 @@ jvmtiError ddmc__jt_RawMonitorExit(ddmc__jenv *e, jrawMonitorID m) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_RawMonitorWait(ddmc__jenv *e, jrawMonitorID m, jlong millis) {
+jvmtiError ddmc__jv_jt_RawMonitorWait(ddmc__jv_jenv *e, jrawMonitorID m, jlong millis) {
   jvmtiError rc = lock_owned(e, m);
   if (rc) return rc;
   /* Give the monitor up whole, wait for a notify (or the time), take it back at the same count. */
@@ -196,7 +196,7 @@ jvmtiError ddmc__jt_RawMonitorWait(ddmc__jenv *e, jrawMonitorID m, jlong millis)
   return JVMTI_ERROR_NONE;
 }
 
-static jvmtiError notify(ddmc__jenv *e, jrawMonitorID m, int all) {
+static jvmtiError notify(ddmc__jv_jenv *e, jrawMonitorID m, int all) {
   jvmtiError rc = lock_owned(e, m);
   if (rc) return rc;
   for (waiter *w = m->waiting; w != NULL; w = w->next) {
@@ -209,6 +209,6 @@ static jvmtiError notify(ddmc__jenv *e, jrawMonitorID m, int all) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_RawMonitorNotify(ddmc__jenv *e, jrawMonitorID m) { return notify(e, m, 0); }
+jvmtiError ddmc__jv_jt_RawMonitorNotify(ddmc__jv_jenv *e, jrawMonitorID m) { return notify(e, m, 0); }
 
-jvmtiError ddmc__jt_RawMonitorNotifyAll(ddmc__jenv *e, jrawMonitorID m) { return notify(e, m, 1); }
+jvmtiError ddmc__jv_jt_RawMonitorNotifyAll(ddmc__jv_jenv *e, jrawMonitorID m) { return notify(e, m, 1); }

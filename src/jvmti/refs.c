@@ -7,7 +7,7 @@
  * ddmc_gc_visit_roots, as it does the debugger's IDs (a moving collector updates them in place).
  *
  * Local handles belong to the thread that made them and go when the event callback that made
- * them returns (ddmc__ref_frame_push / pop around each callback) or at DeleteLocalRef; global
+ * them returns (ddmc__jv_ref_frame_push / pop around each callback) or at DeleteLocalRef; global
  * and weak handles stay until deleted. (A weak handle is held strongly: minivm never needs to
  * clear one, and a strong hold is what a conservative VM would do.) The table is bounded
  * (2^20 cells): past it, a new handle is NULL and the function that wanted one answers
@@ -38,13 +38,13 @@ static void locals_free(void *p) {
 }
 static void locals_key_init(void) { pthread_key_create(&g_locals_key, locals_free); }
 
-int ddmc__refs_init(ddmc__refs *r) {
+int ddmc__jv_refs_init(ddmc__jv_refs *r) {
   memset(r, 0, sizeof(*r));
   r->max = DDMC__REFS_MAX;
   return pthread_mutex_init(&r->lock, NULL) == 0 ? 0 : DDMC_ENOMEM;
 }
 
-void ddmc__refs_destroy(ddmc__refs *r, const ddmc__mem *mem) {
+void ddmc__jv_refs_destroy(ddmc__jv_refs *r, const ddmc__mem *mem) {
   ddmc__free(mem, r->cells);
   pthread_mutex_destroy(&r->lock);
 }
@@ -56,11 +56,11 @@ static jobject encode(uint32_t idx, uint32_t gen) {
 }
 
 /* The cell a handle names (refs.lock held), or NULL. */
-static ddmc__cell *decode(ddmc__refs *r, jobject h) {
+static ddmc__jv_cell *decode(ddmc__jv_refs *r, jobject h) {
   uint64_t v = (uint64_t)(uintptr_t)h;
   uint32_t idx = (uint32_t)v - 1, gen = (uint32_t)(v >> 32);
   if (v == 0 || (uint32_t)v == 0 || idx >= r->n) return NULL;
-  ddmc__cell *c = &r->cells[idx];
+  ddmc__jv_cell *c = &r->cells[idx];
   if (c->scope == DDMC__CELL_FREE) return NULL;
   if (sizeof(void *) >= 8 && c->gen != gen) return NULL;
   return c;
@@ -88,9 +88,9 @@ static int remember_local(uint32_t idx, uint32_t gen) {
   return 0;
 }
 
-jobject ddmc__ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cls, uint32_t thread) {
+jobject ddmc__jv_ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cls, uint32_t thread) {
   if (ref == 0 && cls == 0) return NULL;
-  ddmc__refs *r = &jv->refs;
+  ddmc__jv_refs *r = &jv->refs;
   pthread_mutex_lock(&r->lock);
   uint32_t idx;
   if (r->free_head != 0) {
@@ -103,7 +103,7 @@ jobject ddmc__ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cls, 
     }
     if (r->n == r->cap) {
       uint32_t cap = r->cap ? r->cap * 2 : 256;
-      ddmc__cell *c = ddmc__realloc(jv->mem, r->cells, sizeof(ddmc__cell) * cap);
+      ddmc__jv_cell *c = ddmc__realloc(jv->mem, r->cells, sizeof(ddmc__jv_cell) * cap);
       if (c == NULL) {
         pthread_mutex_unlock(&r->lock);
         return NULL;
@@ -114,7 +114,7 @@ jobject ddmc__ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cls, 
     idx = r->n++;
     r->cells[idx].gen = 0;
   }
-  ddmc__cell *c = &r->cells[idx];
+  ddmc__jv_cell *c = &r->cells[idx];
   c->ref = ref;
   c->cls = cls;
   c->thread = thread;
@@ -125,26 +125,26 @@ jobject ddmc__ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cls, 
   r->live++;
   pthread_mutex_unlock(&r->lock);
   if (scope == DDMC__CELL_LOCAL && remember_local(idx, gen) != 0) {
-    ddmc__ref_delete(jv, encode(idx, gen), DDMC__CELL_LOCAL);
+    ddmc__jv_ref_delete(jv, encode(idx, gen), DDMC__CELL_LOCAL);
     return NULL;
   }
   return encode(idx, gen);
 }
 
-jobject ddmc__ref_local(ddmc__jvmti *jv, ddmc_ref ref, ddmc_class cls, uint32_t thread) {
-  return ddmc__ref_new(jv, DDMC__CELL_LOCAL, ref, cls, thread);
+jobject ddmc__jv_ref_local(ddmc__jvmti *jv, ddmc_ref ref, ddmc_class cls, uint32_t thread) {
+  return ddmc__jv_ref_new(jv, DDMC__CELL_LOCAL, ref, cls, thread);
 }
 
-int ddmc__ref_get(ddmc__jvmti *jv, jobject h, ddmc__cell *out) {
-  ddmc__refs *r = &jv->refs;
+int ddmc__jv_ref_get(ddmc__jvmti *jv, jobject h, ddmc__jv_cell *out) {
+  ddmc__jv_refs *r = &jv->refs;
   pthread_mutex_lock(&r->lock);
-  ddmc__cell *c = decode(r, h);
+  ddmc__jv_cell *c = decode(r, h);
   if (c != NULL) *out = *c;
   pthread_mutex_unlock(&r->lock);
   return c != NULL ? 0 : JVMTI_ERROR_INVALID_OBJECT;
 }
 
-static void release(ddmc__refs *r, ddmc__cell *c) {
+static void release(ddmc__jv_refs *r, ddmc__jv_cell *c) {
   c->scope = DDMC__CELL_FREE;
   c->ref = 0;
   c->cls = 0;
@@ -153,29 +153,29 @@ static void release(ddmc__refs *r, ddmc__cell *c) {
   r->live--;
 }
 
-void ddmc__ref_delete(ddmc__jvmti *jv, jobject h, int scope) {
-  ddmc__refs *r = &jv->refs;
+void ddmc__jv_ref_delete(ddmc__jvmti *jv, jobject h, int scope) {
+  ddmc__jv_refs *r = &jv->refs;
   pthread_mutex_lock(&r->lock);
-  ddmc__cell *c = decode(r, h);
+  ddmc__jv_cell *c = decode(r, h);
   if (c != NULL && c->scope == scope) release(r, c);
   pthread_mutex_unlock(&r->lock);
 }
 
-int ddmc__ref_scope(ddmc__jvmti *jv, jobject h) {
-  ddmc__refs *r = &jv->refs;
+int ddmc__jv_ref_scope(ddmc__jvmti *jv, jobject h) {
+  ddmc__jv_refs *r = &jv->refs;
   pthread_mutex_lock(&r->lock);
-  ddmc__cell *c = decode(r, h);
+  ddmc__jv_cell *c = decode(r, h);
   int s = c ? c->scope : DDMC__CELL_FREE;
   pthread_mutex_unlock(&r->lock);
   return s;
 }
 
-uint32_t ddmc__ref_frame_push(void) { return tl_locals.n; }
+uint32_t ddmc__jv_ref_frame_push(void) { return tl_locals.n; }
 
-void ddmc__ref_frame_pop(ddmc__jvmti *jv, uint32_t mark) {
+void ddmc__jv_ref_frame_pop(ddmc__jvmti *jv, uint32_t mark) {
   local_list *l = &tl_locals;
   if (mark >= l->n) return;
-  ddmc__refs *r = &jv->refs;
+  ddmc__jv_refs *r = &jv->refs;
   pthread_mutex_lock(&r->lock);
   for (uint32_t i = mark; i < l->n; i++) {
     uint32_t idx = l->idx[i];
@@ -186,8 +186,8 @@ void ddmc__ref_frame_pop(ddmc__jvmti *jv, uint32_t mark) {
   l->n = mark;
 }
 
-void ddmc__refs_visit(ddmc__jvmti *jv, ddmc_root_visit_fn fn, void *arg) {
-  ddmc__refs *r = &jv->refs;
+void ddmc__jv_refs_visit(ddmc__jvmti *jv, ddmc_root_visit_fn fn, void *arg) {
+  ddmc__jv_refs *r = &jv->refs;
   pthread_mutex_lock(&r->lock);
   for (uint32_t i = 0; i < r->n; i++)
     if (r->cells[i].scope != DDMC__CELL_FREE && r->cells[i].ref != 0) fn(arg, &r->cells[i].ref);
@@ -196,33 +196,33 @@ void ddmc__refs_visit(ddmc__jvmti *jv, ddmc_root_visit_fn fn, void *arg) {
 
 /* ---- classes and threads */
 
-jclass ddmc__class_local(ddmc__jvmti *jv, ddmc_class c) {
+jclass ddmc__jv_class_local(ddmc__jvmti *jv, ddmc_class c) {
   if (c == 0) return NULL;
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
   ddmc_ref obj = 0;
   if (jv->ops != NULL && jv->ops->class_info != NULL && jv->ops->class_info(jv->ops_data, c, &info) == 0)
     obj = info.class_object;
-  return ddmc__ref_local(jv, obj, c, 0);
+  return ddmc__jv_ref_local(jv, obj, c, 0);
 }
 
-int ddmc__class_of(ddmc__jvmti *jv, jclass h, ddmc_class *out) {
-  ddmc__cell c;
-  if (h == NULL || ddmc__ref_get(jv, h, &c) != 0 || c.cls == 0) return JVMTI_ERROR_INVALID_CLASS;
+int ddmc__jv_class_of(ddmc__jvmti *jv, jclass h, ddmc_class *out) {
+  ddmc__jv_cell c;
+  if (h == NULL || ddmc__jv_ref_get(jv, h, &c) != 0 || c.cls == 0) return JVMTI_ERROR_INVALID_CLASS;
   *out = c.cls;
   return 0;
 }
 
-jthread ddmc__thread_local(ddmc__jvmti *jv, uint32_t thread) {
+jthread ddmc__jv_thread_local(ddmc__jvmti *jv, uint32_t thread) {
   if (thread == 0 || jv->ops == NULL || jv->ops->thread_info == NULL) return NULL;
   ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
   if (jv->ops->thread_info(jv->ops_data, thread, &ti) != 0 || ti.object == 0) return NULL;
-  return ddmc__ref_local(jv, ti.object, 0, thread);
+  return ddmc__jv_ref_local(jv, ti.object, 0, thread);
 }
 
 /* Is obj a java.lang.Thread (or of a subclass)? */
-int ddmc__is_thread_object(ddmc__jvmti *jv, ddmc_ref obj) {
+int ddmc__jv_is_thread_object(ddmc__jvmti *jv, ddmc_ref obj) {
   ddmc_class c = 0;
   if (obj == 0 || jv->ops == NULL || jv->ops->object_class == NULL || jv->ops->class_info == NULL ||
       jv->ops->object_class(jv->ops_data, obj, &c) != 0)
@@ -269,13 +269,13 @@ static uint32_t find_thread_of(ddmc__jvmti *jv, ddmc_ref obj) {
   return found;
 }
 
-int ddmc__thread_of(ddmc__jvmti *jv, jthread h, uint32_t *out) {
+int ddmc__jv_thread_of(ddmc__jvmti *jv, jthread h, uint32_t *out) {
   if (h == NULL) {
     *out = ddmc__jv_self();
     return *out != 0 ? 0 : JVMTI_ERROR_UNATTACHED_THREAD;
   }
-  ddmc__cell c;
-  if (ddmc__ref_get(jv, h, &c) != 0 || c.cls != 0) return JVMTI_ERROR_INVALID_THREAD;
+  ddmc__jv_cell c;
+  if (ddmc__jv_ref_get(jv, h, &c) != 0 || c.cls != 0) return JVMTI_ERROR_INVALID_THREAD;
   if (c.thread != 0) {
     *out = c.thread;
     return 0;
@@ -285,7 +285,8 @@ int ddmc__thread_of(ddmc__jvmti *jv, jthread h, uint32_t *out) {
   if (vo == NULL || vo->for_each_thread == NULL || jv->ops == NULL || jv->ops->thread_info == NULL)
     return JVMTI_ERROR_INVALID_THREAD;
   uint32_t found = find_thread_of(jv, c.ref);
-  if (found == 0) return ddmc__is_thread_object(jv, c.ref) ? JVMTI_ERROR_THREAD_NOT_ALIVE : JVMTI_ERROR_INVALID_THREAD;
+  if (found == 0)
+    return ddmc__jv_is_thread_object(jv, c.ref) ? JVMTI_ERROR_THREAD_NOT_ALIVE : JVMTI_ERROR_INVALID_THREAD;
   *out = found;
   return 0;
 }

@@ -4,7 +4,7 @@
  * JVM TI suspension is one flag per thread (a second SuspendThread is THREAD_SUSPENDED, a
  * ResumeThread of a thread not suspended THREAD_NOT_SUSPENDED); the debugger keeps its own count
  * (src/debugger/threads.c) and, through vmctl's arbiter (client.c sets it), reaches
- * ddmc__susp_debugger when it goes 0 -> 1 and back. The VM's
+ * ddmc__jv_susp_debugger when it goes 0 -> 1 and back. The VM's
  * suspend_thread is called when the first of the two holds a thread, resume_thread when the
  * last lets go: a thread suspended by both stays stopped until both resumed it.
  *
@@ -20,7 +20,7 @@
 
 #include "jvmti/funcs.h"
 
-int ddmc__susp_init(ddmc__susp *s) {
+int ddmc__jv_susp_init(ddmc__jv_susp *s) {
   memset(s, 0, sizeof(*s));
   if (pthread_mutex_init(&s->op, NULL) != 0) return DDMC_ENOMEM;
   if (pthread_mutex_init(&s->lock, NULL) != 0) {
@@ -35,7 +35,7 @@ int ddmc__susp_init(ddmc__susp *s) {
   return 0;
 }
 
-void ddmc__susp_destroy(ddmc__susp *s) {
+void ddmc__jv_susp_destroy(ddmc__jv_susp *s) {
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->lock);
   pthread_mutex_destroy(&s->op);
@@ -43,18 +43,18 @@ void ddmc__susp_destroy(ddmc__susp *s) {
 
 /* The entry of thread (created when create is set; NULL when absent or the table is full).
  * s->lock held. */
-static ddmc__susp_entry *entry(ddmc__susp *s, uint32_t thread, int create) {
+static ddmc__jv_susp_entry *entry(ddmc__jv_susp *s, uint32_t thread, int create) {
   for (uint32_t i = 0; i < s->n; i++)
     if (s->v[i].thread == thread) return &s->v[i];
   if (!create || s->n == DDMC__MAX_SUSP) return NULL;
-  ddmc__susp_entry *e = &s->v[s->n++];
+  ddmc__jv_susp_entry *e = &s->v[s->n++];
   memset(e, 0, sizeof(*e));
   e->thread = thread;
   return e;
 }
 
 /* Drops an entry nothing holds any more. s->lock held. */
-static void tidy(ddmc__susp *s, ddmc__susp_entry *e) {
+static void tidy(ddmc__jv_susp *s, ddmc__jv_susp_entry *e) {
   if (e->agent || e->dbg || e->vm || e->self) return;
   *e = s->v[--s->n];
 }
@@ -63,10 +63,10 @@ typedef struct held {
   int found, agent, dbg;
 } held;
 
-static held snapshot(ddmc__susp *s, uint32_t thread) {
+static held snapshot(ddmc__jv_susp *s, uint32_t thread) {
   held h = {0, 0, 0};
   pthread_mutex_lock(&s->lock);
-  ddmc__susp_entry *e = entry(s, thread, 0);
+  ddmc__jv_susp_entry *e = entry(s, thread, 0);
   if (e != NULL) h = (held){1, e->agent, e->dbg};
   pthread_mutex_unlock(&s->lock);
   return h;
@@ -75,9 +75,9 @@ static held snapshot(ddmc__susp *s, uint32_t thread) {
 /* One side (agent or debugger) takes (on = 1) or releases its hold of thread; the VM is asked to
  * stop or release the thread when the holds go from none to some or back. s->op held. Returns a
  * JDWP error of the VM's op, DDMC_JDWP_OUT_OF_MEMORY (table full). */
-static int set_hold(ddmc__susp *s, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int agent, int on) {
+static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int agent, int on) {
   pthread_mutex_lock(&s->lock);
-  ddmc__susp_entry *e = entry(s, thread, on);
+  ddmc__jv_susp_entry *e = entry(s, thread, on);
   if (e == NULL) {
     pthread_mutex_unlock(&s->lock);
     return on ? DDMC_JDWP_OUT_OF_MEMORY : 0;
@@ -122,7 +122,7 @@ static int set_hold(ddmc__susp *s, const ddmc_vm_bridge *ops, void *data, uint32
   return rc;
 }
 
-int ddmc__susp_debugger(ddmc_vm *vm, uint32_t thread, int suspend) {
+int ddmc__jv_susp_debugger(ddmc_vm *vm, uint32_t thread, int suspend) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL || jv->ops == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   pthread_mutex_lock(&jv->susp.op);
@@ -142,10 +142,10 @@ static int park_self(ddmc__jvmti *jv, int on) {
   return 1;
 }
 
-static jvmtiError check(ddmc__jenv *e) {
+static jvmtiError check(ddmc__jv_jenv *e) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  if (!ddmc__jenv_has_cap(e, DDMC_CAP_can_suspend)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_suspend)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (e->jv->ops == NULL || e->jv->ops->suspend_thread == NULL || e->jv->ops->resume_thread == NULL)
     return JVMTI_ERROR_NOT_AVAILABLE;
   return JVMTI_ERROR_NONE;
@@ -171,9 +171,9 @@ static jvmtiError suspend_other(ddmc__jvmti *jv, uint32_t thread) {
 /* The calling thread suspends itself: the hold is recorded (op held on entry, released here),
  * then the thread waits until neither agents nor the debugger hold it. */
 static jvmtiError suspend_self(ddmc__jvmti *jv, uint32_t self) {
-  ddmc__susp *s = &jv->susp;
+  ddmc__jv_susp *s = &jv->susp;
   pthread_mutex_lock(&s->lock);
-  ddmc__susp_entry *e = entry(s, self, 1);
+  ddmc__jv_susp_entry *e = entry(s, self, 1);
   if (e == NULL) {
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_unlock(&s->op);
@@ -229,21 +229,21 @@ static jvmtiError resume_one(ddmc__jvmti *jv, uint32_t thread) {
   return rc ? ddmc__jv_err(rc) : JVMTI_ERROR_NONE;
 }
 
-static jvmtiError one(ddmc__jenv *e, jthread thread, int suspend) {
+static jvmtiError one(ddmc__jv_jenv *e, jthread thread, int suspend) {
   jvmtiError rc = check(e);
   if (rc) return rc;
   uint32_t id;
-  if ((rc = ddmc__thread_of(e->jv, thread, &id)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(e->jv, thread, &id)) != 0) return rc;
   return suspend ? suspend_one(e->jv, id) : resume_one(e->jv, id);
 }
 
-jvmtiError ddmc__jt_SuspendThread(ddmc__jenv *e, jthread thread) { return one(e, thread, 1); }
+jvmtiError ddmc__jv_jt_SuspendThread(ddmc__jv_jenv *e, jthread thread) { return one(e, thread, 1); }
 
-jvmtiError ddmc__jt_ResumeThread(ddmc__jenv *e, jthread thread) { return one(e, thread, 0); }
+jvmtiError ddmc__jv_jt_ResumeThread(ddmc__jv_jenv *e, jthread thread) { return one(e, thread, 0); }
 
 #define DDMC__MAX_LIST (1 << 16)
 
-static jvmtiError list_check(ddmc__jenv *e, jint count, const jthread *list, const jvmtiError *results) {
+static jvmtiError list_check(ddmc__jv_jenv *e, jint count, const jthread *list, const jvmtiError *results) {
   jvmtiError rc = check(e);
   if (rc) return rc;
   if (count < 0 || count > DDMC__MAX_LIST) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
@@ -251,15 +251,15 @@ static jvmtiError list_check(ddmc__jenv *e, jint count, const jthread *list, con
 }
 
 /* The calling thread, if listed, is suspended last (it blocks there), as the specification says. */
-jvmtiError ddmc__jt_SuspendThreadList(ddmc__jenv *e, jint request_count, const jthread *request_list,
-                                      jvmtiError *results) {
+jvmtiError ddmc__jv_jt_SuspendThreadList(ddmc__jv_jenv *e, jint request_count, const jthread *request_list,
+                                         jvmtiError *results) {
   jvmtiError rc = list_check(e, request_count, request_list, results);
   if (rc) return rc;
   uint32_t self = ddmc__jv_self();
   jint self_at = -1;
   for (jint i = 0; i < request_count; i++) {
     uint32_t id;
-    results[i] = ddmc__thread_of(e->jv, request_list[i], &id);
+    results[i] = ddmc__jv_thread_of(e->jv, request_list[i], &id);
     if (results[i] != JVMTI_ERROR_NONE) continue;
     if (id == self && self_at < 0) {
       self_at = i;
@@ -271,19 +271,19 @@ jvmtiError ddmc__jt_SuspendThreadList(ddmc__jenv *e, jint request_count, const j
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_ResumeThreadList(ddmc__jenv *e, jint request_count, const jthread *request_list,
-                                     jvmtiError *results) {
+jvmtiError ddmc__jv_jt_ResumeThreadList(ddmc__jv_jenv *e, jint request_count, const jthread *request_list,
+                                        jvmtiError *results) {
   jvmtiError rc = list_check(e, request_count, request_list, results);
   if (rc) return rc;
   for (jint i = 0; i < request_count; i++) {
     uint32_t id;
-    results[i] = ddmc__thread_of(e->jv, request_list[i], &id);
+    results[i] = ddmc__jv_thread_of(e->jv, request_list[i], &id);
     if (results[i] == JVMTI_ERROR_NONE) results[i] = resume_one(e->jv, id);
   }
   return JVMTI_ERROR_NONE;
 }
 
-int ddmc__susp_held(ddmc__jvmti *jv, uint32_t thread) {
+int ddmc__jv_susp_held(ddmc__jvmti *jv, uint32_t thread) {
   held h = snapshot(&jv->susp, thread);
   return h.agent || h.dbg;
 }

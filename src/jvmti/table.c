@@ -10,13 +10,13 @@
 
 #include "jvmti/funcs.h"
 
-static jvmtiError not_available(ddmc__jenv *e) {
+static jvmtiError not_available(ddmc__jv_jenv *e) {
   if (e == NULL || e->jv == NULL) return JVMTI_ERROR_INVALID_ENVIRONMENT;
   return JVMTI_ERROR_NOT_AVAILABLE;
 }
 
-#define S(n, name) [(n)-1] = (ddmc__fnptr)ddmc__jt_##name
-static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
+#define S(n, name) [(n)-1] = (ddmc__jv_fnptr)ddmc__jv_jt_##name
+static const ddmc__jv_fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(2, SetEventNotificationMode),
     S(4, GetAllThreads),
     S(9, GetThreadInfo),
@@ -120,15 +120,15 @@ static const ddmc__fnptr g_impl[DDMC__JVMTI_SLOTS] = {
 };
 #undef S
 
-static ddmc__fnptr g_table[DDMC__JVMTI_SLOTS];
+static ddmc__jv_fnptr g_table[DDMC__JVMTI_SLOTS];
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void build(void) {
-  for (int i = 0; i < DDMC__JVMTI_SLOTS; i++) g_table[i] = g_impl[i] ? g_impl[i] : (ddmc__fnptr)not_available;
+  for (int i = 0; i < DDMC__JVMTI_SLOTS; i++) g_table[i] = g_impl[i] ? g_impl[i] : (ddmc__jv_fnptr)not_available;
   g_table[0] = NULL; /* slot 1: reserved */
 }
 
-const ddmc__fnptr *ddmc__jvmti_functions(void) {
+const ddmc__jv_fnptr *ddmc__jvmti_functions(void) {
   pthread_once(&g_once, build);
   return g_table;
 }
@@ -139,9 +139,9 @@ int ddmc__jvmti_slot_implemented(int slot) {
 
 /* ---- JavaVM */
 
-static jint jvm_DestroyJavaVM(ddmc__javavm *vm) { return DDMC_JNI_ERR; /* the VM ends itself */ }
+static jint jvm_DestroyJavaVM(ddmc__jv_javavm *vm) { return DDMC_JNI_ERR; /* the VM ends itself */ }
 
-static jint jvm_AttachCurrentThread(ddmc__javavm *vm, void **penv, void *args) {
+static jint jvm_AttachCurrentThread(ddmc__jv_javavm *vm, void **penv, void *args) {
   if (penv == NULL) return DDMC_JNI_ERR;
   /* A thread the VM already runs (a VM thread, an agent thread) gets its JNIEnv; a foreign
    * thread cannot join this VM (JNI_ERR). */
@@ -149,29 +149,29 @@ static jint jvm_AttachCurrentThread(ddmc__javavm *vm, void **penv, void *args) {
     *penv = NULL;
     return DDMC_JNI_ERR;
   }
-  *penv = ddmc__jni_env(vm->jv);
+  *penv = ddmc__jv_jni_env(vm->jv);
   return DDMC_JNI_OK;
 }
 
-static jint jvm_DetachCurrentThread(ddmc__javavm *vm) { return DDMC_JNI_OK; }
+static jint jvm_DetachCurrentThread(ddmc__jv_javavm *vm) { return DDMC_JNI_OK; }
 
-static jint jvm_GetEnv(ddmc__javavm *vm, void **penv, jint version) {
+static jint jvm_GetEnv(ddmc__jv_javavm *vm, void **penv, jint version) {
   if (vm == NULL || vm->jv == NULL || penv == NULL) return DDMC_JNI_ERR;
   return ddmc__jv_get_env(vm->jv, penv, version);
 }
 
-static const ddmc__fnptr g_jvm_table[DDMC_JVM_SLOTS] = {
+static const ddmc__jv_fnptr g_jvm_table[DDMC_JVM_SLOTS] = {
     NULL,
     NULL,
     NULL,
-    (ddmc__fnptr)jvm_DestroyJavaVM,
-    (ddmc__fnptr)jvm_AttachCurrentThread,
-    (ddmc__fnptr)jvm_DetachCurrentThread,
-    (ddmc__fnptr)jvm_GetEnv,
-    (ddmc__fnptr)jvm_AttachCurrentThread, /* AttachCurrentThreadAsDaemon */
+    (ddmc__jv_fnptr)jvm_DestroyJavaVM,
+    (ddmc__jv_fnptr)jvm_AttachCurrentThread,
+    (ddmc__jv_fnptr)jvm_DetachCurrentThread,
+    (ddmc__jv_fnptr)jvm_GetEnv,
+    (ddmc__jv_fnptr)jvm_AttachCurrentThread, /* AttachCurrentThreadAsDaemon */
 };
 
-const ddmc__fnptr *ddmc__jvm_functions(void) { return g_jvm_table; }
+const ddmc__jv_fnptr *ddmc__jv_jvm_functions(void) { return g_jvm_table; }
 
 /* GetEnv: a new jvmtiEnv for any JVM TI version this library covers (1.0 ... 17), the calling
  * thread's JNIEnv for JNI 1.1 ... 10. */
@@ -183,7 +183,7 @@ jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version) {
     if (major < 1 || (v & 0x0FFF0000u) > (DDMC_JVMTI_VERSION_NOW & 0x0FFF0000u)) return DDMC_JNI_EVERSION;
     int phase = atomic_load(&jv->phase);
     if (phase != JVMTI_PHASE_ONLOAD && phase != JVMTI_PHASE_LIVE) return DDMC_JNI_EDETACHED; /* JVM TI: only then */
-    ddmc__jenv *e = ddmc__calloc(jv->mem, 1, sizeof(*e));
+    ddmc__jv_jenv *e = ddmc__calloc(jv->mem, 1, sizeof(*e));
     if (e == NULL) return DDMC_JNI_ERR;
     e->functions = ddmc__jvmti_functions();
     e->jv = jv;
@@ -201,7 +201,7 @@ jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version) {
     case DDMC_JNI_VERSION_1_6:
     case DDMC_JNI_VERSION_1_8:
     case DDMC_JNI_VERSION_9:
-    case DDMC_JNI_VERSION_10: *penv = ddmc__jni_env(jv); return DDMC_JNI_OK;
+    case DDMC_JNI_VERSION_10: *penv = ddmc__jv_jni_env(jv); return DDMC_JNI_OK;
     default: return DDMC_JNI_EVERSION;
   }
 }

@@ -17,7 +17,7 @@ typedef struct entry {
   jlong tag;
 } entry;
 
-struct ddmc__tags {
+struct ddmc__jv_tags {
   pthread_mutex_t lock;
   entry *v DDMC_GUARDED_BY(lock);
   uint32_t cap DDMC_GUARDED_BY(lock);  /* power of two, or 0 */
@@ -33,16 +33,16 @@ static uint32_t hash(ddmc_ref r) {
   return (uint32_t)(h >> 32);
 }
 
-ddmc__tags *ddmc__tags_of(ddmc__jenv *e, int make) {
-  ddmc__tags *t = atomic_load_explicit(&e->tags, memory_order_acquire);
+ddmc__jv_tags *ddmc__jv_tags_of(ddmc__jv_jenv *e, int make) {
+  ddmc__jv_tags *t = atomic_load_explicit(&e->tags, memory_order_acquire);
   if (t != NULL || !make) return t;
-  ddmc__tags *n = calloc(1, sizeof(*n));
+  ddmc__jv_tags *n = calloc(1, sizeof(*n));
   if (n == NULL) return NULL;
   if (pthread_mutex_init(&n->lock, NULL) != 0) {
     free(n);
     return NULL;
   }
-  ddmc__tags *expect = NULL;
+  ddmc__jv_tags *expect = NULL;
   if (!atomic_compare_exchange_strong(&e->tags, &expect, n)) { /* another thread made it first */
     pthread_mutex_destroy(&n->lock);
     free(n);
@@ -51,7 +51,7 @@ ddmc__tags *ddmc__tags_of(ddmc__jenv *e, int make) {
   return n;
 }
 
-void ddmc__tags_destroy(ddmc__tags *t) {
+void ddmc__jv_tags_destroy(ddmc__jv_tags *t) {
   if (t == NULL) return;
   free(t->v);
   free(t->freed);
@@ -59,13 +59,13 @@ void ddmc__tags_destroy(ddmc__tags *t) {
   free(t);
 }
 
-void ddmc__tags_free(ddmc__jvmti *jv) {
-  for (ddmc__jenv *e = atomic_load(&jv->envs); e != NULL; e = e->next)
-    ddmc__tags_destroy(atomic_exchange(&e->tags, NULL));
+void ddmc__jv_tags_free(ddmc__jvmti *jv) {
+  for (ddmc__jv_jenv *e = atomic_load(&jv->envs); e != NULL; e = e->next)
+    ddmc__jv_tags_destroy(atomic_exchange(&e->tags, NULL));
 }
 
 /* The slot of ref (lock held), or -1. */
-static int64_t find(ddmc__tags *t, ddmc_ref ref) {
+static int64_t find(ddmc__jv_tags *t, ddmc_ref ref) {
   if (t->cap == 0) return -1;
   if (t->stale) {
     for (uint32_t i = 0; i < t->cap; i++)
@@ -81,7 +81,7 @@ static int64_t find(ddmc__tags *t, ddmc_ref ref) {
 }
 
 /* Rebuilds the table with capacity cap (lock held). Returns 0 or -1 (no memory: unchanged). */
-static int rehash(ddmc__tags *t, uint32_t cap) {
+static int rehash(ddmc__jv_tags *t, uint32_t cap) {
   entry *v = calloc(cap, sizeof(entry));
   jlong *freed = calloc(cap, sizeof(jlong));
   if (v == NULL || freed == NULL) {
@@ -109,11 +109,11 @@ static int rehash(ddmc__tags *t, uint32_t cap) {
 }
 
 /* Outside the GC: a stale table is rehashed at the first lookup (if memory allows). */
-static void fresh(ddmc__tags *t) {
+static void fresh(ddmc__jv_tags *t) {
   if (t->stale && t->cap) rehash(t, t->cap);
 }
 
-jlong ddmc__tags_get(ddmc__tags *t, ddmc_ref ref) {
+jlong ddmc__jv_tags_get(ddmc__jv_tags *t, ddmc_ref ref) {
   if (t == NULL || ref == 0) return 0;
   pthread_mutex_lock(&t->lock);
   fresh(t);
@@ -123,7 +123,7 @@ jlong ddmc__tags_get(ddmc__tags *t, ddmc_ref ref) {
   return tag;
 }
 
-jvmtiError ddmc__tags_set(ddmc__tags *t, ddmc_ref ref, jlong tag) {
+jvmtiError ddmc__jv_tags_set(ddmc__jv_tags *t, ddmc_ref ref, jlong tag) {
   if (t == NULL || ref == 0 || ref == TOMB) return JVMTI_ERROR_INVALID_OBJECT;
   jvmtiError rc = JVMTI_ERROR_NONE;
   pthread_mutex_lock(&t->lock);
@@ -166,7 +166,7 @@ jvmtiError ddmc__tags_set(ddmc__tags *t, ddmc_ref ref, jlong tag) {
   return rc;
 }
 
-void ddmc__tags_each(ddmc__tags *t, int (*fn)(void *arg, ddmc_ref ref, jlong tag), void *arg) {
+void ddmc__jv_tags_each(ddmc__jv_tags *t, int (*fn)(void *arg, ddmc_ref ref, jlong tag), void *arg) {
   if (t == NULL) return;
   pthread_mutex_lock(&t->lock);
   for (uint32_t i = 0; i < t->cap; i++)
@@ -174,7 +174,7 @@ void ddmc__tags_each(ddmc__tags *t, int (*fn)(void *arg, ddmc_ref ref, jlong tag
   pthread_mutex_unlock(&t->lock);
 }
 
-uint32_t ddmc__tags_count(ddmc__tags *t) {
+uint32_t ddmc__jv_tags_count(ddmc__jv_tags *t) {
   if (t == NULL) return 0;
   pthread_mutex_lock(&t->lock);
   uint32_t n = t->n;
@@ -182,7 +182,7 @@ uint32_t ddmc__tags_count(ddmc__tags *t) {
   return n;
 }
 
-void ddmc__tags_sweep(ddmc__tags *t, ddmc_gc_is_live_fn is_live, void *arg, int keep_freed) {
+void ddmc__jv_tags_sweep(ddmc__jv_tags *t, ddmc_gc_is_live_fn is_live, void *arg, int keep_freed) {
   if (t == NULL) return;
   pthread_mutex_lock(&t->lock);
   for (uint32_t i = 0; i < t->cap; i++) {
@@ -196,7 +196,7 @@ void ddmc__tags_sweep(ddmc__tags *t, ddmc_gc_is_live_fn is_live, void *arg, int 
       }
       continue;
     }
-    /* n + nfreed <= 3/4 cap always (ddmc__tags_set), so freed[] has room. */
+    /* n + nfreed <= 3/4 cap always (ddmc__jv_tags_set), so freed[] has room. */
     if (keep_freed && t->nfreed < t->cap) t->freed[t->nfreed++] = t->v[i].tag;
     t->v[i].ref = TOMB;
     t->v[i].tag = 0;
@@ -205,7 +205,7 @@ void ddmc__tags_sweep(ddmc__tags *t, ddmc_gc_is_live_fn is_live, void *arg, int 
   pthread_mutex_unlock(&t->lock);
 }
 
-uint32_t ddmc__tags_take_freed(ddmc__tags *t, jlong *out, uint32_t max) {
+uint32_t ddmc__jv_tags_take_freed(ddmc__jv_tags *t, jlong *out, uint32_t max) {
   if (t == NULL) return 0;
   pthread_mutex_lock(&t->lock);
   uint32_t k = 0;
@@ -216,36 +216,36 @@ uint32_t ddmc__tags_take_freed(ddmc__tags *t, jlong *out, uint32_t max) {
 
 /* ---- SetTag, GetTag (start and live phases; can_tag_objects) */
 
-static jvmtiError tag_check(ddmc__jenv *e) {
+static jvmtiError tag_check(ddmc__jv_jenv *e) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_START | JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  return ddmc__jenv_has_cap(e, DDMC_CAP_can_tag_objects) ? JVMTI_ERROR_NONE : JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
+  return ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_tag_objects) ? JVMTI_ERROR_NONE : JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
 }
 
 /* The object a handle names (a class handle: its class object). */
-static jvmtiError object_of(ddmc__jenv *e, jobject h, ddmc_ref *out) {
-  ddmc__cell c;
-  if (h == NULL || ddmc__ref_get(e->jv, h, &c) != 0 || (c.ref == 0 && c.cls == 0)) return JVMTI_ERROR_INVALID_OBJECT;
+static jvmtiError object_of(ddmc__jv_jenv *e, jobject h, ddmc_ref *out) {
+  ddmc__jv_cell c;
+  if (h == NULL || ddmc__jv_ref_get(e->jv, h, &c) != 0 || (c.ref == 0 && c.cls == 0)) return JVMTI_ERROR_INVALID_OBJECT;
   *out = c.ref != 0 ? c.ref : DDMC__CLASS_KEY(c.cls);
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetTag(ddmc__jenv *e, jobject object, jlong *tag_ptr) {
+jvmtiError ddmc__jv_jt_GetTag(ddmc__jv_jenv *e, jobject object, jlong *tag_ptr) {
   jvmtiError rc = tag_check(e);
   if (rc) return rc;
   ddmc_ref ref;
   if ((rc = object_of(e, object, &ref)) != 0) return rc;
   if (tag_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  *tag_ptr = ddmc__tags_get(ddmc__tags_of(e, 0), ref);
+  *tag_ptr = ddmc__jv_tags_get(ddmc__jv_tags_of(e, 0), ref);
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_SetTag(ddmc__jenv *e, jobject object, jlong tag) {
+jvmtiError ddmc__jv_jt_SetTag(ddmc__jv_jenv *e, jobject object, jlong tag) {
   jvmtiError rc = tag_check(e);
   if (rc) return rc;
   ddmc_ref ref;
   if ((rc = object_of(e, object, &ref)) != 0) return rc;
-  ddmc__tags *t = ddmc__tags_of(e, tag != 0);
+  ddmc__jv_tags *t = ddmc__jv_tags_of(e, tag != 0);
   if (t == NULL) return tag != 0 ? JVMTI_ERROR_OUT_OF_MEMORY : JVMTI_ERROR_NONE;
-  return ddmc__tags_set(t, ref, tag);
+  return ddmc__jv_tags_set(t, ref, tag);
 }

@@ -21,23 +21,23 @@
 #define DDMC__CLASS_KEY(c) (((ddmc_ref)1 << 63) | (ddmc_ref)(c))
 
 /* Every call takes the table's lock itself. */
-typedef struct ddmc__tags ddmc__tags;
+typedef struct ddmc__jv_tags ddmc__jv_tags;
 /* The environment's table, made when make is non-zero (NULL: none yet, or out of memory). */
-ddmc__tags *ddmc__tags_of(ddmc__jenv *e, int make);
+ddmc__jv_tags *ddmc__jv_tags_of(ddmc__jv_jenv *e, int make);
 /* 0 when ref has no tag. */
-jlong ddmc__tags_get(ddmc__tags *t, ddmc_ref ref);
+jlong ddmc__jv_tags_get(ddmc__jv_tags *t, ddmc_ref ref);
 /* tag 0 removes. 0, or JVMTI_ERROR_OUT_OF_MEMORY (over DDMC__TAGS_MAX, or no memory). */
-jvmtiError ddmc__tags_set(ddmc__tags *t, ddmc_ref ref, jlong tag);
+jvmtiError ddmc__jv_tags_set(ddmc__jv_tags *t, ddmc_ref ref, jlong tag);
 /* Visits (ref, tag) of every entry until fn returns non-zero, under the lock: fn must not call
  * back into the table. */
-void ddmc__tags_each(ddmc__tags *t, int (*fn)(void *arg, ddmc_ref ref, jlong tag), void *arg);
-uint32_t ddmc__tags_count(ddmc__tags *t);
+void ddmc__jv_tags_each(ddmc__jv_tags *t, int (*fn)(void *arg, ddmc_ref ref, jlong tag), void *arg);
+uint32_t ddmc__jv_tags_count(ddmc__jv_tags *t);
 /* The GC's sweep (ddmc_gc_sweep): drops dead entries; keep_freed: keep their tags for ObjectFree. */
-void ddmc__tags_sweep(ddmc__tags *t, ddmc_gc_is_live_fn is_live, void *arg, int keep_freed);
+void ddmc__jv_tags_sweep(ddmc__jv_tags *t, ddmc_gc_is_live_fn is_live, void *arg, int keep_freed);
 /* Takes up to max tags of freed objects (for ObjectFree); returns how many. */
-uint32_t ddmc__tags_take_freed(ddmc__tags *t, jlong *out, uint32_t max);
-void ddmc__tags_destroy(ddmc__tags *t);
+uint32_t ddmc__jv_tags_take_freed(ddmc__jv_tags *t, jlong *out, uint32_t max);
+void ddmc__jv_tags_destroy(ddmc__jv_tags *t);
 /* Every environment's table (ddmc_vm_free). */
-void ddmc__tags_free(ddmc__jvmti *jv);
+void ddmc__jv_tags_free(ddmc__jvmti *jv);
 
 #endif

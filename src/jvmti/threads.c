@@ -65,7 +65,7 @@ static jvmtiError list_threads(ddmc__jvmti *jv, thread_list *l) {
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetAllThreads(ddmc__jenv *e, jint *threads_count_ptr, jthread **threads_ptr) {
+jvmtiError ddmc__jv_jt_GetAllThreads(ddmc__jv_jenv *e, jint *threads_count_ptr, jthread **threads_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (threads_count_ptr == NULL || threads_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -74,7 +74,7 @@ jvmtiError ddmc__jt_GetAllThreads(ddmc__jenv *e, jint *threads_count_ptr, jthrea
   jthread *v = ddmc__jv_alloc(sizeof(jthread) * (l.n ? l.n : 1));
   uint32_t k = 0;
   for (uint32_t i = 0; v != NULL && i < l.n; i++) {
-    jthread t = ddmc__thread_local(e->jv, l.v[i].id);
+    jthread t = ddmc__jv_thread_local(e->jv, l.v[i].id);
     if (t != NULL) v[k++] = t; /* a thread that ended meanwhile is left out */
   }
   free(l.v);
@@ -94,13 +94,13 @@ static int is_daemon(ddmc__jvmti *jv, uint32_t id) {
   return d;
 }
 
-jvmtiError ddmc__jt_GetThreadInfo(ddmc__jenv *e, jthread thread, ddmc__jthread_info *info_ptr) {
+jvmtiError ddmc__jv_jt_GetThreadInfo(ddmc__jv_jenv *e, jthread thread, ddmc__jv_jthread_info *info_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (info_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   uint32_t id;
-  if ((rc = ddmc__thread_of(jv, thread, &id)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(jv, thread, &id)) != 0) return rc;
   if (jv->ops == NULL || jv->ops->thread_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
@@ -111,18 +111,18 @@ jvmtiError ddmc__jt_GetThreadInfo(ddmc__jenv *e, jthread thread, ddmc__jthread_i
   info_ptr->name = name;
   info_ptr->priority = JVMTI_THREAD_NORM_PRIORITY;
   info_ptr->is_daemon = (jboolean)is_daemon(jv, id);
-  info_ptr->thread_group = ti.group ? ddmc__ref_local(jv, ti.group, 0, 0) : NULL;
+  info_ptr->thread_group = ti.group ? ddmc__jv_ref_local(jv, ti.group, 0, 0) : NULL;
   info_ptr->context_class_loader = NULL;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetThreadState(ddmc__jenv *e, jthread thread, jint *thread_state_ptr) {
+jvmtiError ddmc__jv_jt_GetThreadState(ddmc__jv_jenv *e, jthread thread, jint *thread_state_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (thread_state_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   uint32_t id;
-  rc = ddmc__thread_of(jv, thread, &id);
+  rc = ddmc__jv_thread_of(jv, thread, &id);
   if (rc == JVMTI_ERROR_THREAD_NOT_ALIVE) {
     /* A Thread that has ended (or never started): the specification's TERMINATED (or 0). */
     *thread_state_ptr = JVMTI_THREAD_STATE_TERMINATED;
@@ -151,18 +151,18 @@ jvmtiError ddmc__jt_GetThreadState(ddmc__jenv *e, jthread thread, jint *thread_s
   }
   /* Held by an agent's SuspendThread or by the debugger's count (suspend.c; a thread the
    * debugger holds inside an event it reported is not known here). */
-  if ((s & JVMTI_THREAD_STATE_ALIVE) && ddmc__susp_held(jv, id)) s |= JVMTI_THREAD_STATE_SUSPENDED;
+  if ((s & JVMTI_THREAD_STATE_ALIVE) && ddmc__jv_susp_held(jv, id)) s |= JVMTI_THREAD_STATE_SUSPENDED;
   *thread_state_ptr = s;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetCurrentThread(ddmc__jenv *e, jthread *thread_ptr) {
+jvmtiError ddmc__jv_jt_GetCurrentThread(ddmc__jv_jenv *e, jthread *thread_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_START | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (thread_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   uint32_t id = ddmc__jv_self();
   if (id == 0) return JVMTI_ERROR_UNATTACHED_THREAD;
-  *thread_ptr = ddmc__thread_local(e->jv, id);
+  *thread_ptr = ddmc__jv_thread_local(e->jv, id);
   return *thread_ptr ? JVMTI_ERROR_NONE : JVMTI_ERROR_THREAD_NOT_ALIVE;
 }
 
@@ -196,14 +196,14 @@ static void free_groups(group_list *l) {
 }
 
 static int find_group(ddmc__jvmti *jv, const group_list *l, jthreadGroup h) {
-  ddmc__cell c;
-  if (h == NULL || ddmc__ref_get(jv, h, &c) != 0) return -1;
+  ddmc__jv_cell c;
+  if (h == NULL || ddmc__jv_ref_get(jv, h, &c) != 0) return -1;
   for (uint32_t i = 0; i < l->n; i++)
     if (l->g[i] == c.ref) return (int)i;
   return -1;
 }
 
-jvmtiError ddmc__jt_GetTopThreadGroups(ddmc__jenv *e, jint *group_count_ptr, jthreadGroup **groups_ptr) {
+jvmtiError ddmc__jv_jt_GetTopThreadGroups(ddmc__jv_jenv *e, jint *group_count_ptr, jthreadGroup **groups_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (group_count_ptr == NULL || groups_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -212,7 +212,7 @@ jvmtiError ddmc__jt_GetTopThreadGroups(ddmc__jenv *e, jint *group_count_ptr, jth
   jthreadGroup *v = ddmc__jv_alloc(sizeof(jthreadGroup) * (l.n ? l.n : 1));
   jint k = 0;
   for (uint32_t i = 0; v != NULL && i < l.n; i++)
-    if (l.parent[i] == 0) v[k++] = ddmc__ref_local(e->jv, l.g[i], 0, 0);
+    if (l.parent[i] == 0) v[k++] = ddmc__jv_ref_local(e->jv, l.g[i], 0, 0);
   free_groups(&l);
   if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   *group_count_ptr = k;
@@ -220,7 +220,7 @@ jvmtiError ddmc__jt_GetTopThreadGroups(ddmc__jenv *e, jint *group_count_ptr, jth
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetThreadGroupInfo(ddmc__jenv *e, jthreadGroup group, ddmc__jgroup_info *info_ptr) {
+jvmtiError ddmc__jv_jt_GetThreadGroupInfo(ddmc__jv_jenv *e, jthreadGroup group, ddmc__jv_jgroup_info *info_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (info_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -232,7 +232,7 @@ jvmtiError ddmc__jt_GetThreadGroupInfo(ddmc__jenv *e, jthreadGroup group, ddmc__
     return JVMTI_ERROR_INVALID_THREAD_GROUP;
   }
   memset(info_ptr, 0, sizeof(*info_ptr));
-  info_ptr->parent = l.parent[i] ? ddmc__ref_local(e->jv, l.parent[i], 0, 0) : NULL;
+  info_ptr->parent = l.parent[i] ? ddmc__jv_ref_local(e->jv, l.parent[i], 0, 0) : NULL;
   info_ptr->name = ddmc__jv_strdup(l.name[i]);
   info_ptr->max_priority = JVMTI_THREAD_MAX_PRIORITY;
   info_ptr->is_daemon = 0;
@@ -240,8 +240,8 @@ jvmtiError ddmc__jt_GetThreadGroupInfo(ddmc__jenv *e, jthreadGroup group, ddmc__
   return info_ptr->name ? JVMTI_ERROR_NONE : JVMTI_ERROR_OUT_OF_MEMORY;
 }
 
-jvmtiError ddmc__jt_GetThreadGroupChildren(ddmc__jenv *e, jthreadGroup group, jint *thread_count_ptr,
-                                           jthread **threads_ptr, jint *group_count_ptr, jthreadGroup **groups_ptr) {
+jvmtiError ddmc__jv_jt_GetThreadGroupChildren(ddmc__jv_jenv *e, jthreadGroup group, jint *thread_count_ptr,
+                                              jthread **threads_ptr, jint *group_count_ptr, jthreadGroup **groups_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (!thread_count_ptr || !threads_ptr || !group_count_ptr || !groups_ptr) return JVMTI_ERROR_NULL_POINTER;
@@ -265,12 +265,12 @@ jvmtiError ddmc__jt_GetThreadGroupChildren(ddmc__jenv *e, jthreadGroup group, ji
     ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
     if (jv->ops->thread_info(jv->ops_data, l.v[i].id, &ti) == 0 && ti.group == g.g[gi]) {
-      jthread t = ddmc__ref_local(jv, ti.object, 0, l.v[i].id);
+      jthread t = ddmc__jv_ref_local(jv, ti.object, 0, l.v[i].id);
       if (t) tv[nt++] = t;
     }
   }
   for (uint32_t i = 0; tv && gv && i < g.n; i++)
-    if (g.parent[i] == g.g[gi]) gv[ng++] = ddmc__ref_local(jv, g.g[i], 0, 0);
+    if (g.parent[i] == g.g[gi]) gv[ng++] = ddmc__jv_ref_local(jv, g.g[i], 0, 0);
   free(l.v);
   free_groups(&g);
   if (!tv || !gv) {
@@ -291,7 +291,7 @@ typedef struct stack_req {
   ddmc__jvmti *jv;
   uint32_t thread;
   jint start, max; /* start < 0: from the bottom (GetStackTrace's negative start_depth) */
-  ddmc__jframe_info *out;
+  ddmc__jv_jframe_info *out;
   jint count, total;
   int rc;
 } stack_req;
@@ -334,39 +334,39 @@ static jvmtiError stack_of(ddmc__jvmti *jv, stack_req *r) {
   return r->rc;
 }
 
-jvmtiError ddmc__jt_GetFrameCount(ddmc__jenv *e, jthread thread, jint *count_ptr) {
+jvmtiError ddmc__jv_jt_GetFrameCount(ddmc__jv_jenv *e, jthread thread, jint *count_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (count_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   stack_req r = {.jv = e->jv};
-  if ((rc = ddmc__thread_of(e->jv, thread, &r.thread)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(e->jv, thread, &r.thread)) != 0) return rc;
   if ((rc = stack_of(e->jv, &r)) != 0) return rc;
   *count_ptr = r.total;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetStackTrace(ddmc__jenv *e, jthread thread, jint start_depth, jint max_frame_count,
-                                  ddmc__jframe_info *frame_buffer, jint *count_ptr) {
+jvmtiError ddmc__jv_jt_GetStackTrace(ddmc__jv_jenv *e, jthread thread, jint start_depth, jint max_frame_count,
+                                     ddmc__jv_jframe_info *frame_buffer, jint *count_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (max_frame_count < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   if (frame_buffer == NULL || count_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   stack_req r = {.jv = e->jv, .start = start_depth, .max = max_frame_count, .out = frame_buffer};
-  if ((rc = ddmc__thread_of(e->jv, thread, &r.thread)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(e->jv, thread, &r.thread)) != 0) return rc;
   if ((rc = stack_of(e->jv, &r)) != 0) return rc;
   *count_ptr = r.count;
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetFrameLocation(ddmc__jenv *e, jthread thread, jint depth, jmethodID *method_ptr,
-                                     jlocation *location_ptr) {
+jvmtiError ddmc__jv_jt_GetFrameLocation(ddmc__jv_jenv *e, jthread thread, jint depth, jmethodID *method_ptr,
+                                        jlocation *location_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   if (method_ptr == NULL || location_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  ddmc__jframe_info f;
+  ddmc__jv_jframe_info f;
   stack_req r = {.jv = e->jv, .start = depth, .max = 1, .out = &f};
-  if ((rc = ddmc__thread_of(e->jv, thread, &r.thread)) != 0) return rc;
+  if ((rc = ddmc__jv_thread_of(e->jv, thread, &r.thread)) != 0) return rc;
   if ((rc = stack_of(e->jv, &r)) != 0) return rc == JVMTI_ERROR_ILLEGAL_ARGUMENT ? JVMTI_ERROR_NO_MORE_FRAMES : rc;
   if (r.count == 0) return JVMTI_ERROR_NO_MORE_FRAMES;
   *method_ptr = f.method;
@@ -374,8 +374,8 @@ jvmtiError ddmc__jt_GetFrameLocation(ddmc__jenv *e, jthread thread, jint depth, 
   return JVMTI_ERROR_NONE;
 }
 
-jvmtiError ddmc__jt_GetAllStackTraces(ddmc__jenv *e, jint max_frame_count, ddmc__jstack_info **stack_info_ptr,
-                                      jint *thread_count_ptr) {
+jvmtiError ddmc__jv_jt_GetAllStackTraces(ddmc__jv_jenv *e, jint max_frame_count, ddmc__jv_jstack_info **stack_info_ptr,
+                                         jint *thread_count_ptr) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (max_frame_count < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
@@ -384,7 +384,8 @@ jvmtiError ddmc__jt_GetAllStackTraces(ddmc__jenv *e, jint max_frame_count, ddmc_
   thread_list l;
   if ((rc = list_threads(jv, &l)) != 0) return rc;
   /* One block: the stack_info array, then every thread's frames (one Deallocate frees all). */
-  size_t bytes = sizeof(ddmc__jstack_info) * l.n + sizeof(ddmc__jframe_info) * (size_t)l.n * (size_t)max_frame_count;
+  size_t bytes =
+      sizeof(ddmc__jv_jstack_info) * l.n + sizeof(ddmc__jv_jframe_info) * (size_t)l.n * (size_t)max_frame_count;
   if (l.n != 0 && (size_t)max_frame_count > ((size_t)1 << 40) / l.n) {
     free(l.v);
     return JVMTI_ERROR_OUT_OF_MEMORY;
@@ -394,8 +395,8 @@ jvmtiError ddmc__jt_GetAllStackTraces(ddmc__jenv *e, jint max_frame_count, ddmc_
     free(l.v);
     return JVMTI_ERROR_OUT_OF_MEMORY;
   }
-  ddmc__jstack_info *si = (ddmc__jstack_info *)block;
-  ddmc__jframe_info *frames = (ddmc__jframe_info *)(block + sizeof(ddmc__jstack_info) * l.n);
+  ddmc__jv_jstack_info *si = (ddmc__jv_jstack_info *)block;
+  ddmc__jv_jframe_info *frames = (ddmc__jv_jframe_info *)(block + sizeof(ddmc__jv_jstack_info) * l.n);
   jint k = 0;
   for (uint32_t i = 0; i < l.n; i++) {
     stack_req r = {.jv = jv,
@@ -404,11 +405,11 @@ jvmtiError ddmc__jt_GetAllStackTraces(ddmc__jenv *e, jint max_frame_count, ddmc_
                    .max = max_frame_count,
                    .out = frames + (size_t)k * (size_t)max_frame_count};
     if (stack_of(jv, &r) != 0 && r.total != 0) continue;
-    jthread t = ddmc__thread_local(jv, l.v[i].id);
+    jthread t = ddmc__jv_thread_local(jv, l.v[i].id);
     if (t == NULL) continue;
     jint state = 0;
-    ddmc__jt_GetThreadState(e, t, &state);
-    si[k] = (ddmc__jstack_info){t, state, r.out, r.count};
+    ddmc__jv_jt_GetThreadState(e, t, &state);
+    si[k] = (ddmc__jv_jstack_info){t, state, r.out, r.count};
     k++;
   }
   free(l.v);

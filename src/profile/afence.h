@@ -12,15 +12,15 @@
 #include <stdatomic.h>
 
 /* 1 once the heavy side works in this process; never goes back to 0. */
-extern atomic_int ddmc__afence_on;
+extern atomic_int ddmc__prof_afence_on;
 
 /* Registers the process for membarrier once (later calls return at once). Call before a VM thread
- * may take the light side, on the thread that will call ddmc__afence_heavy. */
-void ddmc__afence_init(void);
+ * may take the light side, on the thread that will call ddmc__prof_afence_heavy. */
+void ddmc__prof_afence_init(void);
 
 /* The light side: store 1 to *flag, then loads after it are ordered after the store. */
 static inline void ddmc__afence_set(atomic_int *flag) {
-  if (atomic_load_explicit(&ddmc__afence_on, memory_order_relaxed)) {
+  if (atomic_load_explicit(&ddmc__prof_afence_on, memory_order_relaxed)) {
     atomic_store_explicit(flag, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
   } else {
@@ -30,6 +30,6 @@ static inline void ddmc__afence_set(atomic_int *flag) {
 
 /* The heavy side: stores before it are visible to every thread's later loads, and every thread's
  * stores before its last light side are visible to loads after it. */
-void ddmc__afence_heavy(void);
+void ddmc__prof_afence_heavy(void);
 
 #endif

@@ -27,31 +27,31 @@
 #define FRAME_LEN 8
 
 typedef struct tables {
-  ddmc__strtab cls, meth, file;
+  ddmc__prof_strtab cls, meth, file;
 } tables;
 
 /* The class-table index of c (REAL's class names are descriptors). */
-static int32_t class_index(tables *t, ddmc__nclass *c) {
+static int32_t class_index(tables *t, ddmc__prof_nclass *c) {
   if (c->idx[0] < 0) {
-    int32_t i = ddmc__strtab_add(&t->cls, c->sig);
+    int32_t i = ddmc__prof_strtab_add(&t->cls, c->sig);
     if (i < 0) return i;
     c->idx[0] = i;
   }
   return c->idx[0];
 }
 
-static int32_t file_index(tables *t, ddmc__nclass *c) {
+static int32_t file_index(tables *t, ddmc__prof_nclass *c) {
   if (c->idx[1] < 0) {
-    int32_t i = ddmc__strtab_add(&t->file, c->file);
+    int32_t i = ddmc__prof_strtab_add(&t->file, c->file);
     if (i < 0) return i;
     c->idx[1] = i;
   }
   return c->idx[1];
 }
 
-static int32_t method_index(tables *t, ddmc__nmethod *m) {
+static int32_t method_index(tables *t, ddmc__prof_nmethod *m) {
   if (m->idx < 0) {
-    int32_t i = ddmc__strtab_add(&t->meth, m->name);
+    int32_t i = ddmc__prof_strtab_add(&t->meth, m->name);
     if (i < 0) return i;
     m->idx = i;
   }
@@ -61,9 +61,9 @@ static int32_t method_index(tables *t, ddmc__nmethod *m) {
 static uint16_t line16(int32_t line) { return (uint16_t)(int16_t)(line > 32767 ? 32767 : line); }
 
 /* Appends one entry, or nothing: returns 0, DDMC_ETOOBIG (a table is full: stop), or ENOMEM. */
-static int put_entry(ddmc_buf *out, tables *t, ddmc__names *names, const ddmc__alloc_rec *rec) {
+static int put_entry(ddmc_buf *out, tables *t, ddmc__prof_names *names, const ddmc__prof_alloc_rec *rec) {
   uint8_t e[ENTRY_LEN + 64 * FRAME_LEN], *p = e;
-  ddmc__nclass *c = ddmc__names_class(names, rec->cls);
+  ddmc__prof_nclass *c = ddmc__prof_names_class(names, rec->cls);
   if (c == NULL) return DDMC_ENOMEM;
   int32_t ci = class_index(t, c);
   if (ci < 0) return ci;
@@ -74,39 +74,39 @@ static int put_entry(ddmc_buf *out, tables *t, ddmc__names *names, const ddmc__a
   p += ENTRY_LEN;
   for (uint32_t i = 0; i < rec->nframes; i++, p += FRAME_LEN) {
     const ddmc_location *f = &rec->frames[i];
-    ddmc__nmethod *m = ddmc__names_method(names, f->cls, f->method);
+    ddmc__prof_nmethod *m = ddmc__prof_names_method(names, f->cls, f->method);
     if (m == NULL) return DDMC_ENOMEM;
-    int32_t fc = class_index(t, (ddmc__nclass *)m->cls), fm = method_index(t, m),
-            ff = file_index(t, (ddmc__nclass *)m->cls);
+    int32_t fc = class_index(t, (ddmc__prof_nclass *)m->cls), fm = method_index(t, m),
+            ff = file_index(t, (ddmc__prof_nclass *)m->cls);
     if (fc < 0) return fc;
     if (fm < 0) return fm;
     if (ff < 0) return ff;
     ddmc__put_u16(p, (uint16_t)fc);
     ddmc__put_u16(p + 2, (uint16_t)fm);
     ddmc__put_u16(p + 4, (uint16_t)ff);
-    ddmc__put_u16(p + 6, line16(ddmc__names_line(m, f->index)));
+    ddmc__put_u16(p + 6, line16(ddmc__prof_names_line(m, f->index)));
   }
   return ddmc_buf_put_bytes(out, e, (size_t)(p - e));
 }
 
-int ddmc__alloc_report(const ddmc__alloc_ring *r, ddmc__names *names, const ddmc__mem *mem, uint32_t max_entries,
-                       ddmc_buf *out) {
+int ddmc__prof_alloc_report(const ddmc__prof_alloc_ring *r, ddmc__prof_names *names, const ddmc__mem *mem,
+                            uint32_t max_entries, ddmc_buf *out) {
   size_t start = ddmc_buf_len(out);
   uint8_t *h = ddmc__buf_append(out, HDR_LEN);
   if (h == NULL) return ddmc_buf_error(out);
   tables t;
-  ddmc__strtab_init(&t.cls, mem, DDMC__STRTAB_MAX);
-  ddmc__strtab_init(&t.meth, mem, DDMC__STRTAB_MAX);
-  ddmc__strtab_init(&t.file, mem, DDMC__STRTAB_MAX);
+  ddmc__prof_strtab_init(&t.cls, mem, DDMC__STRTAB_MAX);
+  ddmc__prof_strtab_init(&t.meth, mem, DDMC__STRTAB_MAX);
+  ddmc__prof_strtab_init(&t.file, mem, DDMC__STRTAB_MAX);
   uint32_t n = 0;
   int rc = 0;
   if (max_entries > 65535) max_entries = 65535;
   if (r != NULL) {
-    uint64_t head = atomic_load(&((ddmc__alloc_ring *)r)->head);
+    uint64_t head = atomic_load(&((ddmc__prof_alloc_ring *)r)->head);
     uint64_t avail = head < r->cap ? head : r->cap;
-    ddmc__alloc_rec rec;
+    ddmc__prof_alloc_rec rec;
     for (uint64_t k = 0; k < avail && n < max_entries && rc == 0; k++) {
-      if (!ddmc__alloc_ring_get(r, head - 1 - k, &rec)) continue; /* being rewritten: skip */
+      if (!ddmc__prof_alloc_ring_get(r, head - 1 - k, &rec)) continue; /* being rewritten: skip */
       rc = put_entry(out, &t, names, &rec);
       if (rc == 0) n++;
     }
@@ -114,9 +114,9 @@ int ddmc__alloc_report(const ddmc__alloc_ring *r, ddmc__names *names, const ddmc
   }
   size_t tables_at = ddmc_buf_len(out) - start;
   if (rc == 0) {
-    ddmc__strtab_write(&t.cls, out);
-    ddmc__strtab_write(&t.meth, out);
-    rc = ddmc__strtab_write(&t.file, out);
+    ddmc__prof_strtab_write(&t.cls, out);
+    ddmc__prof_strtab_write(&t.meth, out);
+    rc = ddmc__prof_strtab_write(&t.file, out);
   }
   if (rc == 0 && tables_at > UINT32_MAX) rc = DDMC_ETOOBIG;
   if (rc == 0) {
@@ -130,8 +130,8 @@ int ddmc__alloc_report(const ddmc__alloc_ring *r, ddmc__names *names, const ddmc
     ddmc__put_u16(h + 11, (uint16_t)t.meth.n);
     ddmc__put_u16(h + 13, (uint16_t)t.file.n);
   }
-  ddmc__strtab_free(&t.cls);
-  ddmc__strtab_free(&t.meth);
-  ddmc__strtab_free(&t.file);
+  ddmc__prof_strtab_free(&t.cls);
+  ddmc__prof_strtab_free(&t.meth);
+  ddmc__prof_strtab_free(&t.file);
   return rc;
 }

@@ -21,38 +21,38 @@
 
 #include "common.h"
 
-typedef struct ddmc__alloc_ring {
+typedef struct ddmc__prof_alloc_ring {
   uint32_t cap;   /* records; a power of two */
   uint32_t depth; /* frames kept per record */
   uint32_t words; /* words per record: 4 + 2 * depth */
   _Atomic uint64_t head;
   uint64_t *w;
-} ddmc__alloc_ring;
+} ddmc__prof_alloc_ring;
 
 #define DDMC__AREC_WORDS(depth) (4u + 2u * (depth))
 
 /* A record as the report reads it. */
-typedef struct ddmc__alloc_rec {
+typedef struct ddmc__prof_alloc_rec {
   uint32_t thread;
   ddmc_class cls;
   uint64_t bytes;
   uint32_t nframes;
   ddmc_location frames[64];
-} ddmc__alloc_rec;
+} ddmc__prof_alloc_rec;
 
-ddmc__alloc_ring *ddmc__alloc_ring_new(const ddmc__mem *mem, uint32_t cap, uint32_t depth);
-void ddmc__alloc_ring_free(const ddmc__mem *mem, ddmc__alloc_ring *r);
+ddmc__prof_alloc_ring *ddmc__prof_alloc_ring_new(const ddmc__mem *mem, uint32_t cap, uint32_t depth);
+void ddmc__prof_alloc_ring_free(const ddmc__mem *mem, ddmc__prof_alloc_ring *r);
 /* Writes record n (the caller took n from head). Thread: any. */
-void ddmc__alloc_ring_put(ddmc__alloc_ring *r, uint64_t n, uint32_t thread, ddmc_class cls, uint64_t bytes,
-                          const ddmc_location *frames, uint32_t nframes);
+void ddmc__prof_alloc_ring_put(ddmc__prof_alloc_ring *r, uint64_t n, uint32_t thread, ddmc_class cls, uint64_t bytes,
+                               const ddmc_location *frames, uint32_t nframes);
 /* Copies record n if it is complete and still there. Returns 1 if *out holds it, else 0. */
-int ddmc__alloc_ring_get(const ddmc__alloc_ring *r, uint64_t n, ddmc__alloc_rec *out);
+int ddmc__prof_alloc_ring_get(const ddmc__prof_alloc_ring *r, uint64_t n, ddmc__prof_alloc_rec *out);
 
 /* The REAL payload for the records of r (NULL: tracking off, an empty report), newest first,
  * names resolved through names. Stops early (a shorter report) when a string table would pass
  * 65535 strings or max_entries is reached. Returns 0 or the buf/allocation error. */
-struct ddmc__names;
-int ddmc__alloc_report(const ddmc__alloc_ring *r, struct ddmc__names *names, const ddmc__mem *mem, uint32_t max_entries,
-                       ddmc_buf *out);
+struct ddmc__prof_names;
+int ddmc__prof_alloc_report(const ddmc__prof_alloc_ring *r, struct ddmc__prof_names *names, const ddmc__mem *mem,
+                            uint32_t max_entries, ddmc_buf *out);
 
 #endif

@@ -11,8 +11,8 @@
 #include "profile/alloc_ring.h"
 #include "profile/prof_int.h"
 
-ddmc__alloc_ring *ddmc__alloc_ring_new(const ddmc__mem *mem, uint32_t cap, uint32_t depth) {
-  ddmc__alloc_ring *r = ddmc__calloc(mem, 1, sizeof(*r));
+ddmc__prof_alloc_ring *ddmc__prof_alloc_ring_new(const ddmc__mem *mem, uint32_t cap, uint32_t depth) {
+  ddmc__prof_alloc_ring *r = ddmc__calloc(mem, 1, sizeof(*r));
   if (r == NULL) return NULL;
   r->cap = cap;
   r->depth = depth;
@@ -26,7 +26,7 @@ ddmc__alloc_ring *ddmc__alloc_ring_new(const ddmc__mem *mem, uint32_t cap, uint3
   return r;
 }
 
-void ddmc__alloc_ring_free(const ddmc__mem *mem, ddmc__alloc_ring *r) {
+void ddmc__prof_alloc_ring_free(const ddmc__mem *mem, ddmc__prof_alloc_ring *r) {
   if (r == NULL) return;
   ddmc__free(mem, r->w);
   ddmc__free(mem, r);
@@ -38,8 +38,8 @@ void ddmc__alloc_ring_free(const ddmc__mem *mem, ddmc__alloc_ring *r) {
 #define ST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 #define LD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 
-void ddmc__alloc_ring_put(ddmc__alloc_ring *r, uint64_t n, uint32_t thread, ddmc_class cls, uint64_t bytes,
-                          const ddmc_location *frames, uint32_t nframes) {
+void ddmc__prof_alloc_ring_put(ddmc__prof_alloc_ring *r, uint64_t n, uint32_t thread, ddmc_class cls, uint64_t bytes,
+                               const ddmc_location *frames, uint32_t nframes) {
   uint64_t *w = r->w + (size_t)(n & (r->cap - 1)) * r->words;
   if (nframes > r->depth) nframes = r->depth;
   __atomic_store_n(&w[0], 2 * n + 1, __ATOMIC_RELAXED);
@@ -55,7 +55,7 @@ void ddmc__alloc_ring_put(ddmc__alloc_ring *r, uint64_t n, uint32_t thread, ddmc
   __atomic_store_n(&w[0], 2 * n + 2, __ATOMIC_RELEASE);
 }
 
-int ddmc__alloc_ring_get(const ddmc__alloc_ring *r, uint64_t n, ddmc__alloc_rec *out) {
+int ddmc__prof_alloc_ring_get(const ddmc__prof_alloc_ring *r, uint64_t n, ddmc__prof_alloc_rec *out) {
   const uint64_t *w = r->w + (size_t)(n & (r->cap - 1)) * r->words;
   uint64_t seq = LD(&w[0]);
   if (seq != 2 * n + 2) return 0;
@@ -82,25 +82,25 @@ int ddmc_alloc_record(ddmc_vm *vm, uint32_t thread, ddmc_class cls, uint64_t byt
   ddmc__prof *p = &vm->prof;
   /* Announce, then look: REAE 0 clears the pointer, then waits for the count (seq_cst both). */
   atomic_fetch_add(&p->alloc_busy, 1);
-  ddmc__alloc_ring *r = atomic_load(&p->ring);
+  ddmc__prof_alloc_ring *r = atomic_load(&p->ring);
   if (r == NULL) {
     atomic_fetch_sub_explicit(&p->alloc_busy, 1, memory_order_release);
     return DDMC_ESTATE;
   }
   uint64_t n = atomic_fetch_add_explicit(&r->head, 1, memory_order_relaxed);
-  ddmc__alloc_ring_put(r, n, thread, cls, bytes, frames, nframes);
+  ddmc__prof_alloc_ring_put(r, n, thread, cls, bytes, frames, nframes);
   atomic_fetch_sub_explicit(&p->alloc_busy, 1, memory_order_release);
   return 0;
 }
 
 /* ---- REAE, on the JDWP thread */
 
-int ddmc__alloc_set_tracking(ddmc_vm *vm, int on) {
+int ddmc__prof_alloc_set_tracking(ddmc_vm *vm, int on) {
   ddmc__prof *p = &vm->prof;
   if (on) {
     if (atomic_load(&p->ring) != NULL) return 0; /* already on: nothing changes (Dalvik) */
     if (ddmc__bridge(vm) == NULL) return DDMC_ENOTSUP;
-    ddmc__alloc_ring *r = ddmc__alloc_ring_new(&vm->mem, p->cfg.alloc_records, p->cfg.alloc_depth);
+    ddmc__prof_alloc_ring *r = ddmc__prof_alloc_ring_new(&vm->mem, p->cfg.alloc_records, p->cfg.alloc_depth);
     if (r == NULL) return DDMC_ENOMEM;
     atomic_store(&p->ring, r);
     ddmc__hub_alloc_want(vm, DDMC__ALLOC_TRACKER, 1);
@@ -108,25 +108,25 @@ int ddmc__alloc_set_tracking(ddmc_vm *vm, int on) {
     return 0;
   }
   ddmc__hub_alloc_want(vm, DDMC__ALLOC_TRACKER, 0);
-  ddmc__alloc_ring *r = atomic_exchange(&p->ring, NULL);
+  ddmc__prof_alloc_ring *r = atomic_exchange(&p->ring, NULL);
   if (r == NULL) return 0;
   /* Threads that saw the ring may still be writing into it. They hold no lock and do a bounded
    * amount of work, so this wait is short; yielding lets a descheduled one finish. */
   while (atomic_load(&p->alloc_busy) != 0) sched_yield();
   atomic_fetch_add_explicit(&p->st_alloc, atomic_load(&r->head), memory_order_relaxed);
-  ddmc__alloc_ring_free(&vm->mem, r);
+  ddmc__prof_alloc_ring_free(&vm->mem, r);
   ddmc__log(vm, DDMC_LOG_INFO, "allocation tracking off");
   return 0;
 }
 
-int ddmc__alloc_tracking_on(const ddmc_vm *vm) { return atomic_load(&((ddmc_vm *)vm)->prof.ring) != NULL; }
+int ddmc__prof_alloc_tracking_on(const ddmc_vm *vm) { return atomic_load(&((ddmc_vm *)vm)->prof.ring) != NULL; }
 
-uint64_t ddmc__alloc_recorded(const ddmc_vm *vm) {
+uint64_t ddmc__prof_alloc_recorded(const ddmc_vm *vm) {
   ddmc__prof *p = &((ddmc_vm *)vm)->prof;
   uint64_t n = atomic_load(&p->st_alloc);
   /* Read under the busy count so REAE 0 cannot free the ring under us. */
   atomic_fetch_add(&p->alloc_busy, 1);
-  ddmc__alloc_ring *r = atomic_load(&p->ring);
+  ddmc__prof_alloc_ring *r = atomic_load(&p->ring);
   if (r != NULL) n += atomic_load(&r->head);
   atomic_fetch_sub(&p->alloc_busy, 1);
   return n;

@@ -27,8 +27,8 @@ static void put_line(ddmc_buf *b, const char *fmt, ...) {
   if (n > 0) ddmc_buf_put_bytes(b, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-int ddmc__dmtrace_head(ddmc_buf *b, const ddmc__dmtrace_info *info, const ddmc__dmtrace_thread *threads,
-                       size_t nthreads, const ddmc__dmtrace_method *methods, size_t nmethods) {
+int ddmc__prof_dmtrace_head(ddmc_buf *b, const ddmc__prof_dmtrace_info *info, const ddmc__prof_dmtrace_thread *threads,
+                            size_t nthreads, const ddmc__prof_dmtrace_method *methods, size_t nmethods) {
   put_text(b, "*version\n3\n");
   put_line(b, "data-file-overflow=%s\n", info->overflow ? "true" : "false");
   put_text(b, "clock=dual\n");
@@ -43,7 +43,7 @@ int ddmc__dmtrace_head(ddmc_buf *b, const ddmc__dmtrace_info *info, const ddmc__
   }
   put_text(b, "*methods\n");
   for (size_t i = 0; i < nmethods; i++) {
-    const ddmc__dmtrace_method *m = &methods[i];
+    const ddmc__prof_dmtrace_method *m = &methods[i];
     put_line(b, "0x%08" PRIx32 "\t", m->id);
     put_field(b, m->cls);
     put_text(b, "\t");

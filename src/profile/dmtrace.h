@@ -45,31 +45,32 @@ static inline void ddmc__dmtrace_rec(uint8_t *p, uint16_t tid, uint32_t method_v
   ddmc__le32(p + 10, wall_us);
 }
 
-typedef struct ddmc__dmtrace_thread {
+typedef struct ddmc__prof_dmtrace_thread {
   uint32_t id;
   const char *name;
-} ddmc__dmtrace_thread;
+} ddmc__prof_dmtrace_thread;
 
-typedef struct ddmc__dmtrace_method {
+typedef struct ddmc__prof_dmtrace_method {
   uint32_t id;     /* low two bits clear */
   const char *cls; /* dotted: "com.example.Main" */
   const char *name;
   const char *sig;  /* "(I)V" */
   const char *file; /* "" when unknown */
   int32_t line;
-} ddmc__dmtrace_method;
+} ddmc__prof_dmtrace_method;
 
-typedef struct ddmc__dmtrace_info {
+typedef struct ddmc__prof_dmtrace_info {
   int overflow;
   uint64_t elapsed_us;
   uint64_t records;
   uint32_t clock_overhead_ns;
   uint64_t start_us; /* µs since the epoch */
-} ddmc__dmtrace_info;
+} ddmc__prof_dmtrace_info;
 
 /* Appends the key section and the 32-byte binary header: what precedes the records. A tab, CR or
  * LF inside a name would break its line and becomes a space. Returns the buf error. */
-int ddmc__dmtrace_head(ddmc_buf *out, const ddmc__dmtrace_info *info, const ddmc__dmtrace_thread *threads,
-                       size_t nthreads, const ddmc__dmtrace_method *methods, size_t nmethods);
+int ddmc__prof_dmtrace_head(ddmc_buf *out, const ddmc__prof_dmtrace_info *info,
+                            const ddmc__prof_dmtrace_thread *threads, size_t nthreads,
+                            const ddmc__prof_dmtrace_method *methods, size_t nmethods);
 
 #endif

@@ -65,26 +65,26 @@ enum {
 #define DDMC__HPROF_MAX_BYTES ((uint64_t)UINT32_MAX - ((uint64_t)1 << 20))
 
 /* A finished dump: the whole file, as a chain of blocks. */
-typedef struct ddmc__hprof {
-  ddmc__hpout out;
+typedef struct ddmc__prof_hprof {
+  ddmc__prof_hpout out;
   uint64_t len;
   uint64_t objects, classes, roots; /* what it holds, for the log */
-} ddmc__hprof;
+} ddmc__prof_hprof;
 
 /* Non-zero when the VM's bridge has every op a dump needs. */
-int ddmc__hprof_supported(const ddmc_vm *vm);
-/* Builds a dump. Returns 0 and *out (free with ddmc__hprof_free), or an error with why in msg:
+int ddmc__prof_hprof_supported(const ddmc_vm *vm);
+/* Builds a dump. Returns 0 and *out (free with ddmc__prof_hprof_free), or an error with why in msg:
  * DDMC_ENOTSUP (no bridge), DDMC_ETOOBIG (over hprof_max_bytes), DDMC_ENOMEM, DDMC_EIO (an op of
  * the bridge failed or gave something inconsistent). Counts the result in the profiling stats.
  * JDWP thread. */
-int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen);
-void ddmc__hprof_free(ddmc_vm *vm, ddmc__hprof *h);
+int ddmc__prof_hprof_build(ddmc_vm *vm, ddmc__prof_hprof **out, char *msg, size_t msglen);
+void ddmc__prof_hprof_free(ddmc_vm *vm, ddmc__prof_hprof *h);
 /* HPDU: builds a dump and writes it to fd while it is built. A writer thread takes each 1 MiB
  * block once it is final, so the file is written beside the build (with the world stopped; the
  * VM's threads are not running then) and the dump never sits whole in memory. Returns what
- * ddmc__hprof_build returns, with *out (ddmc__hprof_free) holding only the length and counts;
+ * ddmc__prof_hprof_build returns, with *out (ddmc__prof_hprof_free) holding only the length and counts;
  * *werr is the errno of a failed write (the build then stops with DDMC_EIO), else 0. JDWP
  * thread. hprof_file.c. */
-int ddmc__hprof_write(ddmc_vm *vm, int fd, ddmc__hprof **out, int *werr, char *msg, size_t msglen);
+int ddmc__prof_hprof_write(ddmc_vm *vm, int fd, ddmc__prof_hprof **out, int *werr, char *msg, size_t msglen);
 
 #endif

@@ -54,9 +54,9 @@ typedef struct hp_strings {
  * write failed), so the build stops. spare: a block the sink is done with, for the build's next. A build without a sink
  * keeps the whole dump in memory. */
 typedef struct hp_sink {
-  void (*take)(void *arg, ddmc__hpblk *chain);
+  void (*take)(void *arg, ddmc__prof_hpblk *chain);
   int (*failed)(void *arg);
-  ddmc__hpblk *(*spare)(void *arg); /* a block taken and done with, or NULL */
+  ddmc__prof_hpblk *(*spare)(void *arg); /* a block taken and done with, or NULL */
   void *arg;
 } hp_sink;
 
@@ -65,7 +65,7 @@ typedef struct hp_build {
   const ddmc__mem *mem;
   const ddmc_vm_bridge *ops;
   void *data;
-  ddmc__hpout strs, head, body;
+  ddmc__prof_hpout strs, head, body;
   hp_strings s;
   hp_class *cls;
   uint32_t ncls, capcls;
@@ -87,23 +87,23 @@ typedef struct hp_build {
   size_t msglen;
 } hp_build;
 
-/* Builds a dump (hprof_dump.c): what ddmc__hprof_build does, with every finished block given to
+/* Builds a dump (hprof_dump.c): what ddmc__prof_hprof_build does, with every finished block given to
  * sink (if not NULL) as soon as nothing will change in it; *out then holds no bytes, only the
  * length and counts. JDWP thread. */
-int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, size_t msglen);
+int ddmc__prof_hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__prof_hprof **out, char *msg, size_t msglen);
 
 /* Records the first error (later ones are dropped): rc and a message. Returns rc. */
-int ddmc__hp_fail(hp_build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int ddmc__prof_hp_fail(hp_build *b, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* String id of s (1..), writing its STRING record on first use; 0 after an error. */
-uint32_t ddmc__hp_string(hp_build *b, const char *s);
+uint32_t ddmc__prof_hp_string(hp_build *b, const char *s);
 /* Reads every class through the bridge, numbers them and writes their LOAD CLASS records.
  * Inside with_world_stopped. Returns b->rc. */
-int ddmc__hp_classes(hp_build *b);
+int ddmc__prof_hp_classes(hp_build *b);
 /* The class table entry of c, or NULL. */
-hp_class *ddmc__hp_class_of(hp_build *b, ddmc_class c);
+hp_class *ddmc__prof_hp_class_of(hp_build *b, ddmc_class c);
 /* The class whose class object is ref, or NULL. */
-hp_class *ddmc__hp_class_by_object(hp_build *b, ddmc_ref ref);
-void ddmc__hp_meta_free(hp_build *b);
+hp_class *ddmc__prof_hp_class_by_object(hp_build *b, ddmc_ref ref);
+void ddmc__prof_hp_meta_free(hp_build *b);
 
 static inline unsigned ddmc__hp_type_size(uint8_t t) {
   switch (t) {
@@ -117,7 +117,7 @@ static inline unsigned ddmc__hp_type_size(uint8_t t) {
   }
 }
 
-static inline void ddmc__hp_record(ddmc__hpout *o, uint8_t tag, uint32_t len) {
+static inline void ddmc__hp_record(ddmc__prof_hpout *o, uint8_t tag, uint32_t len) {
   uint8_t *d = ddmc__hpout_room(o, 9);
   if (d == NULL) return;
   d[0] = tag;

@@ -6,7 +6,7 @@
 
 #define SEGMENT_BYTES ((uint64_t)1 << 20) /* any split is legal; Android's was 4 KiB or 128 objects */
 
-int ddmc__hprof_supported(const ddmc_vm *vm) {
+int ddmc__prof_hprof_supported(const ddmc_vm *vm) {
   const ddmc_vm_bridge *o = ddmc__bridge(vm);
   return o != NULL && o->with_world_stopped != NULL && o->for_each_object != NULL && o->for_each_root != NULL &&
          o->for_each_class != NULL && o->class_info != NULL && o->field_info != NULL && o->get_field != NULL &&
@@ -16,8 +16,8 @@ int ddmc__hprof_supported(const ddmc_vm *vm) {
 /* An object id: the VM's ref, checked to fit. */
 static uint32_t id_of(hp_build *b, ddmc_ref r) {
   if (r < DDMC__HP_SYNTHETIC) return (uint32_t)r;
-  ddmc__hp_fail(b, DDMC_EIO, "heap dump: object reference 0x%llx does not fit a 4-byte hprof id",
-                (unsigned long long)r);
+  ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: object reference 0x%llx does not fit a 4-byte hprof id",
+                     (unsigned long long)r);
   return 0;
 }
 
@@ -65,36 +65,36 @@ static void heap_switch(hp_build *b, uint32_t heap) {
 /* ---- handing finished blocks to the sink */
 
 /* o's blocks, all of them final, to the sink; o is left empty. */
-static void hand_over(hp_build *b, ddmc__hpout *o) {
-  if (ddmc__hpout_finish(o) != 0 || o->head == NULL) return;
+static void hand_over(hp_build *b, ddmc__prof_hpout *o) {
+  if (ddmc__prof_hpout_finish(o) != 0 || o->head == NULL) return;
   b->handed += ddmc__hpout_pos(o);
   b->sink->take(b->sink->arg, o->head);
   const ddmc__mem *mem = o->mem;
   uint64_t max = o->max;
-  ddmc__hpout_init(o, mem, max);
+  ddmc__prof_hpout_init(o, mem, max);
 }
 
-static int holds(const ddmc__hpblk *k, const uint8_t *p) {
+static int holds(const ddmc__prof_hpblk *k, const uint8_t *p) {
   return p != NULL && p >= k->data && p < k->data + DDMC__HPBLK_BYTES;
 }
 
 /* The body's blocks before the one being filled, up to the one whose segment length is still to
  * be written, are final. Counted in: the bytes stay where ddmc__hpout_pos counts them. */
 static void spill(hp_build *b) {
-  ddmc__hpout *o = &b->body;
-  ddmc__hpblk *first = o->head, *last = NULL;
-  for (ddmc__hpblk *k = o->head; k != o->tail && !holds(k, b->seg_len); k = k->next) last = k;
+  ddmc__prof_hpout *o = &b->body;
+  ddmc__prof_hpblk *first = o->head, *last = NULL;
+  for (ddmc__prof_hpblk *k = o->head; k != o->tail && !holds(k, b->seg_len); k = k->next) last = k;
   if (last == NULL) return;
   o->head = last->next;
   last->next = NULL;
   b->sink->take(b->sink->arg, first);
-  if (b->sink->failed(b->sink->arg)) ddmc__hp_fail(b, DDMC_EIO, "heap dump: the file could not be written");
+  if (b->sink->failed(b->sink->arg)) ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: the file could not be written");
 }
 
 /* ---- values */
 
 static void put_value(hp_build *b, uint8_t type, const ddmc_value *v) {
-  ddmc__hpout *o = &b->body;
+  ddmc__prof_hpout *o = &b->body;
   uint32_t u32;
   uint64_t u64;
   switch (type) {
@@ -137,11 +137,12 @@ static int visit_root(void *arg, const ddmc_gc_root *r) {
       [DDMC_GC_ROOT_JNI_MONITOR] = DDMC__HPROF_ROOT_JNI_MONITOR};
   if (b->rc != 0) return 1;
   if (r->object == 0 || (unsigned)r->kind >= sizeof(tags)) {
-    ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_root gave a null object or an unknown kind (%d)", (int)r->kind);
+    ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_root gave a null object or an unknown kind (%d)",
+                       (int)r->kind);
     return 1;
   }
   segment_maybe_split(b);
-  ddmc__hpout *o = &b->body;
+  ddmc__prof_hpout *o = &b->body;
   ddmc__hp_u1(o, tags[r->kind]);
   ddmc__hp_u4(o, id_of(b, r->object));
   switch (r->kind) {
@@ -167,7 +168,7 @@ static int visit_root(void *arg, const ddmc_gc_root *r) {
 /* ---- classes */
 
 static int class_dump(hp_build *b, hp_class *c) {
-  ddmc__hpout *o = &b->body;
+  ddmc__prof_hpout *o = &b->body;
   segment_maybe_split(b);
   ddmc__hp_u1(o, DDMC__HPROF_CLASS_DUMP);
   ddmc__hp_u4(o, c->id);
@@ -183,7 +184,7 @@ static int class_dump(hp_build *b, hp_class *c) {
     ddmc_value v;
     memset(&v, 0, sizeof(v));
     int rc = b->ops->get_field(b->data, 0, c->cls, f->index, &v);
-    if (rc != 0) return ddmc__hp_fail(b, DDMC_EIO, "heap dump: get_field failed for a static (JDWP error %d)", rc);
+    if (rc != 0) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: get_field failed for a static (JDWP error %d)", rc);
     ddmc__hp_u4(o, f->name);
     ddmc__hp_u1(o, f->type);
     put_value(b, f->type, &v);
@@ -199,7 +200,7 @@ static int class_dump(hp_build *b, hp_class *c) {
 /* ---- objects */
 
 static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
-  ddmc__hpout *o = &b->body;
+  ddmc__prof_hpout *o = &b->body;
   ddmc__hp_u1(o, DDMC__HPROF_INSTANCE_DUMP);
   ddmc__hp_u4(o, id_of(b, obj->ref));
   ddmc__hp_u4(o, 0);
@@ -211,8 +212,8 @@ static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_cla
       ddmc_value v;
       int rc = b->ops->get_field(b->data, obj->ref, k->cls, k->fields[i].index, &v);
       if (rc != 0) {
-        ddmc__hp_fail(b, DDMC_EIO, "heap dump: get_field failed on object 0x%llx (JDWP error %d)",
-                      (unsigned long long)obj->ref, rc);
+        ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: get_field failed on object 0x%llx (JDWP error %d)",
+                           (unsigned long long)obj->ref, rc);
         return;
       }
       put_value(b, k->fields[i].type, &v);
@@ -220,9 +221,9 @@ static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_cla
 }
 
 static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
-  ddmc__hpout *o = &b->body;
+  ddmc__prof_hpout *o = &b->body;
   if (obj->length < 0) {
-    ddmc__hp_fail(b, DDMC_EIO, "heap dump: array 0x%llx without a length", (unsigned long long)obj->ref);
+    ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: array 0x%llx without a length", (unsigned long long)obj->ref);
     return;
   }
   uint32_t n = (uint32_t)obj->length;
@@ -235,7 +236,7 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
   else
     ddmc__hp_u1(o, c->elem);
   if (c->elem != HT_OBJECT && obj->elements != NULL) {
-    ddmc__hp_elements(o, obj->elements, n, ddmc__hp_type_size(c->elem));
+    ddmc__prof_hp_elements(o, obj->elements, n, ddmc__hp_type_size(c->elem));
     return;
   }
   const uint32_t batch = sizeof(b->vals) / sizeof(b->vals[0]);
@@ -243,8 +244,8 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
     int32_t k = (int32_t)DDMC__MIN(batch, n - first);
     int rc = b->ops->array_get(b->data, obj->ref, (int32_t)first, k, b->vals);
     if (rc != 0) {
-      ddmc__hp_fail(b, DDMC_EIO, "heap dump: array_get failed on array 0x%llx (JDWP error %d)",
-                    (unsigned long long)obj->ref, rc);
+      ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: array_get failed on array 0x%llx (JDWP error %d)",
+                         (unsigned long long)obj->ref, rc);
       return;
     }
     for (int32_t i = 0; i < k; i++) put_value(b, c->elem, &b->vals[i]);
@@ -254,14 +255,15 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
 static int visit_object(void *arg, const ddmc_heap_object *obj) {
   hp_build *b = arg;
   if (b->rc != 0 || b->body.err != 0) return 1;
-  hp_class *c = ddmc__hp_class_of(b, obj->cls);
+  hp_class *c = ddmc__prof_hp_class_of(b, obj->cls);
   if (c == NULL || obj->ref == 0) {
-    ddmc__hp_fail(b, DDMC_EIO, "heap dump: object 0x%llx is null or of a class for_each_class does not list",
-                  (unsigned long long)obj->ref);
+    ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: object 0x%llx is null or of a class for_each_class does not list",
+                       (unsigned long long)obj->ref);
     return 1;
   }
   /* A class object: its CLASS DUMP is written already, under the same id. */
-  if (b->class_class >= 0 && c == &b->cls[b->class_class] && ddmc__hp_class_by_object(b, obj->ref) != NULL) return 0;
+  if (b->class_class >= 0 && c == &b->cls[b->class_class] && ddmc__prof_hp_class_by_object(b, obj->ref) != NULL)
+    return 0;
   segment_maybe_split(b);
   heap_switch(b, obj->heap_id);
   if (c->elem != 0)
@@ -275,19 +277,19 @@ static int visit_object(void *arg, const ddmc_heap_object *obj) {
 
 /* ---- the driver */
 
-static int out_error(hp_build *b, ddmc__hpout *o) {
+static int out_error(hp_build *b, ddmc__prof_hpout *o) {
   if (o->err == DDMC_ETOOBIG)
-    return ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
-                         (unsigned long long)(b->vm->prof.cfg.hprof_max_bytes >> 20));
-  if (o->err != 0) return ddmc__hp_fail(b, o->err, "heap dump: %s", ddmc_strerror(o->err));
+    return ddmc__prof_hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
+                              (unsigned long long)(b->vm->prof.cfg.hprof_max_bytes >> 20));
+  if (o->err != 0) return ddmc__prof_hp_fail(b, o->err, "heap dump: %s", ddmc_strerror(o->err));
   return 0;
 }
 
 /* Runs with the world stopped. */
 static int build_stopped(void *arg) {
   hp_build *b = arg;
-  if (ddmc__hp_classes(b) != 0) return b->rc;
-  for (int i = 0; i < 4; i++) b->heap_name[i] = ddmc__hp_string(b, heap_names[i]);
+  if (ddmc__prof_hp_classes(b) != 0) return b->rc;
+  for (int i = 0; i < 4; i++) b->heap_name[i] = ddmc__prof_hp_string(b, heap_names[i]);
   ddmc__hp_record(&b->head, DDMC__HPROF_STACK_TRACE, 12);
   for (int i = 0; i < 3; i++) ddmc__hp_u4(&b->head, 0);
   if (b->sink != NULL && out_error(b, &b->strs) == 0 && out_error(b, &b->head) == 0) {
@@ -296,11 +298,11 @@ static int build_stopped(void *arg) {
   }
   segment_open(b);
   int rc = b->ops->for_each_root(b->data, visit_root, b);
-  if (rc != 0 && b->rc == 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_root failed (JDWP error %d)", rc);
+  if (rc != 0 && b->rc == 0) ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_root failed (JDWP error %d)", rc);
   for (uint32_t i = 0; i < b->ncls && b->rc == 0 && b->body.err == 0; i++) class_dump(b, &b->cls[i]);
   if (b->rc == 0 && b->body.err == 0) {
     rc = b->ops->for_each_object(b->data, visit_object, b);
-    if (rc != 0 && b->rc == 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_object failed (JDWP error %d)", rc);
+    if (rc != 0 && b->rc == 0) ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_object failed (JDWP error %d)", rc);
   }
   segment_close(b);
   ddmc__hp_record(&b->body, DDMC__HPROF_HEAP_DUMP_END, 0);
@@ -310,9 +312,9 @@ static int build_stopped(void *arg) {
   return b->rc;
 }
 
-static void write_header(ddmc__hpout *o) {
+static void write_header(ddmc__prof_hpout *o) {
   static const char magic[] = "JAVA PROFILE 1.0.3";
-  ddmc__hp_bytes(o, magic, sizeof(magic)); /* with its NUL */
+  ddmc__prof_hp_bytes(o, magic, sizeof(magic)); /* with its NUL */
   ddmc__hp_u4(o, 4);
   ddmc__hp_u8(o, (uint64_t)ddmc__wall_ms());
 }
@@ -326,20 +328,20 @@ static void count(ddmc_vm *vm, int rc, uint64_t bytes) {
   atomic_fetch_add(&vm->prof.st_hprof_bytes, bytes);
 }
 
-int ddmc__hprof_build(ddmc_vm *vm, ddmc__hprof **out, char *msg, size_t msglen) {
-  return ddmc__hp_build(vm, NULL, out, msg, msglen);
+int ddmc__prof_hprof_build(ddmc_vm *vm, ddmc__prof_hprof **out, char *msg, size_t msglen) {
+  return ddmc__prof_hp_build(vm, NULL, out, msg, msglen);
 }
 
-int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, size_t msglen) {
+int ddmc__prof_hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__prof_hprof **out, char *msg, size_t msglen) {
   *out = NULL;
   if (msglen > 0) msg[0] = 0;
-  if (!ddmc__hprof_supported(vm)) {
+  if (!ddmc__prof_hprof_supported(vm)) {
     snprintf(msg, msglen, "hprof dumps not supported in this VM");
     count(vm, DDMC_ENOTSUP, 0);
     return DDMC_ENOTSUP;
   }
   hp_build *b = ddmc__calloc(&vm->mem, 1, sizeof(*b));
-  ddmc__hprof *h = ddmc__calloc(&vm->mem, 1, sizeof(*h));
+  ddmc__prof_hprof *h = ddmc__calloc(&vm->mem, 1, sizeof(*h));
   if (b == NULL || h == NULL) {
     ddmc__free(&vm->mem, b);
     ddmc__free(&vm->mem, h);
@@ -357,9 +359,9 @@ int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, siz
   b->msg = msg;
   b->msglen = msglen;
   /* One cap for the three parts: each may take it all, and the sum is checked once joined. */
-  ddmc__hpout_init(&b->strs, &vm->mem, max);
-  ddmc__hpout_init(&b->head, &vm->mem, max);
-  ddmc__hpout_init(&b->body, &vm->mem, max);
+  ddmc__prof_hpout_init(&b->strs, &vm->mem, max);
+  ddmc__prof_hpout_init(&b->head, &vm->mem, max);
+  ddmc__prof_hpout_init(&b->body, &vm->mem, max);
   if (sink != NULL) {
     b->body.spare = sink->spare;
     b->body.spare_arg = sink->arg;
@@ -367,17 +369,18 @@ int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, siz
   ddmc__buf_init(&b->s.chars, &vm->mem, UINT32_MAX);
   write_header(&b->strs);
   int rc = b->ops->with_world_stopped(b->data, build_stopped, b);
-  if (b->rc == 0 && rc != 0) ddmc__hp_fail(b, DDMC_EIO, "heap dump: the VM could not stop its threads (error %d)", rc);
+  if (b->rc == 0 && rc != 0)
+    ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: the VM could not stop its threads (error %d)", rc);
   if (b->rc == 0) {
-    ddmc__hpout_finish(&b->strs);
-    ddmc__hpout_finish(&b->head);
-    ddmc__hpout_finish(&b->body);
-    ddmc__hpout_append(&b->strs, &b->head);
-    ddmc__hpout_append(&b->strs, &b->body);
+    ddmc__prof_hpout_finish(&b->strs);
+    ddmc__prof_hpout_finish(&b->head);
+    ddmc__prof_hpout_finish(&b->body);
+    ddmc__prof_hpout_append(&b->strs, &b->head);
+    ddmc__prof_hpout_append(&b->strs, &b->body);
     h->len = b->handed + ddmc__hpout_pos(&b->strs);
     if (h->len > max)
-      ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
-                    (unsigned long long)(max >> 20));
+      ddmc__prof_hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
+                         (unsigned long long)(max >> 20));
     else if (out_error(b, &b->strs) == 0 && sink != NULL)
       hand_over(b, &b->strs);
   }
@@ -387,21 +390,21 @@ int ddmc__hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__hprof **out, char *msg, siz
   h->classes = b->ncls;
   h->roots = b->roots;
   memset(&b->strs, 0, sizeof(b->strs));
-  ddmc__hpout_free(&b->head);
-  ddmc__hpout_free(&b->body);
-  ddmc__hp_meta_free(b);
+  ddmc__prof_hpout_free(&b->head);
+  ddmc__prof_hpout_free(&b->body);
+  ddmc__prof_hp_meta_free(b);
   ddmc__free(&vm->mem, b);
   count(vm, rc, h->len);
   if (rc != 0) {
-    ddmc__hprof_free(vm, h);
+    ddmc__prof_hprof_free(vm, h);
     return rc;
   }
   *out = h;
   return 0;
 }
 
-void ddmc__hprof_free(ddmc_vm *vm, ddmc__hprof *h) {
+void ddmc__prof_hprof_free(ddmc_vm *vm, ddmc__prof_hprof *h) {
   if (h == NULL) return;
-  ddmc__hpout_free(&h->out);
+  ddmc__prof_hpout_free(&h->out);
   ddmc__free(&vm->mem, h);
 }

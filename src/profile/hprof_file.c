@@ -20,14 +20,14 @@
 typedef struct writer {
   pthread_mutex_t lock;
   pthread_cond_t cv;
-  ddmc__hpblk *head, *tail; /* handed over, not written yet */
+  ddmc__prof_hpblk *head, *tail; /* handed over, not written yet */
   int closed;               /* no more blocks will come */
   int threaded;
   pthread_t th;
   int fd;
   const ddmc__mem *mem;
   atomic_int err;     /* errno of the first failed write */
-  ddmc__hpblk *spare; /* written, kept for the build's next blocks (at most SPARE_BLOCKS) */
+  ddmc__prof_hpblk *spare; /* written, kept for the build's next blocks (at most SPARE_BLOCKS) */
   int nspare;
 } writer;
 
@@ -35,7 +35,7 @@ typedef struct writer {
  * memory, few enough to stay in the cache. */
 #define SPARE_BLOCKS 8
 
-static void recycle(writer *w, ddmc__hpblk *k) {
+static void recycle(writer *w, ddmc__prof_hpblk *k) {
   pthread_mutex_lock(&w->lock);
   if (w->nspare < SPARE_BLOCKS) {
     k->next = w->spare;
@@ -47,10 +47,10 @@ static void recycle(writer *w, ddmc__hpblk *k) {
   if (k != NULL) ddmc__big_free(w->mem, k, sizeof(*k) + DDMC__HPBLK_BYTES);
 }
 
-static ddmc__hpblk *spare(void *arg) {
+static ddmc__prof_hpblk *spare(void *arg) {
   writer *w = arg;
   pthread_mutex_lock(&w->lock);
-  ddmc__hpblk *k = w->spare;
+  ddmc__prof_hpblk *k = w->spare;
   if (k != NULL) {
     w->spare = k->next;
     w->nspare--;
@@ -59,8 +59,8 @@ static ddmc__hpblk *spare(void *arg) {
   return k;
 }
 
-static void put(writer *w, ddmc__hpblk *chain) {
-  for (ddmc__hpblk *k = chain, *next; k != NULL; k = next) {
+static void put(writer *w, ddmc__prof_hpblk *chain) {
+  for (ddmc__prof_hpblk *k = chain, *next; k != NULL; k = next) {
     next = k->next;
     const uint8_t *p = k->data;
     size_t n = k->len;
@@ -86,7 +86,7 @@ static void *run(void *arg) {
   pthread_mutex_lock(&w->lock);
   for (;;) {
     while (w->head == NULL && !w->closed) pthread_cond_wait(&w->cv, &w->lock);
-    ddmc__hpblk *chain = w->head;
+    ddmc__prof_hpblk *chain = w->head;
     w->head = w->tail = NULL;
     if (chain == NULL) break; /* closed and drained */
     pthread_mutex_unlock(&w->lock);
@@ -97,13 +97,13 @@ static void *run(void *arg) {
   return NULL;
 }
 
-static void take(void *arg, ddmc__hpblk *chain) {
+static void take(void *arg, ddmc__prof_hpblk *chain) {
   writer *w = arg;
   if (!w->threaded) {
     put(w, chain);
     return;
   }
-  ddmc__hpblk *last = chain;
+  ddmc__prof_hpblk *last = chain;
   while (last->next != NULL) last = last->next;
   pthread_mutex_lock(&w->lock);
   if (w->tail != NULL)
@@ -117,7 +117,7 @@ static void take(void *arg, ddmc__hpblk *chain) {
 
 static int failed(void *arg) { return atomic_load_explicit(&((writer *)arg)->err, memory_order_relaxed) != 0; }
 
-int ddmc__hprof_write(ddmc_vm *vm, int fd, ddmc__hprof **out, int *werr, char *msg, size_t msglen) {
+int ddmc__prof_hprof_write(ddmc_vm *vm, int fd, ddmc__prof_hprof **out, int *werr, char *msg, size_t msglen) {
   writer w;
   memset(&w, 0, sizeof(w));
   w.fd = fd;
@@ -127,7 +127,7 @@ int ddmc__hprof_write(ddmc_vm *vm, int fd, ddmc__hprof **out, int *werr, char *m
   pthread_cond_init(&w.cv, NULL);
   w.threaded = pthread_create(&w.th, NULL, run, &w) == 0;
   hp_sink sink = {take, failed, spare, &w};
-  int rc = ddmc__hp_build(vm, &sink, out, msg, msglen);
+  int rc = ddmc__prof_hp_build(vm, &sink, out, msg, msglen);
   if (w.threaded) {
     pthread_mutex_lock(&w.lock);
     w.closed = 1;
@@ -135,7 +135,7 @@ int ddmc__hprof_write(ddmc_vm *vm, int fd, ddmc__hprof **out, int *werr, char *m
     pthread_mutex_unlock(&w.lock);
     pthread_join(w.th, NULL);
   }
-  for (ddmc__hpblk *k = w.spare, *next; k != NULL; k = next) {
+  for (ddmc__prof_hpblk *k = w.spare, *next; k != NULL; k = next) {
     next = k->next;
     ddmc__big_free(w.mem, k, sizeof(*k) + DDMC__HPBLK_BYTES);
   }

@@ -5,7 +5,7 @@
 
 #include "profile/hprof_build.h"
 
-int ddmc__hp_fail(hp_build *b, int rc, const char *fmt, ...) {
+int ddmc__prof_hp_fail(hp_build *b, int rc, const char *fmt, ...) {
   if (b->rc != 0) return b->rc;
   b->rc = rc;
   va_list ap;
@@ -49,12 +49,12 @@ static int strings_grow(hp_build *b) {
   return 0;
 }
 
-uint32_t ddmc__hp_string(hp_build *b, const char *s) {
+uint32_t ddmc__prof_hp_string(hp_build *b, const char *s) {
   hp_strings *t = &b->s;
   if (b->rc != 0) return 0;
   if (s == NULL) s = "";
   if (strings_grow(b) != 0) {
-    ddmc__hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for its strings");
+    ddmc__prof_hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for its strings");
     return 0;
   }
   uint32_t j = hash_str(s) & (t->hcap - 1);
@@ -62,20 +62,20 @@ uint32_t ddmc__hp_string(hp_build *b, const char *s) {
     if (strcmp((const char *)t->chars.p + t->off[id - 1], s) == 0) return id;
   size_t n = strlen(s);
   if (t->chars.len > UINT32_MAX - n - 1 || n > UINT32_MAX - 4) {
-    ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump: too many names");
+    ddmc__prof_hp_fail(b, DDMC_ETOOBIG, "heap dump: too many names");
     return 0;
   }
   uint32_t off = (uint32_t)t->chars.len;
   ddmc_buf_put_bytes(&t->chars, s, n + 1);
   if (t->chars.err != 0) {
-    ddmc__hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for its strings");
+    ddmc__prof_hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for its strings");
     return 0;
   }
   t->off[t->n++] = off;
   t->hash[j] = t->n;
   ddmc__hp_record(&b->strs, DDMC__HPROF_STRING, 4 + (uint32_t)n);
   ddmc__hp_u4(&b->strs, t->n);
-  ddmc__hp_bytes(&b->strs, s, n);
+  ddmc__prof_hp_bytes(&b->strs, s, n);
   return t->n;
 }
 
@@ -92,14 +92,14 @@ static int index_put(uint32_t *h, uint32_t hcap, uint64_t key, uint32_t idx, con
   return 0;
 }
 
-hp_class *ddmc__hp_class_of(hp_build *b, ddmc_class c) {
+hp_class *ddmc__prof_hp_class_of(hp_build *b, ddmc_class c) {
   uint32_t j = hash_u64(c) & (b->hcap - 1);
   for (uint32_t i; (i = b->by_class[j]) != 0; j = (j + 1) & (b->hcap - 1))
     if (b->cls[i - 1].cls == c) return &b->cls[i - 1];
   return NULL;
 }
 
-hp_class *ddmc__hp_class_by_object(hp_build *b, ddmc_ref ref) {
+hp_class *ddmc__prof_hp_class_by_object(hp_build *b, ddmc_ref ref) {
   uint32_t j = hash_u64(ref) & (b->hcap - 1);
   for (uint32_t i; (i = b->by_obj[j]) != 0; j = (j + 1) & (b->hcap - 1))
     if (b->cls[i - 1].id == ref) return &b->cls[i - 1];
@@ -109,11 +109,11 @@ hp_class *ddmc__hp_class_by_object(hp_build *b, ddmc_ref ref) {
 static int add_class(void *arg, ddmc_class c) {
   hp_build *b = arg;
   if (b->ncls == DDMC__HP_MAX_CLASSES)
-    return ddmc__hp_fail(b, DDMC_ETOOBIG, "heap dump: more than %u classes", DDMC__HP_MAX_CLASSES) != 0;
+    return ddmc__prof_hp_fail(b, DDMC_ETOOBIG, "heap dump: more than %u classes", DDMC__HP_MAX_CLASSES) != 0;
   if (b->ncls == b->capcls) {
     uint32_t ncap = b->capcls ? b->capcls * 2 : 256;
     hp_class *n = ddmc__realloc(b->mem, b->cls, (size_t)ncap * sizeof(*n));
-    if (n == NULL) return ddmc__hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table") != 0;
+    if (n == NULL) return ddmc__prof_hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table") != 0;
     b->cls = n;
     b->capcls = ncap;
   }
@@ -173,42 +173,42 @@ static int pretty_name(const char *sig, char *out, size_t cap) {
 static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
   int rc = b->ops->class_info(b->data, c->cls, ci);
   if (rc != 0 || ci->signature == NULL)
-    return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class_info failed for a listed class (JDWP error %d)", rc);
+    return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: class_info failed for a listed class (JDWP error %d)", rc);
   if (ci->nfields > DDMC__HPROF_MAX_FIELDS)
-    return ddmc__hp_fail(b, DDMC_EIO, "heap dump: class %s has %u fields (hprof holds at most 65535)", ci->signature,
-                         ci->nfields);
+    return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: class %s has %u fields (hprof holds at most 65535)",
+                              ci->signature, ci->nfields);
   char name[1024];
   if (pretty_name(ci->signature, name, sizeof name) != 0)
-    return ddmc__hp_fail(b, DDMC_EIO, "heap dump: a class name longer than 1 KiB");
-  c->name = ddmc__hp_string(b, name);
+    return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: a class name longer than 1 KiB");
+  c->name = ddmc__prof_hp_string(b, name);
   c->loader = ci->loader;
   if (ci->signature[0] == '[') c->elem = basic_type(ci->signature[1]);
   if (ci->class_object != 0) {
     if (ci->class_object >= DDMC__HP_SYNTHETIC)
-      return ddmc__hp_fail(b, DDMC_EIO, "heap dump: the class object of %s does not fit a 4-byte hprof id",
-                           ci->signature);
+      return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: the class object of %s does not fit a 4-byte hprof id",
+                                ci->signature);
     c->id = (uint32_t)ci->class_object;
   }
   if (strcmp(ci->signature, "Ljava/lang/Class;") == 0) b->class_class = (int32_t)(c - b->cls);
   if (ci->nfields == 0) return b->rc;
   c->fields = ddmc__calloc(b->mem, ci->nfields, sizeof(hp_field));
-  if (c->fields == NULL) return ddmc__hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table");
+  if (c->fields == NULL) return ddmc__prof_hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table");
   /* Two passes so instance fields come first, statics after, each in declaration order. */
   for (int statics = 0; statics < 2 && b->rc == 0; statics++)
     for (uint32_t i = 0; i < ci->nfields && b->rc == 0; i++) {
       ddmc_field_info fi;
       memset(&fi, 0, sizeof(fi));
       if ((rc = b->ops->field_info(b->data, c->cls, i, &fi)) != 0 || fi.signature == NULL)
-        return ddmc__hp_fail(b, DDMC_EIO, "heap dump: field_info failed for %s field %u (JDWP error %d)", ci->signature,
-                             i, rc);
+        return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: field_info failed for %s field %u (JDWP error %d)",
+                                  ci->signature, i, rc);
       if (((fi.modifiers & DDMC_ACC_STATIC) != 0) != statics) continue;
       hp_field *f = &c->fields[c->ninst + c->nstat];
       f->index = i;
       f->type = basic_type(fi.signature[0]);
       if (f->type == 0)
-        return ddmc__hp_fail(b, DDMC_EIO, "heap dump: field %s of %s has signature '%s'", fi.name ? fi.name : "?",
-                             ci->signature, fi.signature);
-      f->name = ddmc__hp_string(b, fi.name);
+        return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: field %s of %s has signature '%s'", fi.name ? fi.name : "?",
+                                  ci->signature, fi.signature);
+      f->name = ddmc__prof_hp_string(b, fi.name);
       if (statics)
         c->nstat++;
       else
@@ -223,26 +223,26 @@ static int instance_bytes(hp_build *b, hp_class *c) {
   uint64_t n = 0;
   uint32_t steps = 0;
   for (hp_class *k = c; k != NULL; k = k->super >= 0 ? &b->cls[k->super] : NULL) {
-    if (++steps > b->ncls) return ddmc__hp_fail(b, DDMC_EIO, "heap dump: the superclasses form a cycle");
+    if (++steps > b->ncls) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: the superclasses form a cycle");
     for (uint32_t i = 0; i < k->ninst; i++) n += ddmc__hp_type_size(k->fields[i].type);
   }
-  if (n > UINT32_MAX) return ddmc__hp_fail(b, DDMC_EIO, "heap dump: an instance over 4 GiB");
+  if (n > UINT32_MAX) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: an instance over 4 GiB");
   c->inst_bytes = (uint32_t)n;
   return 0;
 }
 
-int ddmc__hp_classes(hp_build *b) {
+int ddmc__prof_hp_classes(hp_build *b) {
   int rc = b->ops->for_each_class(b->data, add_class, b);
   if (b->rc != 0) return b->rc;
-  if (rc != 0) return ddmc__hp_fail(b, DDMC_EIO, "heap dump: for_each_class failed (JDWP error %d)", rc);
+  if (rc != 0) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_class failed (JDWP error %d)", rc);
   b->hcap = 16;
   while (b->hcap < b->ncls * 2) b->hcap <<= 1;
   b->by_class = ddmc__calloc(b->mem, b->hcap, sizeof(uint32_t));
   b->by_obj = ddmc__calloc(b->mem, b->hcap, sizeof(uint32_t));
   if (b->by_class == NULL || b->by_obj == NULL)
-    return ddmc__hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table");
+    return ddmc__prof_hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table");
   ddmc_class *supers = ddmc__calloc(b->mem, b->ncls ? b->ncls : 1, sizeof(ddmc_class));
-  if (supers == NULL) return ddmc__hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table");
+  if (supers == NULL) return ddmc__prof_hp_fail(b, DDMC_ENOMEM, "heap dump: out of memory for the class table");
   uint32_t synthetic = 0;
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) {
     hp_class *c = &b->cls[i];
@@ -253,13 +253,13 @@ int ddmc__hp_classes(hp_build *b) {
     if (c->id == 0) c->id = DDMC__HP_SYNTHETIC + synthetic++;
     if (index_put(b->by_class, b->hcap, c->cls, i, b->cls, 0) != 0 ||
         index_put(b->by_obj, b->hcap, c->id, i, b->cls, 1) != 0)
-      ddmc__hp_fail(b, DDMC_EIO, "heap dump: class %s listed twice, or sharing its class object", ci.signature);
+      ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: class %s listed twice, or sharing its class object", ci.signature);
   }
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) {
     if (supers[i] == 0) continue;
-    hp_class *s = ddmc__hp_class_of(b, supers[i]);
+    hp_class *s = ddmc__prof_hp_class_of(b, supers[i]);
     if (s == NULL)
-      ddmc__hp_fail(b, DDMC_EIO, "heap dump: a superclass that for_each_class does not list");
+      ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: a superclass that for_each_class does not list");
     else
       b->cls[i].super = (int32_t)(s - b->cls);
   }
@@ -275,7 +275,7 @@ int ddmc__hp_classes(hp_build *b) {
   return b->rc;
 }
 
-void ddmc__hp_meta_free(hp_build *b) {
+void ddmc__prof_hp_meta_free(hp_build *b) {
   for (uint32_t i = 0; i < b->ncls; i++) ddmc__free(b->mem, b->cls[i].fields);
   ddmc__free(b->mem, b->cls);
   ddmc__free(b->mem, b->by_class);

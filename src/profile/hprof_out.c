@@ -1,14 +1,14 @@
 /* See hprof_out.h. */
 #include "profile/hprof_out.h"
 
-void ddmc__hpout_init(ddmc__hpout *o, const ddmc__mem *mem, uint64_t max) {
+void ddmc__prof_hpout_init(ddmc__prof_hpout *o, const ddmc__mem *mem, uint64_t max) {
   memset(o, 0, sizeof(*o));
   o->mem = mem;
   o->max = max;
 }
 
-void ddmc__hpout_free(ddmc__hpout *o) {
-  for (ddmc__hpblk *b = o->head, *next; b != NULL; b = next) {
+void ddmc__prof_hpout_free(ddmc__prof_hpout *o) {
+  for (ddmc__prof_hpblk *b = o->head, *next; b != NULL; b = next) {
     next = b->next;
     ddmc__big_free(o->mem, b, sizeof(*b) + DDMC__HPBLK_BYTES);
   }
@@ -17,7 +17,7 @@ void ddmc__hpout_free(ddmc__hpout *o) {
   o->base = 0;
 }
 
-uint8_t *ddmc__hpout_grow(ddmc__hpout *o, size_t n) {
+uint8_t *ddmc__prof_hpout_grow(ddmc__prof_hpout *o, size_t n) {
   if (o->err != 0) return NULL;
   uint64_t pos = ddmc__hpout_pos(o);
   if (n > DDMC__HPBLK_BYTES || pos + n > o->max) {
@@ -25,7 +25,7 @@ uint8_t *ddmc__hpout_grow(ddmc__hpout *o, size_t n) {
     o->p = o->end; /* every later write takes this path and fails */
     return NULL;
   }
-  ddmc__hpblk *b = o->spare != NULL ? o->spare(o->spare_arg) : NULL;
+  ddmc__prof_hpblk *b = o->spare != NULL ? o->spare(o->spare_arg) : NULL;
   if (b == NULL) b = ddmc__big_alloc(o->mem, sizeof(*b) + DDMC__HPBLK_BYTES);
   if (b == NULL) {
     o->err = DDMC_ENOMEM;
@@ -47,12 +47,12 @@ uint8_t *ddmc__hpout_grow(ddmc__hpout *o, size_t n) {
   return b->data;
 }
 
-void ddmc__hp_bytes(ddmc__hpout *o, const void *p, size_t n) {
+void ddmc__prof_hp_bytes(ddmc__prof_hpout *o, const void *p, size_t n) {
   const uint8_t *s = p;
   while (n > 0 && o->err == 0) {
     size_t room = (size_t)(o->end - o->p);
     if (room == 0) {
-      if (ddmc__hpout_grow(o, 0) == NULL) return;
+      if (ddmc__prof_hpout_grow(o, 0) == NULL) return;
       continue;
     }
     size_t k = DDMC__MIN(room, n);
@@ -92,20 +92,20 @@ static void swap_into(uint8_t *d, const uint8_t *s, size_t count, unsigned width
   }
 }
 
-void ddmc__hp_elements(ddmc__hpout *o, const void *p, size_t count, unsigned width) {
+void ddmc__prof_hp_elements(ddmc__prof_hpout *o, const void *p, size_t count, unsigned width) {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   count *= width;
   width = 1;
 #endif
   if (width == 1) {
-    ddmc__hp_bytes(o, p, count);
+    ddmc__prof_hp_bytes(o, p, count);
     return;
   }
   const uint8_t *s = p;
   while (count > 0 && o->err == 0) {
     size_t fit = (size_t)(o->end - o->p) / width;
     if (fit == 0) {
-      if (ddmc__hpout_grow(o, 0) == NULL) return;
+      if (ddmc__prof_hpout_grow(o, 0) == NULL) return;
       /* a block boundary may split an element: the rest of the old block stays unused */
       continue;
     }
@@ -117,12 +117,12 @@ void ddmc__hp_elements(ddmc__hpout *o, const void *p, size_t count, unsigned wid
   }
 }
 
-int ddmc__hpout_finish(ddmc__hpout *o) {
+int ddmc__prof_hpout_finish(ddmc__prof_hpout *o) {
   if (o->tail != NULL) o->tail->len = (size_t)(o->p - o->tail->data);
   return o->err;
 }
 
-void ddmc__hpout_append(ddmc__hpout *dst, ddmc__hpout *src) {
+void ddmc__prof_hpout_append(ddmc__prof_hpout *dst, ddmc__prof_hpout *src) {
   if (src->head == NULL) return;
   uint64_t dst_total = ddmc__hpout_pos(dst);
   if (dst->tail != NULL) {

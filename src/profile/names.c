@@ -7,22 +7,22 @@
 
 #define MAX_LINES (1u << 20) /* a line table longer than this is cut (its tail is never asked for) */
 
-void ddmc__names_init(ddmc__names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data) {
+void ddmc__prof_names_init(ddmc__prof_names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data) {
   memset(n, 0, sizeof(*n));
   n->mem = mem;
   n->ops = ops;
   n->data = data;
 }
 
-void ddmc__names_free(ddmc__names *n) {
+void ddmc__prof_names_free(ddmc__prof_names *n) {
   for (uint32_t i = 0; i < n->ncls; i++) {
-    ddmc__nclass *c = n->cls[i];
+    ddmc__prof_nclass *c = n->cls[i];
     ddmc__free(n->mem, c->sig);
     ddmc__free(n->mem, c->file);
     ddmc__free(n->mem, c);
   }
   for (uint32_t i = 0; i < n->nmeth; i++) {
-    ddmc__nmethod *m = n->meth[i];
+    ddmc__prof_nmethod *m = n->meth[i];
     ddmc__free(n->mem, m->name);
     ddmc__free(n->mem, m->sig);
     ddmc__free(n->mem, m->lidx);
@@ -71,20 +71,20 @@ static int vec_push(const ddmc__mem *mem, void ***v, uint32_t *n, uint32_t *cap,
   return 0;
 }
 
-static uint32_t cls_key(void *e) { return mix(((ddmc__nclass *)e)->c, 0); }
-static uint32_t meth_key(void *e) { return mix(((ddmc__nmethod *)e)->c, ((ddmc__nmethod *)e)->m); }
+static uint32_t cls_key(void *e) { return mix(((ddmc__prof_nclass *)e)->c, 0); }
+static uint32_t meth_key(void *e) { return mix(((ddmc__prof_nmethod *)e)->c, ((ddmc__prof_nmethod *)e)->m); }
 
 static char *dup_or(const ddmc__mem *mem, const char *s, const char *dflt) { return ddmc__strdup(mem, s ? s : dflt); }
 
-ddmc__nclass *ddmc__names_class(ddmc__names *n, ddmc_class c) {
+ddmc__prof_nclass *ddmc__prof_names_class(ddmc__prof_names *n, ddmc_class c) {
   uint32_t h = mix(c, 0);
   if (n->cls_hcap)
     for (uint32_t k = h & (n->cls_hcap - 1); n->cls_hash[k]; k = (k + 1) & (n->cls_hcap - 1))
-      if (((ddmc__nclass *)n->cls[n->cls_hash[k] - 1])->c == c) return n->cls[n->cls_hash[k] - 1];
+      if (((ddmc__prof_nclass *)n->cls[n->cls_hash[k] - 1])->c == c) return n->cls[n->cls_hash[k] - 1];
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
   int ok = n->ops && n->ops->class_info && c != 0 && n->ops->class_info(n->data, c, &ci) == 0;
-  ddmc__nclass *e = ddmc__calloc(n->mem, 1, sizeof(*e));
+  ddmc__prof_nclass *e = ddmc__calloc(n->mem, 1, sizeof(*e));
   if (e == NULL) return NULL;
   e->c = c;
   e->idx[0] = e->idx[1] = -1;
@@ -101,7 +101,7 @@ ddmc__nclass *ddmc__names_class(ddmc__names *n, ddmc_class c) {
 }
 
 typedef struct lines_arg {
-  ddmc__nmethod *m;
+  ddmc__prof_nmethod *m;
   const ddmc__mem *mem;
   uint32_t cap;
   int err;
@@ -109,7 +109,7 @@ typedef struct lines_arg {
 
 static int on_line(void *arg, int64_t index, int32_t line) {
   lines_arg *a = arg;
-  ddmc__nmethod *m = a->m;
+  ddmc__prof_nmethod *m = a->m;
   if (m->nlines == MAX_LINES) return 1;
   if (m->nlines == a->cap) {
     uint32_t c = a->cap ? a->cap * 2 : 16;
@@ -126,19 +126,19 @@ static int on_line(void *arg, int64_t index, int32_t line) {
   return 0;
 }
 
-ddmc__nmethod *ddmc__names_method(ddmc__names *n, ddmc_class c, uint32_t mi) {
+ddmc__prof_nmethod *ddmc__prof_names_method(ddmc__prof_names *n, ddmc_class c, uint32_t mi) {
   uint32_t h = mix(c, mi);
   if (n->meth_hcap)
     for (uint32_t k = h & (n->meth_hcap - 1); n->meth_hash[k]; k = (k + 1) & (n->meth_hcap - 1)) {
-      ddmc__nmethod *e = n->meth[n->meth_hash[k] - 1];
+      ddmc__prof_nmethod *e = n->meth[n->meth_hash[k] - 1];
       if (e->c == c && e->m == mi) return e;
     }
-  ddmc__nclass *cls = ddmc__names_class(n, c);
+  ddmc__prof_nclass *cls = ddmc__prof_names_class(n, c);
   if (cls == NULL) return NULL;
   ddmc_method_info info;
   memset(&info, 0, sizeof(info));
   int ok = n->ops && n->ops->method_info && c != 0 && n->ops->method_info(n->data, c, mi, &info) == 0;
-  ddmc__nmethod *e = ddmc__calloc(n->mem, 1, sizeof(*e));
+  ddmc__prof_nmethod *e = ddmc__calloc(n->mem, 1, sizeof(*e));
   if (e == NULL) return NULL;
   e->c = c;
   e->m = mi;
@@ -161,7 +161,7 @@ ddmc__nmethod *ddmc__names_method(ddmc__names *n, ddmc_class c, uint32_t mi) {
   return e;
 }
 
-int32_t ddmc__names_line(const ddmc__nmethod *m, int64_t index) {
+int32_t ddmc__prof_names_line(const ddmc__prof_nmethod *m, int64_t index) {
   if (m->native || index < 0) return -2;
   if (m->nlines == 0 || index < m->lidx[0]) return -1;
   uint32_t lo = 0, hi = m->nlines; /* the last entry with lidx <= index */
@@ -190,7 +190,7 @@ static const char *prim_name(char c) {
   }
 }
 
-char *ddmc__descriptor_to_dotted(const char *desc, char *out, size_t cap) {
+char *ddmc__prof_descriptor_to_dotted(const char *desc, char *out, size_t cap) {
   if (cap == 0) return out;
   size_t dims = 0;
   while (desc[dims] == '[') dims++;

@@ -7,17 +7,17 @@
 
 #include "common.h"
 
-typedef struct ddmc__nclass {
+typedef struct ddmc__prof_nclass {
   ddmc_class c;
   char *sig;      /* the VM descriptor ("Ljava/lang/String;", "[I"); "?" when the bridge fails */
   char *file;     /* source file, "" when none */
   int32_t idx[2]; /* for the user (REAL's string indexes); -1 until set */
-} ddmc__nclass;
+} ddmc__prof_nclass;
 
-typedef struct ddmc__nmethod {
+typedef struct ddmc__prof_nmethod {
   ddmc_class c;
   uint32_t m;
-  const ddmc__nclass *cls;
+  const ddmc__prof_nclass *cls;
   char *name;    /* "?" when the bridge fails */
   char *sig;     /* "()V" form; "?" when unknown */
   int native;    /* DDMC_ACC_NATIVE */
@@ -25,30 +25,30 @@ typedef struct ddmc__nmethod {
   int32_t *lline;
   uint32_t nlines;
   int32_t idx; /* for the user; -1 until set */
-} ddmc__nmethod;
+} ddmc__prof_nmethod;
 
-typedef struct ddmc__names {
+typedef struct ddmc__prof_names {
   const ddmc__mem *mem;
   const ddmc_vm_bridge *ops; /* may be NULL: every name is then "?" */
   void *data;
-  void **cls; /* ddmc__nclass *, by number */
+  void **cls; /* ddmc__prof_nclass *, by number */
   uint32_t ncls, cls_cap, *cls_hash, cls_hcap;
-  void **meth; /* ddmc__nmethod * */
+  void **meth; /* ddmc__prof_nmethod * */
   uint32_t nmeth, meth_cap, *meth_hash, meth_hcap;
-} ddmc__names;
+} ddmc__prof_names;
 
-void ddmc__names_init(ddmc__names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data);
-void ddmc__names_free(ddmc__names *n);
-/* NULL only when out of memory. Valid until ddmc__names_free. */
-ddmc__nclass *ddmc__names_class(ddmc__names *n, ddmc_class c);
-ddmc__nmethod *ddmc__names_method(ddmc__names *n, ddmc_class c, uint32_t m);
+void ddmc__prof_names_init(ddmc__prof_names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data);
+void ddmc__prof_names_free(ddmc__prof_names *n);
+/* NULL only when out of memory. Valid until ddmc__prof_names_free. */
+ddmc__prof_nclass *ddmc__prof_names_class(ddmc__prof_names *n, ddmc_class c);
+ddmc__prof_nmethod *ddmc__prof_names_method(ddmc__prof_names *n, ddmc_class c, uint32_t m);
 /* The source line of instruction index in m, as REAL and the trace key want it: -2 for a native
  * method or index -1, -1 when the VM has no line information, else the line of the last table
  * entry at or before index. */
-int32_t ddmc__names_line(const ddmc__nmethod *m, int64_t index);
+int32_t ddmc__prof_names_line(const ddmc__prof_nmethod *m, int64_t index);
 
 /* "Lcom/x/Y;" -> "com.x.Y", "[I" -> "int[]", "[[LA;" -> "A[][]"; anything else unchanged. Writes at
  * most cap bytes including the NUL; returns out. */
-char *ddmc__descriptor_to_dotted(const char *desc, char *out, size_t cap);
+char *ddmc__prof_descriptor_to_dotted(const char *desc, char *out, size_t cap);
 
 #endif

@@ -10,7 +10,7 @@
  * - O_NONBLOCK: no open waits (on a FIFO, for a reader that never comes), and fstat after the
  *   open insists on a regular file, so no write can wait on a reader either;
  * - ddmc_prof_config.file_dir, when set, confines the name to files directly in that directory;
- * - only a file this code created is ever removed (ddmc__outfile_discard checks that the name
+ * - only a file this code created is ever removed (ddmc__prof_outfile_discard checks that the name
  *   still leads to the same inode).
  * Android's runtime writes wherever the host says (ddmlib sends /sdcard/<app>.hprof, a name it
  * removes after pulling); with file_dir unset so does this, but for a name that exists. */
@@ -33,7 +33,7 @@ static int inside(const char *dir, const char *path) {
   return 0;
 }
 
-int ddmc__outfile_open(ddmc_vm *vm, const char *path, ddmc__outfile *out, char *msg, size_t msglen) {
+int ddmc__prof_outfile_open(ddmc_vm *vm, const char *path, ddmc__prof_outfile *out, char *msg, size_t msglen) {
   out->fd = -1;
   const char *dir = vm->prof.cfg.file_dir;
   if (dir[0] != '\0' && inside(dir, path) != 0) {
@@ -59,7 +59,7 @@ int ddmc__outfile_open(ddmc_vm *vm, const char *path, ddmc__outfile *out, char *
   return 0;
 }
 
-void ddmc__outfile_discard(const char *path, const ddmc__outfile *f) {
+void ddmc__prof_outfile_discard(const char *path, const ddmc__prof_outfile *f) {
   struct stat now;
   /* Someone may have renamed ours away and put another file in its place meanwhile. */
   if (lstat(path, &now) != 0 || now.st_dev != f->st.st_dev || now.st_ino != f->st.st_ino || !S_ISREG(now.st_mode))

@@ -61,19 +61,19 @@ void ddmc__prof_features(const ddmc_vm *vm, void (*fn)(void *arg, const char *fe
     fn(arg, "method-trace-profiling-streaming");
   }
   if (ddmc__prof_can_sample(vm)) fn(arg, "method-sample-profiling");
-  if (ddmc__hprof_supported(vm)) {
+  if (ddmc__prof_hprof_supported(vm)) {
     fn(arg, "hprof-heap-dump");
     fn(arg, "hprof-heap-dump-streaming");
   }
 }
 
-int ddmc__alloc_real(ddmc_vm *vm, ddmc_buf *out) {
+int ddmc__prof_alloc_real(ddmc_vm *vm, ddmc_buf *out) {
   ddmc__prof *p = &vm->prof;
-  ddmc__names names;
-  ddmc__names_init(&names, &vm->mem, ddmc__bridge(vm), vm->bridge_data);
+  ddmc__prof_names names;
+  ddmc__prof_names_init(&names, &vm->mem, ddmc__bridge(vm), vm->bridge_data);
   /* The JDWP thread is the only one that frees the ring (REAE), and it is here. */
-  int rc = ddmc__alloc_report(atomic_load(&p->ring), &names, &vm->mem, 65535, out);
-  ddmc__names_free(&names);
+  int rc = ddmc__prof_alloc_report(atomic_load(&p->ring), &names, &vm->mem, 65535, out);
+  ddmc__prof_names_free(&names);
   return rc;
 }
 
@@ -87,7 +87,7 @@ void ddmc_prof_get_stats_(const ddmc_vm *cvm, ddmc_prof_stats *out, size_t size)
   memset(&st, 0, sizeof(st));
   if (cvm != NULL) {
     ddmc__prof *p = &((ddmc_vm *)cvm)->prof;
-    st.alloc_recorded = ddmc__alloc_recorded(cvm);
+    st.alloc_recorded = ddmc__prof_alloc_recorded(cvm);
     st.traces = atomic_load(&p->st_traces);
     st.trace_records = atomic_load(&p->st_records);
     st.trace_overflows = atomic_load(&p->st_overflows);

@@ -15,7 +15,7 @@
 /* ddmc_vm_new (the chunk families' table): the defaults. */
 int ddmc__prof_init(ddmc_vm *vm);
 /* trace.c: subscribes the method trace to the event hub (the chunk families' table). */
-int ddmc__trace_subscribe(ddmc_vm *vm);
+int ddmc__prof_trace_subscribe(ddmc_vm *vm);
 /* ddmc_vm_free: stops a trace or sampler still running and frees everything. */
 void ddmc__prof_destroy(ddmc_vm *vm);
 /* FEAT: calls fn for each profiling feature string this VM's bridge makes work, in the order
@@ -26,35 +26,35 @@ int ddmc__prof_can_sample(const ddmc_vm *vm);
 
 /* ---- alloc_track.c: REAE */
 /* Returns 0 (also when nothing changes), DDMC_ENOTSUP (no bridge to name classes), DDMC_ENOMEM. */
-int ddmc__alloc_set_tracking(ddmc_vm *vm, int on);
-int ddmc__alloc_tracking_on(const ddmc_vm *vm);
-uint64_t ddmc__alloc_recorded(const ddmc_vm *vm);
+int ddmc__prof_alloc_set_tracking(ddmc_vm *vm, int on);
+int ddmc__prof_alloc_tracking_on(const ddmc_vm *vm);
+uint64_t ddmc__prof_alloc_recorded(const ddmc_vm *vm);
 /* REAL: the report of what the ring holds now (the empty report when tracking is off). */
-int ddmc__alloc_real(ddmc_vm *vm, ddmc_buf *out);
+int ddmc__prof_alloc_real(ddmc_vm *vm, ddmc_buf *out);
 
 /* ---- trace.c: tracing, instrumented or sampled */
-typedef struct ddmc__trace ddmc__trace;
+typedef struct ddmc__prof_trace ddmc__prof_trace;
 
-typedef struct ddmc__trace_req {
+typedef struct ddmc__prof_trace_req {
   int mode;             /* DDMC_TRACE_METHODS or DDMC_TRACE_SAMPLING */
   uint32_t buffer_size; /* bytes the peer asked for (0: 8 MiB); clipped to cfg.trace_max_bytes */
   uint32_t interval_us; /* sampling */
   int fd;               /* MPRS: the open file the result goes to; -1: to the peer (MPSS/SPSS) */
-} ddmc__trace_req;
+} ddmc__prof_trace_req;
 
 /* Starts a trace (none may be running: stop it first). Returns 0, DDMC_ENOTSUP (the bridge
  * lacks what the mode needs), DDMC_ENOMEM, or a JDWP error of set_method_events (> 0).
  * On success the trace owns req->fd. JDWP thread. */
-int ddmc__trace_start(ddmc_vm *vm, const ddmc__trace_req *req);
+int ddmc__prof_trace_start(ddmc_vm *vm, const ddmc__prof_trace_req *req);
 /* Stops the running trace and returns it finished (key section and records ready), or NULL when
  * none runs. *err: 0, or why the key section could not be built (DDMC_ENOMEM): the trace is still
  * returned, to be freed. err NULL: no key section (teardown). The caller delivers it and frees it with
- * ddmc__trace_free. JDWP thread. */
-ddmc__trace *ddmc__trace_stop(ddmc_vm *vm, int *err);
-void ddmc__trace_free(ddmc_vm *vm, ddmc__trace *tr);
+ * ddmc__prof_trace_free. JDWP thread. */
+ddmc__prof_trace *ddmc__prof_trace_stop(ddmc_vm *vm, int *err);
+void ddmc__prof_trace_free(ddmc_vm *vm, ddmc__prof_trace *tr);
 /* A finished trace: its head (key section + binary header) and its records. */
-void ddmc__trace_parts(const ddmc__trace *tr, const uint8_t **head, size_t *head_len, const uint8_t **recs,
-                       size_t *recs_len);
-int ddmc__trace_fd(const ddmc__trace *tr); /* -1 for a trace meant for the peer */
+void ddmc__prof_trace_parts(const ddmc__prof_trace *tr, const uint8_t **head, size_t *head_len, const uint8_t **recs,
+                            size_t *recs_len);
+int ddmc__prof_trace_fd(const ddmc__prof_trace *tr); /* -1 for a trace meant for the peer */
 
 #endif

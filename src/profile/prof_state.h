@@ -17,24 +17,24 @@
 
 #include "ddmc/profile.h"
 
-struct ddmc__alloc_ring;
-struct ddmc__trace;
-struct ddmc__tthread;
+struct ddmc__prof_alloc_ring;
+struct ddmc__prof_trace;
+struct ddmc__prof_tthread;
 
 typedef struct ddmc__prof {
   ddmc_prof_config cfg;
 
   /* Allocation tracking (the hook's flag is the hub's: hub/hub.h). */
-  _Atomic(struct ddmc__alloc_ring *) ring;
+  _Atomic(struct ddmc__prof_alloc_ring *) ring;
   atomic_int alloc_busy; /* VM threads inside ddmc_alloc_record */
 
   /* Tracing. mode is MPRQ's answer; trace is the running trace, published for VM threads while
    * it records method events; threads (allocated at the first trace, kept until ddmc_vm_free)
    * holds each VM thread's tracing state by thread id. */
   atomic_int mode;
-  _Atomic(struct ddmc__trace *) trace;
-  struct ddmc__trace *current; /* JDWP thread: the running trace (also while unpublished) */
-  _Atomic(struct ddmc__tthread *) *threads;
+  _Atomic(struct ddmc__prof_trace *) trace;
+  struct ddmc__prof_trace *current; /* JDWP thread: the running trace (also while unpublished) */
+  _Atomic(struct ddmc__prof_tthread *) *threads;
   atomic_int sending; /* a finished trace is queued or being streamed to the peer */
   atomic_uint next_gen;
 

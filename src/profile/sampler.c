@@ -24,9 +24,9 @@ typedef struct sthread {
   int have_base;
 } sthread;
 
-struct ddmc__sampler {
+struct ddmc__prof_sampler {
   ddmc_vm *vm;
-  ddmc__trace *tr;
+  ddmc__prof_trace *tr;
   pthread_t th;
   int started;
   pthread_mutex_t lock;
@@ -48,7 +48,7 @@ struct ddmc__sampler {
   int err;
 };
 
-static const ddmc__mem *MEM(struct ddmc__sampler *s) { return &s->vm->mem; }
+static const ddmc__mem *MEM(struct ddmc__prof_sampler *s) { return &s->vm->mem; }
 
 /* ---- methods by name */
 
@@ -64,7 +64,7 @@ static size_t key_len(const char *k) { /* four NUL-terminated parts */
   return n;
 }
 
-static uint32_t intern(struct ddmc__sampler *s, const ddmc_frame *f) {
+static uint32_t intern(struct ddmc__prof_sampler *s, const ddmc_frame *f) {
   const char *parts[4] = {f->class_name, f->method_name, f->signature, f->file};
   char key[1024];
   size_t n = 0;
@@ -76,7 +76,7 @@ static uint32_t intern(struct ddmc__sampler *s, const ddmc_frame *f) {
     key[n++] = '\0';
   }
   uint32_t h = fnv(key, n);
-  ddmc__trace *tr = s->tr;
+  ddmc__prof_trace *tr = s->tr;
   if (s->mhcap)
     for (uint32_t k = h & (s->mhcap - 1); s->mhash[k]; k = (k + 1) & (s->mhcap - 1)) {
       const char *e = tr->smethods[s->mhash[k] - 1].key;
@@ -85,7 +85,7 @@ static uint32_t intern(struct ddmc__sampler *s, const ddmc_frame *f) {
   if (tr->nsmethods >= MAX_METHODS) return DDMC__NO_METHOD;
   if (tr->nsmethods == s->mcap) {
     uint32_t cap = s->mcap ? s->mcap * 2 : 64;
-    ddmc__smethod *v = ddmc__realloc(MEM(s), tr->smethods, (size_t)cap * sizeof(*v));
+    ddmc__prof_smethod *v = ddmc__realloc(MEM(s), tr->smethods, (size_t)cap * sizeof(*v));
     if (v == NULL) return DDMC__NO_METHOD;
     tr->smethods = v;
     s->mcap = cap;
@@ -107,7 +107,7 @@ static uint32_t intern(struct ddmc__sampler *s, const ddmc_frame *f) {
   char *copy = ddmc__malloc(MEM(s), n);
   if (copy == NULL) return DDMC__NO_METHOD;
   memcpy(copy, key, n);
-  ddmc__smethod *m = &tr->smethods[tr->nsmethods];
+  ddmc__prof_smethod *m = &tr->smethods[tr->nsmethods];
   m->key = copy;
   m->cls = copy;
   m->name = m->cls + strlen(m->cls) + 1;
@@ -121,7 +121,7 @@ static uint32_t intern(struct ddmc__sampler *s, const ddmc_frame *f) {
 
 /* ---- threads */
 
-static sthread *thread_get(struct ddmc__sampler *s, uint32_t id) {
+static sthread *thread_get(struct ddmc__prof_sampler *s, uint32_t id) {
   if (s->tcap)
     for (uint32_t k = (id * 2654435761u) & (s->tcap - 1); s->threads[k]; k = (k + 1) & (s->tcap - 1))
       if (s->threads[k]->id == id) return s->threads[k];
@@ -149,7 +149,7 @@ static sthread *thread_get(struct ddmc__sampler *s, uint32_t id) {
   return t;
 }
 
-static void threads_free(struct ddmc__sampler *s) {
+static void threads_free(struct ddmc__prof_sampler *s) {
   for (uint32_t i = 0; i < s->tcap; i++)
     if (s->threads[i]) {
       ddmc__free(MEM(s), s->threads[i]->stack);
@@ -161,7 +161,7 @@ static void threads_free(struct ddmc__sampler *s) {
 }
 
 /* Threads that were not in this tick's list have ended: their frames stay open, as in Dalvik. */
-static void threads_sweep(struct ddmc__sampler *s) {
+static void threads_sweep(struct ddmc__prof_sampler *s) {
   uint32_t live = 0;
   for (uint32_t i = 0; i < s->tcap; i++)
     if (s->threads[i] && s->threads[i]->tick == s->tick) live++;
@@ -193,7 +193,7 @@ static void threads_sweep(struct ddmc__sampler *s) {
 /* ---- one tick */
 
 static int on_thread(void *arg, const ddmc_thread_info *t) {
-  struct ddmc__sampler *s = arg;
+  struct ddmc__prof_sampler *s = arg;
   if (t->id >= DDMC__TRACE_MAX_THREADS) return 0;
   if (s->nlist == s->listcap) {
     uint32_t cap = s->listcap ? s->listcap * 2 : 32;
@@ -208,7 +208,7 @@ static int on_thread(void *arg, const ddmc_thread_info *t) {
 }
 
 static int on_frame(void *arg, const ddmc_frame *f) {
-  struct ddmc__sampler *s = arg;
+  struct ddmc__prof_sampler *s = arg;
   if (s->ncur == MAX_DEPTH) return 1; /* deeper frames are left out, the same way every tick */
   s->cur[s->ncur++] = intern(s, f);
   return 0;
@@ -222,8 +222,8 @@ static int64_t thread_cpu_ns(uint32_t tid, int64_t last) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static int put(struct ddmc__sampler *s, uint16_t tid, uint32_t value, uint32_t cpu, uint32_t wall) {
-  ddmc__trace *tr = s->tr;
+static int put(struct ddmc__prof_sampler *s, uint16_t tid, uint32_t value, uint32_t cpu, uint32_t wall) {
+  ddmc__prof_trace *tr = s->tr;
   if (s->pos + DDMC__TRACE_REC > tr->cap) {
     atomic_store(&tr->overflow, 1);
     return 0;
@@ -233,7 +233,7 @@ static int put(struct ddmc__sampler *s, uint16_t tid, uint32_t value, uint32_t c
   return 1;
 }
 
-static int sample_thread(struct ddmc__sampler *s, uint32_t id, uint32_t tid) {
+static int sample_thread(struct ddmc__prof_sampler *s, uint32_t id, uint32_t tid) {
   ddmc_vm *vm = s->vm;
   s->ncur = 0;
   if (vm->ops.thread_stack(vm->vm_data, id, on_frame, s) != 0 && s->ncur == 0) return 1; /* gone */
@@ -276,7 +276,7 @@ static int sample_thread(struct ddmc__sampler *s, uint32_t id, uint32_t tid) {
 }
 
 /* Returns 0 once the buffer is full. */
-static int tick(struct ddmc__sampler *s) {
+static int tick(struct ddmc__prof_sampler *s) {
   ddmc_vm *vm = s->vm;
   s->tick++;
   s->nlist = 0;
@@ -290,7 +290,7 @@ static int tick(struct ddmc__sampler *s) {
 }
 
 static void *sampler_main(void *arg) {
-  struct ddmc__sampler *s = arg;
+  struct ddmc__prof_sampler *s = arg;
   pthread_setname_np(pthread_self(), "ddmc-sampler");
   int64_t next = ddmc__mono_ns();
   pthread_mutex_lock(&s->lock);
@@ -310,8 +310,8 @@ static void *sampler_main(void *arg) {
   return NULL;
 }
 
-int ddmc__sampler_start(ddmc_vm *vm, ddmc__trace *tr, uint32_t interval_us) {
-  struct ddmc__sampler *s = ddmc__calloc(&vm->mem, 1, sizeof(*s));
+int ddmc__prof_sampler_start(ddmc_vm *vm, ddmc__prof_trace *tr, uint32_t interval_us) {
+  struct ddmc__prof_sampler *s = ddmc__calloc(&vm->mem, 1, sizeof(*s));
   if (s == NULL) return DDMC_ENOMEM;
   s->vm = vm;
   s->tr = tr;
@@ -336,8 +336,8 @@ int ddmc__sampler_start(ddmc_vm *vm, ddmc__trace *tr, uint32_t interval_us) {
   return 0;
 }
 
-void ddmc__sampler_stop(ddmc__trace *tr) {
-  struct ddmc__sampler *s = tr->sampler;
+void ddmc__prof_sampler_stop(ddmc__prof_trace *tr) {
+  struct ddmc__prof_sampler *s = tr->sampler;
   if (s == NULL || !s->started) return;
   pthread_mutex_lock(&s->lock);
   s->stop = 1;
@@ -348,14 +348,14 @@ void ddmc__sampler_stop(ddmc__trace *tr) {
   tr->len = s->pos;
 }
 
-void ddmc__sampler_free(ddmc__trace *tr) {
-  struct ddmc__sampler *s = tr->sampler;
+void ddmc__prof_sampler_free(ddmc__prof_trace *tr) {
+  struct ddmc__prof_sampler *s = tr->sampler;
   for (uint32_t i = 0; i < tr->nsmethods; i++) ddmc__free(&tr->vm->mem, tr->smethods[i].key);
   ddmc__free(&tr->vm->mem, tr->smethods);
   tr->smethods = NULL;
   tr->nsmethods = 0;
   if (s == NULL) return;
-  ddmc__sampler_stop(tr);
+  ddmc__prof_sampler_stop(tr);
   threads_free(s);
   ddmc__free(MEM(s), s->mhash);
   ddmc__free(MEM(s), s->list);

@@ -4,13 +4,13 @@
 
 #include "profile/strtab.h"
 
-void ddmc__strtab_init(ddmc__strtab *t, const ddmc__mem *mem, uint32_t max) {
+void ddmc__prof_strtab_init(ddmc__prof_strtab *t, const ddmc__mem *mem, uint32_t max) {
   memset(t, 0, sizeof(*t));
   t->mem = mem;
   t->max = max > DDMC__STRTAB_MAX ? DDMC__STRTAB_MAX : max;
 }
 
-void ddmc__strtab_free(ddmc__strtab *t) {
+void ddmc__prof_strtab_free(ddmc__prof_strtab *t) {
   for (uint32_t i = 0; i < t->n; i++) ddmc__free(t->mem, t->v[i]);
   ddmc__free(t->mem, t->v);
   ddmc__free(t->mem, t->hash);
@@ -23,7 +23,7 @@ static uint32_t fnv1a(const char *s) {
   return h;
 }
 
-static int grow(ddmc__strtab *t) {
+static int grow(ddmc__prof_strtab *t) {
   if (t->n == t->cap) {
     uint32_t cap = t->cap ? t->cap * 2 : 64;
     char **v = ddmc__realloc(t->mem, t->v, (size_t)cap * sizeof(*v));
@@ -46,7 +46,7 @@ static int grow(ddmc__strtab *t) {
   return 0;
 }
 
-int32_t ddmc__strtab_add(ddmc__strtab *t, const char *s) {
+int32_t ddmc__prof_strtab_add(ddmc__prof_strtab *t, const char *s) {
   if (s == NULL) s = "";
   uint32_t h = fnv1a(s);
   if (t->hcap) {
@@ -65,7 +65,7 @@ int32_t ddmc__strtab_add(ddmc__strtab *t, const char *s) {
   return (int32_t)(t->n - 1);
 }
 
-int ddmc__strtab_write(const ddmc__strtab *t, ddmc_buf *out) {
+int ddmc__prof_strtab_write(const ddmc__prof_strtab *t, ddmc_buf *out) {
   for (uint32_t i = 0; i < t->n; i++) ddmc_buf_put_str(out, t->v[i]);
   return ddmc_buf_error(out);
 }

@@ -12,7 +12,7 @@ static int invariant_tsc(void) {
 }
 #endif
 
-void ddmc__tclock_start(ddmc__tclock *c) {
+void ddmc__prof_tclock_start(ddmc__prof_tclock *c) {
   c->tsc = 0;
   c->ns_per_tick = 1.0;
   c->mono0 = ddmc__mono_ns();
@@ -31,7 +31,7 @@ void ddmc__tclock_start(ddmc__tclock *c) {
 #endif
 }
 
-double ddmc__tclock_finish(const ddmc__tclock *c, int64_t *elapsed_ns) {
+double ddmc__prof_tclock_finish(const ddmc__prof_tclock *c, int64_t *elapsed_ns) {
   int64_t mono = ddmc__mono_ns() - c->mono0;
   int64_t measured = ddmc__tclock_ns(c);
   *elapsed_ns = mono;

@@ -20,12 +20,12 @@
 #define DDMC__HAVE_TSC 0
 #endif
 
-typedef struct ddmc__tclock {
+typedef struct ddmc__prof_tclock {
   int tsc; /* 1: TSC ticks scaled by ns_per_tick */
   uint64_t tsc0;
   int64_t mono0; /* CLOCK_MONOTONIC ns at start */
   double ns_per_tick;
-} ddmc__tclock;
+} ddmc__prof_tclock;
 
 static inline int64_t ddmc__mono_ns(void) {
   struct timespec ts;
@@ -34,10 +34,10 @@ static inline int64_t ddmc__mono_ns(void) {
 }
 
 /* Calibrates (about 1 ms with a TSC). JDWP thread, at trace start. */
-void ddmc__tclock_start(ddmc__tclock *c);
+void ddmc__prof_tclock_start(ddmc__prof_tclock *c);
 
 /* ns since start; any thread. */
-static inline int64_t ddmc__tclock_ns(const ddmc__tclock *c) {
+static inline int64_t ddmc__tclock_ns(const ddmc__prof_tclock *c) {
 #if DDMC__HAVE_TSC
   if (c->tsc) return (int64_t)((double)(__rdtsc() - c->tsc0) * c->ns_per_tick);
 #endif
@@ -46,6 +46,6 @@ static inline int64_t ddmc__tclock_ns(const ddmc__tclock *c) {
 
 /* At stop: the elapsed ns by CLOCK_MONOTONIC, and the factor that turns the times ddmc__tclock_ns
  * gave into CLOCK_MONOTONIC's (1 without a TSC). */
-double ddmc__tclock_finish(const ddmc__tclock *c, int64_t *elapsed_ns);
+double ddmc__prof_tclock_finish(const ddmc__prof_tclock *c, int64_t *elapsed_ns);
 
 #endif

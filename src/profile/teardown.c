@@ -5,11 +5,11 @@
 
 void ddmc__prof_destroy(ddmc_vm *vm) {
   ddmc__prof *p = &vm->prof;
-  ddmc__trace_free(vm, ddmc__trace_stop(vm, NULL)); /* no head: nobody will read it */
-  ddmc__alloc_set_tracking(vm, 0);
+  ddmc__prof_trace_free(vm, ddmc__prof_trace_stop(vm, NULL)); /* no head: nobody will read it */
+  ddmc__prof_alloc_set_tracking(vm, 0);
   if (p->threads != NULL) {
     for (uint32_t i = 0; i < DDMC__TRACE_MAX_THREADS; i++) {
-      struct ddmc__tthread *t = atomic_load(&p->threads[i]);
+      struct ddmc__prof_tthread *t = atomic_load(&p->threads[i]);
       if (t == NULL) continue;
       ddmc__free(&vm->mem, t->stack);
       ddmc__free(&vm->mem, t);

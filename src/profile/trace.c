@@ -28,7 +28,7 @@
 /* ---- the buffer */
 
 /* A region for a writer (its start and end in pos and end): 1, or 0 once the buffer is full. */
-static int take_region(ddmc__trace *tr, uint8_t **pos, uint8_t **end, size_t *off) {
+static int take_region(ddmc__prof_trace *tr, uint8_t **pos, uint8_t **end, size_t *off) {
   if (atomic_load_explicit(&tr->overflow, memory_order_relaxed)) return 0;
   size_t o = atomic_fetch_add_explicit(&tr->next, tr->region, memory_order_relaxed);
   if (o >= tr->cap) { /* cap is a whole number of regions */
@@ -41,7 +41,7 @@ static int take_region(ddmc__trace *tr, uint8_t **pos, uint8_t **end, size_t *of
   return 1;
 }
 
-static int emit(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t value, uint32_t cpu, uint32_t wall) {
+static int emit(ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t value, uint32_t cpu, uint32_t wall) {
   if (t->pos == t->end) {
     if (t->pos != NULL) tr->fill[t->region_off / tr->region] = (uint32_t)tr->region;
     if (!take_region(tr, &t->pos, &t->end, &t->region_off)) {
@@ -56,11 +56,11 @@ static int emit(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t value, uint32
 
 /* ---- methods */
 
-static uint32_t method_id(ddmc__trace *tr, uint64_t cls, uint32_t method) {
+static uint32_t method_id(ddmc__prof_trace *tr, uint64_t cls, uint32_t method) {
   uint64_t h = cls * 0x9e3779b97f4a7c15ull ^ ((uint64_t)method + 1) * 0xc2b2ae3d27d4eb4full;
   uint32_t mask = tr->mcap - 1, i = (uint32_t)(h >> 40) & mask;
   for (uint32_t probes = 0; probes < tr->mcap; probes++, i = (i + 1) & mask) {
-    ddmc__mslot *s = &tr->mslots[i];
+    ddmc__prof_mslot *s = &tr->mslots[i];
     uint32_t st = atomic_load_explicit(&s->state, memory_order_acquire);
     if (st == 0) {
       if (atomic_load_explicit(&tr->mcount, memory_order_relaxed) >= tr->mlimit) return DDMC__NO_METHOD;
@@ -93,7 +93,7 @@ static int64_t thread_cpu_ns(void) {
 /* The thread's CPU time in µs since its first event: from the kernel at most every refresh_ns of
  * wall time, advanced with the wall clock in between, and never backwards. A thread that was
  * descheduled inside a window is charged at most that window, and only until the next read. */
-static uint32_t cpu_us(ddmc__trace *tr, struct ddmc__tthread *t, int64_t now) {
+static uint32_t cpu_us(ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, int64_t now) {
   if (tr->refresh_ns == 0 || now - t->real_at_ns >= tr->refresh_ns) {
     t->real_ns = thread_cpu_ns();
     t->real_at_ns = now;
@@ -107,30 +107,30 @@ static uint32_t cpu_us(ddmc__trace *tr, struct ddmc__tthread *t, int64_t now) {
 
 /* ---- a thread's stack as the trace saw it */
 
-static int push(ddmc_vm *vm, struct ddmc__tthread *t, uint64_t cls, uint32_t method, uint32_t id) {
+static int push(ddmc_vm *vm, struct ddmc__prof_tthread *t, uint64_t cls, uint32_t method, uint32_t id) {
   if (t->depth == t->cap) {
     if (t->cap >= DDMC__TRACE_MAX_DEPTH) return 0;
     uint32_t cap = t->cap ? t->cap * 2 : 64;
-    ddmc__tframe *s = ddmc__realloc(&vm->mem, t->stack, (size_t)cap * sizeof(*s));
+    ddmc__prof_tframe *s = ddmc__realloc(&vm->mem, t->stack, (size_t)cap * sizeof(*s));
     if (s == NULL) return 0;
     t->stack = s;
     t->cap = cap;
   }
-  t->stack[t->depth++] = (ddmc__tframe){cls, method, id};
+  t->stack[t->depth++] = (ddmc__prof_tframe){cls, method, id};
   return 1;
 }
 
 /* Frames the thread left by an exception: UNROLL records, innermost first. */
-static void unroll_to(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t depth, uint32_t cpu, uint32_t wall) {
+static void unroll_to(ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t depth, uint32_t cpu, uint32_t wall) {
   while (t->depth > depth) {
-    const ddmc__tframe *f = &t->stack[--t->depth];
+    const ddmc__prof_tframe *f = &t->stack[--t->depth];
     if (f->id != DDMC__NO_METHOD) emit(tr, t, f->id | DDMC__TR_UNROLL, cpu, wall);
   }
 }
 
 /* Frames entered before the trace saw this thread (or while it could not follow): asked of the VM
  * on the thread itself, outermost first, and given ENTER records so every EXIT has its ENTER. */
-static void backfill(ddmc_vm *vm, ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thread, int32_t depth,
+static void backfill(ddmc_vm *vm, ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t thread, int32_t depth,
                      uint32_t upto, uint32_t cpu, uint32_t wall) {
   const ddmc_vm_bridge *ops = ddmc__bridge(vm);
   while (t->depth < upto) {
@@ -144,7 +144,7 @@ static void backfill(ddmc_vm *vm, ddmc__trace *tr, struct ddmc__tthread *t, uint
   }
 }
 
-static void thread_reset(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thread, int64_t now) {
+static void thread_reset(ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t thread, int64_t now) {
   t->gen = tr->gen;
   t->tid = (uint16_t)thread;
   t->depth = 0;
@@ -155,8 +155,8 @@ static void thread_reset(ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thre
   ddmc__trace_seen(tr, thread);
 }
 
-static void record(ddmc_vm *vm, ddmc__trace *tr, struct ddmc__tthread *t, uint32_t thread, const ddmc_location *loc,
-                   uint32_t d, int exit) {
+static void record(ddmc_vm *vm, ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t thread,
+                   const ddmc_location *loc, uint32_t d, int exit) {
   int64_t now = ddmc__tclock_ns(&tr->clock);
   if (t->gen != tr->gen) thread_reset(tr, t, thread, now);
   uint32_t wall = (uint32_t)(now / 1000);
@@ -178,17 +178,18 @@ static void record(ddmc_vm *vm, ddmc__trace *tr, struct ddmc__tthread *t, uint32
       emit(tr, t, id | DDMC__TR_ENTER, cpu, wall);
     return;
   }
-  const ddmc__tframe *f = &t->stack[--t->depth];
+  const ddmc__prof_tframe *f = &t->stack[--t->depth];
   if (f->id == DDMC__NO_METHOD) return;
   /* Another method returning from this frame means the one we knew left it some other way. */
   int same = f->cls == loc->cls && f->method == loc->method;
   emit(tr, t, f->id | (same ? DDMC__TR_EXIT : DDMC__TR_UNROLL), cpu, wall);
 }
 
-static struct ddmc__tthread *thread_state(ddmc_vm *vm, _Atomic(struct ddmc__tthread *) *tab, uint32_t thread) {
-  struct ddmc__tthread *t = atomic_load_explicit(&tab[thread], memory_order_acquire);
+static struct ddmc__prof_tthread *thread_state(ddmc_vm *vm, _Atomic(struct ddmc__prof_tthread *) *tab,
+                                               uint32_t thread) {
+  struct ddmc__prof_tthread *t = atomic_load_explicit(&tab[thread], memory_order_acquire);
   if (t != NULL) return t;
-  struct ddmc__tthread *n = ddmc__calloc(&vm->mem, 1, sizeof(*n));
+  struct ddmc__prof_tthread *n = ddmc__calloc(&vm->mem, 1, sizeof(*n));
   if (n == NULL) return NULL;
   atomic_init(&n->busy, 0);
   if (atomic_compare_exchange_strong(&tab[thread], &t, n)) return n;
@@ -203,10 +204,10 @@ static void trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
     atomic_fetch_add_explicit(&p->st_lost, 1, memory_order_relaxed);
     return;
   }
-  struct ddmc__tthread *t = thread_state(vm, p->threads, thread);
+  struct ddmc__prof_tthread *t = thread_state(vm, p->threads, thread);
   if (t == NULL) return;
   ddmc__afence_set(&t->busy);
-  ddmc__trace *tr = atomic_load_explicit(&p->trace, memory_order_acquire);
+  ddmc__prof_trace *tr = atomic_load_explicit(&p->trace, memory_order_acquire);
   if (tr != NULL && tr->mode == DDMC_TRACE_METHODS && !atomic_load_explicit(&tr->overflow, memory_order_relaxed))
     record(vm, tr, t, thread, loc, (uint32_t)depth, exit);
   atomic_store_explicit(&t->busy, 0, memory_order_release);
@@ -240,7 +241,7 @@ static int trace_wants(const ddmc_vm *vm, void *ud, int kind) {
          atomic_load_explicit(&((ddmc_vm *)vm)->prof.trace, memory_order_acquire) != NULL;
 }
 
-int ddmc__trace_subscribe(ddmc_vm *vm) {
+int ddmc__prof_trace_subscribe(ddmc_vm *vm) {
   static const ddmc__hub_client client = {.name = "method trace",
                                           .rank = DDMC__HUB_RANK_TRACE,
                                           .location = trace_location,
@@ -251,7 +252,7 @@ int ddmc__trace_subscribe(ddmc_vm *vm) {
 
 /* ---- start and stop (JDWP thread) */
 
-static uint32_t clock_cost_ns(const ddmc__tclock *c) {
+static uint32_t clock_cost_ns(const ddmc__prof_tclock *c) {
   int64_t a = ddmc__mono_ns(), b;
   volatile int64_t sink = 0;
   for (int i = 0; i < 64; i++) sink += ddmc__tclock_ns(c);
@@ -260,10 +261,10 @@ static uint32_t clock_cost_ns(const ddmc__tclock *c) {
   return (uint32_t)((b - a) / 64);
 }
 
-void ddmc__trace_free(ddmc_vm *vm, ddmc__trace *tr) {
+void ddmc__prof_trace_free(ddmc_vm *vm, ddmc__prof_trace *tr) {
   if (tr == NULL) return;
   if (tr->fd >= 0) close(tr->fd);
-  ddmc__sampler_free(tr);
+  ddmc__prof_sampler_free(tr);
   ddmc__free(&vm->mem, tr->buf);
   ddmc__free(&vm->mem, tr->fill);
   ddmc__free(&vm->mem, (void *)tr->seen);
@@ -272,7 +273,7 @@ void ddmc__trace_free(ddmc_vm *vm, ddmc__trace *tr) {
   ddmc__free(&vm->mem, tr);
 }
 
-static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
+static ddmc__prof_trace *trace_new(ddmc_vm *vm, const ddmc__prof_trace_req *req) {
   const ddmc_prof_config *cfg = &vm->prof.cfg;
   uint64_t want = req->buffer_size ? req->buffer_size : DDMC__TRACE_DEFAULT_BYTES;
   if (want > cfg->trace_max_bytes) want = cfg->trace_max_bytes;
@@ -280,7 +281,7 @@ static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
   size_t records = (size_t)(want - DDMC__TRACE_HDR) / DDMC__TRACE_REC; /* the header counts, as in Dalvik */
   size_t per_region = req->mode == DDMC_TRACE_SAMPLING ? records : DDMC__MIN(REGION_RECORDS, records / 8);
   if (per_region == 0) per_region = 1;
-  ddmc__trace *tr = ddmc__calloc(&vm->mem, 1, sizeof(*tr));
+  ddmc__prof_trace *tr = ddmc__calloc(&vm->mem, 1, sizeof(*tr));
   if (tr == NULL) return NULL;
   tr->vm = vm;
   tr->fd = -1;
@@ -297,10 +298,10 @@ static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
   if (req->mode == DDMC_TRACE_METHODS) {
     tr->mcap = MSLOTS;
     tr->mlimit = MSLOTS / 4 * 3;
-    tr->mslots = ddmc__calloc(&vm->mem, MSLOTS, sizeof(ddmc__mslot));
+    tr->mslots = ddmc__calloc(&vm->mem, MSLOTS, sizeof(ddmc__prof_mslot));
   }
   if (tr->buf == NULL || tr->fill == NULL || tr->seen == NULL || (req->mode == DDMC_TRACE_METHODS && !tr->mslots)) {
-    ddmc__trace_free(vm, tr);
+    ddmc__prof_trace_free(vm, tr);
     return NULL;
   }
   tr->gen = atomic_fetch_add(&vm->prof.next_gen, 1) + 1;
@@ -308,7 +309,7 @@ static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   tr->start_us = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-  ddmc__tclock_start(&tr->clock);
+  ddmc__prof_tclock_start(&tr->clock);
   tr->clock_ns = clock_cost_ns(&tr->clock);
   tr->t0_ns = tr->clock.mono0;
   return tr;
@@ -316,11 +317,11 @@ static ddmc__trace *trace_new(ddmc_vm *vm, const ddmc__trace_req *req) {
 
 /* Waits until no VM thread is inside the method-event path of tr, then records where each
  * thread's region ends. */
-static void quiesce(ddmc_vm *vm, ddmc__trace *tr) {
-  _Atomic(struct ddmc__tthread *) *tab = vm->prof.threads;
-  ddmc__afence_heavy();
+static void quiesce(ddmc_vm *vm, ddmc__prof_trace *tr) {
+  _Atomic(struct ddmc__prof_tthread *) *tab = vm->prof.threads;
+  ddmc__prof_afence_heavy();
   for (uint32_t i = 0; i < DDMC__TRACE_MAX_THREADS; i++) {
-    struct ddmc__tthread *t = atomic_load(&tab[i]);
+    struct ddmc__prof_tthread *t = atomic_load(&tab[i]);
     if (t == NULL) continue;
     while (atomic_load(&t->busy)) sched_yield();
     if (tr != NULL && t->gen == tr->gen && t->pos != NULL)
@@ -328,17 +329,17 @@ static void quiesce(ddmc_vm *vm, ddmc__trace *tr) {
   }
 }
 
-int ddmc__trace_start(ddmc_vm *vm, const ddmc__trace_req *req) {
+int ddmc__prof_trace_start(ddmc_vm *vm, const ddmc__prof_trace_req *req) {
   ddmc__prof *p = &vm->prof;
   if (p->current != NULL) return DDMC_ESTATE;
   if (req->mode == DDMC_TRACE_METHODS ? !ddmc__prof_can_trace(vm) : !ddmc__prof_can_sample(vm)) return DDMC_ENOTSUP;
   if (p->threads == NULL && (p->threads = ddmc__calloc(&vm->mem, DDMC__TRACE_MAX_THREADS, sizeof(*p->threads))) == NULL)
     return DDMC_ENOMEM;
-  ddmc__trace *tr = trace_new(vm, req);
+  ddmc__prof_trace *tr = trace_new(vm, req);
   if (tr == NULL) return DDMC_ENOMEM;
   int rc;
   if (req->mode == DDMC_TRACE_METHODS) {
-    ddmc__afence_init();
+    ddmc__prof_afence_init();
     atomic_store(&p->trace, tr);
     rc = ddmc__ctl_method_events(vm, DDMC__ME_TRACE, 1);
     if (rc != 0) {
@@ -346,10 +347,10 @@ int ddmc__trace_start(ddmc_vm *vm, const ddmc__trace_req *req) {
       quiesce(vm, NULL);
     }
   } else {
-    rc = ddmc__sampler_start(vm, tr, req->interval_us);
+    rc = ddmc__prof_sampler_start(vm, tr, req->interval_us);
   }
   if (rc != 0) {
-    ddmc__trace_free(vm, tr);
+    ddmc__prof_trace_free(vm, tr);
     return rc;
   }
   tr->fd = req->fd;
@@ -360,12 +361,12 @@ int ddmc__trace_start(ddmc_vm *vm, const ddmc__trace_req *req) {
   return 0;
 }
 
-ddmc__trace *ddmc__trace_stop(ddmc_vm *vm, int *err) {
+ddmc__prof_trace *ddmc__prof_trace_stop(ddmc_vm *vm, int *err) {
   ddmc__prof *p = &vm->prof;
-  ddmc__trace *tr = p->current;
+  ddmc__prof_trace *tr = p->current;
   if (tr == NULL) return NULL;
   if (tr->mode == DDMC_TRACE_SAMPLING) {
-    ddmc__sampler_stop(tr);
+    ddmc__prof_sampler_stop(tr);
   } else {
     atomic_store(&p->trace, NULL);
     quiesce(vm, tr);
@@ -378,7 +379,7 @@ ddmc__trace *ddmc__trace_stop(ddmc_vm *vm, int *err) {
     }
     tr->len = dst;
   }
-  double k = ddmc__tclock_finish(&tr->clock, &tr->elapsed_ns);
+  double k = ddmc__prof_tclock_finish(&tr->clock, &tr->elapsed_ns);
   if (tr->mode == DDMC_TRACE_METHODS && (k > 1.0000001 || k < 0.9999999)) /* the whole trace's TSC rate */
     for (size_t at = 0; at < tr->len; at += DDMC__TRACE_REC) {
       uint8_t *w = tr->buf + at + 10;
@@ -394,16 +395,16 @@ ddmc__trace *ddmc__trace_stop(ddmc_vm *vm, int *err) {
   if (over) atomic_fetch_add(&p->st_overflows, 1);
   ddmc__log(vm, DDMC_LOG_INFO, "trace stopped: %zu records%s", tr->len / DDMC__TRACE_REC,
             over ? " (the buffer filled: recording stopped there)" : "");
-  if (err != NULL) *err = ddmc__trace_build_head(vm, tr);
+  if (err != NULL) *err = ddmc__prof_trace_build_head(vm, tr);
   return tr;
 }
 
-void ddmc__trace_parts(const ddmc__trace *tr, const uint8_t **head, size_t *head_len, const uint8_t **recs,
-                       size_t *recs_len) {
+void ddmc__prof_trace_parts(const ddmc__prof_trace *tr, const uint8_t **head, size_t *head_len, const uint8_t **recs,
+                            size_t *recs_len) {
   *head = tr->head.p;
   *head_len = tr->head.len;
   *recs = tr->buf;
   *recs_len = tr->len;
 }
 
-int ddmc__trace_fd(const ddmc__trace *tr) { return tr->fd; }
+int ddmc__prof_trace_fd(const ddmc__prof_trace *tr) { return tr->fd; }

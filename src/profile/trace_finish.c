@@ -14,7 +14,7 @@
 
 typedef struct threads_arg {
   const ddmc__mem *mem;
-  ddmc__dmtrace_thread *v;
+  ddmc__prof_dmtrace_thread *v;
   size_t n, cap;
   uint8_t *listed; /* bit per id */
   int err;
@@ -23,14 +23,14 @@ typedef struct threads_arg {
 static int add_thread(threads_arg *a, uint32_t id, const char *name) {
   if (a->n == a->cap) {
     size_t cap = a->cap ? a->cap * 2 : 32;
-    ddmc__dmtrace_thread *v = ddmc__realloc(a->mem, a->v, cap * sizeof(*v));
+    ddmc__prof_dmtrace_thread *v = ddmc__realloc(a->mem, a->v, cap * sizeof(*v));
     if (v == NULL) return a->err = DDMC_ENOMEM;
     a->v = v;
     a->cap = cap;
   }
   char *copy = ddmc__strdup(a->mem, name ? name : "");
   if (copy == NULL) return a->err = DDMC_ENOMEM;
-  a->v[a->n++] = (ddmc__dmtrace_thread){id, copy};
+  a->v[a->n++] = (ddmc__prof_dmtrace_thread){id, copy};
   a->listed[id >> 3] |= (uint8_t)(1u << (id & 7));
   return 0;
 }
@@ -42,35 +42,36 @@ static int on_thread(void *arg, const ddmc_thread_info *t) {
 }
 
 typedef struct methods_arg {
-  ddmc__dmtrace_method *v;
+  ddmc__prof_dmtrace_method *v;
   char **dotted;
   size_t n;
 } methods_arg;
 
-static int resolve_methods(ddmc_vm *vm, ddmc__trace *tr, ddmc__names *names, methods_arg *m) {
+static int resolve_methods(ddmc_vm *vm, ddmc__prof_trace *tr, ddmc__prof_names *names, methods_arg *m) {
   uint32_t count = atomic_load(&tr->mcount), at = 0;
   m->v = ddmc__calloc(&vm->mem, count + 1, sizeof(*m->v));
   m->dotted = ddmc__calloc(&vm->mem, count + 1, sizeof(char *));
   if (m->v == NULL || m->dotted == NULL) return DDMC_ENOMEM;
   for (uint32_t i = 0; i < tr->mcap && at < count; i++) {
     if (atomic_load(&tr->mslots[i].state) != 2) continue;
-    ddmc__nmethod *nm = ddmc__names_method(names, tr->mslots[i].cls, tr->mslots[i].method);
+    ddmc__prof_nmethod *nm = ddmc__prof_names_method(names, tr->mslots[i].cls, tr->mslots[i].method);
     if (nm == NULL) return DDMC_ENOMEM;
     char tmp[1024];
-    ddmc__descriptor_to_dotted(nm->cls->sig, tmp, sizeof tmp);
+    ddmc__prof_descriptor_to_dotted(nm->cls->sig, tmp, sizeof tmp);
     if ((m->dotted[at] = ddmc__strdup(&vm->mem, tmp)) == NULL) return DDMC_ENOMEM;
-    int32_t line = ddmc__names_line(nm, 0);
-    m->v[at] = (ddmc__dmtrace_method){i << 2, m->dotted[at], nm->name, nm->sig, nm->cls->file, line < 0 ? 0 : line};
+    int32_t line = ddmc__prof_names_line(nm, 0);
+    m->v[at] =
+        (ddmc__prof_dmtrace_method){i << 2, m->dotted[at], nm->name, nm->sig, nm->cls->file, line < 0 ? 0 : line};
     m->n = ++at;
   }
   return 0;
 }
 
-int ddmc__trace_build_head(ddmc_vm *vm, ddmc__trace *tr) {
+int ddmc__prof_trace_build_head(ddmc_vm *vm, ddmc__prof_trace *tr) {
   threads_arg ta = {&vm->mem, NULL, 0, 0, NULL, 0};
   methods_arg ma = {NULL, NULL, 0};
-  ddmc__names names;
-  ddmc__names_init(&names, &vm->mem, ddmc__bridge(vm), vm->bridge_data);
+  ddmc__prof_names names;
+  ddmc__prof_names_init(&names, &vm->mem, ddmc__bridge(vm), vm->bridge_data);
   int rc = 0;
   if ((ta.listed = ddmc__calloc(&vm->mem, DDMC__TRACE_MAX_THREADS / 8, 1)) == NULL) rc = DDMC_ENOMEM;
   if (rc == 0 && vm->ops.for_each_thread) vm->ops.for_each_thread(vm->vm_data, on_thread, &ta);
@@ -88,17 +89,17 @@ int ddmc__trace_build_head(ddmc_vm *vm, ddmc__trace *tr) {
   } else if (rc == 0) {
     if ((ma.v = ddmc__calloc(&vm->mem, tr->nsmethods + 1, sizeof(*ma.v))) == NULL) rc = DDMC_ENOMEM;
     for (uint32_t i = 0; rc == 0 && i < tr->nsmethods; i++) {
-      const ddmc__smethod *s = &tr->smethods[i];
-      ma.v[ma.n++] = (ddmc__dmtrace_method){i << 2, s->cls, s->name, s->sig, s->file, 0};
+      const ddmc__prof_smethod *s = &tr->smethods[i];
+      ma.v[ma.n++] = (ddmc__prof_dmtrace_method){i << 2, s->cls, s->name, s->sig, s->file, 0};
     }
   }
   if (rc == 0 && ma.n == 0) /* no method: a placeholder no record names */
-    ma.v[ma.n++] = (ddmc__dmtrace_method){0, "(no methods traced)", "-", "()V", "", 0};
+    ma.v[ma.n++] = (ddmc__prof_dmtrace_method){0, "(no methods traced)", "-", "()V", "", 0};
   if (rc == 0) {
-    ddmc__dmtrace_info info = {atomic_load(&tr->overflow), (uint64_t)tr->elapsed_ns / 1000, tr->len / DDMC__TRACE_REC,
-                               tr->clock_ns, tr->start_us};
+    ddmc__prof_dmtrace_info info = {atomic_load(&tr->overflow), (uint64_t)tr->elapsed_ns / 1000,
+                                    tr->len / DDMC__TRACE_REC, tr->clock_ns, tr->start_us};
     ddmc__buf_reset(&tr->head);
-    rc = ddmc__dmtrace_head(&tr->head, &info, ta.v, ta.n, ma.v, ma.n);
+    rc = ddmc__prof_dmtrace_head(&tr->head, &info, ta.v, ta.n, ma.v, ma.n);
   }
   for (size_t i = 0; i < ta.n; i++) ddmc__free(&vm->mem, (void *)ta.v[i].name);
   ddmc__free(&vm->mem, ta.v);
@@ -107,6 +108,6 @@ int ddmc__trace_build_head(ddmc_vm *vm, ddmc__trace *tr) {
     for (size_t i = 0; i < ma.n; i++) ddmc__free(&vm->mem, ma.dotted[i]);
   ddmc__free(&vm->mem, ma.dotted);
   ddmc__free(&vm->mem, ma.v);
-  ddmc__names_free(&names);
+  ddmc__prof_names_free(&names);
   return rc;
 }

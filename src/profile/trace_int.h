@@ -24,21 +24,21 @@
 
 /* The method table of an instrumented trace: (class, method) -> id, lock-free. A slot is taken
  * with a CAS on state (0 free, 1 being filled, 2 ready); a method's id is its slot << 2. */
-typedef struct ddmc__mslot {
+typedef struct ddmc__prof_mslot {
   _Atomic uint32_t state;
   uint32_t method;
   uint64_t cls;
-} ddmc__mslot;
+} ddmc__prof_mslot;
 
 /* A method the sampler saw, by name (ddmc_frame's strings, copied). */
-typedef struct ddmc__smethod {
+typedef struct ddmc__prof_smethod {
   char *key; /* class '\0' method '\0' signature '\0' file */
   const char *cls, *name, *sig, *file;
-} ddmc__smethod;
+} ddmc__prof_smethod;
 
-struct ddmc__sampler;
+struct ddmc__prof_sampler;
 
-struct ddmc__trace {
+struct ddmc__prof_trace {
   ddmc_vm *vm;
   uint32_t gen;
   int mode;
@@ -50,54 +50,54 @@ struct ddmc__trace {
   uint32_t *fill;      /* per region: bytes written, set when its writer leaves it or at stop */
   size_t len;          /* after stop: record bytes, moved together */
   atomic_int overflow;
-  ddmc__tclock clock; /* the records' wall clock (tclock.h) */
+  ddmc__prof_tclock clock; /* the records' wall clock (tclock.h) */
   int64_t t0_ns;      /* CLOCK_MONOTONIC at start (the sampler's clock) */
   int64_t elapsed_ns; /* at stop */
   uint64_t start_us;  /* µs since the epoch, for the header */
   int64_t refresh_ns; /* thread CPU clock read interval */
   uint32_t clock_ns;  /* measured cost of one clock read */
-  ddmc__mslot *mslots;
+  ddmc__prof_mslot *mslots;
   uint32_t mcap, mlimit;
   atomic_uint mcount;
   atomic_uint_fast64_t lost;
   _Atomic uint8_t *seen; /* bit per thread id: wrote a record */
-  struct ddmc__sampler *sampler;
-  ddmc__smethod *smethods; /* sampling: method id >> 2 indexes it */
+  struct ddmc__prof_sampler *sampler;
+  ddmc__prof_smethod *smethods; /* sampling: method id >> 2 indexes it */
   uint32_t nsmethods;
   ddmc_buf head; /* after stop: key section and binary header */
 };
 
 /* A VM thread's tracing state, kept from its first traced event until ddmc_vm_free; reset when
  * it meets a newer trace (gen). busy is its half of the handshake with stop (trace.c). */
-typedef struct ddmc__tframe {
+typedef struct ddmc__prof_tframe {
   uint64_t cls;
   uint32_t method;
   uint32_t id; /* method id, or DDMC__NO_METHOD */
-} ddmc__tframe;
+} ddmc__prof_tframe;
 
-struct ddmc__tthread {
+struct ddmc__prof_tthread {
   atomic_int busy;
   uint32_t gen;
   uint16_t tid;
   uint8_t *pos, *end; /* the region being written */
   size_t region_off;
-  ddmc__tframe *stack;
+  ddmc__prof_tframe *stack;
   uint32_t depth, cap;
   int64_t cpu_ns, real_ns, real_at_ns, cpu_base_ns;
   uint32_t last_wall; /* wall times never go back within a thread */
 };
 
-static inline void ddmc__trace_seen(ddmc__trace *tr, uint32_t tid) {
+static inline void ddmc__trace_seen(ddmc__prof_trace *tr, uint32_t tid) {
   atomic_fetch_or_explicit(&tr->seen[tid >> 3], (uint8_t)(1u << (tid & 7)), memory_order_relaxed);
 }
 
 /* trace_finish.c: builds tr->head once the writers are done (tr->len set). JDWP thread. */
-int ddmc__trace_build_head(ddmc_vm *vm, ddmc__trace *tr);
+int ddmc__prof_trace_build_head(ddmc_vm *vm, ddmc__prof_trace *tr);
 
 /* sampler.c */
-int ddmc__sampler_start(ddmc_vm *vm, ddmc__trace *tr, uint32_t interval_us);
+int ddmc__prof_sampler_start(ddmc_vm *vm, ddmc__prof_trace *tr, uint32_t interval_us);
 /* Stops and joins the sampler thread; its records are in tr's buffer up to tr->len. */
-void ddmc__sampler_stop(ddmc__trace *tr);
-void ddmc__sampler_free(ddmc__trace *tr);
+void ddmc__prof_sampler_stop(ddmc__prof_trace *tr);
+void ddmc__prof_sampler_free(ddmc__prof_trace *tr);
 
 #endif

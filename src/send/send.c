@@ -24,7 +24,7 @@ static int append(ddmc_vm *vm, uint32_t kind, uint32_t a, uint32_t b, uint32_t c
   size_t n;
   int err = total_len(iov, iovcnt, &n);
   if (err != 0) return err;
-  ddmc__rec *rec = ddmc__ring_reserve(&vm->ring, n, &err);
+  ddmc__send_rec *rec = ddmc__send_ring_reserve(&vm->ring, n, &err);
   if (rec == NULL) return err;
   rec->a = a;
   rec->b = b;
@@ -34,7 +34,7 @@ static int append(ddmc_vm *vm, uint32_t kind, uint32_t a, uint32_t b, uint32_t c
     if (iov[i].len) memcpy(d, iov[i].base, iov[i].len);
     d += iov[i].len;
   }
-  ddmc__ring_publish(&vm->ring, rec, kind);
+  ddmc__send_ring_publish(&vm->ring, rec, kind);
   if (!on_jdwp_thread) ddmc__wake(vm);
   return 0;
 }
@@ -49,13 +49,13 @@ static int charge(ddmc_vm *vm, size_t n) {
   return 0;
 }
 
-static int append_ext(ddmc_vm *vm, uint32_t session, ddmc__ext *e) {
+static int append_ext(ddmc_vm *vm, uint32_t session, ddmc__send_ext *e) {
   int err;
-  ddmc__rec *rec = ddmc__ring_reserve(&vm->ring, sizeof(e), &err);
+  ddmc__send_rec *rec = ddmc__send_ring_reserve(&vm->ring, sizeof(e), &err);
   if (rec == NULL) return err;
   rec->b = session;
   memcpy(ddmc__rec_data(rec), &e, sizeof(e));
-  ddmc__ring_publish(&vm->ring, rec, DDMC__REC_EXT);
+  ddmc__send_ring_publish(&vm->ring, rec, DDMC__REC_EXT);
   if (!on_jdwp_thread) ddmc__wake(vm);
   return 0;
 }
@@ -68,15 +68,15 @@ static int send_ddm(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt)
   int err = total_len(iov, iovcnt, &n);
   if (err != 0) return err;
   if (n + 64 > vm->opt.sendq_bytes) return DDMC_ETOOBIG;
-  if (n <= ddmc__ring_max_payload(&vm->ring)) return append(vm, DDMC__REC_DDM, type, 0, 0, iov, iovcnt);
+  if (n <= ddmc__send_ring_max_payload(&vm->ring)) return append(vm, DDMC__REC_DDM, type, 0, 0, iov, iovcnt);
   /* Too big for one record: one private copy, queued as a batch of one. */
-  ddmc__batch b;
-  ddmc__batch_init(&b, vm);
+  ddmc__send_batch b;
+  ddmc__send_batch_init(&b, vm);
   ddmc_buf_put_u32(&b.data, type);
   ddmc_buf_put_u32(&b.data, (uint32_t)n);
   for (int i = 0; i < iovcnt; i++) ddmc_buf_put_bytes(&b.data, iov[i].base, iov[i].len);
   b.count = 1;
-  return ddmc__batch_commit(&b);
+  return ddmc__send_batch_commit(&b);
 }
 
 int ddmc__send_cmd(ddmc_vm *vm, uint32_t session, uint8_t set, uint8_t cmd, const ddmc_iov *iov, int iovcnt) {
@@ -90,13 +90,14 @@ int ddmc__send_reply(ddmc_vm *vm, uint32_t session, uint32_t id, uint16_t error,
   return append(vm, DDMC__REC_REPLY, id, session, error, iov, iovcnt);
 }
 
-uint32_t ddmc__session_number(const ddmc_vm *vm) {
+uint32_t ddmc__send_session_number(const ddmc_vm *vm) {
   return atomic_load_explicit(&((ddmc_vm *)vm)->session_no, memory_order_acquire);
 }
 
-int ddmc__send_stream(ddmc_vm *vm, uint8_t set, uint8_t cmd, uint32_t type, uint64_t len, const ddmc__source *src) {
+int ddmc__send_stream(ddmc_vm *vm, uint8_t set, uint8_t cmd, uint32_t type, uint64_t len,
+                      const ddmc__send_source *src) {
   int err = DDMC_ENOTCONN;
-  ddmc__ext *e = NULL;
+  ddmc__send_ext *e = NULL;
   if (len > UINT32_MAX - 32) err = DDMC_ETOOBIG;
   else if (set == 0 ? atomic_load(&vm->ddm_active) : atomic_load(&vm->connected))
     err = (e = ddmc__calloc(&vm->mem, 1, sizeof(*e))) == NULL ? DDMC_ENOMEM : 0;
@@ -116,13 +117,13 @@ int ddmc__send_stream(ddmc_vm *vm, uint8_t set, uint8_t cmd, uint32_t type, uint
   return err;
 }
 
-void ddmc__batch_init(ddmc__batch *b, ddmc_vm *vm) {
+void ddmc__send_batch_init(ddmc__send_batch *b, ddmc_vm *vm) {
   b->vm = vm;
   b->count = 0;
   ddmc__buf_init(&b->data, &vm->mem, vm->opt.sendq_bytes);
 }
 
-int ddmc__batch_add(ddmc__batch *b, uint32_t type, const void *data, size_t len) {
+int ddmc__send_batch_add(ddmc__send_batch *b, uint32_t type, const void *data, size_t len) {
   if (len > UINT32_MAX - 64) b->data.err = DDMC_ETOOBIG;
   ddmc_buf_put_u32(&b->data, type);
   ddmc_buf_put_u32(&b->data, (uint32_t)len);
@@ -131,18 +132,18 @@ int ddmc__batch_add(ddmc__batch *b, uint32_t type, const void *data, size_t len)
   return b->data.err == DDMC_ETOOBIG ? DDMC_EQFULL : b->data.err; /* cannot ever fit */
 }
 
-void ddmc__batch_discard(ddmc__batch *b) {
+void ddmc__send_batch_discard(ddmc__send_batch *b) {
   ddmc__buf_free(&b->data);
   b->count = 0;
 }
 
-int ddmc__batch_commit(ddmc__batch *b) {
+int ddmc__send_batch_commit(ddmc__send_batch *b) {
   ddmc_vm *vm = b->vm;
   int err = b->data.err == DDMC_ETOOBIG ? DDMC_EQFULL : b->data.err;
   if (err == 0 && b->count == 0) return 0;
   if (err == 0 && !atomic_load(&vm->ddm_active)) err = DDMC_ENOTCONN;
   if (err == 0) err = charge(vm, b->data.len);
-  ddmc__ext *e = NULL;
+  ddmc__send_ext *e = NULL;
   if (err == 0 && (e = ddmc__calloc(&vm->mem, 1, sizeof(*e))) == NULL) {
     atomic_fetch_sub_explicit(&vm->ext_bytes, b->data.len, memory_order_relaxed);
     err = DDMC_ENOMEM;
@@ -160,11 +161,11 @@ int ddmc__batch_commit(ddmc__batch *b) {
     }
   }
   if (err == DDMC_EQFULL) atomic_fetch_add_explicit(&vm->ring.dropped, b->count, memory_order_relaxed);
-  ddmc__batch_discard(b);
+  ddmc__send_batch_discard(b);
   return err;
 }
 
-void ddmc__ext_finish(ddmc_vm *vm, ddmc__ext *e, int status) {
+void ddmc__send_ext_finish(ddmc_vm *vm, ddmc__send_ext *e, int status) {
   if (e->is_batch) {
     ddmc__buf_free(&e->batch);
   } else {
@@ -176,11 +177,11 @@ void ddmc__ext_finish(ddmc_vm *vm, ddmc__ext *e, int status) {
   ddmc__free(&vm->mem, e);
 }
 
-void ddmc__send_drop(void *vm, ddmc__rec *rec) {
-  if (ddmc__rec_kind(rec) != DDMC__REC_EXT) return;
-  ddmc__ext *e;
+void ddmc__send_drop(void *vm, ddmc__send_rec *rec) {
+  if (ddmc__send_rec_kind(rec) != DDMC__REC_EXT) return;
+  ddmc__send_ext *e;
   memcpy(&e, ddmc__rec_data(rec), sizeof(e));
-  ddmc__ext_finish(vm, e, DDMC_ENOTCONN);
+  ddmc__send_ext_finish(vm, e, DDMC_ENOTCONN);
 }
 
 int ddmc_send_chunk(ddmc_vm *vm, ddmc_chunk_type type, const void *data, size_t len) {

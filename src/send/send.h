@@ -16,7 +16,7 @@
 
 #include "vm_int.h"
 
-/* A JDWP command packet for the session numbered session (ddmc__session_number; 0 = whichever is
+/* A JDWP command packet for the session numbered session (ddmc__send_session_number; 0 = whichever is
  * current when it is sent): a packet meant for a session that has ended is dropped, not sent to
  * the next peer. */
 int ddmc__send_cmd(ddmc_vm *vm, uint32_t session, uint8_t set, uint8_t cmd, const ddmc_iov *iov, int iovcnt);
@@ -24,7 +24,7 @@ int ddmc__send_cmd(ddmc_vm *vm, uint32_t session, uint8_t set, uint8_t cmd, cons
 int ddmc__send_reply(ddmc_vm *vm, uint32_t session, uint32_t id, uint16_t error, const ddmc_iov *iov,
                      int iovcnt);
 /* The number of the live session, or 0 between sessions. */
-uint32_t ddmc__session_number(const ddmc_vm *vm);
+uint32_t ddmc__send_session_number(const ddmc_vm *vm);
 
 /* Called once by the JDWP thread: its own sends skip the wake-up. */
 void ddmc__send_mark_jdwp_thread(void);
@@ -41,43 +41,43 @@ int ddmc__send_flush(ddmc_vm *vm, int timeout_ms);
  * packet cannot be taken back). done is called exactly once, on the JDWP thread, with 0 when all
  * bytes went out or an error when the packet was dropped (session ended, refused). Called on the
  * JDWP thread, which is also where the source may be freed. */
-typedef struct ddmc__source {
+typedef struct ddmc__send_source {
   ssize_t (*read)(void *ud, uint8_t *dst, size_t cap);
   void (*done)(void *ud, int status);
   void *ud;
-} ddmc__source;
+} ddmc__send_source;
 
 /* Queues one packet of len payload bytes that src produces: a DDM chunk of type `type` when
  * set == 0 (never compressed), otherwise a JDWP command (set, cmd). On failure src->done has been
  * called with the error. */
-int ddmc__send_stream(ddmc_vm *vm, uint8_t set, uint8_t cmd, uint32_t type, uint64_t len, const ddmc__source *src);
+int ddmc__send_stream(ddmc_vm *vm, uint8_t set, uint8_t cmd, uint32_t type, uint64_t len, const ddmc__send_source *src);
 
 /* Many DDM chunks that go into the queue as one unit (heap segments after a GC). */
-typedef struct ddmc__batch {
+typedef struct ddmc__send_batch {
   ddmc_vm *vm;
   ddmc_buf data; /* [u4 type][u4 len][payload] per chunk */
   size_t count;
-} ddmc__batch;
-void ddmc__batch_init(ddmc__batch *b, ddmc_vm *vm);
-int ddmc__batch_add(ddmc__batch *b, uint32_t type, const void *data, size_t len);
-int ddmc__batch_commit(ddmc__batch *b); /* queues all or nothing; frees in any case */
-void ddmc__batch_discard(ddmc__batch *b);
+} ddmc__send_batch;
+void ddmc__send_batch_init(ddmc__send_batch *b, ddmc_vm *vm);
+int ddmc__send_batch_add(ddmc__send_batch *b, uint32_t type, const void *data, size_t len);
+int ddmc__send_batch_commit(ddmc__send_batch *b); /* queues all or nothing; frees in any case */
+void ddmc__send_batch_discard(ddmc__send_batch *b);
 
 /* ---- the consumer's view of external records (jdwp/output.c) */
-typedef struct ddmc__ext {
+typedef struct ddmc__send_ext {
   int is_batch;
   ddmc_buf batch;      /* is_batch: the chunks */
   size_t off;          /* consumer's position in batch */
-  ddmc__source src;    /* !is_batch */
+  ddmc__send_source src; /* !is_batch */
   uint8_t set, cmd;
   uint32_t type;
   uint64_t len, sent;  /* payload bytes in all, and written to the session so far */
   int started;         /* the header is out */
   size_t charged;      /* bytes counted against opt.sendq_bytes until freed */
-} ddmc__ext;
+} ddmc__send_ext;
 /* Ends an external payload: calls done (streams), frees it, returns its charge. JDWP thread. */
-void ddmc__ext_finish(ddmc_vm *vm, ddmc__ext *e, int status);
+void ddmc__send_ext_finish(ddmc_vm *vm, ddmc__send_ext *e, int status);
 /* The ring's drop callback (arg: the vm): frees what an unsent record owns. */
-void ddmc__send_drop(void *vm, ddmc__rec *rec);
+void ddmc__send_drop(void *vm, ddmc__send_rec *rec);
 
 #endif

@@ -102,22 +102,22 @@ char *rd_str(ddmc_reader *r) {
 
 uint64_t oid(ddmc_ref o) {
   uint64_t id = 0;
-  assert_int_equal(ddmc__id_of_object(F->d, o, &id), 0);
+  assert_int_equal(ddmc__dbg_id_of_object(F->d, o, &id), 0);
   return id;
 }
 
-const ddmc__cls *cls(ddmc_class c) {
-  const ddmc__cls *k = NULL;
-  assert_int_equal(ddmc__cls_get(F->d, c, &k), 0);
+const ddmc__dbg_cls *cls(ddmc_class c) {
+  const ddmc__dbg_cls *k = NULL;
+  assert_int_equal(ddmc__dbg_cls_get(F->d, c, &k), 0);
   return k;
 }
 
 uint64_t cid(ddmc_class c) { return cls(c)->id; }
 
 /* A method of Debug (the fake's only class with methods). */
-uint64_t mid(uint32_t method) { return ddmc__method_id(cls(FD_C_DEBUG), method); }
+uint64_t mid(uint32_t method) { return ddmc__dbg_method_id(cls(FD_C_DEBUG), method); }
 
-uint64_t fid(ddmc_class c, uint32_t index) { return ddmc__field_id(cls(c), index); }
+uint64_t fid(ddmc_class c, uint32_t index) { return ddmc__dbg_field_id(cls(c), index); }
 
 uint64_t tid(uint32_t t) {
   return oid(t == FD_T_MAIN ? FD_O_THREAD_MAIN : t == FD_T_WORKER ? FD_O_THREAD_WORKER : FD_O_THREAD_JDWP);

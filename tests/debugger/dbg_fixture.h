@@ -60,7 +60,7 @@ char *rd_str(ddmc_reader *r);
 /* ---- IDs of the fake's program */
 
 uint64_t oid(ddmc_ref o);
-const ddmc__cls *cls(ddmc_class c);
+const ddmc__dbg_cls *cls(ddmc_class c);
 uint64_t cid(ddmc_class c);
 /* A method of Debug (the fake's only class with methods). */
 uint64_t mid(uint32_t method);

@@ -11,23 +11,23 @@
 
 static void test_pattern_match(void **state) {
   (void)state;
-  assert_true(ddmc__pattern_match("java.*", "java.lang.String"));
-  assert_true(ddmc__pattern_match("*String", "java.lang.String"));
-  assert_true(ddmc__pattern_match("java.lang.String", "java.lang.String"));
-  assert_true(ddmc__pattern_match("*", "anything"));
-  assert_true(ddmc__pattern_match("*", ""));
-  assert_true(ddmc__pattern_match("", ""));
-  assert_true(ddmc__pattern_match("Deb*", "Debug"));
-  assert_true(ddmc__pattern_match("*ebug", "Debug"));
-  assert_true(ddmc__pattern_match("Debug*", "Debug"));
-  assert_true(ddmc__pattern_match("*Debug", "Debug"));
-  assert_false(ddmc__pattern_match("java.*", "javax.swing.JFrame"));
-  assert_false(ddmc__pattern_match("java.*", "java"));
-  assert_false(ddmc__pattern_match("*.String", "String"));
-  assert_false(ddmc__pattern_match("a*", ""));
-  assert_false(ddmc__pattern_match("Debug", "Debug2"));
-  assert_false(ddmc__pattern_match("", "x"));
-  assert_false(ddmc__pattern_match("*Debug", "Debu"));
+  assert_true(ddmc__dbg_pattern_match("java.*", "java.lang.String"));
+  assert_true(ddmc__dbg_pattern_match("*String", "java.lang.String"));
+  assert_true(ddmc__dbg_pattern_match("java.lang.String", "java.lang.String"));
+  assert_true(ddmc__dbg_pattern_match("*", "anything"));
+  assert_true(ddmc__dbg_pattern_match("*", ""));
+  assert_true(ddmc__dbg_pattern_match("", ""));
+  assert_true(ddmc__dbg_pattern_match("Deb*", "Debug"));
+  assert_true(ddmc__dbg_pattern_match("*ebug", "Debug"));
+  assert_true(ddmc__dbg_pattern_match("Debug*", "Debug"));
+  assert_true(ddmc__dbg_pattern_match("*Debug", "Debug"));
+  assert_false(ddmc__dbg_pattern_match("java.*", "javax.swing.JFrame"));
+  assert_false(ddmc__dbg_pattern_match("java.*", "java"));
+  assert_false(ddmc__dbg_pattern_match("*.String", "String"));
+  assert_false(ddmc__dbg_pattern_match("a*", ""));
+  assert_false(ddmc__dbg_pattern_match("Debug", "Debug2"));
+  assert_false(ddmc__dbg_pattern_match("", "x"));
+  assert_false(ddmc__dbg_pattern_match("*Debug", "Debu"));
 }
 
 /* Switches shared with another client (an agent, src/vmctl): the debugger's clearing leaves the
@@ -601,7 +601,7 @@ static void test_request_budget(void **state) {
     if (ok++ == 0) first = id;
   }
   assert_int_equal(rc, DDMC_JDWP_OUT_OF_MEMORY);
-  const ddmc__reqs *q = F->d->req;
+  const ddmc__dbg_reqs *q = F->d->req;
   assert_int_equal(q->n, (uint32_t)ok);
   assert_true(q->bytes <= DDMC_DEFAULT_EVENT_REQUEST_BYTES);
   assert_true(q->bytes > DDMC_DEFAULT_EVENT_REQUEST_BYTES - 2 * (q->bytes / (size_t)ok)); /* spent, not refused early */

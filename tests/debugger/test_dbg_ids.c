@@ -125,7 +125,7 @@ static void test_ids_reset(void **state) {
   assert_int_equal(run_id(2, 1, c2, &r), 0);
   assert_string_equal(rd_str(&r), "LDebug;");
   /* The fieldID of a class from the old session. */
-  uint64_t f_old = ddmc__field_id(&(ddmc__cls){.id = c}, FD_F_X);
+  uint64_t f_old = ddmc__dbg_field_id(&(ddmc__dbg_cls){.id = c}, FD_F_X);
   body b = {.n = 0};
   b_u64(&b, o2);
   b_u32(&b, 1);
@@ -303,7 +303,7 @@ static void test_ids_model(void **state) {
     int i = (int)((rng >> 8) % MODEL_REFS), op = (int)(rng % 10);
     if (op < 6) { /* send it */
       uint64_t id;
-      assert_int_equal(ddmc__id_of_object(d, g_model_ref[i], &id), 0);
+      assert_int_equal(ddmc__dbg_id_of_object(d, g_model_ref[i], &id), 0);
       if (g_model_id[i] != 0)
         assert_true(id == g_model_id[i]);
       else if (g_ndead > 0 && (step & 63) == 0)
@@ -312,7 +312,7 @@ static void test_ids_model(void **state) {
       g_model_refs[i]++;
     } else if (op < 9 && g_model_id[i] != 0) { /* dispose of some references */
       int32_t n = (int32_t)((rng >> 20) % 3) + 1;
-      ddmc__id_release(d, g_model_id[i], n);
+      ddmc__dbg_id_release(d, g_model_id[i], n);
       g_model_refs[i] -= n;
       if (g_model_refs[i] <= 0) {
         if (g_ndead < 20000) g_dead[g_ndead++] = g_model_id[i];
@@ -326,12 +326,12 @@ static void test_ids_model(void **state) {
       for (int k = 0; k < MODEL_REFS; k++) {
         if (g_model_id[k] == 0) continue;
         ddmc_ref o;
-        assert_int_equal(ddmc__object_of_id(d, g_model_id[k], &o), 0);
+        assert_int_equal(ddmc__dbg_object_of_id(d, g_model_id[k], &o), 0);
         assert_true(o == g_model_ref[k]);
       }
       for (int k = 0; k < g_ndead; k += 7) {
         ddmc_ref o;
-        assert_int_equal(ddmc__object_of_id(d, g_dead[k], &o), DDMC_JDWP_INVALID_OBJECT);
+        assert_int_equal(ddmc__dbg_object_of_id(d, g_dead[k], &o), DDMC_JDWP_INVALID_OBJECT);
       }
     }
   }
@@ -373,7 +373,7 @@ static void test_visit_roots(void **state) {
   uint64_t s = oid(FD_O_STR), dbg = oid(FD_O_DEBUG);
   ddmc_gc_visit_roots(F->fv.vm, move_str, NULL);
   ddmc_ref o;
-  assert_int_equal(ddmc__object_of_id(F->d, s, &o), 0);
+  assert_int_equal(ddmc__dbg_object_of_id(F->d, s, &o), 0);
   assert_true(o == FD_O_STR + 0x100000);
   assert_true(oid(FD_O_STR + 0x100000) == s);
   assert_true(oid(FD_O_DEBUG) == dbg);

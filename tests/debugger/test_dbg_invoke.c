@@ -7,9 +7,9 @@
 
 /* The reply to request id among the packets the session has queued (error and body). */
 static int find_reply(uint32_t id, uint16_t *error, uint8_t *body, size_t cap, size_t *n) {
-  ddmc__session *s = F->sess;
+  ddmc__jdwp_session *s = F->sess;
   for (int tries = 0; tries < 5000; tries++) {
-    ddmc__session_drain_queue(s, 0);
+    ddmc__jdwp_session_drain_queue(s, 0);
     ddmc_reader r;
     ddmc_reader_init(&r, s->out.p + s->out_off, s->out.len - s->out_off);
     while (ddmc_reader_left(&r) >= 11) {

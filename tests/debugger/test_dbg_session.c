@@ -76,7 +76,7 @@ static void test_relay_detach_and_next_debugger(void **state) {
   assert_int_equal(thr_count(FD_T_WORKER), 1);
   /* DBGD through the session, as ddmlib would send it */
   uint8_t pkt[11 + 8] = {0, 0, 0, 19, 0, 0, 0, 9, 0, 199, 1, 'D', 'B', 'G', 'D', 0, 0, 0, 0};
-  assert_int_equal(ddmc__session_input(F->sess, pkt, sizeof pkt), 0);
+  assert_int_equal(ddmc__jdwp_session_input(F->sess, pkt, sizeof pkt), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 1);
   assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 8));
   assert_int_equal(thr_count(FD_T_WORKER), 0);
@@ -147,13 +147,13 @@ static void failmem_arm(failmem *m, long fail_at) {
 
 static uint64_t try_oid(ddmc_ref o) {
   uint64_t id = 0;
-  ddmc__id_of_object(F->d, o, &id);
+  ddmc__dbg_id_of_object(F->d, o, &id);
   return id;
 }
 
 static uint64_t try_cid(ddmc_class c) {
-  const ddmc__cls *k = NULL;
-  return ddmc__cls_get(F->d, c, &k) == 0 ? k->id : 0;
+  const ddmc__dbg_cls *k = NULL;
+  return ddmc__dbg_cls_get(F->d, c, &k) == 0 ? k->id : 0;
 }
 
 /* Every command family, a breakpoint hit, a step, HoldEvents, a disconnect; return codes are
@@ -169,8 +169,8 @@ static void oom_script(void) {
   b.n = 0;
   b_u64(&b, o);
   b_u32(&b, 2);
-  b_u64(&b, k ? ddmc__field_id(cls(FD_C_DEBUG), FD_F_NEXT) : 0);
-  b_u64(&b, k ? ddmc__field_id(cls(FD_C_DEBUG), FD_F_LABEL) : 0);
+  b_u64(&b, k ? ddmc__dbg_field_id(cls(FD_C_DEBUG), FD_F_NEXT) : 0);
+  b_u64(&b, k ? ddmc__dbg_field_id(cls(FD_C_DEBUG), FD_F_LABEL) : 0);
   run(9, 2, &b, NULL);
   b.n = 0;
   b_u64(&b, k);

@@ -3,56 +3,56 @@
  * methods without lines, and SINGLE_STEP requests run against posted locations. */
 #include "dbg_fixture.h"
 
-/* ddmc__step_stops against the fake's line table of compute: lines {0: 20, 5: 21, 8: 22}. */
+/* ddmc__dbg_step_stops against the fake's line table of compute: lines {0: 20, 5: 21, 8: 22}. */
 static void test_step_stops(void **state) {
   (void)state;
   ddmc__dbg *d = F->d;
-  ddmc__step s;
+  ddmc__dbg_step s;
   memset(&s, 0, sizeof(s));
   s.start = (ddmc_location){FD_C_DEBUG, FD_M_COMPUTE, 5};
   s.start_depth = 1;
   s.start_line = 21;
-  assert_int_equal(ddmc__line_of(d, &s.start), 21);
+  assert_int_equal(ddmc__dbg_line_of(d, &s.start), 21);
   ddmc_location l6 = {FD_C_DEBUG, FD_M_COMPUTE, 6}, l8 = {FD_C_DEBUG, FD_M_COMPUTE, 8},
                 l0 = {FD_C_DEBUG, FD_M_COMPUTE, 0}, m4 = {FD_C_DEBUG, FD_M_MAIN, 4};
-  assert_int_equal(ddmc__line_of(d, &l6), 21);
-  assert_int_equal(ddmc__line_of(d, &l8), 22);
-  assert_int_equal(ddmc__line_of(d, &m4), 11);
+  assert_int_equal(ddmc__dbg_line_of(d, &l6), 21);
+  assert_int_equal(ddmc__dbg_line_of(d, &l8), 22);
+  assert_int_equal(ddmc__dbg_line_of(d, &m4), 11);
   ddmc_location before = {FD_C_DEBUG, FD_M_COMPUTE, -1};
-  assert_int_equal(ddmc__line_of(d, &before), -1);
+  assert_int_equal(ddmc__dbg_line_of(d, &before), -1);
   /* LINE OVER */
   s.size = 1;
   s.depth = 1;
-  assert_false(ddmc__step_stops(d, &s, &l6, 1)); /* same line */
-  assert_true(ddmc__step_stops(d, &s, &l8, 1));  /* next line */
-  assert_true(ddmc__step_stops(d, &s, &l0, 1));  /* a jump back to another line */
-  assert_false(ddmc__step_stops(d, &s, &m4, 2)); /* inside a call */
-  assert_true(ddmc__step_stops(d, &s, &m4, 0));  /* the frame returned */
+  assert_false(ddmc__dbg_step_stops(d, &s, &l6, 1)); /* same line */
+  assert_true(ddmc__dbg_step_stops(d, &s, &l8, 1));  /* next line */
+  assert_true(ddmc__dbg_step_stops(d, &s, &l0, 1));  /* a jump back to another line */
+  assert_false(ddmc__dbg_step_stops(d, &s, &m4, 2)); /* inside a call */
+  assert_true(ddmc__dbg_step_stops(d, &s, &m4, 0));  /* the frame returned */
   /* LINE INTO: stops inside a call with line information... */
   s.depth = 0;
-  assert_true(ddmc__step_stops(d, &s, &m4, 2));
-  assert_false(ddmc__step_stops(d, &s, &l6, 1));
+  assert_true(ddmc__dbg_step_stops(d, &s, &m4, 2));
+  assert_false(ddmc__dbg_step_stops(d, &s, &l6, 1));
   /* LINE OUT: only when the frame returned */
   s.depth = 2;
-  assert_false(ddmc__step_stops(d, &s, &l8, 1));
-  assert_false(ddmc__step_stops(d, &s, &m4, 2));
-  assert_true(ddmc__step_stops(d, &s, &m4, 0));
+  assert_false(ddmc__dbg_step_stops(d, &s, &l8, 1));
+  assert_false(ddmc__dbg_step_stops(d, &s, &m4, 2));
+  assert_true(ddmc__dbg_step_stops(d, &s, &m4, 0));
   /* MIN: by instruction */
   s.size = 0;
   s.depth = 1;
-  assert_true(ddmc__step_stops(d, &s, &l6, 1));
-  assert_false(ddmc__step_stops(d, &s, &s.start, 1));
+  assert_true(ddmc__dbg_step_stops(d, &s, &l6, 1));
+  assert_false(ddmc__dbg_step_stops(d, &s, &s.start, 1));
   s.depth = 0;
-  assert_true(ddmc__step_stops(d, &s, &m4, 2));
+  assert_true(ddmc__dbg_step_stops(d, &s, &m4, 2));
   /* the same index in another method at the same depth: a different place */
   s.size = 1;
   s.depth = 1;
   ddmc_location other = {FD_C_DEBUG, FD_M_MAIN, 5};
-  assert_true(ddmc__step_stops(d, &s, &other, 1));
+  assert_true(ddmc__dbg_step_stops(d, &s, &other, 1));
   /* a request that stays (no Count) steps on from where it ended */
-  ddmc__step_restart(d, &s, &other, 1);
-  assert_false(ddmc__step_stops(d, &s, &other, 1));
-  assert_true(ddmc__step_stops(d, &s, &m4, 0));
+  ddmc__dbg_step_restart(d, &s, &other, 1);
+  assert_false(ddmc__dbg_step_stops(d, &s, &other, 1));
+  assert_true(ddmc__dbg_step_stops(d, &s, &m4, 0));
 }
 
 /* ...and INTO a method without line information does not stop there (a fresh debugger: the
@@ -60,7 +60,7 @@ static void test_step_stops(void **state) {
 static void test_step_into_no_lines(void **state) {
   (void)state;
   atomic_store(&F->absent_info, 1);
-  ddmc__step s;
+  ddmc__dbg_step s;
   memset(&s, 0, sizeof(s));
   s.size = 1;
   s.depth = 0;
@@ -68,8 +68,8 @@ static void test_step_into_no_lines(void **state) {
   s.start_depth = 1;
   s.start_line = 21;
   ddmc_location m4 = {FD_C_DEBUG, FD_M_MAIN, 4};
-  assert_false(ddmc__step_stops(F->d, &s, &m4, 2));
-  assert_true(ddmc__step_stops(F->d, &s, &m4, 0));
+  assert_false(ddmc__dbg_step_stops(F->d, &s, &m4, 2));
+  assert_true(ddmc__dbg_step_stops(F->d, &s, &m4, 0));
 }
 
 static void test_single_step_requests(void **state) {

@@ -231,7 +231,7 @@ static void test_bad_input_every_command(void **state) {
   for (size_t i = 0; i < sizeof(junk); i++) junk[i] = (uint8_t)(0x5a ^ (i * 37));
   for (int set = 1; set <= 17; set++) {
     for (int cmd = 0; cmd < 32; cmd++) {
-      const ddmc__cmd *c = ddmc__dbg_lookup((uint8_t)set, (uint8_t)cmd);
+      const ddmc__dbg_cmd *c = ddmc__dbg_lookup((uint8_t)set, (uint8_t)cmd);
       if (c == NULL) {
         assert_int_equal(run_raw((uint8_t)set, (uint8_t)cmd, NULL, 0, NULL), DDMC_JDWP_NOT_IMPLEMENTED);
         continue;

@@ -147,17 +147,17 @@ static void seed_ids(void) {
   ddmc__dbg *d = g_f.d;
   g_nids = 0;
   for (ddmc_class c = FD_C_OBJECT; c < FD_C_END; c++) {
-    const ddmc__cls *k;
-    if (ddmc__cls_get(d, c, &k) == 0) add_id(k->id);
+    const ddmc__dbg_cls *k;
+    if (ddmc__dbg_cls_get(d, c, &k) == 0) add_id(k->id);
   }
   for (ddmc_ref o = FD_O_DEBUG; o < FD_O_END; o++) {
     uint64_t id;
-    if (ddmc__id_of_object(d, o, &id) == 0) add_id(id);
+    if (ddmc__dbg_id_of_object(d, o, &id) == 0) add_id(id);
   }
-  const ddmc__cls *k;
-  if (ddmc__cls_get(d, FD_C_DEBUG, &k) == 0)
-    for (uint32_t i = 0; i < FD_NFIELDS; i++) add_id(ddmc__field_id(k, i));
-  if (ddmc__cls_get(d, FD_C_THREAD, &k) == 0) add_id(ddmc__field_id(k, 0));
+  const ddmc__dbg_cls *k;
+  if (ddmc__dbg_cls_get(d, FD_C_DEBUG, &k) == 0)
+    for (uint32_t i = 0; i < FD_NFIELDS; i++) add_id(ddmc__dbg_field_id(k, i));
+  if (ddmc__dbg_cls_get(d, FD_C_THREAD, &k) == 0) add_id(ddmc__dbg_field_id(k, 0));
   g_next = g_nids;
 }
 
@@ -231,11 +231,12 @@ static void vm_action(uint8_t op, uint8_t arg, const uint8_t *p, size_t n) {
       return;
     case 0xf6: fakedbg_events(&g_f, NULL, NULL); return;
     case 0xf8: /* the frameIDs of a thread, as ThreadReference.Frames would give them */
-      for (int32_t depth = 0; depth < 3; depth++) add_id_(ddmc__frame_id(d, t->id, depth), 0); /* at a known place */
+      for (int32_t depth = 0; depth < 3; depth++)
+        add_id_(ddmc__dbg_frame_id(d, t->id, depth), 0); /* at a known place */
       return;
     case 0xf7: {
       ddmc_location l = {FD_C_DEBUG, a % FD_NMETHODS, b % 11};
-      ddmc__line_of(d, &l);
+      ddmc__dbg_line_of(d, &l);
       return;
     }
     default: return;
@@ -268,7 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ddmc__buf_reset(&g_out);
     int rc = ddmc__dbg_run(d, set, cmd, body, n, &g_out);
     if (g_trace) {
-      const ddmc__cmd *c = ddmc__dbg_lookup(set, cmd);
+      const ddmc__dbg_cmd *c = ddmc__dbg_lookup(set, cmd);
       fprintf(stderr, "%-40s %4zu bytes -> %3d (%zu bytes)\n", c ? c->name : "?", n, rc, g_out.len);
     }
     if (rc == 0) harvest(g_out.p, g_out.len);

@@ -16,15 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t step = (size_t)(data[0] % 32) + 1;
   data++;
   size--;
-  ddmc__framer f;
-  ddmc__framer_init(&f, &mem, 1 << 16);
+  ddmc__jdwp_framer f;
+  ddmc__jdwp_framer_init(&f, &mem, 1 << 16);
   for (size_t off = 0; off < size;) {
     size_t n = size - off < step ? size - off : step;
-    if (ddmc__framer_feed(&f, data + off, n) != 0) break;
+    if (ddmc__jdwp_framer_feed(&f, data + off, n) != 0) break;
     off += n;
     int rc;
-    ddmc__packet p;
-    while ((rc = ddmc__framer_next(&f, &p)) > 0) {
+    ddmc__jdwp_packet p;
+    while ((rc = ddmc__jdwp_framer_next(&f, &p)) > 0) {
       if (rc == DDMC__FRAME_PACKET) {
         /* touch every byte the framer says is there */
         volatile uint8_t sink = 0;
@@ -35,6 +35,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     if (rc < 0) break;
   }
-  ddmc__framer_free(&f);
+  ddmc__jdwp_framer_free(&f);
   return 0;
 }

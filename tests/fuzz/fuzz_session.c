@@ -142,14 +142,14 @@ static size_t put_packet(uint8_t *out, uint32_t id, uint8_t set, uint8_t cmd, co
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (g_vm == NULL) setup();
   if (size < 1) return 0;
-  ddmc__session s;
-  ddmc__session_init(&s, g_vm, -1);
-  int rc = ddmc__session_input(&s, (const uint8_t *)DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN);
+  ddmc__jdwp_session s;
+  ddmc__jdwp_session_init(&s, g_vm, -1);
+  int rc = ddmc__jdwp_session_input(&s, (const uint8_t *)DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN);
   uint8_t mode = data[0];
   data++;
   size--;
   if (mode == 0) {
-    if (rc == 0) rc = ddmc__session_input(&s, data, size);
+    if (rc == 0) rc = ddmc__jdwp_session_input(&s, data, size);
   } else {
     uint8_t *pkt = malloc(11 + 8 * 8 + 255 * 8);
     uint8_t body[8 * (8 + 255)];
@@ -166,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (op >= 0xf0) { /* a non-DDM command or a reply from the peer */
         size_t n = put_packet(pkt, id++, (uint8_t)(op & 7), 1, payload, len);
         if (op == 0xff) pkt[8] = 0x80;
-        rc = ddmc__session_input(&s, pkt, n);
+        rc = ddmc__jdwp_session_input(&s, pkt, n);
         continue;
       }
       int chunks = op >= 0xe0 ? (op & 7) + 1 : 1; /* several chunks sharing the payload */
@@ -184,7 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         bn += 8 + len;
       }
       size_t n = put_packet(pkt, id++, 199, 1, body, bn);
-      rc = ddmc__session_input(&s, pkt, n);
+      rc = ddmc__jdwp_session_input(&s, pkt, n);
       if (s.out.len > (1u << 20)) ddmc__buf_reset(&s.out);
     }
     free(pkt);
@@ -192,7 +192,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   ddmc_gc_walk(g_vm);
   ddmc_gc_done(g_vm);
-  ddmc__session_drain_queue(&s, 0);
-  ddmc__session_end(&s, rc);
+  ddmc__jdwp_session_drain_queue(&s, 0);
+  ddmc__jdwp_session_end(&s, rc);
   return 0;
 }

@@ -10,7 +10,7 @@
 typedef struct fixture {
   ddmc_vm *vm;
   ddmc__jvmti *jv;
-  ddmc__jenv *e;
+  ddmc__jv_jenv *e;
 } fixture;
 
 /* ops must outlive the fixture; vops may be NULL (no DDM ops). Asserts (cmocka) on failure. */

@@ -18,114 +18,114 @@
 
 typedef void (*fnptr)(void);
 const fnptr *ddmc__jvmti_functions(void);
-const fnptr *ddmc__jni_functions(void);
-const fnptr *ddmc__jvm_functions(void);
+const fnptr *ddmc__jv_jni_functions(void);
+const fnptr *ddmc__jv_jvm_functions(void);
 int ddmc__jvmti_slot_implemented(int slot);
-extern void ddmc__jt_SetEventNotificationMode(void);
-extern void ddmc__jt_GetLocalObject(void);
-extern void ddmc__jt_GetLocalInt(void);
-extern void ddmc__jt_GetLocalLong(void);
-extern void ddmc__jt_GetLocalFloat(void);
-extern void ddmc__jt_GetLocalDouble(void);
-extern void ddmc__jt_SetLocalObject(void);
-extern void ddmc__jt_SetLocalInt(void);
-extern void ddmc__jt_SetLocalLong(void);
-extern void ddmc__jt_SetLocalFloat(void);
-extern void ddmc__jt_SetLocalDouble(void);
-extern void ddmc__jt_SetBreakpoint(void);
-extern void ddmc__jt_ClearBreakpoint(void);
-extern void ddmc__jt_SetFieldAccessWatch(void);
-extern void ddmc__jt_ClearFieldAccessWatch(void);
-extern void ddmc__jt_SetFieldModificationWatch(void);
-extern void ddmc__jt_ClearFieldModificationWatch(void);
-extern void ddmc__jt_GetLocalInstance(void);
+extern void ddmc__jv_jt_SetEventNotificationMode(void);
+extern void ddmc__jv_jt_GetLocalObject(void);
+extern void ddmc__jv_jt_GetLocalInt(void);
+extern void ddmc__jv_jt_GetLocalLong(void);
+extern void ddmc__jv_jt_GetLocalFloat(void);
+extern void ddmc__jv_jt_GetLocalDouble(void);
+extern void ddmc__jv_jt_SetLocalObject(void);
+extern void ddmc__jv_jt_SetLocalInt(void);
+extern void ddmc__jv_jt_SetLocalLong(void);
+extern void ddmc__jv_jt_SetLocalFloat(void);
+extern void ddmc__jv_jt_SetLocalDouble(void);
+extern void ddmc__jv_jt_SetBreakpoint(void);
+extern void ddmc__jv_jt_ClearBreakpoint(void);
+extern void ddmc__jv_jt_SetFieldAccessWatch(void);
+extern void ddmc__jv_jt_ClearFieldAccessWatch(void);
+extern void ddmc__jv_jt_SetFieldModificationWatch(void);
+extern void ddmc__jv_jt_ClearFieldModificationWatch(void);
+extern void ddmc__jv_jt_GetLocalInstance(void);
 /* threads and monitors */
-extern void ddmc__jt_SuspendThread(void);
-extern void ddmc__jt_ResumeThread(void);
-extern void ddmc__jt_GetOwnedMonitorInfo(void);
-extern void ddmc__jt_GetCurrentContendedMonitor(void);
-extern void ddmc__jt_RunAgentThread(void);
-extern void ddmc__jt_GetObjectMonitorUsage(void);
-extern void ddmc__jt_SuspendThreadList(void);
-extern void ddmc__jt_ResumeThreadList(void);
-extern void ddmc__jt_GetOwnedMonitorStackDepthInfo(void);
-extern void ddmc__jni_AllocObject(void);
-extern void ddmc__jni_NewObject(void);
-extern void ddmc__jni_NewObjectV(void);
-extern void ddmc__jni_NewObjectA(void);
-extern void ddmc__jt_GetAllThreads(void);
-extern void ddmc__jt_GetThreadInfo(void);
-extern void ddmc__jt_GetTopThreadGroups(void);
-extern void ddmc__jt_GetThreadGroupInfo(void);
-extern void ddmc__jt_GetThreadGroupChildren(void);
-extern void ddmc__jt_GetFrameCount(void);
-extern void ddmc__jt_GetThreadState(void);
-extern void ddmc__jt_GetCurrentThread(void);
-extern void ddmc__jt_GetFrameLocation(void);
-extern void ddmc__jt_CreateRawMonitor(void);
-extern void ddmc__jt_DestroyRawMonitor(void);
-extern void ddmc__jt_RawMonitorEnter(void);
-extern void ddmc__jt_RawMonitorExit(void);
-extern void ddmc__jt_RawMonitorWait(void);
-extern void ddmc__jt_RawMonitorNotify(void);
-extern void ddmc__jt_RawMonitorNotifyAll(void);
-extern void ddmc__jt_Allocate(void);
-extern void ddmc__jt_Deallocate(void);
-extern void ddmc__jt_GetClassSignature(void);
-extern void ddmc__jt_GetClassStatus(void);
-extern void ddmc__jt_GetSourceFileName(void);
-extern void ddmc__jt_GetClassModifiers(void);
-extern void ddmc__jt_GetClassMethods(void);
-extern void ddmc__jt_GetClassFields(void);
-extern void ddmc__jt_GetImplementedInterfaces(void);
-extern void ddmc__jt_IsInterface(void);
-extern void ddmc__jt_IsArrayClass(void);
-extern void ddmc__jt_GetClassLoader(void);
-extern void ddmc__jt_GetFieldName(void);
-extern void ddmc__jt_GetFieldDeclaringClass(void);
-extern void ddmc__jt_GetFieldModifiers(void);
-extern void ddmc__jt_GetMethodName(void);
-extern void ddmc__jt_GetMethodDeclaringClass(void);
-extern void ddmc__jt_GetMethodModifiers(void);
-extern void ddmc__jt_GetMaxLocals(void);
-extern void ddmc__jt_GetArgumentsSize(void);
-extern void ddmc__jt_GetLineNumberTable(void);
-extern void ddmc__jt_GetMethodLocation(void);
-extern void ddmc__jt_GetLocalVariableTable(void);
-extern void ddmc__jt_IsMethodNative(void);
-extern void ddmc__jt_GetLoadedClasses(void);
-extern void ddmc__jt_GetVersionNumber(void);
-extern void ddmc__jt_GetCapabilities(void);
-extern void ddmc__jt_IsMethodObsolete(void);
-extern void ddmc__jt_GetAllStackTraces(void);
-extern void ddmc__jt_GetStackTrace(void);
-extern void ddmc__jt_SetEventCallbacks(void);
-extern void ddmc__jt_GenerateEvents(void);
-extern void ddmc__jt_DisposeEnvironment(void);
-extern void ddmc__jt_GetErrorName(void);
-extern void ddmc__jt_GetJLocationFormat(void);
-extern void ddmc__jt_GetSystemProperties(void);
-extern void ddmc__jt_GetSystemProperty(void);
-extern void ddmc__jt_SetSystemProperty(void);
-extern void ddmc__jt_GetPhase(void);
-extern void ddmc__jt_GetTimerInfo(void);
-extern void ddmc__jt_GetTime(void);
-extern void ddmc__jt_GetPotentialCapabilities(void);
-extern void ddmc__jt_AddCapabilities(void);
-extern void ddmc__jt_RelinquishCapabilities(void);
-extern void ddmc__jt_GetAvailableProcessors(void);
-extern void ddmc__jt_GetEnvironmentLocalStorage(void);
-extern void ddmc__jt_SetEnvironmentLocalStorage(void);
-extern void ddmc__jt_SetVerboseFlag(void);
+extern void ddmc__jv_jt_SuspendThread(void);
+extern void ddmc__jv_jt_ResumeThread(void);
+extern void ddmc__jv_jt_GetOwnedMonitorInfo(void);
+extern void ddmc__jv_jt_GetCurrentContendedMonitor(void);
+extern void ddmc__jv_jt_RunAgentThread(void);
+extern void ddmc__jv_jt_GetObjectMonitorUsage(void);
+extern void ddmc__jv_jt_SuspendThreadList(void);
+extern void ddmc__jv_jt_ResumeThreadList(void);
+extern void ddmc__jv_jt_GetOwnedMonitorStackDepthInfo(void);
+extern void ddmc__jv_jni_AllocObject(void);
+extern void ddmc__jv_jni_NewObject(void);
+extern void ddmc__jv_jni_NewObjectV(void);
+extern void ddmc__jv_jni_NewObjectA(void);
+extern void ddmc__jv_jt_GetAllThreads(void);
+extern void ddmc__jv_jt_GetThreadInfo(void);
+extern void ddmc__jv_jt_GetTopThreadGroups(void);
+extern void ddmc__jv_jt_GetThreadGroupInfo(void);
+extern void ddmc__jv_jt_GetThreadGroupChildren(void);
+extern void ddmc__jv_jt_GetFrameCount(void);
+extern void ddmc__jv_jt_GetThreadState(void);
+extern void ddmc__jv_jt_GetCurrentThread(void);
+extern void ddmc__jv_jt_GetFrameLocation(void);
+extern void ddmc__jv_jt_CreateRawMonitor(void);
+extern void ddmc__jv_jt_DestroyRawMonitor(void);
+extern void ddmc__jv_jt_RawMonitorEnter(void);
+extern void ddmc__jv_jt_RawMonitorExit(void);
+extern void ddmc__jv_jt_RawMonitorWait(void);
+extern void ddmc__jv_jt_RawMonitorNotify(void);
+extern void ddmc__jv_jt_RawMonitorNotifyAll(void);
+extern void ddmc__jv_jt_Allocate(void);
+extern void ddmc__jv_jt_Deallocate(void);
+extern void ddmc__jv_jt_GetClassSignature(void);
+extern void ddmc__jv_jt_GetClassStatus(void);
+extern void ddmc__jv_jt_GetSourceFileName(void);
+extern void ddmc__jv_jt_GetClassModifiers(void);
+extern void ddmc__jv_jt_GetClassMethods(void);
+extern void ddmc__jv_jt_GetClassFields(void);
+extern void ddmc__jv_jt_GetImplementedInterfaces(void);
+extern void ddmc__jv_jt_IsInterface(void);
+extern void ddmc__jv_jt_IsArrayClass(void);
+extern void ddmc__jv_jt_GetClassLoader(void);
+extern void ddmc__jv_jt_GetFieldName(void);
+extern void ddmc__jv_jt_GetFieldDeclaringClass(void);
+extern void ddmc__jv_jt_GetFieldModifiers(void);
+extern void ddmc__jv_jt_GetMethodName(void);
+extern void ddmc__jv_jt_GetMethodDeclaringClass(void);
+extern void ddmc__jv_jt_GetMethodModifiers(void);
+extern void ddmc__jv_jt_GetMaxLocals(void);
+extern void ddmc__jv_jt_GetArgumentsSize(void);
+extern void ddmc__jv_jt_GetLineNumberTable(void);
+extern void ddmc__jv_jt_GetMethodLocation(void);
+extern void ddmc__jv_jt_GetLocalVariableTable(void);
+extern void ddmc__jv_jt_IsMethodNative(void);
+extern void ddmc__jv_jt_GetLoadedClasses(void);
+extern void ddmc__jv_jt_GetVersionNumber(void);
+extern void ddmc__jv_jt_GetCapabilities(void);
+extern void ddmc__jv_jt_IsMethodObsolete(void);
+extern void ddmc__jv_jt_GetAllStackTraces(void);
+extern void ddmc__jv_jt_GetStackTrace(void);
+extern void ddmc__jv_jt_SetEventCallbacks(void);
+extern void ddmc__jv_jt_GenerateEvents(void);
+extern void ddmc__jv_jt_DisposeEnvironment(void);
+extern void ddmc__jv_jt_GetErrorName(void);
+extern void ddmc__jv_jt_GetJLocationFormat(void);
+extern void ddmc__jv_jt_GetSystemProperties(void);
+extern void ddmc__jv_jt_GetSystemProperty(void);
+extern void ddmc__jv_jt_SetSystemProperty(void);
+extern void ddmc__jv_jt_GetPhase(void);
+extern void ddmc__jv_jt_GetTimerInfo(void);
+extern void ddmc__jv_jt_GetTime(void);
+extern void ddmc__jv_jt_GetPotentialCapabilities(void);
+extern void ddmc__jv_jt_AddCapabilities(void);
+extern void ddmc__jv_jt_RelinquishCapabilities(void);
+extern void ddmc__jv_jt_GetAvailableProcessors(void);
+extern void ddmc__jv_jt_GetEnvironmentLocalStorage(void);
+extern void ddmc__jv_jt_SetEnvironmentLocalStorage(void);
+extern void ddmc__jv_jt_SetVerboseFlag(void);
 /* heap */
-extern void ddmc__jt_GetObjectHashCode(void);
-extern void ddmc__jt_GetTag(void);
-extern void ddmc__jt_SetTag(void);
-extern void ddmc__jt_ForceGarbageCollection(void);
-extern void ddmc__jt_GetObjectsWithTags(void);
-extern void ddmc__jt_FollowReferences(void);
-extern void ddmc__jt_IterateThroughHeap(void);
-extern void ddmc__jt_GetObjectSize(void);
+extern void ddmc__jv_jt_GetObjectHashCode(void);
+extern void ddmc__jv_jt_GetTag(void);
+extern void ddmc__jv_jt_SetTag(void);
+extern void ddmc__jv_jt_ForceGarbageCollection(void);
+extern void ddmc__jv_jt_GetObjectsWithTags(void);
+extern void ddmc__jv_jt_FollowReferences(void);
+extern void ddmc__jv_jt_IterateThroughHeap(void);
+extern void ddmc__jv_jt_GetObjectSize(void);
 
 static int failures;
 #define CHECK(cond, ...)            \
@@ -137,11 +137,10 @@ static int failures;
     }                               \
   } while (0)
 
-#define SLOT(n, name)                                                                                \
-  CHECK(offsetof(struct jvmtiInterface_1_, name) == ((n)-1) * sizeof(void *),                        \
-        "jvmti %s: slot %d, but the header has it at offset %zu", #name, n,                          \
-        offsetof(struct jvmtiInterface_1_, name));                                                   \
-  CHECK(t[(n)-1] == (fnptr)ddmc__jt_##name, "jvmti %s: the table's slot %d holds another function", #name, n); \
+#define SLOT(n, name)                                                                                                  \
+  CHECK(offsetof(struct jvmtiInterface_1_, name) == ((n)-1) * sizeof(void *),                                          \
+        "jvmti %s: slot %d, but the header has it at offset %zu", #name, n, offsetof(struct jvmtiInterface_1_, name)); \
+  CHECK(t[(n)-1] == (fnptr)ddmc__jv_jt_##name, "jvmti %s: the table's slot %d holds another function", #name, n);      \
   implemented[n] = 1;
 
 #define JNI(name, idx)                                                                               \
@@ -290,7 +289,7 @@ int main(void) {
   /* Every slot the library fills is checked above: a new one without its SLOT line fails here. */
   for (int n = 1; n < 200; n++)
     CHECK(!ddmc__jvmti_slot_implemented(n) || implemented[n], "jvmti slot %d is implemented but not checked here", n);
-  const fnptr *j = ddmc__jni_functions();
+  const fnptr *j = ddmc__jv_jni_functions();
   JNI(GetVersion, 4)
   JNI(FindClass, 6)
   JNI(GetSuperclass, 10)
@@ -336,7 +335,7 @@ int main(void) {
   size_t njni = sizeof(struct JNINativeInterface_) / sizeof(void *);
   CHECK(njni <= DDMC_JNI_SLOTS, "JNI table of %zu slots, bigger than the library's", njni);
   for (size_t n = 4; n < njni; n++) CHECK(j[n] != NULL, "jni index %zu is empty", n);
-  const fnptr *v = ddmc__jvm_functions();
+  const fnptr *v = ddmc__jv_jvm_functions();
   CHECK(offsetof(struct JNIInvokeInterface_, DestroyJavaVM) == DDMC_JVM_DestroyJavaVM * sizeof(void *), "JavaVM DestroyJavaVM");
   CHECK(offsetof(struct JNIInvokeInterface_, AttachCurrentThread) == DDMC_JVM_AttachCurrentThread * sizeof(void *), "JavaVM AttachCurrentThread");
   CHECK(offsetof(struct JNIInvokeInterface_, DetachCurrentThread) == DDMC_JVM_DetachCurrentThread * sizeof(void *), "JavaVM DetachCurrentThread");

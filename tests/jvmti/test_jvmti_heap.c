@@ -33,30 +33,30 @@ static int moved_live(void *arg, uint64_t *ref) {
 
 static void test_table(void **state) {
   (void)state;
-  ddmc__jenv e;
+  ddmc__jv_jenv e;
   memset(&e, 0, sizeof(e));
-  ddmc__tags *t = ddmc__tags_of(&e, 1);
+  ddmc__jv_tags *t = ddmc__jv_tags_of(&e, 1);
   assert_non_null(t);
-  assert_ptr_equal(ddmc__tags_of(&e, 0), t);
-  assert_int_equal(ddmc__tags_set(t, 0, 5), JVMTI_ERROR_INVALID_OBJECT);
-  for (ddmc_ref r = 1; r <= 10000; r++) assert_int_equal(ddmc__tags_set(t, r, (jlong)r * 10), 0);
-  assert_int_equal(ddmc__tags_count(t), 10000);
-  assert_int_equal(ddmc__tags_get(t, 77), 770);
-  assert_int_equal(ddmc__tags_get(t, 10001), 0);
-  assert_int_equal(ddmc__tags_set(t, 77, 0), 0); /* 0 removes */
-  assert_int_equal(ddmc__tags_get(t, 77), 0);
-  assert_int_equal(ddmc__tags_count(t), 9999);
-  assert_int_equal(ddmc__tags_set(t, 78, -1), 0); /* overwrite */
-  assert_int_equal(ddmc__tags_get(t, 78), -1);
+  assert_ptr_equal(ddmc__jv_tags_of(&e, 0), t);
+  assert_int_equal(ddmc__jv_tags_set(t, 0, 5), JVMTI_ERROR_INVALID_OBJECT);
+  for (ddmc_ref r = 1; r <= 10000; r++) assert_int_equal(ddmc__jv_tags_set(t, r, (jlong)r * 10), 0);
+  assert_int_equal(ddmc__jv_tags_count(t), 10000);
+  assert_int_equal(ddmc__jv_tags_get(t, 77), 770);
+  assert_int_equal(ddmc__jv_tags_get(t, 10001), 0);
+  assert_int_equal(ddmc__jv_tags_set(t, 77, 0), 0); /* 0 removes */
+  assert_int_equal(ddmc__jv_tags_get(t, 77), 0);
+  assert_int_equal(ddmc__jv_tags_count(t), 9999);
+  assert_int_equal(ddmc__jv_tags_set(t, 78, -1), 0); /* overwrite */
+  assert_int_equal(ddmc__jv_tags_get(t, 78), -1);
   /* The sweep: even refs die; their tags wait for ObjectFree. */
-  ddmc__tags_sweep(t, odd_live, NULL, 1);
-  assert_int_equal(ddmc__tags_count(t), 4999); /* the odd ones but 77, removed before */
-  assert_int_equal(ddmc__tags_get(t, 79), 790);
-  assert_int_equal(ddmc__tags_get(t, 80), 0);
+  ddmc__jv_tags_sweep(t, odd_live, NULL, 1);
+  assert_int_equal(ddmc__jv_tags_count(t), 4999); /* the odd ones but 77, removed before */
+  assert_int_equal(ddmc__jv_tags_get(t, 79), 790);
+  assert_int_equal(ddmc__jv_tags_get(t, 80), 0);
   jlong batch[300];
   uint32_t n, total = 0;
   int64_t sum = 0;
-  while ((n = ddmc__tags_take_freed(t, batch, 300)) > 0) {
+  while ((n = ddmc__jv_tags_take_freed(t, batch, 300)) > 0) {
     total += n;
     for (uint32_t i = 0; i < n; i++) sum += batch[i];
   }
@@ -66,12 +66,12 @@ static void test_table(void **state) {
     if (r != 78) expect += r * 10;
   assert_true(sum == expect);
   /* A moving collector: entries follow their objects. */
-  ddmc__tags_sweep(t, moved_live, NULL, 1);
-  assert_int_equal(ddmc__tags_get(t, 1000079), 790);
-  assert_int_equal(ddmc__tags_get(t, 79), 0);
-  assert_int_equal(ddmc__tags_set(t, 5, 1), 0);
-  assert_int_equal(ddmc__tags_count(t), 5000);
-  ddmc__tags_destroy(t);
+  ddmc__jv_tags_sweep(t, moved_live, NULL, 1);
+  assert_int_equal(ddmc__jv_tags_get(t, 1000079), 790);
+  assert_int_equal(ddmc__jv_tags_get(t, 79), 0);
+  assert_int_equal(ddmc__jv_tags_set(t, 5, 1), 0);
+  assert_int_equal(ddmc__jv_tags_count(t), 5000);
+  ddmc__jv_tags_destroy(t);
 }
 
 /* ---- a fake heap behind ddmc_vm_bridge */
@@ -216,12 +216,12 @@ static int teardown(void **state) {
 }
 
 static void add_caps(fixture *f) {
-  ddmc__caps c;
+  ddmc__jv_caps c;
   memset(&c, 0, sizeof(c));
   ddmc__cap_set(&c, DDMC_CAP_can_tag_objects);
   ddmc__cap_set(&c, DDMC_CAP_can_generate_garbage_collection_events);
   ddmc__cap_set(&c, DDMC_CAP_can_generate_object_free_events);
-  assert_int_equal(ddmc__jt_AddCapabilities(f->e, &c), 0);
+  assert_int_equal(ddmc__jv_jt_AddCapabilities(f->e, &c), 0);
 }
 
 static void go_live(fixture *f) {
@@ -230,50 +230,50 @@ static void go_live(fixture *f) {
 }
 
 /* A global handle for ref, as an agent would hold one. */
-static jobject handle(fixture *f, ddmc_ref r) { return ddmc__ref_new(f->jv, DDMC__CELL_GLOBAL, r, 0, 0); }
+static jobject handle(fixture *f, ddmc_ref r) { return ddmc__jv_ref_new(f->jv, DDMC__CELL_GLOBAL, r, 0, 0); }
 
 static void test_bad_input(void **state) {
   fixture *f = *state;
   jlong tag;
   jobject o = handle(f, 5);
   /* OnLoad: tags are for the start and live phases; no capability yet */
-  assert_int_equal(ddmc__jt_SetTag(f->e, o, 1), JVMTI_ERROR_WRONG_PHASE);
+  assert_int_equal(ddmc__jv_jt_SetTag(f->e, o, 1), JVMTI_ERROR_WRONG_PHASE);
   add_caps(f);
   go_live(f);
-  assert_int_equal(ddmc__jt_SetTag(f->e, NULL, 1), JVMTI_ERROR_INVALID_OBJECT);
-  assert_int_equal(ddmc__jt_SetTag(f->e, (jobject)(uintptr_t)0x7777, 1), JVMTI_ERROR_INVALID_OBJECT);
-  assert_int_equal(ddmc__jt_GetTag(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
-  assert_int_equal(ddmc__jt_GetTag(NULL, o, &tag), JVMTI_ERROR_INVALID_ENVIRONMENT);
+  assert_int_equal(ddmc__jv_jt_SetTag(f->e, NULL, 1), JVMTI_ERROR_INVALID_OBJECT);
+  assert_int_equal(ddmc__jv_jt_SetTag(f->e, (jobject)(uintptr_t)0x7777, 1), JVMTI_ERROR_INVALID_OBJECT);
+  assert_int_equal(ddmc__jv_jt_GetTag(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jv_jt_GetTag(NULL, o, &tag), JVMTI_ERROR_INVALID_ENVIRONMENT);
   jint count;
   jlong zero = 0;
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &zero, &count, NULL, NULL), JVMTI_ERROR_ILLEGAL_ARGUMENT);
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, -1, &zero, &count, NULL, NULL), JVMTI_ERROR_ILLEGAL_ARGUMENT);
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, NULL, &count, NULL, NULL), JVMTI_ERROR_NULL_POINTER);
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, NULL, NULL), JVMTI_ERROR_NULL_POINTER);
-  ddmc__heap_callbacks cb;
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, 1, &zero, &count, NULL, NULL), JVMTI_ERROR_ILLEGAL_ARGUMENT);
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, -1, &zero, &count, NULL, NULL), JVMTI_ERROR_ILLEGAL_ARGUMENT);
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, 1, NULL, &count, NULL, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, 0, NULL, NULL, NULL), JVMTI_ERROR_NULL_POINTER);
+  ddmc__jv_heap_callbacks cb;
   memset(&cb, 0, sizeof(cb));
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, o, &cb, NULL), JVMTI_ERROR_INVALID_CLASS);
-  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, (jobject)(uintptr_t)0x7777, &cb, NULL),
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, 0, o, &cb, NULL), JVMTI_ERROR_INVALID_CLASS);
+  assert_int_equal(ddmc__jv_jt_FollowReferences(f->e, 0, NULL, (jobject)(uintptr_t)0x7777, &cb, NULL),
                    JVMTI_ERROR_INVALID_OBJECT);
   jlong size;
   jint hash;
-  assert_int_equal(ddmc__jt_GetObjectSize(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
-  assert_int_equal(ddmc__jt_GetObjectSize(f->e, NULL, &size), JVMTI_ERROR_INVALID_OBJECT);
-  assert_int_equal(ddmc__jt_GetObjectSize(f->e, o, &size), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectSize(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jv_jt_GetObjectSize(f->e, NULL, &size), JVMTI_ERROR_INVALID_OBJECT);
+  assert_int_equal(ddmc__jv_jt_GetObjectSize(f->e, o, &size), 0);
   assert_int_equal(size, 32);
-  assert_int_equal(ddmc__jt_GetObjectHashCode(f->e, o, &hash), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectHashCode(f->e, o, &hash), 0);
   assert_int_equal(hash, 5 * 31);
-  assert_int_equal(ddmc__jt_GetObjectHashCode(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
-  assert_int_equal(ddmc__jt_ForceGarbageCollection(f->e), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectHashCode(f->e, o, NULL), JVMTI_ERROR_NULL_POINTER);
+  assert_int_equal(ddmc__jv_jt_ForceGarbageCollection(f->e), 0);
   assert_int_equal(g_collects, 1);
   assert_int_equal(ddmc_gc_sweep(NULL, odd_live, NULL), DDMC_EINVAL);
   assert_int_equal(ddmc_gc_sweep(f->vm, NULL, NULL), DDMC_EINVAL);
   assert_int_equal(ddmc_gc_start(NULL), DDMC_EINVAL);
   /* dead: everything heap answers WRONG_PHASE */
   assert_int_equal(ddmc_agent_vm_death(f->vm, 0), 0);
-  assert_int_equal(ddmc__jt_SetTag(f->e, o, 1), JVMTI_ERROR_WRONG_PHASE);
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, NULL), JVMTI_ERROR_WRONG_PHASE);
-  assert_int_equal(ddmc__jt_ForceGarbageCollection(f->e), JVMTI_ERROR_WRONG_PHASE);
+  assert_int_equal(ddmc__jv_jt_SetTag(f->e, o, 1), JVMTI_ERROR_WRONG_PHASE);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, 0, NULL, &cb, NULL), JVMTI_ERROR_WRONG_PHASE);
+  assert_int_equal(ddmc__jv_jt_ForceGarbageCollection(f->e), JVMTI_ERROR_WRONG_PHASE);
 }
 
 /* IterateThroughHeap: counts, filters, tag_ptr, the primitive array, abort. */
@@ -303,45 +303,45 @@ static void test_iterate(void **state) {
   fixture *f = *state;
   add_caps(f);
   go_live(f);
-  jclass a = ddmc__ref_new(f->jv, DDMC__CELL_GLOBAL, R_CLASS_A, C_A, 0);
-  assert_int_equal(ddmc__jt_SetTag(f->e, a, 7), 0); /* a class: its class object */
-  ddmc__heap_callbacks cb;
+  jclass a = ddmc__jv_ref_new(f->jv, DDMC__CELL_GLOBAL, R_CLASS_A, C_A, 0);
+  assert_int_equal(ddmc__jv_jt_SetTag(f->e, a, 7), 0); /* a class: its class object */
+  ddmc__jv_heap_callbacks cb;
   memset(&cb, 0, sizeof(cb));
   cb.heap_iteration_callback = count_cb;
   cb.array_primitive_value_callback = array_cb;
   counts c = {0};
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, &c), 0);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, 0, NULL, &cb, &c), 0);
   assert_int_equal(c.objects, NOBJ + 2);
   assert_int_equal(c.arrays, 1);
   assert_int_equal(c.ints_sum, 100);
   assert_int_equal(c.class_tags, 7 * NOBJ);
   /* every A now tagged 100 (set through tag_ptr) */
   memset(&c, 0, sizeof(c));
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &c), 0);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &c), 0);
   assert_int_equal(c.objects, NOBJ + 1); /* A's class object has tag 7 too */
   assert_int_equal(c.tagged, NOBJ + 1);
   memset(&c, 0, sizeof(c));
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, a, &cb, &c), 0); /* klass: instances of A only */
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, 0, a, &cb, &c), 0); /* klass: instances of A only */
   assert_int_equal(c.objects, NOBJ);
   memset(&c, 0, sizeof(c));
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, NULL, &cb, &c), 0);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_CLASS_UNTAGGED, NULL, &cb, &c), 0);
   assert_int_equal(c.objects, NOBJ);
   memset(&c, 0, sizeof(c));
   c.stop_after = 10;
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, &c), 0);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, 0, NULL, &cb, &c), 0);
   assert_int_equal(c.objects, 10);
   /* GetObjectsWithTags */
   jlong want[2] = {100, 7};
   jint n = 0;
   jobject *objs = NULL;
   jlong *tags = NULL;
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 2, want, &n, &objs, &tags), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, 2, want, &n, &objs, &tags), 0);
   assert_int_equal(n, NOBJ + 1);
   long t100 = 0;
   for (jint i = 0; i < n; i++) {
     t100 += tags[i] == 100;
-    ddmc__cell cell;
-    assert_int_equal(ddmc__ref_get(f->jv, objs[i], &cell), 0);
+    ddmc__jv_cell cell;
+    assert_int_equal(ddmc__jv_ref_get(f->jv, objs[i], &cell), 0);
   }
   assert_int_equal(t100, NOBJ);
   free(objs);
@@ -354,8 +354,8 @@ typedef struct prims {
   long n, sum, bad;
 } prims;
 
-static jint prim_cb(jint kind, const ddmc__jref_info *info, jlong class_tag, jlong *tag_ptr, jvalue value,
-                    jint type, void *ud) {
+static jint prim_cb(jint kind, const ddmc__jv_jref_info *info, jlong class_tag, jlong *tag_ptr, jvalue value, jint type,
+                    void *ud) {
   prims *p = ud;
   p->n++;
   p->sum += value.i;
@@ -368,20 +368,20 @@ static void test_iterate_primitive_fields(void **state) {
   fixture *f = *state;
   add_caps(f);
   go_live(f);
-  ddmc__heap_callbacks cb;
+  ddmc__jv_heap_callbacks cb;
   memset(&cb, 0, sizeof(cb));
   cb.primitive_field_callback = prim_cb;
   prims p = {0};
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, 0, NULL, &cb, &p), 0);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, 0, NULL, &cb, &p), 0);
   assert_int_equal(p.n, NOBJ); /* each A once; the int[] and the class object have no primitive field */
   assert_int_equal(p.sum, (long)NOBJ * (NOBJ + 1) / 2);
   assert_int_equal(p.bad, 0);
   jlong t = 55;
   jint n = 0;
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &t, &n, NULL, NULL), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, 1, &t, &n, NULL, NULL), 0);
   assert_int_equal(n, 1);
   memset(&p, 0, sizeof(p));
-  assert_int_equal(ddmc__jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &p), 0);
+  assert_int_equal(ddmc__jv_jt_IterateThroughHeap(f->e, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, &p), 0);
   assert_int_equal(p.n, 1); /* only the tagged one */
   assert_int_equal(p.sum, 5);
 }
@@ -392,7 +392,7 @@ typedef struct refs {
   jint last_field_index;
 } refs;
 
-static jint ref_cb(jint kind, const ddmc__jref_info *info, jlong class_tag, jlong rclass_tag, jlong size,
+static jint ref_cb(jint kind, const ddmc__jv_jref_info *info, jlong class_tag, jlong rclass_tag, jlong size,
                    jlong *tag_ptr, jlong *rtag_ptr, jint length, void *ud) {
   refs *r = ud;
   r->reached++;
@@ -407,12 +407,12 @@ static void test_follow(void **state) {
   fixture *f = *state;
   add_caps(f);
   go_live(f);
-  ddmc__heap_callbacks cb;
+  ddmc__jv_heap_callbacks cb;
   memset(&cb, 0, sizeof(cb));
   cb.heap_reference_callback = ref_cb;
   refs r;
   memset(&r, 0, sizeof(r));
-  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, NULL, &cb, &r), 0);
+  assert_int_equal(ddmc__jv_jt_FollowReferences(f->e, 0, NULL, NULL, &cb, &r), 0);
   assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_JNI_GLOBAL], 1);
   assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_SYSTEM_CLASS], 1);
   assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_FIELD], NOBJ - 1); /* 1 -> 2 -> ... -> NOBJ */
@@ -421,27 +421,27 @@ static void test_follow(void **state) {
   /* every A but the last referred to another through a field: tagged 1 by the callback */
   jlong one = 1;
   jint n = 0;
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &one, &n, NULL, NULL), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, 1, &one, &n, NULL, NULL), 0);
   assert_int_equal(n, NOBJ - 1);
   /* from an initial object: only what it reaches, not the roots */
   memset(&r, 0, sizeof(r));
   jobject mid = handle(f, NOBJ - 9);
-  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, mid, &cb, &r), 0);
+  assert_int_equal(ddmc__jv_jt_FollowReferences(f->e, 0, NULL, mid, &cb, &r), 0);
   assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_FIELD], 9);
   assert_int_equal(r.by_kind[JVMTI_HEAP_REFERENCE_JNI_GLOBAL], 0);
   /* abort */
   memset(&r, 0, sizeof(r));
   r.abort_at = 5;
-  assert_int_equal(ddmc__jt_FollowReferences(f->e, 0, NULL, NULL, &cb, &r), 0);
+  assert_int_equal(ddmc__jv_jt_FollowReferences(f->e, 0, NULL, NULL, &cb, &r), 0);
   assert_int_equal(r.reached, 5);
 }
 
 /* The GC hooks: GarbageCollectionStart / Finish, the sweep, ObjectFree after the collection. */
 static int g_gc_start, g_gc_finish, g_freed;
 static jlong g_freed_sum;
-static void on_gc_start(ddmc__jenv *e) { g_gc_start++; }
-static void on_gc_finish(ddmc__jenv *e) { g_gc_finish++; }
-static void on_free(ddmc__jenv *e, jlong tag) {
+static void on_gc_start(ddmc__jv_jenv *e) { g_gc_start++; }
+static void on_gc_finish(ddmc__jv_jenv *e) { g_gc_finish++; }
+static void on_free(ddmc__jv_jenv *e, jlong tag) {
   g_freed++;
   g_freed_sum += tag;
 }
@@ -449,20 +449,22 @@ static void on_free(ddmc__jenv *e, jlong tag) {
 static void test_gc_events(void **state) {
   fixture *f = *state;
   add_caps(f);
-  ddmc__fnptr cbs[DDMC__JEV_COUNT];
+  ddmc__jv_fnptr cbs[DDMC__JEV_COUNT];
   memset(cbs, 0, sizeof(cbs));
-  cbs[JVMTI_EVENT_GARBAGE_COLLECTION_START - 50] = (ddmc__fnptr)on_gc_start;
-  cbs[JVMTI_EVENT_GARBAGE_COLLECTION_FINISH - 50] = (ddmc__fnptr)on_gc_finish;
-  cbs[JVMTI_EVENT_OBJECT_FREE - 50] = (ddmc__fnptr)on_free;
-  assert_int_equal(ddmc__jt_SetEventCallbacks(f->e, cbs, (jint)sizeof(cbs)), 0);
-  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL), 0);
-  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL), 0);
-  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL), 0);
+  cbs[JVMTI_EVENT_GARBAGE_COLLECTION_START - 50] = (ddmc__jv_fnptr)on_gc_start;
+  cbs[JVMTI_EVENT_GARBAGE_COLLECTION_FINISH - 50] = (ddmc__jv_fnptr)on_gc_finish;
+  cbs[JVMTI_EVENT_OBJECT_FREE - 50] = (ddmc__jv_fnptr)on_free;
+  assert_int_equal(ddmc__jv_jt_SetEventCallbacks(f->e, cbs, (jint)sizeof(cbs)), 0);
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_START, NULL),
+                   0);
+  assert_int_equal(
+      ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL), 0);
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_OBJECT_FREE, NULL), 0);
   go_live(f);
   for (ddmc_ref r = 1; r <= 100; r++) {
     jobject h = handle(f, r);
-    assert_int_equal(ddmc__jt_SetTag(f->e, h, (jlong)r), 0);
-    ddmc__ref_delete(f->jv, h, DDMC__CELL_GLOBAL);
+    assert_int_equal(ddmc__jv_jt_SetTag(f->e, h, (jlong)r), 0);
+    ddmc__jv_ref_delete(f->jv, h, DDMC__CELL_GLOBAL);
   }
   g_gc_start = g_gc_finish = g_freed = 0;
   g_freed_sum = 0;
@@ -476,13 +478,13 @@ static void test_gc_events(void **state) {
   assert_true(g_freed_sum == 2550); /* 2 + 4 + ... + 100 */
   jint n = 0;
   jlong want = 2;
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &want, &n, NULL, NULL), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, 1, &want, &n, NULL, NULL), 0);
   assert_int_equal(n, 0);
   want = 3;
-  assert_int_equal(ddmc__jt_GetObjectsWithTags(f->e, 1, &want, &n, NULL, NULL), 0);
+  assert_int_equal(ddmc__jv_jt_GetObjectsWithTags(f->e, 1, &want, &n, NULL, NULL), 0);
   assert_int_equal(n, 1);
   /* ObjectFree off: entries still go, no event */
-  assert_int_equal(ddmc__jt_SetEventNotificationMode(f->e, JVMTI_DISABLE, JVMTI_EVENT_OBJECT_FREE, NULL), 0);
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_DISABLE, JVMTI_EVENT_OBJECT_FREE, NULL), 0);
   ddmc_gc_sweep(f->vm, odd_live, NULL);
   ddmc_gc_done(f->vm);
   assert_int_equal(g_freed, 50);
