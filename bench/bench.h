@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libddmc benchmarks: shared harness.
  *
  * What: clocks, CPU pinning, sample statistics, the result rows that bench/run.sh turns into one

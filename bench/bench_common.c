@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The harness behind every section: see bench.h. */
 #include <errno.h>
 #include <fcntl.h>

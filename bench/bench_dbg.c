@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The debugger figures, each against its reference in the same run:
  *
  *   1. cost of debugging support on a CPU-bound program (bench/programs/spin.mvm: a loop of

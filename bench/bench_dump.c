@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap dumps at GC time: walk + encode + queue, end to end through ddmc_gc_walk, for heaps of
  * 64 MiB, 256 MiB and 1 GiB (bench_heap.c: millions of objects, mostly 16-64 B, some arrays up to
  * 4 KiB, about 20% free), with a connected peer that asked for HPSG(1,0) (merged) and then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A synthetic managed heap after marking: a fixed-seed sequence of regions (objects and free
  * gaps) in address order, the shape a mark-sweep heap of an app has.
  *

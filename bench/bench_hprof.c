@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The heap-dump figure: MiB of hprof per second for a 64 MiB heap, to a
  * local file; target >= 500 MiB/s.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Section jvmti: what a JVM TI agent costs a VM, beside HotSpot running the same
  * agent file on the same program.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JVM TI heap figure: IterateThroughHeap objects per second on a 64 MiB minivm
  * heap. minivm runs bench/programs/heap64.mvm (2,000,000 objects of 32 bytes, 61 MiB, with
  * -Xmx128m) with the jvmti_heapbench agent (bench/jvmti_heapbench.c, beside this binary), which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc_bench SECTION... [--java PATH] [--classdir DIR] [--scale X] [--minivm PATH] [--programs DIR]
  * Sections: rt send threads heap mem dbg prof hprof jvmti (or all). Prints ROW/NOTE lines (see bench.h); bench/run.sh
  * runs each section in its own process and prints the table. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resident memory the library adds to a VM process (Rss of /proc/self/smaps_rollup):
  *   idle      before and after ddmc_vm_new + set_ident + start (the JDWP thread listening)
  *   per peer  with one connected peer after a typical session (HELO, FEAT, THEN for 1,000

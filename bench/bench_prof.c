@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The profiling figures, each beside its reference in the same run:
  *
  *   1. per-allocation cost of the tracker, in this process, on one thread pinned to the server CPU:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JDWP over loopback, one client: sequential round trips, 64 requests in flight, and connection
  * set-up, each against
  *   - the floor: a bare TCP echo thread that answers every request with a reply of exactly the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM-side cost of ddmc_send_chunk: what a VM thread pays to report an event.
  *   no peer        the call returns DDMC_ENOTCONN; timed in bursts of 10,000 calls
  *   reading peer   a peer that sent one DDM packet and reads and discards everything; bursts of 64

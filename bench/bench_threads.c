@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Thread list: the THEN burst (THEN [1] -> one THCR per thread, then the empty reply) and the
  * THST reply, for 1,000 and 10,000 threads, in microseconds per thread.
  * The bench VM's for_each_thread visits N synthetic threads whose OS tids cycle over 8 real,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JVM TI heap benchmark's agent (bench/bench_jvmti_heap.c runs it), built against
  * the JDK's jvmti.h like the sample agents. At VMDeath it runs IterateThroughHeap REPS times over
  * the whole heap with a callback that only counts (the walk's own cost: the world stopped, every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench/run.sh: builds the libddmc benchmarks in Release mode (build-bench/, or $BENCH_BUILD_DIR),
 # runs every section once, one after the other (never two at a time: the machine has 2 CPUs), and
 # prints ONE table: a line per figure, each beside its reference measured in the same run, as a

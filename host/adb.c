@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reaching a VM through a local adb server, as ddmlib does: the adb host protocol's smart socket.
  * Each request is [4 hex digits: length][request]; the server answers "OKAY", or "FAIL" followed
  * by [4 hex digits][message]. After host:transport:<serial> (or host:transport-any) and then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One host-side JDWP connection: connect/adopt, handshake, packet framing, DDM requests with an
  * out-of-order FIFO, ZLIB inflation, and the HELO/FEAT session step.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc_host: the HOST side of DDM (what Android's ddmlib does), as a small static library.
  *
  * It talks to a VM over one JDWP connection: handshake, packet framing, DDM chunk requests and

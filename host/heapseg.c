@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap segment chunk decoder (see heapseg.h). Two passes over the pairs: the first validates
  * the whole chunk, the second reports runs, so a caller never sees half of a chunk it must reject
  * (the monitor draws what it gets). Each pass is one linear scan; chunks are at most ~16 KiB. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host side of the heap segment chunks (HPSG, HPSO, NHSG): header parsing and run decoding.
  *
  * Used by the ddmc monitor tool, the tests and a fuzzer, so every input is treated as hostile:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Private helpers shared by the ddmc_host sources: big-endian access (by bytes, so unaligned
  * packet fields are never dereferenced as wider integers) and a bounded reader. Not installed. */
 #ifndef DDMC_HOST_INT_H

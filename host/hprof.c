@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hprof on the host side (ddmc_host.h): a census of an Android "JAVA PROFILE 1.0.3" dump and its
  * conversion to the standard 1.0.2 that MAT and VisualVM open, the same bytes hprof-conv writes
  * (ddm-profiling.md §6.4): HEAP DUMP INFO dropped, Android's roots retagged ROOT UNKNOWN (JNI

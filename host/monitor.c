@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Monitor bookkeeping: thread table and heap-dump collector (see monitor.h). */
 #include "monitor.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Monitor bookkeeping on top of ddmc_host: what a DDM monitor (ddmlib's ClientData, the `ddmc`
  * tool) keeps between packets.
  *

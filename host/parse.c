@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Chunk payload parsers and UTF-16 <-> UTF-8 conversion for the host side.
  *
  * Every parser is a pure function over (p, n) that never reads outside it: all reads go through

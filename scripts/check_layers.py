@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fails if src/ has a circle: between files through #include "..." lines, or between
 object files through calls and data references.
 

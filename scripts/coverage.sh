@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Line coverage of the library: builds build-cov/ with gcc --coverage, runs the test suite (the
 # adb/ddmlib end-to-end runs too; set DDMC_COVERAGE_CTEST_ARGS to narrow it), and prints the lines
 # of src/ executed, per file and in total.

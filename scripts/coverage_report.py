@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Line coverage of the library (src/) from a DDMC_COVERAGE build whose tests have run.
 
     coverage_report.py SRC_DIR OBJ...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job, end to end: build everything, start two minivm VMs with JDWP/DDM on, and watch
 # them with the ddmc monitor: info, a few seconds of the live thread table, a stack, the heap
 # numbers and a heap picture (PNG) whose path is printed at the end. The VMs are stopped on exit.

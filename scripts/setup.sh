@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what libddmc needs to build and test on a Debian machine, if it is missing.
 # Usage: scripts/setup.sh [--e2e]   (--e2e adds the real peers: adb, ddmlib)
 # The JDK (jdb, java, javac) is always installed: the jdb tests (tests/jdb) need it, and the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every test. Installs what is missing first (scripts/setup.sh).
 #
 #   scripts/test.sh           all of it: the normal build's suite, the same suite under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's allocator: the VM's ddmc_allocator if it gave one, libc otherwise.
  * All library allocations go through here so a VM can account for them and tests can fail the
  * Nth one. ddmc__free keeps errno because callers often free on an error path and then report

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Clocks (declared in common.h). Own file so every layer can read the time without reaching
  * into the VM object's code. */
 #include <time.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Internal declarations shared by every part of the library: allocation, logging, clocks,
  * the growable buffer behind ddmc_buf, UTF conversion, and thread-safety annotations.
  * Nothing here is exported. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Error strings and version queries, generated from DDMC_ERRNO_MAP so they cannot drift. */
 #include "common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See log.h. The bucket is GCRA (one atomic timestamp), so the check costs a load and a CAS and
  * needs no lock on any thread. */
 #include <stdio.h>

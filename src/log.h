@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Library diagnostics through the VM's log hook, rate-limited.
  *
  * Much of what the library logs is triggered by a peer (a bad packet, a dropped session, stray

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* UTF-8 <-> UTF-16 for DDM strings ([u4 count][UTF-16BE units], no terminator).
  * The VM hands us UTF-8; the wire wants UTF-16. Invalid input never fails a send: it becomes
  * U+FFFD, because a thread name with a stray byte should still show up in the monitor. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ddmc_vm object: creation, start/stop, identity, and the small thread-safe getters.
  * ddmc_vm_start prepares the transport on the caller's thread (so a busy port is reported to
  * the VM's command line, not lost in a log) and then hands everything to the JDWP thread. */

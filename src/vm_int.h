@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* struct ddmc_vm and the calls between the library's parts.
  *
  * Threads: the VM's threads call the public functions; the JDWP thread (jdwp/thread.c) owns the

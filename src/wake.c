@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Waking the JDWP thread, and the sleeps it can be woken from. The eventfd (vm->wake_fd) is in
  * every poll set of the JDWP thread: a VM thread that queued a packet, or ddmc_vm_stop, writes it.
  * Transports block here, so they depend on this file and not on the VM object's code. */

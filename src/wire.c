@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc_buf (growable big-endian writer with a sticky error) and ddmc_reader (bounded cursor).
  * Handlers chain put calls and check once; readers never read past end and report it once. */
 #include <string.h>

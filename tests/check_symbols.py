@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The shared library exports exactly the documented API: every function and object declared with
 DDMC_EXTERN in the checked public headers, and nothing else; every exported name starts with ddmc_
 and carries, as its default version, a node of the linker version script; the library's SONAME is

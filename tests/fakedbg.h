@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A fake Dalvik-style debuggee for the debugger layer's tests and fuzzer: every ddmc_vm_bridge op,
  * answered from a small static program, plus counters of what the library asked of it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one fake VM of the tests: every ddmc_vm_ops hook, answering from a table of knobs
  * (fakevm_config) and counting what the library asks of it. test_session and test_stress drive it
  * from a real socket peer (ddmc_host), test_failmalloc under a failing allocator, fuzz_session

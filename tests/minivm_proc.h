@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Starting the real minivm binary for end-to-end tests: stderr goes to a file, the JDWP port is
  * read from its "JDWP listening on 127.0.0.1:PORT" line. */
 #ifndef DDMC_TEST_MINIVM_PROC_H

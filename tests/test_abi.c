@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ABI guards: structs the caller owns are never written past the size its header gave, a
  * struct from a different layout is refused, and error codes keep their values. */
 #include <setjmp.h>

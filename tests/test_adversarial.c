@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Adversarial peers against a live minivm (threads.mvm) on 127.0.0.1. After each case: the VM
  * process is alive, its threads keep running (the busy thread's CPU time grows, the thread count
  * holds), and the next well-behaved peer gets a correct HELO. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fault injection: a full session (start, connect, HELO, FEAT, threads, a heap dump at GC, a custom
  * handler, disconnect, stop) with the Nth allocation failing, for every N until a run needs no
  * failure. Each run must end cleanly (no crash, nothing leaked through the VM's allocator) and,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Handshake and framing vectors, each fed whole, one byte at a time, and split at every offset. */
 #include <setjmp.h>
 #include <stdarg.h>

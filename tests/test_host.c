@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests for host/ddmc_host: the host (ddmlib) side of DDM.
  *
  * - Byte-vector tests of every chunk parser, each also fed every prefix of its input in an

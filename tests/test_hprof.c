@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap dumps (src/profile/hprof_*.c, chunks/hprof.c) over a fake VM whose heap is small and known
  * to the byte: the file's records and their order, every root kind, the cap, a bridge that
  * misbehaves, every allocation failing in turn, HPDU and HPDS over a real socket, FEAT, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's log is rate-limited: a peer that triggers a message per byte cannot turn the VM's
  * log hook into a bottleneck; what was held back is counted in the next line that goes out. */
 #include <setjmp.h>

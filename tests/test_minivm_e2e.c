@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm end to end over dt_socket: the real binary, started with -agentlib:jdwp=..., watched by
  * the project's host module (what ddmlib does).
  *   hello    runs and exits 0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Option parser: table-driven vectors for every accepted form and every error message class. */
 #include <setjmp.h>
 #include <stdarg.h>

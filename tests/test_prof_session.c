@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profiling over real sockets: the library in a fake VM with the fake debuggee as its reflective
  * bridge (fakedbg.c), the project's host side (host/) as the peer, and this test as the VM's
  * threads (ddmc_alloc_record, ddmc_post_location / _method_exit). Covers FEAT, REAE/REAQ/REAL

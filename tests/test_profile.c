@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pure parts of profiling, without a VM or a socket: the REAL string tables, the allocation
  * ring, the REAL encoder (read back with the host's parser, written from the spec on its own),
  * the names cache over a bridge, and the .trace key section and header. */

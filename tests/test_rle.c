@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tests for the heap segment encoder (src/heap/rle.c) and the host decoder (host/heapseg.c).
  *
  * Exact byte vectors for the edges ddm-wire.md §3 and STYLE §4.16 name (1, 255, 256, 257, 65536

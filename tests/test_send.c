@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The send path (src/send/): the byte ring on its own (order, wrap-around, full, closed, many
  * producers), and through a live VM: JDWP command packets for the current and for an ended
  * session, and a 64 MiB stream that goes out in bounded pieces to a reading peer, or is dropped

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libddmc over real sockets on 127.0.0.1, with the project's own host side (host/) as the peer:
  * handshake, HELO, handlers, FAIL, unknown chunks, unsolicited chunks from many threads, the
  * debugger path, reconnection, suspend=y, second peers, multi-chunk packets, ZLIB, WAIT, DBGD,

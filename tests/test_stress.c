@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM must never wait on a peer, and must come out of anything a peer does intact.
  *   stalled peer   enables thread and heap updates, then stops reading: VM threads keep calling
  *                  the send path (thread events, app name, heap dumps at GC) and the worst single

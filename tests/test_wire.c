@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc_buf / ddmc_reader and the UTF conversions. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc: a command-line DDM monitor (the host side ddmlib/DDMS plays), for VMs that link libddmc
  * or any other DDM-speaking VM reachable over a JDWP socket.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap picture as a palette PNG (see heapimg.h). */
 #include "heapimg.h"
 

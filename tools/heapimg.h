@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The heap picture `ddmc heap --bitmap FILE.png` writes: one pixel per allocation unit (8 bytes),
  * coloured by what occupies it, then a legend strip.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc hprof (hprof.h). HPDS: the VM sends the whole Android hprof (1.0.3) as one HPDS chunk
  * before its empty reply; ddmc checks it (host/hprof.c), then saves it as received or, with
  * --standard, as the 1.0.2 file hprof-conv would write (MAT, VisualVM). HPDU (--device-file):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc hprof: a heap dump of the VM, as DDMS's "Dump HPROF file" button took it. */
 #ifndef DDMC_TOOLS_HPROF_H
 #define DDMC_TOOLS_HPROF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A tiny streaming JSON writer for ddmc --json: objects, arrays, strings, numbers, booleans.
  *
  * The writer tracks nesting itself, so callers never place commas: jw_key() then one value inside

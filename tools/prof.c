@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc alloc and ddmc trace (prof.h): the host side of DDM profiling, as DDMS's "Track allocations"
  * and "Start method profiling" buttons drove it, from the command line.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc's profiling commands: `alloc` (the allocation tracker: REAE, REAL) and `trace` (method
  * tracing MPSS/MPSE or sampling SPSS/SPSE, saved as a .trace file and, on request, as Trace Event
  * JSON for Perfetto's UI and chrome://tracing). */

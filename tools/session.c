@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ddmc tool's connection to one VM (see session.h). */
 #include "session.h"
 

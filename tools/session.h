@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One ddmc run's connection to a VM: connect, handshake, HELO/FEAT, ZLIB opt-in, requests, and
  * the bookkeeping of everything the VM sends on its own (APNM, WAIT, thread and heap chunks).
  *

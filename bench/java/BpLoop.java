@@ -16,3 +16,4 @@ public class BpLoop {
     return i + 1;
   }
 }
+// SPDX-License-Identifier: Apache-2.0

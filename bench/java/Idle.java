@@ -8,3 +8,4 @@ public class Idle {
     }
   }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -351,3 +351,4 @@ public class JdiBench {
     }
   }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -31,3 +31,4 @@ public class Spin {
 
   static long parse(String s) { return Long.parseLong(s); }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An agent whose Agent_OnLoad fails (returns 7), after checking that bad calls get clear JVM TI
  * errors rather than crashes (tests/jvmti): its options name what to try first. */
 #include <jvmti.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* calltrace: a JVM TI agent that counts method calls, written for HotSpot against the JDK's own
  * jvmti.h; it runs unchanged in minivm (libddmc's JVM TI).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* heaphisto: a heap histogram by class, a JVM TI agent written for HotSpot against the JDK's own
  * jvmti.h; it runs unchanged in minivm (libddmc's JVM TI).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jdebug: a JVM TI agent that debugs one class the way a debugger back-end does, written for
  * HotSpot against the JDK's jvmti.h. tests/jvmti/run_agents.py runs it on minivm (dbg.mvm) and
  * on HotSpot (tests/jvmti/Dbg.java) and expects the same lines from both.

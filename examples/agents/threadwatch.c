@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* threadwatch: a JVM TI thread and monitor watcher, written as for HotSpot (only the JDK's
  * jvmti.h / jni.h; it loads into minivm through libddmc and into java unchanged).
  *

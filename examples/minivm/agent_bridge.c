@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JVM TI agents in minivm: -agentpath / -agentlib, and the lifecycle calls of include/ddmc/agent.h.
  * libddmc owns JVM TI itself (tables, phases, events through the VM bridge); this file only
  * finds the libraries, passes them to ddmc_agent_load in command-line order, and tells the

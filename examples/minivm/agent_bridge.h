@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JVM TI agents (agent_bridge.c). main.c drives it in this order: is_flag/add for each
  * -agentpath / -agentlib argument; load() once the libddmc instance exists (ddm_bridge_create),
  * before JDWP starts; vm_init() on the main thread before the program runs; vm_death() when it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The .mvm assembler and linker: text in, linked classes in the VM out.
  *
  * One pass over the lines builds classes, fields and methods directly in tracked native memory

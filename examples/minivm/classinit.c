@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Lazy class preparation and initialisation, as a JVM does it: a program class is loaded (parsed,
  * linked) with the program, but prepared (shown to a debugger, with a ClassPrepare event from the
  * thread that caused it) and initialised (its <clinit> run) only at its first active use: a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm's half of JDWP debugging: every ddmc_vm_bridge op, and the VM's debugger hooks turned
  * into ddmc_post_* calls. The VM work itself (reflection, values, suspension, breakpoints)
  * is in the core (debug.c, mvm_debug.h), which builds without libddmc; this file only adapts

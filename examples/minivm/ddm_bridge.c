@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every libddmc integration point of minivm, in one file.
  *
  * Two directions. VM -> library: the mvm_hooks below turn thread start/end/rename, set-app-name,

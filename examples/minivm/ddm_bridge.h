@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The libddmc side of minivm: the only file besides main.c that includes a ddmc header.
  * main.c drives it in this order: is_flag/parse for each JDWP flag, hooks() before mvm_vm_new,
  * start() after the program loaded, stop() after main returned. */

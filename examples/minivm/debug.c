@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Debugger support in the core: reflection over classes and methods, values of fields, array
  * elements and registers, thread suspension, breakpoints by patching, stepping and method
  * events. No libddmc here: dbg_bridge.c adapts this to ddmc_vm_bridge (mvm_debug.h has the API).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The managed heap: one mmap'd arena of -Xmx bytes, of which [base, base + footprint) is in use,
  * and a stop-the-world mark-sweep collector.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whole-heap enumeration for heap dumps (mvm_heap_dump.h): objects, roots, census. Everything
  * here runs with the world stopped, so it reads blocks, frames and the monitor table as the
  * collector does, taking only the leaf locks the collector takes. */

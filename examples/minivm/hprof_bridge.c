@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm's heap-dump ops (hprof_bridge.h): adapters from the core's mvm_heap_dump.h to
  * ddmc_vm_bridge. minivm has one heap, the app's ('A' in HEAP_DUMP_INFO). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap dumps for minivm: the three ddmc_vm_bridge that give libddmc the whole heap
  * (with_world_stopped, for_each_object, for_each_root) over the core's mvm_heap_dump.h. With
  * them libddmc answers HPDU and HPDS and lists hprof-heap-dump(-streaming) in FEAT.

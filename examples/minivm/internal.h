@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Types shared by the minivm_core files. Not for the bridge or main.c: they use minivm.h.
  *
  * Lock order (outer first): thread_lock -> a thread's stack_lock; thread_lock -> mon_lock -> stw_lock;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The interpreter: one switch loop per thread, Dalvik-style registers, no C recursion for calls.
  *
  * Registers are 64-bit slots with a parallel tag byte (number or reference) that the collector

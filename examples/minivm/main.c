@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm [options] PROGRAM.mvm [args]: the command line, then load, start JDWP, run, exit. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm core API: what main.c, ddm_bridge.c and the unit tests use.
  *
  * minivm_core knows nothing about libddmc. Everything a VM bridge needs goes through this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Object monitors: monitor-enter/exit, wait, notify, notify-all.
  *
  * A monitor is created the first time an object is locked and lives in a hash table keyed by

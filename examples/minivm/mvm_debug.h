@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm's debugger interface: everything a JDWP back-end needs from the core, in minivm's own
  * terms and without libddmc (dbg_bridge.c adapts it to ddmc_vm_bridge; the unit tests call it
  * directly).

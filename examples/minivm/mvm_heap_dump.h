@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm's whole-heap interface: every object, every GC root, and a census, for heap dumps
  * (hprof_bridge.c adapts them to ddmc_vm_bridge) and the unit tests, without libddmc.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* minivm's allocations into libddmc's allocation tracker (REAE/REAL). The core calls on_alloc,
  * only while the library's tracking flag is up, on the allocating thread: the record names the
  * new object's type as the VM bridge does (so REAL's class names come from the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profiling for minivm: its allocations reported to libddmc's allocation tracker. Method tracing
  * and sampling need nothing here: the library turns method events on through the VM bridge
  * (dbg_bridge.c), whose post calls feed the trace, and samples through the stacks ddm_bridge.c

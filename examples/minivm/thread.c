@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Threads: the registry, status changes, safepoints and stop-the-world, start/join/rename.
  *
  * Stop-the-world works like Dalvik's suspend-all, reduced to one count. An interpreter thread is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM object: native-memory tracking, built-in classes, the GC daemon, start-up and shutdown.
  *
  * Every structure minivm keeps outside the managed heap (classes, code, threads, frames, register

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JVM TI agents: what a VM calls so that agents written for HotSpot against the JDK's jvmti.h
  * and jni.h (profilers, tracers, heap viewers) load and run in it unchanged.
  *

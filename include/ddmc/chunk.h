@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DDM chunks: the C counterpart of ChunkHandler / DdmServer, for handler authors.
  *
  * A chunk is [u4 type][u4 length][payload] inside a JDWP packet of command set 199, command 1.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Library error codes. Thread: any. Strings are static and never NULL.
  *
  * Every function that can fail returns 0 (DDMC_OK) or one of the negative DDMC_E* values below;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* DDMC_EXTERN marks the symbols the shared library exports; everything else is hidden. */
 #ifndef DDMC_EXPORT_H
 #define DDMC_EXPORT_H

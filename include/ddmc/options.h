@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JDWP start-up options: the tail of "-agentlib:jdwp=..." or "-Xrunjdwp:...".
  *
  * Plain data the VM owns. Parsing needs no ddmc_vm, so a VM can validate its command line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Profiling over DDM: the allocation tracker (REAE, REAQ, REAL), method tracing (MPRS/MPRE to a
  * file in the VM, MPSS/MPSE streamed back), sampling (SPSS/SPSE) and the tracing state (MPRQ).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libddmc version. CMake reads the three numbers below with a regex: keep the form.
  * docs/versioning.md says what a change of each number promises about the ABI. */
 #ifndef DDMC_VERSION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM bridge: what a VM implementer links and fills in.
  *
  * A VM creates one ddmc_vm per process with ddmc_vm_new(), passing its parsed options, a table

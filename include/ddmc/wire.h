@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Big-endian writer and reader used by chunk handlers and the VM's JDWP command hook.
  *
  * ddmc_buf is an opaque growable writer with a sticky error: a chain of put calls needs one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The allocation tracker's chunks (ddm-profiling.md §2):
  *   REAE  H->V [u1 enable]  -> empty reply. Enabling when on changes nothing; disabling drops
  *                              the records (Dalvik frees the buffer).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* APNM: the app name changed (a zygote child learning who it is).
  *   [u4 len][UTF-16 appName][u4 userId][u4 len][UTF-16 package name]
  * The newest shipped layout; ddmlib reads the user id and the package behind hasRemaining()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap monitoring: HPIF, HPGC, HPSG/HPSO and NHSG requests, and the dumps at GC time
  * (ddm-wire.md §2.8 and §3).
  *   HPIF  H->V [u1 when]: 0 never, 1 now, 2 at the next GC, 3 at every GC; empty reply

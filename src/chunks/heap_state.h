@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* State of the heap chunk family (chunks/heap.c), embedded in struct ddmc_vm and touched only by
  * that file. Reset when the DDM peer leaves. */
 #ifndef DDMC_CHUNKS_HEAP_STATE_H

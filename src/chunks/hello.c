@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* HELO and FEAT: who the VM is and what it can do.
  *
  * HELO reply (the shipped layout that ddmlib and Android Studio parse, ddm-wire.md §2.1):

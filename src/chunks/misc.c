@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* EXIT and DBGD.
  *   EXIT [u4 status]            host asks the VM to end (ddmlib's Client.kill sends EXIT 1)
  *   DBGD (empty)                the draft's "debugger has disconnected": the VM drops its debugger

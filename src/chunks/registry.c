@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Chunk handler registry: the C counterpart of DdmServer's handler map.
  *
  * Only the JDWP thread calls hooks, so "in flight" means "the JDWP thread is inside this entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers every chunk handler (and the dispatcher) uses, in a file of their own so that using
  * them pulls in no chunk family.
  *   FAIL [u4 code][u4 n][UTF-16 message]   a handler's error, as the reply to its request */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* State of the thread-monitoring chunk family (chunks/thread.c), embedded in struct ddmc_vm and
  * touched only by that file. Reset when the DDM peer leaves. */
 #ifndef DDMC_CHUNKS_THREAD_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Method tracing and sampling chunks (ddm-profiling.md §3):
  *   MPRS  H->V [u4 buffer size][u4 flags][u4 n][UTF-16 file]  trace to a file in the VM -> empty
  *         (the file is created new and regular, without blocking: profile/outfile.c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* WAIT [u1 reason = 0]: "this VM is waiting for a debugger", and the wait itself.
  *
  * Only a debugger (a non-DDM packet) releases the wait: DDMS alone attaching must not, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ZLIB: the draft's compressed chunk, which no shipped host speaks (ddm-wire.md §4).
  *
  * The form libddmc uses, in both directions:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Accessors of the debugger's state for the command handlers (dbg_int.h), which never see
  * struct ddmc__dbg: its copy of the bridge (DDMC__DBG_CALL calls through it), the bridge's
  * vm_data and the allocator. A leaf: every file of the layer may call it. */

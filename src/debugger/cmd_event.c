@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* EventRequest (15): Set, Clear, ClearAllBreakpoints; the request list and its snapshots.
  *
  * Set checks every modifier against the event kind (a filter the server silently dropped would

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* StackFrame (16). The frameID is checked against the thread's suspension epoch and its frame
  * count (ddmc__dbg_rd_frame) before the VM reads a slot; the slot and type are the VM's to check
  * (INVALID_SLOT, TYPE_MISMATCH). */

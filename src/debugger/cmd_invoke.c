@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Method calls from the debugger: ClassType.InvokeMethod (3/3), ClassType.NewInstance (3/4, a
  * constructor call), InterfaceType.InvokeMethod (5/1), ObjectReference.InvokeMethod (9/6).
  *

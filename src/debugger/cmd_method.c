@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Method (6); Field (8) has no commands.
  *
  * Tables are streamed from the VM's visitors straight into the reply, counted as they go and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Who holds which monitor: ObjectReference.MonitorInfo (9/5), ThreadReference.OwnedMonitors
  * (11/8), CurrentContendedMonitor (11/9) and OwnedMonitorsStackDepthInfo (11/13), through the
  * VM's monitor ops. IDE thread views ask these to show which thread holds the lock another one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ObjectReference (9), StringReference (10), ArrayReference (13), ClassLoaderReference (14).
  *
  * Every object comes through the registry (a stale or forged ID is INVALID_OBJECT before the VM

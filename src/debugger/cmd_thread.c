@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ThreadReference (11), ThreadGroupReference (12).
  *
  * A thread's frames are only read while the debugger holds it suspended (JDWP: otherwise

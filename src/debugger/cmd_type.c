@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ReferenceType (2), ClassType (3), ArrayType (4), InterfaceType (5), ClassObjectReference (17).
  *
  * Descriptions come from the VM's class_info / field_info / method_info each time: only what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* VirtualMachine (1).
  *
  * Capabilities promise only what the library and the VM's ops deliver: JDI uses a capability

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading and writing the wire forms every command handler shares: IDs, values, locations and
  * strings (JDWP spec, "Detailed Command Information", common data types).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The debugger layer's private declarations: the ID registry, the wire codecs every command
  * handler uses, thread suspension, the handler shape and the state's accessors (state.h has the
  * state itself, requests.h the event requests).

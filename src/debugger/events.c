@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Events from VM threads: matching the session's requests, the composite packet (64/100), and
  * suspension by policy.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Field values by fieldID, for ReferenceType.GetValues / ClassType.SetValues (statics) and
  * ObjectReference.GetValues / SetValues (an object's fields, statics among them): one loop each,
  * so both command sets check IDs, ownership and static-ness the same way. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The debugger layer's view of the core (glue.h): accessors of struct ddmc_vm (its DDM ops,
  * allocator, options and name, whether it is stopping, the bridge ddmc_vm_set_bridge installed for
  * every client and that bridge's vm_data) and the one write, the slot ddmc_dbg_enable hangs the

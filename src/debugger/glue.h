@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the debugger layer needs from the core (glue.c reads them from struct ddmc_vm; the debugger
  * slot, read on every event, inline): the VM's DDM ops (thread enumeration), its allocator,
  * identity and options, the bridge every client shares, and the slot where the debugger's state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ID registry: objectIDs and referenceTypeIDs for the VM's objects and classes.
  *
  * One table of slots serves both. An ID is (generation << 32) | (slot + 1), with generations

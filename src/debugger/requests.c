@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The request list's snapshots (requests.h): published by the JDWP thread after each change,
  * taken by VM threads with one short lock to match without any. */
 #include "debugger/glue.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Event requests: what EventRequest.Set made (cmd_event.c) and what VM threads match against
  * (events.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A debugger session's start (VM_START) and end (JDWP 2.7: every request cleared, every thread
  * resumed, every ID forgotten), also reached by VirtualMachine.Dispose. */
 #include "debugger/glue.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The debugger's state, for the files that keep it (ids.c, threads.c, events.c, step.c,
  * table.c). Command handlers use the accessors and functions of dbg_int.h instead. */
 #ifndef DDMC_DBG_STATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Single stepping, decided by the library so every VM gets the same semantics (JDWP 2.5):
  * the VM only reports each instruction a stepping thread is about to execute, with its depth.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The debugger's table of contents and its entry: command dispatch through one static table,
  * the state's creation and teardown, and ddmc_dbg_enable, which builds the debugger over the
  * bridge ddmc_vm_set_bridge installed, registers it as a service of the JDWP thread (its session

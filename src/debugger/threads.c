@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Suspension as the debugger sees it: a count per thread (JDWP 2.6), kept apart from whatever
  * the VM does to its threads for itself.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap segment run-length encoder, slow path: new segments, long runs, full chunks, flushing.
  * The wire layout and the rules are in rle.h; the per-object fast path is inline there. This file
  * runs about once per state change (HPSG) or per 8175 objects / long object (HPSO), so it favours

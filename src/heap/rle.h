@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Heap segment run-length encoder: the HPSG / HPSO / NHSG chunk payloads.
  *
  * What: turns the regions a VM reports from walk_heap (address order, free space included) into

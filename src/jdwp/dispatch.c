@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Routing packets: DDM (command set 199, command 1) to chunk handlers, every other command set
  * to the VM's JDWP hook; and the send path for unsolicited chunks from any VM thread.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JDWP framing: see framer.h. Load: every byte from the peer passes through here once; the
  * common case (many small requests in one read) parses in place without copying twice. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JDWP framing without I/O: bytes go in with ddmc__jdwp_framer_feed, complete packets come out of
  * ddmc__jdwp_framer_next. The handshake is the framer's first state, so a peer that starts with
  * anything else is caught at its first wrong byte.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parser for the JDWP agent flag: "-agentlib:jdwp=transport=dt_socket,address=8000,server=y".
  *
  * Follows Dalvik's and ART's rules (see ddm-wire.md §6) with their bugs fixed: ports are range

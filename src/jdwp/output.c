@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What goes out to a peer: replies written by the dispatcher, and the packets VM threads queued
  * (send/send.h), whose JDWP headers are written here, when they are sent. */
 #include <string.h>

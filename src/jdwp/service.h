@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Services: layers above the JDWP thread that answer whole command sets (the debugger answers
  * 1-17) and want to know when a session begins and ends. The JDWP layer knows them only through
  * this table, so nothing here includes a layer above.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One peer connection as the JDWP thread sees it. Only the JDWP thread touches a session.
  *
  * Bounds (what one peer can make the VM hold or do):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JDWP thread: gets a peer from the transport, runs the session, and goes back for the next
  * one until the VM stops. It is the only thread that reads from or writes to a peer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dt_android_adb: the VM side of adbd's @jdwp-control socket (spec §5).
  *
  * The JDWP thread connects to the control socket, checks that the peer is a trusted uid

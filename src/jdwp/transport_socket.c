@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dt_socket: TCP. server=y listens (127.0.0.1 unless a host is named; port 0 scans 8000-8040 as
  * Dalvik did) and accepts one peer at a time; server=n dials host:port and re-dials with
  * back-off (500 ms, x1.5, capped) after each session until the VM stops.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The layer's state on a ddmc_vm, agent loading and the VM's lifecycle calls
  * (include/ddmc/agent.h): ddmc_agent_parse_flag, ddmc_agent_load, ddmc_agent_set_property,
  * ddmc_agent_vm_start / _vm_init / _vm_death, ddmc_agent_unload, ddmc_agent_count. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* RunAgentThread: an agent's own thread, started by the VM (ops.start_agent_thread) for a
  * java.lang.Thread the agent made (JNI NewObject, as on HotSpot).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The layer's leaf: what every other file of src/jvmti may call without a circle. The calling
  * thread's identity (which VM thread it runs as, whether it may park), the state's lookup on a
  * ddmc_vm, the VM's DDM ops and data, and the log. */

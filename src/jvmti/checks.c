@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every function of the layer checks first, and what the hub asks per event: the
  * environment and the phase, capabilities, whether an event is enabled for a thread, and the
  * bridge's answers in JVM TI's numbers. A leaf beside base.c: the function files call it, it

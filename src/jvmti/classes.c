@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Classes, methods and fields: GetLoadedClasses, GetClassSignature, GetClassStatus,
  * GetSourceFileName, GetClassModifiers, GetClassMethods, GetClassFields, IsInterface,
  * IsArrayClass, GetClassLoader, GetImplementedInterfaces; GetMethodName,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The debugging functions of JVM TI: breakpoints, field watches, single stepping and local
  * variables. Each environment keeps its own breakpoints and watches (so it gets events only for
  * what it set, and DUPLICATE / NOT_FOUND mean what the specification says); the VM's switches

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The environment-level JVM TI functions: phases, capabilities, event callbacks and
  * notification modes, memory, errors, version, system properties, timers, local storage and
  * DisposeEnvironment. Each checks its phase and its pointers first, as the specification lists

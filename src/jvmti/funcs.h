@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every function of the layer's tables (ddmc__jt_* for jvmtiInterface_1_, ddmc__jni_* for
  * JNINativeInterface_) and the helpers the files share. Generated once from the .c files'
  * definitions, then kept by hand. */

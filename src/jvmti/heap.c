@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The heap functions of JVM TI: IterateThroughHeap, FollowReferences,
  * GetObjectsWithTags, ForceGarbageCollection, GetObjectSize, GetObjectHashCode.
  *

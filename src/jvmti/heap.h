@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* heap.c's part of JVM TI: the JDK's heap types written out (as jtypes.h does for the rest:
  * tests/jvmti/test_jvmti_abi.c checks them against jvmti.h) for IterateThroughHeap and
  * FollowReferences. The tag tables the walks read and write are in tags.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Event delivery to the agents' environments. The VM reports each event once (ddmc_post_*,
  * src/hub); the hub hands it to its clients in rank order, JVM TI (client.c, which calls in
  * here) before the JDWP debugger, which may park the thread: one event path out of the VM,

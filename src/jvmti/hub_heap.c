@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The heap half of the agents' events: the VM's GC hooks (ddmc_gc_start, ddmc_gc_sweep,
  * ddmc_gc_done, through the event hub: client.c) turned into GarbageCollectionStart / Finish and
  * ObjectFree, and the allocation hook's VM-made objects into VMObjectAlloc.

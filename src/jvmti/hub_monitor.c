@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The hub's monitor events and DataDumpRequest (hub.c has the others): MonitorContendedEnter,
  * MonitorContendedEntered, MonitorWait, MonitorWaited from the post calls
  * (ddmc_post_monitor_*, through the event hub and client.c, before the debugger's part), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JNI an agent needs, over the same handles and bridge as JVM TI: GetVersion, FindClass,
  * GetSuperclass, IsAssignableFrom, the exception checks, local frames, global / local / weak
  * references, IsSameObject, GetObjectClass, IsInstanceOf, Get(Static)MethodID,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JNI and JVM TI types, constants and numbers the layer needs, written out here so that
  * libddmc builds without the JDK's headers. Every type has the ABI of its jni.h / jvmti.h
  * counterpart on LP64 and ILP32 Linux (jint is int, jlong is int64_t, jboolean unsigned char,

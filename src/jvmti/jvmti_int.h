@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The JVM TI layer's private state and the calls between its files.
  *
  * One ddmc__jvmti hangs on each ddmc_vm (created by the first ddmc_agent_load); it owns the

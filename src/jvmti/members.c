@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jmethodID and jfieldID: (class, index) pairs interned in one table, so the same method always
  * has the same ID (agents key their tables by it) and a made-up ID names nothing. An ID is
  * (entry + 1) << 1 | is_field; entries are never removed (the VM never unloads a class here).

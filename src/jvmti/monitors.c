@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Object monitors seen from an agent: GetOwnedMonitorInfo, GetOwnedMonitorStackDepthInfo,
  * GetCurrentContendedMonitor, GetObjectMonitorUsage, over the bridge's owned_monitors,
  * contended_monitor and monitor_info. Another thread's monitors are read with the world stopped

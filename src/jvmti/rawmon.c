@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Raw monitors: an agent's own re-entrant locks with wait / notify, usable in every phase and
  * from any thread (event callbacks, agent threads, the collector's GC callbacks).
  *

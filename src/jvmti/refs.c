@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Handles: what every jobject, jclass, jthread and jstring an agent holds is.
  *
  * A handle is the index of a cell (+1) and, on 64-bit hosts, the cell's generation in the high

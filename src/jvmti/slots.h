@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Table indexes and capability bits, free of any type so that a test can include this header
  * beside the JDK's jni.h / jvmti.h and check each number against them
  * (tests/jvmti/test_jvmti_abi.c). JVM TI function slots are written in table.c as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Thread suspension for agents (SuspendThread, ResumeThread, SuspendThreadList,
  * ResumeThreadList), shared with the JDWP debugger's counts.
  *

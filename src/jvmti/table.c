@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tables an agent calls through: jvmtiInterface_1_ (slot n at index n - 1, as jvmti.h lays
  * it out), the JavaVM's JNIInvokeInterface_, and JavaVM->GetEnv, which makes environments.
  *

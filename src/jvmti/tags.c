@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Object tags: SetTag, GetTag and each environment's weak tag table (tags.h).
  *
  * An open-addressing table (linear probing, power-of-two capacity, at most 3/4 full counting

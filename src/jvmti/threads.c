@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Threads, thread groups and stacks: GetAllThreads, GetThreadInfo, GetThreadState,
  * GetCurrentThread, GetTopThreadGroups, GetThreadGroupInfo, GetThreadGroupChildren,
  * GetFrameCount, GetFrameLocation, GetStackTrace, GetAllStackTraces.

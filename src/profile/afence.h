@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Asymmetric fences for the trace's handshake with stop (trace.c).
  *
  * Every traced call runs the VM thread's side of the handshake twice, and a full barrier there

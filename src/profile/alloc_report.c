@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The REAL payload: the allocation ring as ddmlib's AllocationsParser reads it (ddm-profiling.md
  * §2.3; big-endian):
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ring of recent allocations (alloc_track.c writes it, alloc_report.c reads it).
  *
  * Record n (n counts every record since tracking was enabled) lives in slot n % cap as 64-bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The allocation tracker: the ring every VM thread writes one record into per allocation while a
  * peer has tracking on (REAE 1), and what turns it on and off.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See dmtrace.h. Load: once per finished trace, one line per thread and per method. */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The .trace ("dmtrace") file, version 3 with both clocks, as Dalvik wrote it and dmtracedump and
  * Android Studio read it (ddm-profiling.md §4). Pure encoders: no I/O, no VM.
  *

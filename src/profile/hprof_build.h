@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The state of one heap dump while it is built (hprof_meta.c: strings and classes; hprof_dump.c:
  * the heap records and the driver). Private to those two files. */
 #ifndef DDMC_PROFILE_HPROF_BUILD_H

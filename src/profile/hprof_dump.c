@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A heap dump's heap records (roots, CLASS DUMPs, objects) and the driver that builds the whole
  * file inside the bridge's with_world_stopped (hprof.h has the layout). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* HPDU's file: a dump written while it is built.
  *
  * Writing 64 MiB to a file takes about as long as building it, and both used to run one after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A heap dump's strings and classes: the STRING and LOAD CLASS records, and the class table the
  * heap records are written from (hprof_build.h). */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See hprof_out.h. */
 #include "profile/hprof_out.h"
 

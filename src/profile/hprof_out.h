@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The bytes of a heap dump while it is built: a chain of fixed-size blocks (no copy on growth,
  * streamed to the peer or written to a file from the blocks themselves), big-endian as hprof is,
  * with a sticky error and a cap on the total. Pure: no I/O, no VM. Thread: one user at a time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See names.h. Load: a REAL report resolves at most 65535 x 16 frames, a trace at most its method
  * table; both hit the two hash tables here once per frame and the bridge once per distinct class
  * or method. */

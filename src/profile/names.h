@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Names through the reflective bridge (the debugger's class_info, method_info, line_table), cached
  * for one report or one trace: a class or method is asked about once however many records name
  * it. Strings are copied (the bridge's are borrowed). Thread: one user at a time; the ops run on

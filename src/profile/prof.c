@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The profiling layer's own state: configuration, what the VM's bridge lets it offer (the
  * features FEAT lists), REAL's entry point and statistics. */
 #include <string.h>

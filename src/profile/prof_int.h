@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The profiling layer's calls, for the chunk handlers above it (chunks/alloc.c, chunks/trace.c,
  * chunks/hello.c) and the chunk family table (chunks/families.c), which sets the layer up and
  * subscribes the method trace to the event hub. This layer reaches the VM only through the

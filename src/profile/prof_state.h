@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* State of the profiling layer (src/profile), embedded in struct ddmc_vm.
  *
  * Who touches what:

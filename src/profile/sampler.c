@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sampling (SPSS): a thread of the library visits every VM thread's stack at the requested
  * interval, through the same ddmc_vm_ops the THST and STKL chunks use (for_each_thread,
  * thread_stack), and writes the difference between a thread's stack and its previous sample as

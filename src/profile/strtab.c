@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See strtab.h. Load: one table per REAL report, up to 65535 strings, each looked up once per
  * distinct (class, method) the report resolves, not once per frame. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A string table as REAL carries them: each distinct string once, numbered in order of first
  * use, indexes that fit a u2. Pure: no I/O, no VM. Thread: one user at a time. */
 #ifndef DDMC_PROFILE_STRTAB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See tclock.h. */
 #include "profile/tclock.h"
 

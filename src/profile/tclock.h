@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The clock of method tracing's hot path: wall time in ns since the trace started.
  *
  * CLOCK_MONOTONIC costs about 26 ns a read where this was measured (kvm-clock through the vDSO),

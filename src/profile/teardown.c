@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc_vm_free's part for profiling: a trace or sampler still running is stopped (its data is
  * dropped: nobody is left to read it), the allocation ring and every thread's tracing state are
  * freed. Its own file: it sits above everything else in the layer. */

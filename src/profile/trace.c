@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Method tracing: starting and stopping a trace, and the method-event path every VM thread runs
  * while an instrumented trace records.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The head of a finished trace: its key section (threads and methods by name) and the binary
  * header, built on the JDWP thread once no writer touches the trace.
  *

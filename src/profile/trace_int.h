@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One trace, shared by trace.c (start, stop, the method-event path), trace_finish.c (the file's
  * head) and sampler.c (the sampling writer).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* See ring.h. Load: one append per unsolicited packet from any number of VM threads; the JDWP
  * thread takes everything published at each wake-up. */
 #include <string.h>

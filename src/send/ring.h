@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The byte ring between VM threads and the JDWP thread.
  *
  * Any thread appends a record (a DDM chunk, a JDWP command such as an Event.Composite, a deferred

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one send path for VM-originated packets. Thread: any, unless noted; none blocks on a peer.
  *
  * Everything the VM side says without being asked — DDM chunks (THCR, HPSG, WAIT...), JDWP

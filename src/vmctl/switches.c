@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM's switches, counted by client (switches.h). Lists are small and searched linearly:
  * a debugger or agent sets tens of breakpoints, not thousands, and every change is rare next to
  * the events it causes. */

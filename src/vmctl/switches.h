@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The VM's switches, shared by every client of the bridge: method events (the debugger, method
  * traces, agents), breakpoints, field watches and single stepping (the debugger and agents).
  *

@@ -689,3 +689,4 @@ public class DdmlibE2E {
     Runtime.getRuntime().halt(failed == 0 ? 0 : 1);
   }
 }
+// SPDX-License-Identifier: Apache-2.0

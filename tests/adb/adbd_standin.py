@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """adbd stand-in: the device side of adb over TCP, enough for `adb connect`, ddmlib and JDWP.
 
 It plays adbd for tests on a machine with no Android device:

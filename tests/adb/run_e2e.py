@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end runs of dt_android_adb with the real adb host server (Debian `adb`, 29) and the
 real ddmlib (Debian `libandroid-ddms-java`, 25.2.2), through the adbd stand-in.
 

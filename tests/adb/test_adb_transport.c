@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dt_android_adb (src/jdwp/transport_adb.c) against a tiny adbd written into the test: an
  * abstract unix socket per test, the pid announcement in both formats, descriptor passing with
  * SCM_RIGHTS, a second descriptor while a session is live, the control socket dying while idle

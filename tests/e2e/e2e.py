@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """End-to-end tests of the ddmc command-line monitor (python3 standard library only).
 
 Each test case is one ctest test: `e2e.py --ddmc PATH [--minivm PATH --programs DIR]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pngcheck FILE.png: decodes a `ddmc heap --bitmap` picture with libpng, independently of ddmc's
  * writer, and prints one JSON object on stdout for the e2e driver to compare with ddmc's own
  * --json report:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit test of host/monitor.c, the bookkeeping under `ddmc threads` and `ddmc heap --bitmap`:
  * thread table (THCR/THDE/THNM/THST) and heap-dump collector (HPST, HPSG..., HPEN), fed with
  * hand-built packets, malformed ones included. Plain asserts; exits non-zero on the first miss. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: the debugger's command parser and handlers (command sets 1-17), request matching
  * and suspension, against the tests' fake debuggee (../fakedbg.c), without a socket.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: the handshake and the JDWP framer on arbitrary bytes, fed in pieces whose sizes
  * come from the input too, so splits are explored along with content. */
 #include <stdint.h>

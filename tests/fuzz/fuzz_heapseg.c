@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: the host's heap segment decoder (what `ddmc heap --bitmap` runs on VM output). The
  * decoded units must add up to what the header claims whenever the decoder accepts a chunk. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: the -agentlib:jdwp= option parser. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: everything the VM side does with bytes from a peer, without a socket: the framer,
  * dispatch, and every built-in chunk handler (HELO FEAT THEN THST STKL HPIF HPGC HPSG NHSG EXIT
  * DBGD, ZLIB, the profiling chunks but MPRS, the heap dumps HPDS and HPDU over a small fake heap

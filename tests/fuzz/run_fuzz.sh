@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run_fuzz.sh FUZZER SEED_DIR SECONDS: fuzzes from the seed corpus (new inputs go to a temporary
 # directory, never into the checked-in corpus) and prints the executions; non-zero on a crash.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A strict hprof reader for the tests, written from ddm-profiling.md §6 alone (it shares no code
 with the library's writer or host/hprof.c).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Heap dumps of minivm end to end, with the real tools: `ddmc hprof` (HPDS and HPDU), the strict
 reader (hprof_reader.py), Debian's hprof-conv. One ctest test per case:
 

@@ -273,3 +273,4 @@ public class DdmlibMonitor {
     Runtime.getRuntime().halt(probs.isEmpty() ? 0 : 1);
   }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -60,3 +60,4 @@ public class Debug {
         }
     }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -40,3 +40,4 @@ public class Exit {
         System.exit(3);
     }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -27,3 +27,4 @@ public class Finite {
         System.out.println("total " + total + " " + obj);
     }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """jdb debugs minivm the way a debugger reaches an app on an Android device: through the real adb
 (`adb forward tcp:N jdwp:PID`) or through the real ddmlib's per-client debugger port while ddmlib
 monitors the VM. python3 standard library only; the scripts are run_jdb.py's (its docstring has

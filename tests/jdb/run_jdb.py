@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Drives the real `jdb` against a VM and checks what it shows (python3 standard library only).
 
     run_jdb.py --target jvm [--java java --javac javac] [options] SCRIPT...

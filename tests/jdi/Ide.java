@@ -87,3 +87,4 @@ class Counter {
 
 class Oops extends RuntimeException {
 }
+// SPDX-License-Identifier: Apache-2.0

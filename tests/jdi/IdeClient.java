@@ -347,3 +347,4 @@ public class IdeClient {
     System.exit(failures == 0 ? 0 : 1);
   }
 }
+// SPDX-License-Identifier: Apache-2.0

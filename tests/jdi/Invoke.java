@@ -55,3 +55,4 @@ public class Invoke {
 class Item {
     int value;
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -182,3 +182,4 @@ public class InvokeClient {
     System.exit(failures == 0 ? 0 : 1);
   }
 }
+// SPDX-License-Identifier: Apache-2.0

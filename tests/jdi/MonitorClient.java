@@ -121,3 +121,4 @@ public class MonitorClient {
     check(counts.size() == 4, "the four kinds, nothing else");
   }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """IdeClient.java (JDI, the JDK's own) debugs a VM the way an IDE does; python3 standard library only.
 
   run_jdi.py --target jvm    --workdir DIR [--timeout S] [--monitors]

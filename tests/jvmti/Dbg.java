@@ -33,3 +33,4 @@ public class Dbg {
 
 class Oops extends RuntimeException {
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -18,3 +18,4 @@ public class Hello {
         return fib(n - 1) + fib(n - 2);
     }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -37,3 +37,4 @@ class HistoBanana {
 class HistoCherry {
     long pit;
 }
+// SPDX-License-Identifier: Apache-2.0

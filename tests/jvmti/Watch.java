@@ -40,3 +40,4 @@ public class Watch {
     }
   }
 }
+// SPDX-License-Identifier: Apache-2.0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A VM with the VM bridge attached and one JVM TI environment, in the OnLoad phase, for
  * the JVM TI unit tests (test_jvmti_heap.c, test_jvmti_debug.c): no process, no agent library.
  * The tests drive the library's own functions (ddmc__jt_*) on the environment. */

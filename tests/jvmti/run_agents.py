@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The sample JVM TI agents (examples/agents, built against the JDK's jvmti.h) loaded into minivm,
 with their output asserted, and the same agent on HotSpot for the same program.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The heaphisto JVM TI agent (examples/agents/heaphisto.c, built against the JDK's jvmti.h) on
 minivm (examples/minivm/programs/histo.mvm) and on HotSpot (tests/jvmti/Histo.java): the same
 program, so the same counts: 300 HistoApple and 120 HistoBanana live at VMDeath, the 500

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's tables against the JDK's own jvmti.h and jni.h (JDK 17), slot by slot: a wrong
  * slot order would make a real agent call the wrong function. Compiled against the JDK headers
  * only (never the library's jtypes.h); the library's tables and functions are reached through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JVM TI's debugging and suspension functions without a VM process, over a fake bridge that
  * counts what the VM is asked to do: suspension shared with the debugger (src/jvmti/suspend.c),
  * breakpoints and field watches shared with it through src/vmctl (src/jvmti/debug.c), single

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JVM TI's heap part without a VM process: the tag table itself (src/jvmti/tags.c),
  * then the functions (SetTag, GetTag, GetObjectsWithTags, IterateThroughHeap, FollowReferences,
  * GetObjectSize, GetObjectHashCode, ForceGarbageCollection) and the GC hooks (ddmc_gc_start,

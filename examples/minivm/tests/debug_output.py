@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """programs/debug.mvm prints what tests/jdb/Debug.java prints: runs both (minivm, and the JDK's
 java launching the source file) and compares their first ROUNDS lines byte for byte.
 

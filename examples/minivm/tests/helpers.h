@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Shared by the minivm unit tests: make a VM, load text, run main with stdout captured. */
 #ifndef MINIVM_TEST_HELPERS_H
 #define MINIVM_TEST_HELPERS_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """jdb's exception breakpoints on minivm: plays a jdb session against programs/exceptions.mvm
 (suspend=y) and checks every exception event jdb prints: the class, where it is thrown (before
 the stack unwinds: `where` still shows the thrower), where it will be caught or "uncaught",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Assembler and loader: good programs load, every shipped program assembles, and malformed
  * input fails with "file:line: message" and leaves nothing behind. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Debugger support in the core (mvm_debug.h), without libddmc: debug info from .signature and
  * .local, breakpoints by patching, stepping, method events, suspension of running and blocked
  * threads, frames and locals, fields, strings, arrays, Thread objects and groups. */

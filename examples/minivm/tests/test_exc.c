@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Exceptions in minivm_core (no libddmc): throw / move-exception / .catch / .catchall / .super,
  * the VM's own errors as java.lang exceptions, check-cast and instance-of, uncaught exceptions
  * (Java's "Exception in thread" trace, main's exit status 1, other threads just end), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The collector: reachable objects survive with their contents, unreachable ones are reclaimed,
  * the heap does not grow under a steady allocation load, holes are reused, the walk DDM sees
  * during a collection equals the heap the sweep leaves, and running out of memory ends only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The interpreter: arithmetic, branches, calls, objects, arrays of every type, strings, and the
  * errors that end a thread (which must not end the process). */
 #include <stdio.h>

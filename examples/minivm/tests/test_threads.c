@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Thread states: what mvm_for_each_thread reports for a threads-like program matches what each
  * thread is doing; ids, tids, daemon flags, names, stacks; start/end/rename hooks; join and
  * wait/notify ordering; shutdown with threads blocked everywhere. */
