@@ -260,7 +260,8 @@ DDMC_EXTERN int ddmc_wait_for_debugger(ddmc_vm *vm, int timeout_ms);
 /* Non-zero while some thread is inside ddmc_wait_for_debugger. Thread: any. */
 DDMC_EXTERN int ddmc_vm_waiting_for_debugger(const ddmc_vm *vm);
 
-/* ---- GC hooks. Thread: the VM's GC thread. */
+/* ---- DDM's GC hooks (the heap segments). Thread: the VM's GC thread. The other hooks of a
+ * collection (ddmc_gc_start, ddmc_gc_visit_roots, ddmc_gc_sweep, ddmc_gc_done) are events.h's. */
 
 /* Non-zero if a heap segment dump (HPSG/HPSO/NHSG) is wanted at the next GC: a VM can skip work
  * it does only for the walk. One atomic read. */
@@ -269,6 +270,7 @@ DDMC_EXTERN int ddmc_gc_walk_wanted(const ddmc_vm *vm);
  * each heap with dumps enabled and queues HPST, HPSG|HPSO..., HPEN (and NHST/NHSG/NHEN). A dump is
  * queued whole or not at all (DDMC_EQFULL, counted). Never writes the socket. Returns 0 or an error. */
 DDMC_EXTERN int ddmc_gc_walk(ddmc_vm *vm);
+
 DDMC_END_DECLS
 
 #endif
