@@ -391,7 +391,13 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *ti, JNIEnv *env, jthread thread, 
 
 void ja_heap_callbacks(jvmtiEventCallbacks *cb) { cb->SampledObjectAlloc = on_sampled_alloc; }
 
-void ja_heap_init(void) { tracking = ddmc_alloc_tracking_flag(ja.vm); }
+void ja_heap_init(void) {
+  tracking = ddmc_alloc_tracking_flag(ja.vm);
+  /* Set once, at load, before any thread has computed its next sample point with the default
+   * 512 KiB: a thread takes a new interval only after its next sample. Nothing is sampled while
+   * the event is off. */
+  if (ja.caps.can_generate_sampled_object_alloc_events) (*ja.ti)->SetHeapSamplingInterval(ja.ti, 0);
+}
 
 static void *poll_tracking(void *unused) {
   if (ja_env() == NULL) return NULL;
@@ -400,7 +406,6 @@ static void *poll_tracking(void *unused) {
   while (atomic_load_explicit(&ja.live, memory_order_acquire)) {
     int want = ddmc_alloc_tracking(tracking) != 0;
     if (want != on) {
-      if (want) (*ja.ti)->SetHeapSamplingInterval(ja.ti, 0);
       if ((*ja.ti)->SetEventNotificationMode(ja.ti, want ? JVMTI_ENABLE : JVMTI_DISABLE,
                                              JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, NULL) == JVMTI_ERROR_NONE)
         on = want;
