@@ -21,6 +21,7 @@ static void JNICALL on_vm_init(jvmtiEnv *ti, JNIEnv *env, jthread thread) {
   ja.main_thread = (uint32_t)ja_ref(env, thread);
   ja_ddm_ident();
   atomic_store_explicit(&ja.live, 1, memory_order_release);
+  ja_heap_start();
   /* With suspend=y, VM_START stops main here: at the gate where this callback returns, before
    * its first instruction. */
   uint32_t id = ja_callback_enter(env, thread);
@@ -70,6 +71,7 @@ static int take_capabilities(void) {
   TAKE(can_get_current_contended_monitor);
   TAKE(can_get_monitor_info);
   TAKE(can_generate_monitor_events);
+  TAKE(can_generate_sampled_object_alloc_events);
 #undef TAKE
   if ((*ja.ti)->AddCapabilities(ja.ti, &want) != JVMTI_ERROR_NONE) return -1;
   return (*ja.ti)->GetCapabilities(ja.ti, &ja.caps) == JVMTI_ERROR_NONE ? 0 : -1;
@@ -103,6 +105,7 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   jvmtiEventCallbacks cb;
   memset(&cb, 0, sizeof cb);
   ja_events_callbacks(&cb);
+  ja_heap_callbacks(&cb);
   cb.VMInit = on_vm_init;
   cb.VMDeath = on_vm_death;
   if ((*ja.ti)->SetEventCallbacks(ja.ti, &cb, (jint)sizeof cb) != JVMTI_ERROR_NONE || ja_events_enable() != 0) {
@@ -119,6 +122,8 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   ja_bridge_values(&b);
   ja_bridge_threads(&b);
   ja_bridge_control(&b);
+  ja_bridge_heap(&b);
+  if (rc == 0) ja_heap_init();
   if (rc == 0) rc = ddmc_vm_set_bridge(ja.vm, &b, NULL);
   if (rc == 0) rc = ddmc_dbg_enable(ja.vm);
   if (rc != 0) {
@@ -151,6 +156,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *jvm, char *options, void *reserved
   }
   ja_ddm_ident();
   atomic_store_explicit(&ja.live, 1, memory_order_release);
+  ja_heap_start();
   int rc = ddmc_vm_start(ja.vm);
   if (rc != 0) {
     fprintf(stderr, "ERROR: ddmcjdwp: cannot start JDWP (%s)\n", ddmc_strerror(rc));

@@ -46,7 +46,7 @@ uint32_t ja_callback_enter(JNIEnv *env, jthread t) {
   ja_entry *e = ja_entry_of(id);
   if (e == NULL) return 0;
   pthread_mutex_lock(&sus_mu);
-  int stopped = e->in_callback++ == 0 && e->ti_suspended;
+  int stopped = e->in_callback++ == 0 && (e->ti_suspended || e->world == 1);
   pthread_mutex_unlock(&sus_mu);
   if (stopped) {
     /* Suspended by JVM TI just before the callback: the first JVM TI call stops it, here, where
@@ -62,7 +62,7 @@ void ja_callback_leave(uint32_t id) {
   if (e == NULL) return;
   pthread_mutex_lock(&sus_mu);
   if (--e->in_callback == 0)
-    while (e->gated) pthread_cond_wait(&sus_cv, &sus_mu);
+    while (e->gated || e->world == 2) pthread_cond_wait(&sus_cv, &sus_mu);
   pthread_mutex_unlock(&sus_mu);
 }
 
@@ -71,7 +71,11 @@ static int suspend_thread(void *vd, uint32_t thread) {
   if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
   jvmtiError r = JVMTI_ERROR_NONE;
   pthread_mutex_lock(&sus_mu);
-  if (e->in_callback > 0) {
+  if (e->world == 1) {
+    /* Already stopped by JVM TI for a heap walk: the debugger's from now on. */
+    e->world = 0;
+    e->ti_suspended = 1;
+  } else if (e->in_callback > 0) {
     e->gated = 1;
   } else if (!e->ti_suspended && !e->gated) {
     /* The target may be about to take sus_mu in ja_callback_enter: it is in native code then,
@@ -102,6 +106,56 @@ static int resume_thread(void *vd, uint32_t thread) {
   }
   pthread_mutex_unlock(&sus_mu);
   return ja_err(r);
+}
+
+/* The world for a heap walk: the same two ways of stopping a thread as suspend_thread, recorded
+ * in world so that the debugger's suspensions are left as they are. A gated thread may still be
+ * inside its callback while the walk runs (it touches no Java heap there unless it runs a method
+ * call for the debugger); it runs no bytecode after it. */
+static uint32_t *world_ids;
+static jint world_n;
+
+int ja_world_stop(JNIEnv *env) {
+  jint n = 0;
+  jthread *ts = NULL, self = NULL;
+  if ((*ja.ti)->GetAllThreads(ja.ti, &n, &ts) != JVMTI_ERROR_NONE) return DDMC_JDWP_INTERNAL;
+  (*ja.ti)->GetCurrentThread(ja.ti, &self);
+  uint32_t me = self ? (uint32_t)ja_ref(env, self) : 0;
+  world_ids = calloc((size_t)n + 1, sizeof *world_ids);
+  world_n = 0;
+  for (jint i = 0; i < n; i++) {
+    uint32_t id = (uint32_t)ja_ref(env, ts[i]);
+    ja_entry *e = ja_entry_of(id);
+    if (e != NULL && id != me && !atomic_load(&e->internal) && world_ids != NULL) {
+      pthread_mutex_lock(&sus_mu);
+      if (e->in_callback > 0) {
+        e->world = 2;
+      } else if (!e->ti_suspended && !e->gated && (*ja.ti)->SuspendThread(ja.ti, ts[i]) == JVMTI_ERROR_NONE) {
+        e->world = 1;
+      }
+      pthread_mutex_unlock(&sus_mu);
+      world_ids[world_n++] = id;
+    }
+    (*env)->DeleteLocalRef(env, ts[i]);
+  }
+  if (self) (*env)->DeleteLocalRef(env, self);
+  (*ja.ti)->Deallocate(ja.ti, (unsigned char *)ts);
+  return world_ids != NULL ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
+}
+
+void ja_world_resume(void) {
+  pthread_mutex_lock(&sus_mu);
+  for (jint i = 0; i < world_n; i++) {
+    ja_entry *e = ja_entry_of(world_ids[i]);
+    if (e == NULL) continue;
+    if (e->world == 1) (*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref);
+    e->world = 0;
+  }
+  pthread_cond_broadcast(&sus_cv);
+  pthread_mutex_unlock(&sus_mu);
+  free(world_ids);
+  world_ids = NULL;
+  world_n = 0;
 }
 
 /* A thread parked inside a post call is inside a JVM TI callback: in native code, which HotSpot's

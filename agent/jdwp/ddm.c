@@ -172,6 +172,7 @@ void ja_ddm_ops(ddmc_vm_ops *ops) {
   ops->for_each_thread = for_each_thread;
   ops->thread_stack = thread_stack;
   ops->heap_info = heap_info;
+  ops->request_gc = ja_request_gc;
   ops->log = log_line;
 }
 

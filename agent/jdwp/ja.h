@@ -58,6 +58,7 @@ typedef struct ja_entry {
   int in_callback;          /* nesting depth of JVM TI callbacks it is running */
   int ti_suspended;         /* stopped by JVM TI SuspendThread */
   int gated;                /* to stop, or stopped, where its outermost callback returns */
+  int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (control.c) */
 } ja_entry;
 
 /* The number of o (0 for NULL): made on first sight. 0 also when the table is full (2^22
@@ -67,6 +68,21 @@ uint64_t ja_ref(JNIEnv *env, jobject o);
 ja_entry *ja_entry_of(uint64_t id);
 /* The global reference of id, or NULL. */
 jobject ja_obj(uint64_t id);
+
+/* Heap walks (heap.c) name every object the table has not named by a walk tag in
+ * [JA_WALK_BASE, JA_WALK_END), above every number of the table (2^22) and below 0xF0000000 (hprof
+ * ids are 4 bytes): valid on the walking thread only, for the length of the walk, and without a
+ * global reference. ja_ref and ja_obj answer them on that thread. */
+#define JA_WALK_BASE (1ull << 24)
+#define JA_WALK_END (JA_WALK_BASE + (1ull << 25))
+void ja_set_walking(int on);
+/* The object of walk tag id (heap.c), or NULL. */
+jobject ja_walk_obj(uint64_t id);
+/* Clears o's tag if it is still tag, under the table's lock (a thread that named o meanwhile
+ * keeps its name). */
+void ja_untag(jobject o, jlong tag);
+/* One more than the highest number the table gave out. */
+uint64_t ja_table_size(void);
 
 /* The calling thread's JNIEnv, attaching it as a daemon (and marking it internal) when it is a
  * thread of libddmc that has not called before; NULL once the VM is gone. */
@@ -141,11 +157,25 @@ int ja_breakpoint_at(jmethodID m, jlocation l);
 uint32_t ja_callback_enter(JNIEnv *env, jthread t);
 void ja_callback_leave(uint32_t id);
 void ja_bridge_control(ddmc_vm_bridge *b);
+/* Stops every Java thread but the caller and the agent's and libddmc's own, for a heap walk
+ * (control.c, "Suspension"); ja_world_resume undoes exactly that. Not nested. */
+int ja_world_stop(JNIEnv *env);
+void ja_world_resume(void);
 
 /* ---- events.c: JVM TI callbacks feeding ddmc_post_* */
 void ja_events_callbacks(jvmtiEventCallbacks *cb);
 /* Enables what the agent always listens to (the rest follows the library's requests). */
 int ja_events_enable(void);
+
+/* ---- heap.c: heap walks (with_world_stopped, for_each_object, for_each_root), collect, and
+ * allocation tracking from SampledObjectAlloc */
+void ja_bridge_heap(ddmc_vm_bridge *b);
+void ja_heap_callbacks(jvmtiEventCallbacks *cb);
+/* After ddmc_vm_new: the tracker's flag. At VMInit: the thread that follows it. */
+void ja_heap_init(void);
+void ja_heap_start(void);
+/* HPGC. */
+int ja_request_gc(void *vd);
 
 /* ---- ddm.c: the DDM ops (threads and stacks for THST / STKL, exit, log, the JDWP thread) */
 void ja_ddm_ops(ddmc_vm_ops *ops);

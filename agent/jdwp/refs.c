@@ -15,6 +15,18 @@ static ja_entry *_Atomic chunks[MAX_CHUNKS];
 static atomic_uint_fast32_t next = 1;
 
 static _Thread_local int tl_internal;
+/* Set on the thread that walks the heap (heap.c) while its walk tags are valid. */
+static _Thread_local int tl_walking;
+
+void ja_set_walking(int on) { tl_walking = on; }
+
+/* A tag this table gave out, or, on the walking thread, a walk tag. Anything else (a walk's tag
+ * left by a failed walk, its marker) is not a name: the object is named afresh. */
+static int is_name(jlong tag) {
+  if (tag <= 0) return 0;
+  if ((uint64_t)tag < atomic_load_explicit(&next, memory_order_acquire)) return 1;
+  return tl_walking && (uint64_t)tag >= JA_WALK_BASE && (uint64_t)tag < JA_WALK_END;
+}
 
 ja_entry *ja_entry_of(uint64_t id) {
   if (id == 0 || id >= atomic_load_explicit(&next, memory_order_acquire)) return NULL;
@@ -23,6 +35,7 @@ ja_entry *ja_entry_of(uint64_t id) {
 }
 
 jobject ja_obj(uint64_t id) {
+  if (id >= JA_WALK_BASE) return tl_walking ? ja_walk_obj(id) : NULL;
   ja_entry *e = ja_entry_of(id);
   return e ? e->ref : NULL;
 }
@@ -30,11 +43,11 @@ jobject ja_obj(uint64_t id) {
 uint64_t ja_ref(JNIEnv *env, jobject o) {
   if (o == NULL) return 0;
   jlong tag = 0;
-  if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && tag > 0) return (uint64_t)tag;
+  if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && is_name(tag)) return (uint64_t)tag;
   uint64_t id = 0;
   pthread_mutex_lock(&table_lock);
   /* Another thread may have named it since the first look. */
-  if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && tag > 0) {
+  if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && is_name(tag)) {
     id = (uint64_t)tag;
     goto out;
   }
@@ -59,6 +72,15 @@ uint64_t ja_ref(JNIEnv *env, jobject o) {
 out:
   pthread_mutex_unlock(&table_lock);
   return id;
+}
+
+uint64_t ja_table_size(void) { return atomic_load_explicit(&next, memory_order_acquire); }
+
+void ja_untag(jobject o, jlong tag) {
+  jlong now = 0;
+  pthread_mutex_lock(&table_lock);
+  if ((*ja.ti)->GetTag(ja.ti, o, &now) == JVMTI_ERROR_NONE && now == tag) (*ja.ti)->SetTag(ja.ti, o, 0);
+  pthread_mutex_unlock(&table_lock);
 }
 
 int ja_thread_is_internal(void) { return tl_internal; }

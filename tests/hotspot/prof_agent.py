@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Heap dumps and profiling on HotSpot through libddmcjdwp.so, against HeapProg.java (1000
+HeapProg$Node kept from a static, HeapProg$Blob allocated 100 every 50 ms):
+
+    prof_agent.py AGENT.so DDMC_BINARY HPROF_CONV WORKDIR
+
+hprof: `ddmc hprof -o` passes the strict reader (tests/hprof/hprof_reader.py) with exactly 1000
+       HeapProg$Node; hprof-conv converts it and the reader takes the 1.0.2 file; `--standard`
+       too. alloc: `ddmc alloc` lists HeapProg$Blob allocated at HeapProg.allocate. trace: `ddmc
+       trace` and `trace --sample` files that dmtracedump reads, naming HeapProg.allocate.
+bitmap: `ddmc heap --bitmap` fails and says why (no segment picture on a JVM). Exits 0 or 1."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "hprof"))
+import hprof_reader  # noqa: E402
+
+
+def main():
+    agent, ddmc, hprof_conv, work = sys.argv[1:5]
+    java, javac, dmtd = shutil.which("java"), shutil.which("javac"), shutil.which("dmtracedump")
+    if not java or not javac or not dmtd or not os.path.exists(hprof_conv):
+        print("FAIL: java, javac, dmtracedump or hprof-conv missing (scripts/setup.sh installs them)")
+        return 1
+    os.makedirs(work, exist_ok=True)
+    classes = os.path.join(work, "classes")
+    os.makedirs(classes, exist_ok=True)
+    subprocess.run([javac, "-g", "-d", classes, os.path.join(HERE, "HeapProg.java")], check=True)
+    out_path = os.path.join(work, "vm.out")
+    with open(out_path, "wb") as out:
+        vm = subprocess.Popen([java, f"-agentpath:{os.path.abspath(agent)}=transport=dt_socket,server=y,"
+                               "suspend=n,address=127.0.0.1:0", "-cp", classes, "HeapProg"],
+                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    report, checks = [], []
+    try:
+        port = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and vm.poll() is None:
+            text = open(out_path).read()
+            m = re.search(r"Listening for transport dt_socket at address: (\d+)", text)
+            if m and "ready" in text:
+                port = m.group(1)
+                break
+            time.sleep(0.05)
+        if port is None:
+            print("FAIL: the VM did not start\n" + open(out_path).read())
+            return 1
+
+        def run(*args, timeout=60):
+            r = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+            report.append(f"$ {' '.join(args)}\n{r.stdout[-3000:]}{r.stderr[-3000:]}")
+            return r.returncode, r.stdout + r.stderr
+
+        def ddmc_run(*args, timeout=60):
+            return run(ddmc, "-c", f"127.0.0.1:{port}", *args, timeout=timeout)
+
+        def read(path):
+            try:
+                return hprof_reader.summary(hprof_reader.read(open(path, "rb").read()))
+            except (hprof_reader.Bad, OSError) as e:
+                report.append(f"reader: {path}: {e}")
+                return None
+
+        dump, conv, std = (os.path.join(work, n) for n in ("a.hprof", "conv.hprof", "std.hprof"))
+        for p in (dump, conv, std):
+            if os.path.exists(p):
+                os.unlink(p)
+        rc, _ = ddmc_run("hprof", "-o", dump)
+        s = read(dump) if rc == 0 else None
+        checks += [("hprof exits 0", rc == 0), ("the strict reader takes the dump", s is not None),
+                   ("1000 HeapProg$Node", s is not None and s["instances"].get("HeapProg$Node") == 1000),
+                   ("roots: threads and frames", s is not None and s["roots"].get("thread-object", 0) > 0
+                    and s["roots"].get("java-frame", 0) > 0)]
+        rc, _ = run(hprof_conv, dump, conv)
+        c = read(conv) if rc == 0 else None
+        checks += [("hprof-conv converts it", c is not None and c["version"] == "1.0.2"
+                    and c["instances"].get("HeapProg$Node") == 1000)]
+        rc, _ = ddmc_run("hprof", "-o", std, "--standard")
+        t = read(std) if rc == 0 else None
+        checks += [("--standard dump", t is not None and t["instances"].get("HeapProg$Node") == 1000)]
+
+        rc, out = ddmc_run("alloc", "--duration", "2")
+        checks += [("alloc exits 0", rc == 0),
+                   ("alloc lists HeapProg$Blob at allocate",
+                    re.search(r"^\s*\d+\s+\d+\s+HeapProg\$Blob\s+HeapProg\.allocate\(HeapProg\.java:\d+\)", out, re.M)
+                    is not None)]
+
+        for name, extra in (("trace", []), ("sample", ["--sample", "1000"])):
+            path = os.path.join(work, name + ".trace")
+            if os.path.exists(path):
+                os.unlink(path)
+            rc, _ = ddmc_run("trace", *extra, "--duration", "1", "-o", path)
+            rc2, out = run(dmtd, "-o", path) if rc == 0 else (1, "")
+            checks += [(f"{name}: ddmc exits 0", rc == 0),
+                       (f"{name}: dmtracedump names HeapProg.main", rc2 == 0 and "HeapProg.main" in out)]
+
+        rc, out = ddmc_run("heap", "--bitmap", os.path.join(work, "heap.png"))
+        checks += [("heap --bitmap refused, with the reason", rc != 0 and "cannot walk its heap" in out)]
+        failed = [n for n, ok in checks if not ok]
+        if failed:
+            print("FAIL: " + ", ".join(failed) + "\n" + "\n".join(report) + "\n" + open(out_path).read())
+            return 1
+        print("\n".join(report) + f"\nPASS: {len(checks)} checks")
+        return 0
+    finally:
+        if vm.poll() is None:
+            vm.kill()
+        vm.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
