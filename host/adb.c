@@ -39,13 +39,17 @@ static int read_full(int fd, char *p, size_t n, long long deadline) {
   return 0;
 }
 
-/* Sends one request and reads the server's verdict. On FAIL, the message goes to err. */
-static int adb_request(ddmc_host *h, const char *req, long long deadline, char *err, size_t errlen) {
+int ddmc_host_adb_send(ddmc_host *h, const char *req) {
   char buf[300];
   size_t n = strlen(req);
   if (n > 255) return DDMC_EINVAL;
   snprintf(buf, sizeof(buf), "%04zx%s", n, req);
-  int rc = ddmc_host_send_raw(h, buf, 4 + n);
+  return ddmc_host_send_raw(h, buf, 4 + n);
+}
+
+/* Sends one request and reads the server's verdict. On FAIL, the message goes to err. */
+static int adb_request(ddmc_host *h, const char *req, long long deadline, char *err, size_t errlen) {
+  int rc = ddmc_host_adb_send(h, req);
   if (rc != 0) return rc;
   char status[4];
   if ((rc = read_full(ddmc_host_fd(h), status, 4, deadline)) != 0) return rc;
@@ -63,6 +67,12 @@ static int adb_request(ddmc_host *h, const char *req, long long deadline, char *
   return DDMC_ENOENT;
 }
 
+int ddmc_host_adb_request(ddmc_host *h, const char *req, int timeout_ms, char *err, size_t errlen) {
+  if (h == NULL || req == NULL) return DDMC_EINVAL;
+  if (err && errlen) err[0] = '\0';
+  return adb_request(h, req, ms_now() + (timeout_ms > 0 ? timeout_ms : 5000), err, errlen);
+}
+
 int ddmc_host_connect_adb(ddmc_host **out, const char *adb_host, uint16_t adb_port, const char *serial, uint32_t pid,
                           int timeout_ms, char *err, size_t errlen) {
   if (out == NULL) return DDMC_EINVAL;
@@ -73,8 +83,10 @@ int ddmc_host_connect_adb(ddmc_host **out, const char *adb_host, uint16_t adb_po
   int rc = ddmc_host_connect_tcp(&h, adb_host ? adb_host : "127.0.0.1", adb_port, timeout_ms);
   if (rc != 0) return rc;
   char req[200];
-  if (serial && *serial) snprintf(req, sizeof(req), "host:transport:%s", serial);
-  else snprintf(req, sizeof(req), "host:transport-any");
+  if (serial && *serial)
+    snprintf(req, sizeof(req), "host:transport:%s", serial);
+  else
+    snprintf(req, sizeof(req), "host:transport-any");
   rc = adb_request(h, req, deadline, err, errlen);
   if (rc == 0) {
     snprintf(req, sizeof(req), "jdwp:%u", (unsigned)pid);

@@ -80,6 +80,15 @@ int ddmc_host_connect_tcp(ddmc_host **out, const char *host, uint16_t port, int 
  * Returns 0, DDMC_EINVAL (NULL out, fd < 0, or fd not a socket), DDMC_ENOMEM. */
 int ddmc_host_from_fd(ddmc_host **out, int fd);
 
+/* One request to an adb server on h (a TCP handle to it): sends [4 hex digits of length][req]
+ * (req at most 255 bytes). ddmc_host_adb_send only sends (the caller reads the verdict itself,
+ * as a non-blocking prober does); ddmc_host_adb_request also waits up to timeout_ms for the
+ * verdict and returns 0 (OKAY), DDMC_ENOENT (FAIL: the server's message goes to err),
+ * DDMC_EPROTO (not an adb server), DDMC_ETIMEDOUT, DDMC_ECLOSED, DDMC_EIO, DDMC_EINVAL. Thread:
+ * the caller's. */
+int ddmc_host_adb_send(ddmc_host *h, const char *req);
+int ddmc_host_adb_request(ddmc_host *h, const char *req, int timeout_ms, char *err, size_t errlen);
+
 /* Connects through a local adb server (adb_host:adb_port, e.g. 127.0.0.1:5037) to the JDWP
  * stream of process pid on the device serial (NULL or "": the only device), as ddmlib does:
  * the adb requests host:transport:<serial> then jdwp:<pid>. The handle then needs

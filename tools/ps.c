@@ -37,9 +37,9 @@
 #define T_WAIT DDMC_HOST_FOURCC('W', 'A', 'I', 'T')
 
 #define LINGER_MS 200
-#define MAX_PROBES 256      /* connections in flight, also bounded by RLIMIT_NOFILE */
-#define MAX_PIDS 65536      /* a track-jdwp message is at most 65535 bytes anyway */
-#define REDRAW_MIN_MS 500   /* --watch: at most this often while probes are still running */
+#define MAX_PROBES 256    /* connections in flight, also bounded by RLIMIT_NOFILE */
+#define MAX_PIDS 65536    /* a track-jdwp message is at most 65535 bytes anyway */
+#define REDRAW_MIN_MS 500 /* --watch: at most this often while probes are still running */
 
 static const char HANDSHAKE[] = "JDWP-Handshake";
 
@@ -64,9 +64,9 @@ typedef struct proc {
   pstate state;
   presult result;
   ddmc_host *h;
-  char buf[272];      /* adb status and FAIL message, the handshake echo */
+  char buf[272]; /* adb status and FAIL message, the handshake echo */
   size_t have, need;
-  int fail_len;       /* reading adb's FAIL: -1 while its length is still to come */
+  int fail_len; /* reading adb's FAIL: -1 while its length is still to come */
   int64_t t_start, deadline, linger_until, probe_ms;
   uint32_t helo_id, feat_id;
   int helo_done;
@@ -93,7 +93,7 @@ typedef struct ps {
   ddmc_host *track;
   char tbuf[4 + 65536];
   size_t tlen;
-  int lists;           /* messages read */
+  int lists; /* messages read */
   /* the table, sorted by pid */
   proc **v;
   size_t n, cap;
@@ -146,59 +146,26 @@ static _Noreturn void ps_fail(ps *p, int code, const char *fmt, ...) {
 
 /* ---- adb -------------------------------------------------------------------------------------- */
 
-static int send_request(ddmc_host *h, const char *req) {
-  char b[300];
-  int n = snprintf(b, sizeof b, "%04zx%s", strlen(req), req);
-  if (n < 0 || (size_t)n >= sizeof b) return DDMC_EINVAL;
-  return ddmc_host_send_raw(h, b, (size_t)n);
-}
-
 static void transport_request(const opts *o, char *b, size_t n) {
-  if (o->serial && *o->serial) snprintf(b, n, "host:transport:%s", o->serial);
-  else snprintf(b, n, "host:transport-any");
+  if (o->serial && *o->serial)
+    snprintf(b, n, "host:transport:%s", o->serial);
+  else
+    snprintf(b, n, "host:transport-any");
 }
 
-/* Blocking: the tracker's own two requests, once. Returns 0, or an exit code with msg set. */
-static int read_exact(int fd, char *b, size_t n, int64_t deadline) {
-  size_t got = 0;
-  while (got < n) {
-    int64_t left = deadline - mono_ms();
-    if (left <= 0) return DDMC_ETIMEDOUT;
-    struct pollfd pfd = {.fd = fd, .events = POLLIN};
-    int rc = poll(&pfd, 1, (int)left);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc <= 0) return rc == 0 ? DDMC_ETIMEDOUT : DDMC_EIO;
-    ssize_t r = recv(fd, b + got, n - got, MSG_DONTWAIT);
-    if (r == 0) return DDMC_ECLOSED;
-    if (r < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return DDMC_ECLOSED;
-    }
-    got += (size_t)r;
-  }
-  return 0;
-}
-
-static void tracker_request(ps *p, const char *req, int64_t deadline) {
-  int rc = send_request(p->track, req);
-  char st[5] = "";
-  if (rc == 0) rc = read_exact(ddmc_host_fd(p->track), st, 4, deadline);
+/* Blocking: the tracker's own two requests, once; exits with a message on anything but OKAY. */
+static void tracker_request(ps *p, const char *req, int timeout_ms) {
+  char msg[300] = "";
+  if (timeout_ms < 1) timeout_ms = 1; /* ddmc_host_adb_request reads 0 as its default */
+  int rc = ddmc_host_adb_request(p->track, req, timeout_ms, msg, sizeof msg);
+  if (rc == 0) return;
   if (rc == DDMC_ETIMEDOUT)
-    ps_fail(p, EXIT_CONNECT, "the adb server at 127.0.0.1:%u did not answer %s within %d ms",
-            (unsigned)p->o->adb_port, req, p->o->timeout_ms);
-  if (rc) ps_fail(p, EXIT_CONNECT, "the adb server at 127.0.0.1:%u dropped %s: %s", (unsigned)p->o->adb_port, req,
-                  ddmc_host_strerror(rc));
-  if (memcmp(st, "OKAY", 4) == 0) return;
-  if (memcmp(st, "FAIL", 4) != 0)
-    ps_fail(p, EXIT_CONNECT, "127.0.0.1:%u is not an adb server", (unsigned)p->o->adb_port);
-  char hex[5] = "", msg[256] = "";
-  unsigned len = 0;
-  if (read_exact(ddmc_host_fd(p->track), hex, 4, deadline) == 0 && sscanf(hex, "%4x", &len) == 1) {
-    size_t take = len < sizeof msg - 1 ? len : sizeof msg - 1;
-    if (read_exact(ddmc_host_fd(p->track), msg, take, deadline) != 0) take = 0;
-    msg[take] = '\0';
-  }
-  ps_fail(p, EXIT_CONNECT, "cannot reach %s: adb says %s: %s", p->target, req, msg);
+    ps_fail(p, EXIT_CONNECT, "the adb server at 127.0.0.1:%u did not answer %s within %d ms", (unsigned)p->o->adb_port,
+            req, p->o->timeout_ms);
+  if (rc == DDMC_EPROTO) ps_fail(p, EXIT_CONNECT, "127.0.0.1:%u is not an adb server", (unsigned)p->o->adb_port);
+  if (rc == DDMC_ENOENT) ps_fail(p, EXIT_CONNECT, "cannot reach %s: adb says %s", p->target, msg);
+  ps_fail(p, EXIT_CONNECT, "the adb server at 127.0.0.1:%u dropped %s: %s", (unsigned)p->o->adb_port, req,
+          ddmc_host_strerror(rc));
 }
 
 static void tracker_open(ps *p) {
@@ -213,8 +180,8 @@ static void tracker_open(ps *p) {
   }
   char req[200];
   transport_request(p->o, req, sizeof req);
-  tracker_request(p, req, deadline);
-  tracker_request(p, "track-jdwp", deadline);
+  tracker_request(p, req, (int)(deadline - mono_ms()));
+  tracker_request(p, "track-jdwp", (int)(deadline - mono_ms()));
 }
 
 /* ---- the table -------------------------------------------------------------------------------- */
@@ -223,8 +190,10 @@ static size_t find_slot(const ps *p, uint32_t pid) {
   size_t lo = 0, hi = p->n;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (p->v[mid]->pid < pid) lo = mid + 1;
-    else hi = mid;
+    if (p->v[mid]->pid < pid)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -289,11 +258,15 @@ static void apply_list(ps *p, const char *body, size_t len) {
     uint64_t v = 0;
     int ok = le > q && le - q <= 10;
     for (const char *c = q; ok && c < le; c++) {
-      if (*c < '0' || *c > '9') ok = 0;
-      else v = v * 10 + (uint64_t)(*c - '0');
+      if (*c < '0' || *c > '9')
+        ok = 0;
+      else
+        v = v * 10 + (uint64_t)(*c - '0');
     }
-    if (ok && v > 0 && v <= UINT32_MAX) pids[np++] = (uint32_t)v;
-    else if (le > q && p->o->verbose) fprintf(stderr, "ddmc: track-jdwp: ignoring the line '%.*s'\n", (int)(le - q), q);
+    if (ok && v > 0 && v <= UINT32_MAX)
+      pids[np++] = (uint32_t)v;
+    else if (le > q && p->o->verbose)
+      fprintf(stderr, "ddmc: track-jdwp: ignoring the line '%.*s'\n", (int)(le - q), q);
     q = le + 1;
   }
   qsort(pids, np, sizeof *pids, cmp_u32);
@@ -380,7 +353,7 @@ static void probe_start(ps *p, proc *x) {
   p->active++;
   char req[200];
   transport_request(p->o, req, sizeof req);
-  if (send_request(x->h, req) != 0) {
+  if (ddmc_host_adb_send(x->h, req) != 0) {
     snprintf(x->msg, sizeof x->msg, "the adb server dropped the connection");
     proc_finish(p, x, PR_ERROR);
     return;
@@ -398,7 +371,7 @@ static void probe_status(ps *p, proc *x) {
     if (x->state == P_TRANSPORT) {
       char req[32];
       snprintf(req, sizeof req, "jdwp:%u", (unsigned)x->pid);
-      if (send_request(x->h, req) != 0) goto dropped;
+      if (ddmc_host_adb_send(x->h, req) != 0) goto dropped;
       x->state = P_JDWP;
       x->need = 4;
     } else {
@@ -465,7 +438,9 @@ static void probe_packets(ps *p, proc *x) {
     if (pk.is_reply && pk.id == x->helo_id) {
       if (pk.error || !pk.is_ddm || pk.chunk_type != T_HELO) {
         snprintf(x->msg, sizeof x->msg, "a JDWP VM, not DDM-aware (HELO got %s)",
-                 pk.error ? "a JDWP error" : !pk.is_ddm ? "an empty reply" : "another chunk");
+                 pk.error     ? "a JDWP error"
+                 : !pk.is_ddm ? "an empty reply"
+                              : "another chunk");
         proc_finish(p, x, PR_NOT_DDM);
         return;
       }
@@ -544,8 +519,8 @@ static void probe_timers(ps *p, proc *x, int64_t now) {
     proc_finish(p, x, PR_OK);
   } else if (x->state != P_QUEUED && x->state != P_DONE && now >= x->deadline) {
     const char *phase = x->state == P_TRANSPORT || x->state == P_JDWP ? "adb's answer"
-                        : x->state == P_SHAKE                          ? "the JDWP handshake"
-                                                                       : "HELO";
+                        : x->state == P_SHAKE                         ? "the JDWP handshake"
+                                                                      : "HELO";
     snprintf(x->msg, sizeof x->msg, "no answer to %s within %d ms", phase, p->o->timeout_ms);
     proc_finish(p, x, PR_NO_ANSWER);
   }
@@ -575,8 +550,10 @@ static void print_table(ps *p, FILE *f) {
     if (x->result == PR_OK) {
       const ddmc_host_helo *h = &x->helo;
       char user[16] = "-";
-      if (x->apnm_seen && x->apnm.has_user_id) snprintf(user, sizeof user, "%d", (int)x->apnm.user_id);
-      else if (h->present & DDMC_HOST_HELO_USER_ID) snprintf(user, sizeof user, "%d", (int)h->user_id);
+      if (x->apnm_seen && x->apnm.has_user_id)
+        snprintf(user, sizeof user, "%d", (int)x->apnm.user_id);
+      else if (h->present & DDMC_HOST_HELO_USER_ID)
+        snprintf(user, sizeof user, "%d", (int)h->user_id);
       const char *app = app_name_of(x);
       fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s", (unsigned)x->pid, user, wabi, h->abi ? tx(h->abi) : "-",
               x->waiting ? "waiting" : "-", wvm, tx(h->vm_ident), app && app[0] ? tx(app) : "(no name)");
@@ -599,30 +576,43 @@ static void json_proc(jw *w, const proc *x) {
   const ddmc_host_helo *h = &x->helo;
   int ok = x->result == PR_OK;
   jw_key(w, "vm_pid");
-  if (ok) jw_uint(w, h->pid);
-  else jw_null(w);
+  if (ok)
+    jw_uint(w, h->pid);
+  else
+    jw_null(w);
   jw_kstr(w, "vm_ident", ok ? h->vm_ident : NULL);
   jw_kstr(w, "app_name", app_name_of(x));
   jw_key(w, "user_id");
-  if (ok && x->apnm_seen && x->apnm.has_user_id) jw_int(w, x->apnm.user_id);
-  else if (ok && (h->present & DDMC_HOST_HELO_USER_ID)) jw_int(w, h->user_id);
-  else jw_null(w);
+  if (ok && x->apnm_seen && x->apnm.has_user_id)
+    jw_int(w, x->apnm.user_id);
+  else if (ok && (h->present & DDMC_HOST_HELO_USER_ID))
+    jw_int(w, h->user_id);
+  else
+    jw_null(w);
   jw_kstr(w, "abi", ok ? h->abi : NULL);
   jw_kstr(w, "jvm_flags", ok ? h->jvm_flags : NULL);
   jw_kstr(w, "package", ok ? (x->apnm_seen && x->apnm.pkg_name ? x->apnm.pkg_name : h->pkg_name) : NULL);
   jw_key(w, "native_debuggable");
-  if (ok && (h->present & DDMC_HOST_HELO_NATIVE_DEBUGGABLE)) jw_bool(w, h->native_debuggable);
-  else jw_null(w);
+  if (ok && (h->present & DDMC_HOST_HELO_NATIVE_DEBUGGABLE))
+    jw_bool(w, h->native_debuggable);
+  else
+    jw_null(w);
   jw_kstr(w, "debugger", debugger_of(x));
   jw_key(w, "waiting_for_debugger");
-  if (ok) jw_bool(w, x->waiting);
-  else jw_null(w);
+  if (ok)
+    jw_bool(w, x->waiting);
+  else
+    jw_null(w);
   jw_key(w, "debugger_attached");
-  if (ok || x->result == PR_ATTACHED) jw_bool(w, x->result == PR_ATTACHED);
-  else jw_null(w);
+  if (ok || x->result == PR_ATTACHED)
+    jw_bool(w, x->result == PR_ATTACHED);
+  else
+    jw_null(w);
   jw_key(w, "probe_ms");
-  if (x->state == P_DONE) jw_int(w, x->probe_ms);
-  else jw_null(w);
+  if (x->state == P_DONE)
+    jw_int(w, x->probe_ms);
+  else
+    jw_null(w);
   jw_close(w);
 }
 
@@ -684,8 +674,7 @@ static void draw(ps *p) {
   time_t now = time(NULL);
   char hhmmss[16];
   strftime(hhmmss, sizeof hhmmss, "%H:%M:%S", localtime(&now));
-  printf("ddmc ps  %s  %zu processes (+%u -%u)  %s  (Ctrl-C quits)\n\n", p->target, p->n, p->added, p->removed,
-         hhmmss);
+  printf("ddmc ps  %s  %zu processes (+%u -%u)  %s  (Ctrl-C quits)\n\n", p->target, p->n, p->added, p->removed, hhmmss);
   print_table(p, stdout);
   if (!p->tty) putchar('\n');
   fflush(stdout);
@@ -807,8 +796,10 @@ int cmd_ps(const opts *o, const ps_args *a) {
     if (rc < 0 && errno != EINTR) ps_fail(p, EXIT_ERROR, "poll: %s", strerror(errno));
     for (size_t i = 0; rc > 0 && i < nf; i++) {
       if (!pf[i].revents) continue;
-      if (pp[i] == NULL) tracker_read(p);
-      else if (pp[i]->h) probe_readable(p, pp[i]);
+      if (pp[i] == NULL)
+        tracker_read(p);
+      else if (pp[i]->h)
+        probe_readable(p, pp[i]);
     }
     /* Without --watch the first list is the answer: adb may stop tracking. */
     if (!a->watch && p->lists > 0 && p->track) {
@@ -820,8 +811,8 @@ int cmd_ps(const opts *o, const ps_args *a) {
   size_t answered, pending;
   count_results(p, &answered, &pending);
   if (o->verbose)
-    fprintf(stderr, "ddmc: %zu JDWP processes, %zu answered HELO, %zu other, in %lld ms (%zu probes at a time)\n",
-            p->n, answered, p->n - answered - pending, (long long)(mono_ms() - p->t0), p->max_active);
+    fprintf(stderr, "ddmc: %zu JDWP processes, %zu answered HELO, %zu other, in %lld ms (%zu probes at a time)\n", p->n,
+            answered, p->n - answered - pending, (long long)(mono_ms() - p->t0), p->max_active);
   int code = EXIT_OK;
   if (o->json) {
     code = print_json(p);
