@@ -31,7 +31,7 @@
 #define REF "OpenJDK 17 libjdwp, same JVM and client"
 #define HS_CLASSES "10000"
 #define HS_THREADS "1000"
-#define HS_SPIN 500000000.0 /* about 0.5 s of Spin's loop on HotSpot here */
+#define HS_SPIN 500000000.0 /* about 2.2 s of Spin's loop on HotSpot here */
 
 typedef struct hs_env {
   const char *java, *classdir, *agent;

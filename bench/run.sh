@@ -30,7 +30,8 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDDMC_BUILD_BENCH=ON -D
 # minivm (Release, same library) is the VM of the dbg, prof and jvmti sections; calltrace the agent of jvmti;
 # libddmcjdwp.so (agent/jdwp, when the JDK's jvmti.h is there) the agent of hotspot.
 targets=(ddmc_bench minivm calltrace)
-if cmake --build "$build" --target help 2>/dev/null | grep -q '[. ]ddmcjdwp$'; then
+build_targets=$(cmake --build "$build" --target help 2>/dev/null || true) # grep -q in a pipe: SIGPIPE, pipefail
+if grep -q '[. ]ddmcjdwp$' <<<"$build_targets"; then
   targets+=(ddmcjdwp)
   export BENCH_DDMCJDWP="$build/agent/jdwp/libddmcjdwp.so"
 fi
