@@ -6,7 +6,7 @@
 # ratio, with the target and met / MISSED (info: no target; n/a: no java).
 #
 #   bench/run.sh                    everything (about 3 minutes after the build; dbg is 1.5 of them)
-#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti hotspot
 #   BENCH_SCALE=0.2 bench/run.sh    shorter runs (e.g. under a profiler)
 #   BENCH_PIN=0 bench/run.sh        no CPU pinning (the round trips then run once, "unpinned")
 #
@@ -19,7 +19,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 scale=${BENCH_SCALE:-1}
 sections=("$@")
-if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti); fi
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti hotspot); fi
 
 t_start=$(date +%s)
 echo "bench: building $build (Release)" >&2
@@ -27,8 +27,15 @@ mkdir -p "$build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DDDMC_BUILD_BENCH=ON -DDDMC_BUILD_TESTS=OFF \
   -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=OFF >"$build/bench-cmake.log" 2>&1 ||
   { cat "$build/bench-cmake.log" >&2; exit 1; }
-# minivm (Release, same library) is the VM of the dbg, prof and jvmti sections; calltrace the agent of jvmti.
-cmake --build "$build" --target ddmc_bench minivm calltrace -j"$(nproc)" >"$build/bench-build.log" 2>&1 ||
+# minivm (Release, same library) is the VM of the dbg, prof and jvmti sections; calltrace the agent of jvmti;
+# libddmcjdwp.so (agent/jdwp, when the JDK's jvmti.h is there) the agent of hotspot.
+targets=(ddmc_bench minivm calltrace)
+build_targets=$(cmake --build "$build" --target help 2>/dev/null || true) # grep -q in a pipe: SIGPIPE, pipefail
+if grep -q '[. ]ddmcjdwp$' <<<"$build_targets"; then
+  targets+=(ddmcjdwp)
+  export BENCH_DDMCJDWP="$build/agent/jdwp/libddmcjdwp.so"
+fi
+cmake --build "$build" --target "${targets[@]}" -j"$(nproc)" >"$build/bench-build.log" 2>&1 ||
   { cat "$build/bench-build.log" >&2; exit 1; }
 bin="$build/bench/ddmc_bench"
 vm_args=(--minivm "$build/examples/minivm/minivm" --programs "$root/bench/programs")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs what libddmc needs to build and test on a Debian machine, if it is missing.
-# Usage: scripts/setup.sh [--e2e]   (--e2e adds the real peers: adb, ddmlib)
+# Usage: scripts/setup.sh [--e2e]   (--e2e adds the real peers: adb, ddmlib, Eclipse's JDI)
 # The JDK (jdb, java, javac) is always installed: the jdb tests (tests/jdb) need it, and the
 # configuration fails without it. dmtracedump reads the method traces the ddmc e2e tests take;
 # hprof-conv converts the heap dumps they take (both land in /usr/lib/android-sdk/platform-tools).
@@ -12,7 +12,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind
   default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db)
 if [[ "${1:-}" == "--e2e" ]]; then
-  pkgs+=(adb libandroid-ddms-java)
+  pkgs+=(adb libandroid-ddms-java libeclipse-jdt-debug-java)
 fi
 
 missing=()

@@ -15,12 +15,15 @@
  *   java JdiBench methods HOST PORTS CLASS LINE SECS method entry and exit events per second: from a breakpoint
  *                                                   there, a MethodEntry and a MethodExit request (class filter
  *                                                   CLASS, that thread), each event resumed
+ *   java JdiBench invoke HOST PORTS CLASS LINE SECS static calls per second: from a breakpoint there (deleted;
+ *                                                   the thread stays suspended), CLASS.tick(1L) invoked on
+ *                                                   that thread with INVOKE_SINGLE_THREADED, one after another
  *   java JdiBench idle   HOST PORT SECS             attached, no request, until the VM ends (at most SECS)
  *   java JdiBench cold   HOST PORT CLASS METHOD SECS  the same with a breakpoint in a method that never runs
  *   java JdiBench watch  HOST PORT CLASS FIELD SECS   the same with access and modification watchpoints on a field
  *
  * Output: "RESULT <mode>" then three numbers per port, in order (attach: median and best ms, 0;
- * bp, step, stepkeep: events/s, how many, and this client's own CPU microseconds per event,
+ * bp, step, stepkeep, invoke: events (calls)/s, how many, and this client's own CPU microseconds per event,
  * all its threads; -1 0 -1 for a VM that failed, after a line "FAIL <port> <exception>"); idle, cold and watch: "RESULT <mode> death|disconnect|timeout". "ERROR ..." and exit 1
  * when nothing could be measured. bp, step and stepkeep warm the client up (its JIT) on each VM for
  * 0.5 s before counting. idle and cold resume the VM (a suspend=y VM starts then) and leave when
@@ -105,6 +108,8 @@ public class JdiBench {
     ThreadReference thread;
     final EventSet[] set = new EventSet[1];
     StepRequest keep;
+    ClassType cls;
+    Method tick;
     long events, ns, cpu;
     String error;
 
@@ -127,6 +132,10 @@ public class JdiBench {
     t.thread = await(t.vm, BreakpointEvent.class, t.set).thread();
     if (mode.equals("bp")) return;
     erm.deleteEventRequest(bp);
+    if (mode.equals("invoke")) {
+      t.cls = (ClassType) loc.declaringType();
+      t.tick = t.cls.methodsByName("tick").get(0);
+    }
     if (mode.equals("stepkeep")) {
       t.keep = erm.createStepRequest(t.thread, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
       t.keep.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
@@ -153,6 +162,12 @@ public class JdiBench {
    * step: jdb's `next` (a request with a count filter of 1 per step, deleted at its event).
    * stepkeep: the next line (the request stays). */
   static void once(Target t, String mode) throws Exception {
+    if (mode.equals("invoke")) {
+      Value v = t.cls.invokeMethod(t.thread, t.tick, Collections.singletonList(t.vm.mirrorOf(1L)),
+          ClassType.INVOKE_SINGLE_THREADED);
+      if (!(v instanceof LongValue) || ((LongValue) v).value() != 2L) throw new IllegalStateException("tick(1) = " + v);
+      return;
+    }
     if (mode.equals("methods")) {
       t.set[0].resume();
       await(t.vm, LocatableEvent.class, t.set); // a method entry or exit
@@ -317,6 +332,7 @@ public class JdiBench {
       case "step":
       case "stepkeep":
       case "methods":
+      case "invoke":
         roundTrips(host, ports, mode, a[3], Integer.parseInt(a[4]), Double.parseDouble(a[5]));
         break;
       case "idle": {

@@ -124,8 +124,12 @@ public class DdmlibE2E {
         tag + ": DDM-aware after HELO");
     note(describe(cd));
     check(cd.getPid() == pid, tag + ": HELO pid equals the pid adb reports (" + cd.getPid() + ")");
-    check("minivm v0.1".equals(cd.getVmIdentifier()), tag + ": VM ident 'minivm v0.1' (" + cd.getVmIdentifier() + ")");
     check(abi.equals(cd.getAbi()), tag + ": ABI '" + abi + "' (" + cd.getAbi() + ")");
+    if (kind.equals("jvm")) {
+      checkJvmIdentity(cd, tag);
+      return;
+    }
+    check("minivm v0.1".equals(cd.getVmIdentifier()), tag + ": VM ident 'minivm v0.1' (" + cd.getVmIdentifier() + ")");
     check("CheckJNI=false".equals(cd.getJvmFlags()), tag + ": JVM flags 'CheckJNI=false' (" + cd.getJvmFlags() + ")");
     check(cd.isValidUserId() && cd.getUserId() == 0, tag + ": user id 0 from HELO (" + cd.getUserId() + ")");
     check(!cd.isNativeDebuggable(), tag + ": not native-debuggable");
@@ -152,6 +156,49 @@ public class DdmlibE2E {
       check(cd.getDebuggerConnectionStatus() == ClientData.DebuggerStatus.DEFAULT,
           tag + ": no WAIT: debugger status DEFAULT (" + cd.getDebuggerConnectionStatus() + ")");
     }
+  }
+
+  /** HotSpot under libddmcjdwp.so (the same JDK runs this client): HELO names the VM from
+   *  java.vm.name / java.vm.version and the app from the main class; no WAIT, no debugger. */
+  static void checkJvmIdentity(ClientData cd, String tag) {
+    String want = System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version");
+    check(want.equals(cd.getVmIdentifier()), tag + ": VM ident '" + want + "' (" + cd.getVmIdentifier() + ")");
+    check(waitFor(15000, () -> "JvmThreads".equals(cd.getClientDescription())),
+        tag + ": app name is the main class 'JvmThreads' (" + cd.getClientDescription() + ")");
+    check(cd.isValidUserId() && cd.getUserId() == 0, tag + ": user id 0 from HELO (" + cd.getUserId() + ")");
+    waitFor(20000, () -> { Set<String> f = features(cd); return f != null && !f.isEmpty(); });
+    note(tag + ": features " + features(cd));
+    check(cd.getDebuggerConnectionStatus() == ClientData.DebuggerStatus.DEFAULT,
+        tag + ": no WAIT: debugger status DEFAULT (" + cd.getDebuggerConnectionStatus() + ")");
+  }
+
+  /** HPIF on HotSpot: the figures of java.lang.Runtime, asked for now (the agent has no GC
+   *  notifications, collections or heap walks: no HPGC, no HPSG segments). */
+  static void checkJvmHeap(IDevice dev, int pid) {
+    String tag = "jvm pid " + pid;
+    Client c = findClient(dev, pid);
+    if (c == null) return;
+    ClientData cd = c.getClientData();
+    try { // HandleHeap is package-private: reached by reflection; 1 is HPIF_WHEN_NOW
+      java.lang.reflect.Method m =
+          Class.forName("com.android.ddmlib.HandleHeap").getDeclaredMethod("sendHPIF", Client.class, int.class);
+      m.setAccessible(true);
+      m.invoke(null, c, 1);
+    } catch (ReflectiveOperationException e) {
+      check(false, tag + ": HPIF request: " + e);
+      return;
+    }
+    boolean info = waitFor(20000, () -> {
+      ClientData.HeapInfo hi = cd.getVmHeapInfo(1);
+      return hi != null && hi.maxSizeInBytes > 0 && hi.sizeInBytes > 0;
+    });
+    ClientData.HeapInfo hi = cd.getVmHeapInfo(1);
+    check(info, tag + ": HPIF heap info, asked for now (" + (hi == null ? "none" : "max " + hi.maxSizeInBytes) + ")");
+    if (!info) return;
+    note(String.format("%s: heap 1 max=%d size=%d allocated=%d objects=%d reason=%d", tag, hi.maxSizeInBytes,
+        hi.sizeInBytes, hi.bytesAllocated, hi.objectsAllocated, hi.reason));
+    check(hi.maxSizeInBytes >= hi.sizeInBytes && hi.sizeInBytes >= hi.bytesAllocated && hi.bytesAllocated > 0,
+        tag + ": max >= size >= allocated > 0 (Runtime's maxMemory, totalMemory, total - free)");
   }
 
   static void checkThreads(IDevice dev, int pid) {
@@ -670,7 +717,8 @@ public class DdmlibE2E {
               + dev.getProperty(IDevice.PROP_DEVICE_CPU_ABI) + ")");
       for (int i = 0; i < clients.size(); i++) checkIdentity(dev, clients.get(i)[0], kinds.get(i), abi);
       for (int i = 0; i < clients.size(); i++) {
-        if (kinds.get(i).equals("threads")) checkThreads(dev, clients.get(i)[0]);
+        if (kinds.get(i).equals("threads") || kinds.get(i).equals("jvm")) checkThreads(dev, clients.get(i)[0]);
+        if (kinds.get(i).equals("jvm")) checkJvmHeap(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("alloc")) checkHeap(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("prof")) checkProfiling(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("hprof")) checkHprof(dev, clients.get(i)[0]);

@@ -17,6 +17,8 @@ MODE:
             HandleHeap.sendHPDU (to a writable and an unwritable path); the dumps pass the strict reader
   prof      minivm trace.mvm on dt_android_adb; DdmlibE2E drives ddmlib's profiling calls: allocation
             tracker (REAL parsed by AllocationsParser), method tracer (streaming), sampling profiler
+  jvm       HotSpot running JvmThreads.java under --jvm-agent libddmcjdwp.so on dt_android_adb;
+            DdmlibE2E checks HELO (the JVM's name and version, the main class), threads, HPIF
   ps        `ddmc ps` (--ddmc BIN) against --count N VMs (default 300): 4 minivm processes on
             dt_android_adb, the rest synthetic VMs served by the stand-in (--synthetic-vms); the
             listing's time is printed (bench/RESULTS.md) and must stay under --ps-budget seconds;
@@ -549,6 +551,30 @@ def mode_prof(run):
     run.java(["--client", "%d:prof" % vm.pid], run.args.java_timeout)
 
 
+def mode_jvm(run):
+    # HotSpot under libddmcjdwp.so on dt_android_adb: the agent dials the stand-in's control socket
+    # (DDMC_ADB_CONTROL, as minivm does); ddmlib checks HELO, threads and HPIF.
+    if not run.args.jvm_agent or not os.path.isfile(run.args.jvm_agent):
+        raise Fail("mode jvm needs --jvm-agent PATH (libddmcjdwp.so), not %r" % run.args.jvm_agent)
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    jdir = os.path.join(run.dir, "jvm-classes")
+    r = subprocess.run([run.javac, "-g", "-d", jdir, os.path.join(HERE, "JvmThreads.java")], capture_output=True,
+                       timeout=120)
+    if r.returncode != 0:
+        raise Fail("javac JvmThreads.java failed:\n" + r.stdout.decode() + r.stderr.decode())
+    env = dict(run.env)
+    env["DDMC_ADB_CONTROL"] = run.control
+    # -Xmx256m: HPIF's sizes are u4 and ddmlib reads them as signed ints, so a default heap limit
+    # of 2 GiB or more (a quarter of this machine's memory) shows as -1 there.
+    vm = run.spawn("jvm-threads", [run.java_bin, "-Xmx256m", "-agentpath:%s=transport=dt_android_adb,server=y,"
+                                   "suspend=n" % os.path.abspath(run.args.jvm_agent), "-cp", jdir, "JvmThreads"],
+                   env=env)
+    run.wait_listed([vm.pid])
+    run.java(["--client", "%d:jvm" % vm.pid], run.args.java_timeout)
+
+
 def mode_hprof(run):
     run.start_standin()
     run.start_adb()
@@ -837,7 +863,8 @@ def mode_ps(run):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps"])
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps", "jvm"])
+    ap.add_argument("--jvm-agent", help="libddmcjdwp.so (mode jvm)")
     ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
     ap.add_argument("--programs", required=True)
@@ -876,7 +903,7 @@ def main():
     ok = False
     try:
         {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
-         "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof, "ps": mode_ps}[args.mode](run)
+         "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof, "ps": mode_ps, "jvm": mode_jvm}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)

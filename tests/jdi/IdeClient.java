@@ -84,9 +84,19 @@ public class IdeClient {
 
   static int intOf(Value v) { return v instanceof IntegerValue ? ((IntegerValue) v).value() : Integer.MIN_VALUE; }
 
+  /** The JDK's JDI, or another implementation's: -Dide.bootstrap=org.eclipse.jdi.Bootstrap (Eclipse's,
+   *  eclipse-jdt-debug.jar) names a class whose static virtualMachineManager() gives its manager. */
+  static VirtualMachineManager manager() throws Exception {
+    String bootstrap = System.getProperty("ide.bootstrap");
+    if (bootstrap == null) return Bootstrap.virtualMachineManager();
+    return (VirtualMachineManager) Class.forName(bootstrap).getMethod("virtualMachineManager").invoke(null);
+  }
+
   public static void main(String[] args) throws Exception {
     AttachingConnector ac = null;
-    for (AttachingConnector c : Bootstrap.virtualMachineManager().attachingConnectors())
+    VirtualMachineManager vmm = manager();
+    System.out.println("# JDI: " + vmm.getClass().getName() + " " + vmm.majorInterfaceVersion() + "." + vmm.minorInterfaceVersion());
+    for (AttachingConnector c : vmm.attachingConnectors())
       if (c.name().equals("com.sun.jdi.SocketAttach")) ac = c;
     Map<String, Connector.Argument> ca = ac.defaultArguments();
     ca.get("hostname").setValue(args[0]);

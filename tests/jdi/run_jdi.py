@@ -55,10 +55,27 @@ def compile_client(javac, outdir, with_program=False, monitors=False, invoke=Fal
         raise RuntimeError("javac failed:\n" + r.stdout.decode() + r.stderr.decode())
 
 
-def run_client(java, classes, host, port, timeout, client="IdeClient", pre_args=()):
-    """Runs the client against host:port. Returns (ok, output)."""
+# Eclipse's JDI (Debian package libeclipse-jdt-debug-java): org.eclipse.jdi.Bootstrap, used without
+# OSGi; it needs eclipse-osgi.jar (libeclipse-osgi-java) for its message classes.
+ECLIPSE_JARS = ("/usr/share/java/eclipse-jdt-debug.jar", "/usr/share/java/eclipse-osgi.jar")
+
+
+def eclipse_jdi_args():
+    """The client's JVM options that make IdeClient use Eclipse's JDI; raises RuntimeError."""
+    missing = [j for j in ECLIPSE_JARS if not os.path.isfile(j)]
+    if missing:
+        raise RuntimeError("Eclipse's JDI missing: %s (Debian package libeclipse-jdt-debug-java; "
+                           "scripts/setup.sh --e2e installs it)" % ", ".join(missing))
+    return ("-Dide.bootstrap=org.eclipse.jdi.Bootstrap",), ECLIPSE_JARS
+
+
+def run_client(java, classes, host, port, timeout, client="IdeClient", pre_args=(), jdi=((), ())):
+    """Runs the client against host:port; jdi is (JVM options, extra class path) from
+    eclipse_jdi_args() for Eclipse's JDI. Returns (ok, output)."""
+    opts, cp = jdi
     try:
-        r = subprocess.run([java, "-cp", classes, client, *pre_args, host, str(port)], stdin=subprocess.DEVNULL,
+        r = subprocess.run([java, *opts, "-cp", os.pathsep.join((classes, *cp)), client, *pre_args, host, str(port)],
+                           stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace")
@@ -131,12 +148,25 @@ def main():
     ap.add_argument("--timeout", type=float, default=120.0, help="the client's whole deadline (120 s)")
     ap.add_argument("--monitors", action="store_true", help="MonitorClient against Watch, suspend=y")
     ap.add_argument("--invoke", choices=("render", "nested", "kill"), help="InvokeClient MODE against Invoke")
+    ap.add_argument("--eclipse-jdi", action="store_true", help="IdeClient on Eclipse's JDI (org.eclipse.jdi.Bootstrap) "
+                                                               "instead of the JDK's")
     args = ap.parse_args()
     java, javac = shutil.which("java"), shutil.which("javac")
     if not java or not javac:
         print("FAIL: java/javac missing (Debian package default-jdk-headless; scripts/setup.sh installs it)")
         return 1
-    work = os.path.join(args.workdir, "jdi-" + args.target + ("-agent" if args.jvm_agent else "") + ("-monitors" if args.monitors else "") +
+    jdi = ((), ())
+    if args.eclipse_jdi:
+        if args.monitors or args.invoke:
+            print("FAIL: --eclipse-jdi runs IdeClient only")
+            return 1
+        try:
+            jdi = eclipse_jdi_args()
+        except RuntimeError as e:
+            print(f"FAIL: {e}")
+            return 1
+    work = os.path.join(args.workdir, "jdi-" + args.target + ("-agent" if args.jvm_agent else "") +
+                        ("-eclipse" if args.eclipse_jdi else "") + ("-monitors" if args.monitors else "") +
                         ("-invoke-" + args.invoke if args.invoke else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
@@ -182,7 +212,7 @@ def main():
                 ok, client = run_killed(java, classes, "127.0.0.1", port, args.timeout, out)
             else:
                 ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout, client_name,
-                                        (args.invoke,) if args.invoke else ())
+                                        (args.invoke,) if args.invoke else (), jdi)
             time.sleep(0.3)
             if ok and args.monitors:
                 try:  # Watch ends by itself, with status 0

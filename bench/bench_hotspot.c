@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Section hotspot: libddmcjdwp.so (agent/jdwp) against the JDK's own libjdwp, side by side on the
+ * same HotSpot in one run. Every figure comes from two JVMs started alike, one with
+ * -agentlib:jdwp and one with -agentpath:libddmcjdwp.so (both transport=dt_socket, a free
+ * loopback port, server=y); the reference column is the JDK's agent.
+ *
+ *   attach    JdiBench attach: ms from attach() until allThreads() returns (median of 10 each,
+ *             the two VMs alternating)
+ *   bp, step  JdiBench bp / step on BpLoop:10 (the dbg section's client), turns of 0.25 s alternating
+ *   invoke    JdiBench invoke: BpLoop.tick(1L) invoked on a thread held at BpLoop:10 (single-threaded)
+ *   queries   a raw JDWP client (bench_common.c) against Many.java, which defines 10,000 classes and
+ *             starts 1,000 sleeping threads: VirtualMachine.ClassesBySignature, AllClasses and
+ *             AllThreads round trips (median)
+ *   cpu       Spin.java's loop (its own ms) with no agent, each agent loaded and idle (no debugger),
+ *             and each attached and idle (JdiBench idle, suspend=y so the debugger is there for the
+ *             whole loop): median of 3 each; target: ours within 1.02x of what libjdwp costs.
+ *
+ * Not here (the agent has no heap walks yet): heap dumps against HotSpotDiagnosticMXBean.dumpHeap.
+ * Every process is pinned to CPU 0 by bench_spawn, client included: the ratios compare the agents
+ * under the same conditions, not the best each could do on two CPUs. */
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define G "hotspot"
+#define REF "OpenJDK 17 libjdwp, same JVM and client"
+#define HS_CLASSES "10000"
+#define HS_THREADS "1000"
+#define HS_SPIN 500000000.0 /* about 2.2 s of Spin's loop on HotSpot here */
+
+typedef struct hs_env {
+  const char *java, *classdir, *agent;
+} hs_env;
+
+/* A free loopback port. The JDK's agent, given port 0, listens on a new port after each session:
+ * the sections with several sessions need one that stays. */
+static uint16_t hs_free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a;
+  socklen_t n = sizeof a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  uint16_t port = 0;
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &n) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
+}
+
+/* A JVM running MAIN ARGS under the JDK's agent (ours == 0) or libddmcjdwp.so (ours == 1), or
+ * none (ours < 0); its port once it listens (0 without an agent). */
+static bchild hs_jvm(const hs_env *e, int ours, int suspend, const char *main, const char *a1, const char *a2,
+                     uint16_t *port) {
+  char opt[1024], o[128];
+  snprintf(o, sizeof o, "transport=dt_socket,server=y,address=127.0.0.1:%u,suspend=", hs_free_port());
+  if (ours > 0) snprintf(opt, sizeof opt, "-agentpath:%s=%s%c", e->agent, o, suspend ? 'y' : 'n');
+  else snprintf(opt, sizeof opt, "-agentlib:jdwp=%s%c", o, suspend ? 'y' : 'n');
+  char *argv[10];
+  int n = 0;
+  argv[n++] = (char *)e->java;
+  if (ours >= 0) argv[n++] = opt;
+  argv[n++] = (char *)"-cp";
+  argv[n++] = (char *)e->classdir;
+  argv[n++] = (char *)main;
+  if (a1) argv[n++] = (char *)a1;
+  if (a2) argv[n++] = (char *)a2;
+  argv[n] = NULL;
+  bchild c = bench_spawn(argv);
+  *port = 0;
+  if (ours < 0 || c.pid < 0) return c;
+  char line[256];
+  unsigned p = 0;
+  if (bench_read_line(&c, "Listening for transport dt_socket at address: ", line, sizeof line, 30) != 0 ||
+      sscanf(line, "Listening for transport dt_socket at address: %u", &p) != 1 || p == 0 || p > 65535) {
+    bench_stop(&c);
+    return c;
+  }
+  *port = (uint16_t)p;
+  return c;
+}
+
+/* JdiBench MODE 127.0.0.1 PORTS ARGS...: its RESULT line's numbers (up to 6), or -1. */
+static int hs_jdi(const hs_env *e, const char *mode, const char *ports, const char *a1, const char *a2,
+                  const char *a3, double secs, double v[6]) {
+  char *argv[12];
+  int n = 0;
+  argv[n++] = (char *)e->java;
+  argv[n++] = (char *)"-cp";
+  argv[n++] = (char *)e->classdir;
+  argv[n++] = (char *)"JdiBench";
+  argv[n++] = (char *)mode;
+  argv[n++] = (char *)"127.0.0.1";
+  argv[n++] = (char *)ports;
+  if (a1) argv[n++] = (char *)a1;
+  if (a2) argv[n++] = (char *)a2;
+  if (a3) argv[n++] = (char *)a3;
+  argv[n] = NULL;
+  bchild c = bench_spawn(argv);
+  char line[512], want[64];
+  snprintf(want, sizeof want, "RESULT %s ", mode);
+  int rc = bench_read_line(&c, want, line, sizeof line, secs);
+  bench_stop(&c);
+  for (int i = 0; i < 6; i++) v[i] = -1;
+  if (rc != 0) return -1;
+  int got = sscanf(line + strlen(want), "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+  return got == 6 ? 0 : -1;
+}
+
+static const char *rate(double r) { return r > 0 ? bench_fmt("%.0f/s", r) : "n/a (failed)"; }
+
+/* Higher is better for rates: the ratio is ours / theirs either way, and these rows only inform. */
+static void rate_row(const char *fig, double ours, double ref) {
+  bench_row(G, fig, rate(ours), REF, rate(ref), ours > 0 && ref > 0 ? ours / ref : -1, "info", "info");
+}
+
+static void time_row(const char *fig, double ours, double ref) {
+  bench_row(G, fig, ours > 0 ? bench_time(ours) : "n/a (failed)", REF, ref > 0 ? bench_time(ref) : "n/a (failed)",
+            ours > 0 && ref > 0 ? ours / ref : -1, "info", "info");
+}
+
+static void round_trips(const hs_env *e, double scale) {
+  uint16_t pr, po;
+  bchild r = hs_jvm(e, 0, 0, "BpLoop", NULL, NULL, &pr), o = hs_jvm(e, 1, 0, "BpLoop", NULL, NULL, &po);
+  if (pr == 0 || po == 0) {
+    bench_note("hotspot: a BpLoop JVM did not listen (JDK agent port %u, ours %u)", pr, po);
+    bench_stop(&r);
+    bench_stop(&o);
+    return;
+  }
+  char ports[32], secs[16];
+  snprintf(ports, sizeof ports, "%u,%u", pr, po);
+  double v[6];
+  if (hs_jdi(e, "attach", ports, "10", NULL, NULL, 120, v) == 0)
+    time_row("JDI attach: attach() until allThreads() returns (median of 10)", v[3] * 1e6, v[0] * 1e6);
+  else
+    bench_note("hotspot: JdiBench attach failed");
+  snprintf(secs, sizeof secs, "%.2f", 3.0 * scale);
+  static const struct {
+    const char *mode, *fig;
+  } m[] = {{"bp", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)"},
+           {"step", "JDI line steps/s (jdb's next: a request per step, from BpLoop:10)"},
+           {"invoke", "JDI invokeMethod round trips/s (BpLoop.tick(1L), single-threaded, thread held at a breakpoint)"}};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    if (hs_jdi(e, m[i].mode, ports, "BpLoop", "10", secs, 60 + 6 * scale, v) == 0)
+      rate_row(m[i].fig, v[3], v[0]);
+    else
+      bench_note("hotspot: JdiBench %s failed", m[i].mode);
+  }
+  bench_stop(&r);
+  bench_stop(&o);
+}
+
+/* Median ns of N round trips of one command with BODY. */
+static double query(jc *c, uint8_t set, uint8_t cmd, const uint8_t *body, size_t n, int reps) {
+  uint8_t pkt[256];
+  double t[64];
+  if (reps > 64) reps = 64;
+  for (int i = 0; i < reps; i++) {
+    size_t len = jc_build_cmd(pkt, c->next_id++, set, cmd);
+    memcpy(pkt + len, body, n);
+    put_be32(pkt, (uint32_t)(len + n));
+    int64_t t0 = bench_now_ns();
+    uint32_t got = jc_request(c, pkt, len + n, NULL);
+    t[i] = (double)(bench_now_ns() - t0);
+    if (got <= JDWP_HEADER) return -1; /* an error reply is a bare header */
+  }
+  return bench_median(t, (size_t)reps);
+}
+
+static void queries(const hs_env *e) {
+  double res[2][3];
+  for (int ours = 0; ours < 2; ours++) {
+    uint16_t port;
+    for (int k = 0; k < 3; k++) res[ours][k] = -1;
+    bchild vm = hs_jvm(e, ours, 0, "Many", HS_CLASSES, HS_THREADS, &port);
+    char line[64];
+    if (port == 0 || bench_read_line(&vm, "MANY ready", line, sizeof line, 60) != 0) {
+      bench_note("hotspot: Many (%s) did not come up", ours ? "libddmcjdwp.so" : "libjdwp");
+      bench_stop(&vm);
+      continue;
+    }
+    jc c;
+    jc_init(&c);
+    if (jc_open(&c, port, bench_now_ns() + 10 * 1000000000LL) == 0) {
+      static const char sig[] = "LGen5000;";
+      uint8_t body[4 + sizeof sig];
+      put_be32(body, sizeof sig - 1);
+      memcpy(body + 4, sig, sizeof sig - 1);
+      (void)query(&c, 1, 1, NULL, 0, 3); /* Version: the session is up */
+      res[ours][0] = query(&c, 1, 2, body, 4 + sizeof sig - 1, 31);
+      res[ours][1] = query(&c, 1, 3, NULL, 0, 11);
+      res[ours][2] = query(&c, 1, 4, NULL, 0, 11);
+      jc_disconnect(&c);
+    }
+    jc_close(&c);
+    bench_stop(&vm);
+  }
+  time_row("ClassesBySignature(LGen5000;), " HS_CLASSES " classes loaded", res[1][0], res[0][0]);
+  time_row("AllClasses, " HS_CLASSES " generated classes + the JDK's", res[1][1], res[0][1]);
+  time_row("AllThreads, " HS_THREADS " sleeping threads", res[1][2], res[0][2]);
+}
+
+/* Spin's own ms for its loop; agent < 0: none; attached: JdiBench idle holds a session throughout. */
+static double spin(const hs_env *e, int agent, int attached, const char *iters) {
+  uint16_t port;
+  bchild vm = hs_jvm(e, agent, attached, "Spin", iters, NULL, &port);
+  if (agent >= 0 && port == 0) return bench_stop(&vm), -1;
+  bchild cl = {-1, -1};
+  if (attached) {
+    char p[8];
+    snprintf(p, sizeof p, "%u", port);
+    char *argv[] = {(char *)e->java, (char *)"-cp", (char *)e->classdir, (char *)"JdiBench", (char *)"idle",
+                    (char *)"127.0.0.1", p, (char *)"60", NULL};
+    cl = bench_spawn(argv);
+  }
+  char line[128];
+  double ms = -1;
+  long h;
+  if (bench_read_line(&vm, "SPIN ", line, sizeof line, 60) == 0 && sscanf(line, "SPIN %lf %ld", &ms, &h) != 2) ms = -1;
+  bench_stop(&cl);
+  bench_stop(&vm);
+  return ms;
+}
+
+static void cpu_loop(const hs_env *e, double scale) {
+  char iters[32];
+  snprintf(iters, sizeof iters, "%.0f", HS_SPIN * scale);
+  /* config: {agent, attached}: none, libjdwp idle, ours idle, libjdwp attached, ours attached */
+  static const int cfg[5][2] = {{-1, 0}, {0, 0}, {1, 0}, {0, 1}, {1, 1}};
+  double v[5][3], med[5];
+  for (int rep = 0; rep < 3; rep++)
+    for (int i = 0; i < 5; i++) v[i][rep] = spin(e, cfg[i][0], cfg[i][1], iters);
+  for (int i = 0; i < 5; i++) {
+    int ok = v[i][0] > 0 && v[i][1] > 0 && v[i][2] > 0;
+    med[i] = ok ? bench_median(v[i], 3) : -1;
+  }
+  bench_row(G, bench_fmt("Spin loop (%s iterations), no agent", iters), med[0] > 0 ? bench_fmt("%.0f ms", med[0]) : "n/a",
+            "-", "-", -1, "info", "info");
+  const char *what[2] = {"loaded, no debugger", "a JDI debugger attached, idle"};
+  for (int k = 0; k < 2; k++) {
+    double ref = med[1 + 2 * k], ours = med[2 + 2 * k], base = med[0];
+    const char *fig = bench_fmt("Spin loop, agent %s (ratio: our cost over libjdwp's, each / no agent)", what[k]);
+    if (ref <= 0 || ours <= 0 || base <= 0) {
+      bench_row(G, fig, "n/a (failed)", REF, "-", -1, "<= 1.02x", "n/a");
+      continue;
+    }
+    double r = (ours / base) / (ref / base);
+    bench_row(G, fig, bench_fmt("%.0f ms (%.3fx none)", ours, ours / base), REF,
+              bench_fmt("%.0f ms (%.3fx none)", ref, ref / base), r, "<= 1.02x", bench_status(r <= 1.02));
+  }
+}
+
+void bench_section_hotspot(const bench_opts *o) {
+  const char *agent = getenv("BENCH_DDMCJDWP");
+  if (o->java == NULL || o->classdir == NULL || agent == NULL || access(agent, R_OK) != 0) {
+    bench_row(G, "libddmcjdwp.so against libjdwp", "n/a (no java or no agent)", REF, "-", -1, "info", "n/a");
+    return;
+  }
+  hs_env e = {o->java, o->classdir, agent};
+  double scale = o->scale > 0 ? o->scale : 1;
+  round_trips(&e, scale);
+  queries(&e);
+  cpu_loop(&e, scale);
+}
