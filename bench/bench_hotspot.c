@@ -15,7 +15,11 @@
  *             and each attached and idle (JdiBench idle, suspend=y so the debugger is there for the
  *             whole loop): median of 3 each; target: ours within 1.02x of what libjdwp costs.
  *
- * Not here (the agent has no heap walks yet): heap dumps against HotSpotDiagnosticMXBean.dumpHeap.
+ *   thst      DDM THST (the thread table) with Many's 1,000 threads: ours only (libjdwp has no DDM)
+ *   dump      DumpProg's heap (a list of 1,000,000 objects and 8,192 int[1024]: about 80 MiB of
+ *             hprof): HPDU to a file through libddmcjdwp.so against the JDK's own
+ *             HotSpotDiagnosticMXBean.dumpHeap of the same heap in a JVM without agent (MiB/s of
+ *             each one's file; best of 3)
  * Every process is pinned to CPU 0 by bench_spawn, client included: the ratios compare the agents
  * under the same conditions, not the best each could do on two CPUs. */
 #include <netinet/in.h>
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -59,8 +64,10 @@ static bchild hs_jvm(const hs_env *e, int ours, int suspend, const char *main, c
                      uint16_t *port) {
   char opt[1024], o[128];
   snprintf(o, sizeof o, "transport=dt_socket,server=y,address=127.0.0.1:%u,suspend=", hs_free_port());
-  if (ours > 0) snprintf(opt, sizeof opt, "-agentpath:%s=%s%c", e->agent, o, suspend ? 'y' : 'n');
-  else snprintf(opt, sizeof opt, "-agentlib:jdwp=%s%c", o, suspend ? 'y' : 'n');
+  if (ours > 0)
+    snprintf(opt, sizeof opt, "-agentpath:%s=%s%c", e->agent, o, suspend ? 'y' : 'n');
+  else
+    snprintf(opt, sizeof opt, "-agentlib:jdwp=%s%c", o, suspend ? 'y' : 'n');
   char *argv[10];
   int n = 0;
   argv[n++] = (char *)e->java;
@@ -86,8 +93,8 @@ static bchild hs_jvm(const hs_env *e, int ours, int suspend, const char *main, c
 }
 
 /* JdiBench MODE 127.0.0.1 PORTS ARGS...: its RESULT line's numbers (up to 6), or -1. */
-static int hs_jdi(const hs_env *e, const char *mode, const char *ports, const char *a1, const char *a2,
-                  const char *a3, double secs, double v[6]) {
+static int hs_jdi(const hs_env *e, const char *mode, const char *ports, const char *a1, const char *a2, const char *a3,
+                  double secs, double v[6]) {
   char *argv[12];
   int n = 0;
   argv[n++] = (char *)e->java;
@@ -143,9 +150,10 @@ static void round_trips(const hs_env *e, double scale) {
   snprintf(secs, sizeof secs, "%.2f", 3.0 * scale);
   static const struct {
     const char *mode, *fig;
-  } m[] = {{"bp", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)"},
-           {"step", "JDI line steps/s (jdb's next: a request per step, from BpLoop:10)"},
-           {"invoke", "JDI invokeMethod round trips/s (BpLoop.tick(1L), single-threaded, thread held at a breakpoint)"}};
+  } m[] = {
+      {"bp", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)"},
+      {"step", "JDI line steps/s (jdb's next: a request per step, from BpLoop:10)"},
+      {"invoke", "JDI invokeMethod round trips/s (BpLoop.tick(1L), single-threaded, thread held at a breakpoint)"}};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
     if (hs_jdi(e, m[i].mode, ports, "BpLoop", "10", secs, 60 + 6 * scale, v) == 0)
       rate_row(m[i].fig, v[3], v[0]);
@@ -173,8 +181,20 @@ static double query(jc *c, uint8_t set, uint8_t cmd, const uint8_t *body, size_t
   return bench_median(t, (size_t)reps);
 }
 
+/* A DDM request on c; the reply's chunk length (0 on failure), its first payload byte in *first. */
+static uint32_t ddm_request(jc *c, uint32_t type, const uint8_t *data, uint32_t n, uint8_t *first) {
+  uint8_t pkt[1024];
+  if (n > sizeof pkt - 64) return 0;
+  size_t len = jc_build_ddm(pkt, ++c->next_id, type, data, n);
+  uint32_t got = jc_request(c, pkt, len, NULL);
+  if (got < JDWP_HEADER + 8) return 0;
+  const uint8_t *p = c->buf + c->start - got; /* jc_next consumed it: the bytes are still there */
+  if (first) *first = got > JDWP_HEADER + 8 ? p[JDWP_HEADER + 8] : 0xFF;
+  return be32(p + JDWP_HEADER + 4);
+}
+
 static void queries(const hs_env *e) {
-  double res[2][3];
+  double res[2][3], thst = -1;
   for (int ours = 0; ours < 2; ours++) {
     uint16_t port;
     for (int k = 0; k < 3; k++) res[ours][k] = -1;
@@ -196,6 +216,16 @@ static void queries(const hs_env *e) {
       res[ours][0] = query(&c, 1, 2, body, 4 + sizeof sig - 1, 31);
       res[ours][1] = query(&c, 1, 3, NULL, 0, 11);
       res[ours][2] = query(&c, 1, 4, NULL, 0, 11);
+      if (ours) {
+        double v[11];
+        int ok = 1;
+        for (int i = 0; i < 11 && ok; i++) {
+          int64_t t0 = bench_now_ns();
+          ok = ddm_request(&c, FOURCC('T', 'H', 'S', 'T'), NULL, 0, NULL) > 0;
+          v[i] = (double)(bench_now_ns() - t0);
+        }
+        if (ok) thst = bench_median(v, 11);
+      }
       jc_disconnect(&c);
     }
     jc_close(&c);
@@ -204,6 +234,8 @@ static void queries(const hs_env *e) {
   time_row("ClassesBySignature(LGen5000;), " HS_CLASSES " classes loaded", res[1][0], res[0][0]);
   time_row("AllClasses, " HS_CLASSES " generated classes + the JDK's", res[1][1], res[0][1]);
   time_row("AllThreads, " HS_THREADS " sleeping threads", res[1][2], res[0][2]);
+  bench_row(G, "DDM THST, " HS_THREADS " sleeping threads (libddmcjdwp.so only: libjdwp has no DDM)",
+            thst > 0 ? bench_time(thst) : "n/a (failed)", "-", "-", -1, "info", "info");
 }
 
 /* Spin's own ms for its loop; agent < 0: none; attached: JdiBench idle holds a session throughout. */
@@ -215,8 +247,9 @@ static double spin(const hs_env *e, int agent, int attached, const char *iters) 
   if (attached) {
     char p[8];
     snprintf(p, sizeof p, "%u", port);
-    char *argv[] = {(char *)e->java, (char *)"-cp", (char *)e->classdir, (char *)"JdiBench", (char *)"idle",
-                    (char *)"127.0.0.1", p, (char *)"60", NULL};
+    char *argv[] = {
+        (char *)e->java, (char *)"-cp", (char *)e->classdir, (char *)"JdiBench", (char *)"idle", (char *)"127.0.0.1", p,
+        (char *)"60",    NULL};
     cl = bench_spawn(argv);
   }
   char line[128];
@@ -240,8 +273,8 @@ static void cpu_loop(const hs_env *e, double scale) {
     int ok = v[i][0] > 0 && v[i][1] > 0 && v[i][2] > 0;
     med[i] = ok ? bench_median(v[i], 3) : -1;
   }
-  bench_row(G, bench_fmt("Spin loop (%s iterations), no agent", iters), med[0] > 0 ? bench_fmt("%.0f ms", med[0]) : "n/a",
-            "-", "-", -1, "info", "info");
+  bench_row(G, bench_fmt("Spin loop (%s iterations), no agent", iters),
+            med[0] > 0 ? bench_fmt("%.0f ms", med[0]) : "n/a", "-", "-", -1, "info", "info");
   const char *what[2] = {"loaded, no debugger", "a JDI debugger attached, idle"};
   for (int k = 0; k < 2; k++) {
     double ref = med[1 + 2 * k], ours = med[2 + 2 * k], base = med[0];
@@ -256,6 +289,70 @@ static void cpu_loop(const hs_env *e, double scale) {
   }
 }
 
+/* HPDU of DumpProg's heap to path through libddmcjdwp.so: MiB/s of the file, or -1. */
+static double dump_ours(const hs_env *e, const char *path) {
+  uint16_t port;
+  bchild vm = hs_jvm(e, 1, 0, "DumpProg", "1000000", "8192", &port);
+  char line[64];
+  double rate = -1;
+  jc c;
+  jc_init(&c);
+  if (port != 0 && bench_read_line(&vm, "DUMPPROG ready", line, sizeof line, 60) == 0 &&
+      jc_open(&c, port, bench_now_ns() + 10 * 1000000000LL) == 0) {
+    uint8_t body[4 + 2 * 256];
+    size_t n = strlen(path);
+    if (n <= 256) {
+      put_be32(body, (uint32_t)n);
+      for (size_t i = 0; i < n; i++) body[4 + 2 * i] = 0, body[5 + 2 * i] = (uint8_t)path[i];
+      unlink(path);
+      uint8_t status = 0xFF;
+      int64_t t0 = bench_now_ns();
+      uint32_t got = ddm_request(&c, FOURCC('H', 'P', 'D', 'U'), body, (uint32_t)(4 + 2 * n), &status);
+      double secs = (double)(bench_now_ns() - t0) / 1e9;
+      struct stat st;
+      if (got > 0 && status == 0 && stat(path, &st) == 0 && secs > 0)
+        rate = (double)st.st_size / (1 << 20) / secs;
+      else
+        bench_note("hotspot: HPDU of DumpProg failed (status %u)", status);
+    }
+    jc_disconnect(&c);
+  }
+  jc_close(&c);
+  bench_stop(&vm);
+  unlink(path);
+  return rate;
+}
+
+/* DumpProg dumping its own heap with HotSpotDiagnosticMXBean.dumpHeap, no agent: MiB/s, or -1. */
+static double dump_jdk(const hs_env *e, const char *path) {
+  char *argv[] = {(char *)e->java,   (char *)"-cp",  (char *)e->classdir, (char *)"DumpProg",
+                  (char *)"1000000", (char *)"8192", (char *)path,        NULL};
+  bchild vm = bench_spawn(argv);
+  char line[128];
+  double ms = -1, bytes = -1;
+  if (bench_read_line(&vm, "DUMPHEAP ", line, sizeof line, 120) == 0 &&
+      sscanf(line, "DUMPHEAP %lf %lf", &ms, &bytes) != 2)
+    ms = -1;
+  bench_stop(&vm);
+  unlink(path);
+  return ms > 0 && bytes > 0 ? bytes / (1 << 20) / (ms / 1e3) : -1;
+}
+
+static void dumps(const hs_env *e) {
+  char path[256];
+  snprintf(path, sizeof path, "/tmp/ddmc-bench-dump-%d.hprof", (int)getpid());
+  double ours = -1, ref = -1;
+  for (int i = 0; i < 3; i++) {
+    double a = dump_ours(e, path), b = dump_jdk(e, path);
+    if (a > ours) ours = a;
+    if (b > ref) ref = b;
+  }
+  bench_row(G, "heap dump of DumpProg (1,000,000 objects + 8,192 int[1024]) to a file: MiB/s of the file",
+            ours > 0 ? bench_fmt("%.0f MiB/s", ours) : "n/a (failed)", "HotSpotDiagnosticMXBean.dumpHeap, same heap",
+            ref > 0 ? bench_fmt("%.0f MiB/s", ref) : "n/a (failed)", ours > 0 && ref > 0 ? ours / ref : -1, "info",
+            "info");
+}
+
 void bench_section_hotspot(const bench_opts *o) {
   const char *agent = getenv("BENCH_DDMCJDWP");
   if (o->java == NULL || o->classdir == NULL || agent == NULL || access(agent, R_OK) != 0) {
@@ -266,5 +363,6 @@ void bench_section_hotspot(const bench_opts *o) {
   double scale = o->scale > 0 ? o->scale : 1;
   round_trips(&e, scale);
   queries(&e);
+  dumps(&e);
   cpu_loop(&e, scale);
 }

@@ -248,14 +248,58 @@ static int collect_objects(void) {
   return 0;
 }
 
+/* A primitive array's elements, copied into *buf with one JNI region read (the bridge's
+ * ddmc_heap_object.elements: packed, host order), so the dump does not read them one by one
+ * through array_get. NULL for a reference array, a failure, or when there is no room. */
+static const void *elements_of(const wobj *o, void **buf, size_t *cap) {
+  int rc;
+  ja_class *k = ja_class_of(o->cls, &rc);
+  if (k == NULL || k->sig[0] != '[' || k->sig[1] == '[' || k->sig[1] == 'L' || o->length <= 0) return NULL;
+  char t = k->sig[1];
+  size_t size = t == 'Z' || t == 'B' ? 1 : t == 'C' || t == 'S' ? 2 : t == 'I' || t == 'F' ? 4 : 8;
+  size_t need = size * (size_t)o->length;
+  if (need > *cap) {
+    void *nb = realloc(*buf, need);
+    if (nb == NULL) return NULL;
+    *buf = nb;
+    *cap = need;
+  }
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return NULL;
+  jarray a = (jarray)ja_obj(o->ref);
+  void *p = *buf;
+  jsize n = o->length;
+  switch (t) {
+  case 'Z': (*env)->GetBooleanArrayRegion(env, a, 0, n, p); break;
+  case 'B': (*env)->GetByteArrayRegion(env, a, 0, n, p); break;
+  case 'C': (*env)->GetCharArrayRegion(env, a, 0, n, p); break;
+  case 'S': (*env)->GetShortArrayRegion(env, a, 0, n, p); break;
+  case 'I': (*env)->GetIntArrayRegion(env, a, 0, n, p); break;
+  case 'J': (*env)->GetLongArrayRegion(env, a, 0, n, p); break;
+  case 'F': (*env)->GetFloatArrayRegion(env, a, 0, n, p); break;
+  default: (*env)->GetDoubleArrayRegion(env, a, 0, n, p); break;
+  }
+  int bad = a == NULL || (*env)->ExceptionCheck(env);
+  if (bad) (*env)->ExceptionClear(env);
+  ja_leave(env);
+  return bad ? NULL : p;
+}
+
 static int for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
   if (!walk.on) return DDMC_JDWP_INVALID_THREAD;
   const wobj *os = walk.objects.p;
+  void *buf = NULL;
+  size_t cap = 0;
   for (size_t i = 0; i < walk.objects.n; i++) {
     if (os[i].cls == 0) continue;
-    ddmc_heap_object o = {os[i].ref, os[i].cls, os[i].size, DDMC_HEAP_ID_DEFAULT, os[i].length, NULL};
-    if (fn(arg, &o) != 0) return 0;
+    const void *el = os[i].length > 0 ? elements_of(&os[i], &buf, &cap) : NULL;
+    ddmc_heap_object o = {os[i].ref, os[i].cls, os[i].size, DDMC_HEAP_ID_DEFAULT, os[i].length, el};
+    if (fn(arg, &o) != 0) {
+      free(buf);
+      return 0;
+    }
   }
+  free(buf);
   /* Objects the walk's marking did not reach but a described object names (HotSpot's
    * FollowReferences misses a few of CDS's archived objects): reading them named them in the
    * table, so they are visited too, and what they name in turn, until nothing new comes. */
