@@ -818,6 +818,30 @@ static void test_heap_chunks(void **state) {
   fakevm_stop(&f);
 }
 
+/* ddmlib reads HPIF's u4 fields as Java ints: sizes of 2 GiB or more go out as 0x7fffffff, not
+ * as the u4 maximum (which ddmlib would show as -1) nor wrapped. */
+static void test_hpif_clamped_for_ddmlib(void **state) {
+  (void)state;
+  fakevm_config cfg = fakevm_default;
+  cfg.managed.info.max_bytes = 4ull << 30;
+  cfg.managed.info.footprint = 0x80000000ull;
+  cfg.managed.info.allocated_bytes = 0x7fffffffull;
+  cfg.managed.info.allocated_objects = 5;
+  fakevm f;
+  uint16_t port = fakevm_start_cfg(&f, &cfg, NULL, 0);
+  ddmc_host *h = peer_connect(port);
+  ddmc_host_packet p;
+  assert_int_equal(ddmc_host_request(h, T('H', 'P', 'I', 'F'), "\1", 1, &p, TMO), 0);
+  assert_int_equal(ddmc_host_recv(h, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('H', 'P', 'I', 'F'));
+  assert_int_equal(p.chunk_len, 33);
+  static const uint8_t want[16] = {0x7f, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff,
+                                   0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 5};
+  assert_memory_equal(p.chunk + 17, want, sizeof(want));
+  ddmc_host_free(h);
+  fakevm_stop(&f);
+}
+
 int main(void) {
   alarm(170);
   const struct CMUnitTest tests[] = {
@@ -836,6 +860,7 @@ int main(void) {
       cmocka_unit_test(test_thread_chunks),
       cmocka_unit_test(test_vm_without_hooks),
       cmocka_unit_test(test_heap_chunks),
+      cmocka_unit_test(test_hpif_clamped_for_ddmlib),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

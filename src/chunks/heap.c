@@ -9,7 +9,7 @@
  *   NHSG  H->V [u1 when][u1 what]: the same for the native heap
  *   dumps V->H HPST [u4 heap], HPSG|HPSO..., HPEN [u4 heap]; NHST, NHSG..., NHEN
  * A dump goes into the send queue as one unit, so the host sees a whole dump or none of it. The
- * 32-bit size fields of HPIF saturate at 0xffffffff rather than wrap. */
+ * u4 fields of HPIF saturate at 0x7fffffff, not at the 0xffffffff a u4 could hold (see hpif32). */
 #include <string.h>
 
 #include "heap/rle.h"
@@ -28,7 +28,13 @@
 
 #define HPIF_LEN 33
 
-static uint32_t sat32(uint64_t v) { return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v; }
+/* The draft calls HPIF's size fields u4, but ddmlib (the client everyone uses) reads each with
+ * getInt() and masks it with the int literal 0x00000000ffffffff, which is -1: the mask is a no-op
+ * and 2 GiB or more shows as a negative size (a default HotSpot heap limit read as -1). Wire
+ * compatibility with the real client wins over the draft: clamp to what a Java int can carry. */
+#define HPIF_FIELD_MAX 0x7fffffffu
+
+static uint32_t hpif32(uint64_t v) { return v > HPIF_FIELD_MAX ? HPIF_FIELD_MAX : (uint32_t)v; }
 
 static int send_hpif(ddmc_vm *vm, uint8_t reason) {
   if (vm->ops.heap_info == NULL) return DDMC_ENOTSUP;
@@ -43,10 +49,10 @@ static int send_hpif(ddmc_vm *vm, uint8_t reason) {
   ddmc__put_u32(p + 8, (uint32_t)(ts >> 32));
   ddmc__put_u32(p + 12, (uint32_t)ts);
   p[16] = reason;
-  ddmc__put_u32(p + 17, sat32(hi.max_bytes));
-  ddmc__put_u32(p + 21, sat32(hi.footprint));
-  ddmc__put_u32(p + 25, sat32(hi.allocated_bytes));
-  ddmc__put_u32(p + 29, sat32(hi.allocated_objects));
+  ddmc__put_u32(p + 17, hpif32(hi.max_bytes));
+  ddmc__put_u32(p + 21, hpif32(hi.footprint));
+  ddmc__put_u32(p + 25, hpif32(hi.allocated_bytes));
+  ddmc__put_u32(p + 29, hpif32(hi.allocated_objects));
   return ddmc_send_chunk(vm, CHUNK_HPIF, p, sizeof(p));
 }
 

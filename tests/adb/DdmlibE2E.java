@@ -3,6 +3,7 @@
 //
 //   java DdmlibE2E --serial 127.0.0.1:PORT [--timeout S] [--abi "64-bit (x86_64)"]
 //        [--client PID:KIND]...     KIND: idle | hello | threads | alloc | zygote | prof | hprof
+//                                         | jvm (JvmThreads.java) | jvmprof (JvmProf.java)
 //        [--many PID,PID,...]       wait for all, then kill each (SIGTERM) and see it dropped
 //
 // The adb server port comes from ANDROID_ADB_SERVER_PORT (how this ddmlib picks it). Prints one
@@ -125,8 +126,8 @@ public class DdmlibE2E {
     note(describe(cd));
     check(cd.getPid() == pid, tag + ": HELO pid equals the pid adb reports (" + cd.getPid() + ")");
     check(abi.equals(cd.getAbi()), tag + ": ABI '" + abi + "' (" + cd.getAbi() + ")");
-    if (kind.equals("jvm")) {
-      checkJvmIdentity(cd, tag);
+    if (kind.equals("jvm") || kind.equals("jvmprof")) {
+      checkJvmIdentity(cd, tag, kind.equals("jvm") ? "JvmThreads" : "JvmProf");
       return;
     }
     check("minivm v0.1".equals(cd.getVmIdentifier()), tag + ": VM ident 'minivm v0.1' (" + cd.getVmIdentifier() + ")");
@@ -160,11 +161,11 @@ public class DdmlibE2E {
 
   /** HotSpot under libddmcjdwp.so (the same JDK runs this client): HELO names the VM from
    *  java.vm.name / java.vm.version and the app from the main class; no WAIT, no debugger. */
-  static void checkJvmIdentity(ClientData cd, String tag) {
+  static void checkJvmIdentity(ClientData cd, String tag, String main) {
     String want = System.getProperty("java.vm.name") + " " + System.getProperty("java.vm.version");
     check(want.equals(cd.getVmIdentifier()), tag + ": VM ident '" + want + "' (" + cd.getVmIdentifier() + ")");
-    check(waitFor(15000, () -> "JvmThreads".equals(cd.getClientDescription())),
-        tag + ": app name is the main class 'JvmThreads' (" + cd.getClientDescription() + ")");
+    check(waitFor(15000, () -> main.equals(cd.getClientDescription())),
+        tag + ": app name is the main class '" + main + "' (" + cd.getClientDescription() + ")");
     check(cd.isValidUserId() && cd.getUserId() == 0, tag + ": user id 0 from HELO (" + cd.getUserId() + ")");
     waitFor(20000, () -> { Set<String> f = features(cd); return f != null && !f.isEmpty(); });
     note(tag + ": features " + features(cd));
@@ -319,14 +320,9 @@ public class DdmlibE2E {
     return new String(b, 0, Math.min(n, b.length), StandardCharsets.UTF_8);
   }
 
-  /** trace.mvm through ddmlib's own profiling calls: the allocation tracker (REAE, REAQ, REAL
-   * parsed by ddmlib's AllocationsParser), the method tracer (streaming: MPSS, MPRQ, MPSE data)
-   * and the sampling profiler (SPSS, SPSE). */
-  static void checkProfiling(IDevice dev, int pid) {
-    String tag = "prof pid " + pid;
-    Client c = findClient(dev, pid);
-    if (c == null) return;
-    ClientData cd = c.getClientData();
+  /** Where ddmlib hands over method traces (IMethodProfilingHandler) and allocations (REAL: the
+   * bytes are in ClientData only for the duration of the change event). */
+  static void installProfilingHandlers(Client c) {
     ClientData.setMethodProfilingHandler(new ClientData.IMethodProfilingHandler() {
       @Override
       public void onSuccess(String remoteFilePath, Client client) {
@@ -359,6 +355,17 @@ public class DdmlibE2E {
         allocTrouble = e.toString();
       }
     });
+  }
+
+  /** trace.mvm through ddmlib's own profiling calls: the allocation tracker (REAE, REAQ, REAL
+   * parsed by ddmlib's AllocationsParser), the method tracer (streaming: MPSS, MPRQ, MPSE data)
+   * and the sampling profiler (SPSS, SPSE). */
+  static void checkProfiling(IDevice dev, int pid) {
+    String tag = "prof pid " + pid;
+    Client c = findClient(dev, pid);
+    if (c == null) return;
+    ClientData cd = c.getClientData();
+    installProfilingHandlers(c);
 
     c.enableAllocationTracker(true);
     c.requestAllocationStatus();
@@ -444,6 +451,118 @@ public class DdmlibE2E {
       note(tag + ": sampled trace " + t.length + " bytes");
       check(text.startsWith("*version\n3\n") && text.contains("\tTrace\tmain\t") && text.contains("*end\nSLOW"),
           tag + ": a dmtrace file from the sampler naming Trace.main");
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.OFF),
+        tag + ": sampler OFF (" + cd.getMethodProfilingStatus() + ")");
+    check(traceTrouble == null, tag + ": no profiling failure reported (" + traceTrouble + ")");
+  }
+
+  static void save(String tag, String name, byte[] b) {
+    try {
+      java.nio.file.Files.write(java.nio.file.Paths.get(System.getenv("DDMC_HPROF_DIR"), name), b);
+    } catch (java.io.IOException | RuntimeException e) {
+      check(false, tag + ": cannot save " + name + ": " + e);
+    }
+  }
+
+  /** Stops the method tracer or the sampler and waits for its bytes; null when none came. */
+  static byte[] traceFromStop(String tag, Client c, boolean sampler, String what) {
+    try {
+      if (sampler) c.stopSamplingProfiler();
+      else c.stopMethodTracer();
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(30000, () -> traceBytes != null || traceTrouble != null),
+        tag + ": " + what + ": the trace's bytes reached IMethodProfilingHandler.onSuccess (" + traceTrouble + ")");
+    return traceBytes;
+  }
+
+  /** JvmProf.java on HotSpot through ddmlib's profiling calls: the allocation tracker (the agent
+   * polls the tracking flag every 20 ms and then turns SampledObjectAlloc on, so allocations are
+   * recorded shortly after REAE), the method tracer (streaming) and the sampling profiler. The
+   * traces go to DDMC_HPROF_DIR for run_e2e.py's dmtracedump. */
+  static void checkJvmProfiling(IDevice dev, int pid) {
+    String tag = "jvmprof pid " + pid;
+    Client c = findClient(dev, pid);
+    if (c == null) return;
+    ClientData cd = c.getClientData();
+    check(cd.hasFeature(ClientData.FEATURE_PROFILING_STREAMING) && cd.hasFeature(ClientData.FEATURE_SAMPLING_PROFILER)
+              && cd.hasFeature(ClientData.FEATURE_HPROF_STREAMING),
+        tag + ": FEAT claims streaming method tracing, sampling and streaming hprof dumps (" + features(cd) + ")");
+    installProfilingHandlers(c);
+
+    c.enableAllocationTracker(true);
+    c.requestAllocationStatus();
+    check(waitFor(10000, () -> cd.getAllocationStatus() == ClientData.AllocationTrackingStatus.ON),
+        tag + ": REAE 1 then REAQ: allocation tracking ON (" + cd.getAllocationStatus() + ")");
+    sleep(1000); // the agent's 20 ms poll, then about 50 rounds of JvmProf's allocations
+    c.requestAllocationDetails();
+    check(waitFor(10000, () -> allocs != null || allocTrouble != null),
+        tag + ": REAL parsed by ddmlib's AllocationsParser (" + allocTrouble + ")");
+    AllocationInfo[] a = allocs;
+    if (a != null) {
+      int blobs = 0, numbered = 0;
+      AllocationInfo sample = null;
+      for (int i = 0; i < a.length; i++) {
+        if (a[i].getAllocNumber() == a.length - i) numbered++;
+        StackTraceElement[] st = a[i].getStackTrace();
+        if ("JvmProf$Blob".equals(a[i].getAllocatedClass()) && a[i].getSize() > 0 && st.length >= 2
+            && "JvmProf".equals(st[0].getClassName()) && "allocate".equals(st[0].getMethodName())
+            && "JvmProf.java".equals(st[0].getFileName()) && st[0].getLineNumber() > 0
+            && "JvmProf".equals(st[1].getClassName()) && "main".equals(st[1].getMethodName())) {
+          blobs++;
+          if (sample == null) sample = a[i];
+        }
+      }
+      note(tag + ": " + a.length + " allocations, " + blobs + " JvmProf$Blob; one: "
+           + (sample == null ? "none" : sample.getSize() + " bytes at " + sample.getStackTrace()[0] + " <- "
+                                          + sample.getStackTrace()[1]));
+      check(blobs >= 50, tag + ": JvmProf$Blob allocated at JvmProf.allocate(JvmProf.java) <- JvmProf.main ("
+                             + blobs + " of " + a.length + ")");
+      check(numbered == a.length, tag + ": ddmlib numbers them newest first (" + numbered + ")");
+    }
+    c.enableAllocationTracker(false);
+    c.requestAllocationStatus();
+    check(waitFor(10000, () -> cd.getAllocationStatus() == ClientData.AllocationTrackingStatus.OFF),
+        tag + ": REAE 0 then REAQ: tracking OFF (" + cd.getAllocationStatus() + ")");
+
+    traceBytes = null;
+    try {
+      c.startMethodTracer();
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.TRACER_ON),
+        tag + ": MPSS then MPRQ: TRACER_ON (" + cd.getMethodProfilingStatus() + ")");
+    sleep(1000);
+    byte[] t = traceFromStop(tag, c, false, "MPSE");
+    if (t != null) {
+      String text = head(t, 1 << 20);
+      note(tag + ": method trace " + t.length + " bytes");
+      check(text.startsWith("*version\n3\n") && text.contains("\tJvmProf\tfib\t(I)I\t") && text.contains("*end\nSLOW"),
+          tag + ": a dmtrace v3 file naming JvmProf.fib (I)I");
+      save(tag, "ddmlib-method.trace", t);
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.OFF),
+        tag + ": tracer OFF after the data (" + cd.getMethodProfilingStatus() + ")");
+
+    traceBytes = null;
+    try {
+      c.startSamplingProfiler(1, TimeUnit.MILLISECONDS);
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.SAMPLER_ON),
+        tag + ": SPSS then MPRQ: SAMPLER_ON (" + cd.getMethodProfilingStatus() + ")");
+    sleep(1000);
+    t = traceFromStop(tag, c, true, "SPSE");
+    if (t != null) {
+      String text = head(t, 1 << 20);
+      note(tag + ": sampled trace " + t.length + " bytes");
+      check(text.startsWith("*version\n3\n") && text.contains("\tJvmProf\tmain\t") && text.contains("*end\nSLOW"),
+          tag + ": a dmtrace file from the sampler naming JvmProf.main");
+      save(tag, "ddmlib-sample.trace", t);
     }
     check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.OFF),
         tag + ": sampler OFF (" + cd.getMethodProfilingStatus() + ")");
@@ -722,6 +841,10 @@ public class DdmlibE2E {
         if (kinds.get(i).equals("alloc")) checkHeap(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("prof")) checkProfiling(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("hprof")) checkHprof(dev, clients.get(i)[0]);
+        if (kinds.get(i).equals("jvmprof")) {
+          checkJvmProfiling(dev, clients.get(i)[0]);
+          checkHprof(dev, clients.get(i)[0]);
+        }
       }
       if (!many.isEmpty()) checkMany(dev, many);
     }

@@ -19,6 +19,10 @@ MODE:
             tracker (REAL parsed by AllocationsParser), method tracer (streaming), sampling profiler
   jvm       HotSpot running JvmThreads.java under --jvm-agent libddmcjdwp.so on dt_android_adb;
             DdmlibE2E checks HELO (the JVM's name and version, the main class), threads, HPIF
+  jvmprof   HotSpot running JvmProf.java the same way; DdmlibE2E drives the allocation tracker
+            (JvmProf$Blob at JvmProf.allocate), the method tracer (streaming) and the sampler,
+            dumpHprof (HPDS) and sendHPDU; the traces pass the real dmtracedump, the dumps the
+            strict reader (1000 JvmProf$Node) and the real hprof-conv
   ps        `ddmc ps` (--ddmc BIN) against --count N VMs (default 300): 4 minivm processes on
             dt_android_adb, the rest synthetic VMs served by the stand-in (--synthetic-vms); the
             listing's time is printed (bench/RESULTS.md) and must stay under --ps-budget seconds;
@@ -551,28 +555,85 @@ def mode_prof(run):
     run.java(["--client", "%d:prof" % vm.pid], run.args.java_timeout)
 
 
-def mode_jvm(run):
-    # HotSpot under libddmcjdwp.so on dt_android_adb: the agent dials the stand-in's control socket
-    # (DDMC_ADB_CONTROL, as minivm does); ddmlib checks HELO, threads and HPIF.
+def start_jvm(run, program):
+    """HotSpot running tests/adb/PROGRAM.java under libddmcjdwp.so on dt_android_adb: the agent
+    dials the stand-in's control socket (DDMC_ADB_CONTROL, as minivm does). Returns its Popen
+    once adb lists it."""
     if not run.args.jvm_agent or not os.path.isfile(run.args.jvm_agent):
-        raise Fail("mode jvm needs --jvm-agent PATH (libddmcjdwp.so), not %r" % run.args.jvm_agent)
+        raise Fail("mode %s needs --jvm-agent PATH (libddmcjdwp.so), not %r" % (run.args.mode, run.args.jvm_agent))
     run.start_standin()
     run.start_adb()
     run.connect()
     jdir = os.path.join(run.dir, "jvm-classes")
-    r = subprocess.run([run.javac, "-g", "-d", jdir, os.path.join(HERE, "JvmThreads.java")], capture_output=True,
+    r = subprocess.run([run.javac, "-g", "-d", jdir, os.path.join(HERE, program + ".java")], capture_output=True,
                        timeout=120)
     if r.returncode != 0:
-        raise Fail("javac JvmThreads.java failed:\n" + r.stdout.decode() + r.stderr.decode())
+        raise Fail("javac %s.java failed:\n%s%s" % (program, r.stdout.decode(), r.stderr.decode()))
     env = dict(run.env)
     env["DDMC_ADB_CONTROL"] = run.control
-    # -Xmx256m: HPIF's sizes are u4 and ddmlib reads them as signed ints, so a default heap limit
-    # of 2 GiB or more (a quarter of this machine's memory) shows as -1 there.
-    vm = run.spawn("jvm-threads", [run.java_bin, "-Xmx256m", "-agentpath:%s=transport=dt_android_adb,server=y,"
-                                   "suspend=n" % os.path.abspath(run.args.jvm_agent), "-cp", jdir, "JvmThreads"],
-                   env=env)
+    # The JVM's default heap limit (a quarter of the machine's memory) is what HPIF reports:
+    # above 2 GiB it goes out clamped to 0x7fffffff, the most ddmlib's signed int can show.
+    vm = run.spawn("jvm-" + program, [run.java_bin, "-agentpath:%s=transport=dt_android_adb,server=y,suspend=n"
+                                      % os.path.abspath(run.args.jvm_agent), "-cp", jdir, program], env=env)
     run.wait_listed([vm.pid])
+    return vm
+
+
+def mode_jvm(run):
+    # ddmlib checks HELO, threads and HPIF.
+    vm = start_jvm(run, "JvmThreads")
     run.java(["--client", "%d:jvm" % vm.pid], run.args.java_timeout)
+
+
+def find_platform_tool(name):
+    path = shutil.which(name) or os.path.join("/usr/lib/android-sdk/platform-tools", name)
+    if not os.access(path, os.X_OK):
+        raise Fail("%s not found (Debian package '%s'; scripts/setup.sh installs it)" % (name, name))
+    return path
+
+
+def read_hprof(path):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hprof"))
+    import hprof_reader
+    try:
+        return hprof_reader.summary(hprof_reader.read(open(path, "rb").read()))
+    except (OSError, hprof_reader.Bad) as e:
+        raise Fail("%s: %s" % (os.path.basename(path), e))
+
+
+def mode_jvmprof(run):
+    # ddmlib's profiling calls and heap dumps on HotSpot (JvmProf.java), then what ddmlib saved
+    # through the real dmtracedump, the strict hprof reader and the real hprof-conv.
+    dmtd, conv = find_platform_tool("dmtracedump"), find_platform_tool("hprof-conv")
+    vm = start_jvm(run, "JvmProf")
+    run.env["DDMC_HPROF_DIR"] = run.dir
+    run.java(["--client", "%d:jvmprof" % vm.pid], run.args.java_timeout)
+    for name, method in (("ddmlib-method.trace", "JvmProf.fib"), ("ddmlib-sample.trace", "JvmProf.main")):
+        path = os.path.join(run.dir, name)
+        r = subprocess.run([dmtd, "-o", path], capture_output=True, timeout=120)
+        out, err = r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace")
+        if r.returncode != 0 or "VERSION: 3" not in out or method not in out:
+            raise Fail("dmtracedump -o %s: exit %d, %s %s; stderr %r; output %r" % (
+                name, r.returncode, "VERSION: 3" in out, method in out, err[-500:], out[:500]))
+        if "ERROR" in err or "does not match" in err:
+            raise Fail("dmtracedump -o %s complains: %r" % (name, err[-500:]))
+        say("%s: dmtracedump -o reads %d lines naming %s" % (name, out.count("\n"), method))
+    for name in ("ddmlib-hpds.hprof", "ddmlib-hpdu.hprof"):
+        path = os.path.join(run.dir, name)
+        d = read_hprof(path)
+        if d["instances"].get("JvmProf$Node") != 1000 or not d["instances"].get("JvmProf$Blob"):
+            raise Fail("%s: not JvmProf's heap (JvmProf$Node %r, JvmProf$Blob %r)" % (
+                name, d["instances"].get("JvmProf$Node"), d["instances"].get("JvmProf$Blob")))
+        out = path + ".std"
+        r = subprocess.run([conv, path, out], capture_output=True, timeout=120)
+        if r.returncode != 0:
+            raise Fail("hprof-conv %s: exit %d: %s" % (name, r.returncode, r.stderr.decode(errors="replace")))
+        c = read_hprof(out)
+        if c["version"] != "1.0.2" or c["instances"].get("JvmProf$Node") != 1000:
+            raise Fail("hprof-conv %s: version %s, JvmProf$Node %r" % (name, c["version"],
+                                                                        c["instances"].get("JvmProf$Node")))
+        say("%s: strict reader ok (%d classes, JvmProf$Node 1000, JvmProf$Blob %d); hprof-conv to 1.0.2, "
+            "read again" % (name, d["classes"], d["instances"]["JvmProf$Blob"]))
 
 
 def mode_hprof(run):
@@ -863,7 +924,7 @@ def mode_ps(run):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps", "jvm"])
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps", "jvm", "jvmprof"])
     ap.add_argument("--jvm-agent", help="libddmcjdwp.so (mode jvm)")
     ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
@@ -903,7 +964,8 @@ def main():
     ok = False
     try:
         {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
-         "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof, "ps": mode_ps, "jvm": mode_jvm}[args.mode](run)
+         "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof, "ps": mode_ps, "jvm": mode_jvm,
+         "jvmprof": mode_jvmprof}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)
