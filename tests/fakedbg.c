@@ -380,6 +380,15 @@ static int thread_info(void *vd, uint32_t t, ddmc_thread_detail *out) {
   }
 }
 
+/* The threads thread_info shows (JDWP, internal, left out), with the objects it gives. */
+static int for_each_debuggee_thread(void *vd, ddmc_thread_object_visit_fn fn, void *arg) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_thread_objects, 1);
+  if (fn(arg, FD_T_MAIN, FD_O_THREAD_MAIN)) return 0;
+  if (!atomic_load(&f->worker_dead)) fn(arg, FD_T_WORKER, FD_O_THREAD_WORKER);
+  return 0;
+}
+
 static int for_each_group(void *vd, ddmc_group_visit_fn fn, void *arg) {
   (void)vd;
   if (fn(arg, FD_O_GROUP_SYSTEM, 0, "system")) return 0;
@@ -839,6 +848,7 @@ int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
   fakedbg_reset_debuggee(f);
   f->ops = kOps;
   if (flags & FAKEDBG_NO_EXIT) f->ops.exit = NULL;
+  if (flags & FAKEDBG_THREAD_OBJECTS) f->ops.for_each_debuggee_thread = for_each_debuggee_thread;
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;

@@ -108,6 +108,7 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEDBG_NO_SESSION 2u /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
 #define FAKEDBG_NO_EXIT 4u    /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
 #define FAKEDBG_NO_DEBUGGER 8u /* the bridge only, the debugger never enabled (f->d stays NULL) */
+#define FAKEDBG_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
 
 typedef struct fakedbg {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -145,6 +146,7 @@ typedef struct fakedbg {
   atomic_int n_invoke, last_invoke_thread, last_invoke_options;
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
+  atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
   atomic_llong last_stop_exc;
   atomic_uint watch_masks; /* bit 2*field (access) / 2*field+1 (modify) of Debug's fields */
   /* Called, when set, inside suspend_thread (FD_HOOK_SUSPEND, with the thread to stop) and inside

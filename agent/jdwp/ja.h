@@ -64,6 +64,8 @@ typedef struct ja_entry {
 /* The number of o (0 for NULL): made on first sight. 0 also when the table is full (2^22
  * entries) or JVM TI refuses the tag. Thread: any attached thread. */
 uint64_t ja_ref(JNIEnv *env, jobject o);
+/* The number of o if it has one already, else 0 (never names it). Thread: any attached thread. */
+uint64_t ja_named(jobject o);
 /* The entry of a number this table gave out, or NULL. Thread: any. */
 ja_entry *ja_entry_of(uint64_t id);
 /* The global reference of id, or NULL. */

@@ -215,17 +215,25 @@ static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
     return ja_err(e);
   }
   int stop = 0;
-  for (jint i = 0; i < n; i++) {
+  /* The local references die with ja_leave's frame: no DeleteLocalRef per class. */
+  for (jint i = 0; i < n && !stop; i++) {
+    /* A class with a description was prepared (or is an array type), and stays so: no
+     * GetClassStatus for it. */
+    uint64_t known = ja_named(ks[i]);
+    ja_entry *en = known ? ja_entry_of(known) : NULL;
+    ja_class *kc = en ? atomic_load(&en->cls) : NULL;
+    if (kc != NULL && kc->sig != NULL && (kc->sig[0] == 'L' || kc->sig[0] == '[')) {
+      if (fn(arg, known)) stop = 1;
+      continue;
+    }
     jint st = 0;
     /* A debugger sees prepared classes and array types; primitive types are not classes to
      * JDWP. */
-    if (!stop && (*ja.ti)->GetClassStatus(ja.ti, ks[i], &st) == JVMTI_ERROR_NONE &&
-        !(st & JVMTI_CLASS_STATUS_PRIMITIVE) &&
+    if ((*ja.ti)->GetClassStatus(ja.ti, ks[i], &st) == JVMTI_ERROR_NONE && !(st & JVMTI_CLASS_STATUS_PRIMITIVE) &&
         ((st & JVMTI_CLASS_STATUS_ARRAY) || (st & JVMTI_CLASS_STATUS_PREPARED))) {
       ddmc_class c = ja_ref(env, ks[i]);
       if (c && fn(arg, c)) stop = 1;
     }
-    (*env)->DeleteLocalRef(env, ks[i]);
   }
   ti_free(ks);
   ja_leave(env);

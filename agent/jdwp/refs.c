@@ -40,6 +40,12 @@ jobject ja_obj(uint64_t id) {
   return e ? e->ref : NULL;
 }
 
+uint64_t ja_named(jobject o) {
+  jlong tag = 0;
+  if (o == NULL || (*ja.ti)->GetTag(ja.ti, o, &tag) != JVMTI_ERROR_NONE || !is_name(tag)) return 0;
+  return (uint64_t)tag;
+}
+
 uint64_t ja_ref(JNIEnv *env, jobject o) {
   if (o == NULL) return 0;
   jlong tag = 0;

@@ -53,6 +53,33 @@ static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
   return rc;
 }
 
+/* AllThreads and suspending every thread need only the thread objects: one GetAllThreads and the
+ * table's internal marks, where thread_info per thread would cost HotSpot a walk of its list of
+ * threads for each of GetThreadInfo and GetThreadState (n threads: n^2). */
+static int for_each_debuggee_thread(void *vd, ddmc_thread_object_visit_fn fn, void *arg) {
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jint n = 0;
+  jthread *ts = NULL;
+  jvmtiError err = (*ja.ti)->GetAllThreads(ja.ti, &n, &ts);
+  if (err != JVMTI_ERROR_NONE) {
+    ja_leave(env);
+    return ja_err(err);
+  }
+  int stop = 0;
+  for (jint i = 0; i < n; i++) {
+    if (!stop) {
+      uint32_t id = (uint32_t)ja_ref(env, ts[i]);
+      ja_entry *e = ja_entry_of(id);
+      if (e != NULL && !atomic_load(&e->internal) && fn(arg, id, id) != 0) stop = 1;
+    }
+    (*env)->DeleteLocalRef(env, ts[i]);
+  }
+  ti_free(ts);
+  ja_leave(env);
+  return 0;
+}
+
 static int visit_groups(JNIEnv *env, jint n, jthreadGroup *gs, ddmc_ref parent, ddmc_group_visit_fn fn, void *arg,
                         int depth) {
   int stop = 0;
@@ -251,6 +278,7 @@ static int contended_monitor(void *vd, uint32_t thread, ddmc_ref *out) {
 
 void ja_bridge_threads(ddmc_vm_bridge *b) {
   b->thread_info = thread_info;
+  b->for_each_debuggee_thread = for_each_debuggee_thread;
   b->for_each_group = for_each_group;
   b->main_thread = main_thread;
   b->frame_count = frame_count;

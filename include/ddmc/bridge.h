@@ -203,6 +203,8 @@ typedef int (*ddmc_variable_visit_fn)(void *arg, const ddmc_variable *v);
 typedef int (*ddmc_group_visit_fn)(void *arg, ddmc_ref group, ddmc_ref parent, const char *name);
 /* Monitors: a thread (its DDM id); an owned monitor with the frame depth that entered it. */
 typedef int (*ddmc_thread_id_visit_fn)(void *arg, uint32_t thread);
+/* A thread a debugger may see, with its java.lang.Thread (ddmc_thread_detail.object). */
+typedef int (*ddmc_thread_object_visit_fn)(void *arg, uint32_t thread, ddmc_ref object);
 typedef int (*ddmc_monitor_visit_fn)(void *arg, ddmc_ref obj, int32_t depth);
 /* Roots: the callee may update *ref in place (a moving collector). */
 typedef void (*ddmc_root_visit_fn)(void *arg, ddmc_ref *ref);
@@ -407,6 +409,16 @@ typedef struct ddmc_vm_bridge {
    * into the library (an agent's callback or agent thread); the VM may stop the world briefly. */
   int (*start_agent_thread)(void *vm_data, ddmc_ref thread_obj, int32_t priority,
                             void (*run)(void *arg, uint32_t thread), void *arg, uint32_t *out_thread);
+
+  /* Optional: every thread a debugger may see (thread_info would say internal 0), with the object
+   * thread_info would give, until fn returns non-zero; returns 0 (also when fn stopped it) or a
+   * JDWP error. When the library
+   * needs no more than that (AllThreads, suspending or resuming every thread, finding a thread by
+   * its object) it lists threads by this op instead of for_each_thread (vm.h) and thread_info
+   * per thread: worth having where per-thread queries are dear (JVM TI's look each thread up in
+   * the VM's list of threads, so n of them cost n^2). Thread: the JDWP thread, or a VM thread in
+   * its ddmc_post_* call (an event that suspends every thread). */
+  int (*for_each_debuggee_thread)(void *vm_data, ddmc_thread_object_visit_fn fn, void *arg);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

@@ -81,11 +81,14 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
     /* A class the VM no longer describes is left out; one the registry cannot take fails the
      * whole reply (a partial list would look complete). */
     if ((rc = ddmc__dbg_cls_get(d, l.v[i], &c)) == DDMC_JDWP_OUT_OF_MEMORY) break;
-    if (rc != 0 || d->ops.class_info(d->vm_data, l.v[i], &info) != 0) {
+    if (rc != 0) {
       rc = 0;
       continue;
     }
+    /* The registry's signature first: ClassesBySignature asks the VM about its one match, not
+     * about every loaded class. */
     if (sig != NULL && strcmp(sig, c->signature) != 0) continue;
+    if (d->ops.class_info(d->vm_data, l.v[i], &info) != 0) continue;
     ddmc_buf_put_u8(out, c->type_tag);
     ddmc__dbg_wr_id(out, c->id);
     if (with_sig) ddmc__dbg_wr_string(out, c->signature);
@@ -136,7 +139,7 @@ static int put_thread(void *arg, uint32_t thread, const ddmc_thread_detail *info
 static int vm_all_threads(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   size_t count = ddmc__count_begin(out);
   id_list l = {d, out, 0, 0};
-  int rc = ddmc__dbg_thr_for_each(d, put_thread, &l);
+  int rc = ddmc__dbg_thr_for_each_object(d, put_thread, &l);
   if (rc == 0) rc = l.err;
   if (rc == 0 && out->err) rc = DDMC_JDWP_OUT_OF_MEMORY;
   if (rc == 0) ddmc__count_end(out, count, l.n);

@@ -139,6 +139,9 @@ int ddmc__dbg_thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread);
  * or a JDWP error of its own (never fn's value: a visitor keeps its errors). */
 typedef int (*ddmc__dbg_thr_visit_fn)(void *arg, uint32_t thread, const ddmc_thread_detail *info);
 int ddmc__dbg_thr_for_each(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg);
+/* The same threads, for a visitor that reads no more than info->object (the rest is zero): by
+ * the bridge's for_each_debuggee_thread when the VM has it. */
+int ddmc__dbg_thr_for_each_object(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg);
 
 /* ---- command handlers (cmd_*.c). One shape: read the request from in, write the reply body to
  * out, return a JDWP error (0 = success; on an error the body is dropped). JDWP thread. */

@@ -241,6 +241,34 @@ int ddmc__dbg_thr_for_each(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg) {
   return rc;
 }
 
+typedef struct object_visit {
+  ddmc__dbg *d;
+  ddmc__dbg_thr_visit_fn fn;
+  void *arg;
+} object_visit;
+
+static int object_visit_one(void *arg, uint32_t thread, ddmc_ref object) {
+  object_visit *v = arg;
+  if (object == 0) return 0;
+  ddmc__dbg_thr *e = get(v->d, thread, 1);
+  if (e != NULL) {
+    pthread_mutex_lock(&v->d->thr.lock);
+    e->object = object;
+    e->dead = 0;
+    pthread_mutex_unlock(&v->d->thr.lock);
+  }
+  ddmc_thread_detail info;
+  memset(&info, 0, sizeof(info));
+  info.object = object;
+  return v->fn(v->arg, thread, &info) != 0; /* the visitor stops; its errors are its own */
+}
+
+int ddmc__dbg_thr_for_each_object(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg) {
+  if (d->ops.for_each_debuggee_thread == NULL) return ddmc__dbg_thr_for_each(d, fn, arg);
+  object_visit v = {d, fn, arg};
+  return d->ops.for_each_debuggee_thread(d->vm_data, object_visit_one, &v);
+}
+
 static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   int found = 0;
   pthread_mutex_lock(&d->thr.lock);
@@ -269,7 +297,7 @@ int ddmc__dbg_thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
 int ddmc__dbg_thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   if (o == 0) return DDMC_JDWP_INVALID_THREAD;
   if (!lookup_object(d, o, thread)) {
-    ddmc__dbg_thr_for_each(d, noop_visit, NULL); /* learn threads started since */
+    ddmc__dbg_thr_for_each_object(d, noop_visit, NULL); /* learn threads started since */
     if (!lookup_object(d, o, thread)) return DDMC_JDWP_INVALID_THREAD;
   }
   /* Still alive and visible? */
@@ -310,7 +338,7 @@ static int all_visit(void *arg, uint32_t thread, const ddmc_thread_detail *info)
 
 static int all_locked(ddmc__dbg *d, int suspend, uint32_t except) {
   all_arg a = {d, except, suspend, 0};
-  int rc = ddmc__dbg_thr_for_each(d, all_visit, &a);
+  int rc = ddmc__dbg_thr_for_each_object(d, all_visit, &a);
   return rc ? rc : a.err;
 }
 

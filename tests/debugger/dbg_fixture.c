@@ -26,6 +26,11 @@ int setup_suspend_y(void **state) {
   return setup_flags(FAKEDBG_SUSPEND_Y);
 }
 
+int setup_thread_objects(void **state) {
+  (void)state;
+  return setup_flags(FAKEDBG_THREAD_OBJECTS);
+}
+
 int teardown(void **state) {
   (void)state;
   int bad = atomic_load(&F->bad_calls);

@@ -30,6 +30,8 @@ extern ddmc_buf g_out; /* the last command's reply */
 
 int setup(void **state);
 int setup_suspend_y(void **state);
+/* setup with the bridge's for_each_debuggee_thread (FAKEDBG_THREAD_OBJECTS) */
+int setup_thread_objects(void **state);
 int teardown(void **state);
 
 /* ---- request bodies */

@@ -96,6 +96,38 @@ static void test_vm_commands(void **state) {
   assert_int_equal(run(1, 13, NULL, &r), 0); /* ClassPaths */
 }
 
+/* With for_each_debuggee_thread the library lists threads by it, not by thread_info per thread:
+ * the same AllThreads, and SuspendAll / ResumeAll reach the same threads. */
+static void test_thread_objects(void **state) {
+  (void)state;
+  ddmc_reader r;
+  assert_int_equal(run(1, 4, NULL, &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 2); /* JDWP (internal) is not shown */
+  uint64_t a = ddmc_read_u64(&r), b = ddmc_read_u64(&r);
+  assert_true((a == tid(FD_T_MAIN) && b == tid(FD_T_WORKER)) || (a == tid(FD_T_WORKER) && b == tid(FD_T_MAIN)));
+  assert_int_equal(ddmc_reader_done(&r), 0);
+  assert_true(atomic_load(&F->n_thread_objects) >= 1);
+
+  atomic_store(&F->worker_dead, 1);
+  assert_int_equal(run(1, 4, NULL, &r), 0);
+  assert_int_equal(ddmc_read_u32(&r), 1);
+  assert_true(ddmc_read_u64(&r) == tid(FD_T_MAIN));
+  atomic_store(&F->worker_dead, 0);
+
+  int before = atomic_load(&F->n_thread_objects);
+  assert_int_equal(run(1, 8, NULL, NULL), 0); /* Suspend */
+  assert_true(atomic_load(&F->n_thread_objects) > before);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_WORKER]), 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_JDWP]), 0);
+  assert_int_equal(run(1, 9, NULL, NULL), 0); /* Resume */
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_WORKER]), 0);
+
+  assert_int_equal(run_id(11, 1, tid(FD_T_WORKER), &r), 0); /* ThreadReference.Name */
+  assert_string_equal(rd_str(&r), "Worker");
+}
+
 static void test_exit(void **state) {
   (void)state;
   body b = {.n = 0};
@@ -109,6 +141,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_vm_commands, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_thread_objects, setup_thread_objects, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
