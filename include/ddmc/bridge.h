@@ -66,8 +66,6 @@ enum {
   DDMC_ACC_SYNTHETIC = 0x1000
 };
 
-
-
 /* A value. tag is a JDWP signature byte: 'Z' 'B' 'C' 'S' 'I' (in i), 'J' (j), 'F' (f), 'D' (d),
  * 'V' (none), or 'L' for any reference (in l): the library sends the most specific object tag
  * ('s' string, '[' array, 't' thread, 'g' thread group, 'c' class object, 'l' class loader)
@@ -149,12 +147,12 @@ typedef struct ddmc_thread_detail {
  * (IterateThroughHeap, FollowReferences, GetObjectsWithTags). */
 /* One object of the heap, as for_each_object shows it. Borrowed for the visit. */
 typedef struct ddmc_heap_object {
-  ddmc_ref ref;          /* never 0 */
-  ddmc_class cls;        /* its class: the array class for an array, java.lang.Class for a class
-                            object (whose class the library finds from class_info.class_object) */
-  uint64_t size;         /* bytes the VM spends on it (its shallow size), header included */
-  uint32_t heap_id;      /* DDMC_HEAP_ID_*: the heap it lives in */
-  int32_t length;        /* arrays: the element count; -1 for any other object */
+  ddmc_ref ref;     /* never 0 */
+  ddmc_class cls;   /* its class: the array class for an array, java.lang.Class for a class
+                       object (whose class the library finds from class_info.class_object) */
+  uint64_t size;    /* bytes the VM spends on it (its shallow size), header included */
+  uint32_t heap_id; /* DDMC_HEAP_ID_*: the heap it lives in */
+  int32_t length;   /* arrays: the element count; -1 for any other object */
   /* Primitive arrays (optional, for speed): the length elements, packed as the Java type's size
    * (1, 2, 4 or 8 bytes), in the host's byte order; valid for the visit. NULL: the library reads
    * them with array_get. Reference arrays: always NULL (read with array_get). */
@@ -268,6 +266,14 @@ typedef struct ddmc_vm_bridge {
   int (*thread_info)(void *vm_data, uint32_t thread, ddmc_thread_detail *out);
   /* Every thread group, parents before children (parent 0 for a top-level group). */
   int (*for_each_group)(void *vm_data, ddmc_group_visit_fn fn, void *arg);
+  /* Optional: every thread a debugger may see (thread_info would say internal 0), with the object
+   * thread_info would give, until fn returns non-zero; returns 0 (also when fn stopped it) or a JDWP
+   * error. When the library needs no more than that (AllThreads, suspending or resuming every
+   * thread, finding a thread by its object) it lists threads by this op instead of for_each_thread
+   * (vm.h) and thread_info per thread: worth having where per-thread queries are dear (JVM TI's look
+   * each thread up in the VM's list of threads, so n of them cost n^2). Thread: the JDWP thread, or
+   * a VM thread in its ddmc_post_* call (an event that suspends every thread). */
+  int (*for_each_debuggee_thread)(void *vm_data, ddmc_thread_object_visit_fn fn, void *arg);
   /* The thread VM_START names (the one that runs the program's entry point). With suspend=y,
    * VM_START goes out when the debugger connects, while the VM waits in ddmc_vm_start: the main
    * thread must then already be known (thread_info answers for it) and count as stopped, like a
@@ -409,16 +415,6 @@ typedef struct ddmc_vm_bridge {
    * into the library (an agent's callback or agent thread); the VM may stop the world briefly. */
   int (*start_agent_thread)(void *vm_data, ddmc_ref thread_obj, int32_t priority,
                             void (*run)(void *arg, uint32_t thread), void *arg, uint32_t *out_thread);
-
-  /* Optional: every thread a debugger may see (thread_info would say internal 0), with the object
-   * thread_info would give, until fn returns non-zero; returns 0 (also when fn stopped it) or a
-   * JDWP error. When the library
-   * needs no more than that (AllThreads, suspending or resuming every thread, finding a thread by
-   * its object) it lists threads by this op instead of for_each_thread (vm.h) and thread_info
-   * per thread: worth having where per-thread queries are dear (JVM TI's look each thread up in
-   * the VM's list of threads, so n of them cost n^2). Thread: the JDWP thread, or a VM thread in
-   * its ddmc_post_* call (an event that suspends every thread). */
-  int (*for_each_debuggee_thread)(void *vm_data, ddmc_thread_object_visit_fn fn, void *arg);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces
@@ -427,8 +423,7 @@ typedef struct ddmc_vm_bridge {
  * any agent loads; once. Returns 0, DDMC_EINVAL, DDMC_ESTATE (started, or a bridge already set).
  * Thread: the VM's init thread. */
 DDMC_EXTERN int ddmc_vm_set_bridge_(ddmc_vm *vm, const ddmc_vm_bridge *bridge, size_t bridge_size, void *vm_data);
-#define ddmc_vm_set_bridge(vm, bridge, vm_data) \
-  ddmc_vm_set_bridge_((vm), (bridge), sizeof(ddmc_vm_bridge), (vm_data))
+#define ddmc_vm_set_bridge(vm, bridge, vm_data) ddmc_vm_set_bridge_((vm), (bridge), sizeof(ddmc_vm_bridge), (vm_data))
 
 DDMC_END_DECLS
 
