@@ -867,13 +867,13 @@ static int cmd_gc(sess *s) {
   if (!done) {
     printf("GC requested; the VM sent no heap info after it within %d ms\n", s->o->timeout_ms);
   } else {
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], f[32];
     int64_t freed = (int64_t)before.allocated_bytes - (int64_t)s->hpif.allocated_bytes;
     printf("GC done in %.2f s: allocated %s -> %s (%s %s), objects %" PRIu32 " -> %" PRIu32 ", footprint %s\n",
            (double)ms / 1000.0, human_bytes(before.allocated_bytes, a, sizeof a),
            human_bytes(s->hpif.allocated_bytes, b, sizeof b), freed >= 0 ? "freed" : "grew by",
            human_bytes((uint64_t)(freed >= 0 ? freed : -freed), c, sizeof c), before.allocated_objects,
-           s->hpif.allocated_objects, human_bytes(s->hpif.footprint, a, sizeof a));
+           s->hpif.allocated_objects, human_bytes(s->hpif.footprint, f, sizeof f));
   }
   return finish_text(s);
 }

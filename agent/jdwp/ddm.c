@@ -2,6 +2,8 @@
 /* libddmc's VM ops (ddmc_vm_ops) from JVM TI: the threads and stacks DDM shows (THST, STKL) and
  * the JDWP debugger enumerates, the JDWP thread's life, exit, the library's log lines, and who
  * the VM is for HELO. */
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +25,35 @@ static void jdwp_thread_start(void *vd) {
  * for a VM that is going away. */
 static void jdwp_thread_end(void *vd) {}
 
+/* DDM EXIT: the JVM ends as System.exit(status) ends it (shutdown hooks, VMDeath, HotSpot's own
+ * clean-up such as its hsperfdata file), but from a thread of its own, not the JDWP thread that
+ * asks: System.exit posts VMDeath on the thread that calls it, and the agent's VMDeath stops
+ * libddmc, which waits for the JDWP thread to end; on the JDWP thread that wait would be on
+ * itself. The helper is a daemon, so the JVM does not wait for it; the JDWP thread returns at
+ * once and answers EXIT before the connection closes. If no thread can be made, the process ends
+ * at once, as the JDK's agent ends it for JDWP's VirtualMachine.Exit. */
+static void *exit_main(void *arg) {
+  jint status = (jint)(intptr_t)arg;
+  JNIEnv *env = ja_env();
+  jclass sys = env ? (*env)->FindClass(env, "java/lang/System") : NULL;
+  jmethodID ex = sys ? (*env)->GetStaticMethodID(env, sys, "exit", "(I)V") : NULL;
+  if (ex) (*env)->CallStaticVoidMethod(env, sys, ex, status);
+  /* System.exit returned: it threw (a security manager said no) or the VM is already going. */
+  if (env) (*env)->ExceptionClear(env);
+  return NULL;
+}
+
 static void vm_exit(void *vd, int32_t status) {
-  fflush(NULL);
-  _exit(status);
+  pthread_t t;
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  int rc = pthread_create(&t, &a, exit_main, (void *)(intptr_t)status);
+  pthread_attr_destroy(&a);
+  if (rc != 0) {
+    fflush(NULL);
+    _exit(status);
+  }
 }
 
 static ddmc_thread_status ddm_status(jint st) {

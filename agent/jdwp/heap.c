@@ -433,7 +433,42 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *ti, JNIEnv *env, jthread thread, 
   ja_callback_leave(id);
 }
 
-void ja_heap_callbacks(jvmtiEventCallbacks *cb) { cb->SampledObjectAlloc = on_sampled_alloc; }
+/* ---- the end of each collection
+ *
+ * ddmc_gc_done sends HPIF "at the next GC" (and at every GC), and heap_info (ddm.c) reads the
+ * heap through JNI, which GarbageCollectionFinish forbids (it runs while the world may still be
+ * stopped: raw monitors only). So the callback only counts the collection and notifies, and a
+ * thread of the agent calls ddmc_gc_done soon after, once for any number of collections that
+ * ended meanwhile (HPIF describes the heap as it is then). */
+static jrawMonitorID gc_lock;
+static unsigned gc_ended; /* collections ended, under gc_lock */
+
+static void JNICALL on_gc_finish(jvmtiEnv *ti) {
+  if ((*ti)->RawMonitorEnter(ti, gc_lock) != JVMTI_ERROR_NONE) return;
+  gc_ended++;
+  (*ti)->RawMonitorNotify(ti, gc_lock);
+  (*ti)->RawMonitorExit(ti, gc_lock);
+}
+
+static void *gc_reporter(void *unused) {
+  if (ja_env() == NULL) return NULL;
+  unsigned seen = 0;
+  while (atomic_load_explicit(&ja.live, memory_order_acquire)) {
+    if ((*ja.ti)->RawMonitorEnter(ja.ti, gc_lock) != JVMTI_ERROR_NONE) break;
+    /* A bounded wait, so the thread sees VMDeath without a notification of its own. */
+    if (gc_ended == seen) (*ja.ti)->RawMonitorWait(ja.ti, gc_lock, 200);
+    unsigned now = gc_ended;
+    (*ja.ti)->RawMonitorExit(ja.ti, gc_lock);
+    if (now != seen && atomic_load_explicit(&ja.live, memory_order_acquire)) ddmc_gc_done(ja.vm);
+    seen = now;
+  }
+  return NULL;
+}
+
+void ja_heap_callbacks(jvmtiEventCallbacks *cb) {
+  cb->SampledObjectAlloc = on_sampled_alloc;
+  cb->GarbageCollectionFinish = on_gc_finish;
+}
 
 void ja_heap_init(void) {
   tracking = ddmc_alloc_tracking_flag(ja.vm);
@@ -460,11 +495,15 @@ static void *poll_tracking(void *unused) {
 }
 
 void ja_heap_start(void) {
-  if (!ja.caps.can_generate_sampled_object_alloc_events || tracking == NULL) return;
   pthread_t t;
   pthread_attr_t a;
   pthread_attr_init(&a);
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-  pthread_create(&t, &a, poll_tracking, NULL);
+  if (ja.caps.can_generate_sampled_object_alloc_events && tracking != NULL)
+    pthread_create(&t, &a, poll_tracking, NULL);
+  if (ja.caps.can_generate_garbage_collection_events &&
+      (*ja.ti)->CreateRawMonitor(ja.ti, "ddmcjdwp gc", &gc_lock) == JVMTI_ERROR_NONE &&
+      pthread_create(&t, &a, gc_reporter, NULL) == 0)
+    (*ja.ti)->SetEventNotificationMode(ja.ti, JVMTI_ENABLE, JVMTI_EVENT_GARBAGE_COLLECTION_FINISH, NULL);
   pthread_attr_destroy(&a);
 }

@@ -170,10 +170,11 @@ void ja_events_callbacks(jvmtiEventCallbacks *cb);
 int ja_events_enable(void);
 
 /* ---- heap.c: heap walks (with_world_stopped, for_each_object, for_each_root), collect, and
- * allocation tracking from SampledObjectAlloc */
+ * allocation tracking from SampledObjectAlloc, ddmc_gc_done after GarbageCollectionFinish */
 void ja_bridge_heap(ddmc_vm_bridge *b);
 void ja_heap_callbacks(jvmtiEventCallbacks *cb);
-/* After ddmc_vm_new: the tracker's flag. At VMInit: the thread that follows it. */
+/* After ddmc_vm_new: the tracker's flag. At VMInit: the thread that follows it, and the one that
+ * reports the end of each collection. */
 void ja_heap_init(void);
 void ja_heap_start(void);
 /* HPGC. */
