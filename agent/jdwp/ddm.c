@@ -3,6 +3,7 @@
  * the JDWP debugger enumerates, the JDWP thread's life, exit, the library's log lines, and who
  * the VM is for HELO. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,23 @@ static ddmc_thread_status ddm_status(jint st) {
   return DDMC_THREAD_RUNNING;
 }
 
+/* THNM. JVM TI has no event for Thread.setName, so renames are seen where names are read: each
+ * walk of the thread table (THST, the sampler, a DDM peer's thread list) compares a thread's name
+ * with the one it had at the last walk and sends THNM when it changed. One slot a thread id
+ * (id % NAME_SLOTS; a collision only forgets the other thread's name, never reports a false
+ * rename): the id in the top bits and a hash of the name below, swapped atomically, since the
+ * JDWP thread and the sampler may walk at once. */
+#define NAME_SLOTS 4096
+static _Atomic uint64_t g_names[NAME_SLOTS];
+
+static void note_name(uint32_t id, const char *name) {
+  uint64_t h = 1469598103934665603ull; /* FNV-1a, cut to 40 bits below the id */
+  for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
+  uint64_t now = ((uint64_t)id << 40) | (h & ((1ull << 40) - 1));
+  uint64_t was = atomic_exchange_explicit(&g_names[id % NAME_SLOTS], now, memory_order_relaxed);
+  if ((was >> 40) == (uint64_t)id && was != now && id < (1u << 24)) ddmc_notify_thread_name(ja.vm, id, name);
+}
+
 static int for_each_thread(void *vd, ddmc_thread_visit_fn fn, void *arg) {
   JNIEnv *env = ja_enter();
   if (env == NULL) return 0;
@@ -85,6 +103,7 @@ static int for_each_thread(void *vd, ddmc_thread_visit_fn fn, void *arg) {
           (*ja.ti)->GetThreadInfo(ja.ti, ts[i], &info) == JVMTI_ERROR_NONE) {
         (*ja.ti)->GetThreadState(ja.ti, ts[i], &st);
         ddmc_thread_info t = {id, 0, info.name ? info.name : "", ddm_status(st), info.is_daemon};
+        note_name(id, t.name);
         rc = fn(arg, &t);
         ti_free(info.name);
         if (info.thread_group) (*env)->DeleteLocalRef(env, info.thread_group);
