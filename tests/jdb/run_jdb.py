@@ -612,7 +612,18 @@ class Session:
         for i, step in enumerate(self.script.steps, 1):
             s0 = time.monotonic()
             try:
-                self.run_step(step)
+                try:
+                    self.run_step(step)
+                except Failure as f:
+                    # jdb's own race, whatever the VM: `threads` lists what the VM says, but a
+                    # command naming a thread looks it up in jdb's cache, which its event thread
+                    # fills from ThreadStart events, possibly later on a loaded machine. jdb
+                    # refuses before doing anything, so the same command is sent once more.
+                    if step.kind != "cmd" or "'is not a valid thread id'" not in str(f):
+                        raise
+                    log(f"{self.script.name}: step {i}: jdb's thread cache lagged; sending it again")
+                    time.sleep(0.5)
+                    self.run_step(step)
             except Failure as f:
                 msg = f"step {i} ({step.where}) {step.title()} FAILED:\n  {f}"
                 gone = (self.jdb is not None and self.jdb.poll() is not None and not self.exited) \
