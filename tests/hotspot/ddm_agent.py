@@ -19,25 +19,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
+
+from agent_jvm import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-
-
-def launch(java, agent_args, classes, out_path, env=None):
-    """Starts Debug under the agent; returns the process and its JDWP port (None if it never
-    announced one within 30 s)."""
-    with open(out_path, "wb") as out:
-        vm = subprocess.Popen([java, *agent_args, "-cp", classes, "Debug"],
-                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, env=env)
-    port = None
-    deadline = time.monotonic() + 30
-    while port is None and time.monotonic() < deadline and vm.poll() is None:
-        m = re.search(r"Listening for transport dt_socket at address: (\d+)", open(out_path).read())
-        port = m.group(1) if m else None
-        time.sleep(0.05)
-    return vm, port
 
 
 def main():
@@ -51,7 +37,7 @@ def main():
     subprocess.run([javac, "-g", "-d", classes, os.path.join(ROOT, "tests", "jdb", "Debug.java")], check=True)
     opts = "=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
     out_path = os.path.join(work, "ddm-agent.out")
-    vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}{opts}"], classes, out_path)
+    vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}{opts}"], classes, "Debug", out_path)
     report = []
     vm2 = None
     try:
@@ -107,7 +93,7 @@ def main():
         env = dict(os.environ)
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             p for p in (os.path.dirname(os.path.abspath(agent)), env.get("LD_LIBRARY_PATH")) if p)
-        vm2, port2 = launch(java, [f"-agentlib:ddmcjdwp{opts}"], classes, out2, env)
+        vm2, port2 = launch(java, [f"-agentlib:ddmcjdwp{opts}"], classes, "Debug", out2, env=env)
         if port2 is None:
             report.append("-agentlib: no listening line\n" + open(out2).read())
             checks.append(("-agentlib listens", False))

@@ -10,13 +10,13 @@ hprof: `ddmc hprof -o` passes the strict reader (tests/hprof/hprof_reader.py) wi
        too. alloc: `ddmc alloc` lists HeapProg$Blob allocated at HeapProg.allocate. trace: `ddmc
        trace` and `trace --sample` files that dmtracedump reads, naming HeapProg.allocate.
 bitmap: `ddmc heap --bitmap` fails and says why (no segment picture on a JVM). Exits 0 or 1."""
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import time
+
+from agent_jvm import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "hprof"))
@@ -34,21 +34,10 @@ def main():
     os.makedirs(classes, exist_ok=True)
     subprocess.run([javac, "-g", "-d", classes, os.path.join(HERE, "HeapProg.java")], check=True)
     out_path = os.path.join(work, "vm.out")
-    with open(out_path, "wb") as out:
-        vm = subprocess.Popen([java, f"-agentpath:{os.path.abspath(agent)}=transport=dt_socket,server=y,"
-                               "suspend=n,address=127.0.0.1:0", "-cp", classes, "HeapProg"],
-                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}=transport=dt_socket,server=y,"
+                             "suspend=n,address=127.0.0.1:0"], classes, "HeapProg", out_path, ready="ready")
     report, checks = [], []
     try:
-        port = None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and vm.poll() is None:
-            text = open(out_path).read()
-            m = re.search(r"Listening for transport dt_socket at address: (\d+)", text)
-            if m and "ready" in text:
-                port = m.group(1)
-                break
-            time.sleep(0.05)
         if port is None:
             print("FAIL: the VM did not start\n" + open(out_path).read())
             return 1

@@ -10,11 +10,11 @@ notices the rename when it next walks the thread table).
 Exits 0 on success, 1 with the outputs."""
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import time
+
+from agent_jvm import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -30,19 +30,9 @@ def main():
     subprocess.run([javac, "-g", "-d", classes, os.path.join(HERE, "Rename.java")], check=True)
     out_path = os.path.join(work, "thnm.out")
     opts = "=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
-    with open(out_path, "wb") as out:
-        vm = subprocess.Popen([java, f"-agentpath:{os.path.abspath(agent)}{opts}", "-cp", classes, "Rename"],
-                              stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}{opts}"], classes, "Rename", out_path,
+                      ready="RENAME ready")
     try:
-        port = None
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and vm.poll() is None:
-            text = open(out_path).read()
-            m = re.search(r"Listening for transport dt_socket at address: (\d+)", text)
-            if m and "RENAME ready" in text:
-                port = m.group(1)
-                break
-            time.sleep(0.05)
         if port is None:
             print("FAIL: the JVM did not come up\n" + open(out_path).read())
             return 1
