@@ -394,20 +394,10 @@ public class DdmlibE2E {
           + " <- Trace.main(Trace.java:11) (" + nodes + " of " + a.length + ")");
       check(numbered == a.length, tag + ": ddmlib numbers them newest first (" + numbered + ")");
     }
-    c.enableAllocationTracker(false);
-    c.requestAllocationStatus();
-    check(waitFor(10000, () -> cd.getAllocationStatus() == ClientData.AllocationTrackingStatus.OFF),
-        tag + ": REAE 0 then REAQ: tracking OFF (" + cd.getAllocationStatus() + ")");
+    trackingOff(tag, c, cd);
 
     // The method tracer, streaming (the VM said method-trace-profiling-streaming in FEAT).
-    traceBytes = null;
-    try {
-      c.startMethodTracer();
-    } catch (java.io.IOException e) {
-      traceTrouble = e.toString();
-    }
-    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.TRACER_ON),
-        tag + ": MPSS then MPRQ: TRACER_ON (" + cd.getMethodProfilingStatus() + ")");
+    tracerOn(tag, c, cd);
     sleep(1000);
     try {
       c.stopMethodTracer();
@@ -522,19 +512,9 @@ public class DdmlibE2E {
                              + blobs + " of " + a.length + ")");
       check(numbered == a.length, tag + ": ddmlib numbers them newest first (" + numbered + ")");
     }
-    c.enableAllocationTracker(false);
-    c.requestAllocationStatus();
-    check(waitFor(10000, () -> cd.getAllocationStatus() == ClientData.AllocationTrackingStatus.OFF),
-        tag + ": REAE 0 then REAQ: tracking OFF (" + cd.getAllocationStatus() + ")");
+    trackingOff(tag, c, cd);
 
-    traceBytes = null;
-    try {
-      c.startMethodTracer();
-    } catch (java.io.IOException e) {
-      traceTrouble = e.toString();
-    }
-    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.TRACER_ON),
-        tag + ": MPSS then MPRQ: TRACER_ON (" + cd.getMethodProfilingStatus() + ")");
+    tracerOn(tag, c, cd);
     sleep(1000);
     byte[] t = traceFromStop(tag, c, false, "MPSE");
     if (t != null) {
@@ -752,6 +732,26 @@ public class DdmlibE2E {
     }, "watchdog");
     w.setDaemon(true);
     w.start();
+  }
+
+  /** REAE 0, then REAQ: ddmlib must see allocation tracking OFF. */
+  static void trackingOff(String tag, Client c, ClientData cd) {
+    c.enableAllocationTracker(false);
+    c.requestAllocationStatus();
+    check(waitFor(10000, () -> cd.getAllocationStatus() == ClientData.AllocationTrackingStatus.OFF),
+        tag + ": REAE 0 then REAQ: tracking OFF (" + cd.getAllocationStatus() + ")");
+  }
+
+  /** MPSS (the streaming method tracer), then MPRQ: ddmlib must see TRACER_ON. */
+  static void tracerOn(String tag, Client c, ClientData cd) {
+    traceBytes = null;
+    try {
+      c.startMethodTracer();
+    } catch (java.io.IOException e) {
+      traceTrouble = e.toString();
+    }
+    check(waitFor(10000, () -> cd.getMethodProfilingStatus() == ClientData.MethodProfilingStatus.TRACER_ON),
+        tag + ": MPSS then MPRQ: TRACER_ON (" + cd.getMethodProfilingStatus() + ")");
   }
 
   public static void main(String[] args) {
