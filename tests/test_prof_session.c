@@ -195,7 +195,7 @@ static void test_feat(void **state) {
   ddmc_host *h = peer_connect(port);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
-  /* The debugger bridge names methods and switches method events: tracing; the VM lists threads
+  /* The VM bridge names methods and switches method events: tracing; the VM lists threads
    * and stacks: sampling. No hprof: not implemented. */
   assert_int_equal(helo.n_features, 3);
   assert_string_equal(helo.features[0], "method-trace-profiling");
@@ -339,7 +339,7 @@ static void test_alloc_ring_wraps(void **state) {
   stop_vm(&f);
 }
 
-/* A VM without the debugger bridge cannot name what it allocates or traces. */
+/* A VM without the VM bridge cannot name what it allocates or traces. */
 static void test_no_bridge(void **state) {
   (void)state;
   fakevm v;
@@ -347,7 +347,7 @@ static void test_no_bridge(void **state) {
   ddmc_host *h = peer_connect(port);
   uint8_t on = 1;
   char *m = expect_fail(h, T('R', 'E', 'A', 'E'), &on, 1);
-  assert_non_null(strstr(m, "debugger bridge"));
+  assert_non_null(strstr(m, "VM bridge"));
   free(m);
   uint8_t b[8] = {0};
   m = expect_fail(h, T('M', 'P', 'S', 'S'), b, 8);

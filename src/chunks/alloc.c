@@ -20,7 +20,8 @@ static int handle_reae(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_
   uint8_t on = ddmc_read_u8(&r);
   if (ddmc_reader_done(&r) != 0) return ddmc_reply_fail(b, rtype, DDMC_EPROTO, "REAE needs [u1 enable]");
   int rc = ddmc__prof_alloc_set_tracking(vm, on != 0);
-  if (rc == DDMC_ENOTSUP) return ddmc_reply_fail(b, rtype, 1, "allocation tracking needs the debugger bridge");
+  if (rc == DDMC_ENOTSUP)
+    return ddmc_reply_fail(b, rtype, 1, "allocation tracking needs the VM bridge (ddmc_vm_set_bridge)");
   if (rc == DDMC_ENOMEM) return ddmc_reply_fail(b, rtype, 1, "no memory for the allocation ring");
   return rc;
 }
