@@ -14,7 +14,8 @@
  *   locals    per frame, typed (a this, an int, a long or a String).
  *
  * The VM half (thread enumeration through ddmc_vm_ops.for_each_thread) is the tests' fakevm; the
- * debugger is attached with ddmc_dbg_attach, and a session without a socket (ddmc__jdwp_session fed the
+ * bridge is installed with ddmc_vm_set_bridge and the debugger enabled with ddmc_dbg_enable (unless
+ * FAKEDBG_NO_DEBUGGER), and a session without a socket (ddmc__jdwp_session fed the
  * handshake) opens the send path so events are queued and can be read back (fakedbg_events).
  *
  * The fake checks the library's promises: an op called with a value the library should have
@@ -104,15 +105,15 @@ typedef struct fd_frame {
 enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 
 /* fakedbg_new flags */
-#define FAKEDBG_SUSPEND_Y 1u  /* the VM's options say suspend=y (VM_START suspends all) */
-#define FAKEDBG_NO_SESSION 2u /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
-#define FAKEDBG_NO_EXIT 4u    /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
-#define FAKEDBG_NO_DEBUGGER 8u /* the bridge only, the debugger never enabled (f->d stays NULL) */
+#define FAKEDBG_SUSPEND_Y 1u       /* the VM's options say suspend=y (VM_START suspends all) */
+#define FAKEDBG_NO_SESSION 2u      /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
+#define FAKEDBG_NO_EXIT 4u         /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
+#define FAKEDBG_NO_DEBUGGER 8u     /* the bridge only, the debugger never enabled (f->d stays NULL) */
 #define FAKEDBG_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
 
 typedef struct fakedbg {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
-  ddmc_vm_bridge ops;    /* what was attached */
+  ddmc_vm_bridge ops;  /* what was attached */
   struct ddmc__dbg *d; /* the library's debugger for fv.vm */
   void *sess;          /* a ddmc__jdwp_session fed by no socket, or NULL */
   uint32_t session;    /* its number */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The event hub (hub.h): each public report builds one ddmc__hub_event on the caller's stack and
- * hands it to the subscribed clients in rank order. */
+ * hands it to the subscribed clients' post in rank order, but the two a method trace makes on every
+ * call (ddmc_post_location, ddmc_post_method_exit), which call the typed entries of the clients
+ * that have them, past their gates. */
 #include <string.h>
 
 #include "hub/hub.h"
