@@ -59,11 +59,24 @@ static int for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
   fakevm *f = d;
   for (size_t i = 0; i < f->cfg.nthreads; i++) {
     ddmc_thread_info t = f->cfg.threads[i].info;
-    if (t.tid == 0) t.tid = f->pid;
+    const fakevm_thread *ft = &f->cfg.threads[i];
+    if (t.tid == 0 && ft->cpu_user_ns == 0 && ft->cpu_system_ns == 0) t.tid = f->pid;
     int rc = fn(arg, &t);
     if (rc) return rc;
   }
   return 0;
+}
+
+static int thread_cpu_time(void *d, uint32_t id, uint64_t *user_ns, uint64_t *system_ns) {
+  fakevm *f = d;
+  for (size_t i = 0; i < f->cfg.nthreads; i++) {
+    const fakevm_thread *t = &f->cfg.threads[i];
+    if (t->info.id != id) continue;
+    *user_ns = t->cpu_user_ns;
+    *system_ns = t->cpu_system_ns;
+    return 0;
+  }
+  return DDMC_ENOENT;
 }
 
 static int thread_stack(void *d, uint32_t id, ddmc_frame_visit_fn fn, void *arg) {
@@ -149,6 +162,7 @@ static const ddmc_vm_ops kOps = {
     .walk_heap = walk_heap,
     .request_gc = request_gc,
     .log = log_fn,
+    .thread_cpu_time = thread_cpu_time,
 };
 
 void fakevm_init(fakevm *f, const fakevm_config *cfg) {

@@ -17,11 +17,14 @@
 
 #include "ddmc/ddmc.h"
 
-/* A thread: info.tid 0 stands for getpid(). stack == NULL: thread_stack answers DDMC_ENOENT. */
+/* A thread: info.tid 0 stands for getpid(). stack == NULL: thread_stack answers DDMC_ENOENT.
+ * cpu_user_ns or cpu_system_ns non-zero: a thread the OS does not name (reported with tid 0, as
+ * under JVM TI), whose CPU times thread_cpu_time answers. */
 typedef struct fakevm_thread {
   ddmc_thread_info info;
   const ddmc_frame *stack; /* innermost first */
   size_t depth;
+  uint64_t cpu_user_ns, cpu_system_ns;
 } fakevm_thread;
 
 /* A heap run; bytes > 0. */

@@ -842,6 +842,36 @@ static void test_hpif_clamped_for_ddmlib(void **state) {
   fakevm_stop(&f);
 }
 
+/* A VM that gives no tid (JVM TI) answers CPU times itself: THST shows them as clock ticks, what
+ * /proc gives and ddmlib displays; a thread with a tid keeps /proc's figures. */
+static void test_thst_cpu_times_from_vm(void **state) {
+  (void)state;
+  long hz = sysconf(_SC_CLK_TCK);
+  uint64_t tick = 1000000000ull / (uint64_t)hz;
+  fakevm_thread threads[2] = {
+      {.info = {1, 0, "main", DDMC_THREAD_RUNNING, 0}},
+      {.info = {2, 0, "busy", DDMC_THREAD_RUNNING, 0}, .cpu_user_ns = 250 * tick + 1, .cpu_system_ns = 7 * tick},
+  };
+  fakevm_config cfg = fakevm_default;
+  cfg.threads = threads;
+  cfg.nthreads = 2;
+  fakevm f;
+  uint16_t port = fakevm_start_cfg(&f, &cfg, NULL, 0);
+  ddmc_host *h = peer_connect(port);
+  ddmc_host_packet p;
+  assert_int_equal(ddmc_host_request(h, T('T', 'H', 'S', 'T'), NULL, 0, &p, TMO), 0);
+  ddmc_host_thst st;
+  assert_int_equal(ddmc_host_thst_parse(p.chunk, p.chunk_len, &st), 0);
+  assert_int_equal(st.count, 2);
+  assert_int_equal(st.entries[0].tid, (uint32_t)getpid()); /* /proc's, not the op's */
+  assert_int_equal(st.entries[1].tid, 0);
+  assert_int_equal(st.entries[1].utime, 250);
+  assert_int_equal(st.entries[1].stime, 7);
+  ddmc_host_thst_free(&st);
+  ddmc_host_free(h);
+  fakevm_stop(&f);
+}
+
 int main(void) {
   alarm(170);
   const struct CMUnitTest tests[] = {
@@ -861,6 +891,7 @@ int main(void) {
       cmocka_unit_test(test_vm_without_hooks),
       cmocka_unit_test(test_heap_chunks),
       cmocka_unit_test(test_hpif_clamped_for_ddmlib),
+      cmocka_unit_test(test_thst_cpu_times_from_vm),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

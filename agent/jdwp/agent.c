@@ -73,6 +73,7 @@ static int take_capabilities(void) {
   TAKE(can_generate_monitor_events);
   TAKE(can_generate_sampled_object_alloc_events);
   TAKE(can_generate_garbage_collection_events); /* HPIF at the next GC (heap.c) */
+  TAKE(can_get_thread_cpu_time);                /* THST's utime (ddm.c) */
 #undef TAKE
   if ((*ja.ti)->AddCapabilities(ja.ti, &want) != JVMTI_ERROR_NONE) return -1;
   return (*ja.ti)->GetCapabilities(ja.ti, &ja.caps) == JVMTI_ERROR_NONE ? 0 : -1;

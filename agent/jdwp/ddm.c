@@ -211,6 +211,19 @@ static int heap_info(void *vd, int heap, ddmc_heap_info *out) {
   return rc;
 }
 
+/* THST's CPU times (the JVM gives DDM no tid, so the library cannot read /proc): JVM TI knows one
+ * total a thread, shown as utime. */
+static int thread_cpu_time(void *vd, uint32_t id, uint64_t *user_ns, uint64_t *system_ns) {
+  (void)vd;
+  *user_ns = *system_ns = 0;
+  if (!ja.caps.can_get_thread_cpu_time) return DDMC_ENOTSUP;
+  jthread t = ja_thread(id);
+  jlong ns = 0;
+  if (t == NULL || (*ja.ti)->GetThreadCpuTime(ja.ti, t, &ns) != JVMTI_ERROR_NONE || ns < 0) return DDMC_ENOENT;
+  *user_ns = (uint64_t)ns;
+  return 0;
+}
+
 void ja_ddm_ops(ddmc_vm_ops *ops) {
   memset(ops, 0, sizeof *ops);
   ops->jdwp_thread_start = jdwp_thread_start;
@@ -221,6 +234,7 @@ void ja_ddm_ops(ddmc_vm_ops *ops) {
   ops->heap_info = heap_info;
   ops->request_gc = ja_request_gc;
   ops->log = log_line;
+  ops->thread_cpu_time = thread_cpu_time;
 }
 
 static char *prop(const char *key) {

@@ -187,6 +187,14 @@ static int op_for_each_thread(void *vm_data, ddmc_thread_visit_fn fn, void *arg)
   return rc;
 }
 
+/* The library reads /proc by tid first; this answers for a thread it could not (pthread's own clock:
+ * one total, no user/system split). */
+static int op_thread_cpu_time(void *vm_data, uint32_t id, uint64_t *user_ns, uint64_t *system_ns) {
+  ddm_bridge *b = vm_data;
+  *system_ns = 0;
+  return mvm_thread_cpu_ns(b->vm, id, user_ns) == 0 ? 0 : DDMC_ENOENT;
+}
+
 static int frame_adapter(void *arg, const mvm_frame_info *f) {
   frame_visit *v = arg;
   ddmc_frame fr = {
@@ -309,6 +317,7 @@ int ddm_bridge_create(ddm_bridge *b, mvm_vm *vm) {
       .walk_heap = op_walk_heap,
       .request_gc = op_request_gc,
       .log = op_log,
+      .thread_cpu_time = op_thread_cpu_time,
   };
   b->vm = vm;
   /* Agents without -agentlib:jdwp: an instance that is never started still needs a transport

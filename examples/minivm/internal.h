@@ -186,6 +186,7 @@ struct mvm_thread {
   int64_t start_arg;
   uint8_t start_tag;
   pthread_t pthread;
+  pthread_t self; /* pthread_self() of the thread, set before tid (mvm_thread_bind) */
 
   uint64_t rng;               /* rand-int state */
   int notified;               /* monitor wait bookkeeping, guarded by vm->mon_lock */

@@ -126,6 +126,8 @@ typedef struct mvm_frame_info {
 int mvm_for_each_thread(mvm_vm *vm, int (*fn)(void *arg, const mvm_thread_info *t), void *arg);
 /* Frames of thread id, innermost first, from a snapshot taken under the thread's stack lock.
  * Returns 0, the first non-zero visitor result, or -1 if there is no such thread. */
+/* CPU time (user + system) thread id has used, in ns; -1 for no such thread. Thread: any. */
+int mvm_thread_cpu_ns(mvm_vm *vm, uint32_t id, uint64_t *ns);
 int mvm_thread_stack(mvm_vm *vm, uint32_t id, int (*fn)(void *arg, const mvm_frame_info *f),
                      void *arg);
 /* Registers a thread the VM did not start (the JDWP thread) so it shows up in the list. */

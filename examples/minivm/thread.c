@@ -88,7 +88,8 @@ void mvm_thread_unregister(mvm_thread *t) {
 
 void mvm_thread_bind(mvm_thread *t) {
   self_tls = t;
-  atomic_store(&t->tid, (pid_t)syscall(SYS_gettid));
+  t->self = pthread_self();
+  atomic_store(&t->tid, (pid_t)syscall(SYS_gettid)); /* publishes self */
 }
 
 void mvm_set_status(mvm_thread *t, mvm_status s) {
@@ -328,6 +329,22 @@ int mvm_for_each_thread(mvm_vm *vm, int (*fn)(void *arg, const mvm_thread_info *
     mvm_thread_info info = {t->id, atomic_load(&t->tid), t->name, (mvm_status)atomic_load(&t->status),
                             t->daemon};
     rc = fn(arg, &info);
+  }
+  pthread_mutex_unlock(&vm->thread_lock);
+  return rc;
+}
+
+int mvm_thread_cpu_ns(mvm_vm *vm, uint32_t id, uint64_t *ns) {
+  int rc = -1;
+  *ns = 0;
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = find_locked(vm, id);
+  clockid_t clk;
+  struct timespec ts;
+  /* In the list and bound (tid set), the thread runs and has not returned: its pthread_t is valid. */
+  if (t && atomic_load(&t->tid) != 0 && pthread_getcpuclockid(t->self, &clk) == 0 && clock_gettime(clk, &ts) == 0) {
+    *ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    rc = 0;
   }
   pthread_mutex_unlock(&vm->thread_lock);
   return rc;

@@ -166,6 +166,16 @@ typedef struct ddmc_vm_ops {
 
   /* Library diagnostics. msg is a complete line without newline. Thread: any. */
   void (*log)(void *vm_data, ddmc_log_level level, const char *msg);
+
+  /* ---- appended in 0.4 */
+  /* The CPU time thread id has used, for THST's utime and stime where the library cannot read
+   * them from /proc/self/task/TID/stat (the thread's tid is 0: JVM TI gives none, or another OS):
+   * *user_ns and *system_ns in nanoseconds. A VM that knows only the total (JVM TI's
+   * GetThreadCpuTime, pthread_getcpuclockid) gives it as *user_ns and 0 as *system_ns. Returns 0,
+   * DDMC_ENOENT (no such thread: it may have ended since the walk) or DDMC_ENOTSUP. Thread: the
+   * JDWP thread, after for_each_thread has returned (never inside its visit, so the op may take
+   * the lock that walk holds); no library lock is held. NULL: those threads show 0. */
+  int (*thread_cpu_time)(void *vm_data, uint32_t id, uint64_t *user_ns, uint64_t *system_ns);
 } ddmc_vm_ops;
 
 /* Who this VM is, for the HELO reply. Strings are UTF-8, copied by ddmc_vm_set_ident. */

@@ -115,6 +115,23 @@ static void task_times(uint32_t tid, uint32_t *ut, uint32_t *st) {
   *st = (uint32_t)s;
 }
 
+/* Entries of a VM that gave no tid (so no /proc times) get the VM's own figures, asked after the
+ * walk so the op may take the lock the walk held. ddmlib shows utime and stime as clock ticks
+ * (Linux's USER_HZ, what /proc gives), so nanoseconds are converted to the same unit. */
+static void vm_cpu_times(ddmc_vm *vm, uint8_t *entries, uint32_t count) {
+  if (vm->ops.thread_cpu_time == NULL) return;
+  long hz = sysconf(_SC_CLK_TCK);
+  uint64_t ns_per_tick = hz > 0 ? 1000000000ull / (uint64_t)hz : 10000000ull;
+  for (uint32_t i = 0; i < count; i++) {
+    uint8_t *e = entries + (size_t)i * 18;
+    uint64_t user = 0, sys = 0;
+    if (ddmc__get_u32(e + 5) != 0) continue; /* tid known: /proc answered, or nothing will */
+    if (vm->ops.thread_cpu_time(vm->vm_data, ddmc__get_u32(e), &user, &sys) != 0) continue;
+    ddmc__put_u32(e + 9, (uint32_t)(user / ns_per_tick));
+    ddmc__put_u32(e + 13, (uint32_t)(sys / ns_per_tick));
+  }
+}
+
 typedef struct thst_ctx {
   ddmc_buf *b;
   uint32_t count;
@@ -147,6 +164,7 @@ static int build_thst(ddmc_vm *vm, ddmc_buf *b) {
   /* ddmlib reads the count as a signed short: past 32767 threads the list cannot be described. */
   if (c.count > 0x7fff) return DDMC_ETOOBIG;
   ddmc__put_u16(b->p + at + 2, (uint16_t)c.count);
+  vm_cpu_times(vm, b->p + at + 4, c.count);
   return 0;
 }
 

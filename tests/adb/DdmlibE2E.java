@@ -214,6 +214,7 @@ public class DdmlibE2E {
     // Statuses move; sample for a few seconds and record every (name -> statuses) pair seen.
     Map<String, Set<String>> seen = new LinkedHashMap<>();
     Set<Integer> tids = new HashSet<>();
+    int[] busyUtime = {-1, -1}; // first and last THST utime of the spinning thread, clock ticks
     long end = Math.min(System.currentTimeMillis() + 6000, deadline);
     while (System.currentTimeMillis() < end) {
       c.requestThreadUpdate();
@@ -223,11 +224,17 @@ public class DdmlibE2E {
         if (st == -1) continue; // ddmlib's "no THST for this thread yet" (just created by THCR)
         String sn = st >= 0 && st < STATUS_NAMES.length ? STATUS_NAMES[st] : ("?" + st);
         seen.computeIfAbsent(String.valueOf(t.getThreadName()), k -> new TreeSet<>()).add(sn);
+        if ("Busy".equals(t.getThreadName())) {
+          if (busyUtime[0] < 0) busyUtime[0] = t.getUtime();
+          busyUtime[1] = t.getUtime();
+        }
         tids.add(t.getThreadId());
       }
     }
     note(tag + ": statuses seen " + seen);
     check(seen.containsKey("main"), tag + ": a thread named 'main'");
+    check(busyUtime[0] >= 0 && busyUtime[1] > busyUtime[0],
+        tag + ": Busy's utime grows (" + busyUtime[0] + " -> " + busyUtime[1] + " ticks)");
     String[][] want = {{"Sleeper", "sleeping"}, {"Busy", "running"}, {"Native", "native"},
                        {"Waiter-1", "wait"}, {"Blocked-1", "monitor"}};
     for (String[] w : want) {

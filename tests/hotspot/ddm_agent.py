@@ -62,6 +62,10 @@ def main():
                    ("main listed", re.search(r"^\s*\d+\s+\d+\s+\S+\s+no\s+.*\smain$", threads, re.M) is not None),
                    ("Worker listed", re.search(r"\sWorker$", threads, re.M) is not None),
                    ("no JDWP thread", "ddmc JDWP" not in threads)]
+        # CPU times: JVM TI gives no tid, so utime comes from GetThreadCpuTime (the library's
+        # thread_cpu_time op); main has run the class loading and Debug's start-up by now.
+        m = re.search(r"^\s*\d+\s+\d+\s+\S+\s+no\s+(\d+)\s+(\d+)\s+main$", threads, re.M)
+        checks.append(("main's utime > 0", m is not None and int(m.group(1)) > 0))
         m = re.search(r"^\s*(\d+)\s.*\sWorker$", threads, re.M)
         if m:
             rc, stack = ddmc_run("stack", m.group(1))

@@ -186,6 +186,18 @@ static void reported_states_match(void **state) {
     assert_int_equal(mvm_thread_stack(vm, t.id, frames, buf), 0);
     assert_non_null(strstr(buf, "T.busy(T.java:"));
   }
+  /* CPU time (THST's utime where the library cannot read /proc): the spinning thread's grows, a
+   * sleeper's stays near 0, a thread that is not there has none. */
+  uint64_t busy0 = 0, busy1 = 0, sleeper = 0;
+  assert_int_equal(mvm_thread_cpu_ns(vm, t.id, &busy0), 0);
+  usleep(200 * 1000);
+  assert_int_equal(mvm_thread_cpu_ns(vm, t.id, &busy1), 0);
+  assert_true(busy1 >= busy0 + 20 * 1000000ull); /* >= 10 % of a core over 200 ms, even on a loaded machine */
+  mvm_thread_info sl;
+  assert_int_equal(t_find_thread(vm, "Sleeper", &sl), 0);
+  assert_int_equal(mvm_thread_cpu_ns(vm, sl.id, &sleeper), 0);
+  assert_true(sleeper < busy1);
+  assert_int_equal(mvm_thread_cpu_ns(vm, 9999, &sleeper), -1);
 
   /* Hooks: a new thread reports itself while INITIALIZING; Exiter started and ended; the rename. */
   pthread_mutex_lock(&log_lock);
