@@ -11,6 +11,9 @@
 
 #include "ddmc/ddmc.h"
 
+/* ddmc_options as 0.3.0 had it: a caller built against it passes this size (the rest defaults). */
+#define DDMC__OPTIONS_V03_SIZE offsetof(ddmc_options, timeout_ms)
+
 /* Names the lock that guards a field. Documentation only: clang's guarded_by cannot name a
  * sibling struct member in C (only in C++), so -Wthread-safety cannot check these. */
 #define DDMC_GUARDED_BY(x)

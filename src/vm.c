@@ -24,7 +24,7 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   if ((header_version >> 16) != DDMC_VERSION_MAJOR) return DDMC_EVERSION;
   /* Every struct at least as big as in the first release (today's sizes), none bigger than this
    * library knows: a newer caller needs a newer library. */
-  if (o == NULL || options_size != sizeof(ddmc_options) || ops_size > sizeof(ddmc_vm_ops) ||
+  if (o == NULL || options_size < DDMC__OPTIONS_V03_SIZE || options_size > sizeof(ddmc_options) || ops_size > sizeof(ddmc_vm_ops) ||
       thread_info_size != sizeof(ddmc_thread_info) || frame_size != sizeof(ddmc_frame))
     return DDMC_EVERSION;
   if (o->transport != DDMC_TRANSPORT_SOCKET && o->transport != DDMC_TRANSPORT_ADB) return DDMC_EINVAL;
@@ -34,7 +34,8 @@ int ddmc_vm_new_(ddmc_vm **out, const ddmc_options *o, size_t options_size, cons
   ddmc_vm *vm = ddmc__calloc(&m, 1, sizeof(*vm));
   if (vm == NULL) return DDMC_ENOMEM;
   vm->mem = m;
-  vm->opt = *o;
+  ddmc_options_init(&vm->opt); /* an older, shorter struct leaves the appended options at their defaults */
+  memcpy(&vm->opt, o, options_size);
   if (vm->opt.max_packet < 64) vm->opt.max_packet = 64;
   if (vm->opt.handshake_timeout_ms <= 0) vm->opt.handshake_timeout_ms = 10000;
   if (vm->opt.redial_max_ms < 500) vm->opt.redial_max_ms = 500;
@@ -125,25 +126,9 @@ int ddmc_vm_start(ddmc_vm *vm) {
   if (vm == NULL) return DDMC_EINVAL;
   int expected = 0;
   if (!atomic_compare_exchange_strong(&vm->started, &expected, 1)) return DDMC_ESTATE;
-  int rc = vm->transport->prepare(vm);
-  if (rc != 0) {
-    atomic_store(&vm->started, 0);
-    return rc;
-  }
-  if (pthread_create(&vm->thread, NULL, ddmc__jdwp_thread_main, vm) != 0) {
-    vm->transport->shutdown(vm);
-    atomic_store(&vm->started, 0);
-    return DDMC_ENOMEM;
-  }
-  vm->thread_running = 1;
-  if (vm->opt.suspend) {
-    /* suspend=y: the VM does not run until a peer has shaken hands (Dalvik's attachCond). */
-    pthread_mutex_lock(&vm->state_lock);
-    while (atomic_load(&vm->st_sessions) == 0 && !atomic_load(&vm->stopping))
-      pthread_cond_wait(&vm->state_cond, &vm->state_lock);
-    pthread_mutex_unlock(&vm->state_lock);
-  }
-  return 0;
+  int rc = vm->opt.onthrow[0] || vm->opt.onuncaught ? ddmc__jdwp_arm(vm) : ddmc__jdwp_begin(vm);
+  if (rc != 0 && rc != DDMC_ETIMEDOUT) atomic_store(&vm->started, 0);
+  return rc;
 }
 
 uint16_t ddmc_vm_port(const ddmc_vm *vm) { return vm ? (uint16_t)atomic_load(&((ddmc_vm *)vm)->port) : 0; }

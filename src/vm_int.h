@@ -66,6 +66,9 @@ struct ddmc_vm {
 
   /* Lifecycle. */
   atomic_int started, stopping;
+  atomic_int timed_out;       /* timeout=: no peer came in time; the JDWP thread has ended */
+  atomic_int deferred;        /* onthrow= / onuncaught=: armed, the service not started yet */
+  char onthrow_sig[260];      /* onthrow='s class as a signature ("Ljava/lang/Foo;"); set before armed */
   pthread_t thread;
   int thread_running;
   int transport_down;
@@ -152,6 +155,8 @@ int ddmc__sleep_interruptible(ddmc_vm *vm, int ms);
 /* Blocks until fd is readable (or hung up) or the wake fd fires. Returns 1 when fd is ready,
  * 0 when woken, stopping or interrupted: the caller loops. JDWP thread. */
 int ddmc__wait_readable(ddmc_vm *vm, int fd);
+/* The same, giving up at deadline (ddmc__now_ms; -1: never): then returns 0 as well. */
+int ddmc__wait_readable_until(ddmc_vm *vm, int fd, int64_t deadline);
 /* Consumes a wake-up and clears wake_pending. */
 void ddmc__drain_wake(ddmc_vm *vm);
 void ddmc__wake(ddmc_vm *vm);
@@ -167,6 +172,15 @@ void ddmc__log(ddmc_vm *vm, ddmc_log_level lvl, const char *fmt, ...)
 
 /* ---- the JDWP thread (jdwp/thread.c) */
 void *ddmc__jdwp_thread_main(void *arg);
+/* launch= (jdwp/start.c): runs the command with the transport and address; 0 or an error
+ * (logged). Thread: whoever starts the debug service, after the transport is prepared. */
+int ddmc__jdwp_launch(ddmc_vm *vm);
+/* Starts the debug service: the transport, the JDWP thread, launch=, and with suspend=y waits for
+ * a peer's handshake. Returns 0, DDMC_ETIMEDOUT (suspend=y, timeout= passed) or the transport's
+ * error. Thread: the VM's (ddmc_vm_start, or the thread whose throw matched onthrow=). (jdwp/start.c) */
+int ddmc__jdwp_begin(ddmc_vm *vm);
+/* onthrow= / onuncaught=: subscribes the trigger (jdwp/trigger.c) instead of starting now. */
+int ddmc__jdwp_arm(ddmc_vm *vm);
 
 /* ---- handler registry (chunks/registry.c) */
 int ddmc__chunk_registry_init(ddmc__registry *r);

@@ -47,9 +47,13 @@ int ddmc__sleep_interruptible(ddmc_vm *vm, int ms) {
   return 1;
 }
 
-int ddmc__wait_readable(ddmc_vm *vm, int fd) {
+int ddmc__wait_readable(ddmc_vm *vm, int fd) { return ddmc__wait_readable_until(vm, fd, -1); }
+
+int ddmc__wait_readable_until(ddmc_vm *vm, int fd, int64_t deadline) {
   struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = vm->wake_fd, .events = POLLIN}};
-  int rc = poll(p, 2, -1);
+  int64_t left = deadline < 0 ? -1 : deadline - ddmc__now_ms();
+  if (deadline >= 0 && left <= 0) return 0;
+  int rc = poll(p, 2, left > INT32_MAX ? INT32_MAX : (int)left);
   if (rc < 0) {
     if (errno != EINTR) {
       /* Cannot poll at all (ENOMEM): back off rather than spin. */

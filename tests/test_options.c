@@ -36,8 +36,10 @@ static const good_case kGood[] = {
     {"transport=dt_socket,address=0000000000065535", DDMC_TRANSPORT_SOCKET, 1, 0, "", 65535},
     {"transport=dt_socket,address=[::1]:08000", DDMC_TRANSPORT_SOCKET, 1, 0, "::1", 8000},
     {"transport=dt_socket,address=::1:8000", DDMC_TRANSPORT_SOCKET, 1, 0, "::1", 8000}, /* the last colon splits */
-    {"-agentlib:jdwp=transport=dt_socket,address=8000,launch=x,onthrow=y,oncaught=z,timeout=5", DDMC_TRANSPORT_SOCKET,
-     1, 0, "", 8000},
+    {"-agentlib:jdwp=transport=dt_socket,address=8000,launch=x,onthrow=y,timeout=5", DDMC_TRANSPORT_SOCKET, 1, 0, "",
+     8000},
+    {"transport=dt_socket,address=8000,allow=*,quiet=y,mutf8=n,strict=y,stdalloc=n", DDMC_TRANSPORT_SOCKET, 1, 0, "",
+     8000},
 };
 
 static void test_good(void **state) {
@@ -78,6 +80,29 @@ static const bad_case kBad[] = {
     {"transport=dt_socket,server=yes", "'server' must be 'y' or 'n'"},
     {"transport=dt_socket,suspend=", "'suspend' must be 'y' or 'n'"},
     {"transport=dt_socket,sospend=y", "not recognized"},
+    /* The JDK 17 agent's options (measured against it; docs/jdwp-options.md). */
+    {"transport=dt_socket,oncaught=y", "'oncaught' not recognized (the JDK's agent has onthrow= and onuncaught=)"},
+    {"transport=dt_socket,timeout=abc", "'timeout' must be milliseconds"}, /* the JDK reads it as 0 */
+    {"transport=dt_socket,timeout=-5", "'timeout' must be milliseconds"},
+    {"transport=dt_socket,timeout=2147483648", "'timeout' must be milliseconds"},
+    {"transport=dt_socket,timeout=", "'timeout' must be milliseconds"},
+    {"transport=dt_socket,onthrow=java.lang.Error", "specify launch=<command line> when using onthrow or onuncaught"},
+    {"transport=dt_socket,onuncaught=y", "specify launch=<command line> when using onthrow or onuncaught"},
+    {"transport=dt_socket,onuncaught=x,launch=a", "'onuncaught' must be 'y' or 'n'"},
+    {"transport=dt_socket,launch=", "'launch' is empty"},
+    {"transport=dt_socket,quiet=x", "'quiet' must be 'y' or 'n'"},
+    {"transport=dt_socket,mutf8=y", "'mutf8=y' is not supported"},
+    {"transport=dt_socket,strict=maybe", "'strict' must be 'y' or 'n'"},
+    {"transport=dt_socket,allow=", "allow: empty list"},
+    {"transport=dt_socket,allow=localhost", "invalid IP address 'localhost'"},
+    {"transport=dt_socket,allow=300.0.0.1", "invalid IP address '300.0.0.1'"},
+    {"transport=dt_socket,allow=127.0.0.1/33", "invalid netmask in '127.0.0.1/33'"},
+    {"transport=dt_socket,allow=::1/129", "invalid netmask"},
+    {"transport=dt_socket,allow=127.0.0.1/x", "invalid netmask"},
+    {"transport=dt_socket,allow=*+127.0.0.1", "'*' cannot be combined"},
+    {"transport=dt_socket,allow=127.0.0.1+", "invalid IP address"},
+    {"transport=dt_socket,server=n,address=h:1,allow=127.0.0.1", "allow= applies only to transport=dt_socket with server=y"},
+    {"transport=dt_android_adb,allow=127.0.0.1", "allow= applies only"},
     {"transport=dt_socket,,server=y", "empty option"},
     {"transport=dt_socket,", "trailing comma"},
     {"transport", "garbage"},
@@ -104,6 +129,51 @@ static void test_bad(void **state) {
 }
 
 /* Messages quote exactly the address the user wrote, and name the actual problem. */
+/* What the JDK 17 agent's options leave in the struct. */
+static void test_jdk_options(void **state) {
+  (void)state;
+  ddmc_options o;
+  ddmc_options_init(&o);
+  char err[256];
+  assert_int_equal(o.timeout_ms, 0);
+  assert_int_equal(o.allow_count, 0);
+  assert_int_equal(ddmc_options_parse(&o,
+                                      "transport=dt_socket,address=0,timeout=2500,quiet=y,allow=127.0.0.2+10.1.0.0/16+[::1]"
+                                      "+fe80::/10,launch=/bin/echo a  b,onthrow=java.lang.IllegalStateException,"
+                                      "onuncaught=y,strict=y,stdalloc=y",
+                                      err, sizeof(err)),
+                   0);
+  assert_int_equal(o.timeout_ms, 2500);
+  assert_int_equal(o.quiet, 1);
+  assert_int_equal(o.allow_count, 4);
+  static const uint8_t a0[4] = {127, 0, 0, 2}, a1[4] = {10, 1, 0, 0};
+  assert_int_equal(o.allow[0].family, 4);
+  assert_int_equal(o.allow[0].bits, 32);
+  assert_memory_equal(o.allow[0].addr, a0, 4);
+  assert_int_equal(o.allow[1].bits, 16);
+  assert_memory_equal(o.allow[1].addr, a1, 4);
+  assert_int_equal(o.allow[2].family, 6);
+  assert_int_equal(o.allow[2].bits, 128);
+  assert_int_equal(o.allow[2].addr[15], 1);
+  assert_int_equal(o.allow[3].bits, 10);
+  assert_int_equal(o.allow[3].addr[0], 0xfe);
+  assert_string_equal(o.launch, "/bin/echo a  b");
+  assert_string_equal(o.onthrow, "java.lang.IllegalStateException");
+  assert_int_equal(o.onuncaught, 1);
+  assert_int_equal(o.obsolete, DDMC_OBSOLETE_STRICT | DDMC_OBSOLETE_STDALLOC);
+  /* 32 entries fit, a 33rd is refused. */
+  char spec[1024] = "transport=dt_socket,allow=";
+  for (int i = 0; i < 33; i++) snprintf(spec + strlen(spec), sizeof(spec) - strlen(spec), "%s10.0.0.%d", i ? "+" : "", i);
+  assert_int_equal(ddmc_options_parse(&o, spec, err, sizeof(err)), DDMC_EINVAL);
+  assert_non_null(strstr(err, "more than 32 entries"));
+  *strrchr(spec, '+') = '\0';
+  assert_int_equal(ddmc_options_parse(&o, spec, err, sizeof(err)), 0);
+  assert_int_equal(o.allow_count, 32);
+  /* allow=* after a list: any peer again. */
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,allow=*", err, sizeof(err)), 0);
+  assert_int_equal(o.allow_count, 0);
+}
+
 static void test_exact_messages(void **state) {
   (void)state;
   static const struct {
@@ -262,6 +332,7 @@ int main(void) {
       cmocka_unit_test(test_exact_messages), cmocka_unit_test(test_unresolvable_host),
       cmocka_unit_test(test_port_in_use),    cmocka_unit_test(test_foreign_address),
       cmocka_unit_test(test_help_and_flags), cmocka_unit_test(test_prefixes),
+      cmocka_unit_test(test_jdk_options),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,8 @@ typedef enum ddmc_adb_announce {
   DDMC_ADB_RAW32_SEQPACKET     /* raw host-order u32 pid on SOCK_SEQPACKET (Android 9 - 11) */
 } ddmc_adb_announce;
 
+#define DDMC_ALLOW_MAX 32        /* allow= entries, as many as the JDK takes */
+
 #define DDMC_SCAN_PORT_FIRST 8000  /* address=0 (or none) with server=y scans these, as Dalvik */
 #define DDMC_SCAN_PORT_LAST 8040
 
@@ -59,7 +61,33 @@ typedef struct ddmc_options {
                                   EventRequest.Set past it is refused with OUT_OF_MEMORY (110)
                                   and the session goes on. Default DDMC_DEFAULT_EVENT_REQUEST_BYTES;
                                   0 means the default */
+
+  /* ---- appended in 0.4: the rest of the JDK's -agentlib:jdwp options (docs/jdwp-options.md) */
+  int timeout_ms;              /* timeout=MS: listening, a debugger must connect within it (at
+                                  start and again after each session); dialing, the peer must
+                                  answer within it; else the library logs it and ends the VM
+                                  (ddmc_vm_ops.exit, status 1) as the JDK ends it. 0: no limit */
+  int quiet;                   /* quiet=y: the VM prints no "listening" line (the library never
+                                  prints; this tells the VM's own announcement) */
+  int allow_count;             /* allow=: peers a listening transport accepts; 0: any (the
+                                  listening address, loopback by default, still applies) */
+  struct ddmc_allow_entry {
+    uint8_t family;            /* 4 or 6 */
+    uint8_t bits;              /* prefix length: 32 / 128 for one address */
+    uint8_t addr[16];          /* network order; IPv4 in the first 4 bytes */
+  } allow[DDMC_ALLOW_MAX];
+  char launch[1024];           /* launch=CMD: run when the debug service starts (at ddmc_vm_start,
+                                  or at onthrow / onuncaught), with the transport name and the
+                                  address appended as two arguments; split on spaces, no shell */
+  char onthrow[256];           /* onthrow=CLASS (dotted or JVM form): start the debug service at
+                                  the first throw of exactly this class; "" none */
+  int onuncaught;              /* onuncaught=y: start it at the first uncaught exception */
+  unsigned obsolete;           /* DDMC_OBSOLETE_* bits of obsolete options given (strict,
+                                  stdalloc): accepted as the JDK accepts them, and warned about at
+                                  ddmc_vm_start */
 } ddmc_options;
+
+enum { DDMC_OBSOLETE_STRICT = 1, DDMC_OBSOLETE_STDALLOC = 2 };
 
 #define DDMC_DEFAULT_MAX_PACKET (4u << 20)
 #define DDMC_DEFAULT_SENDQ_BYTES ((size_t)32 << 20)
@@ -79,7 +107,9 @@ DDMC_EXTERN void ddmc_options_init_(ddmc_options *o, size_t size);
  * Returns 0, or DDMC_EINVAL with a one-line message in err (if err != NULL) that quotes what was
  * written, such as "JDWP address has junk in port field 'x80' (want 0-65535)" or "JDWP address
  * port out of range '0065536' (want 0-65535)". "help" sets o->help and returns DDMC_EINVAL with
- * err = "JDWP help requested". Accepted and ignored: launch, onthrow, oncaught, timeout.
+ * err = "JDWP help requested". The other options of JDK 17's agent (timeout, allow, quiet, launch,
+ * onthrow, onuncaught, mutf8, and the obsolete strict and stdalloc) are parsed into the fields
+ * above; what the library cannot do (mutf8=y) is refused with the reason, never ignored.
  * Thread: any. */
 DDMC_EXTERN int ddmc_options_parse_(ddmc_options *o, size_t size, const char *spec, char *err, size_t errlen);
 #define ddmc_options_parse(o, spec, err, errlen) ddmc_options_parse_((o), sizeof(ddmc_options), (spec), (err), (errlen))

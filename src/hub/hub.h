@@ -79,6 +79,7 @@ typedef struct ddmc__hub_client {
 
 /* The ranks in use. */
 enum {
+  DDMC__HUB_RANK_TRIGGER = 5,  /* onthrow= / onuncaught=: starts the debug service (jdwp/trigger.c) */
   DDMC__HUB_RANK_TRACE = 10,   /* a method trace: entries and exits, never parks */
   DDMC__HUB_RANK_AGENTS = 20,  /* JVM TI callbacks: may suspend the thread themselves */
   DDMC__HUB_RANK_HEAP = 30,    /* DDM heap info after a collection */

@@ -5,6 +5,7 @@
  * checked, trailing junk is rejected, unknown options are errors rather than silently ignored
  * (a typo in "suspend" should not start a VM that never waits). Messages are one line, meant to
  * be printed as they are. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ static void init_defaults(ddmc_options *o) {
 }
 
 /* The first release's layout: no caller can have a smaller struct. */
-#define OPTIONS_V0_SIZE sizeof(ddmc_options)
+#define OPTIONS_V0_SIZE DDMC__OPTIONS_V03_SIZE
 
 void ddmc_options_init_(ddmc_options *o, size_t size) {
   if (o == NULL || size < OPTIONS_V0_SIZE) return;
@@ -52,7 +53,18 @@ const char *ddmc_options_help(void) {
          "                                       PORT 0 or no address scans 8000-8040\n"
          "  server=y|n                           y: listen (default); n: connect to HOST:PORT\n"
          "  suspend=y|n                          y: wait for a debugger before running (default n)\n"
-         "  launch, onthrow, oncaught, timeout   accepted and ignored\n"
+         "  timeout=MS                           a debugger must connect (listening) or answer\n"
+         "                                       (dialing) within MS, else the VM ends; 0: no limit\n"
+         "  allow=IP[/BITS]+...|*                server=y: only these peers may connect (default *;\n"
+         "                                       the listening address is loopback unless named)\n"
+         "  launch=CMD                           run CMD TRANSPORT ADDRESS when the debug service\n"
+         "                                       starts (no shell; split on spaces)\n"
+         "  onthrow=CLASS                        start the debug service at the first throw of CLASS\n"
+         "                                       (needs launch=, as the JDK's agent does)\n"
+         "  onuncaught=y|n                       start it at the first uncaught exception (needs launch=)\n"
+         "  quiet=y|n                            y: the VM prints no listening line\n"
+         "  mutf8=n                              strings are standard UTF-8 (mutf8=y is refused)\n"
+         "  strict=y|n, stdalloc=y|n             obsolete, accepted with a warning (as the JDK)\n"
          "Examples:\n"
          "  -agentlib:jdwp=transport=dt_socket,address=8000,server=y,suspend=n\n"
          "  -Xrunjdwp:transport=dt_socket,address=localhost:6500,server=n\n"
@@ -157,6 +169,132 @@ static int parse_address(ddmc_options *o, const char *v, size_t n, char *err, si
   return 0;
 }
 
+/* A decimal count of milliseconds, 0 to INT32_MAX. */
+static int parse_ms(const char *v, size_t n, int *out) {
+  if (n == 0 || n > 10) return -1;
+  long long x = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] < '0' || v[i] > '9') return -1;
+    x = x * 10 + (v[i] - '0');
+  }
+  if (x > INT32_MAX) return -1;
+  *out = (int)x;
+  return 0;
+}
+
+/* One allow= entry: an IPv4 or IPv6 address (IPv6 may be in brackets), optionally /BITS. */
+static int parse_allow_entry(const char *v, size_t n, struct ddmc_allow_entry *e, char *err, size_t errlen) {
+  const char *slash = memchr(v, '/', n);
+  size_t alen = slash ? (size_t)(slash - v) : n;
+  char a[64];
+  const char *ap = v;
+  if (alen >= 2 && v[0] == '[' && v[alen - 1] == ']') {
+    ap++;
+    alen -= 2;
+  }
+  if (alen == 0 || alen >= sizeof(a)) return fail(err, errlen, "JDWP allow: invalid IP address '%.*s'", v, n);
+  memcpy(a, ap, alen);
+  a[alen] = '\0';
+  memset(e, 0, sizeof(*e));
+  if (inet_pton(AF_INET, a, e->addr) == 1) {
+    e->family = 4;
+    e->bits = 32;
+  } else if (inet_pton(AF_INET6, a, e->addr) == 1) {
+    e->family = 6;
+    e->bits = 128;
+  } else {
+    return fail(err, errlen, "JDWP allow: invalid IP address '%.*s' (want numeric IPv4 or IPv6)", v, n);
+  }
+  if (slash != NULL) {
+    int bits;
+    if (parse_ms(slash + 1, (size_t)(v + n - slash - 1), &bits) != 0 || bits > e->bits)
+      return fail(err, errlen, "JDWP allow: invalid netmask in '%.*s'", v, n);
+    e->bits = (uint8_t)bits;
+  }
+  return 0;
+}
+
+/* allow=A+B+...: '*' alone allows any peer, as the JDK says ("cannot be expanded" with others). */
+static int parse_allow(ddmc_options *o, const char *v, size_t n, char *err, size_t errlen) {
+  o->allow_count = 0;
+  if (n == 1 && v[0] == '*') return 0;
+  if (n == 0) return fail(err, errlen, "JDWP allow: empty list '%.*s'", v, n);
+  const char *p = v, *end = v + n;
+  while (p <= end) {
+    const char *plus = memchr(p, '+', (size_t)(end - p));
+    size_t len = plus ? (size_t)(plus - p) : (size_t)(end - p);
+    if (len == 1 && p[0] == '*') return fail(err, errlen, "JDWP allow: '*' cannot be combined with addresses '%.*s'", v, n);
+    if (o->allow_count == DDMC_ALLOW_MAX) return fail(err, errlen, "JDWP allow: more than 32 entries in '%.*s'", v, n);
+    int rc = parse_allow_entry(p, len, &o->allow[o->allow_count], err, errlen);
+    if (rc != 0) return rc;
+    o->allow_count++;
+    if (plus == NULL) break;
+    p = plus + 1;
+  }
+  return 0;
+}
+
+/* A string option's value, copied; empty or too long is an error. */
+static int parse_text(const char *name, const char *v, size_t n, char *out, size_t outlen, char *err, size_t errlen) {
+  char fmt[96];
+  if (n == 0 || n >= outlen) {
+    snprintf(fmt, sizeof(fmt), "JDWP option '%s' %s '%%.*s'", name, n == 0 ? "is empty" : "is too long");
+    return fail(err, errlen, fmt, v, n);
+  }
+  memcpy(out, v, n);
+  out[n] = '\0';
+  return 0;
+}
+
+/* The options of JDK 17's agent beyond transport, address, server and suspend. Returns 0, 1 for a
+ * name it does not know, or an error. */
+static int parse_jdk_option(ddmc_options *t, const char *p, size_t nlen, const char *v, size_t vlen, char *err,
+                            size_t errlen) {
+#define IS(name) (nlen == sizeof(name) - 1 && memcmp(p, name, nlen) == 0)
+#define YN(name, field)                                                                      \
+  if (parse_yn(v, vlen, &(field)) != 0)                                                      \
+    return fail(err, errlen, "JDWP option '" name "' must be 'y' or 'n', not '%.*s'", v, vlen); \
+  return 0
+  int flag;
+  if (IS("timeout")) {
+    if (parse_ms(v, vlen, &t->timeout_ms) != 0)
+      return fail(err, errlen, "JDWP option 'timeout' must be milliseconds (0-2147483647), not '%.*s'", v, vlen);
+    return 0;
+  }
+  if (IS("allow")) return parse_allow(t, v, vlen, err, errlen);
+  if (IS("quiet")) { YN("quiet", t->quiet); }
+  if (IS("onuncaught")) { YN("onuncaught", t->onuncaught); }
+  if (IS("launch")) return parse_text("launch", v, vlen, t->launch, sizeof(t->launch), err, errlen);
+  if (IS("onthrow")) return parse_text("onthrow", v, vlen, t->onthrow, sizeof(t->onthrow), err, errlen);
+  if (IS("mutf8")) {
+    if (parse_yn(v, vlen, &flag) != 0) return fail(err, errlen, "JDWP option 'mutf8' must be 'y' or 'n', not '%.*s'", v, vlen);
+    if (flag) return fail(err, errlen, "JDWP option 'mutf8=%.*s' is not supported: strings go out as standard UTF-8", v, vlen);
+    return 0;
+  }
+  if (IS("strict") || IS("stdalloc")) {
+    if (parse_yn(v, vlen, &flag) != 0) return fail(err, errlen, "JDWP option '%.*s' must be 'y' or 'n'", p, nlen);
+    t->obsolete |= IS("strict") ? DDMC_OBSOLETE_STRICT : DDMC_OBSOLETE_STDALLOC;
+    return 0;
+  }
+  if (IS("oncaught"))
+    return fail(err, errlen, "JDWP option '%.*s' not recognized (the JDK's agent has onthrow= and onuncaught=)", p, nlen);
+#undef YN
+#undef IS
+  return 1;
+}
+
+/* Rules between options, the JDK's where it has them. */
+static int check_combination(const ddmc_options *t, char *err, size_t errlen) {
+  if (t->transport == DDMC_TRANSPORT_NONE) return fail(err, errlen, "JDWP opts: %.*s", "must specify transport", 22);
+  if (t->transport == DDMC_TRANSPORT_SOCKET && !t->server && (t->host[0] == '\0' || t->port == 0))
+    return fail(err, errlen, "JDWP opts: %.*s", "when server=n, must specify host and port", 41);
+  if ((t->onthrow[0] || t->onuncaught) && t->launch[0] == '\0')
+    return fail(err, errlen, "JDWP opts: %.*s", "specify launch=<command line> when using onthrow or onuncaught", 62);
+  if (t->allow_count > 0 && (!t->server || t->transport != DDMC_TRANSPORT_SOCKET))
+    return fail(err, errlen, "JDWP opts: %.*s", "allow= applies only to transport=dt_socket with server=y", 56);
+  return 0;
+}
+
 static int parse(ddmc_options *o, const char *spec, char *err, size_t errlen);
 
 int ddmc_options_parse_(ddmc_options *o, size_t size, const char *spec, char *err, size_t errlen) {
@@ -210,10 +348,10 @@ static int parse(ddmc_options *o, const char *spec, char *err, size_t errlen) {
     } else if (IS("suspend")) {
       if (parse_yn(v, vlen, &t.suspend) != 0)
         return fail(err, errlen, "JDWP option 'suspend' must be 'y' or 'n', not '%.*s'", v, vlen);
-    } else if (IS("launch") || IS("onthrow") || IS("oncaught") || IS("timeout")) {
-      /* Accepted for compatibility with JVM command lines; no effect, as in Dalvik. */
     } else {
-      return fail(err, errlen, "JDWP option '%.*s' not recognized", p, nlen);
+      int rc = parse_jdk_option(&t, p, nlen, v, vlen, err, errlen);
+      if (rc == 1) return fail(err, errlen, "JDWP option '%.*s' not recognized", p, nlen);
+      if (rc != 0) return rc;
     }
 #undef IS
     p += len;
@@ -222,10 +360,8 @@ static int parse(ddmc_options *o, const char *spec, char *err, size_t errlen) {
       if (*p == '\0') return fail(err, errlen, "JDWP opts: trailing comma in '%.*s'", spec, strlen(spec));
     }
   }
-  if (t.transport == DDMC_TRANSPORT_NONE)
-    return fail(err, errlen, "JDWP opts: %.*s", "must specify transport", 22);
-  if (t.transport == DDMC_TRANSPORT_SOCKET && !t.server && (t.host[0] == '\0' || t.port == 0))
-    return fail(err, errlen, "JDWP opts: %.*s", "when server=n, must specify host and port", 41);
+  int rc = check_combination(&t, err, errlen);
+  if (rc != 0) return rc;
   if (!saw_address && t.transport == DDMC_TRANSPORT_SOCKET) t.port = 0;
   *o = t;
   return 0;

@@ -266,12 +266,31 @@ static void run_session(ddmc_vm *vm, int fd) {
   atomic_store(&vm->wake_pending, 0); /* the next session starts with wake-ups armed */
 }
 
+/* timeout=: no debugger came in time (the transport set vm->timed_out). A suspend=y start still
+ * waiting for its first peer gets DDMC_ETIMEDOUT and its VM decides; otherwise the VM ends, as the
+ * JDK's agent ends it, but with status 1 where the JDK gives 0: to a script a debugger that never
+ * came is a failure. The port closes either way: nobody would serve it. */
+static void give_up_waiting(ddmc_vm *vm) {
+  ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: no debugger connected within timeout=%d ms", vm->opt.timeout_ms);
+  vm->transport->shutdown(vm);
+  vm->transport_down = 1; /* ddmc_vm_stop reads it after joining this thread */
+  pthread_mutex_lock(&vm->state_lock);
+  int starter_waits = vm->opt.suspend && atomic_load(&vm->st_sessions) == 0;
+  pthread_cond_broadcast(&vm->state_cond);
+  pthread_mutex_unlock(&vm->state_lock);
+  if (!starter_waits && vm->ops.exit) vm->ops.exit(vm->vm_data, 1);
+}
+
 void *ddmc__jdwp_thread_main(void *arg) {
   ddmc_vm *vm = arg;
   ddmc__send_mark_jdwp_thread();
   if (vm->ops.jdwp_thread_start) vm->ops.jdwp_thread_start(vm->vm_data);
   while (!atomic_load(&vm->stopping)) {
     int fd = vm->transport->acquire(vm);
+    if (fd < 0 && atomic_load(&vm->timed_out)) {
+      give_up_waiting(vm);
+      break;
+    }
     if (fd < 0) continue; /* stopping, or the transport backs off by itself */
     run_session(vm, fd);
     vm->transport->session_ended(vm);

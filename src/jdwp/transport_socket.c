@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dt_socket: TCP. server=y listens (127.0.0.1 unless a host is named; port 0 scans 8000-8040 as
- * Dalvik did) and accepts one peer at a time; server=n dials host:port and re-dials with
+ * Dalvik did) and accepts one peer at a time, only from the allow= list when there is one (others
+ * are closed at once and logged, and the listening goes on, as the JDK's agent does); server=n dials host:port and re-dials with
  * back-off (500 ms, x1.5, capped) after each session until the VM stops.
  *
  * Every socket is close-on-exec, so a VM that forks and execs does not leak its debug port into
@@ -112,19 +113,69 @@ static int socket_prepare(ddmc_vm *vm) {
   return 0;
 }
 
-static int accept_one(ddmc_vm *vm) {
+static int accept_one(ddmc_vm *vm, struct sockaddr_storage *ss) {
   for (;;) {
-    int fd = accept4(vm->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    socklen_t sl = sizeof(*ss);
+    int fd = accept4(vm->listen_fd, (struct sockaddr *)ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) return fd;
     if (errno == EINTR || errno == ECONNABORTED) continue;
     return -1;
   }
 }
 
+/* allow=: the first `bits` bits of the peer's address match an entry's. An IPv4 peer on an IPv6
+ * socket (::ffff:a.b.c.d) is matched as IPv4. */
+static int peer_allowed(const ddmc_options *o, const struct sockaddr_storage *ss) {
+  if (o->allow_count == 0) return 1;
+  uint8_t a[16];
+  int family;
+  if (ss->ss_family == AF_INET) {
+    memcpy(a, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+    family = 4;
+  } else if (ss->ss_family == AF_INET6) {
+    const struct in6_addr *v6 = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+    family = IN6_IS_ADDR_V4MAPPED(v6) ? 4 : 6;
+    memcpy(a, family == 4 ? v6->s6_addr + 12 : v6->s6_addr, family == 4 ? 4 : 16);
+  } else {
+    return 0;
+  }
+  for (int i = 0; i < o->allow_count; i++) {
+    const struct ddmc_allow_entry *e = &o->allow[i];
+    if (e->family != family) continue;
+    int full = e->bits / 8, rest = e->bits % 8;
+    if (memcmp(a, e->addr, (size_t)full) != 0) continue;
+    if (rest && ((a[full] ^ e->addr[full]) & (uint8_t)(0xff << (8 - rest)))) continue;
+    return 1;
+  }
+  return 0;
+}
+
+static void log_refused_peer(ddmc_vm *vm, const struct sockaddr_storage *ss) {
+  char host[64] = "?";
+  getnameinfo((const struct sockaddr *)ss, sizeof(*ss), host, sizeof(host), NULL, 0, NI_NUMERICHOST);
+  ddmc__log(vm, DDMC_LOG_WARN, "JDWP: peer %s not allowed to connect (allow=)", host);
+}
+
+/* timeout=: when this wait for a peer gives up (-1: never). */
+static int64_t acquire_deadline(const ddmc_vm *vm) {
+  return vm->opt.timeout_ms > 0 ? ddmc__now_ms() + vm->opt.timeout_ms : -1;
+}
+
 static int socket_acquire_listen(ddmc_vm *vm) {
+  int64_t deadline = acquire_deadline(vm);
   while (!atomic_load(&vm->stopping)) {
-    if (ddmc__wait_readable(vm, vm->listen_fd)) {
-      int fd = accept_one(vm);
+    if (deadline >= 0 && ddmc__now_ms() >= deadline) {
+      atomic_store(&vm->timed_out, 1);
+      return -1;
+    }
+    if (ddmc__wait_readable_until(vm, vm->listen_fd, deadline)) {
+      struct sockaddr_storage ss;
+      int fd = accept_one(vm, &ss);
+      if (fd >= 0 && !peer_allowed(&vm->opt, &ss)) {
+        log_refused_peer(vm, &ss);
+        close(fd);
+        continue;
+      }
       if (fd >= 0) {
         set_peer_options(fd);
         return fd;
@@ -184,10 +235,17 @@ static int dial_once(ddmc_vm *vm, int *why) {
 
 static int socket_acquire_dial(ddmc_vm *vm) {
   int delay = 500;
+  int64_t deadline = acquire_deadline(vm);
   while (!atomic_load(&vm->stopping)) {
     int why;
     int fd = dial_once(vm, &why);
     if (fd >= 0) return fd;
+    if (deadline >= 0 && ddmc__now_ms() + delay >= deadline) {
+      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot reach %s:%u: %s", vm->opt.host, (unsigned)vm->opt.port,
+                why ? strerror(why) : "host not resolved");
+      atomic_store(&vm->timed_out, 1);
+      return -1;
+    }
     ddmc__log(vm, DDMC_LOG_DEBUG, "JDWP: cannot reach %s:%u: %s; retrying in %d ms", vm->opt.host,
               (unsigned)vm->opt.port, why ? strerror(why) : "host not resolved", delay);
     if (ddmc__sleep_interruptible(vm, delay)) break;
@@ -206,7 +264,8 @@ static int socket_extra_fd(ddmc_vm *vm) { return vm->opt.server ? vm->listen_fd 
 static void socket_reject_extra(ddmc_vm *vm) {
   /* "Ignoring second debugger -- accepting and dropping": the peer fails fast instead of
    * waiting in the backlog. */
-  int fd = accept_one(vm);
+  struct sockaddr_storage ss;
+  int fd = accept_one(vm, &ss);
   if (fd >= 0) {
     ddmc__log(vm, DDMC_LOG_INFO, "JDWP: a peer is already connected; dropping the new one");
     close(fd);
