@@ -172,9 +172,10 @@ static int thread_stack(void *vd, uint32_t id, ddmc_frame_visit_fn fn, void *arg
 
 static void log_line(void *vd, ddmc_log_level level, const char *msg) {
   /* The JDK's agent announces its port on stdout with this line; launchers and IDEs wait for it,
-   * so this agent prints the same. */
-  if (!strncmp(msg, "JDWP listening on ", 18) && ja.opt.transport == DDMC_TRANSPORT_SOCKET &&
-      !atomic_exchange(&ja.announced, 1)) {
+   * so this agent prints the same, and as it does, not with quiet=y nor with launch= (the
+   * launched command gets the address instead). */
+  if (!strncmp(msg, "JDWP listening on ", 18) && ja.opt.transport == DDMC_TRANSPORT_SOCKET && !ja.opt.quiet &&
+      !ja.opt.launch[0] && !atomic_exchange(&ja.announced, 1)) {
     const char *port = strrchr(msg, ':');
     printf("Listening for transport dt_socket at address: %s\n", port ? port + 1 : "?");
     fflush(stdout);

@@ -255,7 +255,7 @@ static void op_log(void *vm_data, ddmc_log_level level, const char *msg) {
   /* The bound address, as soon as it is known: with suspend=y ddmc_vm_start only returns once
    * a debugger attached, and a debugger must first learn the port (address=0 scans). */
   if (!strncmp(msg, "JDWP listening on ", 18) && !atomic_exchange(&b->announced, 1)) {
-    fprintf(stderr, "minivm: %s\n", msg);
+    if (!b->opts.quiet) fprintf(stderr, "minivm: %s\n", msg);
     return;
   }
   if (level < DDMC_LOG_WARN && !b->verbose) return;
@@ -293,7 +293,10 @@ int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm) {
   atomic_store(&b->ddm, d);
   const ddmc_options *o = &b->opts;
   const char *host = o->host[0] ? o->host : "127.0.0.1";
-  if (o->transport == DDMC_TRANSPORT_ADB)
+  if (o->quiet) return 0;
+  if (o->onthrow[0] || o->onuncaught)
+    fprintf(stderr, "minivm: JDWP starts at %s\n", o->onthrow[0] ? "onthrow=" : "the first uncaught exception");
+  else if (o->transport == DDMC_TRANSPORT_ADB)
     fprintf(stderr, "minivm: JDWP via adb\n");
   else if (!o->server)
     fprintf(stderr, "minivm: JDWP connecting to %s:%u\n", host, (unsigned)o->port);

@@ -207,10 +207,12 @@ DDMC_EXTERN int ddmc_vm_set_ident(ddmc_vm *vm, const ddmc_vm_ident *ident);
 /* Adds a FEAT entry (copied), before ddmc_vm_start. Returns 0, DDMC_ENOMEM, DDMC_ESTATE. */
 DDMC_EXTERN int ddmc_vm_add_feature(ddmc_vm *vm, const char *name);
 
-/* Binds (or prepares to dial or to reach adbd), then starts the JDWP thread. With suspend=y it
- * blocks until a peer has completed the handshake or ddmc_vm_stop is called from another thread.
- * Returns 0, DDMC_EADDR (cannot bind: busy or bad host), DDMC_ENOMEM, DDMC_EIO, DDMC_ESTATE
- * (started twice). Thread: VM init thread. */
+/* Binds (or prepares to dial or to reach adbd), then starts the JDWP thread and runs launch=.
+ * With suspend=y it blocks until a peer has completed the handshake, ddmc_vm_stop is called from
+ * another thread, or timeout= passes (DDMC_ETIMEDOUT: the VM should end, as the JDK's does). With
+ * onthrow= or onuncaught= it only arms the trigger and returns: the service starts at the
+ * matching throw (docs/jdwp-options.md). Returns 0, DDMC_EADDR (cannot bind: busy or bad host),
+ * DDMC_ENOMEM, DDMC_EIO, DDMC_ESTATE (started twice), DDMC_ETIMEDOUT. Thread: VM init thread. */
 DDMC_EXTERN int ddmc_vm_start(ddmc_vm *vm);
 
 /* The port actually listened on (after the 8000-8040 scan), or 0. Thread: any. */

@@ -27,15 +27,15 @@ static void *reap(void *arg) {
   return NULL;
 }
 
-/* The address as the JDK's agent gives it: the port alone for its default (loopback) listening
- * address, HOST:PORT when a host was named or the VM dials out, jdwp:PID through adb. */
+/* The address as the JDK's agent gives it: the listening port alone (whatever host was named),
+ * HOST:PORT when the VM dials out, jdwp:PID through adb. */
 static void launch_address(const ddmc_vm *vm, char *out, size_t n) {
   if (vm->opt.transport == DDMC_TRANSPORT_ADB)
     snprintf(out, n, "jdwp:%u", (unsigned)getpid());
-  else if (vm->opt.server && vm->opt.host[0] == '\0')
+  else if (vm->opt.server)
     snprintf(out, n, "%u", (unsigned)atomic_load(&((ddmc_vm *)vm)->port));
   else
-    snprintf(out, n, "%s:%u", vm->opt.host, (unsigned)(vm->opt.server ? atomic_load(&((ddmc_vm *)vm)->port) : vm->opt.port));
+    snprintf(out, n, "%s:%u", vm->opt.host, (unsigned)vm->opt.port);
 }
 
 int ddmc__jdwp_launch(ddmc_vm *vm) {
