@@ -43,6 +43,12 @@ def say(msg):
     print(msg, flush=True)
 
 
+def passed(before, msg):
+    """Reports a case as passed only when it added no FAIL."""
+    if len(FAILS) == before:
+        say(msg)
+
+
 def fail(msg):
     FAILS.append(msg)
     say("FAIL: " + msg)
@@ -188,6 +194,7 @@ def shown(prefix):
 
 def lengths_track(prefix):
     """A track-jdwp list with a bad length prefix: exit 3 and a message naming it."""
+    before = len(FAILS)
     body = b"4242\n"
     srv = FakeAdb({"track": prefix + body, "jdwp": lambda pid: "answer"})
     try:
@@ -214,11 +221,12 @@ def lengths_track(prefix):
             fail("track-jdwp prefix %r: %d pid(s) were probed" % (prefix, srv.jdwp_requests))
     finally:
         srv.stop()
-    say("track-jdwp prefix %s: exit 3, named in the message" % shown(prefix))
+    passed(before, "track-jdwp prefix %s: exit 3, named in the message" % shown(prefix))
 
 
 def lengths_transport_fail(prefix):
     """FAIL to host:transport with a bad message length (host/adb.c): not an adb server, at once."""
+    before = len(FAILS)
     srv = FakeAdb({"transport_fail": prefix + b"oops, no device here"})
     try:
         what = "FAIL prefix %r to host:transport" % prefix
@@ -231,11 +239,12 @@ def lengths_transport_fail(prefix):
             fail("%s: %.1f s: waited for a length it should have refused" % (what, secs))
     finally:
         srv.stop()
-    say("host:transport answered FAIL, prefix %s: exit 2, not an adb server (%.2f s)" % (shown(prefix), secs))
+    passed(before, "host:transport answered FAIL, prefix %s: exit 2, not an adb server (%.2f s)" % (shown(prefix), secs))
 
 
 def lengths_probe_fail(prefix):
     """FAIL to one probe's jdwp:PID with a bad message length (tools/ps.c): an error row."""
+    before = len(FAILS)
     srv = FakeAdb({"track": b"000a4242\n4243\n",
                    "jdwp": lambda pid: prefix + b"closed" if pid == 4243 else "answer"})
     try:
@@ -257,11 +266,12 @@ def lengths_probe_fail(prefix):
             fail("%s: %.1f s: waited for a length it should have refused" % (what, secs))
     finally:
         srv.stop()
-    say("jdwp:PID answered FAIL, prefix %s: that row an error naming it, the other VM ok" % shown(prefix))
+    passed(before, "jdwp:PID answered FAIL, prefix %s: that row an error naming it, the other VM ok" % shown(prefix))
 
 
 def lengths_valid():
     """4 hex digits in either case still read: "000A" and "000a"; FAIL with a good prefix."""
+    before = len(FAILS)
     for prefix in (b"000A", b"000a"):
         srv = FakeAdb({"track": prefix + b"4242\n4243\n", "jdwp": lambda pid: "answer"})
         try:
@@ -281,7 +291,7 @@ def lengths_valid():
             fail("FAIL with a valid prefix 000e: exit %s, stderr %s" % (rc, err[-800:]))
     finally:
         srv.stop()
-    say("valid prefixes (000A, 000a, FAIL 000e): read as before")
+    passed(before, "valid prefixes (000A, 000a, FAIL 000e): read as before")
 
 
 def mode_lengths():
