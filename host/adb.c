@@ -43,8 +43,15 @@ int ddmc_host_adb_hexlen(const char *s) {
   int v = 0;
   for (int i = 0; i < 4; i++) {
     unsigned char c = (unsigned char)s[i];
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-    if (d < 0) return -1;
+    int d;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return -1;
     v = v << 4 | d;
   }
   return v;

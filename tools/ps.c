@@ -8,10 +8,14 @@
  * Each pid gets a probe, its own adb connection that walks through
  *   host:transport... -> jdwp:PID -> JDWP handshake -> HELO + FEAT -> done
  * without blocking: every probe's socket is in one poll() set, so 300 VMs cost one round trip
- * each, in parallel, and a VM that never answers holds only its own row until its deadline
- * (-t). FEAT is sent only as a marker: its reply comes after anything the VM sends while it
- * handles HELO (a WAIT, an APNM), so a VM that answers FEAT is done at once; one that does not
- * (ART sends no reply without data) is given LINGER_MS after its HELO reply.
+ * each, in parallel. -t bounds the whole listing, not each probe: every row's deadline is the
+ * start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
+ * answer cost -t once, not once per MAX_PROBES of them; a row still queued then (every slot held
+ * by a silent VM) is listed as not asked.
+ *
+ * FEAT is sent only as a marker: its reply comes after anything the VM sends while it handles
+ * HELO (a WAIT, an APNM), so a VM that answers FEAT is done at once; one that does not (ART
+ * sends no reply without data) is given LINGER_MS after its HELO reply.
  *
  * "Debugger attached" is what ddmlib reports too: a VM accepts one JDWP peer at a time (ART's
  * adbconnection, libddmc), so a VM that closes our connection during the handshake is held by
@@ -342,7 +346,8 @@ static void tracker_read(ps *p) {
       int hl = ddmc_host_adb_hexlen(p->tbuf);
       if (hl < 0) {
         char shown[40];
-        ps_fail(p, EXIT_NOT_DDM, "the adb server at 127.0.0.1:%u broke track-jdwp: the length prefix %s is not 4 hex digits",
+        ps_fail(p, EXIT_NOT_DDM,
+                "the adb server at 127.0.0.1:%u broke track-jdwp: the length prefix %s is not 4 hex digits",
                 (unsigned)p->o->adb_port, show_prefix(p->tbuf, shown));
       }
       size_t len = (size_t)hl;
