@@ -39,6 +39,24 @@ static int read_full(int fd, char *p, size_t n, long long deadline) {
   return 0;
 }
 
+int ddmc_host_adb_hexlen(const char *s) {
+  int v = 0;
+  for (int i = 0; i < 4; i++) {
+    unsigned char c = (unsigned char)s[i];
+    int d;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      d = c - 'A' + 10;
+    else
+      return -1;
+    v = v << 4 | d;
+  }
+  return v;
+}
+
 int ddmc_host_adb_send(ddmc_host *h, const char *req) {
   char buf[300];
   size_t n = strlen(req);
@@ -55,12 +73,12 @@ static int adb_request(ddmc_host *h, const char *req, long long deadline, char *
   if ((rc = read_full(ddmc_host_fd(h), status, 4, deadline)) != 0) return rc;
   if (memcmp(status, "OKAY", 4) == 0) return 0;
   if (memcmp(status, "FAIL", 4) != 0) return DDMC_EPROTO; /* not an adb server */
-  char hex[5] = {0};
+  char hex[4];
   if ((rc = read_full(ddmc_host_fd(h), hex, 4, deadline)) != 0) return rc;
-  unsigned len = 0;
-  if (sscanf(hex, "%4x", &len) != 1) return DDMC_EPROTO;
+  int len = ddmc_host_adb_hexlen(hex);
+  if (len < 0) return DDMC_EPROTO;
   char msg[256];
-  size_t take = len < sizeof(msg) - 1 ? len : sizeof(msg) - 1;
+  size_t take = (size_t)len < sizeof(msg) - 1 ? (size_t)len : sizeof(msg) - 1;
   if ((rc = read_full(ddmc_host_fd(h), msg, take, deadline)) != 0) return rc;
   msg[take] = '\0';
   if (err && errlen) snprintf(err, errlen, "%s: %s", req, msg);

@@ -87,6 +87,12 @@ int ddmc_host_from_fd(ddmc_host **out, int fd);
  * DDMC_EPROTO (not an adb server), DDMC_ETIMEDOUT, DDMC_ECLOSED, DDMC_EIO, DDMC_EINVAL. Thread:
  * the caller's. */
 int ddmc_host_adb_send(ddmc_host *h, const char *req);
+/* The adb host protocol's length prefix (of a request, a FAIL message, a track-jdwp list):
+ * exactly 4 characters, each in [0-9a-fA-F], as adb writes them ("%04x"). No sign, no space, no
+ * "0x": strtoul and sscanf("%4x") take "-004" (a length near ULONG_MAX) and " 04", so every
+ * reader of a prefix goes through this one. Reads s[0..3] only (no terminator needed). Returns
+ * the length, 0..65535, or -1 when the 4 characters are anything else. Thread: any; pure. */
+int ddmc_host_adb_hexlen(const char *s);
 int ddmc_host_adb_request(ddmc_host *h, const char *req, int timeout_ms, char *err, size_t errlen);
 
 /* Connects through a local adb server (adb_host:adb_port, e.g. 127.0.0.1:5037) to the JDWP

@@ -8,10 +8,14 @@
  * Each pid gets a probe, its own adb connection that walks through
  *   host:transport... -> jdwp:PID -> JDWP handshake -> HELO + FEAT -> done
  * without blocking: every probe's socket is in one poll() set, so 300 VMs cost one round trip
- * each, in parallel, and a VM that never answers holds only its own row until its deadline
- * (-t). FEAT is sent only as a marker: its reply comes after anything the VM sends while it
- * handles HELO (a WAIT, an APNM), so a VM that answers FEAT is done at once; one that does not
- * (ART sends no reply without data) is given LINGER_MS after its HELO reply.
+ * each, in parallel. -t bounds the whole listing, not each probe: every row's deadline is the
+ * start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
+ * answer cost -t once, not once per MAX_PROBES of them; a row still queued then (every slot held
+ * by a silent VM) is listed as not asked.
+ *
+ * FEAT is sent only as a marker: its reply comes after anything the VM sends while it handles
+ * HELO (a WAIT, an APNM), so a VM that answers FEAT is done at once; one that does not (ART
+ * sends no reply without data) is given LINGER_MS after its HELO reply.
  *
  * "Debugger attached" is what ddmlib reports too: a VM accepts one JDWP peer at a time (ART's
  * adbconnection, libddmc), so a VM that closes our connection during the handshake is held by
@@ -299,6 +303,9 @@ static void apply_list(ps *p, const char *body, size_t len) {
     proc *x = calloc(1, sizeof *x);
     if (x == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
     x->pid = pids[k];
+    /* -t bounds the row, queued time included: the first list's rows end within -t of the start
+     * (the whole listing), a later one's within -t of its appearing. */
+    x->deadline = (first ? p->t0 : mono_ms()) + p->o->timeout_ms;
     size_t at = find_slot(p, x->pid);
     memmove(p->v + at + 1, p->v + at, (p->n - at) * sizeof *p->v);
     p->v[at] = x;
@@ -312,6 +319,20 @@ static void apply_list(ps *p, const char *body, size_t len) {
   free(pids);
 }
 
+/* An adb length prefix as it came, for a message: "-004" (2d 30 30 34), each byte outside printable
+ * ASCII shown as '.' between the quotes (and as hex after). */
+static const char *show_prefix(const char *s, char out[40]) {
+  char q[5];
+  for (int i = 0; i < 4; i++) {
+    unsigned char c = (unsigned char)s[i];
+    q[i] = c >= 0x20 && c < 0x7f && c != '\\' ? (char)c : '.';
+  }
+  q[4] = '\0';
+  const unsigned char *u = (const unsigned char *)s;
+  snprintf(out, 40, "\"%s\" (%02x %02x %02x %02x)", q, u[0], u[1], u[2], u[3]);
+  return out;
+}
+
 /* Reads what track-jdwp sent; applies every complete message. */
 static void tracker_read(ps *p) {
   for (;;) {
@@ -322,13 +343,14 @@ static void tracker_read(ps *p) {
     p->tlen += (size_t)r;
     for (;;) {
       if (p->tlen < 4) break;
-      char hex[5];
-      memcpy(hex, p->tbuf, 4);
-      hex[4] = '\0';
-      unsigned len;
-      char *e;
-      len = (unsigned)strtoul(hex, &e, 16);
-      if (*e != '\0') ps_fail(p, EXIT_ERROR, "track-jdwp sent a bad length '%s'", hex);
+      int hl = ddmc_host_adb_hexlen(p->tbuf);
+      if (hl < 0) {
+        char shown[40];
+        ps_fail(p, EXIT_NOT_DDM,
+                "the adb server at 127.0.0.1:%u broke track-jdwp: the length prefix %s is not 4 hex digits",
+                (unsigned)p->o->adb_port, show_prefix(p->tbuf, shown));
+      }
+      size_t len = (size_t)hl;
       if (p->tlen < 4 + len) break;
       apply_list(p, p->tbuf + 4, len);
       memmove(p->tbuf, p->tbuf + 4 + len, p->tlen - 4 - len);
@@ -342,8 +364,8 @@ static void tracker_read(ps *p) {
 
 static void probe_start(ps *p, proc *x) {
   x->t_start = mono_ms();
-  x->deadline = x->t_start + p->o->timeout_ms;
-  int rc = ddmc_host_connect_tcp(&x->h, "127.0.0.1", p->o->adb_port, p->o->timeout_ms);
+  int64_t left = x->deadline - x->t_start;
+  int rc = ddmc_host_connect_tcp(&x->h, "127.0.0.1", p->o->adb_port, left > 1 ? (int)left : 1);
   if (rc) {
     x->h = NULL;
     snprintf(x->msg, sizeof x->msg, "cannot connect to the adb server: %s", ddmc_host_strerror(rc));
@@ -389,15 +411,17 @@ static void probe_status(ps *p, proc *x) {
     return;
   }
   if (x->fail_len == -1) {
-    char hex[5];
-    memcpy(hex, x->buf, 4);
-    hex[4] = '\0';
-    char *e;
-    unsigned long len = strtoul(hex, &e, 16);
-    if (*e != '\0') goto not_adb;
+    int len = ddmc_host_adb_hexlen(x->buf);
+    if (len < 0) {
+      char shown[40];
+      snprintf(x->msg, sizeof x->msg, "not an adb server: FAIL's length prefix %s is not 4 hex digits",
+               show_prefix(x->buf, shown));
+      proc_finish(p, x, PR_ERROR);
+      return;
+    }
     x->fail_len = 1;
     x->have = 0;
-    x->need = len < sizeof x->buf - 1 ? len : sizeof x->buf - 1;
+    x->need = (size_t)len < sizeof x->buf - 1 ? (size_t)len : sizeof x->buf - 1;
     if (x->need > 0) return;
   }
   if (x->fail_len == 1) {
@@ -407,8 +431,8 @@ static void probe_status(ps *p, proc *x) {
     proc_finish(p, x, x->state == P_JDWP ? PR_GONE : PR_ERROR);
     return;
   }
-not_adb:
-  snprintf(x->msg, sizeof x->msg, "not an adb server");
+  char shown[40];
+  snprintf(x->msg, sizeof x->msg, "not an adb server: it answered %s, not OKAY or FAIL", show_prefix(x->buf, shown));
   proc_finish(p, x, PR_ERROR);
   return;
 dropped:
@@ -515,8 +539,14 @@ static void probe_readable(ps *p, proc *x) {
 }
 
 static void probe_timers(ps *p, proc *x, int64_t now) {
-  if (x->state == P_HELO && x->helo_done && now >= x->linger_until) {
+  if (x->state == P_HELO && x->helo_done && (now >= x->linger_until || now >= x->deadline)) {
     proc_finish(p, x, PR_OK);
+  } else if (x->state == P_QUEUED && now >= x->deadline) {
+    /* Never asked: every probe slot was held by a VM slower than -t. */
+    x->t_start = now;
+    snprintf(x->msg, sizeof x->msg, "not asked within %d ms: %zu probes at a time, all of them waiting",
+             p->o->timeout_ms, p->max_active);
+    proc_finish(p, x, PR_NO_ANSWER);
   } else if (x->state != P_QUEUED && x->state != P_DONE && now >= x->deadline) {
     const char *phase = x->state == P_TRANSPORT || x->state == P_JDWP ? "adb's answer"
                         : x->state == P_SHAKE                         ? "the JDWP handshake"
@@ -785,11 +815,12 @@ int cmd_ps(const opts *o, const ps_args *a) {
     if (p->lists == 0 && p->t0 + o->timeout_ms < wake) wake = p->t0 + o->timeout_ms;
     for (size_t i = 0; i < p->n; i++) {
       proc *x = p->v[i];
+      if (x->state == P_DONE) continue;
+      int64_t t = x->helo_done && x->linger_until < x->deadline ? x->linger_until : x->deadline;
+      if (t < wake) wake = t;
       if (x->h == NULL) continue;
       pf[nf] = (struct pollfd){.fd = ddmc_host_fd(x->h), .events = POLLIN};
       pp[nf++] = x;
-      int64_t t = x->helo_done && x->linger_until < x->deadline ? x->linger_until : x->deadline;
-      if (t < wake) wake = t;
     }
     if (end < wake) wake = end;
     int rc = poll(pf, nf, wake > now ? (int)(wake - now) : 0);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc ps: every JDWP process on a device, through the local adb server, as DDMS's device panel
  * lists them. The pids come from adb's track-jdwp; each is asked for HELO over its own jdwp:PID
- * connection, all of them at once, each bounded by the timeout. */
+ * connection, all of them at once; the timeout bounds the whole listing. */
 #ifndef DDMC_TOOLS_PS_H
 #define DDMC_TOOLS_PS_H
 

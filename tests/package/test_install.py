@@ -7,8 +7,10 @@ file list; `dpkg -x` of all of them into one fresh root; the library's SONAME an
 a consumer program (tests/package/consumer) built against that root with pkg-config and with
 CMake's find_package (shared and static), run: it embeds libddmc, listens on 127.0.0.1 and gets a
 DDM HELO naming its VM; the unpacked `ddmc` run against minivm (from the build tree) names that
-VM; lintian on the .debs has no error (E:). A missing tool fails the test (scripts/setup.sh
-installs them all). Every child is bounded by a timeout and killed by pid.
+VM; the shipped ELF files (libddmc.so, libddmcjdwp.so, ddmc) hardened as Debian builds them
+(cmake/hardening.cmake: BIND_NOW, GNU_RELRO, fortified and stack-protected calls, ddmc a PIE);
+lintian on the .debs has no error (E:) and no hardening-* tag, informational ones included. A
+missing tool fails the test (scripts/setup.sh installs them all). Every child is bounded by a timeout and killed by pid.
 """
 import argparse
 import gzip
@@ -172,6 +174,32 @@ def unpack(debs):
     return root, lib
 
 
+def hardening(root, lib):
+    """What lintian's hardening-no-relro, -no-bindnow, -no-fortify-functions and
+    -no-stackprotector look for, read off each shipped ELF file directly."""
+    elfs = [os.path.join(lib, f"libddmc.so.{ARGS.version}")]
+    if ARGS.jdwp_agent:
+        elfs.append(os.path.join(lib, "libddmcjdwp.so"))
+    if not ARGS.no_tool:
+        elfs.append(os.path.join(root, "usr", "bin", "ddmc"))
+    for elf in elfs:
+        name = os.path.basename(elf)
+        dyn = run(["readelf", "-d", "--wide", elf]).stdout
+        check(re.search(r"\(FLAGS\)\s+.*\bBIND_NOW\b|\(FLAGS_1\)\s+Flags:.*\bNOW\b|\(BIND_NOW\)", dyn),
+              f"{name}: no BIND_NOW (linked without -z now)", dyn[-1500:])
+        segs = run(["readelf", "-l", "--wide", elf]).stdout
+        check(re.search(r"^\s*GNU_RELRO\s", segs, re.M), f"{name}: no GNU_RELRO segment (linked without -z relro)",
+              segs[-1500:])
+        syms = run(["readelf", "--dyn-syms", "--wide", elf]).stdout
+        chk = sorted(set(re.findall(r"\b(__\w+_chk)\b", syms)) - {"__stack_chk_fail"})
+        check(chk, f"{name}: no fortified call (__*_chk): built without -D_FORTIFY_SOURCE=2 or -O")
+        check(re.search(r"\b__stack_chk_fail\b", syms), f"{name}: no __stack_chk_fail: built without a stack protector")
+        if name == "ddmc":
+            check(re.search(r"^\s*Type:\s+DYN\b", run(["readelf", "-h", "--wide", elf]).stdout, re.M) and
+                  re.search(r"\(FLAGS_1\)\s+Flags:.*\bPIE\b", dyn), "ddmc: not a PIE", dyn[-1500:])
+        log(f"{name}: BIND_NOW, GNU_RELRO, stack protector, {len(chk)} fortified calls ({', '.join(chk[:4])}, ...)")
+
+
 def run_consumer(exe, lib, label, env_lib=True):
     env = dict(os.environ)
     if env_lib:
@@ -264,11 +292,14 @@ def tool(root):
 
 
 def lintian(debs):
-    r = run(["lintian", "--tag-display-limit", "0", *debs.values()], timeout=120, ok=False)
+    # --display-info: hardening-no-bindnow and hardening-no-fortify-functions are I: tags.
+    r = run(["lintian", "--display-info", "--tag-display-limit", "0", *debs.values()], timeout=120, ok=False)
     out = r.stdout + r.stderr
     print(out.strip(), flush=True)
     errors = [l for l in out.splitlines() if l.startswith("E: ")]
     check(not errors, f"lintian reports {len(errors)} error(s)", *errors)
+    hard = [l for l in out.splitlines() if re.match(r"[EWI]: \S+: hardening-", l)]
+    check(not hard, f"lintian reports {len(hard)} hardening tag(s) (cmake/hardening.cmake)", *hard)
     check(r.returncode == 0, f"lintian failed (exit {r.returncode}) without an E: line", r.stderr[-1500:])
     log(f"lintian: no error, {sum(1 for l in out.splitlines() if l.startswith('W: '))} warning(s)")
 
@@ -305,6 +336,7 @@ def main():
         debs = build_packages()
         check_packages(debs)
         root, lib = unpack(debs)
+        hardening(root, lib)
         consumer_pkg_config(root, lib)
         consumer_cmake(root, lib)
         if not ARGS.no_tool:
