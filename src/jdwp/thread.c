@@ -5,9 +5,10 @@
  * The session loop polls the peer, the wake eventfd (unsolicited chunks queued, or stop) and the
  * transport's extra fd (a second peer, which is dropped at once). Writes are non-blocking and
  * resumed on POLLOUT, so one slow peer costs only memory up to the high-water mark, never a
- * blocked VM thread. */
+ * blocked VM thread, and no CPU: the thread sleeps in poll whenever it cannot make progress. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -111,8 +112,8 @@ void ddmc__jdwp_session_end(ddmc__jdwp_session *s, int why) {
     atomic_fetch_add(&vm->st_protocol_errors, 1);
     ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: %s", ddmc_strerror(why));
   } else if (why == DDMC_ETIMEDOUT && s->shaken) {
-    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: it read nothing for %d ms in the middle of a transfer",
-              vm->opt.stall_timeout_ms);
+    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: it read nothing for %d ms %s", vm->opt.stall_timeout_ms,
+              s->ext ? "in the middle of a transfer" : "while output waited for it");
   } else if (why == DDMC_ETIMEDOUT) {
     ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: no handshake within %d ms", vm->opt.handshake_timeout_ms);
   } else if (why == DDMC_ENOMEM) {
@@ -180,9 +181,10 @@ static int next_timeout(ddmc__jdwp_session *s, int64_t now, int64_t grace_until,
     int t = grace_until > now ? (int)(grace_until - now) : 0;
     if (timeout < 0 || t < timeout) timeout = t;
   }
-  /* A transfer (a trace, a heap dump) holds the session until it is out: a peer that stops
-   * reading in the middle would hold it, its buffer and every later peer forever. */
-  if (ddmc__session_pending(s) == 0 || s->ext == NULL) {
+  /* Output waits for a peer that reads nothing: events it asked for, or a transfer (a trace, a
+   * heap dump) that holds the session until it is out. Such a peer would hold the session, its
+   * buffers and every later peer forever (the VM's events go to EQFULL meanwhile). */
+  if (ddmc__session_pending(s) == 0) {
     s->progress_ms = now;
   } else if (vm->opt.stall_timeout_ms > 0) {
     int64_t due = s->progress_ms + vm->opt.stall_timeout_ms;
@@ -256,8 +258,15 @@ static void run_session(ddmc_vm *vm, int fd) {
      * its EOF and its new connection in the same wake-up, and the new one must not be taken
      * for a second peer. */
     if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
-    if (s.shaken && ddmc__session_pending(&s) < DDMC__OUT_HIGH_WATER && (why = drain_with_grace(&s, &grace_until)) != 0)
+    if (s.shaken && ddmc__session_pending(&s) >= DDMC__OUT_HIGH_WATER) {
+      /* Blocked on the peer: the queue waits for room, and POLLOUT is what wakes the thread, not
+       * publishers (their wake-ups stay pending) nor a grace period, which would stay in the past
+       * and make every poll return at once: a spin for as long as the peer reads nothing. */
+      grace_until = 0;
+      atomic_store(&vm->wake_pending, 1);
+    } else if (s.shaken && (why = drain_with_grace(&s, &grace_until)) != 0) {
       break;
+    }
     if (ddmc__session_pending(&s) && (why = flush_out(&s)) != 0) break;
     if (s.shaken && ddmc__session_pending(&s) == 0 && s.ext == NULL && ddmc__send_ring_peek(&vm->ring) == NULL)
       atomic_store(&vm->flushed_seq, flush_seq);
@@ -269,6 +278,8 @@ static void run_session(ddmc_vm *vm, int fd) {
 void *ddmc__jdwp_thread_main(void *arg) {
   ddmc_vm *vm = arg;
   ddmc__send_mark_jdwp_thread();
+  /* A name to find it by in top -H and /proc/PID/task; the VM's hook may rename it. */
+  pthread_setname_np(pthread_self(), "ddmc-jdwp");
   if (vm->ops.jdwp_thread_start) vm->ops.jdwp_thread_start(vm->vm_data);
   while (!atomic_load(&vm->stopping)) {
     int fd = vm->transport->acquire(vm);
