@@ -128,7 +128,7 @@ static int next_peer_served(uint16_t port) {
   return ok;
 }
 
-static uint16_t start_vm(fakevm *f) {
+static uint16_t start_vm(fakevm *f, size_t sendq_bytes) {
   fakevm_config cfg = fakevm_default;
   cfg.log = on_log;
   fakevm_init(f, &cfg);
@@ -137,7 +137,7 @@ static uint16_t start_vm(fakevm *f) {
   char err[256];
   assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", err, sizeof(err)), 0);
   o.stall_timeout_ms = STALL_MS;
-  o.sendq_bytes = (size_t)2 << 20; /* fills in a fraction of a second */
+  if (sendq_bytes) o.sendq_bytes = sendq_bytes;
   assert_int_equal(fakevm_new(f, &o, NULL), 0);
   assert_int_equal(ddmc_vm_start(f->vm), 0);
   return ddmc_vm_port(f->vm);
@@ -146,7 +146,7 @@ static uint16_t start_vm(fakevm *f) {
 static void test_stalled_event_reader(void **state) {
   (void)state;
   fakevm f;
-  uint16_t port = start_vm(&f);
+  uint16_t port = start_vm(&f, (size_t)2 << 20); /* the queue fills in a fraction of a second */
   long tid = -1;
   for (int i = 0; i < 500 && (tid = jdwp_tid()) < 0; i++) sleep_ms(10); /* it names itself once it runs */
   assert_true(tid > 0);
@@ -197,10 +197,51 @@ static void test_stalled_event_reader(void **state) {
   fakevm_stop(&f);
 }
 
+/* Waits up to TMO for a DDM chunk of type want, skipping others; 1 if it came. */
+static int chunk_arrives(ddmc_host *h, uint32_t want, size_t *len) {
+  int64_t deadline = mono_ms() + TMO;
+  ddmc_host_packet pkt;
+  while (mono_ms() < deadline) {
+    if (ddmc_host_recv(h, &pkt, 500) != 0) continue;
+    if (!pkt.is_reply && pkt.is_ddm && pkt.chunk_type == want) {
+      if (len) *len = pkt.chunk_len;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Over the high-water mark with the queue empty (one chunk bigger than the mark, sent as a batch
+ * of one), until the peer reads it: the wake-ups left pending while the thread was blocked must
+ * be re-armed once the output is out, or the next chunk a VM thread sends waits for ever. */
+static void test_reader_resumes(void **state) {
+  (void)state;
+  fakevm f;
+  uint16_t port = start_vm(&f, 0);
+  ddmc_host *h = small_peer(port);
+  assert_int_equal(ddmc_host_set_max_packet(h, 32u << 20), 0);
+  ddmc_host_helo helo;
+  assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
+  size_t big = (size_t)16 << 20, got = 0; /* past the mark and all the socket buffers hold */
+  uint8_t *data = calloc(1, big);
+  assert_non_null(data);
+  assert_int_equal(ddmc_send_chunk(f.vm, T('B', 'I', 'G', ' '), data, big), 0);
+  free(data);
+  sleep_ms(500); /* the JDWP thread is blocked on the peer */
+  assert_true(chunk_arrives(h, T('B', 'I', 'G', ' '), &got));
+  assert_int_equal(got, big);
+  sleep_ms(100); /* the JDWP thread goes idle */
+  assert_int_equal(ddmc_send_chunk(f.vm, T('L', 'A', 'S', 'T'), "x", 1), 0);
+  assert_true(chunk_arrives(h, T('L', 'A', 'S', 'T'), NULL));
+  ddmc_host_free(h);
+  fakevm_stop(&f);
+}
+
 int main(void) {
   alarm(120);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stalled_event_reader),
+      cmocka_unit_test(test_reader_resumes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
