@@ -14,8 +14,11 @@ then reads nothing. Checked:
 The JDK's own agent (--agent jdk) runs the same scenario first, as the reference: the CPU check
 applies to it too; what it does with the Java thread and the session is printed, not checked (it
 blocks the thread posting events once its queue is full, and keeps the session for ever).
+--minivm runs it on minivm (examples/minivm/programs/hot.mvm, Hot.java's twin) with libddmc's
+default stall timeout, 30 s, and the same checks as libddmcjdwp.so.
 
     stall_agent.py --agent jdk|PATH/libddmcjdwp.so WORKDIR
+    stall_agent.py --minivm PATH/minivm --program PATH/hot.mvm WORKDIR
 
 Exits 0 on success, 1 with what failed."""
 import argparse
@@ -132,15 +135,33 @@ def drained_to_eof(peer, limit_s=20):
     return False
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--agent", required=True, help="jdk, or the path of libddmcjdwp.so")
-    ap.add_argument("workdir")
-    args = ap.parse_args()
+def launch_minivm(minivm, program, out_path, timeout=30):
+    """minivm running PROGRAM under -agentlib:jdwp, and its port once it printed HOT ready (None
+    if that did not happen within TIMEOUT seconds)."""
+    with open(out_path, "wb") as out:
+        vm = subprocess.Popen([minivm, "-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n",
+                               program], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and vm.poll() is None:
+        with open(out_path, errors="replace") as f:
+            text = f.read()
+        m = re.search(r"JDWP listening on [^ ]*:(\d+)", text)
+        if m and "HOT ready" in text:
+            return vm, m.group(1)
+        time.sleep(0.05)
+    return vm, None
+
+
+def start(args):
+    """(process, port, tag, thread name prefix, stall timeout in s, ours) for the target asked
+    for; the process is None when a tool is missing."""
+    if args.minivm:
+        return (*launch_minivm(args.minivm, args.program, os.path.join(args.workdir, "stall-minivm.out")),
+                "minivm", "ddmc-jdwp", 30, True)
     java, javac = shutil.which("java"), shutil.which("javac")
     if not java or not javac:
         print("FAIL: java/javac missing (scripts/setup.sh installs default-jdk-headless)")
-        return 1
+        return None, None, None, None, None, None
     ours = args.agent != "jdk"
     tag = "ddmcjdwp" if ours else "jdk"
     classes = os.path.join(args.workdir, f"stall-{tag}-classes")
@@ -155,6 +176,22 @@ def main():
         agent_arg, prefix = f"-agentlib:jdwp={opts}", "JDWP"
     out_path = os.path.join(args.workdir, f"stall-{tag}.out")
     vm, port = launch(java, [agent_arg], classes, "Hot", out_path, ready="HOT ready", env=env)
+    return vm, port, tag, prefix, STALL_S, ours
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--agent", help="jdk, or the path of libddmcjdwp.so")
+    ap.add_argument("--minivm", help="the path of minivm (with --program)")
+    ap.add_argument("--program", help="hot.mvm, for --minivm")
+    ap.add_argument("workdir")
+    args = ap.parse_args()
+    if bool(args.agent) == bool(args.minivm) or bool(args.minivm) != bool(args.program):
+        ap.error("give --agent, or --minivm with --program")
+    vm, port, tag, prefix, stall_s, ours = start(args)
+    if vm is None:
+        return 1
+    out_path = os.path.join(args.workdir, f"stall-{tag}.out")
     failures = []
 
     def check(name, ok, detail=""):
@@ -187,11 +224,11 @@ def main():
         if ours:
             check("the thread posting events goes on", calls1 - calls0 > 1000, f"{calls1 - calls0} calls")
             check("inside the stall timeout the session holds (a second peer is turned away)", not served(port))
-            deadline = t_stop + STALL_S + 30
+            deadline = t_stop + stall_s + 30
             while time.monotonic() < deadline and not served(port):
                 time.sleep(0.5)
             took = time.monotonic() - t_stop
-            check(f"dropped after the stall timeout ({STALL_S} s); the next peer is served", took < STALL_S + 30,
+            check(f"dropped after the stall timeout ({stall_s} s); the next peer is served", took < stall_s + 30,
                   f"served {took:.1f} s after the last read")
             check("the stalled peer reads to EOF", drained_to_eof(peer))
         else:
