@@ -123,7 +123,9 @@ static int next_peer_served(uint16_t port) {
   ddmc_host *h = NULL;
   int ok = ddmc_host_connect_tcp(&h, "127.0.0.1", port, 2000) == 0 && ddmc_host_handshake(h, 2000) == 0;
   ddmc_host_helo helo;
+  memset(&helo, 0, sizeof(helo));
   ok = ok && ddmc_host_hello(h, &helo, 2000) == 0 && helo.pid == (uint32_t)getpid();
+  ddmc_host_helo_free(&helo);
   ddmc_host_free(h);
   return ok;
 }
@@ -153,6 +155,7 @@ static void test_stalled_event_reader(void **state) {
   ddmc_host *h = small_peer(port);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0); /* DDM is on: the VM's chunks go to this peer */
+  ddmc_host_helo_free(&helo);
   /* From here the peer reads nothing. */
   poster p = {.vm = f.vm};
   pthread_t th;
@@ -222,6 +225,7 @@ static void test_reader_resumes(void **state) {
   assert_int_equal(ddmc_host_set_max_packet(h, 32u << 20), 0);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
+  ddmc_host_helo_free(&helo);
   size_t big = (size_t)16 << 20, got = 0; /* past the mark and all the socket buffers hold */
   uint8_t *data = calloc(1, big);
   assert_non_null(data);
