@@ -9,6 +9,8 @@
  * NOT_IMPLEMENTED and its capability replies say no) and enables the debugger. VMInit, on the
  * thread that will run main, names that thread VM_START's and starts JDWP: with suspend=y it
  * waits there, in native code, until a debugger has connected. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,23 @@ static int take_capabilities(void) {
   return (*ja.ti)->GetCapabilities(ja.ti, &ja.caps) == JVMTI_ERROR_NONE ? 0 : -1;
 }
 
+/* DDMC_JDWP_STALL_TIMEOUT_MS: ddmc_options.stall_timeout_ms (how long a peer may read nothing
+ * while output waits for it; 0: for ever). From the environment, not OPTIONS: the option string is
+ * the JDK's and Dalvik's, and this is libddmc's own tunable (tests shorten it). */
+static int stall_timeout_from_env(ddmc_options *o) {
+  const char *v = getenv("DDMC_JDWP_STALL_TIMEOUT_MS");
+  if (v == NULL || v[0] == '\0') return 0;
+  char *end;
+  errno = 0;
+  long ms = strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0' || ms < 0 || ms > INT_MAX) {
+    fprintf(stderr, "ERROR: ddmcjdwp: DDMC_JDWP_STALL_TIMEOUT_MS '%s' is not 0-%d milliseconds\n", v, INT_MAX);
+    return -1;
+  }
+  o->stall_timeout_ms = (int)ms;
+  return 0;
+}
+
 static int init(JavaVM *jvm, const char *options, int attach) {
   char err[256];
   memset(&ja, 0, sizeof ja);
@@ -96,6 +115,7 @@ static int init(JavaVM *jvm, const char *options, int attach) {
     return JNI_ERR;
   }
   if (attach) ja.opt.suspend = 0;
+  if (stall_timeout_from_env(&ja.opt) != 0) return JNI_ERR;
   if ((*jvm)->GetEnv(jvm, (void **)&ja.ti, JVMTI_VERSION_1_2) != JNI_OK || ja.ti == NULL) {
     fprintf(stderr, "ERROR: ddmcjdwp: the VM offers no JVM TI 1.2 environment\n");
     return JNI_ERR;

@@ -52,10 +52,11 @@ typedef struct ddmc_options {
   int adb_allowed_uid_count;   /* 0 means: root (0), shell (2000) and the VM's own uid */
 
   /* Tunable (appended). */
-  int stall_timeout_ms;        /* a large transfer (an MPSE trace) to a peer that reads nothing for
-                                  this long ends the session: the transfer is dropped and counted
-                                  (ddmc_stats.transfers_dropped), and the next peer is served.
-                                  Default 30000; <= 0: never */
+  int stall_timeout_ms;        /* a peer that reads nothing for this long while output waits for
+                                  it (events, replies, a large transfer such as an MPSE trace) is
+                                  dropped: its session ends, what was queued for it is dropped (a
+                                  transfer is counted in ddmc_stats.transfers_dropped), and the
+                                  next peer is served. Default 30000; <= 0: never */
   size_t event_request_bytes;  /* bytes all live JDWP event requests of one debugger session may
                                   hold (each request, its modifiers and their patterns): an
                                   EventRequest.Set past it is refused with OUT_OF_MEMORY (110)

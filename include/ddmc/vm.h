@@ -125,7 +125,8 @@ typedef int (*ddmc_heap_visit_fn)(void *arg, uintptr_t addr, size_t bytes, ddmc_
  * appended; ddmc_vm_new passes sizeof so an older VM binary keeps working. */
 typedef struct ddmc_vm_ops {
   /* The JDWP thread's first and last acts: a VM that tracks its threads registers it here
-   * (Dalvik's "JDWP" thread). Thread: JDWP thread. */
+   * (Dalvik's "JDWP" thread). The library has named the thread "ddmc-jdwp" (pthread_setname_np)
+   * just before; the hook may rename it. Thread: JDWP thread. */
   void (*jdwp_thread_start)(void *vm_data);
   void (*jdwp_thread_end)(void *vm_data);
 

@@ -35,7 +35,9 @@ typedef struct ddmc__jdwp_session {
   ddmc__send_ext *ext; /* a batch or stream being sent: nothing else goes out until it ends */
   int shaken;
   int64_t hs_deadline;
-  int64_t progress_ms; /* when output last moved (or there was none): a stalled transfer ends */
+  uint64_t sent;        /* bytes written to fd */
+  uint64_t taken;       /* of those, what the peer had taken at progress_ms */
+  int64_t progress_ms;  /* when the peer last took output (or none waited): a stalled peer is dropped */
 } ddmc__jdwp_session;
 
 /* A session on fd (fd may be -1 for a session fed by ddmc__jdwp_session_input alone: fuzzers). */

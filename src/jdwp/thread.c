@@ -5,13 +5,17 @@
  * The session loop polls the peer, the wake eventfd (unsolicited chunks queued, or stop) and the
  * transport's extra fd (a second peer, which is dropped at once). Writes are non-blocking and
  * resumed on POLLOUT, so one slow peer costs only memory up to the high-water mark, never a
- * blocked VM thread. */
+ * blocked VM thread, and no CPU: the thread sleeps in poll whenever it cannot make progress. */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include "jdwp/session.h"
 
@@ -24,7 +28,7 @@ static int flush_out(ddmc__jdwp_session *s) {
     ssize_t n = send(s->fd, s->out.p + s->out_off, s->out.len - s->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       s->out_off += (size_t)n;
-      s->progress_ms = ddmc__now_ms();
+      s->sent += (uint64_t)n;
       atomic_fetch_add_explicit(&vm->st_bytes_out, (uint64_t)n, memory_order_relaxed);
       continue;
     }
@@ -111,8 +115,8 @@ void ddmc__jdwp_session_end(ddmc__jdwp_session *s, int why) {
     atomic_fetch_add(&vm->st_protocol_errors, 1);
     ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: %s", ddmc_strerror(why));
   } else if (why == DDMC_ETIMEDOUT && s->shaken) {
-    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: it read nothing for %d ms in the middle of a transfer",
-              vm->opt.stall_timeout_ms);
+    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: it read nothing for %d ms %s", vm->opt.stall_timeout_ms,
+              s->ext ? "in the middle of a transfer" : "while output waited for it");
   } else if (why == DDMC_ETIMEDOUT) {
     ddmc__log(vm, DDMC_LOG_WARN, "JDWP: dropping peer: no handshake within %d ms", vm->opt.handshake_timeout_ms);
   } else if (why == DDMC_ENOMEM) {
@@ -158,8 +162,19 @@ void ddmc__jdwp_session_init(ddmc__jdwp_session *s, ddmc_vm *vm, int fd) {
   s->hs_deadline = ddmc__now_ms() + vm->opt.handshake_timeout_ms;
 }
 
+/* Bytes the peer has taken: those written minus those the kernel still holds for it (SIOCOUTQ:
+ * unacknowledged on TCP, unread on a Unix socket). Not what the socket accepted: a send buffer
+ * that grows takes a trickle now and then from a peer that reads nothing, which would keep
+ * putting off the stall timeout. Without SIOCOUTQ, what was written. */
+static uint64_t taken_by_peer(const ddmc__jdwp_session *s) {
+  int queued = 0;
+  if (ioctl(s->fd, SIOCOUTQ, &queued) != 0 || queued < 0 || (uint64_t)queued > s->sent) return s->sent;
+  return s->sent - (uint64_t)queued;
+}
+
 /* The poll timeout (-1: none) for what is due next: the handshake's deadline, the services' ticks,
- * the end of a wake-up grace period, a stalled transfer. Sets *why when the session must end now. */
+ * the end of a wake-up grace period, a peer stalled with output waiting. Sets *why when the session
+ * must end now. */
 static int next_timeout(ddmc__jdwp_session *s, int64_t now, int64_t grace_until, int *why) {
   ddmc_vm *vm = s->vm;
   int timeout = -1;
@@ -176,14 +191,17 @@ static int next_timeout(ddmc__jdwp_session *s, int64_t now, int64_t grace_until,
       if (t >= 0 && (timeout < 0 || t < timeout)) timeout = t;
     }
   }
-  if (grace_until) {
+  if (grace_until && ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER) { /* else nothing drains at its end */
     int t = grace_until > now ? (int)(grace_until - now) : 0;
     if (timeout < 0 || t < timeout) timeout = t;
   }
-  /* A transfer (a trace, a heap dump) holds the session until it is out: a peer that stops
-   * reading in the middle would hold it, its buffer and every later peer forever. */
-  if (ddmc__session_pending(s) == 0 || s->ext == NULL) {
+  /* Output waits for a peer that reads nothing: events it asked for, or a transfer (a trace, a
+   * heap dump) that holds the session until it is out. Such a peer would hold the session, its
+   * buffers and every later peer forever (the VM's events go to EQFULL meanwhile). */
+  uint64_t taken = ddmc__session_pending(s) ? taken_by_peer(s) : s->taken;
+  if (ddmc__session_pending(s) == 0 || taken != s->taken) {
     s->progress_ms = now;
+    s->taken = taken;
   } else if (vm->opt.stall_timeout_ms > 0) {
     int64_t due = s->progress_ms + vm->opt.stall_timeout_ms;
     if (now >= due) {
@@ -256,8 +274,16 @@ static void run_session(ddmc_vm *vm, int fd) {
      * its EOF and its new connection in the same wake-up, and the new one must not be taken
      * for a second peer. */
     if (extra >= 0 && (p[2].revents & POLLIN)) vm->transport->reject_extra(vm);
-    if (s.shaken && ddmc__session_pending(&s) < DDMC__OUT_HIGH_WATER && (why = drain_with_grace(&s, &grace_until)) != 0)
+    if (s.shaken && ddmc__session_pending(&s) >= DDMC__OUT_HIGH_WATER) {
+      /* Blocked on the peer: the queue waits for room, and POLLOUT is what wakes the thread, not
+       * publishers: their wake-ups stay pending, as in a grace period, which the first drain after
+       * the block ends (re-arming them). next_timeout ignores that period meanwhile: its end, in
+       * the past, would make every poll return at once, a spin while the peer reads nothing. */
+      if (grace_until == 0) grace_until = ddmc__now_ms();
+      atomic_store(&vm->wake_pending, 1);
+    } else if (s.shaken && (why = drain_with_grace(&s, &grace_until)) != 0) {
       break;
+    }
     if (ddmc__session_pending(&s) && (why = flush_out(&s)) != 0) break;
     if (s.shaken && ddmc__session_pending(&s) == 0 && s.ext == NULL && ddmc__send_ring_peek(&vm->ring) == NULL)
       atomic_store(&vm->flushed_seq, flush_seq);
@@ -284,6 +310,8 @@ static void give_up_waiting(ddmc_vm *vm) {
 void *ddmc__jdwp_thread_main(void *arg) {
   ddmc_vm *vm = arg;
   ddmc__send_mark_jdwp_thread();
+  /* A name to find it by in top -H and /proc/PID/task; the VM's hook may rename it. */
+  pthread_setname_np(pthread_self(), "ddmc-jdwp");
   if (vm->ops.jdwp_thread_start) vm->ops.jdwp_thread_start(vm->vm_data);
   while (!atomic_load(&vm->stopping)) {
     int fd = vm->transport->acquire(vm);
