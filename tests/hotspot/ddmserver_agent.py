@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""An app's own chunk handlers on HotSpot, through Android's DDM API (org.apache.harmony.dalvik.ddmc
+from libddmcjdwp-ddm.jar, which libddmcjdwp.so puts on the boot class path: the app's class path
+has only its own classes). tests/hotspot/DdmApp.java registers ECHO, BOOM and PUSH; `ddmc send`
+must get ECHO's answer, a FAIL with the exception's message from BOOM and the next ECHO served
+after it, the unsolicited PSHD an app thread sends with DdmServer.sendChunk after PUSH, the empty
+reply for a type nobody registered, and connected() / disconnected() once per ddmc session (for
+each of the handler's three registrations).
+
+    ddmserver_agent.py AGENT.so DDM.jar DDMC_BINARY WORKDIR
+
+Exits 0 on success, 1 with the outputs."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+from agent_jvm import launch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def check(cond, what, *outs):
+    if not cond:
+        print("FAIL: " + what)
+        for o in outs:
+            print(o)
+        sys.exit(1)
+
+
+def main():
+    agent, jar, ddmc, work = sys.argv[1:5]
+    java, javac = shutil.which("java"), shutil.which("javac")
+    check(java and javac, "java/javac missing (scripts/setup.sh installs default-jdk-headless)")
+    check(os.path.exists(jar), f"no {jar}")
+    classes = os.path.join(work, "ddmserver-classes")
+    os.makedirs(classes, exist_ok=True)
+    subprocess.run([javac, "-cp", jar, "-d", classes, os.path.join(HERE, "DdmApp.java")], check=True)
+    out_path = os.path.join(work, "ddmserver.out")
+    opts = "=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
+    vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}{opts}"], classes, "DdmApp", out_path,
+                      ready="DDMAPP ready")
+    sessions = 0
+    try:
+        check(port is not None, "the JVM did not come up", open(out_path).read())
+
+        def send(*args):
+            nonlocal sessions
+            sessions += 1
+            r = subprocess.run([ddmc, "-c", f"127.0.0.1:{port}", "--json", "send", *args],
+                               capture_output=True, text=True, timeout=60)
+            try:
+                return r, json.loads(r.stdout)
+            except ValueError:
+                check(False, f"ddmc send {' '.join(args)}: no JSON", r.stdout, r.stderr)
+
+        r, j = send("ECHO", "0102030405")
+        check(r.returncode == 0 and j["reply"]["type"] == "ECHO" and j["reply"]["hex"] == "0504030201",
+              "ECHO not answered by the app's handler", r.stdout, r.stderr)
+        r, j = send("BOOM")
+        fail = (j.get("reply") or {}).get("fail") or {}
+        check(r.returncode != 0 and j["reply"]["type"] == "FAIL"
+              and fail.get("message") == "java.lang.IllegalStateException: boom 1",
+              "BOOM: no FAIL with the handler's exception", r.stdout, r.stderr)
+        r, j = send("ECHO", "aabb")
+        check(r.returncode == 0 and j["reply"]["hex"] == "bbaa", "ECHO after BOOM not served", r.stdout, r.stderr)
+        r, j = send("PUSH", "cafe", "f00d", "--listen", "3")
+        pushed = [u for u in j.get("unsolicited", []) if u["type"] == "PSHD"]
+        check(r.returncode == 0 and j["empty"] and len(pushed) == 1 and pushed[0]["hex"] == "cafef00d",
+              "PUSH: no unsolicited PSHD from DdmServer.sendChunk", r.stdout, r.stderr)
+        r, j = send("ZZZZ", "00")
+        check(r.returncode == 0 and j["empty"] and j["reply"] is None, "ZZZZ: not the empty reply", r.stdout,
+              r.stderr)
+        # The last session's disconnected() comes once the VM has seen ddmc go.
+        deadline = time.monotonic() + 10
+        # One handler registered for three types hears of each session three times, as on Android
+        # (DdmServer tells every registration).
+        while time.monotonic() < deadline and f"DDMAPP disconnected {3 * sessions}\n" not in open(out_path).read():
+            time.sleep(0.1)
+        text = open(out_path).read()
+        c = re.findall(r"DDMAPP connected (\d+)", text)
+        d = re.findall(r"DDMAPP disconnected (\d+)", text)
+        check(c == [str(i) for i in range(1, 3 * sessions + 1)] and d == c,
+              f"connected / disconnected not once per session and registration ({sessions} sessions)", text)
+        check("boot class path" in text, "DdmServer not from the boot class path", text)
+        check(vm.poll() is None, "the VM ended", text)
+        print(f"PASS: ECHO, BOOM (FAIL, then served), PUSH (unsolicited PSHD), ZZZZ (empty), {sessions} sessions")
+        return 0
+    finally:
+        vm.kill()
+        vm.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
