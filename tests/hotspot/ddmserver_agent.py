@@ -9,6 +9,10 @@ reply for a type nobody registered, and connected() / disconnected() once per dd
 each of the handler's three registrations).
 
     ddmserver_agent.py AGENT.so DDM.jar DDMC_BINARY WORKDIR
+    ddmserver_agent.py --minivm MINIVM PROGRAM.mvm DDMC_BINARY WORKDIR
+
+With --minivm the same checks run against examples/minivm/programs/ddmserver.mvm, whose handlers
+are the ddm-* instructions (one registration per session event, its FAIL names the minivm class).
 
 Exits 0 on success, 1 with the outputs."""
 import json
@@ -32,18 +36,43 @@ def check(cond, what, *outs):
         sys.exit(1)
 
 
+def start_minivm(minivm, program, out_path):
+    """minivm running PROGRAM on dt_socket; its process and port once it printed DDMSERVER ready."""
+    with open(out_path, "wb") as out:
+        vm = subprocess.Popen([minivm, "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0",
+                               program], stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and vm.poll() is None:
+        text = open(out_path, errors="replace").read()
+        m = re.search(r"JDWP listening on 127\.0\.0\.1:(\d+)", text)
+        if m and "DDMSERVER ready" in text:
+            return vm, m.group(1)
+        time.sleep(0.05)
+    return vm, None
+
+
 def main():
-    agent, jar, ddmc, work = sys.argv[1:5]
-    java, javac = shutil.which("java"), shutil.which("javac")
-    check(java and javac, "java/javac missing (scripts/setup.sh installs default-jdk-headless)")
-    check(os.path.exists(jar), f"no {jar}")
-    classes = os.path.join(work, "ddmserver-classes")
-    os.makedirs(classes, exist_ok=True)
-    subprocess.run([javac, "-cp", jar, "-d", classes, os.path.join(HERE, "DdmApp.java")], check=True)
-    out_path = os.path.join(work, "ddmserver.out")
-    opts = "=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
-    vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}{opts}"], classes, "DdmApp", out_path,
-                      ready="DDMAPP ready")
+    minivm = sys.argv[1] == "--minivm"
+    if minivm:
+        mvm, program, ddmc, work = sys.argv[2:6]
+        out_path = os.path.join(work, "ddmserver-minivm.out")
+        vm, port = start_minivm(mvm, program, out_path)
+        tag, per_session, boom = "DDMSERVER", 1, "Boom: boom"
+    else:
+        agent, jar, ddmc, work = sys.argv[1:5]
+        java, javac = shutil.which("java"), shutil.which("javac")
+        check(java and javac, "java/javac missing (scripts/setup.sh installs default-jdk-headless)")
+        check(os.path.exists(jar), f"no {jar}")
+        classes = os.path.join(work, "ddmserver-classes")
+        os.makedirs(classes, exist_ok=True)
+        subprocess.run([javac, "-cp", jar, "-d", classes, os.path.join(HERE, "DdmApp.java")], check=True)
+        out_path = os.path.join(work, "ddmserver.out")
+        opts = "=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
+        vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}{opts}"], classes, "DdmApp", out_path,
+                          ready="DDMAPP ready")
+        # One handler registered for three types hears of each session three times, as on
+        # Android (DdmServer tells every registration).
+        tag, per_session, boom = "DDMAPP", 3, "java.lang.IllegalStateException: boom 1"
     sessions = 0
     try:
         check(port is not None, "the JVM did not come up", open(out_path).read())
@@ -64,7 +93,7 @@ def main():
         r, j = send("BOOM")
         fail = (j.get("reply") or {}).get("fail") or {}
         check(r.returncode != 0 and j["reply"]["type"] == "FAIL"
-              and fail.get("message") == "java.lang.IllegalStateException: boom 1",
+              and fail.get("message") == boom,
               "BOOM: no FAIL with the handler's exception", r.stdout, r.stderr)
         r, j = send("ECHO", "aabb")
         check(r.returncode == 0 and j["reply"]["hex"] == "bbaa", "ECHO after BOOM not served", r.stdout, r.stderr)
@@ -77,16 +106,15 @@ def main():
               r.stderr)
         # The last session's disconnected() comes once the VM has seen ddmc go.
         deadline = time.monotonic() + 10
-        # One handler registered for three types hears of each session three times, as on Android
-        # (DdmServer tells every registration).
-        while time.monotonic() < deadline and f"DDMAPP disconnected {3 * sessions}\n" not in open(out_path).read():
+        n = per_session * sessions
+        while time.monotonic() < deadline and f"{tag} disconnected {n}\n" not in open(out_path).read():
             time.sleep(0.1)
         text = open(out_path).read()
-        c = re.findall(r"DDMAPP connected (\d+)", text)
-        d = re.findall(r"DDMAPP disconnected (\d+)", text)
-        check(c == [str(i) for i in range(1, 3 * sessions + 1)] and d == c,
+        c = re.findall(tag + r" connected (\d+)", text)
+        d = re.findall(tag + r" disconnected (\d+)", text)
+        check(c == [str(i) for i in range(1, n + 1)] and d == c,
               f"connected / disconnected not once per session and registration ({sessions} sessions)", text)
-        check("boot class path" in text, "DdmServer not from the boot class path", text)
+        check(minivm or "boot class path" in text, "DdmServer not from the boot class path", text)
         check(vm.poll() is None, "the VM ended", text)
         print(f"PASS: ECHO, BOOM (FAIL, then served), PUSH (unsolicited PSHD), ZZZZ (empty), {sessions} sessions")
         return 0
