@@ -93,10 +93,14 @@ public final class DdmServer {
             all = handlers.values().toArray(new ChunkHandler[0]);
         }
         for (ChunkHandler h : all) {
-            if (event == CONNECTED) {
-                h.connected();
-            } else if (event == DISCONNECTED) {
-                h.disconnected();
+            try {
+                if (event == CONNECTED) {
+                    h.connected();
+                } else if (event == DISCONNECTED) {
+                    h.disconnected();
+                }
+            } catch (RuntimeException | Error e) {
+                /* one handler's failure does not keep the others from hearing of the session */
             }
         }
     }
