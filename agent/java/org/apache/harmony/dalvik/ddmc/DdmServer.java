@@ -1,6 +1,8 @@
 package org.apache.harmony.dalvik.ddmc;
 
-import java.util.HashMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The app side of DDM: chunk handlers by type, and unsolicited chunks to the DDM peer. Android's
@@ -9,6 +11,8 @@ import java.util.HashMap;
  * are kept but never called and sendChunk drops the chunk, as Android does with no peer.
  *
  * Threads: register, unregister and sendChunk from any thread; handlers run on the JDWP thread.
+ * The JDWP thread takes no monitor of this class: an app thread a debugger suspends in the middle
+ * of registerHandler cannot stop it from serving the debugger's resume.
  */
 public final class DdmServer {
     public static final int CLIENT_PROTOCOL_VERSION = 1;
@@ -17,9 +21,9 @@ public final class DdmServer {
     private static final int CONNECTED = 1;
     private static final int DISCONNECTED = 2;
 
-    private static final HashMap<Integer, ChunkHandler> handlers = new HashMap<>();
-    private static boolean registrationComplete;
-    private static boolean registrationTimedOut;
+    private static final ConcurrentHashMap<Integer, ChunkHandler> handlers = new ConcurrentHashMap<>();
+    private static final CountDownLatch registrationComplete = new CountDownLatch(1);
+    private static volatile boolean registrationTimedOut; /* written by the JDWP thread only */
 
     private DdmServer() {}
 
@@ -30,24 +34,19 @@ public final class DdmServer {
      */
     public static void registerHandler(int type, ChunkHandler handler) {
         if (handler == null) throw new NullPointerException("handler for " + ChunkHandler.name(type) + " is null");
-        synchronized (handlers) {
-            if (handlers.get(type) != null) {
-                throw new RuntimeException("type " + ChunkHandler.name(type) + " already registered");
-            }
-            int rc = nativeRegisterSafe(type);
-            if (rc != 0) {
-                throw new RuntimeException("type " + ChunkHandler.name(type) + " cannot be registered: "
-                        + (rc == 1 ? "the VM handles it" : "error " + rc));
-            }
-            handlers.put(type, handler);
+        int rc = nativeRegisterSafe(type); /* idempotent: the agent keeps a type once registered */
+        if (rc != 0) {
+            throw new RuntimeException("type " + ChunkHandler.name(type) + " cannot be registered: "
+                    + (rc == 1 ? "the VM handles it" : "error " + rc));
+        }
+        if (handlers.putIfAbsent(type, handler) != null) {
+            throw new RuntimeException("type " + ChunkHandler.name(type) + " already registered");
         }
     }
 
     /** Stops handling type; returns its handler, or null. A chunk of it then gets the empty reply. */
     public static ChunkHandler unregisterHandler(int type) {
-        synchronized (handlers) {
-            return handlers.remove(type);
-        }
+        return handlers.remove(type);
     }
 
     /**
@@ -55,10 +54,7 @@ public final class DdmServer {
      * for at most one second in all) so that a peer's first request finds its handler.
      */
     public static void registrationComplete() {
-        synchronized (handlers) {
-            registrationComplete = true;
-            handlers.notifyAll();
-        }
+        registrationComplete.countDown();
     }
 
     /** Sends chunk to the DDM peer, unsolicited; dropped when there is none. Never blocks. */
@@ -88,11 +84,7 @@ public final class DdmServer {
 
     /* Called by the agent on the JDWP thread: once per DDM session each. */
     private static void broadcast(int event) {
-        ChunkHandler[] all;
-        synchronized (handlers) {
-            all = handlers.values().toArray(new ChunkHandler[0]);
-        }
-        for (ChunkHandler h : all) {
+        for (ChunkHandler h : handlers.values()) {
             try {
                 if (event == CONNECTED) {
                     h.connected();
@@ -111,21 +103,14 @@ public final class DdmServer {
      * FAIL chunk here, so the agent only ever sees one when even that fails.
      */
     private static Chunk dispatch(int type, byte[] data, int offset, int length) {
-        ChunkHandler h;
-        synchronized (handlers) {
-            if (!registrationComplete && !registrationTimedOut) {
-                long end = System.nanoTime() + 1000000000L;
-                try {
-                    for (long left = 1000; !registrationComplete && left > 0; left = (end - System.nanoTime()) / 1000000) {
-                        handlers.wait(left);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                if (!registrationComplete) registrationTimedOut = true;
+        if (!registrationTimedOut && registrationComplete.getCount() > 0) {
+            try {
+                if (!registrationComplete.await(1, TimeUnit.SECONDS)) registrationTimedOut = true;
+            } catch (InterruptedException e) {
+                registrationTimedOut = true;
             }
-            h = handlers.get(type);
         }
+        ChunkHandler h = handlers.get(type);
         if (h == null) return null;
         try {
             return h.handleChunk(new Chunk(type, data, offset, length));
