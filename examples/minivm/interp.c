@@ -591,7 +591,7 @@ static int ddm_insn(mvm_thread *t, int op, const mvm_insn *in, int64_t *regs, ui
         free(data);
         if (!arr) {
           snprintf(err, cap, "OutOfMemoryError: failed to allocate a byte[%zu] for a DDM request", len);
-          h->ddm_reply(h->ud, 2, 0, NULL, 0, "the program is out of memory");
+          if (h->ddm_reply) h->ddm_reply(h->ud, 2, 0, NULL, 0, "the program is out of memory");
           return 1;
         }
       }
