@@ -7,6 +7,7 @@ import org.apache.harmony.dalvik.ddmc.DdmServer;
 /**
  * An app with chunk handlers of its own, through Android's DDM API (libddmcjdwp-ddm.jar, put on the
  * boot class path by libddmcjdwp.so). ECHO answers ECHO with the bytes reversed; BOOM throws;
+ * BADC returns a Chunk whose bounds lie past its array;
  * PUSH has an app thread send PSHD [payload of the PUSH] unsolicited with DdmServer.sendChunk;
  * connected() / disconnected() print their counts.
  */
@@ -15,6 +16,7 @@ public class DdmApp {
     static final int BOOM = ChunkHandler.type("BOOM");
     static final int PUSH = ChunkHandler.type("PUSH");
     static final int PSHD = ChunkHandler.type("PSHD");
+    static final int BADC = ChunkHandler.type("BADC");
     static final Object lock = new Object();
     static byte[] toPush;
 
@@ -40,6 +42,7 @@ public class DdmApp {
                 return new Chunk(ECHO, out, 0, out.length);
             }
             if (request.type == BOOM) throw new IllegalStateException("boom " + ++booms);
+            if (request.type == BADC) return new Chunk(BADC, new byte[2], 1, 5); /* past its array */
             if (request.type == PUSH) {
                 synchronized (lock) {
                     toPush = new byte[request.length];
@@ -57,6 +60,7 @@ public class DdmApp {
         DdmServer.registerHandler(ECHO, h);
         DdmServer.registerHandler(BOOM, h);
         DdmServer.registerHandler(PUSH, h);
+        DdmServer.registerHandler(BADC, h);
         DdmServer.registrationComplete();
         System.out.println("DDMAPP ready (DdmServer from "
                 + (DdmServer.class.getClassLoader() == null ? "the boot class path" : DdmServer.class.getClassLoader()) + ")");

@@ -5,8 +5,9 @@ from libddmcjdwp-ddm.jar, which libddmcjdwp.so puts on the boot class path: the 
 has only its own classes). tests/hotspot/DdmApp.java registers ECHO, BOOM and PUSH; `ddmc send`
 must get ECHO's answer, a FAIL with the exception's message from BOOM and the next ECHO served
 after it, the unsolicited PSHD an app thread sends with DdmServer.sendChunk after PUSH, the empty
-reply for a type nobody registered, and connected() / disconnected() once per ddmc session (for
-each of the handler's three registrations).
+reply for a type nobody registered, a FAIL for a returned Chunk whose bounds lie past its array,
+and connected() / disconnected() once per ddmc session (for each of the handler's four
+registrations).
 
     ddmserver_agent.py AGENT.so DDM.jar DDMC_BINARY WORKDIR
     ddmserver_agent.py --minivm MINIVM PROGRAM.mvm DDMC_BINARY WORKDIR
@@ -70,9 +71,9 @@ def main():
         opts = "=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
         vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}{opts}"], classes, "DdmApp", out_path,
                           ready="DDMAPP ready")
-        # One handler registered for three types hears of each session three times, as on
+        # One handler registered for four types hears of each session four times, as on
         # Android (DdmServer tells every registration).
-        tag, per_session, boom = "DDMAPP", 3, "java.lang.IllegalStateException: boom 1"
+        tag, per_session, boom = "DDMAPP", 4, "java.lang.IllegalStateException: boom 1"
     sessions = 0
     try:
         check(port is not None, "the JVM did not come up", open(out_path).read())
@@ -97,6 +98,11 @@ def main():
               "BOOM: no FAIL with the handler's exception", r.stdout, r.stderr)
         r, j = send("ECHO", "aabb")
         check(r.returncode == 0 and j["reply"]["hex"] == "bbaa", "ECHO after BOOM not served", r.stdout, r.stderr)
+        if not minivm:
+            r, j = send("BADC")
+            fail = (j.get("reply") or {}).get("fail") or {}
+            check(r.returncode != 0 and "bad bounds" in (fail.get("message") or ""),
+                  "BADC: a Chunk past its array did not give FAIL", r.stdout, r.stderr)
         r, j = send("PUSH", "cafe", "f00d", "--listen", "3")
         pushed = [u for u in j.get("unsolicited", []) if u["type"] == "PSHD"]
         check(r.returncode == 0 and j["empty"] and len(pushed) == 1 and pushed[0]["hex"] == "cafef00d",
