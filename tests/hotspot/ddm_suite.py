@@ -50,11 +50,18 @@ def main():
     # Android's classes must be on its class path as well: run.sh puts --ddm-api only on the
     # debuggee's, and JUNIT_CP is on both.
     env["JUNIT_CP"] = ":".join(JUNIT + [os.path.abspath(jar)])
+    # The suite compiled once per build tree (about a minute), not in a /tmp cache that parallel
+    # runs of other trees could rebuild under this one.
+    env["HARMONY_CACHE"] = os.path.join(os.path.abspath(work), "harmony-cache")
     cmd = [run, "--ddm-api", os.path.abspath(jar), "--tests", r"jdwp\.DDM\.DDMTest", "--port-base", str(free_pair()),
            "--out", out, "--runner-opt",
            f"-Djpda.settings.debuggeeAgentArgument=-agentpath: -Djpda.settings.debuggeeAgentName={os.path.abspath(agent)}"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env)
-    print(r.stdout[-3000:], r.stderr[-3000:])
+    # Output to a file, not a pipe: a process the suite leaves behind must not keep this waiting.
+    os.makedirs(work, exist_ok=True)
+    log_path = os.path.join(work, "ddm-suite.log")
+    with open(log_path, "wb") as log:
+        subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, timeout=800, env=env)
+    print(open(log_path, errors="replace").read()[-3000:])
     try:
         rows = [l.split("\t") for l in open(os.path.join(out, "results.tsv")).read().splitlines()[1:]]
     except OSError:
