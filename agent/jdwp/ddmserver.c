@@ -3,9 +3,11 @@
  * libddmc's chunk registry (ddmc/chunk.h).
  *
  * The classes (agent/java/) are built into libddmcjdwp-ddm.jar, installed next to this .so. At
- * VMInit (or attach) the agent appends that jar to the boot class path, so every class loader
- * finds Android's classes through delegation, and binds DdmServer's natives with RegisterNatives:
- * the .so keeps exporting only Agent_* (exports.map). No jar, or a VM that refuses it: no natives,
+ * VMInit (or attach) the agent appends that jar to the system class loader's search, so the app's
+ * loader and every loader under it find Android's classes, and binds the natives of the
+ * DdmServer that loader gives with RegisterNatives: the .so keeps exporting only Agent_*
+ * (exports.map). Not the boot class path: appending to it makes HotSpot give up class data
+ * sharing for every class outside the boot loader and print a warning on the app's stdout. No jar, or a VM that refuses it: no natives,
  * and DdmServer works without a peer (agent/README.md).
  *
  * Dispatch, as Android's VM does it: a chunk of a type the app registered goes to the static
@@ -197,7 +199,7 @@ static int bind_natives(JNIEnv *env) {
 void ja_ddmserver_start(JNIEnv *env) {
   if (env == NULL || (*env)->PushLocalFrame(env, 16) != 0) return;
   char *jar = jar_path();
-  jvmtiError e = jar ? (*ja.ti)->AddToBootstrapClassLoaderSearch(ja.ti, jar) : JVMTI_ERROR_NOT_FOUND;
+  jvmtiError e = jar ? (*ja.ti)->AddToSystemClassLoaderSearch(ja.ti, jar) : JVMTI_ERROR_NOT_FOUND;
   if (e != JVMTI_ERROR_NONE || bind_natives(env) != 0) {
     (*env)->ExceptionClear(env);
     if (ja.verbose)

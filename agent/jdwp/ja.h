@@ -186,8 +186,8 @@ void ja_ddm_ops(ddmc_vm_ops *ops);
 void ja_ddm_ident(void);
 
 /* ---- ddmserver.c: Android's org.apache.harmony.dalvik.ddmc API for the app (agent/java/) */
-/* At VMInit or attach, on that thread: libddmcjdwp-ddm.jar next to the .so onto the boot class
- * path, DdmServer's natives bound. Without the jar it does nothing (DdmServer then has no peer). */
+/* At VMInit or attach, on that thread: libddmcjdwp-ddm.jar next to the .so onto the system class
+ * loader's search, DdmServer's natives bound. Without the jar it does nothing (DdmServer then has no peer). */
 void ja_ddmserver_start(JNIEnv *env);
 
 #endif

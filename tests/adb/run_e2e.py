@@ -593,7 +593,7 @@ def mode_jvm(run):
 
 def mode_jvmddm(run):
     # An app's own chunk handlers (Android's DdmServer API, tests/hotspot/DdmApp.java) reached by
-    # ddmlib's own packet code; the API's classes come from the agent (boot class path), not -cp.
+    # ddmlib's own packet code; the API's classes come from the agent (the system class loader's search), not -cp.
     jar = os.path.join(os.path.dirname(os.path.abspath(run.args.jvm_agent or ".")), "libddmcjdwp-ddm.jar")
     if not os.path.isfile(jar):
         raise Fail("no %s beside the agent" % jar)

@@ -5,8 +5,8 @@ import org.apache.harmony.dalvik.ddmc.ChunkHandler;
 import org.apache.harmony.dalvik.ddmc.DdmServer;
 
 /**
- * An app with chunk handlers of its own, through Android's DDM API (libddmcjdwp-ddm.jar, put on the
- * boot class path by libddmcjdwp.so). ECHO answers ECHO with the bytes reversed; BOOM throws;
+ * An app with chunk handlers of its own, through Android's DDM API (libddmcjdwp-ddm.jar, which
+ * libddmcjdwp.so appends to the system class loader's search). ECHO answers ECHO with the bytes reversed; BOOM throws;
  * BADC returns a Chunk whose bounds lie past its array;
  * PUSH has an app thread send PSHD [payload of the PUSH] unsolicited with DdmServer.sendChunk;
  * connected() / disconnected() print their counts.
@@ -63,7 +63,8 @@ public class DdmApp {
         DdmServer.registerHandler(BADC, h);
         DdmServer.registrationComplete();
         System.out.println("DDMAPP ready (DdmServer from "
-                + (DdmServer.class.getClassLoader() == null ? "the boot class path" : DdmServer.class.getClassLoader()) + ")");
+                + (DdmServer.class.getClassLoader() == ClassLoader.getSystemClassLoader() ? "the system class loader"
+                        : String.valueOf(DdmServer.class.getClassLoader())) + ")");
         for (;;) {
             byte[] p;
             synchronized (lock) {
