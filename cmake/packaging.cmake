@@ -45,6 +45,8 @@ set(DDMC_PACKAGE_MAINTAINER "libddmc maintainers <maintainers@users.noreply.a-se
 # linked into it, so it needs nothing of this package but its place).
 if(TARGET ddmcjdwp)
   install(TARGETS ddmcjdwp LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_SKIP)
+  # Android's DDM API for the app: the agent looks for it next to itself (agent/README.md).
+  install(FILES ${DDMC_AGENT_DDM_JAR} DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
 endif()
 
 # One version everywhere: the top entry of the Debian changelog must be this release.

@@ -10,7 +10,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind
-  default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db)
+  default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db junit4)
 if [[ "${1:-}" == "--e2e" ]]; then
   pkgs+=(adb libandroid-ddms-java libeclipse-jdt-debug-java)
 fi

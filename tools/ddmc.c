@@ -60,7 +60,9 @@ static void usage(FILE *f) {
         "                         per-kind unit counts. [--max-width PX] [--dump-timeout MS]\n"
         "  gc                     ask the VM to collect (HPGC); reports the heap before and after\n"
         "  exit STATUS            ask the VM to exit with STATUS (EXIT)\n"
-        "  send TYPE [HEX...]     send one raw chunk (e.g. send HELO 00000001), print the reply\n"
+        "  send TYPE [HEX...] [--listen SECS]\n"
+        "                         send one raw chunk (e.g. send HELO 00000001), print the reply;\n"
+        "                         --listen: then the VM's unsolicited chunks for SECS seconds\n"
         "  alloc [--duration S] [--top N] [--keep]\n"
         "                         track allocations for S seconds (default 5; Ctrl-C ends it), then\n"
         "                         the top allocation sites (class and innermost frame) by bytes;\n"
@@ -161,12 +163,14 @@ static const cmd_help k_cmd_help[] = {
      "\n"
      "Options: none.\n"},
     {"send",
-     "usage: ddmc [OPTIONS] send TYPE [HEX...]\n"
+     "usage: ddmc [OPTIONS] send TYPE [HEX...] [--listen SECS]\n"
      "\n"
      "Send one raw chunk of type TYPE (4 characters) with the bytes HEX (spaces, ':' and '_' are\n"
      "ignored) and print the reply, e.g. ddmc send HELO 00000001.\n"
      "\n"
-     "Options: none.\n"},
+     "Options:\n"
+     "  -l, --listen SECS        then print the unsolicited chunks the VM sends for SECS seconds\n"
+     "                           (an app's DdmServer.sendChunk)\n"},
     {"alloc",
      "usage: ddmc [OPTIONS] alloc [--duration S] [--top N] [--keep]\n"
      "       ddmc [OPTIONS] alloc start | stop [--top N] | show [--top N]\n"
@@ -984,7 +988,35 @@ static int hexval(int c) {
   return -1;
 }
 
-static int cmd_send(sess *s, const char *type_s, uint8_t *data, size_t len) {
+/* send --listen: the unsolicited DDM chunks the VM sends within listen_ms after the reply (an
+ * app's DdmServer.sendChunk, say), text or JSON array; queued ones first. */
+static void listen_unsolicited(sess *s, jw *w, int listen_ms) {
+  if (w) {
+    jw_key(w, "unsolicited");
+    jw_arr(w);
+  }
+  int64_t deadline = mono_ms() + listen_ms;
+  for (int64_t left; (left = deadline - mono_ms()) > 0;) {
+    ddmc_host_packet p;
+    if (ddmc_host_recv(s->h, &p, (int)left) != 0) break;
+    if (p.is_reply || !p.is_ddm) continue;
+    char t[5];
+    ddmc_host_fourcc_str(p.chunk_type, t);
+    if (w) {
+      jw_obj(w);
+      jw_kstr(w, "type", t);
+      jw_kuint(w, "length", p.chunk_len);
+      json_hex(w, "hex", p.chunk, p.chunk_len);
+      jw_close(w);
+    } else {
+      printf("unsolicited %s, %zu bytes\n", t, p.chunk_len);
+      hexdump(stdout, p.chunk, p.chunk_len);
+    }
+  }
+  if (w) jw_close(w);
+}
+
+static int cmd_send(sess *s, const char *type_s, uint8_t *data, size_t len, int listen_ms) {
   uint32_t type = DDMC_HOST_FOURCC(type_s[0], type_s[1], type_s[2], type_s[3]);
   ddmc_host_packet r;
   int rc = ddmc_host_request(s->h, type, data, len, &r, s->o->timeout_ms);
@@ -1032,6 +1064,7 @@ static int cmd_send(sess *s, const char *type_s, uint8_t *data, size_t len) {
     }
     jw_kbool(&w, "empty", !r.is_ddm);
     ddmc_host_fail_free(&f);
+    if (listen_ms > 0) listen_unsolicited(s, &w, listen_ms);
     json_finish(s, &w);
     return code;
   }
@@ -1045,6 +1078,7 @@ static int cmd_send(sess *s, const char *type_s, uint8_t *data, size_t len) {
     if (fail) printf("FAIL code %d: %s\n", (int)f.code, tx(f.msg));
   }
   ddmc_host_fail_free(&f);
+  if (listen_ms > 0) listen_unsolicited(s, NULL, listen_ms);
   finish_text(s);
   if (code == EXIT_FAIL) fprintf(stderr, "ddmc: the VM answered %s with FAIL\n", type_s);
   return code;
@@ -1149,6 +1183,7 @@ int main(int argc, char **argv) {
   double watch = -1;
   const char *bitmap = NULL;
   uint8_t *send_data = NULL;
+  int listen_ms = 0;
   size_t send_len = 0;
   alloc_args alloc = {ALLOC_RUN, 5.0, 20, 0};
   trace_args trace = {0, 0, 8, NULL, NULL};
@@ -1169,6 +1204,16 @@ int main(int argc, char **argv) {
     if (nargs != 1) usage_error("usage: ddmc exit STATUS (a 32-bit integer)%s", "");
     num = (uint64_t)(uint32_t)(int32_t)st;
   } else if (strcmp(cmd, "send") == 0) {
+    for (int k = 0; k < nargs; k++) { /* --listen SECS: anywhere, as threads' --watch */
+      if (strcmp(args[k], "--listen") != 0 && strcmp(args[k], "-l") != 0) continue;
+      char *end;
+      long v = k + 1 < nargs ? strtol(args[k + 1], &end, 10) : -1;
+      if (v < 1 || v > 3600 || *end) usage_error("send: --listen needs SECONDS (1-3600)%s", "");
+      listen_ms = (int)v * 1000;
+      memmove(&args[k], &args[k + 2], (size_t)(nargs - k - 2) * sizeof args[0]);
+      nargs -= 2;
+      break;
+    }
     if (nargs < 1 || strlen(args[0]) != 4) usage_error("usage: ddmc send TYPE [HEX...]  (TYPE: 4 characters)%s", "");
     size_t digits = 0;
     for (int k = 1; k < nargs; k++) digits += strlen(args[k]);
@@ -1316,7 +1361,7 @@ int main(int argc, char **argv) {
   else if (strcmp(cmd, "alloc") == 0) rc = cmd_alloc(&s, &alloc);
   else if (strcmp(cmd, "trace") == 0) rc = cmd_trace(&s, &trace);
   else if (strcmp(cmd, "hprof") == 0) rc = cmd_hprof(&s, &hprof);
-  else rc = cmd_send(&s, args[0], send_data, send_len);
+  else rc = cmd_send(&s, args[0], send_data, send_len, listen_ms);
   free(send_data);
   sess_close(&s);
   return rc;

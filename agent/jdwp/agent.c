@@ -24,6 +24,7 @@ static void JNICALL on_vm_init(jvmtiEnv *ti, JNIEnv *env, jthread thread) {
   ja_ddm_ident();
   atomic_store_explicit(&ja.live, 1, memory_order_release);
   ja_heap_start();
+  ja_ddmserver_start(env);
   /* With suspend=y, VM_START stops main here: at the gate where this callback returns, before
    * its first instruction. */
   uint32_t id = ja_callback_enter(env, thread);
@@ -179,6 +180,7 @@ JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *jvm, char *options, void *reserved
   ja_ddm_ident();
   atomic_store_explicit(&ja.live, 1, memory_order_release);
   ja_heap_start();
+  ja_ddmserver_start(env);
   int rc = ddmc_vm_start(ja.vm);
   if (rc != 0) {
     fprintf(stderr, "ERROR: ddmcjdwp: cannot start JDWP (%s)\n", ddmc_strerror(rc));

@@ -185,4 +185,9 @@ void ja_ddm_ops(ddmc_vm_ops *ops);
 /* Who the VM is (HELO), from its system properties; before ddmc_vm_start. */
 void ja_ddm_ident(void);
 
+/* ---- ddmserver.c: Android's org.apache.harmony.dalvik.ddmc API for the app (agent/java/) */
+/* At VMInit or attach, on that thread: libddmcjdwp-ddm.jar next to the .so onto the system class
+ * loader's search, DdmServer's natives bound. Without the jar it does nothing (DdmServer then has no peer). */
+void ja_ddmserver_start(JNIEnv *env);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "dbg_bridge.h"
 #include "ddm_bridge.h"
+#include "ddm_handlers.h"
 #include "prof_bridge.h"
 
 struct ddm_bridge {
@@ -27,6 +28,7 @@ struct ddm_bridge {
   dbg_bridge *dbg;              /* the JDWP debugger (dbg_bridge.c), attached before start */
   ddmc_vm *created;             /* ddm_bridge_create's instance (started or not) */
   atomic_int announced;         /* "JDWP listening on" printed */
+  ddm_handlers *handlers;       /* the program's own chunk handlers (ddm-* instructions) */
 };
 
 mvm_vm *ddm_bridge_vm(const ddm_bridge *b) { return b->vm; }
@@ -38,6 +40,7 @@ ddm_bridge *ddm_bridge_new(int verbose) {
   if (!b) return NULL;
   ddmc_options_init(&b->opts);
   b->verbose = verbose;
+  b->handlers = ddm_handlers_new(); /* NULL: the program's ddm-register says "no DDM" */
   return b;
 }
 
@@ -76,6 +79,7 @@ static void on_shutdown(void *ud) {
   /* An exit instruction: VM_DEATH to a debugger while every thread is still there, then stop
    * JDWP so a thread in ddmc_wait_for_debugger wakes up. This runs on a VM thread, never on the
    * JDWP thread (which may not call ddmc_vm_stop). */
+  ddm_handlers_shutdown(((ddm_bridge *)ud)->handlers);
   if (!ddm(ud)) return;
   dbg_bridge_vm_death(((ddm_bridge *)ud)->dbg);
   ddmc_vm_stop(ddm(ud));
@@ -96,6 +100,20 @@ static void on_gc_sweep(void *ud, int (*is_live)(void *arg, uint64_t *ref), void
   if (ddm(ud)) ddmc_gc_sweep(ddm(ud), is_live, arg);
 }
 
+/* The program's chunk handlers (ddm_handlers.c). */
+static int on_ddm_register(void *ud, uint32_t type) {
+  return ddm_handlers_register(((ddm_bridge *)ud)->handlers, ddm(ud), type);
+}
+static int on_ddm_accept(void *ud, int64_t ms, uint32_t *type, uint8_t **data, size_t *len) {
+  return ddm_handlers_accept(((ddm_bridge *)ud)->handlers, ms, type, data, len);
+}
+static int on_ddm_reply(void *ud, int kind, uint32_t type, const uint8_t *data, size_t len, const char *msg) {
+  return ddm_handlers_reply(((ddm_bridge *)ud)->handlers, kind, type, data, len, msg);
+}
+static int on_ddm_send(void *ud, uint32_t type, const uint8_t *data, size_t len) {
+  return ddm(ud) && ddmc_send_chunk(ddm(ud), type, data, len) == 0 ? 0 : -1;
+}
+
 void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out) {
   memset(out, 0, sizeof *out);
   out->ud = b;
@@ -109,6 +127,10 @@ void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out) {
   out->gc_done = on_gc_done;
   out->gc_start = on_gc_start;
   out->gc_sweep = on_gc_sweep;
+  out->ddm_register = on_ddm_register;
+  out->ddm_accept = on_ddm_accept;
+  out->ddm_reply = on_ddm_reply;
+  out->ddm_send = on_ddm_send;
 }
 
 /* ---- Library -> VM (ddmc_vm_ops). They run on the JDWP thread, except walk_heap and heap_info

@@ -540,6 +540,88 @@ __attribute__((noinline, cold)) static int watch_slow(mvm_thread *t, mvm_frame *
     tags = t->tags + f->base;          \
   } while (0)
 
+/* ---- The program's DDM chunk handlers (ddm-* instructions, README.md): the hooks do the work
+ * (ddm_bridge.c); here only registers and arrays. Each returns 0, -1 (unwind: shutdown), or 1
+ * with a message in err for the thread's FAIL. */
+
+/* A byte[] register's bytes, or NULL for null (*len 0); 1 with err if it is something else. */
+static int ddm_bytes(mvm_vm *vm, const int64_t *regs, const uint8_t *tags, uint32_t r, const uint8_t **p,
+                     size_t *len, char *err, size_t cap) {
+  *p = NULL;
+  *len = 0;
+  if (!regs[r]) return 0;
+  mvm_hdr *a = tags[r] == MVM_REFTAG ? mvm_deref(vm, (mvm_ref)regs[r]) : NULL;
+  if (a == NULL || a->kind != MVM_BLK_ARRAY || a->elem != 'B') {
+    snprintf(err, cap, "VerifyError: v%u is not a byte[]", (unsigned)r);
+    return 1;
+  }
+  *p = (const uint8_t *)(a + 1);
+  *len = a->aux;
+  return 0;
+}
+
+static int ddm_insn(mvm_thread *t, int op, const mvm_insn *in, int64_t *regs, uint8_t *tags, char *err, size_t cap) {
+  mvm_vm *vm = t->vm;
+  const mvm_hooks *h = &vm->hooks;
+  uint32_t nreg = op == OP_DDM_FAIL ? in->a : op == OP_DDM_ACCEPT ? in->c : op == OP_DDM_REGISTER ? in->b : in->a;
+  if (op != OP_DDM_FAIL && tags[nreg] == MVM_REFTAG) {
+    snprintf(err, cap, "VerifyError: v%u holds a reference, not a number", (unsigned)nreg);
+    return 1;
+  }
+  const uint8_t *p;
+  size_t len;
+  switch (op) {
+    case OP_DDM_REGISTER:
+      SETP(in->a, h->ddm_register ? h->ddm_register(h->ud, (uint32_t)regs[in->b]) : -1);
+      return 0;
+    case OP_DDM_ACCEPT: {
+      uint32_t type = 0;
+      uint8_t *data = NULL;
+      mvm_set_status(t, MVM_TS_VMWAIT);
+      int rc = h->ddm_accept ? h->ddm_accept(h->ud, regs[in->c], &type, &data, &len) : 0;
+      mvm_set_status(t, MVM_TS_RUNNING);
+      if (rc < 0 || atomic_load(&vm->shutdown)) {
+        free(data);
+        return -1;
+      }
+      mvm_ref arr = 0;
+      if (rc == 1) {
+        arr = len > INT32_MAX ? 0 : mvm_alloc_array_typed(t, 'B', MVM_ATYPE_BYTES, (int32_t)len);
+        if (arr) memcpy(mvm_deref(vm, arr) + 1, data, len);
+        free(data);
+        if (!arr) {
+          snprintf(err, cap, "OutOfMemoryError: failed to allocate a byte[%zu] for a DDM request", len);
+          if (h->ddm_reply) h->ddm_reply(h->ud, 2, 0, NULL, 0, "the program is out of memory");
+          return 1;
+        }
+      }
+      SETP(in->a, rc > 0 ? type : 0);
+      SETR(in->b, arr);
+      return 0;
+    }
+    case OP_DDM_REPLY: case OP_DDM_SEND: {
+      int rc = ddm_bytes(vm, regs, tags, in->b, &p, &len, err, cap);
+      if (rc) return rc;
+      if (op == OP_DDM_SEND) {
+        if (h->ddm_send) h->ddm_send(h->ud, (uint32_t)regs[in->a], p, len);
+      } else if (h->ddm_reply) {
+        h->ddm_reply(h->ud, p ? 1 : 0, (uint32_t)regs[in->a], p, len, NULL);
+      }
+      return 0;
+    }
+    default: { /* OP_DDM_FAIL */
+      char msg[512] = "";
+      if (regs[in->a] && (tags[in->a] != MVM_REFTAG || !is_string(vm, (mvm_ref)regs[in->a]))) {
+        snprintf(err, cap, "VerifyError: v%u is not a String", (unsigned)in->a);
+        return 1;
+      }
+      if (regs[in->a]) string_copy(vm, (mvm_ref)regs[in->a], msg, sizeof msg);
+      if (h->ddm_reply) h->ddm_reply(h->ud, 2, 0, NULL, 0, msg);
+      return 0;
+    }
+  }
+}
+
 int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const uint8_t *atags,
                int nargs) {
   mvm_vm *vm = t->vm;
@@ -872,6 +954,13 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
         if (waitdbg(t)) goto unwind;
         break;
       case OP_TIME_MS: SETP(in->a, mvm_now_ms()); break;
+      case OP_DDM_REGISTER: case OP_DDM_ACCEPT: case OP_DDM_REPLY: case OP_DDM_FAIL: case OP_DDM_SEND: {
+        char err[160];
+        int rc = ddm_insn(t, op, in, regs, tags, err, sizeof err);
+        if (rc < 0) goto unwind;
+        if (rc > 0) FAIL("%s", err);
+        break;
+      }
       case OP_EXIT:
         NUM(in->a);
         atomic_store(&vm->exit_status, mvm_exit_status(regs[in->a]));

@@ -61,6 +61,19 @@ typedef struct mvm_hooks {
    * what is not live. Neither may allocate from the heap. */
   void (*gc_start)(void *ud);
   void (*gc_sweep)(void *ud, int (*is_live)(void *arg, uint64_t *ref), void *arg);
+  /* The program's own DDM chunk handlers (appended; the ddm-* instructions, README.md "DDM chunk
+   * handlers"). Each runs on the program's thread; NULL: the instruction reports "no DDM".
+   * ddm_register: 0, 1 (a type of the VM's own), -1 (no DDM, or an error).
+   * ddm_accept: waits up to ms (the thread in VMWAIT) for the next request (returns 1: *type,
+   * *data malloc'd for the caller to free, *len) or session event (returns 2: *type 1 connected,
+   * 2 disconnected); 0 on timeout, -1 at shutdown.
+   * ddm_reply: answers the request the last accept gave (kind 0 the empty reply, 1 the chunk
+   * type / data, 2 FAIL with msg); -1 if it is no longer waited for (timed out).
+   * ddm_send: an unsolicited chunk; 0 or -1 (no peer, dropped). */
+  int (*ddm_register)(void *ud, uint32_t type);
+  int (*ddm_accept)(void *ud, int64_t ms, uint32_t *type, uint8_t **data, size_t *len);
+  int (*ddm_reply)(void *ud, int kind, uint32_t type, const uint8_t *data, size_t len, const char *msg);
+  int (*ddm_send)(void *ud, uint32_t type, const uint8_t *data, size_t len);
 } mvm_hooks;
 
 /* Allocation tracking. While *flag is non-zero, every allocation (object, array, the String and

@@ -33,10 +33,13 @@ typedef struct ddmc_chunk {
 typedef struct ddmc_chunk_handler {
   /* Thread: JDWP thread. *reply_type starts as req->type. Write the reply payload into reply.
    * Return 0: an empty reply buffer sends the bare 11-byte success reply, otherwise one chunk of
-   * *reply_type. Return a DDMC_E* error: the peer gets FAIL [code = the error][ddmc_strerror]. */
+   * *reply_type. Return DDMC_ENOENT: the answer to a type nobody handles, the same empty reply.
+   * Return another DDMC_E* error: the peer gets FAIL [code = the error][ddmc_strerror]. */
   int (*handle)(void *ud, ddmc_vm *vm, const ddmc_chunk *req, ddmc_chunk_type *reply_type,
                 ddmc_buf *reply);
-  /* Thread: JDWP thread. On the first DDM packet of a session (NULL: not interested). */
+  /* Thread: JDWP thread. On the first DDM packet of a session (NULL: not interested), to each
+   * handler registered at that moment; one registered later in the session hears neither this
+   * nor disconnected (docs/ddm-chunks.md, "Sessions"). */
   void (*connected)(void *ud, ddmc_vm *vm);
   /* Thread: JDWP thread. Exactly once after each connected, when the session ends. */
   void (*disconnected)(void *ud, ddmc_vm *vm);

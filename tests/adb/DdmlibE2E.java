@@ -126,8 +126,8 @@ public class DdmlibE2E {
     note(describe(cd));
     check(cd.getPid() == pid, tag + ": HELO pid equals the pid adb reports (" + cd.getPid() + ")");
     check(abi.equals(cd.getAbi()), tag + ": ABI '" + abi + "' (" + cd.getAbi() + ")");
-    if (kind.equals("jvm") || kind.equals("jvmprof")) {
-      checkJvmIdentity(cd, tag, kind.equals("jvm") ? "JvmThreads" : "JvmProf");
+    if (kind.equals("jvm") || kind.equals("jvmprof") || kind.equals("jvmddm")) {
+      checkJvmIdentity(cd, tag, kind.equals("jvm") ? "JvmThreads" : kind.equals("jvmddm") ? "DdmApp" : "JvmProf");
       return;
     }
     check("minivm v0.1".equals(cd.getVmIdentifier()), tag + ": VM ident 'minivm v0.1' (" + cd.getVmIdentifier() + ")");
@@ -171,6 +171,49 @@ public class DdmlibE2E {
     note(tag + ": features " + features(cd));
     check(cd.getDebuggerConnectionStatus() == ClientData.DebuggerStatus.DEFAULT,
         tag + ": no WAIT: debugger status DEFAULT (" + cd.getDebuggerConnectionStatus() + ")");
+  }
+
+  /** tests/hotspot/DdmApp.java's own chunk handlers (Android's DdmServer API on HotSpot), reached
+   *  with ddmlib's own packet code (E2EChunks, in ddmlib's package): ECHO answered, BOOM's
+   *  exception as a FAIL chunk and the next ECHO served, PUSH's unsolicited PSHD (from
+   *  DdmServer.sendChunk on an app thread) delivered to a registered ddmlib handler, and a type
+   *  nobody registered answered by the empty reply, which ddmlib drops without calling the
+   *  sender's handler ("Got empty reply", a debug line), as for PUSH's own empty reply. */
+  static void checkAppChunks(IDevice dev, int pid) {
+    String tag = "jvmddm pid " + pid;
+    Client c = findClient(dev, pid);
+    if (c == null) return;
+    try {
+      com.android.ddmlib.E2EChunks.listen("PSHD");
+      com.android.ddmlib.E2EChunks.send(c, "ECHO", new byte[] {1, 2, 3});
+      com.android.ddmlib.E2EChunks.Got g = com.android.ddmlib.E2EChunks.next(10000);
+      check(g != null && g.isReply && g.type.equals("ECHO") && java.util.Arrays.equals(g.data, new byte[] {3, 2, 1}),
+          tag + ": the app's ECHO handler answered ddmlib's ECHO 010203 with 030201");
+      com.android.ddmlib.E2EChunks.send(c, "BOOM", new byte[0]);
+      g = com.android.ddmlib.E2EChunks.next(10000);
+      String fail = g != null && g.type.equals("FAIL") ? com.android.ddmlib.E2EChunks.failText(g.data) : null;
+      check(g != null && g.isReply && "1: java.lang.IllegalStateException: boom 1".equals(fail),
+          tag + ": the handler's exception reached ddmlib as FAIL (" + fail + ")");
+      com.android.ddmlib.E2EChunks.send(c, "ECHO", new byte[] {9});
+      g = com.android.ddmlib.E2EChunks.next(10000);
+      check(g != null && g.isReply && g.type.equals("ECHO") && g.data.length == 1 && g.data[0] == 9,
+          tag + ": the next ECHO served after the FAIL");
+      com.android.ddmlib.E2EChunks.send(c, "PUSH", new byte[] {(byte) 0xca, (byte) 0xfe});
+      g = com.android.ddmlib.E2EChunks.next(10000);
+      check(g != null && !g.isReply && g.type.equals("PSHD")
+                && java.util.Arrays.equals(g.data, new byte[] {(byte) 0xca, (byte) 0xfe}),
+          tag + ": DdmServer.sendChunk's unsolicited PSHD cafe reached ddmlib's handler"
+              + (g == null ? " (nothing)" : " (" + g.type + ", reply " + g.isReply + ")"));
+      com.android.ddmlib.E2EChunks.send(c, "ZZZZ", new byte[] {0});
+      com.android.ddmlib.E2EChunks.send(c, "ECHO", new byte[] {7});
+      g = com.android.ddmlib.E2EChunks.next(10000);
+      check(g != null && g.isReply && g.type.equals("ECHO") && g.data.length == 1 && g.data[0] == 7,
+          tag + ": ZZZZ (no handler) gave ddmlib nothing to handle (the empty reply), the ECHO after it did"
+              + (g == null ? " (nothing)" : " (" + g.type + ")"));
+      check(com.android.ddmlib.E2EChunks.next(500) == null, tag + ": nothing else arrived");
+    } catch (java.io.IOException | InterruptedException e) {
+      check(false, tag + ": " + e);
+    }
   }
 
   /** HPIF on HotSpot: the figures of java.lang.Runtime, asked for now (the agent has no GC
@@ -845,6 +888,7 @@ public class DdmlibE2E {
       for (int i = 0; i < clients.size(); i++) {
         if (kinds.get(i).equals("threads") || kinds.get(i).equals("jvm")) checkThreads(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("jvm")) checkJvmHeap(dev, clients.get(i)[0]);
+        if (kinds.get(i).equals("jvmddm")) checkAppChunks(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("alloc")) checkHeap(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("prof")) checkProfiling(dev, clients.get(i)[0]);
         if (kinds.get(i).equals("hprof")) checkHprof(dev, clients.get(i)[0]);

@@ -23,6 +23,9 @@ MODE:
             (JvmProf$Blob at JvmProf.allocate), the method tracer (streaming) and the sampler,
             dumpHprof (HPDS) and sendHPDU; the traces pass the real dmtracedump, the dumps the
             strict reader (1000 JvmProf$Node) and the real hprof-conv
+  jvmddm    HotSpot running tests/hotspot/DdmApp.java the same way: its own chunk handlers (Android's
+            DdmServer API from the agent) reached with ddmlib's own packet code: reply, FAIL from a
+            throwing handler then the next request served, an unsolicited chunk, an unknown type
   ps        `ddmc ps` (--ddmc BIN) against --count N VMs (default 300): 4 minivm processes on
             dt_android_adb, the rest synthetic VMs served by the stand-in (--synthetic-vms); the
             listing's time is printed (bench/RESULTS.md) and must stay under --ps-budget seconds;
@@ -50,6 +53,8 @@ import array
 HERE = os.path.dirname(os.path.abspath(__file__))
 STANDIN = os.path.join(HERE, "adbd_standin.py")
 JAVA_SRC = os.path.join(HERE, "DdmlibE2E.java")
+# A custom chunk with ddmlib's own packet code: package-private there, so a class in its package.
+JAVA_DDMLIB_SRC = os.path.join(HERE, "ddmlib", "com", "android", "ddmlib", "E2EChunks.java")
 JARS = {
     "ddmlib": ["/usr/share/java/com.android.tools.ddms.ddmlib.jar", "/usr/share/java/ddmlib.jar"],
     "tools-common": ["/usr/share/java/com.android.tools.common.jar", "/usr/share/java/common.jar"],
@@ -222,7 +227,8 @@ class Run:
         jdir = os.path.join(self.dir, "java")
         os.makedirs(jdir)
         cp = ":".join(self.cp)
-        r = subprocess.run([self.javac, "-nowarn", "-d", jdir, "-cp", cp, JAVA_SRC], capture_output=True, timeout=120)
+        r = subprocess.run([self.javac, "-nowarn", "-d", jdir, "-cp", cp, JAVA_SRC, JAVA_DDMLIB_SRC], capture_output=True,
+                           timeout=120)
         if r.returncode != 0:
             raise Fail("javac failed:\n" + r.stdout.decode() + r.stderr.decode())
         say("running DdmlibE2E %s" % " ".join(argv))
@@ -555,18 +561,18 @@ def mode_prof(run):
     run.java(["--client", "%d:prof" % vm.pid], run.args.java_timeout)
 
 
-def start_jvm(run, program):
-    """HotSpot running tests/adb/PROGRAM.java under libddmcjdwp.so on dt_android_adb: the agent
-    dials the stand-in's control socket (DDMC_ADB_CONTROL, as minivm does). Returns its Popen
-    once adb lists it."""
+def start_jvm(run, program, src=None, cp=None):
+    """HotSpot running tests/adb/PROGRAM.java (or SRC, compiled against CP) under libddmcjdwp.so
+    on dt_android_adb: the agent dials the stand-in's control socket (DDMC_ADB_CONTROL, as minivm
+    does). Returns its Popen once adb lists it."""
     if not run.args.jvm_agent or not os.path.isfile(run.args.jvm_agent):
         raise Fail("mode %s needs --jvm-agent PATH (libddmcjdwp.so), not %r" % (run.args.mode, run.args.jvm_agent))
     run.start_standin()
     run.start_adb()
     run.connect()
     jdir = os.path.join(run.dir, "jvm-classes")
-    r = subprocess.run([run.javac, "-g", "-d", jdir, os.path.join(HERE, program + ".java")], capture_output=True,
-                       timeout=120)
+    r = subprocess.run([run.javac, "-g", "-d", jdir] + (["-cp", cp] if cp else [])
+                       + [src or os.path.join(HERE, program + ".java")], capture_output=True, timeout=120)
     if r.returncode != 0:
         raise Fail("javac %s.java failed:\n%s%s" % (program, r.stdout.decode(), r.stderr.decode()))
     env = dict(run.env)
@@ -583,6 +589,16 @@ def mode_jvm(run):
     # ddmlib checks HELO, threads and HPIF.
     vm = start_jvm(run, "JvmThreads")
     run.java(["--client", "%d:jvm" % vm.pid], run.args.java_timeout)
+
+
+def mode_jvmddm(run):
+    # An app's own chunk handlers (Android's DdmServer API, tests/hotspot/DdmApp.java) reached by
+    # ddmlib's own packet code; the API's classes come from the agent (the system class loader's search), not -cp.
+    jar = os.path.join(os.path.dirname(os.path.abspath(run.args.jvm_agent or ".")), "libddmcjdwp-ddm.jar")
+    if not os.path.isfile(jar):
+        raise Fail("no %s beside the agent" % jar)
+    vm = start_jvm(run, "DdmApp", src=os.path.join(HERE, "..", "hotspot", "DdmApp.java"), cp=jar)
+    run.java(["--client", "%d:jvmddm" % vm.pid], run.args.java_timeout)
 
 
 def find_platform_tool(name):
@@ -924,7 +940,8 @@ def mode_ps(run):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps", "jvm", "jvmprof"])
+    ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps", "jvm", "jvmprof",
+                                     "jvmddm"])
     ap.add_argument("--jvm-agent", help="libddmcjdwp.so (mode jvm)")
     ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
@@ -965,7 +982,7 @@ def main():
     try:
         {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
          "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof, "ps": mode_ps, "jvm": mode_jvm,
-         "jvmprof": mode_jvmprof}[args.mode](run)
+         "jvmprof": mode_jvmprof, "jvmddm": mode_jvmddm}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)

@@ -118,6 +118,8 @@ def check_packages(debs):
         expect["ddmc"]["usr/share/man/man1/ddmc.1.gz"] = None
     if ARGS.jdwp_agent:
         expect["libddmc0"][f"usr/{lib}/libddmcjdwp.so"] = None
+        # Android's DdmServer API for the app, where the agent looks for it (agent/README.md).
+        expect["libddmc0"][f"usr/{lib}/libddmcjdwp-ddm.jar"] = None
     sections = {"libddmc0": "libs", "libddmc-dev": "libdevel", "ddmc": "devel"}
     owner = {}
     for name, deb in debs.items():
