@@ -259,8 +259,8 @@ def one_cycle(prog, j, i, pending):
     if pending:
         d = struct.pack(">BBI", BREAKPOINT, SUSPEND_ALL, 1) + d
     else:
-        # Hit by worker-0 only (ThreadOnly): two workers' events at once leave the JDK's agent
-        # unable to run the call on either (it never answers; seen in about one run in two).
+        # Hit by worker-0 only (ThreadOnly): with several workers' events at once the JDK's agent
+        # sometimes never answers the call (about one run in two).
         w0 = [t for name, t, _ in threads(j) if name == "worker-0"]
         if len(w0) != 1:
             raise Failure("cycle %d: no thread worker-0" % i)
@@ -279,8 +279,8 @@ def one_cycle(prog, j, i, pending):
     opts, wait, dispose = ways[i % len(ways)]
     if not pending:
         j.cmd(15, 2, struct.pack(">BI", BREAKPOINT, req))  # EventRequest.Clear
-    # Other workers that hit the breakpoint with this one suspended every thread once more each:
-    # JDWP runs a call only on a thread suspended once (the JDK's agent waits until then).
+    # Other workers that hit the breakpoint with this one (--pending) suspended every thread once
+    # more each: back to a count of 1, as an IDE that resumes those events does.
     time.sleep(0.05)
     for _ in range(64):
         n = struct.unpack(">i", j.cmd(11, 12, thread))[0]  # ThreadReference.SuspendCount
