@@ -5,6 +5,8 @@ standard library only), against tests/hotspot/Cycles.java.
 
     cycles.py --workdir DIR [--agent libddmcjdwp.so] [--java JAVA] [--cycles 100] [--pending]
 
+(--java: the debuggee's java, by default the one on PATH, which is asan_run.py's in the ASan build.)
+
 Without --agent the JVM runs under the JDK's own -agentlib:jdwp (the reference that proves the
 expectations); with it, under -agentpath:AGENT. Either way with
 transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0; the port is read from the agent's
@@ -17,19 +19,20 @@ the static fields c0..c2 over JDWP) before a debugger has done anything. Then CY
   at least FRACTION of its baseline rate (a breakpoint left set or a thread left suspended
   collapses it; a window under the bar is measured again, longer, before it fails, since a
   loaded machine or code HotSpot has not compiled again yet slows a worker for a while); set a
-  breakpoint in work() with SUSPEND_ALL for worker-0 (the others stop too); wait for it; clear it; call slow(30) on the event thread
-  (ClassType.InvokeMethod, INVOKE_SINGLE_THREADED) and read the reply, which leaves every thread
-  suspended again; then leave by VirtualMachine.Dispose or by closing the socket
-  without a word. The ways (WAYS) take turns.
+  breakpoint in work() with SUSPEND_ALL for worker-0 (the others stop too); wait for it; clear
+  it; call slow(30) on the event thread (ClassType.InvokeMethod, INVOKE_SINGLE_THREADED) and read
+  the reply, which leaves every thread suspended again; then leave by VirtualMachine.Dispose or
+  by closing the socket without a word. The ways (WAYS) take turns.
 A last attach checks the state after the last cycle. Exits 0 on success, 1 with the report.
 
 --pending: the calls are left running when the debugger leaves (their replies unread), except in
 two of six cycles, calls that resume every thread (options 0) come too, and the breakpoint stays
-set during the calls, for every thread, so such a call lets the other workers hit it meanwhile: SUSPEND_ALL events are still being made while the
-debugger leaves (PENDING_WAYS). JDWP says a call continues after Dispose and its thread then
-runs from where it stopped. The JDK's own agent (17.0.15) fails this from the first cycle: after
-a session that left a call running, every thread stays suspended with a count of 1 (and jcmd
-can no longer attach), so --pending runs under libddmcjdwp.so only."""
+set during the calls, for every thread, so such a call lets the other workers hit it meanwhile:
+SUSPEND_ALL events are still being made while the debugger leaves (PENDING_WAYS). JDWP says a
+call continues after Dispose and its thread then runs from where it stopped. The JDK's own
+agent (17.0.15) fails this from the first cycle: after a session that left a call running, every
+thread stays suspended with a count of 1 (and jcmd can no longer attach), so --pending runs under
+libddmcjdwp.so only."""
 import argparse
 import os
 import re
@@ -287,7 +290,8 @@ def one_cycle(prog, j, i, pending):
         if n <= 1:
             break
         j.cmd(1, 9)  # VirtualMachine.Resume: every count down by one
-    args = struct.pack(">Q", prog.cls) + thread + struct.pack(">QI", prog.methods["slow"], 1) + b"I" + struct.pack(">iI", 30, opts)
+    args = (struct.pack(">Q", prog.cls) + thread + struct.pack(">QI", prog.methods["slow"], 1) + b"I" +
+            struct.pack(">iI", 30, opts))
     pid = j.send(3, 3, args)  # ClassType.InvokeMethod
     if wait:
         err, _ = j.reply(pid)
@@ -353,7 +357,8 @@ def main():
     if not args.java or not javac:
         print("FAIL: java/javac missing (Debian package default-jdk-headless; scripts/setup.sh installs it)")
         return 1
-    work = os.path.join(args.workdir, "cycles-" + ("agent" if args.agent else "reference") + ("-pending" if args.pending else ""))
+    work = os.path.join(args.workdir, "cycles-" + ("agent" if args.agent else "reference") +
+                        ("-pending" if args.pending else ""))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     r = subprocess.run([javac, "-g", "-d", work, os.path.join(HERE, "Cycles.java")], capture_output=True, text=True)
