@@ -3,7 +3,8 @@
 # Runs every test. Installs what is missing first (scripts/setup.sh).
 #
 #   scripts/test.sh           all of it: the normal build's suite, the same suite under
-#                             AddressSanitizer + UndefinedBehaviorSanitizer, the threaded tests under
+#                             AddressSanitizer + UndefinedBehaviorSanitizer (with libddmcjdwp.so
+#                             inside HotSpot: tests/hotspot/asan_run.py), the threaded tests under
 #                             ThreadSanitizer, and each libFuzzer target for DDMC_FUZZ_SECONDS (20)
 #   scripts/test.sh --quick   the normal build's suite only
 #

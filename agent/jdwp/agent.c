@@ -99,8 +99,17 @@ static int stall_timeout_from_env(ddmc_options *o) {
   return 0;
 }
 
+/* Set by the first Agent_OnLoad / Agent_OnAttach for good. HotSpot calls Agent_OnAttach again at
+ * each `jcmd PID JVMTI.agent_load` of this file (the library is loaded once), also into a VM
+ * started with -agentpath:libddmcjdwp.so; a second start would wipe the running one's state. */
+static atomic_int entered;
+
 static int init(JavaVM *jvm, const char *options, int attach) {
   char err[256];
+  if (atomic_exchange(&entered, 1)) {
+    fprintf(stderr, "ERROR: ddmcjdwp: already loaded in this VM: one agent per process\n");
+    return JNI_ERR;
+  }
   memset(&ja, 0, sizeof ja);
   ja.jvm = jvm;
   const char *v = getenv("DDMC_JDWP_VERBOSE");

@@ -149,7 +149,13 @@ static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
   pthread_mutex_lock(&d->thr.lock);
   if (e->count == 0) {
     pthread_mutex_unlock(&d->thr.lock);
-    return 0; /* never below 0 */
+    /* Never below 0. But a thread whose count its call took (invoke_begin) may still be held by
+     * the VM (an event that suspended every thread reached it inside its own event callback):
+     * invoke_end gives the count back only to the session that made the call, so a session that
+     * ends meanwhile lets the VM go here, or the thread stops for good where its call returns. */
+    if (!to_zero || !e->vm_suspended) return 0;
+    e->vm_suspended = 0;
+    return d->ops.resume_thread ? ddmc__ctl_suspend(d->vm, e->id, 0) : 0;
   }
   atomic_fetch_sub_explicit(&d->thr.held, to_zero ? e->count : 1, memory_order_release);
   e->count = to_zero ? 0 : e->count - 1;
