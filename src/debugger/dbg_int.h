@@ -55,7 +55,7 @@ int ddmc__dbg_id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id);
 /* The object behind id, or INVALID_OBJECT. id 0 gives 0 (null) and success. Thread: any. */
 int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out);
 /* The class behind a referenceTypeID (or the classObjectID of its class object), with its cached
- * description. INVALID_CLASS (INVALID_OBJECT when the id names a plain object). Thread: any. */
+ * description. INVALID_CLASS for any other ID, a plain object's too (as libjdwp). Thread: any. */
 int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out);
 /* The cached description of c, registering it (and its referenceTypeID) on first sight.
  * Thread: any. The pointer stays valid until the session ends. */

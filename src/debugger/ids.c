@@ -200,8 +200,9 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out) 
       rc = 0;
     } else {
       /* A classObjectID: the class whose java.lang.Class it is (a short scan: classes are few,
-       * and JDI sends these rarely). */
-      rc = DDMC_JDWP_INVALID_OBJECT;
+       * and JDI sends these rarely). Any other object (a thread, a string, an array): INVALID_CLASS,
+       * as libjdwp answers. */
+      rc = DDMC_JDWP_INVALID_CLASS;
       for (uint32_t i = 0; i < ids->nslots; i++) {
         const ddmc__dbg_slot *c = &ids->slots[i];
         if (c->kind == DDMC__SLOT_CLASS && c->cls->class_object == s->key) {
