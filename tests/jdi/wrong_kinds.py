@@ -170,6 +170,8 @@ def ids(conn):
     int_array = class_id(conn, "[I")
     k["array"] = struct.unpack(">Q", need(conn, 4, 1, ident(int_array) + struct.pack(">i", 3),
                                           "ArrayType.NewInstance int[3]")[1:9])[0]
+    k["int_array"] = int_array
+    k["object"] = class_id(conn, "Ljava/lang/Object;")
     k["main"], k["plain"] = plain_object(conn, k["class"])
     return k
 
@@ -192,6 +194,10 @@ def checks(k, ours_only):
                 ident(t) + ident(t) + ident(0) + struct.pack(">i", 0) + struct.pack(">i", 0), INVALID_CLASS))
     out.append(("ClassType.NewInstance with a string ID for the class", 3, 4,
                 ident(s) + ident(t) + ident(0) + struct.pack(">i", 0) + struct.pack(">i", 0), INVALID_CLASS))
+    # An ID that names nothing: JDWP's "not a known ID", INVALID_OBJECT; null: INVALID_CLASS.
+    out.append(("ReferenceType.Signature with an unknown ID", 2, 1, ident(0x7FFF0000FFFF), INVALID_OBJECT))
+    out.append(("ClassType.Superclass with an unknown ID", 3, 1, ident(0x7FFF0000FFFF), INVALID_OBJECT))
+    out.append(("ReferenceType.Signature with null", 2, 1, ident(0), INVALID_CLASS))
     for kind, obj in (("string", s), ("array", a), ("thread group", g)):
         out.append(("ThreadReference.Name with a %s ID" % kind, 11, 1, ident(obj), INVALID_THREAD))
     out.append(("ThreadReference.Name with a class's ID", 11, 1, ident(c), INVALID_THREAD))
@@ -270,6 +276,13 @@ def main():
             failures += not ok
             print("%s - %s: %s%s" % ("ok" if ok else "FAIL", what, NAMES.get(err, str(err)),
                                      "" if ok else " (want %s)" % NAMES.get(want, str(want))))
+        # ClassType.Superclass of an array type: java.lang.Object, as libjdwp answers (JNI's
+        # GetSuperclass; ART's conformance suite expects it too).
+        err, reply = conn.cmd(3, 1, ident(k["int_array"]))
+        ok = err == 0 and first_id(reply) == k["object"]
+        failures += not ok
+        print("%s - ClassType.Superclass of int[]: %s, %s" % ("ok" if ok else "FAIL", NAMES.get(err, str(err)),
+                                                           "java.lang.Object" if ok else reply.hex()))
         # The VM answers on, and runs on: main's rounds go on.
         resumed, _ = conn.cmd(11, 3, ident(k["main"]))
         time.sleep(1.0)
