@@ -194,6 +194,16 @@ def checks(k, ours_only):
                 ident(t) + ident(t) + ident(0) + struct.pack(">i", 0) + struct.pack(">i", 0), INVALID_CLASS))
     out.append(("ClassType.NewInstance with a string ID for the class", 3, 4,
                 ident(s) + ident(t) + ident(0) + struct.pack(">i", 0) + struct.pack(">i", 0), INVALID_CLASS))
+    out.append(("InterfaceType.InvokeMethod with a thread ID for the interface", 5, 1,
+                ident(t) + ident(t) + ident(0) + struct.pack(">i", 0) + struct.pack(">i", 0), INVALID_CLASS))
+    # EventRequest.Set modifiers naming a class: ClassOnly, ExceptionOnly, LocationOnly, FieldOnly.
+    one = struct.pack(">i", 1)
+    for name, kind, mod in (("ClassOnly", 8, bytes([4]) + ident(t)),
+                            ("ExceptionOnly", 4, bytes([8]) + ident(t) + bytes([1, 1])),
+                            ("LocationOnly", 2, bytes([7, 1]) + ident(t) + ident(1) + struct.pack(">q", 0)),
+                            ("FieldOnly", 20, bytes([9]) + ident(t) + ident(1))):
+        out.append(("EventRequest.Set with %s naming a thread for the class" % name, 15, 1,
+                    bytes([kind, 0]) + one + mod, INVALID_CLASS))
     # An ID that names nothing: JDWP's "not a known ID", INVALID_OBJECT; null: INVALID_CLASS.
     out.append(("ReferenceType.Signature with an unknown ID", 2, 1, ident(0x7FFF0000FFFF), INVALID_OBJECT))
     out.append(("ClassType.Superclass with an unknown ID", 3, 1, ident(0x7FFF0000FFFF), INVALID_OBJECT))
