@@ -549,6 +549,7 @@ static int set_stepping(void *vd, uint32_t t, int on) {
     bad(f);
     return DDMC_JDWP_INVALID_THREAD;
   }
+  if (on && !atomic_load(&f->vm_suspended[t]) && !atomic_load(&f->parked[t])) atomic_fetch_add(&f->step_on_running, 1);
   atomic_store(&f->stepping[t], on);
   return 0;
 }
@@ -642,6 +643,7 @@ static int interrupt_thread(void *vd, uint32_t thread) {
 static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
   fakedbg *f = FD(vd);
   fd_object *ob = fakedbg_object(f, exc);
+  atomic_fetch_add(&f->n_stop, 1);
   if (thread == 0 || thread > FD_NTHREADS || ob == NULL) {
     bad(f);
     return DDMC_JDWP_INVALID_OBJECT;
@@ -813,6 +815,8 @@ void fakedbg_reset_debuggee(fakedbg *f) {
   atomic_store(&f->n_set_bp, 0);
   atomic_store(&f->n_clear_bp, 0);
   atomic_store(&f->n_set_step, 0);
+  atomic_store(&f->step_on_running, 0);
+  atomic_store(&f->n_stop, 0);
   atomic_store(&f->n_method_events, 0);
   atomic_store(&f->n_exit, 0);
   atomic_store(&f->n_park, 0);

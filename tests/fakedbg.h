@@ -137,6 +137,8 @@ typedef struct fakedbg {
   atomic_int bad_calls;
   atomic_int vm_suspended[FD_NTHREADS + 1]; /* by suspend_thread, until resume_thread */
   atomic_int stepping[FD_NTHREADS + 1];
+  atomic_int step_on_running; /* set_stepping(on) for a thread neither suspended nor parked */
+  atomic_int n_stop;          /* stop_thread calls */
   atomic_int parked[FD_NTHREADS + 1]; /* thread_parking said 1, not yet 0 */
   atomic_int method_events;
   /* set_field_watch: calls, and the last field and kinds asked for. */

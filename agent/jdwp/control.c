@@ -173,6 +173,15 @@ static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
   jobject x = ja_obj(exc);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
   if (x == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  /* StopThread takes any object and HotSpot throws it unchecked: a thread that "throws" a
+   * non-Throwable crashes the VM (SIGSEGV) once it runs. */
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jclass throwable = (*env)->FindClass(env, "java/lang/Throwable");
+  int is = throwable != NULL && (*env)->IsInstanceOf(env, x, throwable);
+  if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
+  ja_leave(env);
+  if (!is) return DDMC_JDWP_INVALID_CLASS;
   return ja_err((*ja.ti)->StopThread(ja.ti, t, x));
 }
 

@@ -329,7 +329,9 @@ typedef struct ddmc_vm_bridge {
   int (*set_breakpoint)(void *vm_data, const ddmc_location *loc);
   int (*clear_breakpoint)(void *vm_data, const ddmc_location *loc);
   /* While on, the thread calls ddmc_post_location before each instruction it executes (the
-   * library decides where a step by line ends). */
+   * library decides where a step by line ends). The debugger switches it on while it holds the
+   * thread suspended (a step asked for a running thread: suspend_thread, frames read, this,
+   * resume_thread, as the JDK's agent does); a JVM TI agent may switch it for a running thread. */
   int (*set_stepping)(void *vm_data, uint32_t thread, int on);
   /* Watchpoints (VMs without it: the capabilities say no). The library counts requests per field:
    * watch is the set of kinds now wanted for field of c (DDMC_WATCH_ACCESS | DDMC_WATCH_MODIFY, 0

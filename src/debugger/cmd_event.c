@@ -173,10 +173,10 @@ static int check_location(ddmc__dbg *d, const ddmc_location *loc) {
   return 0;
 }
 
-/* SINGLE_STEP: records where the step begins and asks the VM to report each instruction. */
+/* SINGLE_STEP: records where the step begins and asks the VM to report each instruction. The
+ * thread is suspended (ev_set holds it). */
 static int arm_step(ddmc__dbg *d, ddmc__dbg_req *r, const ddmc__dbg_mod *m) {
   uint32_t thread = m->thread;
-  if (ddmc__dbg_thr_count(d, thread) == 0) return DDMC_JDWP_THREAD_NOT_SUSPENDED;
   for (uint32_t i = 0; i < d->req->n; i++) {
     const ddmc__dbg_req *o = d->req->list[i];
     if (o->step != NULL && o->step_thread == thread && !atomic_load(&o->expired)) return DDMC_JDWP_DUPLICATE;
@@ -352,14 +352,22 @@ static int publish(ddmc__dbg *d, ddmc__dbg_req *r) {
 static int ev_set(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc__dbg_req *r = NULL;
   int rc = parse_request(d, in, &r);
+  /* A step may name a running thread: JDWP lists no THREAD_NOT_SUSPENDED for Set, and an IDE that
+   * resumed a stale event set steps from one (JDI and Eclipse's JDI fail on the error). As
+   * libjdwp, the thread is held while the step is armed and published: it starts from wherever
+   * the thread stopped, and no instruction runs before the request can see it. */
+  const ddmc__dbg_mod *step = rc == 0 && r->kind == DDMC_EV_SINGLE_STEP ? find_mod(r, DDMC__MOD_STEP) : NULL;
+  uint32_t thread = step != NULL ? step->thread : 0;
+  int held = 0;
+  if (step != NULL && (rc = ddmc__dbg_thr_suspend(d, thread)) == 0) held = 1;
   if (rc == 0) rc = install(d, r);
   if (rc != 0) {
     if (r != NULL) ddmc__dbg_req_put(d, r);
-    return rc;
+  } else if ((rc = publish(d, r)) == 0) {
+    ddmc_buf_put_u32(out, (uint32_t)r->id);
   }
-  if ((rc = publish(d, r)) != 0) return rc;
-  ddmc_buf_put_u32(out, (uint32_t)r->id);
-  return 0;
+  if (held) ddmc__dbg_thr_resume(d, thread);
+  return rc;
 }
 
 /* Removes list[i]: the VM's part undone, the list's reference dropped. */

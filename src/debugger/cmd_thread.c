@@ -104,6 +104,19 @@ static int tr_suspend_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc;
 }
 
+/* None of the objects JDWP tags apart (strings, arrays, threads, groups, class loaders, class
+ * objects) is a Throwable: INVALID_CLASS, and the VM never sees them. libjdwp hands any object to
+ * JVM TI's StopThread, which HotSpot does not check: the VM dies. Whether a plain object is a
+ * Throwable the VM answers (ops.stop_thread). */
+static int check_throwable(ddmc__dbg *d, ddmc_ref exc) {
+  ddmc_class k = 0;
+  const ddmc__dbg_cls *c;
+  int rc = DDMC__DBG_CALL(d, object_class, exc, &k);
+  if (rc != 0) return rc == DDMC_JDWP_INVALID_CLASS ? DDMC_JDWP_INVALID_OBJECT : rc;
+  if ((rc = ddmc__dbg_cls_get(d, k, &c)) != 0) return rc;
+  return c->object_tag == 'L' ? 0 : DDMC_JDWP_INVALID_CLASS;
+}
+
 /* [thread][throwable]: the thread throws it as soon as it runs again (ops.stop_thread). */
 static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
@@ -115,6 +128,7 @@ static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (rc == 0) rc = ddmc__rd_end(in);
   if (rc == 0 && exc == 0) rc = DDMC_JDWP_INVALID_OBJECT;
   if (rc == 0) rc = thread_info(d, t, &info);
+  if (rc == 0) rc = check_throwable(d, exc);
   return rc != 0 ? rc : DDMC__DBG_CALL(d, stop_thread, t, exc);
 }
 

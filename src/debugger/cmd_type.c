@@ -162,8 +162,8 @@ static int ct_superclass(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__dbg_cls *c, *s;
   int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
-  if (c->type_tag != DDMC_TYPE_CLASS) return DDMC_JDWP_INVALID_CLASS;
-  if (c->superclass == 0) {
+  /* An interface has none (0) and an array's is Object, as libjdwp answers (JNI GetSuperclass). */
+  if (c->type_tag == DDMC_TYPE_INTERFACE || c->superclass == 0) {
     ddmc__dbg_wr_id(out, 0);
     return 0;
   }

@@ -55,7 +55,8 @@ int ddmc__dbg_id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id);
 /* The object behind id, or INVALID_OBJECT. id 0 gives 0 (null) and success. Thread: any. */
 int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out);
 /* The class behind a referenceTypeID (or the classObjectID of its class object), with its cached
- * description. INVALID_CLASS (INVALID_OBJECT when the id names a plain object). Thread: any. */
+ * description. As libjdwp and JDWP's error list: INVALID_OBJECT for an unknown ID (stale, forged),
+ * INVALID_CLASS for null and for the ID of an object that is no class. Thread: any. */
 int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out);
 /* The cached description of c, registering it (and its referenceTypeID) on first sight.
  * Thread: any. The pointer stays valid until the session ends. */

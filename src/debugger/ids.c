@@ -189,8 +189,9 @@ int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
 
 int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out) {
   *out = NULL;
+  if (id == 0) return DDMC_JDWP_INVALID_CLASS;
   ddmc__dbg_ids *ids = &d->ids;
-  int rc = DDMC_JDWP_INVALID_CLASS;
+  int rc = DDMC_JDWP_INVALID_OBJECT; /* JDWP: "not a known ID"; libjdwp answers so too */
   pthread_mutex_lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0) {
@@ -200,8 +201,9 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out) 
       rc = 0;
     } else {
       /* A classObjectID: the class whose java.lang.Class it is (a short scan: classes are few,
-       * and JDI sends these rarely). */
-      rc = DDMC_JDWP_INVALID_OBJECT;
+       * and JDI sends these rarely). Any other object (a thread, a string, an array): INVALID_CLASS,
+       * as libjdwp answers. */
+      rc = DDMC_JDWP_INVALID_CLASS;
       for (uint32_t i = 0; i < ids->nslots; i++) {
         const ddmc__dbg_slot *c = &ids->slots[i];
         if (c->kind == DDMC__SLOT_CLASS && c->cls->class_object == s->key) {

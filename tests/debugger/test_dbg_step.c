@@ -74,16 +74,35 @@ static void test_step_into_no_lines(void **state) {
 
 static void test_single_step_requests(void **state) {
   (void)state;
-  /* not suspended */
-  step_req(FD_T_MAIN, 1, 1, 0, DDMC_JDWP_THREAD_NOT_SUSPENDED);
-  assert_int_equal(atomic_load(&F->n_set_step), 0);
+  /* A running thread (an IDE resumed a stale event set, then steps): accepted as libjdwp does.
+   * The thread is held while the step is armed (one suspend_thread, stepping switched on, one
+   * resume_thread) and runs on; the step starts where it stood, compute:5 (line 21). */
+  int32_t id = step_req(FD_T_MAIN, 1, 1, 0, 0);
+  assert_int_equal(atomic_load(&F->n_suspend), 1);
+  assert_int_equal(atomic_load(&F->n_resume), 1);
+  assert_int_equal(atomic_load(&F->step_on_running), 0);
+  assert_int_equal(atomic_load(&F->stepping[FD_T_MAIN]), 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0);
+  assert_int_equal(ddmc_dbg_suspend_count(F->fv.vm, FD_T_MAIN), 0);
+  assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 6, 1, 0), 0);
+  assert_int_equal(events(), 0);
+  assert_int_equal(post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, 0), 0);
+  assert_int_equal(events(), 1);
+  assert_int_equal(g_comp[0].e[0].req, id);
+  assert_int_equal(clear_req(DDMC_EV_SINGLE_STEP, id), 0);
+  assert_int_equal(atomic_load(&F->stepping[FD_T_MAIN]), 0);
+  /* a thread the VM cannot hold: its error, nothing armed */
+  atomic_store(&F->fail_suspend, DDMC_JDWP_INVALID_THREAD);
+  step_req(FD_T_WORKER, 1, 1, 0, DDMC_JDWP_INVALID_THREAD);
+  assert_int_equal(atomic_load(&F->stepping[FD_T_WORKER]), 0);
+  atomic_store(&F->fail_suspend, 0);
   assert_int_equal(run_id(11, 2, tid(FD_T_MAIN), NULL), 0);
   /* bad size / depth, no Step modifier */
   step_req(FD_T_MAIN, 2, 1, 0, DDMC_JDWP_ILLEGAL_ARGUMENT);
   step_req(FD_T_MAIN, 1, 3, 0, DDMC_JDWP_ILLEGAL_ARGUMENT);
   assert_int_equal(set_req(DDMC_EV_SINGLE_STEP, 0, NULL, 0, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
   /* LINE OVER from compute:5 (line 21, depth 1) */
-  int32_t id = step_req(FD_T_MAIN, 1, 1, 0, 0);
+  id = step_req(FD_T_MAIN, 1, 1, 0, 0);
   assert_int_equal(atomic_load(&F->stepping[FD_T_MAIN]), 1);
   step_req(FD_T_MAIN, 1, 1, 0, DDMC_JDWP_DUPLICATE);
   /* the thread runs (the debugger resumes it) and reports instructions */

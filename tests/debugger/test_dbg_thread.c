@@ -288,10 +288,18 @@ static void test_new_array_interrupt_stop(void **state) {
   assert_int_equal(run(11, 10, &b, NULL), 0);
   assert_int_equal(atomic_load(&F->last_stop_thread), FD_T_WORKER);
   assert_true((ddmc_ref)atomic_load(&F->last_stop_exc) == FD_O_DEBUG2);
-  b.n = 0;
-  b_u64(&b, tid(FD_T_MAIN));
-  b_u64(&b, oid(FD_O_STR)); /* not a Throwable */
-  assert_int_equal(run(11, 10, &b, NULL), DDMC_JDWP_INVALID_CLASS);
+  /* Strings, arrays, threads, groups, class objects are no Throwables: INVALID_CLASS, and the VM
+   * is not asked (HotSpot's StopThread would take them, and the VM die). */
+  int stops = atomic_load(&F->n_stop);
+  uint64_t no_throwable[] = {oid(FD_O_STR), oid(FD_O_ARR), oid(FD_O_THREAD_MAIN), oid(FD_O_GROUP_MAIN),
+                             oid(FD_O_CLASS_DEBUG), cid(FD_C_DEBUG)};
+  for (size_t i = 0; i < sizeof(no_throwable) / sizeof(no_throwable[0]); i++) {
+    b.n = 0;
+    b_u64(&b, tid(FD_T_MAIN));
+    b_u64(&b, no_throwable[i]);
+    assert_int_equal(run(11, 10, &b, NULL), DDMC_JDWP_INVALID_CLASS);
+  }
+  assert_int_equal(atomic_load(&F->n_stop), stops);
   b.n = 0;
   b_u64(&b, tid(FD_T_MAIN));
   b_u64(&b, 0);

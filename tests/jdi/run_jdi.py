@@ -18,6 +18,9 @@ method calls at breakpoints (render, nested; see the client). With kill, the cli
 (SIGKILL) while its call runs, and the program's output must show both of its threads (main's
 rounds, Ticker's ticks) going on afterwards: nothing stays suspended for a debugger that is gone.
 
+--stale-step: StaleStepClient.java against Invoke (with --eclipse-jdi too): a step out asked for a
+thread a stale event set's resume left running must be accepted and end, as under the JDK's agent.
+
 Either way the VM listens on a port it picks (address 127.0.0.1:0); the client attaches there,
 runs every check and disconnects; the VM must still be running afterwards. On failure it prints
 the client's output, the program's output and the VM's stderr, and exits 1. A missing JDK is a
@@ -40,12 +43,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 WATCH_JAVA = os.path.join(ROOT, "tests", "jvmti", "Watch.java")
 
 
-def compile_client(javac, outdir, with_program=False, monitors=False, invoke=False):
+def compile_client(javac, outdir, with_program=False, monitors=False, invoke=False, client="InvokeClient"):
     """Compiles IdeClient (and Ide.java for the JVM target) into outdir, or MonitorClient (and
-    Watch.java), or InvokeClient (and Invoke.java); raises RuntimeError."""
+    Watch.java), or with invoke the client named (InvokeClient, StaleStepClient: and Invoke.java);
+    raises RuntimeError."""
     os.makedirs(outdir, exist_ok=True)
     if invoke:
-        srcs = [os.path.join(HERE, "InvokeClient.java")] + ([os.path.join(HERE, "Invoke.java")] if with_program else [])
+        srcs = [os.path.join(HERE, client + ".java")] + ([os.path.join(HERE, "Invoke.java")] if with_program else [])
     elif monitors:
         srcs = [os.path.join(HERE, "MonitorClient.java")] + ([WATCH_JAVA] if with_program else [])
     else:
@@ -148,6 +152,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=120.0, help="the client's whole deadline (120 s)")
     ap.add_argument("--monitors", action="store_true", help="MonitorClient against Watch, suspend=y")
     ap.add_argument("--invoke", choices=("render", "nested", "kill"), help="InvokeClient MODE against Invoke")
+    ap.add_argument("--stale-step", action="store_true", help="StaleStepClient against Invoke: a step from a "
+                                                               "thread a stale event set's resume left running")
     ap.add_argument("--eclipse-jdi", action="store_true", help="IdeClient on Eclipse's JDI (org.eclipse.jdi.Bootstrap) "
                                                                "instead of the JDK's")
     args = ap.parse_args()
@@ -158,7 +164,7 @@ def main():
     jdi = ((), ())
     if args.eclipse_jdi:
         if args.monitors or args.invoke:
-            print("FAIL: --eclipse-jdi runs IdeClient only")
+            print("FAIL: --eclipse-jdi runs IdeClient and StaleStepClient only")
             return 1
         try:
             jdi = eclipse_jdi_args()
@@ -167,12 +173,13 @@ def main():
             return 1
     work = os.path.join(args.workdir, "jdi-" + args.target + ("-agent" if args.jvm_agent else "") +
                         ("-eclipse" if args.eclipse_jdi else "") + ("-monitors" if args.monitors else "") +
-                        ("-invoke-" + args.invoke if args.invoke else ""))
+                        ("-invoke-" + args.invoke if args.invoke else "") + ("-stale-step" if args.stale_step else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
     try:
         compile_client(javac, classes, with_program=args.target == "jvm", monitors=args.monitors,
-                       invoke=bool(args.invoke))
+                       invoke=bool(args.invoke or args.stale_step),
+                       client="StaleStepClient" if args.stale_step else "InvokeClient")
     except RuntimeError as e:
         print(f"FAIL: {e}")
         return 1
@@ -186,6 +193,8 @@ def main():
     client_name, program = ("MonitorClient", "Watch") if args.monitors else ("IdeClient", "Ide")
     if args.invoke:
         client_name, program = "InvokeClient", "Invoke"
+    if args.stale_step:
+        client_name, program = "StaleStepClient", "Invoke"
     if args.target == "jvm":
         cmd = [java, agent, "-cp", classes, program]
         listen = re.compile(r"Listening for transport dt_socket at address: (\d+)")
