@@ -64,16 +64,15 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out);
 int ddmc__dbg_cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out);
 /* Does c descend from (or equal) ancestor, by superclasses? Thread: any. */
 int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
-/* DisposeObjects: drops refs reference counts of the ID; at zero, unless DisableCollection is in
- * force, the slot is freed and the VM told (ops.release_ref, outside the lock). JDWP thread. */
+/* DisposeObjects: drops refs reference counts of the ID; at zero the slot is freed, pinned or not
+ * (as the JDK's agent does), and the VM told (ops.release_ref, outside the lock). JDWP thread. */
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
 /* DisableCollection: one more pin (counted); the first makes the VM hold it strong
  * (ops.hold_ref). INVALID_OBJECT for an ID that names nothing or a collected object, the VM's
  * error when it cannot. JDWP thread. */
 int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id);
-/* EnableCollection: one pin less; the last lets the VM hold it weak again (and frees a slot
- * DisposeObjects emptied meanwhile). An ID that names nothing or is not pinned: 0, as the JDK's
- * agent answers. JDWP thread. */
+/* EnableCollection: one pin less; the last lets the VM hold it weak again. An ID that names
+ * nothing or is not pinned: 0, as the JDK's agent answers. JDWP thread. */
 int ddmc__dbg_id_enable_collection(ddmc__dbg *d, uint64_t id);
 /* IsCollected: *out 1 when the object is gone (swept, or the VM answers INVALID_OBJECT for it)
  * or the ID names nothing (disposed, stale), as the JDK's agent answers. JDWP thread. */

@@ -364,10 +364,12 @@ int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const d
 /* Names are weak (the VM releases them) rather than held as roots. */
 static int weak_names(const ddmc__dbg *d) { return d->ops.release_ref != NULL; }
 
-/* Frees slot idx when nothing holds it any more; returns the ref to release (0: none). Lock held. */
+/* Frees slot idx once DisposeObjects took its references to 0, pinned or not (JDWP frees the ID
+ * then, and the JDK's agent drops its strong reference with it); returns the ref to release
+ * (0: none). Lock held. */
 static ddmc_ref vacate_if_unheld(ddmc__dbg *d, uint32_t idx) {
   ddmc__dbg_slot *s = &d->ids.slots[idx];
-  if (s->refs != 0 || s->pins != 0) return 0;
+  if (s->refs != 0) return 0;
   ddmc_ref r = s->collected ? 0 : s->key; /* a swept object is the VM's already */
   vacate(d, idx);
   return r;
@@ -423,20 +425,15 @@ int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id) {
 
 int ddmc__dbg_id_enable_collection(ddmc__dbg *d, uint64_t id) {
   ddmc__dbg_ids *ids = &d->ids;
-  ddmc_ref weaken = 0, r = 0;
+  ddmc_ref weaken = 0;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT && ids->slots[idx].pins > 0) {
     ddmc__dbg_slot *s = &ids->slots[idx];
     if (--s->pins == 0 && !s->collected) weaken = s->key;
-    r = vacate_if_unheld(d, (uint32_t)idx);
   }
   pthread_mutex_unlock(&ids->lock);
-  if (r != 0) {
-    release(d, r);
-  } else if (weaken != 0 && d->ops.hold_ref != NULL) {
-    (void)d->ops.hold_ref(d->vm_data, weaken, 0); /* weakening cannot fail in a way to report */
-  }
+  if (weaken != 0 && d->ops.hold_ref != NULL) (void)d->ops.hold_ref(d->vm_data, weaken, 0); /* nothing to report */
   return 0;
 }
 

@@ -60,15 +60,14 @@ static void test_ids_dispose(void **state) {
   assert_true(s2 != s);
   assert_int_equal(run_id(10, 1, s, &r), DDMC_JDWP_INVALID_OBJECT);
   assert_int_equal(run_id(10, 1, s2, &r), 0);
-  /* DisableCollection keeps an ID past its last reference; EnableCollection lets it go later. */
+  /* DisposeObjects frees a pinned ID too, as the JDK's agent does (JDWP: "the ID is freed"). */
   uint64_t l = oid(FD_O_LABEL);
   assert_int_equal(run_id(9, 7, l, NULL), 0);
-  dispose(l, 100);
-  assert_int_equal(run_id(10, 1, l, &r), 0);
-  assert_string_equal(rd_str(&r), "label");
   assert_int_equal(run_id(9, 9, l, &r), 0);
   assert_int_equal(ddmc_read_u8(&r), 0);
-  assert_int_equal(run_id(9, 8, l, NULL), 0);
+  dispose(l, 100);
+  assert_int_equal(run_id(10, 1, l, &r), DDMC_JDWP_INVALID_OBJECT);
+  assert_int_equal(run_id(9, 8, l, NULL), 0); /* EnableCollection of a freed ID: no error */
   /* Disposing of unknown or negative counts is harmless. */
   dispose(0x123456789abcull, 1);
   dispose(s2, -5);
@@ -432,16 +431,18 @@ static void test_ids_weak(void **state) {
   assert_true(oid(FD_O_STR) != s); /* a new object at that address: a new ID */
   assert_int_equal(run_id(10, 1, l, &r), 0);
   assert_string_equal(rd_str(&r), "label");
-  /* Disposed of: released at once, unless pinned, then at the last EnableCollection. */
+  /* Disposed of: released at once, pinned or not (the release drops the strong hold too). */
   dispose(dbg, 1);
   assert_int_equal(atomic_load(&F->n_release), 1);
   assert_true(atomic_load(&F->last_release) == FD_O_DEBUG);
   assert_int_equal(run_id(9, 7, l, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_hold_strong), 2);
   dispose(l, 1);
-  assert_int_equal(atomic_load(&F->n_release), 1);
-  assert_int_equal(run_id(9, 8, l, NULL), 0);
   assert_int_equal(atomic_load(&F->n_release), 2);
   assert_true(atomic_load(&F->last_release) == FD_O_LABEL);
+  assert_int_equal(roots_now(), 0);
+  assert_int_equal(run_id(9, 8, l, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_hold_weak), 1); /* no hold_ref for a released name */
   dispose(s, 1); /* swept: the VM freed it, nothing to release */
   assert_int_equal(atomic_load(&F->n_release), 2);
   /* Session end releases every object the registry held (the new string's ID, the threads and
