@@ -260,7 +260,13 @@ static void collect(ddmc__dbg *d, ddmc__dbg_snap *s, int kind, const basket *b, 
     ddmc__dbg_req *r = s->r[i];
     if (r->kind != kind || !matches(d, r, b)) continue;
     comp_event(c, kind, r->id, r->policy);
-    enc(d, c, kind, arg);
+    int rc = enc(d, c, kind, arg);
+    if (rc != 0 && c->b.err == 0) {
+      /* An object the registry cannot name (full): the composite would be cut short, and a null
+       * in its place a wrong answer. It is not sent, and the log says so. */
+      c->b.err = DDMC_ENOMEM;
+      ddmc__log(d->vm, DDMC_LOG_WARN, "JDWP: event %d (request %d) not sent: JDWP error %d", kind, (int)r->id, rc);
+    }
   }
 }
 
