@@ -76,7 +76,8 @@ static struct {
   jint marked;
   uint32_t self; /* the walking thread's number: its JNI locals are the walk's own */
   vec objects;   /* wobj: every object, collected once */
-  uint32_t table_n;  /* slots of the table in use when the walk began (ja_table_size) */
+  uint32_t table_n;  /* the table's slot bound when the walk began (ja_table_ends: objects') */
+  uint32_t kept_n;   /* its kept slots' end then */
   uint8_t *cls_ok;   /* by class slot: 0 not looked at, 1 describable, 2 not */
   uint8_t *left_out; /* by object: table slots, then walk tags */
   uint32_t object_cls; /* java.lang.Object's number */
@@ -225,7 +226,7 @@ static uint8_t *left_out_of(uint64_t t) {
 
 /* Every object with its class, size and length, once per walk, with those left out marked. */
 static int collect_objects(void) {
-  walk.table_n = (uint32_t)ja_table_size();
+  ja_table_ends(&walk.kept_n, &walk.table_n);
   walk.cls_ok = calloc(walk.table_n, 1);
   walk.left_out = calloc((size_t)walk.table_n + (size_t)walk.n, 1);
   if (walk.cls_ok == NULL || walk.left_out == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
@@ -308,7 +309,11 @@ static int for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
   /* Objects the walk's marking did not reach but a described object names (HotSpot's
    * FollowReferences misses a few of CDS's archived objects): reading them named them in the
    * table, so they are visited too, and what they name in turn, until nothing new comes. */
-  for (uint32_t slot = walk.table_n; slot < ja_table_size(); slot++) {
+  for (uint32_t slot = walk.kept_n;; slot++) {
+    uint32_t kept_end, objects_end;
+    ja_table_ends(&kept_end, &objects_end);
+    if (slot == kept_end && slot < walk.table_n) slot = walk.table_n; /* the kept ones done: objects' */
+    if (slot >= objects_end && slot >= walk.table_n) break;
     uint64_t id = ja_id_of_slot(slot); /* fresh slots while the walk runs (ja.h) */
     if (id == 0) continue;
     JNIEnv *env = ja_enter();

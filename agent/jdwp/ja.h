@@ -104,7 +104,7 @@ uint64_t ja_id_of_slot(uint32_t slot);
  * [JA_WALK_BASE, JA_WALK_END), above every number of the table and below 0xF0000000 (hprof ids
  * are 4 bytes): valid on the walking thread only, for the length of the walk, and without a
  * global reference. ja_ref and ja_obj answer them on that thread. While a walk runs, new names
- * take fresh slots (at or above the walk's ja_table_size), never freed ones. */
+ * take fresh slots (at or above the ends ja_table_ends gave when it began), never freed ones. */
 #define JA_WALK_BASE 0xC0000000ull
 #define JA_WALK_END (JA_WALK_BASE + (1ull << 25))
 void ja_set_walking(int on);
@@ -113,8 +113,9 @@ jobject ja_walk_obj(uint64_t id);
 /* Clears o's tag if it is still tag, under the table's lock (a thread that named o meanwhile
  * keeps its name). */
 void ja_untag(jobject o, jlong tag);
-/* One more than the highest slot the table has used. */
-uint64_t ja_table_size(void);
+/* The ends of the slots used: kept entries' [0, *kept_end) and objects' [2^18, *objects_end);
+ * every slot is below *objects_end. */
+void ja_table_ends(uint32_t *kept_end, uint32_t *objects_end);
 
 /* The calling thread's JNIEnv, attaching it as a daemon (and marking it internal) when it is a
  * thread of libddmc that has not called before; NULL once the VM is gone. */

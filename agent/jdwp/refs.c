@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The table of objects the agent has named (ja.h, "Names"), and the JNIEnv of any thread.
  *
- * A name is (generation << JA_SLOT_BITS) | slot. A slot freed (release_ref, or its object
- * collected) gets the next generation, so a number the library still holds for the old
- * occupant answers INVALID_OBJECT, never the new one. Generations run 1 .. GEN_MAX and wrap:
- * every name stays below JA_WALK_BASE (heap walks' tags) and 0xF0000000 (hprof ids are 4 bytes).
+ * An object's name is (generation << JA_SLOT_BITS) | slot, its slot at or above KEPT_RESERVE. A
+ * slot freed (release_ref, or its object collected) gets the next generation, so a number the
+ * library still holds for the old occupant answers INVALID_OBJECT, never the new one.
+ * Generations run 1 .. GEN_MAX and wrap: every name stays below JA_WALK_BASE (heap walks' tags)
+ * and 0xF0000000 (hprof ids are 4 bytes). Kept entries (below) are never freed, so they need no
+ * generation: their name is their slot, below KEPT_RESERVE, and threads' DDM ids stay small
+ * (method trace records hold 16-bit thread ids).
  *
  * Entries of objects hold a JNI weak global reference, a strong one while the library holds
  * the object strong (hold_ref: DisableCollection); readers promote it to a local reference under
@@ -29,8 +32,9 @@
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static ja_entry *_Atomic chunks[MAX_CHUNKS];
-/* Slots [0, next) have been used; readers take next with acquire, so an entry below it is whole. */
-static atomic_uint_fast32_t next;
+/* Slots [0, next_kept) and [KEPT_RESERVE, next_obj) have been used; readers take them with
+ * acquire, so an entry below is whole. */
+static atomic_uint_fast32_t next_kept, next_obj = KEPT_RESERVE;
 static uint32_t free_head;    /* slot + 1 of the first free slot, 0: none (under the lock) */
 static uint32_t objects;      /* entries in use that are not kept: what the bound counts */
 static uint32_t kept;         /* kept entries (classes, threads) */
@@ -60,21 +64,33 @@ static ja_entry *slot_entry(uint32_t slot) {
   return c ? &c[slot & (CHUNK - 1)] : NULL;
 }
 
+/* The generation a number of slot carries (0 for a kept slot), or UINT32_MAX for a slot never used. */
+static uint32_t used_gen(uint32_t slot, const ja_entry **out) {
+  int kept = slot < KEPT_RESERVE;
+  if (slot >= atomic_load_explicit(kept ? &next_kept : &next_obj, memory_order_acquire)) return UINT32_MAX;
+  const ja_entry *e = slot_entry(slot);
+  uint32_t gen = e ? atomic_load_explicit(&e->gen, memory_order_acquire) : 0;
+  *out = e;
+  if (gen == 0) return UINT32_MAX; /* free */
+  return kept ? 0 : gen;
+}
+
 uint32_t ja_slot_of(uint64_t id) {
   if (id == 0 || id >= JA_WALK_BASE) return UINT32_MAX;
   uint32_t slot = (uint32_t)id & SLOT_MASK;
-  if (slot >= atomic_load_explicit(&next, memory_order_acquire)) return UINT32_MAX;
-  ja_entry *e = slot_entry(slot);
-  if (e == NULL || atomic_load_explicit(&e->gen, memory_order_acquire) != (uint32_t)(id >> JA_SLOT_BITS))
-    return UINT32_MAX;
-  return slot;
+  const ja_entry *e;
+  return used_gen(slot, &e) == (uint32_t)(id >> JA_SLOT_BITS) ? slot : UINT32_MAX;
 }
 
 uint64_t ja_id_of_slot(uint32_t slot) {
-  if (slot >= atomic_load_explicit(&next, memory_order_acquire)) return 0;
-  ja_entry *e = slot_entry(slot);
-  uint32_t gen = e ? atomic_load_explicit(&e->gen, memory_order_acquire) : 0;
-  return gen ? ((uint64_t)gen << JA_SLOT_BITS) | slot : 0;
+  const ja_entry *e;
+  uint32_t gen = used_gen(slot, &e);
+  return gen == UINT32_MAX ? 0 : ((uint64_t)gen << JA_SLOT_BITS) | slot;
+}
+
+void ja_table_ends(uint32_t *kept_end, uint32_t *objects_end) {
+  *kept_end = (uint32_t)atomic_load_explicit(&next_kept, memory_order_acquire);
+  *objects_end = (uint32_t)atomic_load_explicit(&next_obj, memory_order_acquire);
 }
 
 /* A tag this table gave out (its entry still holds that generation), or, on the walking thread,
@@ -101,7 +117,7 @@ jobject ja_obj(uint64_t id) {
   pthread_mutex_lock(&table_lock);
   /* The generation again under the lock: the slot may have been freed and reused since. A kept
    * entry's strong reference is never deleted; an object's is promoted (NULL once collected). */
-  if (atomic_load(&e->gen) == (uint32_t)(id >> JA_SLOT_BITS)) r = e->kept ? e->ref : (*env)->NewLocalRef(env, e->ref);
+  if (ja_slot_of(id) != UINT32_MAX) r = e->kept ? e->ref : (*env)->NewLocalRef(env, e->ref);
   pthread_mutex_unlock(&table_lock);
   return r;
 }
@@ -113,7 +129,7 @@ jobject ja_kept_obj(uint64_t id) {
   /* A kept entry is never freed; the generation read again after the fields shows the slot was
    * not an object's freed and reused meanwhile. */
   atomic_thread_fence(memory_order_acquire);
-  return atomic_load(&e->gen) == (uint32_t)(id >> JA_SLOT_BITS) ? r : NULL;
+  return ja_slot_of(id) != UINT32_MAX ? r : NULL;
 }
 
 uint64_t ja_named(jobject o) {
@@ -149,8 +165,8 @@ static void free_slot(JNIEnv *env, uint32_t slot, ja_entry *e) {
  * held). The library may still hold their numbers: the new generation makes those answer
  * INVALID_OBJECT. */
 static void reclaim(JNIEnv *env) {
-  uint32_t n = (uint32_t)atomic_load(&next);
-  for (uint32_t s = 0; s < n; s++) {
+  uint32_t n = (uint32_t)atomic_load(&next_obj);
+  for (uint32_t s = KEPT_RESERVE; s < n; s++) {
     ja_entry *e = slot_entry(s);
     if (e && atomic_load(&e->gen) && !e->kept && !e->strong && (*env)->IsSameObject(env, e->ref, NULL))
       free_slot(env, s, e);
@@ -169,13 +185,14 @@ static uint32_t take_slot(JNIEnv *env, int keep) {
       reclaim(env);
     if (objects >= atomic_load(&max_objects)) return UINT32_MAX;
   }
-  if (free_head != 0 && !walking) {
+  if (!keep && free_head != 0 && !walking) {
     uint32_t s = free_head - 1;
     free_head = slot_entry(s)->next_free;
     return s;
   }
-  uint32_t n = (uint32_t)atomic_load_explicit(&next, memory_order_relaxed);
-  if (n >= JA_MAX_SLOTS) return UINT32_MAX;
+  atomic_uint_fast32_t *next = keep ? &next_kept : &next_obj;
+  uint32_t n = (uint32_t)atomic_load_explicit(next, memory_order_relaxed);
+  if (n >= (keep ? KEPT_RESERVE : JA_MAX_SLOTS)) return UINT32_MAX;
   uint32_t ci = n >> CHUNK_BITS;
   ja_entry *c = atomic_load_explicit(&chunks[ci], memory_order_relaxed);
   if (c == NULL) {
@@ -184,7 +201,7 @@ static uint32_t take_slot(JNIEnv *env, int keep) {
     for (uint32_t i = 0; i < CHUNK; i++) c[i].spare_gen = 1;
     atomic_store_explicit(&chunks[ci], c, memory_order_release);
   }
-  atomic_store_explicit(&next, n + 1, memory_order_release);
+  atomic_store_explicit(next, n + 1, memory_order_release);
   return n;
 }
 
@@ -228,7 +245,7 @@ static uint64_t name_new(JNIEnv *env, jobject o, int keep) {
   if (s == UINT32_MAX) return 0;
   ja_entry *e = slot_entry(s);
   jobject g = keep ? (*env)->NewGlobalRef(env, o) : (*env)->NewWeakGlobalRef(env, o);
-  uint64_t id = ((uint64_t)e->spare_gen << JA_SLOT_BITS) | s;
+  uint64_t id = keep ? s : ((uint64_t)e->spare_gen << JA_SLOT_BITS) | s;
   if (g == NULL || (*ja.ti)->SetTag(ja.ti, o, (jlong)id) != JVMTI_ERROR_NONE) {
     if (g) keep ? (*env)->DeleteGlobalRef(env, g) : (*env)->DeleteWeakGlobalRef(env, g);
     (*env)->ExceptionClear(env);
@@ -310,7 +327,6 @@ void ja_names_count(uint32_t *objs, uint32_t *keeps) {
   pthread_mutex_unlock(&table_lock);
 }
 
-uint64_t ja_table_size(void) { return atomic_load_explicit(&next, memory_order_acquire); }
 
 void ja_untag(jobject o, jlong tag) {
   jlong now = 0;
