@@ -6,9 +6,10 @@
  * tag: a ddmc_ref is that number, a ddmc_class is the number of the class's java.lang.Class
  * object (so class_info.class_object is the same number), and a thread's DDM id is the number of
  * its java.lang.Thread. The tag makes the mapping one-to-one: the same object always gets the
- * same number while it has one, which JDWP's object identity needs. A number is a slot of the
- * table and a generation (JA_SLOT_BITS): a freed slot is reused under a new generation, so an old
- * number answers as a collected object, never as the new occupant. Objects' entries hold a weak
+ * same number while it has one, which JDWP's object identity needs. An object's number is a slot
+ * of the table and a generation (JA_SLOT_BITS): a freed slot is reused under a new generation, so
+ * an old number answers as a collected object, never as the new occupant. A kept entry's number
+ * is its slot, below 2^18 (never freed: no generation; threads' DDM ids stay small). Objects' entries hold a weak
  * reference (collected objects answer INVALID_OBJECT), strong while the library holds them strong
  * (the bridge's hold_ref); release_ref frees the entry, and so does a pass over the table for
  * collected objects when it fills. Classes and threads are "kept": strong, never freed, outside
@@ -71,7 +72,8 @@ typedef struct ja_entry {
   int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (control.c) */
 } ja_entry;
 
-/* Numbers: (generation << JA_SLOT_BITS) | slot, generation >= 1; at most JA_MAX_SLOTS slots. */
+/* Numbers: objects' (generation << JA_SLOT_BITS) | slot, generation >= 1; kept entries' the slot
+ * (below 2^18); at most JA_MAX_SLOTS slots. */
 #define JA_SLOT_BITS 22
 #define JA_MAX_SLOTS (1u << JA_SLOT_BITS)
 
