@@ -32,9 +32,9 @@
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static ja_entry *_Atomic chunks[MAX_CHUNKS];
-/* Slots [0, next_kept) and [KEPT_RESERVE, next_obj) have been used; readers take them with
- * acquire, so an entry below is whole. */
-static atomic_uint_fast32_t next_kept, next_obj = KEPT_RESERVE;
+/* Slots [1, next_kept) and [KEPT_RESERVE, next_obj) have been used (slot 0 would be the number 0,
+ * null); readers take them with acquire, so an entry below is whole. */
+static atomic_uint_fast32_t next_kept = 1, next_obj = KEPT_RESERVE;
 static uint32_t free_head;    /* slot + 1 of the first free slot, 0: none (under the lock) */
 static uint32_t objects;      /* entries in use that are not kept: what the bound counts */
 static uint32_t kept;         /* kept entries (classes, threads) */
@@ -67,6 +67,7 @@ static ja_entry *slot_entry(uint32_t slot) {
 /* The generation a number of slot carries (0 for a kept slot), or UINT32_MAX for a slot never used. */
 static uint32_t used_gen(uint32_t slot, const ja_entry **out) {
   int kept = slot < KEPT_RESERVE;
+  if (slot == 0) return UINT32_MAX;
   if (slot >= atomic_load_explicit(kept ? &next_kept : &next_obj, memory_order_acquire)) return UINT32_MAX;
   const ja_entry *e = slot_entry(slot);
   uint32_t gen = e ? atomic_load_explicit(&e->gen, memory_order_acquire) : 0;
@@ -273,7 +274,8 @@ uint64_t ja_ref(JNIEnv *env, jobject o) {
   if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && is_name(tag)) id = (uint64_t)tag;
   else id = name_new(env, o, keep);
   pthread_mutex_unlock(&table_lock);
-  if (id == 0) log_full();
+  if (id == 0 && !keep) log_full();
+  else if (id == 0) fprintf(stderr, "ddmcjdwp: no name for a class or thread: %u of them named\n", kept);
   else if (!keep) atomic_store(&full_logged, 0);
   return id;
 }
