@@ -454,8 +454,12 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *ti, JNIEnv *env, jthread thread, 
  * ended meanwhile (HPIF describes the heap as it is then). */
 static jrawMonitorID gc_lock;
 static unsigned gc_ended; /* collections ended, under gc_lock */
+static atomic_uint gc_count; /* the same, for refs.c (an atomic add is allowed here) */
+
+unsigned ja_gc_count(void) { return atomic_load_explicit(&gc_count, memory_order_relaxed); }
 
 static void JNICALL on_gc_finish(jvmtiEnv *ti) {
+  atomic_fetch_add_explicit(&gc_count, 1, memory_order_relaxed);
   if ((*ti)->RawMonitorEnter(ti, gc_lock) != JVMTI_ERROR_NONE) return;
   gc_ended++;
   (*ti)->RawMonitorNotify(ti, gc_lock);

@@ -211,6 +211,9 @@ void ja_heap_callbacks(jvmtiEventCallbacks *cb);
  * reports the end of each collection. */
 void ja_heap_init(void);
 void ja_heap_start(void);
+/* Collections ended so far (GarbageCollectionFinish; refs.c looks for collected names only after
+ * one). Thread: any. */
+unsigned ja_gc_count(void);
 /* HPGC. */
 int ja_request_gc(void *vd);
 

@@ -39,6 +39,7 @@ static uint32_t free_head;    /* slot + 1 of the first free slot, 0: none (under
 static uint32_t objects;      /* entries in use that are not kept: what the bound counts */
 static uint32_t kept;         /* kept entries (classes, threads) */
 static uint32_t since_reclaim; /* objects named since the last reclaim pass */
+static unsigned gcs_at_reclaim = ~0u; /* ja_gc_count at the last pass */
 static atomic_uint max_objects = JA_MAX_SLOTS - KEPT_RESERVE;
 static atomic_int walk_active; /* a heap walk: new names take fresh slots (heap.c reads them) */
 static atomic_int full_logged;
@@ -182,8 +183,14 @@ static uint32_t take_slot(JNIEnv *env, int keep) {
     /* Collected objects' entries are found by a pass over the table: when the bound is reached,
      * and when the free list is empty and half the table was named since the last pass
      * (amortized: the table stays within about twice the objects named and alive). */
-    if (objects >= atomic_load(&max_objects) || (free_head == 0 && since_reclaim > 4096 && since_reclaim > objects / 2))
+    unsigned gcs = ja_gc_count();
+    /* At the bound, a pass only after a collection (nothing else clears a weak reference): a
+     * full table then answers each new name at once, not after a scan. */
+    if ((objects >= atomic_load(&max_objects) && gcs != gcs_at_reclaim) ||
+        (free_head == 0 && since_reclaim > 4096 && since_reclaim > objects / 2)) {
       reclaim(env);
+      gcs_at_reclaim = gcs;
+    }
     if (objects >= atomic_load(&max_objects)) return UINT32_MAX;
   }
   if (!keep && free_head != 0 && !walking) {

@@ -16,7 +16,8 @@ Object[10000] of byte[1024] every 100 ms.
            answers INVALID_OBJECT and IsCollected true.
   full     (libddmcjdwp.so only, names=5000): reading more elements than the table may name
            answers OUT_OF_MEMORY, never null elements; ThreadStart events keep coming while it is
-           full; once the debugger disposes of its IDs the same reads succeed again.
+           full; once a GC took the objects named (not disposed of), or the debugger disposes of
+           its IDs, reads succeed again.
 
     names_agent.py {jdk | AGENT.so} WORKDIR [rotate] [pin] [full]
 
@@ -247,9 +248,22 @@ def check_full(j, vm, checks, figures):
         starts = sum(1 for e in j.events if e[:2] == b"\x40\x64" and len(e) > 7 and e[7] == 6)
     figures.append(f"ThreadStart composites while full: {starts}")
     checks.append(("ThreadStart events keep coming while the table is full", starts >= 3))
+    # Not disposed of, but collected: once the program replaced the array and a GC ran, their
+    # entries are free again (the weak references cleared).
+    err, ids, arr2, deadline = OUT_OF_MEMORY, [], 0, time.monotonic() + 20
+    while err and time.monotonic() < deadline:
+        time.sleep(3 * PERIOD_MS / 1000)  # the array replaced meanwhile
+        jcmd(vm.pid, "GC.run")
+        err, body = j.cmd(2, 6, struct.pack(">QIQ", ref, 1, fid))
+        if err == 0:
+            arr2 = struct.unpack(">Q", body[5:13])[0]
+            counts[arr2] = counts.get(arr2, 0) + 1
+            err, ids = get_elements(j, arr2, 0, 1000) if arr2 != arr else (OUT_OF_MEMORY, [])
+    checks.append(("after a GC took what it named, the table names again", err == 0 and 0 not in ids))
+    for i in ids:
+        counts[i] = counts.get(i, 0) + 1
     dispose(j, counts)
-    arr = read_array_id(j, ref, fid)
-    err, ids = get_elements(j, arr, 0, 1000)
+    err, ids = get_elements(j, read_array_id(j, ref, fid), 0, 4000)
     checks.append(("after DisposeObjects the table names again", err == 0 and 0 not in ids))
 
 
