@@ -96,8 +96,6 @@ int ja_hold(JNIEnv *env, uint64_t id, int strong);
 void ja_release(JNIEnv *env, uint64_t id);
 /* names=N: the bound on objects' entries (classes and threads apart); -1 if out of range. */
 int ja_set_max_names(uint64_t n);
-/* Entries in use: objects', kept ones. */
-void ja_names_count(uint32_t *objects, uint32_t *kept);
 /* The slot of a number in use, or UINT32_MAX; the number in use at a slot, or 0 (heap.c). */
 uint32_t ja_slot_of(uint64_t id);
 uint64_t ja_id_of_slot(uint32_t slot);

@@ -282,7 +282,7 @@ uint64_t ja_ref(JNIEnv *env, jobject o) {
   else id = name_new(env, o, keep);
   pthread_mutex_unlock(&table_lock);
   if (id == 0 && !keep) log_full();
-  else if (id == 0) fprintf(stderr, "ddmcjdwp: no name for a class or thread: %u of them named\n", kept);
+  else if (id == 0) fprintf(stderr, "ddmcjdwp: no name for a class or thread (%u slots of %u used)\n", (unsigned)atomic_load(&next_kept), KEPT_RESERVE);
   else if (!keep) atomic_store(&full_logged, 0);
   return id;
 }
@@ -326,13 +326,6 @@ void ja_release(JNIEnv *env, uint64_t id) {
   uint32_t s = ja_slot_of(id);
   ja_entry *e = s == UINT32_MAX ? NULL : slot_entry(s);
   if (e != NULL && !e->kept) free_slot(env, s, e);
-  pthread_mutex_unlock(&table_lock);
-}
-
-void ja_names_count(uint32_t *objs, uint32_t *keeps) {
-  pthread_mutex_lock(&table_lock);
-  *objs = objects;
-  *keeps = kept;
   pthread_mutex_unlock(&table_lock);
 }
 
