@@ -282,7 +282,9 @@ uint64_t ja_ref(JNIEnv *env, jobject o) {
   else id = name_new(env, o, keep);
   pthread_mutex_unlock(&table_lock);
   if (id == 0 && !keep) log_full();
-  else if (id == 0) fprintf(stderr, "ddmcjdwp: no name for a class or thread (%u slots of %u used)\n", (unsigned)atomic_load(&next_kept), KEPT_RESERVE);
+  else if (id == 0)
+    fprintf(stderr, "ddmcjdwp: no name for a class or thread (%u slots of %u used)\n",
+            (unsigned)atomic_load(&next_kept), KEPT_RESERVE);
   else if (!keep) atomic_store(&full_logged, 0);
   return id;
 }
