@@ -69,7 +69,7 @@ int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
 /* DisableCollection: one more pin (counted); the first makes the VM hold it strong
  * (ops.hold_ref). INVALID_OBJECT for an ID that names nothing or a collected object, the VM's
- * error when it cannot. JDWP thread. */
+ * error when it cannot; 0 for null, as the JDK's agent answers. JDWP thread. */
 int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id);
 /* EnableCollection: one pin less; the last lets the VM hold it weak again. An ID that names
  * nothing or is not pinned: 0, as the JDK's agent answers. JDWP thread. */

@@ -404,6 +404,7 @@ int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id) {
   ddmc__dbg_ids *ids = &d->ids;
   ddmc_ref r = 0;
   int rc = DDMC_JDWP_INVALID_OBJECT;
+  if (id == 0) return 0; /* null: nothing to keep, and the JDK's agent answers no error */
   pthread_mutex_lock(&ids->lock);
   int64_t idx = live_object(ids, id);
   if (idx >= 0) {

@@ -68,6 +68,8 @@ static void test_ids_dispose(void **state) {
   dispose(l, 100);
   assert_int_equal(run_id(10, 1, l, &r), DDMC_JDWP_INVALID_OBJECT);
   assert_int_equal(run_id(9, 8, l, NULL), 0); /* EnableCollection of a freed ID: no error */
+  assert_int_equal(run_id(9, 7, 0, NULL), 0); /* null: no error either, as the JDK answers */
+  assert_int_equal(run_id(9, 8, 0, NULL), 0);
   /* Disposing of unknown or negative counts is harmless. */
   dispose(0x123456789abcull, 1);
   dispose(s2, -5);
