@@ -275,6 +275,9 @@ def main():
         print("FAIL: java/javac/jcmd missing (scripts/setup.sh installs default-jdk-headless)")
         return 1
     global PAUSE
+    # Its own directory: both agents' tests may run at once (ctest -j), each with its pause file.
+    work = os.path.join(work, f"names-{os.getpid()}")
+    os.makedirs(work, exist_ok=True)
     PAUSE = os.path.join(work, "names-pause")
     if os.path.exists(PAUSE):
         os.unlink(PAUSE)
@@ -314,6 +317,8 @@ def main():
         if not all(ok for _, ok in checks):
             failed = True
             print(out[-3000:])
+    if not failed:
+        shutil.rmtree(work, ignore_errors=True)
     return 1 if failed else 0
 
 
