@@ -253,6 +253,21 @@ static int object_class(void *vd, ddmc_ref o, ddmc_class *out) {
   return 0;
 }
 
+/* Names (FAKEDBG_WEAK_NAMES). */
+static int hold_ref(void *vd, ddmc_ref o, int strong) {
+  fakedbg *f = FD(vd);
+  if (fakedbg_object(f, o) == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  atomic_fetch_add(strong ? &f->n_hold_strong : &f->n_hold_weak, 1);
+  return 0;
+}
+
+static void release_ref(void *vd, ddmc_ref o) {
+  fakedbg *f = FD(vd);
+  if (fakedbg_object(f, o) == NULL) bad(f);
+  atomic_fetch_add(&f->n_release, 1);
+  atomic_store(&f->last_release, (long long)o);
+}
+
 static ddmc_value *field_slot(fakedbg *f, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_field_info **fi) {
   *fi = field_of(c, field);
   if (*fi == NULL) return NULL;
@@ -853,6 +868,10 @@ int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
   f->ops = kOps;
   if (flags & FAKEDBG_NO_EXIT) f->ops.exit = NULL;
   if (flags & FAKEDBG_THREAD_OBJECTS) f->ops.for_each_debuggee_thread = for_each_debuggee_thread;
+  if (flags & FAKEDBG_WEAK_NAMES) {
+    f->ops.hold_ref = hold_ref;
+    f->ops.release_ref = release_ref;
+  }
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;

@@ -110,6 +110,7 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEDBG_NO_EXIT 4u         /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
 #define FAKEDBG_NO_DEBUGGER 8u     /* the bridge only, the debugger never enabled (f->d stays NULL) */
 #define FAKEDBG_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
+#define FAKEDBG_WEAK_NAMES 32u     /* the bridge has hold_ref / release_ref: names are weak (counted below) */
 
 typedef struct fakedbg {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -150,6 +151,10 @@ typedef struct fakedbg {
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
+  /* hold_ref (strong / weak again) and release_ref calls, the last object released; a release of
+   * an object the debuggee does not have, or a second one before a new ID, counts in bad_calls. */
+  atomic_int n_hold_strong, n_hold_weak, n_release;
+  atomic_llong last_release;
   atomic_llong last_stop_exc;
   atomic_uint watch_masks; /* bit 2*field (access) / 2*field+1 (modify) of Debug's fields */
   /* Called, when set, inside suspend_thread (FD_HOOK_SUSPEND, with the thread to stop) and inside

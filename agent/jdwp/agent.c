@@ -104,8 +104,41 @@ static int stall_timeout_from_env(ddmc_options *o) {
  * started with -agentpath:libddmcjdwp.so; a second start would wipe the running one's state. */
 static atomic_int entered;
 
+/* The agent's own options, taken out of OPTIONS before libddmc parses the rest: names=N, the
+ * bound on objects the table names at once (agent/README.md). Returns 0, or -1 with err. */
+static int agent_options(const char *options, char *rest, size_t cap, char *err, size_t errcap) {
+  size_t k = 0;
+  rest[0] = '\0';
+  for (const char *p = options; *p;) {
+    const char *end = strchr(p, ',');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n > 6 && strncmp(p, "names=", 6) == 0) {
+      char num[24];
+      char *stop = NULL;
+      snprintf(num, sizeof num, "%.*s", (int)(n - 6), p + 6);
+      unsigned long long v = strtoull(num, &stop, 10);
+      if (n - 6 >= sizeof num || *stop != '\0' || num[0] == '-' || ja_set_max_names(v) != 0) {
+        snprintf(err, errcap, "names=%.*s: a number of objects from 1 to %u", (int)(n - 6), p + 6,
+                 JA_MAX_SLOTS - (1u << 18));
+        return -1;
+      }
+    } else {
+      if (k + n + 2 > cap) {
+        snprintf(err, errcap, "options too long");
+        return -1;
+      }
+      if (k) rest[k++] = ',';
+      memcpy(rest + k, p, n);
+      rest[k += n] = '\0';
+    }
+    p += n + (end ? 1 : 0);
+  }
+  return 0;
+}
+
 static int init(JavaVM *jvm, const char *options, int attach) {
   char err[256];
+  static char rest[4096];
   if (atomic_exchange(&entered, 1)) {
     fprintf(stderr, "ERROR: ddmcjdwp: already loaded in this VM: one agent per process\n");
     return JNI_ERR;
@@ -115,7 +148,11 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   const char *v = getenv("DDMC_JDWP_VERBOSE");
   ja.verbose = v && v[0] && strcmp(v, "0") != 0;
   ddmc_options_init(&ja.opt);
-  if (ddmc_options_parse(&ja.opt, options ? options : "", err, sizeof err) != 0) {
+  if (agent_options(options ? options : "", rest, sizeof rest, err, sizeof err) != 0) {
+    fprintf(stderr, "ERROR: ddmcjdwp: %s\n", err);
+    return JNI_ERR;
+  }
+  if (ddmc_options_parse(&ja.opt, rest, err, sizeof err) != 0) {
     if (ja.opt.help) {
       printf("%s", ddmc_options_help());
       fflush(stdout);

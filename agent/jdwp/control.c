@@ -44,7 +44,12 @@ static pthread_cond_t sus_cv = PTHREAD_COND_INITIALIZER;
 uint32_t ja_callback_enter(JNIEnv *env, jthread t) {
   uint32_t id = (uint32_t)ja_ref(env, t);
   ja_entry *e = ja_entry_of(id);
-  if (e == NULL) return 0;
+  if (e == NULL) {
+    /* Threads are named from a reserve the bound on objects leaves alone: this takes 2^18 of
+     * them alive at once. */
+    if (t != NULL) fprintf(stderr, "ddmcjdwp: an event of a thread that cannot be named is not reported\n");
+    return 0;
+  }
   pthread_mutex_lock(&sus_mu);
   int stopped = e->in_callback++ == 0 && (e->ti_suspended || e->world == 1);
   pthread_mutex_unlock(&sus_mu);
@@ -66,8 +71,11 @@ void ja_callback_leave(uint32_t id) {
   pthread_mutex_unlock(&sus_mu);
 }
 
+/* A thread's entry (kept: its reference stays valid), NULL for any other number. */
+static ja_entry *thread_entry(uint32_t id) { return ja_thread(id) != NULL ? ja_entry_of(id) : NULL; }
+
 static int suspend_thread(void *vd, uint32_t thread) {
-  ja_entry *e = ja_entry_of(thread);
+  ja_entry *e = thread_entry(thread);
   if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
   jvmtiError r = JVMTI_ERROR_NONE;
   pthread_mutex_lock(&sus_mu);
@@ -91,7 +99,7 @@ static int suspend_thread(void *vd, uint32_t thread) {
 }
 
 static int resume_thread(void *vd, uint32_t thread) {
-  ja_entry *e = ja_entry_of(thread);
+  ja_entry *e = thread_entry(thread);
   if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
   jvmtiError r = JVMTI_ERROR_NONE;
   pthread_mutex_lock(&sus_mu);
@@ -170,19 +178,18 @@ static int interrupt_thread(void *vd, uint32_t thread) {
 
 static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
   jthread t = ja_thread(thread);
-  jobject x = ja_obj(exc);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
-  if (x == NULL) return DDMC_JDWP_INVALID_OBJECT;
   /* StopThread takes any object and HotSpot throws it unchecked: a thread that "throws" a
    * non-Throwable crashes the VM (SIGSEGV) once it runs. */
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
-  jclass throwable = (*env)->FindClass(env, "java/lang/Throwable");
+  jobject x = ja_obj(exc);
+  jclass throwable = x ? (*env)->FindClass(env, "java/lang/Throwable") : NULL;
   int is = throwable != NULL && (*env)->IsInstanceOf(env, x, throwable);
   if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
+  int rc = x == NULL ? DDMC_JDWP_INVALID_OBJECT : !is ? DDMC_JDWP_INVALID_CLASS : ja_err((*ja.ti)->StopThread(ja.ti, t, x));
   ja_leave(env);
-  if (!is) return DDMC_JDWP_INVALID_CLASS;
-  return ja_err((*ja.ti)->StopThread(ja.ti, t, x));
+  return rc;
 }
 
 static jmethodID method_id(const ddmc_location *loc, int *err) {
@@ -234,7 +241,7 @@ static int clear_breakpoint(void *vd, const ddmc_location *loc) {
 }
 
 static int set_stepping(void *vd, uint32_t thread, int on) {
-  ja_entry *e = ja_entry_of(thread);
+  ja_entry *e = thread_entry(thread);
   if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
   atomic_store(&e->stepping, on != 0);
   jvmtiError r = (*ja.ti)->SetEventNotificationMode(ja.ti, on ? JVMTI_ENABLE : JVMTI_DISABLE, JVMTI_EVENT_SINGLE_STEP,
@@ -247,7 +254,7 @@ static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watc
   int err = 0;
   ja_field *f = ja_field_of(c, field, &err);
   if (f == NULL) return err;
-  jclass k = (jclass)ja_obj(c);
+  jclass k = (jclass)ja_kept_obj(c);
   jvmtiError e;
   /* DUPLICATE / NOT_FOUND: the watch already is as wanted. */
   e = (watch & DDMC_WATCH_ACCESS) ? (*ja.ti)->SetFieldAccessWatch(ja.ti, k, f->id)
@@ -309,13 +316,16 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   int n = 0;
   if (parse_sig(m->sig, types, (int)sizeof types, &n, &rt) || n != nargs) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   jvalue jargs[256];
-  for (int i = 0; i < n; i++)
-    if ((err = ja_value_out(types[i], &args[i], &jargs[i]))) return err;
-  jclass k = (jclass)ja_obj(c);
-  jobject obj = this_obj ? ja_obj(this_obj) : NULL;
-  if (this_obj && obj == NULL) return DDMC_JDWP_INVALID_OBJECT;
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  for (int i = 0; i < n && err == 0; i++) err = ja_value_out(types[i], &args[i], &jargs[i]);
+  jclass k = (jclass)ja_kept_obj(c);
+  jobject obj = this_obj ? ja_obj(this_obj) : NULL;
+  if (err == 0 && this_obj && obj == NULL) err = DDMC_JDWP_INVALID_OBJECT;
+  if (err != 0) {
+    ja_leave(env);
+    return err;
+  }
   jvalue r;
   memset(&r, 0, sizeof r);
   jmethodID id = m->id;
@@ -371,11 +381,12 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   if (x) {
     (*env)->ExceptionClear(env);
     *exception = ja_ref(env, x);
+    if (*exception == 0) err = DDMC_JDWP_OUT_OF_MEMORY; /* the table is full: never "no exception" */
     memset(&r, 0, sizeof r);
   }
-  ja_value_in(env, rt, r, result);
+  if (err == 0) err = ja_value_in(env, rt, r, result);
   ja_leave(env);
-  return 0;
+  return err;
 }
 
 static void vm_exit(void *vd, int32_t status) {

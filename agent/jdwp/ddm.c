@@ -79,11 +79,11 @@ static ddmc_thread_status ddm_status(jint st) {
 static _Atomic uint64_t g_names[NAME_SLOTS];
 
 static void note_name(uint32_t id, const char *name) {
-  uint64_t h = 1469598103934665603ull; /* FNV-1a, cut to 40 bits below the id */
+  uint64_t h = 1469598103934665603ull; /* FNV-1a, cut to 32 bits below the id (ids are 32 bits) */
   for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 1099511628211ull;
-  uint64_t now = ((uint64_t)id << 40) | (h & ((1ull << 40) - 1));
+  uint64_t now = ((uint64_t)id << 32) | (h & 0xffffffffu);
   uint64_t was = atomic_exchange_explicit(&g_names[id % NAME_SLOTS], now, memory_order_relaxed);
-  if ((was >> 40) == (uint64_t)id && was != now && id < (1u << 24)) ddmc_notify_thread_name(ja.vm, id, name);
+  if ((was >> 32) == (uint64_t)id && was != now) ddmc_notify_thread_name(ja.vm, id, name);
 }
 
 static int for_each_thread(void *vd, ddmc_thread_visit_fn fn, void *arg) {

@@ -10,6 +10,7 @@
  * there (a breakpoint set at it, a step in progress); those are then dropped once each. A kind
  * that comes again at the marked location is a new execution of it (a loop of one instruction)
  * and is reported. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ja.h"
@@ -32,17 +33,35 @@ static int32_t depth_of(jthread t) {
   return n - 1;
 }
 
-/* 'this' of the frame at depth, 0 for static and native methods. */
-static ddmc_ref this_of(JNIEnv *env, jthread t, jmethodID m, jint depth) {
+/* An event whose objects the full table cannot name is not reported (a null in their place would
+ * be a wrong answer): said on stderr, the first time and every 1000th after. */
+static int dropped(const char *what) {
+  static atomic_uint n;
+  unsigned k = atomic_fetch_add(&n, 1);
+  if (k % 1000 == 0)
+    fprintf(stderr, "ddmcjdwp: %s event not reported: the table of names is full (%u such events so far)\n", what,
+            k + 1);
+  return 1;
+}
+
+/* o's number in *out; non-zero (the event dropped, said) when the full table cannot name it. */
+static int name_of(JNIEnv *env, jobject o, ddmc_ref *out, const char *what) {
+  *out = ja_ref(env, o);
+  return o != NULL && *out == 0 ? dropped(what) : 0;
+}
+
+/* 'this' of the frame at depth in *out, 0 for static and native methods; non-zero as name_of. */
+static int this_of(JNIEnv *env, jthread t, jmethodID m, jint depth, ddmc_ref *out, const char *what) {
   jint mods = 0;
+  *out = 0;
   if (!ja.caps.can_access_local_variables || (*ja.ti)->GetMethodModifiers(ja.ti, m, &mods) != JVMTI_ERROR_NONE ||
       (mods & (DDMC_ACC_STATIC | DDMC_ACC_NATIVE)))
     return 0;
   jobject o = NULL;
   if ((*ja.ti)->GetLocalInstance(ja.ti, t, depth, &o) != JVMTI_ERROR_NONE || o == NULL) return 0;
-  ddmc_ref r = ja_ref(env, o);
+  int rc = name_of(env, o, out, what);
   (*env)->DeleteLocalRef(env, o);
-  return r;
+  return rc;
 }
 
 /* The top frame's location (for events JVM TI reports without one). */
@@ -70,8 +89,8 @@ static void location_event(JNIEnv *env, jthread t, jmethodID m, jlocation l, uns
   if (e && atomic_load(&e->stepping) && kind != K_STEP) pending |= K_STEP;
   if (kind == K_ENTRY) flags |= DDMC_POST_METHOD_ENTRY;
   ddmc_location loc;
-  if (ja_location(env, m, l, &loc) == 0) {
-    ddmc_ref self = this_of(env, t, m, 0);
+  ddmc_ref self = 0;
+  if (ja_location(env, m, l, &loc) == 0 && this_of(env, t, m, 0, &self, "location") == 0) {
     mark saved = {m, l, depth, pending};
     tl_mark = saved;
     ddmc_post_location(ja.vm, id, &loc, depth, self, flags);
@@ -116,12 +135,15 @@ static void JNICALL on_method_exit(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethod
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
   int32_t depth = depth_of(t);
-  ddmc_ref self = this_of(env, t, m, 0);
-  if (popped) {
+  ddmc_ref self = 0;
+  ddmc_value v;
+  if (this_of(env, t, m, 0, &self, "method exit")) {
+    /* said */
+  } else if (popped) {
     ddmc_post_method_unwind(ja.vm, id, &loc, depth, self);
+  } else if (ja_value_in(env, return_type(m), ret, &v) != 0) {
+    dropped("method exit");
   } else {
-    ddmc_value v;
-    ja_value_in(env, return_type(m), ret, &v);
     ddmc_post_method_exit(ja.vm, id, &loc, depth, self, &v);
   }
   ja_callback_leave(id);
@@ -135,8 +157,9 @@ static void JNICALL on_exception(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID
   int has_catch = catch_m && ja_location(env, catch_m, catch_l, &cloc) == 0;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
-  ddmc_post_exception(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), ja_ref(env, exc),
-                      has_catch ? &cloc : NULL);
+  ddmc_ref self, x;
+  if (this_of(env, t, m, 0, &self, "exception") == 0 && name_of(env, exc, &x, "exception") == 0)
+    ddmc_post_exception(ja.vm, id, &loc, depth_of(t), self, x, has_catch ? &cloc : NULL);
   ja_callback_leave(id);
 }
 
@@ -146,7 +169,9 @@ static void JNICALL on_exception_catch(jvmtiEnv *ti, JNIEnv *env, jthread t, jme
   if (ja_location(env, m, l, &loc)) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
-  ddmc_post_exception_catch(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), ja_ref(env, exc));
+  ddmc_ref self, x;
+  if (this_of(env, t, m, 0, &self, "exception catch") == 0 && name_of(env, exc, &x, "exception catch") == 0)
+    ddmc_post_exception_catch(ja.vm, id, &loc, depth_of(t), self, x);
   ja_callback_leave(id);
 }
 
@@ -160,7 +185,9 @@ static void JNICALL on_field_access(jvmtiEnv *ti, JNIEnv *env, jthread t, jmetho
   if (index < 0) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
-  ddmc_post_field_access(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), c, (uint32_t)index, ja_ref(env, obj));
+  ddmc_ref self, o;
+  if (this_of(env, t, m, 0, &self, "field access") == 0 && name_of(env, obj, &o, "field access") == 0)
+    ddmc_post_field_access(ja.vm, id, &loc, depth_of(t), self, c, (uint32_t)index, o);
   ja_callback_leave(id);
 }
 
@@ -173,11 +200,15 @@ static void JNICALL on_field_modification(jvmtiEnv *ti, JNIEnv *env, jthread t, 
   int32_t index = ja_field_index(c, f);
   if (index < 0) return;
   ddmc_value v;
-  ja_value_in(env, sig == '[' ? 'L' : sig, nv, &v);
+  if (ja_value_in(env, sig == '[' ? 'L' : sig, nv, &v) != 0) {
+    dropped("field modification");
+    return;
+  }
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
-  ddmc_post_field_modification(ja.vm, id, &loc, depth_of(t), this_of(env, t, m, 0), c, (uint32_t)index,
-                               ja_ref(env, obj), &v);
+  ddmc_ref self, o;
+  if (this_of(env, t, m, 0, &self, "field modification") == 0 && name_of(env, obj, &o, "field modification") == 0)
+    ddmc_post_field_modification(ja.vm, id, &loc, depth_of(t), self, c, (uint32_t)index, o, &v);
   ja_callback_leave(id);
 }
 
@@ -225,7 +256,11 @@ static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind k
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
   int32_t depth = depth_of(t);
-  ddmc_ref self = this_of(env, t, m, 0), o = ja_ref(env, obj);
+  ddmc_ref self, o;
+  if (this_of(env, t, m, 0, &self, "monitor") || name_of(env, obj, &o, "monitor")) {
+    ja_callback_leave(id);
+    return;
+  }
   switch (kind) {
   case DDMC_EV_MONITOR_CONTENDED_ENTER: ddmc_post_monitor_contended_enter(ja.vm, id, &loc, depth, self, o); break;
   case DDMC_EV_MONITOR_CONTENDED_ENTERED: ddmc_post_monitor_contended_entered(ja.vm, id, &loc, depth, self, o); break;

@@ -76,9 +76,10 @@ static struct {
   jint marked;
   uint32_t self; /* the walking thread's number: its JNI locals are the walk's own */
   vec objects;   /* wobj: every object, collected once */
-  uint32_t table_n;
-  uint8_t *cls_ok;   /* by class number: 0 not looked at, 1 describable, 2 not */
-  uint8_t *left_out; /* by object: table numbers, then walk tags */
+  uint32_t table_n;  /* the table's slot bound when the walk began (ja_table_ends: objects') */
+  uint32_t kept_n;   /* its kept slots' end then */
+  uint8_t *cls_ok;   /* by class slot: 0 not looked at, 1 describable, 2 not */
+  uint8_t *left_out; /* by object: table slots, then walk tags */
   uint32_t object_cls; /* java.lang.Object's number */
 } walk;
 
@@ -201,26 +202,31 @@ static jint JNICALL object_cb(jlong class_tag, jlong size, jlong *tag_ptr, jint 
  * them still name objects of the dump; when even Object is not known they are left out, with
  * the roots that name them. */
 static int describable(uint32_t c) {
-  if (c == 0 || c >= walk.table_n || ja_entry_of(c) == NULL) return 0;
-  if (walk.cls_ok[c] == 0) {
+  uint32_t s = ja_slot_of(c);
+  jclass k = s < walk.table_n ? (jclass)ja_kept_obj(c) : NULL;
+  if (k == NULL) return 0;
+  if (walk.cls_ok[s] == 0) {
     jint st = 0;
-    int ok = (*ja.ti)->GetClassStatus(ja.ti, (jclass)ja_obj(c), &st) == JVMTI_ERROR_NONE &&
+    int ok = (*ja.ti)->GetClassStatus(ja.ti, k, &st) == JVMTI_ERROR_NONE &&
              !(st & JVMTI_CLASS_STATUS_PRIMITIVE) && (st & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PREPARED));
-    walk.cls_ok[c] = ok ? 1 : 2;
+    walk.cls_ok[s] = ok ? 1 : 2;
   }
-  return walk.cls_ok[c] == 1;
+  return walk.cls_ok[s] == 1;
 }
 
 /* The byte of walk.left_out for object number t. */
 static uint8_t *left_out_of(uint64_t t) {
-  if (t < walk.table_n) return &walk.left_out[t];
+  if (t < JA_WALK_BASE) {
+    uint32_t s = ja_slot_of(t);
+    return s < walk.table_n ? &walk.left_out[s] : NULL;
+  }
   if (t >= JA_WALK_BASE && t - JA_WALK_BASE < (uint64_t)walk.n) return &walk.left_out[walk.table_n + t - JA_WALK_BASE];
   return NULL;
 }
 
 /* Every object with its class, size and length, once per walk, with those left out marked. */
 static int collect_objects(void) {
-  walk.table_n = (uint32_t)ja_table_size();
+  ja_table_ends(&walk.kept_n, &walk.table_n);
   walk.cls_ok = calloc(walk.table_n, 1);
   walk.left_out = calloc((size_t)walk.table_n + (size_t)walk.n, 1);
   if (walk.cls_ok == NULL || walk.left_out == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
@@ -303,7 +309,13 @@ static int for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
   /* Objects the walk's marking did not reach but a described object names (HotSpot's
    * FollowReferences misses a few of CDS's archived objects): reading them named them in the
    * table, so they are visited too, and what they name in turn, until nothing new comes. */
-  for (uint64_t id = walk.table_n; id < ja_table_size(); id++) {
+  for (uint32_t slot = walk.kept_n;; slot++) {
+    uint32_t kept_end, objects_end;
+    ja_table_ends(&kept_end, &objects_end);
+    if (slot == kept_end && slot < walk.table_n) slot = walk.table_n; /* the kept ones done: objects' */
+    if (slot >= objects_end && slot >= walk.table_n) break;
+    uint64_t id = ja_id_of_slot(slot); /* fresh slots while the walk runs (ja.h) */
+    if (id == 0) continue;
     JNIEnv *env = ja_enter();
     if (env == NULL) return DDMC_JDWP_VM_DEAD;
     jobject ob = ja_obj(id);
@@ -318,7 +330,7 @@ static int for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
     ti_free(sig);
     ja_leave(env);
     if (ob == NULL || c == 0) continue;
-    if (!(c < walk.table_n ? describable(c) : 1)) {
+    if (!(ja_slot_of(c) < walk.table_n ? describable(c) : 1)) {
       if (walk.object_cls == 0) continue;
       c = walk.object_cls;
       length = -1;
@@ -442,8 +454,12 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *ti, JNIEnv *env, jthread thread, 
  * ended meanwhile (HPIF describes the heap as it is then). */
 static jrawMonitorID gc_lock;
 static unsigned gc_ended; /* collections ended, under gc_lock */
+static atomic_uint gc_count; /* the same, for refs.c (an atomic add is allowed here) */
+
+unsigned ja_gc_count(void) { return atomic_load_explicit(&gc_count, memory_order_relaxed); }
 
 static void JNICALL on_gc_finish(jvmtiEnv *ti) {
+  atomic_fetch_add_explicit(&gc_count, 1, memory_order_relaxed);
   if ((*ti)->RawMonitorEnter(ti, gc_lock) != JVMTI_ERROR_NONE) return;
   gc_ended++;
   (*ti)->RawMonitorNotify(ti, gc_lock);

@@ -2,13 +2,18 @@
 /* libddmcjdwp.so's private API: a JVM TI agent that fills libddmc's VM bridge (ddmc/bridge.h)
  * from JVM TI and JNI and reports the JVM's events through ddmc_post_* (ddmc/events.h).
  *
- * Names. One table (refs.c) gives every Java object the agent shows libddmc a small number, its
- * JVM TI tag: a ddmc_ref is that number, a ddmc_class is the number of the class's
- * java.lang.Class object (so class_info.class_object is the same number), and a thread's DDM id
- * is the number of its java.lang.Thread. Each entry holds a JNI global reference: HotSpot keeps
- * the object alive and its number stable for the life of the process (entries are never freed;
- * README.md says what that costs). The tag makes the mapping one-to-one: the same object always
- * gets the same number, which JDWP's object identity needs.
+ * Names. One table (refs.c) gives every Java object the agent shows libddmc a number, its JVM TI
+ * tag: a ddmc_ref is that number, a ddmc_class is the number of the class's java.lang.Class
+ * object (so class_info.class_object is the same number), and a thread's DDM id is the number of
+ * its java.lang.Thread. The tag makes the mapping one-to-one: the same object always gets the
+ * same number while it has one, which JDWP's object identity needs. An object's number is a slot
+ * of the table and a generation (JA_SLOT_BITS): a freed slot is reused under a new generation, so
+ * an old number answers as a collected object, never as the new occupant. A kept entry's number
+ * is its slot, below 2^18 (never freed: no generation; threads' DDM ids stay small). Objects' entries hold a weak
+ * reference (collected objects answer INVALID_OBJECT), strong while the library holds them strong
+ * (the bridge's hold_ref); release_ref frees the entry, and so does a pass over the table for
+ * collected objects when it fills. Classes and threads are "kept": strong, never freed, outside
+ * the bound on objects (names=N in OPTIONS; agent/README.md says what a name costs).
  *
  * Threads. Ops run on the JDWP thread and the library's other threads, which the agent attaches
  * to the JVM as daemons the first time they call (ja_env), and on Java threads inside JVM TI
@@ -50,7 +55,13 @@ extern ja_agent ja;
 /* ---- refs.c: the table of objects, classes and threads */
 typedef struct ja_class ja_class;
 typedef struct ja_entry {
-  jobject ref;              /* global reference */
+  jobject ref;              /* global reference (kept, or held strong), else weak global */
+  _Atomic uint32_t gen;     /* generation of the number naming it; 0: free */
+  uint32_t spare_gen;       /* the generation its next occupant gets (under the lock) */
+  uint32_t next_free;       /* free list: slot + 1 (under the lock) */
+  int32_t holds;            /* the library's strong holds (hold_ref), under the lock */
+  uint8_t kept;             /* a class or a thread: strong and never freed */
+  uint8_t strong;           /* ref is a global reference (kept or holds > 0), under the lock */
   _Atomic(ja_class *) cls;  /* members.c's description, once the object is used as a class */
   atomic_int stepping;      /* a thread: single-step events enabled for it */
   atomic_int internal;      /* a thread of the agent or of libddmc: never shown to a debugger */
@@ -61,21 +72,40 @@ typedef struct ja_entry {
   int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (control.c) */
 } ja_entry;
 
-/* The number of o (0 for NULL): made on first sight. 0 also when the table is full (2^22
- * entries) or JVM TI refuses the tag. Thread: any attached thread. */
+/* Numbers: objects' (generation << JA_SLOT_BITS) | slot, generation >= 1; kept entries' the slot
+ * (below 2^18); at most JA_MAX_SLOTS slots. */
+#define JA_SLOT_BITS 22
+#define JA_MAX_SLOTS (1u << JA_SLOT_BITS)
+
+/* The number of o (0 for NULL): made on first sight. 0 also when the table is full (the bound on
+ * objects, names=N, or JA_MAX_SLOTS) or JVM TI refuses the tag: a caller that gets 0 for a
+ * non-NULL o answers OUT_OF_MEMORY, never null. Thread: any attached thread. */
 uint64_t ja_ref(JNIEnv *env, jobject o);
 /* The number of o if it has one already, else 0 (never names it). Thread: any attached thread. */
 uint64_t ja_named(jobject o);
-/* The entry of a number this table gave out, or NULL. Thread: any. */
+/* The entry of a number this table gave out and has not freed, or NULL. Thread: any. Only a
+ * kept entry (class, thread) stays valid after the call; an object's may be freed by then. */
 ja_entry *ja_entry_of(uint64_t id);
-/* The global reference of id, or NULL. */
+/* A local reference to id's object (a kept entry's global reference itself), NULL when id names
+ * nothing or its object was collected. In a local frame (ja_enter): the caller's frame frees it. */
 jobject ja_obj(uint64_t id);
+/* The global reference of a kept entry (class, thread), or NULL. Thread: any. */
+jobject ja_kept_obj(uint64_t id);
+/* The bridge's hold_ref / release_ref (values.c installs them). Thread: any attached. */
+int ja_hold(JNIEnv *env, uint64_t id, int strong);
+void ja_release(JNIEnv *env, uint64_t id);
+/* names=N: the bound on objects' entries (classes and threads apart); -1 if out of range. */
+int ja_set_max_names(uint64_t n);
+/* The slot of a number in use, or UINT32_MAX; the number in use at a slot, or 0 (heap.c). */
+uint32_t ja_slot_of(uint64_t id);
+uint64_t ja_id_of_slot(uint32_t slot);
 
 /* Heap walks (heap.c) name every object the table has not named by a walk tag in
- * [JA_WALK_BASE, JA_WALK_END), above every number of the table (2^22) and below 0xF0000000 (hprof
- * ids are 4 bytes): valid on the walking thread only, for the length of the walk, and without a
- * global reference. ja_ref and ja_obj answer them on that thread. */
-#define JA_WALK_BASE (1ull << 24)
+ * [JA_WALK_BASE, JA_WALK_END), above every number of the table and below 0xF0000000 (hprof ids
+ * are 4 bytes): valid on the walking thread only, for the length of the walk, and without a
+ * global reference. ja_ref and ja_obj answer them on that thread. While a walk runs, new names
+ * take fresh slots (at or above the ends ja_table_ends gave when it began), never freed ones. */
+#define JA_WALK_BASE 0xC0000000ull
 #define JA_WALK_END (JA_WALK_BASE + (1ull << 25))
 void ja_set_walking(int on);
 /* The object of walk tag id (heap.c), or NULL. */
@@ -83,8 +113,9 @@ jobject ja_walk_obj(uint64_t id);
 /* Clears o's tag if it is still tag, under the table's lock (a thread that named o meanwhile
  * keeps its name). */
 void ja_untag(jobject o, jlong tag);
-/* One more than the highest number the table gave out. */
-uint64_t ja_table_size(void);
+/* The ends of the slots used: kept entries' [0, *kept_end) and objects' [2^18, *objects_end);
+ * every slot is below *objects_end. */
+void ja_table_ends(uint32_t *kept_end, uint32_t *objects_end);
 
 /* The calling thread's JNIEnv, attaching it as a daemon (and marking it internal) when it is a
  * thread of libddmc that has not called before; NULL once the VM is gone. */
@@ -141,8 +172,9 @@ int32_t ja_field_index(ddmc_class c, jfieldID f);
 void ja_bridge_members(ddmc_vm_bridge *b);
 
 /* ---- values.c: objects, arrays, strings and values */
-/* A JNI value of JVM type letter t as a bridge value (a reference gets its number, tag 'L'). */
-void ja_value_in(JNIEnv *env, char t, jvalue v, ddmc_value *out);
+/* A JNI value of JVM type letter t as a bridge value (a reference gets its number, tag 'L'): 0, or
+ * OUT_OF_MEMORY when the table cannot name the object (never a null in its place). */
+int ja_value_in(JNIEnv *env, char t, jvalue v, ddmc_value *out);
 /* A bridge value as a JNI value of type letter t; TYPE_MISMATCH when they do not fit. */
 int ja_value_out(char t, const ddmc_value *v, jvalue *out);
 void ja_bridge_values(ddmc_vm_bridge *b);
@@ -177,6 +209,9 @@ void ja_heap_callbacks(jvmtiEventCallbacks *cb);
  * reports the end of each collection. */
 void ja_heap_init(void);
 void ja_heap_start(void);
+/* Collections ended so far (GarbageCollectionFinish; refs.c looks for collected names only after
+ * one). Thread: any. */
+unsigned ja_gc_count(void);
 /* HPGC. */
 int ja_request_gc(void *vd);
 

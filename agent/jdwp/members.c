@@ -93,7 +93,8 @@ fail:
 
 ja_class *ja_class_of(ddmc_class id, int *err) {
   ja_entry *e = ja_entry_of(id);
-  if (e == NULL) {
+  jclass k = (jclass)ja_kept_obj(id); /* classes are kept entries (refs.c) */
+  if (e == NULL || k == NULL) {
     *err = DDMC_JDWP_INVALID_CLASS;
     return NULL;
   }
@@ -104,7 +105,7 @@ ja_class *ja_class_of(ddmc_class id, int *err) {
     *err = DDMC_JDWP_VM_DEAD;
     return NULL;
   }
-  if (!(*env)->IsInstanceOf(env, e->ref, (*env)->FindClass(env, "java/lang/Class"))) {
+  if (!(*env)->IsInstanceOf(env, k, (*env)->FindClass(env, "java/lang/Class"))) {
     (*env)->ExceptionClear(env);
     ja_leave(env);
     *err = DDMC_JDWP_INVALID_CLASS;
@@ -113,7 +114,7 @@ ja_class *ja_class_of(ddmc_class id, int *err) {
   pthread_mutex_lock(&class_lock);
   c = atomic_load_explicit(&e->cls, memory_order_acquire);
   if (c == NULL) {
-    c = build(env, (jclass)e->ref, err);
+    c = build(env, k, err);
     if (c) atomic_store_explicit(&e->cls, c, memory_order_release);
   }
   pthread_mutex_unlock(&class_lock);
@@ -159,7 +160,7 @@ ja_field *ja_field_of(ddmc_class id, uint32_t index, int *err) {
   pthread_mutex_lock(&class_lock);
   if (!f->filled) {
     jvmtiEnv *ti = ja.ti;
-    jclass k = (jclass)ja_obj(id);
+    jclass k = (jclass)ja_kept_obj(id);
     jvmtiError e = (*ti)->GetFieldName(ti, k, f->id, &f->name, &f->sig, &f->generic);
     if (e == JVMTI_ERROR_NONE) {
       (*ti)->GetFieldModifiers(ti, k, f->id, &f->mods);
@@ -245,7 +246,7 @@ static int class_info(void *vd, ddmc_class id, ddmc_class_info *out) {
   ja_class *c = ja_class_of(id, &err);
   if (c == NULL) return err;
   jint st = 0;
-  (*ja.ti)->GetClassStatus(ja.ti, (jclass)ja_obj(id), &st);
+  (*ja.ti)->GetClassStatus(ja.ti, (jclass)ja_kept_obj(id), &st);
   memset(out, 0, sizeof *out);
   out->signature = c->sig;
   out->generic = c->generic && c->generic[0] ? c->generic : NULL;

@@ -1,43 +1,137 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The table of objects the agent has named (ja.h, "Names"), and the JNIEnv of any thread. */
+/* The table of objects the agent has named (ja.h, "Names"), and the JNIEnv of any thread.
+ *
+ * An object's name is (generation << JA_SLOT_BITS) | slot, its slot at or above KEPT_RESERVE. A
+ * slot freed (release_ref, or its object collected) gets the next generation, so a number the
+ * library still holds for the old occupant answers INVALID_OBJECT, never the new one.
+ * Generations run 1 .. GEN_MAX and wrap: every name stays below JA_WALK_BASE (heap walks' tags)
+ * and 0xF0000000 (hprof ids are 4 bytes). Kept entries (below) are never freed, so they need no
+ * generation: their name is their slot, below KEPT_RESERVE, and threads' DDM ids stay small
+ * (method trace records hold 16-bit thread ids).
+ *
+ * Entries of objects hold a JNI weak global reference, a strong one while the library holds
+ * the object strong (hold_ref: DisableCollection); readers promote it to a local reference under
+ * the lock (ja_obj), so no reference is deleted under a reader. Classes and threads are "kept":
+ * a strong reference for the life of the process (the agent keeps their descriptions and
+ * suspension state in the entry), counted apart from the bound on objects, so events keep
+ * naming threads and classes when the table of objects is full. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ja.h"
 
 #define CHUNK_BITS 12
 #define CHUNK (1u << CHUNK_BITS)
-#define MAX_CHUNKS 1024u /* 2^22 entries: bounded, like the library's own registry */
+#define MAX_CHUNKS (JA_MAX_SLOTS / CHUNK)
+#define SLOT_MASK (JA_MAX_SLOTS - 1)
+/* The largest generation: names stay below JA_WALK_BASE - 1 (heap.c's marker). */
+#define GEN_MAX ((uint32_t)(JA_WALK_BASE >> JA_SLOT_BITS) - 2)
+/* Slots kept back for classes and threads whatever the bound on objects. */
+#define KEPT_RESERVE (1u << 18)
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static ja_entry *_Atomic chunks[MAX_CHUNKS];
-/* Entries [1, next) are filled; readers take next with acquire, so an entry below it is whole. */
-static atomic_uint_fast32_t next = 1;
+/* Slots [1, next_kept) and [KEPT_RESERVE, next_obj) have been used (slot 0 would be the number 0,
+ * null); readers take them with acquire, so an entry below is whole. */
+static atomic_uint_fast32_t next_kept = 1, next_obj = KEPT_RESERVE;
+static uint32_t free_head;    /* slot + 1 of the first free slot, 0: none (under the lock) */
+static uint32_t objects;      /* entries in use that are not kept: what the bound counts */
+static uint32_t kept;         /* kept entries (classes, threads) */
+static uint32_t since_reclaim; /* objects named since the last reclaim pass */
+static unsigned gcs_at_reclaim = ~0u; /* ja_gc_count at the last pass */
+static atomic_uint max_objects = JA_MAX_SLOTS - KEPT_RESERVE;
+static atomic_int walk_active; /* a heap walk: new names take fresh slots (heap.c reads them) */
+static atomic_int full_logged;
+static jclass _Atomic class_cls, thread_cls;
 
 static _Thread_local int tl_internal;
 /* Set on the thread that walks the heap (heap.c) while its walk tags are valid. */
 static _Thread_local int tl_walking;
 
-void ja_set_walking(int on) { tl_walking = on; }
+void ja_set_walking(int on) {
+  tl_walking = on;
+  atomic_store(&walk_active, on);
+}
 
-/* A tag this table gave out, or, on the walking thread, a walk tag. Anything else (a walk's tag
- * left by a failed walk, its marker) is not a name: the object is named afresh. */
+int ja_set_max_names(uint64_t n) {
+  if (n == 0 || n > JA_MAX_SLOTS - KEPT_RESERVE) return -1;
+  atomic_store(&max_objects, (unsigned)n);
+  return 0;
+}
+
+static ja_entry *slot_entry(uint32_t slot) {
+  ja_entry *c = atomic_load_explicit(&chunks[slot >> CHUNK_BITS], memory_order_acquire);
+  return c ? &c[slot & (CHUNK - 1)] : NULL;
+}
+
+/* The generation a number of slot carries (0 for a kept slot), or UINT32_MAX for a slot never used. */
+static uint32_t used_gen(uint32_t slot, const ja_entry **out) {
+  int kept = slot < KEPT_RESERVE;
+  if (slot == 0) return UINT32_MAX;
+  if (slot >= atomic_load_explicit(kept ? &next_kept : &next_obj, memory_order_acquire)) return UINT32_MAX;
+  const ja_entry *e = slot_entry(slot);
+  uint32_t gen = e ? atomic_load_explicit(&e->gen, memory_order_acquire) : 0;
+  *out = e;
+  if (gen == 0) return UINT32_MAX; /* free */
+  return kept ? 0 : gen;
+}
+
+uint32_t ja_slot_of(uint64_t id) {
+  if (id == 0 || id >= JA_WALK_BASE) return UINT32_MAX;
+  uint32_t slot = (uint32_t)id & SLOT_MASK;
+  const ja_entry *e;
+  return used_gen(slot, &e) == (uint32_t)(id >> JA_SLOT_BITS) ? slot : UINT32_MAX;
+}
+
+uint64_t ja_id_of_slot(uint32_t slot) {
+  const ja_entry *e;
+  uint32_t gen = used_gen(slot, &e);
+  return gen == UINT32_MAX ? 0 : ((uint64_t)gen << JA_SLOT_BITS) | slot;
+}
+
+void ja_table_ends(uint32_t *kept_end, uint32_t *objects_end) {
+  *kept_end = (uint32_t)atomic_load_explicit(&next_kept, memory_order_acquire);
+  *objects_end = (uint32_t)atomic_load_explicit(&next_obj, memory_order_acquire);
+}
+
+/* A tag this table gave out (its entry still holds that generation), or, on the walking thread,
+ * a walk tag. Anything else (a walk's tag left by a failed walk, its marker) is not a name: the
+ * object is named afresh. */
 static int is_name(jlong tag) {
   if (tag <= 0) return 0;
-  if ((uint64_t)tag < atomic_load_explicit(&next, memory_order_acquire)) return 1;
+  if ((uint64_t)tag < JA_WALK_BASE) return ja_slot_of((uint64_t)tag) != UINT32_MAX;
   return tl_walking && (uint64_t)tag >= JA_WALK_BASE && (uint64_t)tag < JA_WALK_END;
 }
 
 ja_entry *ja_entry_of(uint64_t id) {
-  if (id == 0 || id >= atomic_load_explicit(&next, memory_order_acquire)) return NULL;
-  ja_entry *c = atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_acquire);
-  return c ? &c[id & (CHUNK - 1)] : NULL;
+  uint32_t slot = ja_slot_of(id);
+  return slot == UINT32_MAX ? NULL : slot_entry(slot);
 }
 
 jobject ja_obj(uint64_t id) {
   if (id >= JA_WALK_BASE) return tl_walking ? ja_walk_obj(id) : NULL;
   ja_entry *e = ja_entry_of(id);
-  return e ? e->ref : NULL;
+  if (e == NULL) return NULL;
+  JNIEnv *env = ja_env();
+  if (env == NULL) return NULL;
+  jobject r = NULL;
+  pthread_mutex_lock(&table_lock);
+  /* The generation again under the lock: the slot may have been freed and reused since. A kept
+   * entry's strong reference is never deleted; an object's is promoted (NULL once collected). */
+  if (ja_slot_of(id) != UINT32_MAX) r = e->kept ? e->ref : (*env)->NewLocalRef(env, e->ref);
+  pthread_mutex_unlock(&table_lock);
+  return r;
+}
+
+jobject ja_kept_obj(uint64_t id) {
+  ja_entry *e = ja_entry_of(id);
+  if (e == NULL || !e->kept) return NULL;
+  jobject r = e->ref;
+  /* A kept entry is never freed; the generation read again after the fields shows the slot was
+   * not an object's freed and reused meanwhile. */
+  atomic_thread_fence(memory_order_acquire);
+  return ja_slot_of(id) != UINT32_MAX ? r : NULL;
 }
 
 uint64_t ja_named(jobject o) {
@@ -46,41 +140,197 @@ uint64_t ja_named(jobject o) {
   return (uint64_t)tag;
 }
 
+/* Frees slot (lock held): the reference deleted, the object's tag cleared if it still names it,
+ * the generation moved on. */
+static void free_slot(JNIEnv *env, uint32_t slot, ja_entry *e) {
+  uint32_t gen = atomic_load(&e->gen);
+  jobject l = (*env)->NewLocalRef(env, e->ref);
+  if (l != NULL) {
+    jlong tag = 0;
+    jlong mine = (jlong)(((uint64_t)gen << JA_SLOT_BITS) | slot);
+    if ((*ja.ti)->GetTag(ja.ti, l, &tag) == JVMTI_ERROR_NONE && tag == mine) (*ja.ti)->SetTag(ja.ti, l, 0);
+    (*env)->DeleteLocalRef(env, l);
+  }
+  if (e->strong) (*env)->DeleteGlobalRef(env, e->ref);
+  else (*env)->DeleteWeakGlobalRef(env, e->ref);
+  e->ref = NULL;
+  e->strong = 0;
+  e->holds = 0;
+  e->spare_gen = gen >= GEN_MAX ? 1 : gen + 1;
+  atomic_store(&e->gen, 0);
+  e->next_free = free_head;
+  free_head = slot + 1;
+  objects--;
+}
+
+/* Frees the entries of objects the collector took that the library does not hold strong (lock
+ * held). The library may still hold their numbers: the new generation makes those answer
+ * INVALID_OBJECT. */
+static void reclaim(JNIEnv *env) {
+  uint32_t n = (uint32_t)atomic_load(&next_obj);
+  for (uint32_t s = KEPT_RESERVE; s < n; s++) {
+    ja_entry *e = slot_entry(s);
+    if (e && atomic_load(&e->gen) && !e->kept && !e->strong && (*env)->IsSameObject(env, e->ref, NULL))
+      free_slot(env, s, e);
+  }
+  since_reclaim = 0;
+}
+
+/* A slot for a new entry, or UINT32_MAX (lock held). */
+static uint32_t take_slot(JNIEnv *env, int keep) {
+  int walking = atomic_load(&walk_active);
+  if (!keep && !walking) {
+    /* Collected objects' entries are found by a pass over the table: when the bound is reached,
+     * and when the free list is empty and half the table was named since the last pass
+     * (amortized: the table stays within about twice the objects named and alive). */
+    unsigned gcs = ja_gc_count();
+    /* At the bound, a pass only after a collection (nothing else clears a weak reference): a
+     * full table then answers each new name at once, not after a scan. */
+    if ((objects >= atomic_load(&max_objects) && gcs != gcs_at_reclaim) ||
+        (free_head == 0 && since_reclaim > 4096 && since_reclaim > objects / 2)) {
+      reclaim(env);
+      gcs_at_reclaim = gcs;
+    }
+    if (objects >= atomic_load(&max_objects)) return UINT32_MAX;
+  }
+  if (!keep && free_head != 0 && !walking) {
+    uint32_t s = free_head - 1;
+    free_head = slot_entry(s)->next_free;
+    return s;
+  }
+  atomic_uint_fast32_t *next = keep ? &next_kept : &next_obj;
+  uint32_t n = (uint32_t)atomic_load_explicit(next, memory_order_relaxed);
+  if (n >= (keep ? KEPT_RESERVE : JA_MAX_SLOTS)) return UINT32_MAX;
+  uint32_t ci = n >> CHUNK_BITS;
+  ja_entry *c = atomic_load_explicit(&chunks[ci], memory_order_relaxed);
+  if (c == NULL) {
+    c = calloc(CHUNK, sizeof *c);
+    if (c == NULL) return UINT32_MAX;
+    for (uint32_t i = 0; i < CHUNK; i++) c[i].spare_gen = 1;
+    atomic_store_explicit(&chunks[ci], c, memory_order_release);
+  }
+  atomic_store_explicit(next, n + 1, memory_order_release);
+  return n;
+}
+
+static void give_back(uint32_t slot) {
+  ja_entry *e = slot_entry(slot);
+  e->next_free = free_head;
+  free_head = slot + 1;
+}
+
+/* The global reference of a class the agent tests objects against, made once. */
+static jclass known_class(JNIEnv *env, jclass _Atomic *slot, const char *name) {
+  jclass k = atomic_load(slot);
+  if (k != NULL) return k;
+  jclass l = (*env)->FindClass(env, name);
+  (*env)->ExceptionClear(env);
+  jclass g = l ? (*env)->NewGlobalRef(env, l) : NULL;
+  if (l) (*env)->DeleteLocalRef(env, l);
+  if (g == NULL) return NULL;
+  jclass none = NULL;
+  if (atomic_compare_exchange_strong(slot, &none, g)) return g;
+  (*env)->DeleteGlobalRef(env, g); /* another thread made it first */
+  return none;
+}
+
+/* Classes and threads are kept (see the top). */
+static int is_kept(JNIEnv *env, jobject o) {
+  jclass kc = known_class(env, &class_cls, "java/lang/Class");
+  jclass tc = known_class(env, &thread_cls, "java/lang/Thread");
+  return (kc && (*env)->IsInstanceOf(env, o, kc)) || (tc && (*env)->IsInstanceOf(env, o, tc));
+}
+
+static void log_full(void) {
+  if (!atomic_exchange(&full_logged, 1))
+    fprintf(stderr, "ddmcjdwp: the table of names is full (%u objects named and alive): OUT_OF_MEMORY for new "
+            "objects until the debugger disposes of some\n", (unsigned)atomic_load(&max_objects));
+}
+
+/* Names o in a new entry (lock held); 0 when full. */
+static uint64_t name_new(JNIEnv *env, jobject o, int keep) {
+  uint32_t s = take_slot(env, keep);
+  if (s == UINT32_MAX) return 0;
+  ja_entry *e = slot_entry(s);
+  jobject g = keep ? (*env)->NewGlobalRef(env, o) : (*env)->NewWeakGlobalRef(env, o);
+  uint64_t id = keep ? s : ((uint64_t)e->spare_gen << JA_SLOT_BITS) | s;
+  if (g == NULL || (*ja.ti)->SetTag(ja.ti, o, (jlong)id) != JVMTI_ERROR_NONE) {
+    if (g) keep ? (*env)->DeleteGlobalRef(env, g) : (*env)->DeleteWeakGlobalRef(env, g);
+    (*env)->ExceptionClear(env);
+    give_back(s);
+    return 0;
+  }
+  e->ref = g;
+  e->kept = (uint8_t)keep;
+  e->strong = (uint8_t)keep;
+  e->holds = 0;
+  atomic_store_explicit(&e->gen, e->spare_gen, memory_order_release);
+  if (keep) kept++;
+  else objects++, since_reclaim++;
+  return id;
+}
+
 uint64_t ja_ref(JNIEnv *env, jobject o) {
   if (o == NULL) return 0;
   jlong tag = 0;
   if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && is_name(tag)) return (uint64_t)tag;
+  int keep = is_kept(env, o);
   uint64_t id = 0;
   pthread_mutex_lock(&table_lock);
   /* Another thread may have named it since the first look. */
-  if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && is_name(tag)) {
-    id = (uint64_t)tag;
-    goto out;
-  }
-  uint32_t n = (uint32_t)atomic_load_explicit(&next, memory_order_relaxed);
-  uint32_t ci = n >> CHUNK_BITS;
-  if (ci >= MAX_CHUNKS) goto out;
-  ja_entry *c = atomic_load_explicit(&chunks[ci], memory_order_relaxed);
-  if (c == NULL) {
-    c = calloc(CHUNK, sizeof *c);
-    if (c == NULL) goto out;
-    atomic_store_explicit(&chunks[ci], c, memory_order_release);
-  }
-  jobject g = (*env)->NewGlobalRef(env, o);
-  if (g == NULL) goto out;
-  if ((*ja.ti)->SetTag(ja.ti, o, (jlong)n) != JVMTI_ERROR_NONE) {
-    (*env)->DeleteGlobalRef(env, g);
-    goto out;
-  }
-  c[n & (CHUNK - 1)].ref = g;
-  atomic_store_explicit(&next, n + 1, memory_order_release);
-  id = n;
-out:
+  if ((*ja.ti)->GetTag(ja.ti, o, &tag) == JVMTI_ERROR_NONE && is_name(tag)) id = (uint64_t)tag;
+  else id = name_new(env, o, keep);
   pthread_mutex_unlock(&table_lock);
+  if (id == 0 && !keep) log_full();
+  else if (id == 0)
+    fprintf(stderr, "ddmcjdwp: no name for a class or thread (%u slots of %u used)\n",
+            (unsigned)atomic_load(&next_kept), KEPT_RESERVE);
+  else if (!keep) atomic_store(&full_logged, 0);
   return id;
 }
 
-uint64_t ja_table_size(void) { return atomic_load_explicit(&next, memory_order_acquire); }
+int ja_hold(JNIEnv *env, uint64_t id, int strong) {
+  int rc = DDMC_JDWP_INVALID_OBJECT;
+  pthread_mutex_lock(&table_lock);
+  ja_entry *e = ja_entry_of(id);
+  if (e != NULL && e->kept) {
+    rc = 0;
+  } else if (e != NULL && strong) {
+    jobject g = e->holds ? e->ref : (*env)->NewGlobalRef(env, e->ref); /* NULL: collected */
+    if (g != NULL) {
+      if (e->holds++ == 0) {
+        (*env)->DeleteWeakGlobalRef(env, e->ref);
+        e->ref = g;
+        e->strong = 1;
+      }
+      rc = 0;
+    }
+  } else if (e != NULL) {
+    rc = 0;
+    if (e->holds > 0 && --e->holds == 0) {
+      jobject w = (*env)->NewWeakGlobalRef(env, e->ref);
+      if (w != NULL) {
+        (*env)->DeleteGlobalRef(env, e->ref);
+        e->ref = w;
+        e->strong = 0;
+      } else {
+        e->holds = 1; /* no memory for a weak reference: it stays strong */
+        rc = DDMC_JDWP_OUT_OF_MEMORY;
+      }
+    }
+  }
+  pthread_mutex_unlock(&table_lock);
+  return rc;
+}
+
+void ja_release(JNIEnv *env, uint64_t id) {
+  pthread_mutex_lock(&table_lock);
+  uint32_t s = ja_slot_of(id);
+  ja_entry *e = s == UINT32_MAX ? NULL : slot_entry(s);
+  if (e != NULL && !e->kept) free_slot(env, s, e);
+  pthread_mutex_unlock(&table_lock);
+}
+
 
 void ja_untag(jobject o, jlong tag) {
   jlong now = 0;

@@ -6,10 +6,7 @@
 
 #include "ja.h"
 
-jthread ja_thread(uint32_t id) {
-  ja_entry *e = ja_entry_of(id);
-  return e ? (jthread)e->ref : NULL;
-}
+jthread ja_thread(uint32_t id) { return (jthread)ja_kept_obj(id); }
 
 static void ti_free(void *p) {
   if (p) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)p);
@@ -29,16 +26,17 @@ static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
   /* The name is borrowed until the op returns: a per-thread copy outlives JVM TI's. */
   static _Thread_local char name[256];
   ja_entry *e = ja_entry_of(id);
-  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  jthread t = ja_thread(id); /* threads are kept entries: a global reference, never freed */
+  if (e == NULL || t == NULL) return DDMC_JDWP_INVALID_THREAD;
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
   int rc = DDMC_JDWP_INVALID_THREAD;
   jvmtiThreadInfo ti;
   memset(&ti, 0, sizeof ti);
-  if ((*env)->IsInstanceOf(env, e->ref, (*env)->FindClass(env, "java/lang/Thread")) &&
-      (*ja.ti)->GetThreadInfo(ja.ti, (jthread)e->ref, &ti) == JVMTI_ERROR_NONE) {
+  if ((*env)->IsInstanceOf(env, t, (*env)->FindClass(env, "java/lang/Thread")) &&
+      (*ja.ti)->GetThreadInfo(ja.ti, t, &ti) == JVMTI_ERROR_NONE) {
     jint st = 0;
-    (*ja.ti)->GetThreadState(ja.ti, (jthread)e->ref, &st);
+    (*ja.ti)->GetThreadState(ja.ti, t, &st);
     snprintf(name, sizeof name, "%s", ti.name ? ti.name : "");
     out->object = id;
     out->group = ja_ref(env, ti.thread_group);
@@ -46,7 +44,7 @@ static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
     out->status = status_of(st);
     out->internal = atomic_load(&e->internal);
     ti_free(ti.name);
-    rc = 0;
+    rc = out->group == 0 && ti.thread_group != NULL ? DDMC_JDWP_OUT_OF_MEMORY : 0;
   }
   (*env)->ExceptionClear(env);
   ja_leave(env);
@@ -194,9 +192,9 @@ static int get_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, cha
     e = (*ja.ti)->GetLocalObject(ja.ti, t, depth, slot, &v.l);
     break;
   }
-  if (e == JVMTI_ERROR_NONE) ja_value_in(env, jt, v, out);
+  int rc = e == JVMTI_ERROR_NONE ? ja_value_in(env, jt, v, out) : ja_err(e);
   ja_leave(env);
-  return ja_err(e);
+  return rc;
 }
 
 static int set_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, const ddmc_value *val) {
@@ -205,8 +203,13 @@ static int set_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, con
   char jt = val->tag;
   if (jt == 's' || jt == '[' || jt == 't' || jt == 'g' || jt == 'l' || jt == 'c') jt = 'L';
   jvalue v;
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
   int rc = ja_value_out(jt, val, &v);
-  if (rc) return rc;
+  if (rc) {
+    ja_leave(env);
+    return rc;
+  }
   jvmtiError e;
   switch (jt) {
   case 'Z': e = (*ja.ti)->SetLocalInt(ja.ti, t, depth, slot, v.z); break;
@@ -219,6 +222,7 @@ static int set_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, con
   case 'D': e = (*ja.ti)->SetLocalDouble(ja.ti, t, depth, slot, v.d); break;
   default: e = (*ja.ti)->SetLocalObject(ja.ti, t, depth, slot, v.l); break;
   }
+  ja_leave(env);
   return ja_err(e);
 }
 
@@ -226,10 +230,13 @@ static int set_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, con
 
 static int monitor_info(void *vd, ddmc_ref obj, uint32_t *owner, int32_t *entry_count, ddmc_thread_id_visit_fn waiter,
                         void *arg) {
-  jobject o = ja_obj(obj);
-  if (o == NULL) return DDMC_JDWP_INVALID_OBJECT;
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jobject o = ja_obj(obj);
+  if (o == NULL) {
+    ja_leave(env);
+    return DDMC_JDWP_INVALID_OBJECT;
+  }
   jvmtiMonitorUsage u;
   memset(&u, 0, sizeof u);
   jvmtiError e = (*ja.ti)->GetObjectMonitorUsage(ja.ti, o, &u);

@@ -7,7 +7,7 @@
 
 #include "ja.h"
 
-void ja_value_in(JNIEnv *env, char t, jvalue v, ddmc_value *out) {
+int ja_value_in(JNIEnv *env, char t, jvalue v, ddmc_value *out) {
   memset(out, 0, sizeof *out);
   out->tag = t;
   switch (t) {
@@ -23,8 +23,10 @@ void ja_value_in(JNIEnv *env, char t, jvalue v, ddmc_value *out) {
   default:
     out->tag = 'L';
     out->u.l = ja_ref(env, v.l);
+    if (v.l != NULL && out->u.l == 0) return DDMC_JDWP_OUT_OF_MEMORY; /* never a null for an object */
     break;
   }
+  return 0;
 }
 
 static int is_ref_tag(char t) { return t == 'L' || t == '[' || t == 's' || t == 't' || t == 'g' || t == 'l' || t == 'c'; }
@@ -70,11 +72,14 @@ static int get_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t index, ddmc_va
   int err = 0;
   ja_field *f = ja_field_of(c, index, &err);
   if (f == NULL) return err;
-  jobject obj = o ? ja_obj(o) : NULL;
-  jclass k = (jclass)ja_obj(c);
-  if (o && obj == NULL) return DDMC_JDWP_INVALID_OBJECT;
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jobject obj = o ? ja_obj(o) : NULL;
+  jclass k = (jclass)ja_obj(c);
+  if (o && obj == NULL) {
+    ja_leave(env);
+    return DDMC_JDWP_INVALID_OBJECT;
+  }
   jvalue v;
   char t = f->sig[0];
   memset(&v, 0, sizeof v);
@@ -103,24 +108,26 @@ static int get_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t index, ddmc_va
     default: v.l = (*env)->GetObjectField(env, obj, f->id); break;
     }
   }
-  ja_value_in(env, t, v, out);
+  int rc = ja_value_in(env, t, v, out);
   ja_leave(env);
-  return 0;
+  return rc;
 }
 
 static int set_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t index, const ddmc_value *val) {
   int err = 0;
   ja_field *f = ja_field_of(c, index, &err);
   if (f == NULL) return err;
-  jobject obj = o ? ja_obj(o) : NULL;
-  jclass k = (jclass)ja_obj(c);
-  if (o && obj == NULL) return DDMC_JDWP_INVALID_OBJECT;
-  char t = f->sig[0];
-  jvalue v;
-  int rc = ja_value_out(t, val, &v);
-  if (rc) return rc;
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jobject obj = o ? ja_obj(o) : NULL;
+  jclass k = (jclass)ja_obj(c);
+  char t = f->sig[0];
+  jvalue v;
+  int rc = o && obj == NULL ? DDMC_JDWP_INVALID_OBJECT : ja_value_out(t, val, &v);
+  if (rc) {
+    ja_leave(env);
+    return rc;
+  }
   if (obj == NULL) {
     switch (t) {
     case 'Z': (*env)->SetStaticBooleanField(env, k, f->id, v.z); break;
@@ -186,12 +193,11 @@ static int put_utf8(ddmc_buf *out, const jchar *s, jsize n) {
 }
 
 static int string_value(void *vd, ddmc_ref s, ddmc_buf *out) {
-  jobject str = ja_obj(s);
-  if (str == NULL) return DDMC_JDWP_INVALID_OBJECT;
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
-  int rc = DDMC_JDWP_INVALID_STRING;
-  if ((*env)->IsInstanceOf(env, str, (*env)->FindClass(env, "java/lang/String"))) {
+  jobject str = ja_obj(s);
+  int rc = str == NULL ? DDMC_JDWP_INVALID_OBJECT : DDMC_JDWP_INVALID_STRING;
+  if (str && (*env)->IsInstanceOf(env, str, (*env)->FindClass(env, "java/lang/String"))) {
     jsize n = (*env)->GetStringLength(env, str);
     const jchar *cs = (*env)->GetStringCritical(env, str, NULL);
     if (cs) {
@@ -249,7 +255,8 @@ static int create_string(void *vd, const char *utf8, size_t n, ddmc_ref *out) {
       (*env)->ExceptionClear(env);
       rc = DDMC_JDWP_OUT_OF_MEMORY;
     } else {
-      /* Its number holds a global reference: it stays alive once the op returns. */
+      /* Weakly held, as the JDK's agent holds it: a debugger that wants it kept disables its
+       * collection. */
       *out = ja_ref(env, s);
       rc = *out ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
     }
@@ -260,12 +267,12 @@ static int create_string(void *vd, const char *utf8, size_t n, ddmc_ref *out) {
 }
 
 static int array_length(void *vd, ddmc_ref a, int32_t *out) {
-  jobject arr = ja_obj(a);
-  if (arr == NULL) return DDMC_JDWP_INVALID_OBJECT;
-  JNIEnv *env = ja_env();
+  JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
-  *out = (*env)->GetArrayLength(env, (jarray)arr);
-  return 0;
+  jobject arr = ja_obj(a);
+  if (arr != NULL) *out = (*env)->GetArrayLength(env, (jarray)arr);
+  ja_leave(env);
+  return arr != NULL ? 0 : DDMC_JDWP_INVALID_OBJECT;
 }
 
 static int object_class(void *vd, ddmc_ref o, ddmc_class *out);
@@ -287,10 +294,11 @@ static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value 
   char t;
   int rc = elem_type(a, &t);
   if (rc) return rc;
-  jarray arr = (jarray)ja_obj(a);
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
-  for (int32_t i = 0; i < n; i++) {
+  jarray arr = (jarray)ja_obj(a);
+  if (arr == NULL) rc = DDMC_JDWP_INVALID_OBJECT;
+  for (int32_t i = 0; i < n && rc == 0; i++) {
     jvalue v;
     memset(&v, 0, sizeof v);
     switch (t) {
@@ -311,24 +319,25 @@ static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value 
       ja_leave(env);
       return DDMC_JDWP_INVALID_INDEX;
     }
-    ja_value_in(env, t, v, &out[i]);
+    rc = ja_value_in(env, t, v, &out[i]);
     if (v.l && t == 'L') (*env)->DeleteLocalRef(env, v.l);
   }
   ja_leave(env);
-  return 0;
+  return rc;
 }
 
 static int array_set(void *vd, ddmc_ref a, int32_t first, int32_t n, const ddmc_value *vals) {
   char t;
   int rc = elem_type(a, &t);
   if (rc) return rc;
-  jarray arr = (jarray)ja_obj(a);
-  for (int32_t i = 0; i < n; i++) { /* all checked before any is written */
-    jvalue v;
-    if ((rc = ja_value_out(t, &vals[i], &v))) return rc;
-  }
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jarray arr = (jarray)ja_obj(a);
+  if (arr == NULL) rc = DDMC_JDWP_INVALID_OBJECT;
+  for (int32_t i = 0; i < n && rc == 0; i++) { /* all checked before any is written */
+    jvalue v;
+    rc = ja_value_out(t, &vals[i], &v); /* local references live until ja_leave: bounded by the packet */
+  }
   for (int32_t i = 0; i < n && rc == 0; i++) {
     jvalue v;
     ja_value_out(t, &vals[i], &v);
@@ -341,7 +350,9 @@ static int array_set(void *vd, ddmc_ref a, int32_t first, int32_t n, const ddmc_
     case 'J': (*env)->SetLongArrayRegion(env, arr, first + i, 1, &v.j); break;
     case 'F': (*env)->SetFloatArrayRegion(env, arr, first + i, 1, &v.f); break;
     case 'D': (*env)->SetDoubleArrayRegion(env, arr, first + i, 1, &v.d); break;
-    default: (*env)->SetObjectArrayElement(env, (jobjectArray)arr, first + i, v.l); break;
+    default:
+      (*env)->SetObjectArrayElement(env, (jobjectArray)arr, first + i, v.l);
+      break;
     }
     if ((*env)->ExceptionCheck(env)) { /* ArrayStoreException: the value's type does not fit */
       (*env)->ExceptionClear(env);
@@ -392,23 +403,36 @@ static int new_array(void *vd, ddmc_class c, int32_t length, ddmc_ref *out) {
 }
 
 static int object_size(void *vd, ddmc_ref o, uint64_t *out) {
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
   jobject obj = ja_obj(o);
-  if (obj == NULL) return DDMC_JDWP_INVALID_OBJECT;
   jlong n = 0;
-  jvmtiError e = (*ja.ti)->GetObjectSize(ja.ti, obj, &n);
-  if (e != JVMTI_ERROR_NONE) return ja_err(e);
-  *out = (uint64_t)n;
-  return 0;
+  int rc = obj == NULL ? DDMC_JDWP_INVALID_OBJECT : ja_err((*ja.ti)->GetObjectSize(ja.ti, obj, &n));
+  if (rc == 0) *out = (uint64_t)n;
+  ja_leave(env);
+  return rc;
 }
 
 static int object_hash(void *vd, ddmc_ref o, int32_t *out) {
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
   jobject obj = ja_obj(o);
-  if (obj == NULL) return DDMC_JDWP_INVALID_OBJECT;
   jint h = 0;
-  jvmtiError e = (*ja.ti)->GetObjectHashCode(ja.ti, obj, &h);
-  if (e != JVMTI_ERROR_NONE) return ja_err(e);
-  *out = h;
-  return 0;
+  int rc = obj == NULL ? DDMC_JDWP_INVALID_OBJECT : ja_err((*ja.ti)->GetObjectHashCode(ja.ti, obj, &h));
+  if (rc == 0) *out = h;
+  ja_leave(env);
+  return rc;
+}
+
+/* The bridge's names (ja.h, "Names"). */
+static int hold_ref(void *vd, ddmc_ref o, int strong) {
+  JNIEnv *env = ja_env();
+  return env == NULL ? DDMC_JDWP_VM_DEAD : ja_hold(env, o, strong);
+}
+
+static void release_ref(void *vd, ddmc_ref o) {
+  JNIEnv *env = ja_env();
+  if (env != NULL) ja_release(env, o);
 }
 
 void ja_bridge_values(ddmc_vm_bridge *b) {
@@ -423,4 +447,6 @@ void ja_bridge_values(ddmc_vm_bridge *b) {
   b->new_array = new_array;
   b->object_size = object_size;
   b->object_hash = object_hash;
+  b->hold_ref = hold_ref;
+  b->release_ref = release_ref;
 }

@@ -221,6 +221,11 @@ static mvm_type type_of_block(mvm_vm *vm, const mvm_hdr *h) {
   return 0;
 }
 
+int mvm_dbg_ref_in_heap(mvm_vm *vm, uint64_t ref) {
+  /* The footprint only grows: a racy read errs on the safe side. */
+  return ref != 0 && ref <= vm->heap.footprint / MVM_UNIT;
+}
+
 int mvm_dbg_object_type(mvm_vm *vm, uint64_t obj, mvm_type *out) {
   mvm_hdr *h = block_of(vm, obj);
   if (!h) return MVM_DBG_ENOOBJECT;

@@ -176,6 +176,9 @@ void mvm_dbg_leave(mvm_vm *vm);
  * Returns what mvm_dbg_world_resume needs (-1, or the interpreter thread's status before). */
 int mvm_dbg_world_stop(mvm_vm *vm);
 void mvm_dbg_world_resume(mvm_vm *vm, int prev);
+/* Non-zero when ref lies in the heap's range (an object's block or a freed one): a check without
+ * the world stopped, for the debugger bridge's release_ref. Thread: any. */
+int mvm_dbg_ref_in_heap(mvm_vm *vm, uint64_t ref);
 int mvm_dbg_object_type(mvm_vm *vm, uint64_t obj, mvm_type *out);
 /* Static field when obj is 0. */
 int mvm_dbg_get_field(mvm_vm *vm, uint64_t obj, mvm_type t, uint32_t field, mvm_value *out);

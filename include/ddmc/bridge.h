@@ -15,10 +15,10 @@
  * into the VM with a bad value. Indexes are checked against the class's counts before any op sees
  * them.
  *
- * The GC. Every object a client holds (a debugger's IDs, an agent's global references) stays
- * alive until the client lets it go: a VM's collector treats them as roots by calling
- * ddmc_gc_visit_roots (events.h) while it marks. A moving collector updates each reference in
- * place through the visitor.
+ * The GC. Every object a client holds strong (an agent's global references; a debugger's IDs,
+ * see release_ref) stays alive until the client lets it go: a VM's collector treats them as roots
+ * by calling ddmc_gc_visit_roots (events.h) while it marks. A moving collector updates each
+ * reference in place through the visitor.
  *
  * Return values. Every op returns 0 or a JDWP error code (ddmc_jdwp_error, error.h, positive),
  * which the library sends to a debugger unchanged and turns into the matching JVMTI error for an
@@ -417,6 +417,32 @@ typedef struct ddmc_vm_bridge {
    * into the library (an agent's callback or agent thread); the VM may stop the world briefly. */
   int (*start_agent_thread)(void *vm_data, ddmc_ref thread_obj, int32_t priority,
                             void (*run)(void *arg, uint32_t thread), void *arg, uint32_t *out_thread);
+
+  /* ---- names the debugger holds (optional; a VM that names objects through a table of its
+   * own fills release_ref, so that table does not grow for ever). A VM with release_ref gets the
+   * JDK's semantics for debugger IDs: an object with an ID is held WEAKLY, strong only while
+   * ObjectReference.DisableCollection is in force; the library calls release_ref once it holds a
+   * name no more. Its collector, if it calls ddmc_gc_visit_roots, must call ddmc_gc_sweep too
+   * (events.h): only pinned objects are roots then, and the sweep tells the library which of the
+   * others it frees (their IDs answer INVALID_OBJECT). A VM without release_ref keeps every
+   * object with an ID alive until the debugger disposes of it or leaves (roots).
+   *
+   * hold_ref: the library's hold on o turns strong (strong = 1: the first DisableCollection) or
+   * weak again (0: the last EnableCollection). Returns 0, DDMC_JDWP_INVALID_OBJECT when o is
+   * gone (the collector took it: DisableCollection answers that), or another JDWP error. A VM
+   * whose collector asks ddmc_gc_visit_roots may leave it NULL: the pin already makes o a root.
+   * Thread: the JDWP thread, with no library lock held; never two for one o at once. */
+  int (*hold_ref)(void *vm_data, ddmc_ref o, int strong);
+  /* release_ref: the library holds o no more, strong or weak: its ID was disposed of
+   * (VirtualMachine.DisposeObjects to zero references, no DisableCollection left) or the session
+   * ended (once for each object it held). The VM may forget the name and reuse it; a name must
+   * never come back to the library naming another object while the library may still hold the
+   * old one (a VM that reuses numbers puts a generation in them). Never called for an object
+   * ddmc_gc_sweep reported freed. Called only with release_ref's own names: each ddmc_ref the
+   * VM gave the library (a value, an event's object, a thread's object), at most once per time
+   * the library started to hold it. Thread: the JDWP thread (DisposeObjects, session end), with
+   * no library lock held; it must not call into the library. */
+  void (*release_ref)(void *vm_data, ddmc_ref o);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

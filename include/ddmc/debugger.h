@@ -8,10 +8,12 @@
  * clean-up at disconnect. The VM answers typed questions about its classes, objects, threads and
  * frames, patches its code for breakpoints, and reports what its threads do.
  *
- * IDs. Every object the debugger has been given an ID for is held until the debugger disposes of
- * it (VirtualMachine.DisposeObjects) or disconnects (ddmc_gc_visit_roots, events.h): IDs are never
- * reused within a session and an object the debugger shows never vanishes under it (Dalvik's
- * choice).
+ * IDs. On a VM whose bridge has release_ref (bridge.h), objects with an ID are held as the JDK's
+ * agent holds them: weakly, strong only while ObjectReference.DisableCollection is in force,
+ * released when disposed of (VirtualMachine.DisposeObjects) or at disconnect; one the collector
+ * frees answers INVALID_OBJECT. On a VM without it every object with an ID is held (a root,
+ * ddmc_gc_visit_roots, events.h) until the debugger disposes of it or disconnects (Dalvik's
+ * choice). IDs are never reused within a session either way.
  *
  * Suspension. A VM thread whose event asks for suspension is parked inside the post call
  * (thread_parking tells the VM) until the debugger resumes it; threads the debugger suspends by

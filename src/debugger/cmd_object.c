@@ -58,18 +58,26 @@ static int or_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return ddmc__dbg_set_fields(d, in, c, o);
 }
 
-static int pin(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int how) {
+static int or_disable_collection(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint64_t id = ddmc_read_u64(in);
   int rc = ddmc__rd_end(in);
-  if (rc != 0) return rc;
-  rc = ddmc__dbg_id_pin(d, id, how);
-  if (rc == 0 && how < 0) ddmc_buf_put_u8(out, 0); /* held by the registry: never collected */
-  return rc;
+  return rc != 0 ? rc : ddmc__dbg_id_disable_collection(d, id);
 }
 
-static int or_disable_collection(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return pin(d, in, out, 1); }
-static int or_enable_collection(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return pin(d, in, out, 0); }
-static int or_is_collected(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return pin(d, in, out, -1); }
+static int or_enable_collection(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint64_t id = ddmc_read_u64(in);
+  int rc = ddmc__rd_end(in);
+  return rc != 0 ? rc : ddmc__dbg_id_enable_collection(d, id);
+}
+
+static int or_is_collected(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  uint64_t id = ddmc_read_u64(in);
+  int rc = ddmc__rd_end(in);
+  int collected = 1;
+  if (rc == 0) rc = ddmc__dbg_id_is_collected(d, id, &collected);
+  if (rc == 0) ddmc_buf_put_u8(out, (uint8_t)collected);
+  return rc;
+}
 
 /* ---- StringReference */
 

@@ -34,8 +34,10 @@ typedef struct ddmc__dbg ddmc__dbg;
 
 /* ---- the registry (ids.c): wire IDs for objects and reference types.
  * An ID is (generation << 32) | (slot + 1): a slot freed by DisposeObjects or reset at disconnect
- * gets a new generation, so an old ID never names the new occupant. Objects are held (GC roots,
- * ddmc_gc_visit_roots) while they have an ID. */
+ * gets a new generation, so an old ID never names the new occupant. How objects with an ID are
+ * held: strong (GC roots, ddmc_gc_visit_roots) on a VM without ops.release_ref; weak, as the
+ * JDK's agent holds them, on a VM with it: strong only while DisableCollection is in force
+ * (ops.hold_ref), and released (ops.release_ref) when disposed or at session end. */
 typedef struct ddmc__dbg_cls {
   ddmc_class handle;
   uint64_t id;     /* its referenceTypeID */
@@ -63,11 +65,19 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out);
 int ddmc__dbg_cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out);
 /* Does c descend from (or equal) ancestor, by superclasses? Thread: any. */
 int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
-/* DisposeObjects: drops one reference count of the ID; the slot is freed at zero. */
+/* DisposeObjects: drops refs reference counts of the ID; at zero the slot is freed, pinned or not
+ * (as the JDK's agent does), and the VM told (ops.release_ref, outside the lock). JDWP thread. */
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
-/* DisableCollection (pin 1) / EnableCollection (pin 0) / IsCollected (pin -1: only checks).
- * Returns 0, or INVALID_OBJECT for an ID that names nothing (disposed, stale, forged). */
-int ddmc__dbg_id_pin(ddmc__dbg *d, uint64_t id, int pin);
+/* DisableCollection: one more pin (counted); the first makes the VM hold it strong
+ * (ops.hold_ref). INVALID_OBJECT for an ID that names nothing or a collected object, the VM's
+ * error when it cannot; 0 for null, as the JDK's agent answers. JDWP thread. */
+int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id);
+/* EnableCollection: one pin less; the last lets the VM hold it weak again. An ID that names
+ * nothing or is not pinned: 0, as the JDK's agent answers. JDWP thread. */
+int ddmc__dbg_id_enable_collection(ddmc__dbg *d, uint64_t id);
+/* IsCollected: *out 1 when the object is gone (swept, or the VM answers INVALID_OBJECT for it)
+ * or the ID names nothing (disposed, stale), as the JDK's agent answers. JDWP thread. */
+int ddmc__dbg_id_is_collected(ddmc__dbg *d, uint64_t id, int *out);
 
 /* ---- the wire (codec.c). Readers return 0 or a JDWP error, and leave the reader's sticky
  * error set on truncation: the dispatcher (table.c) answers a request that ran past its end with

@@ -260,7 +260,13 @@ static void collect(ddmc__dbg *d, ddmc__dbg_snap *s, int kind, const basket *b, 
     ddmc__dbg_req *r = s->r[i];
     if (r->kind != kind || !matches(d, r, b)) continue;
     comp_event(c, kind, r->id, r->policy);
-    enc(d, c, kind, arg);
+    int rc = enc(d, c, kind, arg);
+    if (rc != 0 && c->b.err == 0) {
+      /* An object the registry cannot name (full): the composite would be cut short, and a null
+       * in its place a wrong answer. It is not sent, and the log says so. */
+      c->b.err = DDMC_ENOMEM;
+      ddmc__log(d->vm, DDMC_LOG_WARN, "JDWP: event %d (request %d) not sent: JDWP error %d", kind, (int)r->id, rc);
+    }
   }
 }
 
@@ -573,6 +579,11 @@ static void dbg_visit_roots(ddmc_vm *vm, void *ud, ddmc_root_visit_fn fn, void *
   ddmc__dbg_ids_visit_roots(ud, fn, arg);
 }
 
+static void dbg_gc_sweep(ddmc_vm *vm, void *ud, ddmc_gc_is_live_fn is_live, void *arg) {
+  (void)vm;
+  ddmc__dbg_ids_sweep(ud, is_live, arg);
+}
+
 /* ---- the debugger as a client of the event hub (hub/hub.h): the last to hear each report, since
  * its part may park the thread. */
 
@@ -602,7 +613,8 @@ int ddmc__dbg_events_subscribe(ddmc_vm *vm, ddmc__dbg *d) {
                                           .location = post_location,
                                           .method_exit = post_method_exit,
                                           .wants = dbg_wants,
-                                          .visit_roots = dbg_visit_roots};
+                                          .visit_roots = dbg_visit_roots,
+                                          .gc_sweep = dbg_gc_sweep};
   /* The hot reports reach the debugger only while a request of a location kind is enabled or
    * some thread is held: a method trace's events cost it nothing otherwise. */
   return ddmc__hub_subscribe(vm, &client, d, &d->hot_wants, &d->thr.held);

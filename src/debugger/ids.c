@@ -8,8 +8,12 @@
  * the slot of an object or class the registry already knows, so the same object always gets the
  * same ID, as JDI's == on mirrors requires.
  *
- * Objects with an ID are roots for the VM's collector (ddmc_gc_visit_roots) until the debugger
- * disposes of them or leaves. The table is bounded (max_slots): past it, OUT_OF_MEMORY.
+ * Objects with an ID are held as the JDK's agent holds them when the VM can release names
+ * (ops.release_ref): weakly, strong (a GC root, and ops.hold_ref) only while DisableCollection is
+ * in force, released when disposed or at session end; the VM's sweep (ddmc_gc_sweep) marks the
+ * ones it frees collected, and their IDs answer INVALID_OBJECT. A VM without release_ref keeps
+ * every object with an ID (a root) until the debugger disposes of it or leaves. The table is
+ * bounded (max_slots): past it, OUT_OF_MEMORY.
  *
  * Classes get a description (ddmc__dbg_cls) copied from ops.class_info on first sight: filters match
  * on it from VM threads without calling the VM again. */
@@ -92,7 +96,7 @@ static int rehash(ddmc__dbg *d, uint32_t cap) {
   ids->hash = h;
   ids->hash_cap = cap;
   for (uint32_t i = 0; i < ids->nslots; i++)
-    if (ids->slots[i].kind != DDMC__SLOT_FREE) hash_put(ids, i);
+    if (ids->slots[i].kind != DDMC__SLOT_FREE && !ids->slots[i].collected) hash_put(ids, i);
   return 0;
 }
 
@@ -131,8 +135,8 @@ static int64_t occupy(ddmc__dbg *d, int kind, uint64_t key) {
 
 static void vacate(ddmc__dbg *d, uint32_t idx) {
   ddmc__dbg_ids *ids = &d->ids;
-  hash_del(ids, idx);
   ddmc__dbg_slot *s = &ids->slots[idx];
+  if (!s->collected) hash_del(ids, idx);
   s->kind = DDMC__SLOT_FREE;
   s->gen = 0;
   s->next_free = ids->free_head;
@@ -176,8 +180,10 @@ int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
   if (idx >= 0) {
     const ddmc__dbg_slot *s = &ids->slots[idx];
     if (s->kind == DDMC__SLOT_OBJECT) {
-      *out = s->key;
-      rc = 0;
+      if (!s->collected) {
+        *out = s->key;
+        rc = 0;
+      }
     } else if (s->cls->class_object != 0) { /* a referenceTypeID where an object was due: its Class */
       *out = s->cls->class_object;
       rc = 0;
@@ -357,42 +363,116 @@ int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const d
   return rc;
 }
 
+/* Names are weak (the VM releases them) rather than held as roots. */
+static int weak_names(const ddmc__dbg *d) { return d->ops.release_ref != NULL; }
+
+/* Frees slot idx once DisposeObjects took its references to 0, pinned or not (JDWP frees the ID
+ * then, and the JDK's agent drops its strong reference with it); returns the ref to release
+ * (0: none). Lock held. */
+static ddmc_ref vacate_if_unheld(ddmc__dbg *d, uint32_t idx) {
+  ddmc__dbg_slot *s = &d->ids.slots[idx];
+  if (s->refs != 0) return 0;
+  ddmc_ref r = s->collected ? 0 : s->key; /* a swept object is the VM's already */
+  vacate(d, idx);
+  return r;
+}
+
+static void release(ddmc__dbg *d, ddmc_ref r) {
+  if (r != 0 && d->ops.release_ref != NULL) d->ops.release_ref(d->vm_data, r);
+}
+
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs) {
   ddmc__dbg_ids *ids = &d->ids;
+  ddmc_ref r = 0;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) {
     ddmc__dbg_slot *s = &ids->slots[idx];
     s->refs = refs >= s->refs ? 0 : s->refs - refs;
-    if (s->refs == 0 && !s->pinned) vacate(d, (uint32_t)idx);
+    r = vacate_if_unheld(d, (uint32_t)idx);
   }
   pthread_mutex_unlock(&ids->lock);
+  release(d, r);
 }
 
-int ddmc__dbg_id_pin(ddmc__dbg *d, uint64_t id, int pin) {
-  ddmc__dbg_ids *ids = &d->ids;
-  int rc = DDMC_JDWP_INVALID_OBJECT;
-  pthread_mutex_lock(&ids->lock);
+/* The live object slot of id, or -1. Lock held. */
+static int64_t live_object(const ddmc__dbg_ids *ids, uint64_t id) {
   int64_t idx = slot_of(ids, id);
+  if (idx < 0 || ids->slots[idx].kind != DDMC__SLOT_OBJECT || ids->slots[idx].collected) return -1;
+  return idx;
+}
+
+int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id) {
+  ddmc__dbg_ids *ids = &d->ids;
+  ddmc_ref r = 0;
+  int rc = DDMC_JDWP_INVALID_OBJECT;
+  if (id == 0) return 0; /* null: nothing to keep, and the JDK's agent answers no error */
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = live_object(ids, id);
   if (idx >= 0) {
-    if (pin >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) ids->slots[idx].pinned = (uint8_t)(pin != 0);
+    ddmc__dbg_slot *s = &ids->slots[idx];
     rc = 0;
+    if (s->pins < INT32_MAX && s->pins++ == 0) r = s->key;
   }
   pthread_mutex_unlock(&ids->lock);
+  /* Pins change only here and in enable, both on the JDWP thread: no hold_ref calls cross. The
+   * pin already counts, so a collector running meanwhile keeps the object (visit_roots). */
+  if (r != 0 && d->ops.hold_ref != NULL && (rc = d->ops.hold_ref(d->vm_data, r, 1)) != 0) {
+    pthread_mutex_lock(&ids->lock);
+    idx = slot_of(ids, id);
+    if (idx >= 0) ids->slots[idx].pins--;
+    pthread_mutex_unlock(&ids->lock);
+  }
   return rc;
+}
+
+int ddmc__dbg_id_enable_collection(ddmc__dbg *d, uint64_t id) {
+  ddmc__dbg_ids *ids = &d->ids;
+  ddmc_ref weaken = 0;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = slot_of(ids, id);
+  if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT && ids->slots[idx].pins > 0) {
+    ddmc__dbg_slot *s = &ids->slots[idx];
+    if (--s->pins == 0 && !s->collected) weaken = s->key;
+  }
+  pthread_mutex_unlock(&ids->lock);
+  if (weaken != 0 && d->ops.hold_ref != NULL) (void)d->ops.hold_ref(d->vm_data, weaken, 0); /* nothing to report */
+  return 0;
+}
+
+int ddmc__dbg_id_is_collected(ddmc__dbg *d, uint64_t id, int *out) {
+  ddmc__dbg_ids *ids = &d->ids;
+  ddmc_ref r = 0;
+  *out = 1;
+  if (id == 0) return DDMC_JDWP_INVALID_OBJECT;
+  pthread_mutex_lock(&ids->lock);
+  int64_t idx = live_object(ids, id);
+  if (idx >= 0) r = ids->slots[idx].key;
+  pthread_mutex_unlock(&ids->lock);
+  if (r == 0) return 0;
+  /* Not seen swept: a VM that sweeps no names (a JVM TI agent) still answers INVALID_OBJECT for
+   * one its collector took. */
+  ddmc_class c = 0;
+  *out = d->ops.object_class != NULL && d->ops.object_class(d->vm_data, r, &c) == DDMC_JDWP_INVALID_OBJECT;
+  return 0;
 }
 
 void ddmc__dbg_ids_reset(ddmc__dbg *d) {
   ddmc__dbg_ids *ids = &d->ids;
   pthread_mutex_lock(&ids->lock);
-  for (uint32_t i = 0; i < ids->nslots; i++)
-    if (ids->slots[i].kind == DDMC__SLOT_CLASS) cls_free(d->mem, ids->slots[i].cls);
-  ddmc__free(d->mem, ids->slots);
+  ddmc__dbg_slot *slots = ids->slots;
+  uint32_t n = ids->nslots;
   ddmc__free(d->mem, ids->hash);
   ids->slots = NULL;
   ids->hash = NULL;
   ids->nslots = ids->cap = ids->hash_cap = ids->count = ids->free_head = 0;
   pthread_mutex_unlock(&ids->lock);
+  /* The detached slots are this thread's alone: the VM is told outside the lock. */
+  for (uint32_t i = 0; i < n; i++) {
+    if (slots[i].kind == DDMC__SLOT_CLASS) cls_free(d->mem, slots[i].cls);
+    if (slots[i].kind == DDMC__SLOT_OBJECT && !slots[i].collected) release(d, slots[i].key);
+  }
+  ddmc__free(d->mem, slots);
 }
 
 void ddmc__dbg_ids_destroy(ddmc__dbg *d) {
@@ -400,13 +480,21 @@ void ddmc__dbg_ids_destroy(ddmc__dbg *d) {
   pthread_mutex_destroy(&d->ids.lock);
 }
 
+static void rehash_all(ddmc__dbg_ids *ids) {
+  if (ids->hash_cap == 0) return;
+  memset(ids->hash, 0, (size_t)ids->hash_cap * sizeof(uint32_t));
+  for (uint32_t i = 0; i < ids->nslots; i++)
+    if (ids->slots[i].kind != DDMC__SLOT_FREE && !ids->slots[i].collected) hash_put(ids, i);
+}
+
 void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
   ddmc__dbg_ids *ids = &d->ids;
+  int weak = weak_names(d);
   pthread_mutex_lock(&ids->lock);
   int moved = 0;
   for (uint32_t i = 0; i < ids->nslots; i++) {
     ddmc__dbg_slot *s = &ids->slots[i];
-    if (s->kind != DDMC__SLOT_OBJECT) continue;
+    if (s->kind != DDMC__SLOT_OBJECT || s->collected || (weak && s->pins == 0)) continue;
     ddmc_ref r = s->key;
     fn(arg, &r);
     if (r != s->key) {
@@ -414,11 +502,28 @@ void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
       moved = 1;
     }
   }
-  if (moved && ids->hash_cap) {
-    memset(ids->hash, 0, (size_t)ids->hash_cap * sizeof(uint32_t));
-    for (uint32_t i = 0; i < ids->nslots; i++)
-      if (ids->slots[i].kind != DDMC__SLOT_FREE) hash_put(ids, i);
+  if (moved) rehash_all(ids);
+  pthread_mutex_unlock(&ids->lock);
+}
+
+void ddmc__dbg_ids_sweep(ddmc__dbg *d, ddmc_gc_is_live_fn is_live, void *arg) {
+  if (!weak_names(d)) return; /* every object with an ID was a root */
+  ddmc__dbg_ids *ids = &d->ids;
+  pthread_mutex_lock(&ids->lock);
+  int changed = 0;
+  for (uint32_t i = 0; i < ids->nslots; i++) {
+    ddmc__dbg_slot *s = &ids->slots[i];
+    if (s->kind != DDMC__SLOT_OBJECT || s->collected) continue;
+    ddmc_ref r = s->key;
+    if (is_live(arg, &r)) {
+      changed |= r != s->key;
+      s->key = r;
+    } else {
+      s->collected = 1; /* out of the hash at the rehash below: a new object may get its address */
+      changed = 1;
+    }
   }
+  if (changed) rehash_all(ids);
   pthread_mutex_unlock(&ids->lock);
 }
 

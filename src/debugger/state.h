@@ -12,7 +12,9 @@ enum { DDMC__SLOT_FREE = 0, DDMC__SLOT_OBJECT = 1, DDMC__SLOT_CLASS = 2 };
 typedef struct ddmc__dbg_slot {
   uint32_t gen;   /* generation of the current occupant; IDs carry it */
   uint8_t kind;   /* DDMC__SLOT_* */
-  uint8_t pinned; /* DisableCollection */
+  uint8_t collected; /* the VM's sweep found the object dead: out of the hash, key stale; the ID
+                        answers INVALID_OBJECT until disposed or the session ends */
+  int32_t pins;   /* DisableCollection less EnableCollection: held strong while above 0 */
   int32_t refs;   /* times the ID was sent (DisposeObjects counts down) */
   uint64_t key;   /* the ddmc_ref or ddmc_class */
   ddmc__dbg_cls *cls; /* DDMC__SLOT_CLASS */
@@ -32,11 +34,18 @@ typedef struct ddmc__dbg_ids {
 } ddmc__dbg_ids;
 
 int ddmc__dbg_ids_init(ddmc__dbg_ids *ids);
-/* Frees every slot and description (session end). Thread: JDWP thread. */
+/* Frees every slot and description (session end), then tells the VM through ops.release_ref of
+ * each object it held (outside the lock). Thread: JDWP thread. */
 void ddmc__dbg_ids_reset(ddmc__dbg *d);
 void ddmc__dbg_ids_destroy(ddmc__dbg *d);
-/* ddmc_gc_visit_roots: every object with an ID; a moved reference is rehashed. GC thread. */
+/* ddmc_gc_visit_roots: the objects the registry holds strong (every object with an ID on a VM
+ * without ops.release_ref; only the DisableCollection'd ones on a VM with it, whose names are
+ * weak); a moved reference is rehashed. GC thread. */
 void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
+/* ddmc_gc_sweep, on a VM with ops.release_ref: every unpinned object the collector frees is marked
+ * collected (its ID answers INVALID_OBJECT; ObjectReference.IsCollected says true). No allocation,
+ * no op, only the registry's lock. GC thread, world stopped. */
+void ddmc__dbg_ids_sweep(ddmc__dbg *d, ddmc_gc_is_live_fn is_live, void *arg);
 
 /* ---- threads (threads.c) */
 /* One thread's entry. Its members are guarded by the table's lock (ddmc__dbg_thrs.lock, "thr.lock"

@@ -31,6 +31,11 @@ int setup_thread_objects(void **state) {
   return setup_flags(FAKEDBG_THREAD_OBJECTS);
 }
 
+int setup_weak_names(void **state) {
+  (void)state;
+  return setup_flags(FAKEDBG_WEAK_NAMES);
+}
+
 int teardown(void **state) {
   (void)state;
   int bad = atomic_load(&F->bad_calls);

@@ -32,6 +32,8 @@ int setup(void **state);
 int setup_suspend_y(void **state);
 /* setup with the bridge's for_each_debuggee_thread (FAKEDBG_THREAD_OBJECTS) */
 int setup_thread_objects(void **state);
+/* setup with the bridge's hold_ref / release_ref (FAKEDBG_WEAK_NAMES): names held weakly */
+int setup_weak_names(void **state);
 int teardown(void **state);
 
 /* ---- request bodies */

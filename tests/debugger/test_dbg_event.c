@@ -355,6 +355,24 @@ static void test_exception_events(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
 }
 
+/* A registry too full to name an event's object: the event is not sent (a composite cut short,
+ * or a null in the object's place, would be a wrong answer); the next one that fits is whole. */
+static void test_event_full_registry(void **state) {
+  (void)state;
+  body m = {.n = 0};
+  int32_t any;
+  assert_int_equal(set_req(DDMC_EV_EXCEPTION, 0, &m, 0, &any), 0);
+  ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8};
+  assert_int_equal(ddmc_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_O_DEBUG, NULL), 0);
+  assert_int_equal(events(), 1); /* the thread, classes and Debug have IDs now */
+  F->d->ids.max_slots = F->d->ids.count;
+  ddmc_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_O_DEBUG2, NULL);
+  assert_int_equal(events(), 0);
+  assert_int_equal(ddmc_post_exception(F->fv.vm, FD_T_MAIN, &at, 1, 0, FD_O_DEBUG, NULL), 0);
+  assert_int_equal(events(), 1);
+  assert_true(g_comp[0].e[0].obj == oid(FD_O_DEBUG));
+}
+
 /* Watchpoints: one set_field_watch per change of the kinds wanted on a field, events for that
  * field only, with the object and (modification) the new value; the capabilities say yes. */
 static void test_field_watch(void **state) {
@@ -633,6 +651,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_class_filters, setup, teardown),
       cmocka_unit_test_setup_teardown(test_instance_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exception_events, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_event_full_registry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hold_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_events, setup, teardown),

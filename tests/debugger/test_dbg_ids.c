@@ -2,7 +2,8 @@
 /* The ID registry (src/debugger/ids.c): one ID per object, references counted down by
  * DisposeObjects, IDs of earlier sessions, freed slots and forged values naming nothing, an ID of
  * one kind where another is due, fieldIDs and methodIDs tied to their class, the bound on slots, a
- * model of random use, and a moving collector (ddmc_gc_visit_roots). */
+ * model of random use, a moving collector (ddmc_gc_visit_roots), and weak names on a VM with
+ * release_ref (DisableCollection counted, ddmc_gc_sweep, release at dispose and session end). */
 #include "dbg_fixture.h"
 
 static void test_ids_same_object(void **state) {
@@ -52,21 +53,23 @@ static void test_ids_dispose(void **state) {
   dispose(s, 1);
   assert_int_equal(run_id(10, 1, s, &r), DDMC_JDWP_INVALID_OBJECT);
   assert_int_equal(run_id(9, 1, s, &r), DDMC_JDWP_INVALID_OBJECT);
-  assert_int_equal(run_id(9, 9, s, &r), DDMC_JDWP_INVALID_OBJECT); /* IsCollected */
+  assert_int_equal(run_id(9, 9, s, &r), 0); /* IsCollected: true for a disposed ID, as the JDK answers */
+  assert_int_equal(ddmc_read_u8(&r), 1);
   /* The object again: a new ID, never the old one. */
   uint64_t s2 = oid(FD_O_STR);
   assert_true(s2 != s);
   assert_int_equal(run_id(10, 1, s, &r), DDMC_JDWP_INVALID_OBJECT);
   assert_int_equal(run_id(10, 1, s2, &r), 0);
-  /* DisableCollection keeps an ID past its last reference; EnableCollection lets it go later. */
+  /* DisposeObjects frees a pinned ID too, as the JDK's agent does (JDWP: "the ID is freed"). */
   uint64_t l = oid(FD_O_LABEL);
   assert_int_equal(run_id(9, 7, l, NULL), 0);
-  dispose(l, 100);
-  assert_int_equal(run_id(10, 1, l, &r), 0);
-  assert_string_equal(rd_str(&r), "label");
   assert_int_equal(run_id(9, 9, l, &r), 0);
   assert_int_equal(ddmc_read_u8(&r), 0);
-  assert_int_equal(run_id(9, 8, l, NULL), 0);
+  dispose(l, 100);
+  assert_int_equal(run_id(10, 1, l, &r), DDMC_JDWP_INVALID_OBJECT);
+  assert_int_equal(run_id(9, 8, l, NULL), 0); /* EnableCollection of a freed ID: no error */
+  assert_int_equal(run_id(9, 7, 0, NULL), 0); /* null: no error either, as the JDK answers */
+  assert_int_equal(run_id(9, 8, 0, NULL), 0);
   /* Disposing of unknown or negative counts is harmless. */
   dispose(0x123456789abcull, 1);
   dispose(s2, -5);
@@ -382,6 +385,93 @@ static void test_visit_roots(void **state) {
   assert_true(oid(FD_O_STR) != s);
 }
 
+/* Weak names (a bridge with hold_ref / release_ref). */
+static ddmc_ref g_roots[16];
+static int g_nroots;
+
+static void record_root(void *arg, ddmc_ref *ref) {
+  (void)arg;
+  if (g_nroots < 16) g_roots[g_nroots++] = *ref;
+}
+
+static int roots_now(void) {
+  g_nroots = 0;
+  ddmc_gc_visit_roots(F->fv.vm, record_root, NULL);
+  return g_nroots;
+}
+
+static int all_live_but_str(void *arg, uint64_t *ref) {
+  (void)arg;
+  return *ref != FD_O_STR;
+}
+
+static void test_ids_weak(void **state) {
+  (void)state;
+  ddmc_reader r;
+  uint64_t s = oid(FD_O_STR), l = oid(FD_O_LABEL), dbg = oid(FD_O_DEBUG);
+  assert_int_equal(roots_now(), 0); /* weak: no object with an ID is a root */
+  /* DisableCollection is counted: strong at the first, weak again at the last EnableCollection. */
+  assert_int_equal(run_id(9, 7, l, NULL), 0);
+  assert_int_equal(run_id(9, 7, l, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_hold_strong), 1);
+  assert_int_equal(roots_now(), 1);
+  assert_true(g_roots[0] == FD_O_LABEL);
+  assert_int_equal(run_id(9, 8, l, NULL), 0);
+  assert_int_equal(roots_now(), 1);
+  assert_int_equal(atomic_load(&F->n_hold_weak), 0);
+  assert_int_equal(run_id(9, 8, l, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_hold_weak), 1);
+  assert_int_equal(roots_now(), 0);
+  assert_int_equal(run_id(9, 8, l, NULL), 0); /* not pinned: no error, as the JDK answers */
+  assert_int_equal(atomic_load(&F->n_hold_weak), 1);
+  /* The collector frees the string: its ID answers INVALID_OBJECT and IsCollected true. */
+  assert_int_equal(run_id(9, 9, s, &r), 0);
+  assert_int_equal(ddmc_read_u8(&r), 0);
+  assert_int_equal(ddmc_gc_sweep(F->fv.vm, all_live_but_str, NULL), 0);
+  assert_int_equal(run_id(9, 9, s, &r), 0);
+  assert_int_equal(ddmc_read_u8(&r), 1);
+  assert_int_equal(run_id(10, 1, s, &r), DDMC_JDWP_INVALID_OBJECT);
+  assert_int_equal(run_id(9, 7, s, NULL), DDMC_JDWP_INVALID_OBJECT);
+  assert_true(oid(FD_O_STR) != s); /* a new object at that address: a new ID */
+  assert_int_equal(run_id(10, 1, l, &r), 0);
+  assert_string_equal(rd_str(&r), "label");
+  /* Disposed of: released at once, pinned or not (the release drops the strong hold too). */
+  dispose(dbg, 1);
+  assert_int_equal(atomic_load(&F->n_release), 1);
+  assert_true(atomic_load(&F->last_release) == FD_O_DEBUG);
+  assert_int_equal(run_id(9, 7, l, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_hold_strong), 2);
+  dispose(l, 1);
+  assert_int_equal(atomic_load(&F->n_release), 2);
+  assert_true(atomic_load(&F->last_release) == FD_O_LABEL);
+  assert_int_equal(roots_now(), 0);
+  assert_int_equal(run_id(9, 8, l, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_hold_weak), 1); /* no hold_ref for a released name */
+  dispose(s, 1); /* swept: the VM freed it, nothing to release */
+  assert_int_equal(atomic_load(&F->n_release), 2);
+  /* Session end releases every object the registry held (the new string's ID, the threads and
+   * groups the session named): once each, none the VM does not have (bad_calls). */
+  uint64_t s2 = oid(FD_O_STR);
+  assert_true(s2 != 0);
+  int held = (int)F->d->ids.count;
+  int classes = 0;
+  for (uint32_t i = 0; i < F->d->ids.nslots; i++) classes += F->d->ids.slots[i].kind == DDMC__SLOT_CLASS;
+  ddmc__dbg_reset(F->d);
+  assert_int_equal(atomic_load(&F->n_release), 2 + held - classes);
+  assert_true(atomic_load(&F->last_release) != 0);
+}
+
+/* Without release_ref every object with an ID is a root until disposed of. */
+static void test_ids_strong_without_release(void **state) {
+  (void)state;
+  oid(FD_O_STR);
+  oid(FD_O_LABEL);
+  assert_int_equal(roots_now(), 2);
+  assert_int_equal(ddmc_gc_sweep(F->fv.vm, all_live_but_str, NULL), 0);
+  ddmc_reader r;
+  assert_int_equal(run_id(10, 1, oid(FD_O_STR), &r), 0); /* not swept: it was a root */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_ids_same_object, setup, teardown),
@@ -396,6 +486,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_ids_bound_threads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ids_bound_all_classes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_visit_roots, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ids_weak, setup_weak_names, teardown),
+      cmocka_unit_test_setup_teardown(test_ids_strong_without_release, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
