@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A peer that stops reading while a VM thread posts events to it (issue 29 item 3): its receive
+/* A peer that stops reading while a VM thread posts events to it: its receive
  * buffer is 4 KiB, it asks for DDM, then reads nothing. The JDWP thread must sleep while it
  * cannot make progress (its CPU, from /proc/self/task/TID/stat, stays under 5 % of a core), the
  * VM thread must go on (its sends come back DDMC_EQFULL), the stall timeout must drop the session

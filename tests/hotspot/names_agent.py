@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Object names on HotSpot, the same checks under the JDK's -agentlib:jdwp and libddmcjdwp.so
-(issue 29): a raw JDWP client against tests/hotspot/Rotate.java, which replaces a static
+"""Object names on HotSpot, the same checks under the JDK's -agentlib:jdwp and libddmcjdwp.so:
+a raw JDWP client against tests/hotspot/Rotate.java, which replaces a static
 Object[10000] of byte[1024] every 100 ms.
 
   rotate   30 cycles of what an IDE's variables view does while stepping: read the array and

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A debugger that stops reading during an event flow, on HotSpot (issue 29 item 3).
+"""A debugger that stops reading during an event flow, on HotSpot.
 
 tests/hotspot/Hot.java calls Hot.hot in bursts. A raw JDWP client with a 4 KiB receive buffer
 (SO_RCVBUF set before connect) asks for MethodEntry events of class Hot with suspend policy NONE,

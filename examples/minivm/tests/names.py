@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Debugger names on minivm (issue 29), a raw JDWP client against programs/names.mvm: minivm's
+"""Debugger names on minivm, a raw JDWP client against programs/names.mvm: minivm's
 bridge has release_ref, so the library holds names weakly as the JDK's agent does. The program
 builds Names.arr (object[1000] of int[16]); the client names the array and its elements, pins
 one (DisableCollection) and disposes of another; the program then replaces the array and
