@@ -200,6 +200,9 @@ def scenarios(vm, work):
 
     def launch_at_start(p):
         handshake_within(port, 8)
+        end = time.time() + 10  # the launched command runs beside the VM: give it time to write
+        while launched(script) is None and time.time() < end:
+            time.sleep(0.1)
         return [("the command got the transport and the port", launched(script) == ["dt_socket", str(port)])]
     run("launch=", f"{base},address=127.0.0.1:{port},launch={script}", launch_at_start)
 
