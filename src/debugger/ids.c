@@ -406,7 +406,9 @@ int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id) {
   ddmc__dbg_ids *ids = &d->ids;
   ddmc_ref r = 0;
   int rc = DDMC_JDWP_INVALID_OBJECT;
-  if (id == 0) return 0; /* null: nothing to keep, and the JDK's agent answers no error */
+  /* null or an ID that names nothing: INVALID_OBJECT, as ART answers (its JDWP tests check it);
+   * the JDK's agent answers no error, which hides a debugger's mistake. */
+  if (id == 0) return DDMC_JDWP_INVALID_OBJECT;
   pthread_mutex_lock(&ids->lock);
   int64_t idx = live_object(ids, id);
   if (idx >= 0) {
@@ -429,15 +431,17 @@ int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id) {
 int ddmc__dbg_id_enable_collection(ddmc__dbg *d, uint64_t id) {
   ddmc__dbg_ids *ids = &d->ids;
   ddmc_ref weaken = 0;
+  int rc = DDMC_JDWP_INVALID_OBJECT; /* null, disposed or made up: as for DisableCollection */
   pthread_mutex_lock(&ids->lock);
-  int64_t idx = slot_of(ids, id);
-  if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT && ids->slots[idx].pins > 0) {
+  int64_t idx = id != 0 ? slot_of(ids, id) : -1;
+  if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) {
     ddmc__dbg_slot *s = &ids->slots[idx];
-    if (--s->pins == 0 && !s->collected) weaken = s->key;
+    rc = 0; /* a live or collected object: not pinned is no error */
+    if (s->pins > 0 && --s->pins == 0 && !s->collected) weaken = s->key;
   }
   pthread_mutex_unlock(&ids->lock);
   if (weaken != 0 && d->ops.hold_ref != NULL) (void)d->ops.hold_ref(d->vm_data, weaken, 0); /* nothing to report */
-  return 0;
+  return rc;
 }
 
 int ddmc__dbg_id_is_collected(ddmc__dbg *d, uint64_t id, int *out) {
