@@ -10,7 +10,7 @@ A clone has docs/protocol/ (the project's own protocol reference) and nothing be
     files that hand the Harmony JDWP conformance suite, an outside test input never copied in, to
     its test (ALLOWED_SHARED);
   - a citation of a specification file that is not in docs/ (ddm-profiling.md, jdwp-debugger.md,
-    ddm-protocol.txt, ..., STYLE.md, "spec §1.2", "spec/...") is refused;
+    ddm-protocol.txt, ..., STYLE.md, "spec §1.2", "spec/...", "JDWP 2.5") is refused;
   - a citation of a file that is in docs/protocol/ must say where it is (docs/protocol/X.md), except
     inside docs/protocol/ itself, and every section it names (§2.7) must be a numbered heading of
     that file.
@@ -75,26 +75,28 @@ def check_file(rel, text, protocol, problems):
     for m in re.finditer(r"(?<![\w.-])(?:shared/)?spec/[\w.-]+|(?<![\w.-])spec\s*§", text):
         problems.append(f"{rel}:{line_of(text, m.start())}: cites the old spec ('{m.group(0)}'): "
                         "cite docs/protocol/... instead")
+    # "JDWP 2.5" named a section of the old debugger notes (JDWP versions are 1.x, 9, 17...).
+    for m in re.finditer(r"\bJDWP [2-5]\.\d+", text):
+        problems.append(f"{rel}:{line_of(text, m.start())}: '{m.group(0)}' cites the old notes: "
+                        f"cite {PROTOCOL_DIR}/jdwp.md §N")
     for m in re.finditer(r"(?<![\w-])STYLE\s*§", text):
         problems.append(f"{rel}:{line_of(text, m.start())}: cites STYLE, which is not in the repository")
     for name in GONE:
-        base = name.rsplit(".", 1)[0]
-        for m in re.finditer(r"(?<![\w-])" + re.escape(base) + r"(?:\.md|\.txt)?(?![\w-])", text):
+        for m in re.finditer(r"(?<![\w-])" + re.escape(name) + r"(?![\w-])", text):
             prefix = text[max(0, m.start() - len(PROTOCOL_DIR) - 1):m.start()]
             if name in protocol and (prefix == PROTOCOL_DIR + "/" or in_protocol):
-                continue  # a file of the reference, cited by its place (checked below)
-            if not m.group(0).endswith((".md", ".txt")) and base in ("STYLE",):
-                continue  # the word, not the file
-            if not m.group(0).endswith((".md", ".txt")):
-                continue
-            problems.append(f"{rel}:{line_of(text, m.start())}: cites {m.group(0)}, which is not in the "
-                            "repository" + (f": cite {PROTOCOL_DIR}/{name}" if name in protocol else ""))
+                continue  # a file of the reference, cited by its place (sections checked below)
+            if name in protocol:
+                why = f"cites {name} without its place: cite {PROTOCOL_DIR}/{name}"
+            else:
+                why = f"cites {name}, which is not in the repository"
+            problems.append(f"{rel}:{line_of(text, m.start())}: {why}")
     # Citations of the reference itself: the file must exist and so must every section named.
     pat = re.compile(r"(?<![\w.-])((?:docs/protocol/)?)([\w-]+\.md)" + GAP + SECTION)
     for m in pat.finditer(text):
         prefix, name = m.group(1), m.group(2)
         if not prefix and not in_protocol:
-            if name in protocol:
+            if name in protocol and name not in GONE:
                 problems.append(f"{rel}:{line_of(text, m.start())}: cite {PROTOCOL_DIR}/{name}, not {name}")
             continue  # another document's sections (README.md §...) are not checked here
         if name not in protocol:
