@@ -133,9 +133,10 @@ void ddmc_host_set_send_timeout(ddmc_host *h, int timeout_ms);
 /* Does the JDWP handshake: sends the 14 bytes "JDWP-Handshake" and reads the 14-byte echo,
  * which may arrive in pieces. Bytes after the echo are kept for packet parsing.
  *
- * Dalvik can send a DDM packet (APNM) BEFORE the echo (docs/protocol/ddm-wire.md §1.1). Whole, sane-looking DDM command
- * packets (flags 0, 199/1, 19 <= length <= max packet) found before the echo are therefore kept
- * and returned later by ddmc_host_recv() instead of failing the handshake (ddmlib discards them).
+ * Dalvik can send a DDM packet (APNM) BEFORE the echo (docs/protocol/ddm-wire.md §1.1). Whole,
+ * sane-looking DDM command packets (flags 0, 199/1, 19 <= length <= max packet) found before the
+ * echo are therefore kept and returned later by ddmc_host_recv() instead of failing the handshake
+ * (ddmlib discards them).
  *
  * Returns 0; DDMC_EPROTO (the peer answered something else: not a JDWP VM, e.g. an HTTP server);
  * DDMC_ECLOSED (EOF before the echo); DDMC_ETIMEDOUT; DDMC_ESTATE (already done); DDMC_EIO;
@@ -410,11 +411,11 @@ int ddmc_host_heapid_parse(const uint8_t *p, size_t n, uint32_t *heap_id);
 /* Profiling (host/prof.c; docs/protocol/profiling.md)                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-/* REAL, read exactly as ddmlib's AllocationsParser does (§2.3): the three header lengths are
- * honoured (extra header, entry and frame bytes skipped), the string tables read from their
- * offset, then the entries from the header length. Any index past its table, any length past
- * the payload is DDMC_EPROTO (ddmlib would throw and drop the client). Strings are kept as sent:
- * VM descriptors for classes ("[I", "Ljava/lang/String;"). */
+/* REAL, read exactly as ddmlib's AllocationsParser does (docs/protocol/profiling.md §2.3): the
+ * three header lengths are honoured (extra header, entry and frame bytes skipped), the string
+ * tables read from their offset, then the entries from the header length. Any index past its table,
+ * any length past the payload is DDMC_EPROTO (ddmlib would throw and drop the client). Strings are
+ * kept as sent: VM descriptors for classes ("[I", "Ljava/lang/String;"). */
 typedef struct ddmc_host_alloc_frame {
   const char *cls, *method, *file; /* into the tables below */
   int16_t line;                    /* -1 unknown, -2 native */
@@ -440,11 +441,11 @@ void ddmc_host_allocs_free(ddmc_host_allocs *x);
  * Returns a malloc'd string or NULL. */
 char *ddmc_host_descriptor_to_dot(const char *desc);
 
-/* A .trace file (§4), read as dmtracedump reads it, more strictly: the key section (*version, its
- * number and key=value lines, *threads, *methods with 1, 3, 4 or 5 fields after the id, *end),
- * then the binary header (magic checked; versions 1, 2, 3; record size from the header for v3)
- * and the records. A record cut short at the end sets `truncated` (dmtracedump warns); every
- * other deviation is DDMC_EPROTO. */
+/* A .trace file (docs/protocol/profiling.md §4), read as dmtracedump reads it, more strictly: the
+ * key section (*version, its number and key=value lines, *threads, *methods with 1, 3, 4 or 5
+ * fields after the id, *end), then the binary header (magic checked; versions 1, 2, 3; record size
+ * from the header for v3) and the records. A record cut short at the end sets `truncated`
+ * (dmtracedump warns); every other deviation is DDMC_EPROTO. */
 typedef struct ddmc_host_trace_thread {
   uint32_t id;
   char *name;
@@ -482,10 +483,11 @@ void ddmc_host_trace_free(ddmc_host_trace *x);
 /* The method with id (binary search; methods are sorted by id when parsed), or NULL. */
 const ddmc_host_trace_method *ddmc_host_trace_method_of(const ddmc_host_trace *t, uint32_t id);
 
-/* An Android hprof heap dump (§6): "JAVA PROFILE 1.0.3", 4-byte ids, records to a final HEAP DUMP
- * END, heap sub-records walked with the lengths of §6.3. scan counts what it holds (it also takes
- * the standard 1.0.2, without Android's sub-records); any record or sub-record cut short, an
- * unknown sub-tag (0xC3 included), or bytes after HEAP DUMP END is DDMC_EPROTO. */
+/* An Android hprof heap dump (docs/protocol/profiling.md §6): "JAVA PROFILE 1.0.3", 4-byte ids,
+ * records to a final HEAP DUMP END, heap sub-records walked with the lengths of §6.3. scan counts
+ * what it holds (it also takes the standard 1.0.2, without Android's sub-records); any record or
+ * sub-record cut short, an unknown sub-tag (0xC3 included), or bytes after HEAP DUMP END is
+ * DDMC_EPROTO. */
 typedef struct ddmc_host_hprof_info {
   int android; /* 1.0.3 */
   uint32_t id_size;
@@ -494,8 +496,8 @@ typedef struct ddmc_host_hprof_info {
   uint64_t classes, instances, object_arrays, primitive_arrays, roots, heap_infos;
 } ddmc_host_hprof_info;
 int ddmc_host_hprof_scan(const uint8_t *p, size_t n, ddmc_host_hprof_info *info);
-/* The standard 1.0.2 form, as hprof-conv writes it (§6.4), into out (n bytes: it is never longer);
- * *out_len gets its length. Same errors as scan. */
+/* The standard 1.0.2 form, as hprof-conv writes it (docs/protocol/profiling.md §6.4), into out (n
+ * bytes: it is never longer); *out_len gets its length. Same errors as scan. */
 int ddmc_host_hprof_to_standard(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len);
 
 /* ------------------------------------------------------------------------------------------ */
