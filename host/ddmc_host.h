@@ -5,7 +5,7 @@
  * replies, transparent inflation of ZLIB chunks, and pure parsers for the chunk payloads the VM
  * sends. It is used by the project's integration tests and by the `ddmc` command-line monitor.
  *
- * It is written from the wire facts in spec/ddm-wire.md and links nothing from libddmc: it uses
+ * It is written from the wire facts in docs/protocol/ddm-wire.md and links nothing from libddmc: it uses
  * only the header-only parts of include/ddmc (the DDMC_E* codes and DDMC_FOURCC), so the host
  * side can never "agree with itself" through shared code with the VM side.
  *
@@ -41,12 +41,12 @@ extern "C" {
   (((uint32_t)(uint8_t)(a) << 24) | ((uint32_t)(uint8_t)(b) << 16) | ((uint32_t)(uint8_t)(c) << 8) | \
    (uint32_t)(uint8_t)(d))
 
-/* JDWP framing constants (spec §1.2). */
+/* JDWP framing constants (docs/protocol/ddm-wire.md §1.2). */
 #define DDMC_HOST_HEADER_LEN 11u
 #define DDMC_HOST_FLAG_REPLY 0x80u
 #define DDMC_HOST_DDM_CMDSET 199u
 #define DDMC_HOST_DDM_CMD 1u
-/* First request id, as ddmlib (spec §1.2); ids count up and wrap back here after 0x7fffffff so
+/* First request id, as ddmlib (docs/protocol/ddm-wire.md §1.2); ids count up and wrap back here after 0x7fffffff so
  * they never collide with the VM's own id spaces (0x1..., 0x2..., adbconnection's 0x8...). */
 #define DDMC_HOST_FIRST_ID 0x40000000u
 /* Default cap on an incoming packet (header included) and on a ZLIB chunk's inflated size. */
@@ -133,9 +133,10 @@ void ddmc_host_set_send_timeout(ddmc_host *h, int timeout_ms);
 /* Does the JDWP handshake: sends the 14 bytes "JDWP-Handshake" and reads the 14-byte echo,
  * which may arrive in pieces. Bytes after the echo are kept for packet parsing.
  *
- * Dalvik can send a DDM packet (APNM) BEFORE the echo (spec §1.1). Whole, sane-looking DDM command
- * packets (flags 0, 199/1, 19 <= length <= max packet) found before the echo are therefore kept
- * and returned later by ddmc_host_recv() instead of failing the handshake (ddmlib discards them).
+ * Dalvik can send a DDM packet (APNM) BEFORE the echo (docs/protocol/ddm-wire.md §1.1). Whole,
+ * sane-looking DDM command packets (flags 0, 199/1, 19 <= length <= max packet) found before the
+ * echo are therefore kept and returned later by ddmc_host_recv() instead of failing the handshake
+ * (ddmlib discards them).
  *
  * Returns 0; DDMC_EPROTO (the peer answered something else: not a JDWP VM, e.g. an HTTP server);
  * DDMC_ECLOSED (EOF before the echo); DDMC_ETIMEDOUT; DDMC_ESTATE (already done); DDMC_EIO;
@@ -161,7 +162,7 @@ typedef struct ddmc_host_packet {
   /* DDM view. is_ddm: the packet carries a DDM chunk, i.e. it is a command 199/1, or a reply
    * with >= 8 body bytes that does not answer a command sent with ddmc_host_send_command() (an
    * empty 11-byte reply to a DDM request has is_ddm 0). Only the first chunk is looked at and
-   * bytes after it are ignored, as every shipped VM and ddmlib do (spec §1.3); its length must
+   * bytes after it are ignored, as every shipped VM and ddmlib do (docs/protocol/ddm-wire.md §1.3); its length must
    * fit in the body, and a 199/1 command needs >= 8 body bytes, or recv fails with DDMC_EPROTO. */
   int is_ddm;
   uint32_t chunk_type;        /* e.g. DDMC_HOST_FOURCC('H','E','L','O') */
@@ -221,7 +222,7 @@ int ddmc_host_request(ddmc_host *h, uint32_t type, const void *data, size_t len,
 /* ZLIB chunks                                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-/* The draft (spec §4, ddm-protocol.txt) describes a compressed chunk; no shipped VM or host ever
+/* The 2007 draft (docs/protocol/ddm-wire.md §4) describes a compressed chunk; no shipped VM or host ever
  * implemented it, so this project fixes the layout:
  *
  *   chunk type 'ZLIB', payload:
@@ -272,7 +273,7 @@ int ddmc_host_utf8_to_utf16be(const char *s, uint8_t **out, size_t *nbytes);
 /* Chunk payload parsers (pure: no I/O, thread-safe; return 0 or DDMC_EPROTO or DDMC_ENOMEM)   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* HELO reply (spec §2.1):
+/* HELO reply (docs/protocol/ddm-wire.md §2.1):
  *   [u4 version][u4 pid][u4 vmIdent len][u4 appName len][UTF-16 vmIdent][UTF-16 appName]
  *   then optional, each present only if bytes remain:
  *   [u4 userId] [u4 len][UTF-16 ABI] [u4 len][UTF-16 JVM flags] [u1 nativeDebuggable]
@@ -316,7 +317,7 @@ typedef struct ddmc_host_feat {
 int ddmc_host_feat_parse(const uint8_t *p, size_t n, ddmc_host_feat *out);
 void ddmc_host_feat_free(ddmc_host_feat *x);
 
-/* APNM (spec §2.3): [u4 len][UTF-16 name] then optional [u4 userId], then optional
+/* APNM (docs/protocol/ddm-wire.md §2.3): [u4 len][UTF-16 name] then optional [u4 userId], then optional
  * [u4 len][UTF-16 package name]. Optional-field truncation as for HELO. */
 typedef struct ddmc_host_apnm {
   char *name;
@@ -350,12 +351,12 @@ typedef struct ddmc_host_fail {
 int ddmc_host_fail_parse(const uint8_t *p, size_t n, ddmc_host_fail *out);
 void ddmc_host_fail_free(ddmc_host_fail *x);
 
-/* THST reply (shipped form, spec §2.7):
+/* THST reply (shipped form, docs/protocol/ddm-wire.md §2.7):
  *   [u1 hdrLen][u1 bytesPerEntry][u2 count] (+ hdrLen-4 bytes skipped)
  *   per entry: [u4 id][u1 status][u4 tid][u4 utime][u4 stime][u1 daemon] (+ bytesPerEntry-18 skipped)
  * As ddmlib: hdrLen < 4 or bytesPerEntry < 17 is DDMC_EPROTO; daemon is read only when
  * bytesPerEntry >= 18 (else -1). The whole table must fit, else DDMC_EPROTO. `status` is the VM's
- * code (Dalvik ThreadStatus or JDWP status on ART; spec §2.7). */
+ * code (Dalvik ThreadStatus or JDWP status on ART; docs/protocol/ddm-wire.md §2.7). */
 typedef struct ddmc_host_thst_entry {
   uint32_t thread_id;
   uint8_t status;
@@ -387,7 +388,7 @@ typedef struct ddmc_host_stkl {
 int ddmc_host_stkl_parse(const uint8_t *p, size_t n, ddmc_host_stkl *out);
 void ddmc_host_stkl_free(ddmc_host_stkl *x);
 
-/* HPIF (spec §2.8): [u4 numHeaps] then per heap [u4 id][u8 timestamp ms][u1 reason][u4 max]
+/* HPIF (docs/protocol/ddm-wire.md §2.8): [u4 numHeaps] then per heap [u4 id][u8 timestamp ms][u1 reason][u4 max]
  * [u4 footprint][u4 allocated bytes][u4 allocated objects] (29 bytes). Truncation is DDMC_EPROTO. */
 typedef struct ddmc_host_heap_info {
   uint32_t heap_id;
@@ -407,14 +408,14 @@ void ddmc_host_hpif_free(ddmc_host_hpif *x);
 int ddmc_host_heapid_parse(const uint8_t *p, size_t n, uint32_t *heap_id);
 
 /* ------------------------------------------------------------------------------------------ */
-/* Profiling (host/prof.c; spec: ddm-profiling.md)                                             */
+/* Profiling (host/prof.c; docs/protocol/profiling.md)                                         */
 /* ------------------------------------------------------------------------------------------ */
 
-/* REAL, read exactly as ddmlib's AllocationsParser does (§2.3): the three header lengths are
- * honoured (extra header, entry and frame bytes skipped), the string tables read from their
- * offset, then the entries from the header length. Any index past its table, any length past
- * the payload is DDMC_EPROTO (ddmlib would throw and drop the client). Strings are kept as sent:
- * VM descriptors for classes ("[I", "Ljava/lang/String;"). */
+/* REAL, read exactly as ddmlib's AllocationsParser does (docs/protocol/profiling.md §2.3): the
+ * three header lengths are honoured (extra header, entry and frame bytes skipped), the string
+ * tables read from their offset, then the entries from the header length. Any index past its table,
+ * any length past the payload is DDMC_EPROTO (ddmlib would throw and drop the client). Strings are
+ * kept as sent: VM descriptors for classes ("[I", "Ljava/lang/String;"). */
 typedef struct ddmc_host_alloc_frame {
   const char *cls, *method, *file; /* into the tables below */
   int16_t line;                    /* -1 unknown, -2 native */
@@ -440,11 +441,11 @@ void ddmc_host_allocs_free(ddmc_host_allocs *x);
  * Returns a malloc'd string or NULL. */
 char *ddmc_host_descriptor_to_dot(const char *desc);
 
-/* A .trace file (§4), read as dmtracedump reads it, more strictly: the key section (*version, its
- * number and key=value lines, *threads, *methods with 1, 3, 4 or 5 fields after the id, *end),
- * then the binary header (magic checked; versions 1, 2, 3; record size from the header for v3)
- * and the records. A record cut short at the end sets `truncated` (dmtracedump warns); every
- * other deviation is DDMC_EPROTO. */
+/* A .trace file (docs/protocol/profiling.md §4), read as dmtracedump reads it, more strictly: the
+ * key section (*version, its number and key=value lines, *threads, *methods with 1, 3, 4 or 5
+ * fields after the id, *end), then the binary header (magic checked; versions 1, 2, 3; record size
+ * from the header for v3) and the records. A record cut short at the end sets `truncated`
+ * (dmtracedump warns); every other deviation is DDMC_EPROTO. */
 typedef struct ddmc_host_trace_thread {
   uint32_t id;
   char *name;
@@ -482,10 +483,11 @@ void ddmc_host_trace_free(ddmc_host_trace *x);
 /* The method with id (binary search; methods are sorted by id when parsed), or NULL. */
 const ddmc_host_trace_method *ddmc_host_trace_method_of(const ddmc_host_trace *t, uint32_t id);
 
-/* An Android hprof heap dump (§6): "JAVA PROFILE 1.0.3", 4-byte ids, records to a final HEAP DUMP
- * END, heap sub-records walked with the lengths of §6.3. scan counts what it holds (it also takes
- * the standard 1.0.2, without Android's sub-records); any record or sub-record cut short, an
- * unknown sub-tag (0xC3 included), or bytes after HEAP DUMP END is DDMC_EPROTO. */
+/* An Android hprof heap dump (docs/protocol/profiling.md §6): "JAVA PROFILE 1.0.3", 4-byte ids,
+ * records to a final HEAP DUMP END, heap sub-records walked with the lengths of §6.3. scan counts
+ * what it holds (it also takes the standard 1.0.2, without Android's sub-records); any record or
+ * sub-record cut short, an unknown sub-tag (0xC3 included), or bytes after HEAP DUMP END is
+ * DDMC_EPROTO. */
 typedef struct ddmc_host_hprof_info {
   int android; /* 1.0.3 */
   uint32_t id_size;
@@ -494,15 +496,15 @@ typedef struct ddmc_host_hprof_info {
   uint64_t classes, instances, object_arrays, primitive_arrays, roots, heap_infos;
 } ddmc_host_hprof_info;
 int ddmc_host_hprof_scan(const uint8_t *p, size_t n, ddmc_host_hprof_info *info);
-/* The standard 1.0.2 form, as hprof-conv writes it (§6.4), into out (n bytes: it is never longer);
- * *out_len gets its length. Same errors as scan. */
+/* The standard 1.0.2 form, as hprof-conv writes it (docs/protocol/profiling.md §6.4), into out (n
+ * bytes: it is never longer); *out_len gets its length. Same errors as scan. */
 int ddmc_host_hprof_to_standard(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Session helpers                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
-/* What ddmlib does first (spec §8): sends HELO [u4 1] and FEAT, waits up to timeout_ms in total
+/* What ddmlib does first (docs/protocol/ddm-wire.md §8): sends HELO [u4 1] and FEAT, waits up to timeout_ms in total
  * for both replies, and parses them into *out (zeroed first; free with ddmc_host_helo_free even
  * after an error). Unsolicited packets meanwhile (WAIT, APNM...) are kept for ddmc_host_recv.
  * FEAT is best effort: a VM without a FEAT handler may not answer it at all (ART adbconnection

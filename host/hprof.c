@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hprof on the host side (ddmc_host.h): a census of an Android "JAVA PROFILE 1.0.3" dump and its
  * conversion to the standard 1.0.2 that MAT and VisualVM open, the same bytes hprof-conv writes
- * (ddm-profiling.md §6.4): HEAP DUMP INFO dropped, Android's roots retagged ROOT UNKNOWN (JNI
+ * (docs/protocol/profiling.md §6.4): HEAP DUMP INFO dropped, Android's roots retagged ROOT UNKNOWN (JNI
  * MONITOR shortened to its id), each segment's length patched. Unlike hprof-conv it refuses
  * 0xC3 (which hprof-conv turns into an unparsable record) and anything cut short, rather than
  * writing a broken file. */

@@ -5,7 +5,7 @@
  * the bounded cursor in host_int.h, and every count read from the wire is checked against the
  * bytes that remain BEFORE anything is allocated for it, so a hostile count of 0xffffffff costs
  * nothing. Payloads come from a VM we do not trust (or from a fuzzer): fail with DDMC_EPROTO,
- * never assert. Layouts are in ddmc_host.h and spec/ddm-wire.md §2. */
+ * never assert. Layouts are in ddmc_host.h and docs/protocol/ddm-wire.md §2. */
 #include <stdlib.h>
 #include <string.h>
 

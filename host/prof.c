@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Host-side parsers for what profiling sends: the REAL allocation report and the .trace file
- * (ddm-profiling.md §2.3, §4), written from the spec, not from the VM side's encoders. Pure: no
- * I/O; every length is checked against the input before it is used or allocated. */
+ * (docs/protocol/profiling.md §2.3, §4), written from that reference, not from the VM side's
+ * encoders. Pure: no I/O; every length is checked against the input before it is used or
+ * allocated. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

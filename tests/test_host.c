@@ -1201,7 +1201,7 @@ static void test_handshake_wrong(void **state) {
   ddmc_host_free(h);
 }
 
-/* Dalvik can send APNM before the echo (spec §1.1): it is kept, not an error. */
+/* Dalvik can send APNM before the echo (docs/protocol/ddm-wire.md §1.1): it is kept, not an error. */
 static void test_handshake_early_packet(void **state) {
   (void)state;
   bb early = {0}, after = {0};

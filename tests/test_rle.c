@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Tests for the heap segment encoder (src/heap/rle.c) and the host decoder (host/heapseg.c).
  *
- * Exact byte vectors for the edges ddm-wire.md §3 and STYLE §4.16 name (1, 255, 256, 257, 65536
+ * Exact byte vectors for the edges docs/protocol/ddm-wire.md §3 names (1, 255, 256, 257, 65536
  * units, sub-unit regions, chunk cap, P chains at chunk ends, new segments, bases above 4 GiB),
  * decoder rejections, and a seeded property test: random heaps encoded in both modes, decoded
  * back, and compared unit by unit and run by run. Every captured chunk lives in a malloc block of

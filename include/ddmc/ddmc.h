@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libddmc: the in-VM half of the Dalvik Debug Monitor protocol and of JDWP.
- * The umbrella header: users include only this. See README.md for the integration guide. */
+ * The umbrella header: users include only this. See docs/porting.md for the integration guide. */
 #ifndef DDMC_DDMC_H
 #define DDMC_DDMC_H
 

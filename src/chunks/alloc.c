@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The allocation tracker's chunks (ddm-profiling.md §2):
+/* The allocation tracker's chunks (docs/protocol/profiling.md §2):
  *   REAE  H->V [u1 enable]  -> empty reply. Enabling when on changes nothing; disabling drops
  *                              the records (Dalvik frees the buffer).
  *   REAQ  H->V empty        -> REAQ [u1 enabled]

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Heap monitoring: HPIF, HPGC, HPSG/HPSO and NHSG requests, and the dumps at GC time
- * (ddm-wire.md §2.8 and §3).
+ * (docs/protocol/ddm-wire.md §2.8 and §3).
  *   HPIF  H->V [u1 when]: 0 never, 1 now, 2 at the next GC, 3 at every GC; empty reply
  *         V->H [u4 numHeaps = 1] + [u4 heapId][u8 timestamp ms since epoch][u1 reason = when]
  *              [u4 max bytes][u4 footprint][u4 bytes allocated][u4 objects allocated]  (33 bytes)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* HELO and FEAT: who the VM is and what it can do.
  *
- * HELO reply (the shipped layout that ddmlib and Android Studio parse, ddm-wire.md §2.1):
+ * HELO reply (the shipped layout that ddmlib and Android Studio parse,
+ * docs/protocol/ddm-wire.md §2.1):
  *   [u4 client protocol version = 1][u4 pid][u4 vmIdent len][u4 appName len]
  *   [UTF-16 vmIdent][UTF-16 appName][u4 userId]
  *   [u4 len][UTF-16 ABI][u4 len][UTF-16 JVM flags][u1 nativeDebuggable]

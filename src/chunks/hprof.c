@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Heap dump chunks (ddm-profiling.md §5):
+/* Heap dump chunks (docs/protocol/profiling.md §5):
  *   HPDU  H->V [u4 n][UTF-16 file]  write an hprof file in the VM
  *         -> HPDU [u1 0] once the file is written and closed;
  *            HPDU [u1 0xFF][u4 n][UTF-16 message] when it could not be (unwritable path, a

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Thread monitoring: THEN, THCR, THDE, THNM, THST, STKL (ddm-wire.md §2.7).
+/* Thread monitoring: THEN, THCR, THDE, THNM, THST, STKL (docs/protocol/ddm-wire.md §2.7).
  *   THEN  H->V [u1 enable]; enabling sends a THCR for every live thread (before the empty reply)
  *   THCR  V->H [u4 id][u4 len][UTF-16 name]      THNM: same layout, on rename
  *   THDE  V->H [u4 id]

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Method tracing and sampling chunks (ddm-profiling.md §3):
+/* Method tracing and sampling chunks (docs/protocol/profiling.md §3):
  *   MPRS  H->V [u4 buffer size][u4 flags][u4 n][UTF-16 file]  trace to a file in the VM -> empty
  *         (the file is created new and regular, without blocking: profile/outfile.c)
  *   MPRE  H->V empty        stop; the file is written -> MPRE [u1 0 ok | 1 failed or none running]

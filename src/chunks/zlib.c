@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ZLIB: the draft's compressed chunk, which no shipped host speaks (ddm-wire.md §4).
+/* ZLIB: the draft's compressed chunk, which no shipped host speaks
+ * (docs/protocol/ddm-wire.md §4).
  *
  * The form libddmc uses, in both directions:
  *   chunk type 'ZLIB', payload [u4 compressed len][u4 inner type][u4 inner len][zlib stream]

@@ -72,7 +72,7 @@ static void detach(ddmc__dbg *d, ddmc__dbg_req *r) {
 
 /* ---- modifiers */
 
-/* Which modifiers each kind accepts (JDWP 2.5). */
+/* Which modifiers each kind accepts (docs/protocol/jdwp.md §2.5). */
 static int mod_allowed(int mod, int kind) {
   int thread_kind = kind == DDMC_EV_THREAD_START || kind == DDMC_EV_THREAD_DEATH;
   int class_kind = kind == DDMC_EV_CLASS_PREPARE || kind == DDMC_EV_CLASS_UNLOAD;

@@ -2,7 +2,7 @@
 /* VirtualMachine (1).
  *
  * Capabilities promise only what the library and the VM's ops deliver: JDI uses a capability
- * answered true without checking again (jdwp-debugger.md 2.3). */
+ * answered true without checking again (docs/protocol/jdwp.md §2.3). */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

@@ -197,7 +197,7 @@ void ddmc__dbg_free(ddmc__dbg *d);
  * error; the reply body is in reply. */
 int ddmc__dbg_run(ddmc__dbg *d, uint8_t set, uint8_t cmd, const uint8_t *body, size_t len, ddmc_buf *reply);
 const ddmc__dbg_cmd *ddmc__dbg_lookup(uint8_t set, uint8_t cmd);
-/* What a disconnect does (JDWP 2.7); also VirtualMachine.Dispose. JDWP thread. */
+/* What a disconnect does (docs/protocol/jdwp.md §2.7); also VirtualMachine.Dispose. JDWP thread. */
 void ddmc__dbg_reset(ddmc__dbg *d);
 /* Marks a session live without a peer (tests): events are then matched and queued. */
 void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session);

@@ -3,7 +3,7 @@
  * suspension by policy.
  *
  * One call per trigger point gathers every request that matches there into one composite, with
- * the strongest policy among them (JDWP 2.4): a step that lands on a breakpoint is one stop. The
+ * the strongest policy among them (docs/protocol/jdwp.md §2.4): a step that lands on a breakpoint is one stop. The
  * packet is built on the reporting thread and queued for the JDWP thread, the only writer of the
  * socket; nothing here waits for the network. Counts are raised before the packet is queued and
  * the thread parks after, so the debugger's Resume always finds them raised. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A debugger session's start (VM_START) and end (JDWP 2.7: every request cleared, every thread
+/* A debugger session's start (VM_START) and end (docs/protocol/jdwp.md §2.7: every request cleared, every thread
  * resumed, every ID forgotten), also reached by VirtualMachine.Dispose. */
 #include "debugger/glue.h"
 #include "debugger/requests.h"
@@ -16,7 +16,7 @@ void ddmc__dbg_session_start(ddmc_vm *vm, void *ud) {
   d->started_once = 1;
 }
 
-/* JDWP 2.7: requests cancelled (breakpoints and steps undone in the VM), every thread back to
+/* docs/protocol/jdwp.md §2.7: requests cancelled (breakpoints and steps undone in the VM), every thread back to
  * count 0, IDs forgotten. VM threads inside a post call are waited out first: they may be
  * reading what is freed here. */
 void ddmc__dbg_reset(ddmc__dbg *d) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Single stepping, decided by the library so every VM gets the same semantics (JDWP 2.5):
+/* Single stepping, decided by the library so every VM gets the same semantics (docs/protocol/jdwp.md §2.5):
  * the VM only reports each instruction a stepping thread is about to execute, with its depth.
  *
  *   OUT   ends at the first instruction after the starting frame returned;

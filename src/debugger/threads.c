@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Suspension as the debugger sees it: a count per thread (JDWP 2.6), kept apart from whatever
+/* Suspension as the debugger sees it: a count per thread (docs/protocol/jdwp.md §2.6), kept apart from whatever
  * the VM does to its threads for itself.
  *
  * A count going 0 -> 1 asks the VM to stop the thread (ops.suspend_thread), 1 -> 0 lets it go

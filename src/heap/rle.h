@@ -9,7 +9,7 @@
  * Load: one call per heap object, millions per dump; the common case (a small region that follows
  * the previous one) is the inline fast path below, a handful of instructions and no call.
  *
- * Chunk payload (ddm-wire.md §3; Dalvik DdmHeap.cpp, ART HeapChunkContext):
+ * Chunk payload (docs/protocol/ddm-wire.md §3; Dalvik DdmHeap.cpp, ART HeapChunkContext):
  *   [u4]: heap id
  *   [u1]: allocation unit size, always 8
  *   [u4]: address of this piece's first unit, relative to the heap base, truncated to 32 bits
@@ -36,7 +36,7 @@
  *     (DDMC__HPSG_PAIRS_MAX * 256 units, about 16 MiB) is cut into complete runs in both modes,
  *     where Dalvik dropped it with "chunk is too big to transmit".
  *
- * Addresses: the header field is 32 bits and ddmlib masks it with 0xffffffff (STYLE §4.15), so the
+ * Addresses: the header field is 32 bits and ddmlib masks it with 0xffffffff (docs/protocol/ddm-wire.md §3), so the
  * encoder sends addr - base. A heap of up to 4 GiB above base keeps exact addresses, wherever it
  * is mapped; ddmlib's segment append (end address == next start) also needs that.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Parser for the JDWP agent flag: "-agentlib:jdwp=transport=dt_socket,address=8000,server=y".
  *
- * Follows Dalvik's and ART's rules (see ddm-wire.md §6) with their bugs fixed: ports are range
+ * Follows Dalvik's and ART's rules (see docs/protocol/ddm-wire.md §6) with their bugs fixed: ports are range
  * checked, trailing junk is rejected, unknown options are errors rather than silently ignored
  * (a typo in "suspend" should not start a VM that never waits). Messages are one line, meant to
  * be printed as they are. */

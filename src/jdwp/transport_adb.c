@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dt_android_adb: the VM side of adbd's @jdwp-control socket (spec §5).
+/* dt_android_adb: the VM side of adbd's @jdwp-control socket
+ * (docs/protocol/ddm-wire.md §5).
  *
  * The JDWP thread connects to the control socket, checks that the peer is a trusted uid
  * (SO_PEERCRED), announces the pid, and then waits for adbd to hand over each debugger

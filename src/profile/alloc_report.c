@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The REAL payload: the allocation ring as ddmlib's AllocationsParser reads it (ddm-profiling.md
- * §2.3; big-endian):
+/* The REAL payload: the allocation ring as ddmlib's AllocationsParser reads it
+ * (docs/protocol/profiling.md §2.3; big-endian):
  *
  *   [u1 15 header length][u1 9 entry header length][u1 8 frame length]
  *   [u2 entries N][u4 offset of the string tables from the payload's start]

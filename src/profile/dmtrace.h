@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The .trace ("dmtrace") file, version 3 with both clocks, as Dalvik wrote it and dmtracedump and
- * Android Studio read it (ddm-profiling.md §4). Pure encoders: no I/O, no VM.
+ * Android Studio read it (docs/protocol/profiling.md §4). Pure encoders: no I/O, no VM.
  *
  *   text key section ('\n' line ends):
  *     *version / 3 / data-file-overflow=true|false / clock=dual / elapsed-time-usec=N /

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Heap dumps in Android's hprof ("JAVA PROFILE 1.0.3", ddm-profiling.md §6), for the HPDU and
+/* Heap dumps in Android's hprof ("JAVA PROFILE 1.0.3", docs/protocol/profiling.md §6), for the HPDU and
  * HPDS chunks (chunks/hprof.c). The dump is built by the JDWP thread inside the bridge's
  * with_world_stopped, through for_each_class / class_info / field_info (classes), for_each_root
  * (roots), for_each_object with get_field / array_get (the objects), into memory bounded by

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A strict hprof reader for the tests, written from ddm-profiling.md §6 alone (it shares no code
+"""A strict hprof reader for the tests, written from
+docs/protocol/profiling.md §6 alone (it shares no code
 with the library's writer or host/hprof.c).
 
     hprof_reader.py FILE [--json] [--census CENSUS]

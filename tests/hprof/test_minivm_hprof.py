@@ -150,7 +150,8 @@ def case_dump():
     check(len(x) == len(y) and x[:23] == y[:23] and x[31:] == y[31:],
           "ddmc --standard differs from hprof-conv (%d vs %d bytes)" % (len(y), len(x)))
     read(std, census)
-    # hprof-conv refuses its own output, as the spec says; so does a second conversion by ddmc's host code.
+    # hprof-conv refuses its own output (docs/protocol/profiling.md §6.4); so does a second
+    # conversion by ddmc's host code.
     r = subprocess.run([ARGS.hprof_conv, std, work("again.hprof")], capture_output=True, timeout=60)
     check(r.returncode != 0 and b"already in 1.0.2" in r.stderr, "hprof-conv on 1.0.2: %r" % r.stderr)
 
