@@ -190,11 +190,9 @@ static void on_png_warning(png_structp png, png_const_charp msg) {
   (void)msg;
 }
 
-int heapimg_write_png(const char *path, const ddmc_host_heapdump *d, unsigned max_width, uint64_t max_pixels,
-                      heapimg_geom *gout, char *err, size_t errlen) {
-  if (d->state != DDMC_HOST_DUMP_DONE) return fail(err, errlen, "%s%s", "no complete heap dump", "");
-  if (max_width < 64) max_width = 64;
-  if (max_pixels < max_width) max_pixels = max_width;
+/* The picture's size for the dump: units per pixel so that at most max_pixels show the heap, rows
+ * of at most max_width pixels; the legend's height is added by the caller. */
+static void compute_geom(const ddmc_host_heapdump *d, unsigned max_width, uint64_t max_pixels, heapimg_geom *gp) {
   heapimg_geom g;
   memset(&g, 0, sizeof g);
   g.first_unit = d->first_unit;
@@ -205,6 +203,46 @@ int heapimg_write_png(const char *path, const ddmc_host_heapdump *d, unsigned ma
   g.bitmap_width = g.pixels < max_width ? (unsigned)(g.pixels ? g.pixels : 1) : max_width;
   g.bitmap_rows = (unsigned)((g.pixels + g.bitmap_width - 1) / g.bitmap_width);
   g.width = g.bitmap_width < 320 ? 320 : g.bitmap_width;
+  *gp = g;
+}
+
+/* The palette and the text chunks that let a reader find the units again (ddmc:geometry,
+ * ddmc:palette). */
+static void set_meta(png_structp png, png_infop info, const ddmc_host_heapdump *d, const heapimg_geom *gp) {
+  heapimg_geom g = *gp;
+  png_color pal[HEAPIMG_NCOLORS];
+  for (int i = 0; i < HEAPIMG_NCOLORS; i++) pal[i] = (png_color){kColors[i].r, kColors[i].g, kColors[i].b};
+  png_set_PLTE(png, info, pal, HEAPIMG_NCOLORS);
+
+  char geom[400], palette[600];
+  snprintf(geom, sizeof geom,
+           "heap_id=%" PRIu32 " unit_size=%u first_unit=%" PRIu64 " units=%" PRIu64 " upp=%" PRIu64 " pixels=%" PRIu64
+           " bitmap_width=%u bitmap_rows=%u legend_y=%u",
+           d->heap_id, (unsigned)d->unit_size, g.first_unit, g.units, g.upp, g.pixels, g.bitmap_width, g.bitmap_rows,
+           g.legend_y);
+  size_t off = 0;
+  for (int i = 0; i < HEAPIMG_NCOLORS && off < sizeof palette; i++)
+    off += (size_t)snprintf(palette + off, sizeof palette - off, "%s%s=#%02x%02x%02x", i ? " " : "", kColors[i].name,
+                            kColors[i].r, kColors[i].g, kColors[i].b);
+  png_text text[3];
+  memset(text, 0, sizeof text);
+  text[0].compression = text[1].compression = text[2].compression = PNG_TEXT_COMPRESSION_NONE;
+  text[0].key = (png_charp) "Software";
+  text[0].text = (png_charp) "ddmc heap --bitmap";
+  text[1].key = (png_charp) "ddmc:geometry";
+  text[1].text = geom;
+  text[2].key = (png_charp) "ddmc:palette";
+  text[2].text = palette;
+  png_set_text(png, info, text, 3);
+}
+
+int heapimg_write_png(const char *path, const ddmc_host_heapdump *d, unsigned max_width, uint64_t max_pixels,
+                      heapimg_geom *gout, char *err, size_t errlen) {
+  if (d->state != DDMC_HOST_DUMP_DONE) return fail(err, errlen, "%s%s", "no complete heap dump", "");
+  if (max_width < 64) max_width = 64;
+  if (max_pixels < max_width) max_pixels = max_width;
+  heapimg_geom g;
+  compute_geom(d, max_width, max_pixels, &g);
   unsigned s = g.width >= 768 ? 2 : 1;
   char title[160];
   snprintf(title, sizeof title, "HEAP %" PRIu32 ": %" PRIu64 " UNITS OF %u BYTES, %" PRIu64 " PER PIXEL, %u PER ROW",
@@ -213,8 +251,7 @@ int heapimg_write_png(const char *path, const ddmc_host_heapdump *d, unsigned ma
   unsigned legend_h = legend(&measure, 0, s, title);
   g.legend_y = g.bitmap_rows;
   g.height = g.bitmap_rows + legend_h;
-  if ((uint64_t)g.width * g.height > 512ull * 1024 * 1024)
-    return fail(err, errlen, "%s%s", "picture too large", "");
+  if ((uint64_t)g.width * g.height > 512ull * 1024 * 1024) return fail(err, errlen, "%s%s", "picture too large", "");
 
   uint8_t *px = calloc((size_t)g.width * g.height, 1); /* 0 = background */
   uint8_t *bm = calloc((size_t)g.pixels + 1, 1);
@@ -263,30 +300,7 @@ int heapimg_write_png(const char *path, const ddmc_host_heapdump *d, unsigned ma
   png_init_io(png, f);
   png_set_IHDR(png, info, g.width, g.height, 8, PNG_COLOR_TYPE_PALETTE, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_color pal[HEAPIMG_NCOLORS];
-  for (int i = 0; i < HEAPIMG_NCOLORS; i++) pal[i] = (png_color){kColors[i].r, kColors[i].g, kColors[i].b};
-  png_set_PLTE(png, info, pal, HEAPIMG_NCOLORS);
-
-  char geom[400], palette[600];
-  snprintf(geom, sizeof geom,
-           "heap_id=%" PRIu32 " unit_size=%u first_unit=%" PRIu64 " units=%" PRIu64 " upp=%" PRIu64
-           " pixels=%" PRIu64 " bitmap_width=%u bitmap_rows=%u legend_y=%u",
-           d->heap_id, (unsigned)d->unit_size, g.first_unit, g.units, g.upp, g.pixels, g.bitmap_width,
-           g.bitmap_rows, g.legend_y);
-  size_t off = 0;
-  for (int i = 0; i < HEAPIMG_NCOLORS && off < sizeof palette; i++)
-    off += (size_t)snprintf(palette + off, sizeof palette - off, "%s%s=#%02x%02x%02x", i ? " " : "",
-                            kColors[i].name, kColors[i].r, kColors[i].g, kColors[i].b);
-  png_text text[3];
-  memset(text, 0, sizeof text);
-  text[0].compression = text[1].compression = text[2].compression = PNG_TEXT_COMPRESSION_NONE;
-  text[0].key = (png_charp) "Software";
-  text[0].text = (png_charp) "ddmc heap --bitmap";
-  text[1].key = (png_charp) "ddmc:geometry";
-  text[1].text = geom;
-  text[2].key = (png_charp) "ddmc:palette";
-  text[2].text = palette;
-  png_set_text(png, info, text, 3);
+  set_meta(png, info, d, &g);
 
   rows = malloc(sizeof *rows * g.height);
   if (rows == NULL) png_error(png, "out of memory");

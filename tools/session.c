@@ -16,15 +16,15 @@
 #define T_WAIT DDMC_HOST_FOURCC('W', 'A', 'I', 'T')
 #define T_HPIF DDMC_HOST_FOURCC('H', 'P', 'I', 'F')
 
-volatile sig_atomic_t g_interrupted;
+volatile sig_atomic_t sess_interrupted;
 
-int64_t mono_ms(void) {
+int64_t sess_mono_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-const char *tx(const char *str) {
+const char *sess_tx(const char *str) {
   static char *pool[8];
   static int next;
   size_t need = ddmc_host_term_escape(str, NULL, 0) + 1;
@@ -38,7 +38,7 @@ const char *tx(const char *str) {
 
 static void on_progress(void *ud, uint64_t have, uint64_t total) {
   sess_progress *p = ud;
-  int64_t now = mono_ms();
+  int64_t now = sess_mono_ms();
   if (have < total && now - p->last_ms < (p->tty ? 100 : 1000)) return;
   p->last_ms = now;
   fprintf(stderr, "%sddmc: receiving %s: %.1f of %.1f MiB%s", p->tty ? "\r" : "", p->what, have / 1048576.0,
@@ -51,6 +51,30 @@ void sess_show_progress(sess *s, sess_progress *p, const char *what) {
   p->last_ms = 0;
   p->tty = isatty(2);
   ddmc_host_set_progress(s->h, on_progress, p);
+}
+
+static void on_sigint(int sig) {
+  (void)sig;
+  sess_interrupted = 1;
+}
+
+void sess_catch_interrupts(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+void sess_wait_seconds(sess *s, double seconds) {
+  sess_catch_interrupts();
+  int64_t end = sess_mono_ms() + (int64_t)(seconds * 1000.0);
+  while (!sess_interrupted) {
+    int64_t left = end - sess_mono_ms();
+    if (left <= 0) break;
+    sess_pump(s, left > 1000 ? 1000 : (int)left, NULL);
+  }
 }
 
 /* ---- failure ---------------------------------------------------------------------------------- */
@@ -214,7 +238,7 @@ static void vlog(sess *s, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  snprintf(prefix, sizeof prefix, "ddmc: [%6lld ms] ", (long long)(mono_ms() - s->t0_ms));
+  snprintf(prefix, sizeof prefix, "ddmc: [%6lld ms] ", (long long)(sess_mono_ms() - s->t0_ms));
   eprint_line(prefix, msg);
 }
 
@@ -289,11 +313,11 @@ static void recv_failed(sess *s, int rc) {
 }
 
 int sess_pump(sess *s, int ms, int (*stop)(sess *s)) {
-  int64_t deadline = mono_ms() + ms;
+  int64_t deadline = sess_mono_ms() + ms;
   for (;;) {
     if (stop && stop(s)) return 1;
-    if (g_interrupted) return 0;
-    int64_t left = deadline - mono_ms();
+    if (sess_interrupted) return 0;
+    int64_t left = deadline - sess_mono_ms();
     if (left <= 0) return 0;
     /* Short slices so SIGINT is noticed promptly (poll restarts after EINTR inside the library). */
     ddmc_host_packet p;
@@ -347,7 +371,7 @@ int sess_request(sess *s, const char *what, uint32_t type, const void *data, siz
 void sess_open(sess *s, const opts *o) {
   memset(s, 0, sizeof *s);
   s->o = o;
-  s->t0_ms = mono_ms();
+  s->t0_ms = sess_mono_ms();
   ddmc_host_threads_init(&s->threads);
   ddmc_host_heapdump_init(&s->dump, 0);
   int rc;
@@ -360,7 +384,8 @@ void sess_open(sess *s, const opts *o) {
     }
     if (rc == DDMC_EPROTO) {
       s->h = NULL;
-      sess_fail(s, EXIT_CONNECT, "cannot reach %s: 127.0.0.1:%u is not an adb server", o->target, (unsigned)o->adb_port);
+      sess_fail(s, EXIT_CONNECT, "cannot reach %s: 127.0.0.1:%u is not an adb server", o->target,
+                (unsigned)o->adb_port);
     }
   } else {
     rc = ddmc_host_connect_tcp(&s->h, o->host, o->port, o->timeout_ms);
@@ -404,9 +429,9 @@ void sess_open(sess *s, const opts *o) {
     /* Wait for its reply (whatever it holds) so later compressed chunks are expected; a VM that
      * ignores ZLIB still answers, and one that never does only costs the timeout. */
     uint32_t id = ddmc_host_last_id(s->h);
-    int64_t deadline = mono_ms() + o->timeout_ms;
+    int64_t deadline = sess_mono_ms() + o->timeout_ms;
     while (!s->zlib_answered) {
-      int64_t left = deadline - mono_ms();
+      int64_t left = deadline - sess_mono_ms();
       if (left <= 0) break;
       ddmc_host_packet p;
       rc = ddmc_host_recv(s->h, &p, (int)left);

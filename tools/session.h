@@ -66,13 +66,15 @@ typedef struct sess {
   void *ud;
 } sess;
 
-extern volatile sig_atomic_t g_interrupted;
+/* Set by SIGINT/SIGTERM once sess_catch_interrupts (or a command's own handler) is installed. */
+extern volatile sig_atomic_t sess_interrupted;
 
-int64_t mono_ms(void);
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t sess_mono_ms(void);
 
 /* A string a VM sent, made safe for the terminal (JSON output has its own escaping). The results
  * live in a small pool, enough for one printf's arguments. */
-const char *tx(const char *str);
+const char *sess_tx(const char *str);
 
 /* A progress line on stderr while a big transfer arrives over s (what: "the trace"): redrawn in
  * place on a terminal, else about once a second. p must outlive the transfer. */
@@ -95,6 +97,11 @@ void sess_dispatch(sess *s, const ddmc_host_packet *p);
 int sess_pump(sess *s, int ms, int (*stop)(sess *s));
 /* Dispatches what has already arrived, without waiting. */
 void sess_drain(sess *s);
+/* SIGINT and SIGTERM set sess_interrupted from now on (Ctrl-C ends a --watch or a wait cleanly). */
+void sess_catch_interrupts(void);
+/* Waits `seconds`, handling what the VM sends meanwhile; Ctrl-C (or SIGTERM) ends the wait early
+ * and the command goes on to collect what there is. */
+void sess_wait_seconds(sess *s, double seconds);
 
 /* Sends a DDM request and waits o->timeout_ms for its reply, then dispatches the packets that
  * arrived meanwhile. The reply is parsed by parse(ud, reply) before that (the packet is gone

@@ -243,7 +243,7 @@ def lengths_transport_fail(prefix):
 
 
 def lengths_probe_fail(prefix):
-    """FAIL to one probe's jdwp:PID with a bad message length (tools/ps.c): an error row."""
+    """FAIL to one probe's jdwp:PID with a bad message length (tools/cmd_ps.c): an error row."""
     before = len(FAILS)
     srv = FakeAdb({"track": b"000a4242\n4243\n",
                    "jdwp": lambda pid: prefix + b"closed" if pid == 4243 else "answer"})

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ddmc hprof (hprof.h). HPDS: the VM sends the whole Android hprof (1.0.3) as one HPDS chunk
- * before its empty reply; ddmc checks it (host/hprof.c), then saves it as received or, with
+/* ddmc hprof: a heap dump of the VM, as DDMS's "Dump HPROF file" button took it. HPDS: the VM sends the whole Android
+ * hprof (1.0.3) as one HPDS chunk before its empty reply; ddmc checks it (host/hprof.c), then saves it as received or,
+ * with
  * --standard, as the 1.0.2 file hprof-conv would write (MAT, VisualVM). HPDU (--device-file):
  * the VM writes the file itself and answers HPDU [0] or [0xFF][message]. */
-#include "hprof.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +15,12 @@
 #define T_HPDS DDMC_HOST_FOURCC('H', 'P', 'D', 'S')
 #define T_HPDU DDMC_HOST_FOURCC('H', 'P', 'D', 'U')
 #define T_FAIL DDMC_HOST_FOURCC('F', 'A', 'I', 'L')
+
+typedef struct hprof_args {
+  const char *out;         /* FILE.hprof on this machine (HPDS) */
+  int standard;            /* --standard: write 1.0.2 as hprof-conv does */
+  const char *device_file; /* --device-file PATH: HPDU, the VM writes PATH itself */
+} hprof_args;
 
 static void fail_from(sess *s, const ddmc_host_packet *p) {
   ddmc_host_fail f;
@@ -80,7 +87,8 @@ static int device_dump(sess *s, const hprof_args *a) {
   free(req);
   if (rc) sess_fail(s, sess_exit_code(rc), "HPDU failed: %s", ddmc_host_strerror(rc));
   if (r.is_ddm && r.chunk_type == T_FAIL) fail_from(s, &r);
-  if (!r.is_ddm || r.chunk_type != T_HPDU || r.chunk_len < 1) sess_fail(s, EXIT_NOT_DDM, "the VM's HPDU reply is malformed");
+  if (!r.is_ddm || r.chunk_type != T_HPDU || r.chunk_len < 1)
+    sess_fail(s, EXIT_NOT_DDM, "the VM's HPDU reply is malformed");
   if (r.chunk[0] != 0) {
     char msg[600] = "";
     if (r.chunk_len >= 5) { /* this library's message after the result byte; Dalvik sent none */
@@ -104,13 +112,13 @@ static int device_dump(sess *s, const hprof_args *a) {
   return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 }
 
-int cmd_hprof(sess *s, const hprof_args *a) {
+static int hprof_run(sess *s, const hprof_args *a) {
   if (a->device_file) return device_dump(s, a);
-  int64_t t0 = mono_ms();
+  int64_t t0 = sess_mono_ms();
   uint8_t *data = NULL;
   size_t len = 0;
   collect(s, &data, &len);
-  double took = (double)(mono_ms() - t0) / 1000.0;
+  double took = (double)(sess_mono_ms() - t0) / 1000.0;
   ddmc_host_hprof_info info;
   int rc = ddmc_host_hprof_scan(data, len, &info);
   if (rc) {
@@ -151,3 +159,48 @@ int cmd_hprof(sess *s, const hprof_args *a) {
          (unsigned long long)(info.object_arrays + info.primitive_arrays), (unsigned long long)info.roots, took);
   return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 }
+
+static int hprof_main(opts *o, int argc, char **argv) {
+  hprof_args a = {NULL, 0, NULL};
+  for (int k = 0; k < argc; k++) {
+    if (strcmp(argv[k], "-o") == 0 || strcmp(argv[k], "--output") == 0) {
+      if (k + 1 >= argc) cli_usage_error("%s needs FILE.hprof", argv[k]);
+      a.out = argv[++k];
+    } else if (strcmp(argv[k], "--standard") == 0) {
+      a.standard = 1;
+    } else if (strcmp(argv[k], "--device-file") == 0) {
+      if (k + 1 >= argc || argv[k + 1][0] == 0) cli_usage_error("%s needs a PATH on the device", argv[k]);
+      a.device_file = argv[++k];
+    } else {
+      cli_usage_error("hprof: unexpected argument '%s'", argv[k]);
+    }
+  }
+  if ((a.out == NULL) == (a.device_file == NULL) || (a.standard && a.device_file))
+    cli_usage_error("usage: ddmc hprof -o FILE.hprof [--standard] | ddmc hprof --device-file PATH%s", "");
+  sess s;
+  sess_open(&s, o);
+  int rc = hprof_run(&s, &a);
+  sess_close(&s);
+  return rc;
+}
+
+const cli_cmd cmd_hprof = {
+    .name = "hprof",
+    .summary =
+        "  hprof -o FILE.hprof [--standard] | hprof --device-file PATH\n"
+        "                         heap dump (HPDS): Android's hprof 1.0.3 (Android Studio, Perfetto),\n"
+        "                         or with --standard the 1.0.2 hprof-conv writes (MAT, VisualVM);\n"
+        "                         --device-file: the VM writes PATH itself (HPDU)\n",
+    .help =
+        "usage: ddmc [OPTIONS] hprof -o FILE.hprof [--standard]\n"
+        "       ddmc [OPTIONS] hprof --device-file PATH\n"
+        "\n"
+        "A heap dump (HPDS): Android's hprof 1.0.3, checked and saved to FILE.hprof; or written by the\n"
+        "VM itself to PATH (HPDU).\n"
+        "\n"
+        "Options:\n"
+        "  -o, --output FILE.hprof  where to save the dump\n"
+        "      --standard           save the standard 1.0.2 form (hprof-conv's; MAT, VisualVM)\n"
+        "      --device-file PATH   the VM writes the dump to PATH on its side instead (HPDU)\n",
+    .run = hprof_main,
+};

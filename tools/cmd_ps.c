@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ddmc ps (ps.h).
+/* ddmc ps: every JDWP process on a device, through the local adb server, as DDMS's device panel
+ * lists them. The pids come from adb's track-jdwp; each is asked for HELO over its own jdwp:PID
+ * connection, all of them at once; the timeout bounds the whole listing. o->adb_port and o->serial
+ * name the adb server and the device; o->host is never used.
  *
  * One connection to the adb server carries track-jdwp: after host:transport[-any|:SERIAL] and
  * track-jdwp are OKAYed, adbd sends the whole list of JDWP pids as [4 hex digits: length]["pid\n"
@@ -21,7 +24,7 @@
  * adbconnection, libddmc), so a VM that closes our connection during the handshake is held by
  * another debugger or monitor. The probe disconnects as soon as it has its answer, so it holds
  * a VM no longer than that. */
-#include "ps.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -44,6 +47,11 @@
 #define MAX_PROBES 256    /* connections in flight, also bounded by RLIMIT_NOFILE */
 #define MAX_PIDS 65536    /* a track-jdwp message is at most 65535 bytes anyway */
 #define REDRAW_MIN_MS 500 /* --watch: at most this often while probes are still running */
+
+typedef struct ps_args {
+  int watch;       /* keep listening to track-jdwp and redraw on every change */
+  double duration; /* --watch: seconds to watch; < 0 until Ctrl-C */
+} ps_args;
 
 static const char HANDSHAKE[] = "JDWP-Handshake";
 
@@ -128,7 +136,7 @@ static _Noreturn void ps_fail(ps *p, int code, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   fflush(stdout);
-  fprintf(stderr, "ddmc: %s\n", tx(msg)); /* adb's messages are quoted: escape for the terminal */
+  fprintf(stderr, "ddmc: %s\n", sess_tx(msg)); /* adb's messages are quoted: escape for the terminal */
   if (p->o->json) {
     jw w;
     jw_init(&w, stdout);
@@ -173,7 +181,7 @@ static void tracker_request(ps *p, const char *req, int timeout_ms) {
 }
 
 static void tracker_open(ps *p) {
-  int64_t deadline = mono_ms() + p->o->timeout_ms;
+  int64_t deadline = sess_mono_ms() + p->o->timeout_ms;
   int rc = ddmc_host_connect_tcp(&p->track, "127.0.0.1", p->o->adb_port, p->o->timeout_ms);
   if (rc) {
     p->track = NULL;
@@ -184,8 +192,8 @@ static void tracker_open(ps *p) {
   }
   char req[200];
   transport_request(p->o, req, sizeof req);
-  tracker_request(p, req, (int)(deadline - mono_ms()));
-  tracker_request(p, "track-jdwp", (int)(deadline - mono_ms()));
+  tracker_request(p, req, (int)(deadline - sess_mono_ms()));
+  tracker_request(p, "track-jdwp", (int)(deadline - sess_mono_ms()));
 }
 
 /* ---- the table -------------------------------------------------------------------------------- */
@@ -215,7 +223,7 @@ static void proc_finish(ps *p, proc *x, presult r) {
   }
   x->state = P_DONE;
   x->result = r;
-  x->probe_ms = mono_ms() - x->t_start;
+  x->probe_ms = sess_mono_ms() - x->t_start;
   p->dirty = 1;
 }
 
@@ -242,7 +250,7 @@ static void add_event(ps *p, int appeared, uint32_t pid, const char *name) {
     p->ev = e;
     p->cap_ev = cap;
   }
-  p->ev[p->n_ev++] = (event){mono_ms() - p->t0, appeared, pid, name ? strdup(name) : NULL};
+  p->ev[p->n_ev++] = (event){sess_mono_ms() - p->t0, appeared, pid, name ? strdup(name) : NULL};
 }
 
 static int cmp_u32(const void *a, const void *b) {
@@ -305,7 +313,7 @@ static void apply_list(ps *p, const char *body, size_t len) {
     x->pid = pids[k];
     /* -t bounds the row, queued time included: the first list's rows end within -t of the start
      * (the whole listing), a later one's within -t of its appearing. */
-    x->deadline = (first ? p->t0 : mono_ms()) + p->o->timeout_ms;
+    x->deadline = (first ? p->t0 : sess_mono_ms()) + p->o->timeout_ms;
     size_t at = find_slot(p, x->pid);
     memmove(p->v + at + 1, p->v + at, (p->n - at) * sizeof *p->v);
     p->v[at] = x;
@@ -363,7 +371,7 @@ static void tracker_read(ps *p) {
 /* ---- probes ----------------------------------------------------------------------------------- */
 
 static void probe_start(ps *p, proc *x) {
-  x->t_start = mono_ms();
+  x->t_start = sess_mono_ms();
   int64_t left = x->deadline - x->t_start;
   int rc = ddmc_host_connect_tcp(&x->h, "127.0.0.1", p->o->adb_port, left > 1 ? (int)left : 1);
   if (rc) {
@@ -475,7 +483,7 @@ static void probe_packets(ps *p, proc *x) {
         return;
       }
       x->helo_done = 1;
-      x->linger_until = mono_ms() + LINGER_MS;
+      x->linger_until = sess_mono_ms() + LINGER_MS;
     } else if (pk.is_reply && pk.id == x->feat_id) {
       if (x->helo_done) {
         proc_finish(p, x, PR_OK);
@@ -570,7 +578,7 @@ static void print_table(ps *p, FILE *f) {
   for (size_t i = 0; i < p->n; i++) {
     const proc *x = p->v[i];
     if (x->result != PR_OK) continue;
-    int la = x->helo.abi ? (int)strlen(tx(x->helo.abi)) : 1, lv = (int)strlen(tx(x->helo.vm_ident));
+    int la = x->helo.abi ? (int)strlen(sess_tx(x->helo.abi)) : 1, lv = (int)strlen(sess_tx(x->helo.vm_ident));
     if (la > wabi) wabi = la < 24 ? la : 24;
     if (lv > wvm) wvm = lv < 32 ? lv : 32;
   }
@@ -585,15 +593,15 @@ static void print_table(ps *p, FILE *f) {
       else if (h->present & DDMC_HOST_HELO_USER_ID)
         snprintf(user, sizeof user, "%d", (int)h->user_id);
       const char *app = app_name_of(x);
-      fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s", (unsigned)x->pid, user, wabi, h->abi ? tx(h->abi) : "-",
-              x->waiting ? "waiting" : "-", wvm, tx(h->vm_ident), app && app[0] ? tx(app) : "(no name)");
+      fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s", (unsigned)x->pid, user, wabi, h->abi ? sess_tx(h->abi) : "-",
+              x->waiting ? "waiting" : "-", wvm, sess_tx(h->vm_ident), app && app[0] ? sess_tx(app) : "(no name)");
       if (h->pid != x->pid) fprintf(f, "  (the VM says pid %u)", (unsigned)h->pid);
       fputc('\n', f);
     } else {
       int pending = x->result == PR_PENDING;
       fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s%s%s\n", (unsigned)x->pid, "-", wabi, "-",
               x->result == PR_ATTACHED ? "attached" : "?", wvm, "-", pending ? "" : "(",
-              pending ? "(probing...)" : tx(x->msg), pending ? "" : ")");
+              pending ? "(probing...)" : sess_tx(x->msg), pending ? "" : ")");
     }
   }
 }
@@ -664,7 +672,7 @@ static int print_json(ps *p) {
   jw_kbool(&w, "ok", 1);
   jw_kstr(&w, "target", p->target);
   jw_kint(&w, "timeout_ms", p->o->timeout_ms);
-  jw_kint(&w, "elapsed_ms", mono_ms() - p->t0);
+  jw_kint(&w, "elapsed_ms", sess_mono_ms() - p->t0);
   jw_kuint(&w, "count", p->n);
   jw_kuint(&w, "answered", answered);
   jw_key(&w, "processes");
@@ -673,7 +681,7 @@ static int print_json(ps *p) {
   jw_close(&w);
   if (p->a->watch) {
     jw_kbool(&w, "watch", 1);
-    jw_kbool(&w, "interrupted", g_interrupted != 0);
+    jw_kbool(&w, "interrupted", sess_interrupted != 0);
     jw_kuint(&w, "lists", (uint64_t)p->lists);
     jw_key(&w, "events");
     jw_arr(&w);
@@ -711,14 +719,14 @@ static void draw(ps *p) {
   p->added = p->removed = 0;
   p->dirty = 0;
   p->draws++;
-  p->last_draw = mono_ms();
+  p->last_draw = sess_mono_ms();
 }
 
 /* ---- the loop --------------------------------------------------------------------------------- */
 
 static void on_sigint(int sig) {
   (void)sig;
-  g_interrupted = 1;
+  sess_interrupted = 1;
 }
 
 static void ps_free(ps *p) {
@@ -752,7 +760,74 @@ static size_t probe_budget(void) {
   return rl.rlim_cur > 32 ? (size_t)(rl.rlim_cur - 32) : 1;
 }
 
-int cmd_ps(const opts *o, const ps_args *a) {
+/* One poll() over the tracker and every probe's socket, until the next deadline (a probe's, the
+ * first list's, `end`, or 100 ms), and the reads it found ready. */
+static void poll_once(ps *p, int64_t now, int64_t end) {
+  size_t need = 1 + p->active;
+  if (need > p->pcap) {
+    size_t cap = need * 2;
+    struct pollfd *npf = realloc(p->pf, cap * sizeof *npf);
+    if (npf == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+    p->pf = npf;
+    proc **npp = realloc(p->pp, cap * sizeof *npp);
+    if (npp == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
+    p->pp = npp;
+    p->pcap = cap;
+  }
+  struct pollfd *pf = p->pf;
+  proc **pp = p->pp;
+  size_t nf = 0;
+  if (p->track) {
+    pf[nf] = (struct pollfd){.fd = ddmc_host_fd(p->track), .events = POLLIN};
+    pp[nf++] = NULL;
+  }
+  int64_t wake = now + 100; /* SIGINT is noticed at least this often */
+  if (p->lists == 0 && p->t0 + p->o->timeout_ms < wake) wake = p->t0 + p->o->timeout_ms;
+  for (size_t i = 0; i < p->n; i++) {
+    proc *x = p->v[i];
+    if (x->state == P_DONE) continue;
+    int64_t t = x->helo_done && x->linger_until < x->deadline ? x->linger_until : x->deadline;
+    if (t < wake) wake = t;
+    if (x->h == NULL) continue;
+    pf[nf] = (struct pollfd){.fd = ddmc_host_fd(x->h), .events = POLLIN};
+    pp[nf++] = x;
+  }
+  if (end < wake) wake = end;
+  int rc = poll(pf, nf, wake > now ? (int)(wake - now) : 0);
+  if (rc < 0 && errno != EINTR) ps_fail(p, EXIT_ERROR, "poll: %s", strerror(errno));
+  for (size_t i = 0; rc > 0 && i < nf; i++) {
+    if (!pf[i].revents) continue;
+    if (pp[i] == NULL)
+      tracker_read(p);
+    else if (pp[i]->h)
+      probe_readable(p, pp[i]);
+  }
+}
+
+/* The listing at the end (the last picture with --watch) and -v's line; returns the exit code. */
+static int ps_report(ps *p) {
+  const opts *o = p->o;
+  size_t answered, pending;
+  count_results(p, &answered, &pending);
+  if (o->verbose)
+    fprintf(stderr, "ddmc: %zu JDWP processes, %zu answered HELO, %zu other, in %lld ms (%zu probes at a time)\n", p->n,
+            answered, p->n - answered - pending, (long long)(sess_mono_ms() - p->t0), p->max_active);
+  int code = EXIT_OK;
+  if (o->json) {
+    code = print_json(p);
+  } else if (p->a->watch) {
+    if (p->dirty || p->draws == 0) draw(p);
+  } else {
+    print_table(p, stdout);
+  }
+  if (!o->json && (fflush(stdout) != 0 || ferror(stdout))) {
+    fprintf(stderr, "ddmc: cannot write the output: %s\n", strerror(errno));
+    code = EXIT_ERROR;
+  }
+  return code;
+}
+
+static int ps_run(const opts *o, const ps_args *a) {
   ps *p = calloc(1, sizeof *p);
   if (p == NULL) {
     fprintf(stderr, "ddmc: out of memory\n");
@@ -760,7 +835,7 @@ int cmd_ps(const opts *o, const ps_args *a) {
   }
   p->o = o;
   p->a = a;
-  p->t0 = mono_ms();
+  p->t0 = sess_mono_ms();
   p->tty = isatty(STDOUT_FILENO);
   p->max_active = probe_budget();
   snprintf(p->target, sizeof p->target, "adb 127.0.0.1:%u%s%s", (unsigned)o->adb_port, o->serial ? " device " : "",
@@ -779,7 +854,7 @@ int cmd_ps(const opts *o, const ps_args *a) {
 
   p->last_draw = p->t0; /* the first picture waits for the first answers, up to REDRAW_MIN_MS */
   for (;;) {
-    int64_t now = mono_ms();
+    int64_t now = sess_mono_ms();
     if (p->lists == 0 && now - p->t0 >= o->timeout_ms)
       ps_fail(p, EXIT_TIMEOUT, "track-jdwp sent no list within %d ms", o->timeout_ms);
     for (size_t i = 0; i < p->n; i++) probe_timers(p, p->v[i], now);
@@ -790,48 +865,10 @@ int cmd_ps(const opts *o, const ps_args *a) {
     if (!a->watch && p->lists > 0 && pending == 0) break;
     if (a->watch) {
       if (p->lists > 0 && !o->json && p->dirty && (pending == 0 || now - p->last_draw >= REDRAW_MIN_MS)) draw(p);
-      if (g_interrupted || now >= end) break;
+      if (sess_interrupted || now >= end) break;
     }
 
-    size_t need = 1 + p->active;
-    if (need > p->pcap) {
-      size_t cap = need * 2;
-      struct pollfd *npf = realloc(p->pf, cap * sizeof *npf);
-      if (npf == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
-      p->pf = npf;
-      proc **npp = realloc(p->pp, cap * sizeof *npp);
-      if (npp == NULL) ps_fail(p, EXIT_ERROR, "out of memory");
-      p->pp = npp;
-      p->pcap = cap;
-    }
-    struct pollfd *pf = p->pf;
-    proc **pp = p->pp;
-    size_t nf = 0;
-    if (p->track) {
-      pf[nf] = (struct pollfd){.fd = ddmc_host_fd(p->track), .events = POLLIN};
-      pp[nf++] = NULL;
-    }
-    int64_t wake = now + 100; /* SIGINT is noticed at least this often */
-    if (p->lists == 0 && p->t0 + o->timeout_ms < wake) wake = p->t0 + o->timeout_ms;
-    for (size_t i = 0; i < p->n; i++) {
-      proc *x = p->v[i];
-      if (x->state == P_DONE) continue;
-      int64_t t = x->helo_done && x->linger_until < x->deadline ? x->linger_until : x->deadline;
-      if (t < wake) wake = t;
-      if (x->h == NULL) continue;
-      pf[nf] = (struct pollfd){.fd = ddmc_host_fd(x->h), .events = POLLIN};
-      pp[nf++] = x;
-    }
-    if (end < wake) wake = end;
-    int rc = poll(pf, nf, wake > now ? (int)(wake - now) : 0);
-    if (rc < 0 && errno != EINTR) ps_fail(p, EXIT_ERROR, "poll: %s", strerror(errno));
-    for (size_t i = 0; rc > 0 && i < nf; i++) {
-      if (!pf[i].revents) continue;
-      if (pp[i] == NULL)
-        tracker_read(p);
-      else if (pp[i]->h)
-        probe_readable(p, pp[i]);
-    }
+    poll_once(p, now, end);
     /* Without --watch the first list is the answer: adb may stop tracking. */
     if (!a->watch && p->lists > 0 && p->track) {
       ddmc_host_free(p->track);
@@ -839,24 +876,49 @@ int cmd_ps(const opts *o, const ps_args *a) {
     }
   }
 
-  size_t answered, pending;
-  count_results(p, &answered, &pending);
-  if (o->verbose)
-    fprintf(stderr, "ddmc: %zu JDWP processes, %zu answered HELO, %zu other, in %lld ms (%zu probes at a time)\n", p->n,
-            answered, p->n - answered - pending, (long long)(mono_ms() - p->t0), p->max_active);
-  int code = EXIT_OK;
-  if (o->json) {
-    code = print_json(p);
-  } else if (a->watch) {
-    if (p->dirty || p->draws == 0) draw(p);
-  } else {
-    print_table(p, stdout);
-  }
-  if (!o->json && (fflush(stdout) != 0 || ferror(stdout))) {
-    fprintf(stderr, "ddmc: cannot write the output: %s\n", strerror(errno));
-    code = EXIT_ERROR;
-  }
+  int code = ps_report(p);
   ps_free(p);
   free(p);
   return code;
 }
+
+static int ps_main(opts *o, int argc, char **argv) {
+  ps_args a = {0, -1};
+  int have_duration = 0;
+  for (int k = 0; k < argc; k++) {
+    if (strcmp(argv[k], "--watch") == 0 || strcmp(argv[k], "-w") == 0) {
+      a.watch = 1;
+    } else if (strcmp(argv[k], "--duration") == 0 || strcmp(argv[k], "-d") == 0) {
+      a.duration = cli_parse_seconds(k + 1 < argc ? argv[++k] : NULL, "--duration");
+      have_duration = 1;
+    } else {
+      cli_usage_error("ps: unexpected argument '%s'", argv[k]);
+    }
+  }
+  if (have_duration && !a.watch) cli_usage_error("ps: --duration goes with --watch%s", "");
+  return ps_run(o, &a);
+}
+
+const cli_cmd cmd_ps = {
+    .name = "ps",
+    .summary =
+        "  ps [--watch [--duration S]]\n"
+        "                         every JDWP process on the device (adb track-jdwp; -s, -P), each\n"
+        "                         asked for HELO: pid, user id, ABI, debugger, VM, app name; --watch\n"
+        "                         redraws as processes come and go (for S seconds or until Ctrl-C)\n",
+    .help =
+        "usage: ddmc [-s SERIAL] [-P ADB_PORT] [--json] [-v] [-t MS] ps [--watch [--duration S]]\n"
+        "\n"
+        "Every JDWP process on the device, through the local adb server (track-jdwp). Each is asked\n"
+        "for HELO, all at once: pid, user id, ABI, debugger (waiting: the VM waits for one; attached:\n"
+        "the VM refused the connection, another debugger holds it), VM, app name. -t MS bounds the\n"
+        "whole listing (default 5000): the command ends within MS, listing every VM that has not\n"
+        "answered by then as not answering (with --watch: within MS of a process appearing). -c and\n"
+        "-p do not apply.\n"
+        "\n"
+        "Options:\n"
+        "  -w, --watch              keep listening to track-jdwp and redraw as processes come and go\n"
+        "  -d, --duration S         with --watch: stop after S seconds (default: at Ctrl-C)\n",
+    .run = ps_main,
+    .lists_adb = 1,
+};
