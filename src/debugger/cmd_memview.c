@@ -45,7 +45,8 @@ typedef struct mv_walk {
   ddmc_class cls;
   ddmc_ref target;
   uint32_t max;
-  ddmc_ref *found;
+  ddmc_ref *found; /* grown as it fills, up to max */
+  uint32_t foundcap;
   ddmc_buf *out; /* Instances, ReferringObjects: the reply */
   uint32_t nfound;
   ddmc_ref *seen; /* referrers found: open addressing over seencap (a power of two) */
@@ -71,6 +72,14 @@ static int count_object(void *arg, ddmc_ref o, ddmc_class cls) {
 }
 
 static int found_add(mv_walk *w, ddmc_ref o) {
+  if (w->nfound == w->foundcap) {
+    uint32_t cap = w->foundcap ? w->foundcap * 2 : 256;
+    if (cap > w->max) cap = w->max;
+    ddmc_ref *nf = ddmc__realloc(ddmc__dbg_mem(w->d), w->found, sizeof(ddmc_ref) * cap);
+    if (nf == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+    w->found = nf;
+    w->foundcap = cap;
+  }
   w->found[w->nfound++] = o;
   return w->nfound >= w->max ? 1 : 0;
 }
@@ -82,9 +91,30 @@ static int instance_object(void *arg, ddmc_ref o, ddmc_class cls) {
 
 static uint32_t rhash(ddmc_ref r) { return (uint32_t)((r * 0x9E3779B97F4A7C15ull) >> 32); }
 
+static void seen_put(ddmc_ref *t, uint32_t cap, ddmc_ref r) {
+  uint32_t j = rhash(r) & (cap - 1);
+  while (t[j] != 0 && t[j] != r) j = (j + 1) & (cap - 1);
+  t[j] = r;
+}
+
+/* Room for one more referrer: the set (the found ones) rehashed into twice the slots when half
+ * full. */
+static int seen_room(mv_walk *w) {
+  if ((w->nfound + 1) * 2 <= w->seencap) return 0;
+  uint32_t cap = w->seencap ? w->seencap * 2 : 64;
+  ddmc_ref *t = ddmc__calloc(ddmc__dbg_mem(w->d), cap, sizeof(ddmc_ref));
+  if (t == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  for (uint32_t i = 0; i < w->nfound; i++) seen_put(t, cap, w->found[i]);
+  ddmc__free(ddmc__dbg_mem(w->d), w->seen);
+  w->seen = t;
+  w->seencap = cap;
+  return 0;
+}
+
 static int referrer(void *arg, ddmc_ref from, ddmc_ref to) {
   mv_walk *w = arg;
   if (to != w->target) return 0;
+  if (seen_room(w) != 0) return DDMC_JDWP_OUT_OF_MEMORY;
   uint32_t j = rhash(from) & (w->seencap - 1);
   while (w->seen[j] != 0) {
     if (w->seen[j] == from) return 0;
@@ -193,14 +223,9 @@ static int walk_list(ddmc__dbg *d, ddmc_buf *out, int32_t max, ddmc_class c, ddm
   mv_walk w = {.d = d, .out = out, .cls = c, .target = o};
   w.max = max > 0 ? (uint32_t)max : DDMC__MV_MAX_LISTED;
   if (w.max > DDMC__MV_MAX_LISTED) w.max = DDMC__MV_MAX_LISTED;
-  w.found = ddmc__calloc(mem, w.max, sizeof(ddmc_ref));
-  if (o != 0) {
-    for (w.seencap = 16; w.seencap < 2 * w.max; w.seencap *= 2) continue;
-    w.seen = ddmc__calloc(mem, w.seencap, sizeof(ddmc_ref));
-  }
   ddmc__reach_visitor v = {o != 0 ? NULL : instance_object, o != 0 ? referrer : NULL, &w};
   w.v = &v;
-  int rc = w.found == NULL || (o != 0 && w.seen == NULL) ? DDMC_JDWP_OUT_OF_MEMORY : mv_run(&w);
+  int rc = mv_run(&w);
   ddmc__free(mem, w.found);
   ddmc__free(mem, w.seen);
   return ddmc__reply_rc(out, rc);
