@@ -10,7 +10,8 @@
  *   invoke    JdiBench invoke: BpLoop.tick(1L) invoked on a thread held at BpLoop:10 (single-threaded)
  *   queries   a raw JDWP client (bench_common.c) against Many.java, which defines 10,000 classes and
  *             starts 1,000 sleeping threads: VirtualMachine.ClassesBySignature, AllClasses and
- *             AllThreads round trips (median)
+ *             AllThreads round trips (median), and InstanceCounts of 10,000 of the classes in one
+ *             request (target: never slower than libjdwp)
  *   cpu       Spin.java's loop (its own ms) with no agent, each agent loaded and idle (no debugger),
  *             and each attached and idle (JdiBench idle, suspend=y so the debugger is there for the
  *             whole loop): median of 3 each; target: ours within 1.02x of what libjdwp costs.
@@ -193,11 +194,45 @@ static uint32_t ddm_request(jc *c, uint32_t type, const uint8_t *data, uint32_t 
   return be32(p + JDWP_HEADER + 4);
 }
 
+/* Median ns of VirtualMachine.InstanceCounts of the first HS_CLASSES classes AllClasses lists (one
+ * request of 10,000 referenceTypeIDs: every one a heap walk counts for), or -1. */
+static double instance_counts(jc *c, int reps) {
+  enum { WANT = 10000 };
+  uint8_t head[16];
+  size_t len = jc_build_cmd(head, c->next_id++, 1, 3);
+  uint32_t got = jc_request(c, head, len, NULL);
+  if (got <= JDWP_HEADER + 4) return -1;
+  const uint8_t *p = c->buf + c->start - got + JDWP_HEADER, *end = p + (got - JDWP_HEADER);
+  uint32_t n = be32(p), k = 0;
+  p += 4;
+  uint8_t *pkt = malloc(JDWP_HEADER + 4 + 8 * (size_t)WANT);
+  if (pkt == NULL) return -1;
+  for (uint32_t i = 0; i < n && k < WANT && p + 13 <= end; i++) {
+    memcpy(pkt + JDWP_HEADER + 4 + 8 * (size_t)k++, p + 1, 8); /* [tag][referenceTypeID] */
+    p += 13 + be32(p + 9) + 4;                                 /* [signature][status] */
+  }
+  double t[16], med = -1;
+  if (reps > 16) reps = 16;
+  int i = 0;
+  for (; k == WANT && i < reps; i++) {
+    len = jc_build_cmd(pkt, c->next_id++, 1, 21);
+    put_be32(pkt + len, WANT);
+    put_be32(pkt, (uint32_t)(len + 4 + 8 * (size_t)WANT));
+    int64_t t0 = bench_now_ns();
+    got = jc_request(c, pkt, len + 4 + 8 * (size_t)WANT, NULL);
+    t[i] = (double)(bench_now_ns() - t0);
+    if (got != JDWP_HEADER + 4 + 8 * (uint32_t)WANT) break; /* an error, or not every count */
+  }
+  if (k == WANT && i == reps) med = bench_median(t, (size_t)reps);
+  free(pkt);
+  return med;
+}
+
 static void queries(const hs_env *e) {
-  double res[2][3], thst = -1;
+  double res[2][4], thst = -1;
   for (int ours = 0; ours < 2; ours++) {
     uint16_t port;
-    for (int k = 0; k < 3; k++) res[ours][k] = -1;
+    for (int k = 0; k < 4; k++) res[ours][k] = -1;
     bchild vm = hs_jvm(e, ours, 0, "Many", HS_CLASSES, HS_THREADS, &port);
     char line[64];
     if (port == 0 || bench_read_line(&vm, "MANY ready", line, sizeof line, 60) != 0) {
@@ -216,6 +251,7 @@ static void queries(const hs_env *e) {
       res[ours][0] = query(&c, 1, 2, body, 4 + sizeof sig - 1, 31);
       res[ours][1] = query(&c, 1, 3, NULL, 0, 11);
       res[ours][2] = query(&c, 1, 4, NULL, 0, 11);
+      res[ours][3] = instance_counts(&c, 5);
       if (ours) {
         double v[11];
         int ok = 1;
@@ -234,6 +270,10 @@ static void queries(const hs_env *e) {
   time_row("ClassesBySignature(LGen5000;), " HS_CLASSES " classes loaded", res[1][0], res[0][0]);
   time_row("AllClasses, " HS_CLASSES " generated classes + the JDK's", res[1][1], res[0][1]);
   time_row("AllThreads, " HS_THREADS " sleeping threads", res[1][2], res[0][2]);
+  bench_row(G, "InstanceCounts of 10,000 classes (Many's " HS_CLASSES " loaded; median of 5)",
+            res[1][3] > 0 ? bench_time(res[1][3]) : "n/a (failed)", REF,
+            res[0][3] > 0 ? bench_time(res[0][3]) : "n/a (failed)", res[1][3] > 0 && res[0][3] > 0 ? res[1][3] / res[0][3] : -1,
+            "<= 1x", res[1][3] > 0 && res[0][3] > 0 ? bench_status(res[1][3] <= res[0][3]) : "n/a");
   bench_row(G, "DDM THST, " HS_THREADS " sleeping threads (libddmcjdwp.so only: libjdwp has no DDM)",
             thst > 0 ? bench_time(thst) : "n/a (failed)", "-", "-", -1, "info", "info");
 }

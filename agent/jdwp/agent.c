@@ -192,6 +192,7 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   ja_bridge_threads(&b);
   ja_bridge_control(&b);
   ja_bridge_heap(&b);
+  ja_bridge_memview(&b);
   if (rc == 0) ja_heap_init();
   if (rc == 0) rc = ddmc_vm_set_bridge(ja.vm, &b, NULL);
   if (rc == 0) rc = ddmc_dbg_enable(ja.vm);

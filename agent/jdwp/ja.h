@@ -215,6 +215,9 @@ unsigned ja_gc_count(void);
 /* HPGC. */
 int ja_request_gc(void *vd);
 
+/* ---- memview.c: the memory view ops (instance_counts, instances, referring_objects) */
+void ja_bridge_memview(ddmc_vm_bridge *b);
+
 /* ---- ddm.c: the DDM ops (threads and stacks for THST / STKL, exit, log, the JDWP thread) */
 void ja_ddm_ops(ddmc_vm_ops *ops);
 /* Who the VM is (HELO), from its system properties; before ddmc_vm_start. */

@@ -443,6 +443,37 @@ typedef struct ddmc_vm_bridge {
    * the library started to hold it. Thread: the JDWP thread (DisposeObjects, session end), with
    * no library lock held; it must not call into the library. */
   void (*release_ref)(void *vm_data, ddmc_ref o);
+
+  /* ---- memory view (optional, for speed): JDWP's VirtualMachine.InstanceCounts,
+   * ReferenceType.Instances and ObjectReference.ReferringObjects (canGetInstanceInfo). A VM
+   * without them still has the memory view when it has the heap ops above and for_each_class,
+   * class_info, field_info, get_field and array_get: the library then walks the references
+   * itself, inside with_world_stopped (reading every reachable object's reference fields through
+   * get_field, which costs one op call a field), and names the objects it shows from the refs
+   * for_each_object gave, so those must be names that stay valid after the walk (a VM whose walk
+   * names are temporary, as libddmcjdwp's, fills these three). Each of them (any subset) makes
+   * the library use it instead of its own walk.
+   *
+   * Only objects reachable from the roots count, as the JDK's agent counts them (JVM TI's
+   * FollowReferences): an object nothing reaches is never counted, shown or a referrer, even
+   * before the collector frees it. Instances of a class are of exactly that class (not of its
+   * subclasses). Each runs one consistent look at the heap (the VM's own stop-the-world or heap
+   * walk), bounded by the VM. Thread: the JDWP thread, never with the world stopped by the
+   * library; no library lock held.
+   *
+   * instance_counts: counts[i] = the reachable instances of classes[i], for i < n (n >= 1; a class
+   * may repeat). Returns 0 or a JDWP error (OUT_OF_MEMORY, VM_DEAD). */
+  int (*instance_counts)(void *vm_data, const ddmc_class *classes, int32_t n, int64_t *counts);
+  /* instances: fn(arg, o) for each reachable instance of c, at most max (max >= 1); after the VM's
+   * walk has ended and with the world running again (fn names o: it takes the library's ID table
+   * lock; o must be a durable name, as a value's). A non-zero fn ends the visit; that value is
+   * returned. Else 0 or a JDWP error. */
+  int (*instances)(void *vm_data, ddmc_class c, int32_t max, int (*fn)(void *arg, ddmc_ref o), void *arg);
+  /* referring_objects: fn(arg, r) for each reachable object r that holds a reference to o (a
+   * field, an array element, a class object's static, loader or superclass, an instance's class;
+   * each referrer once, o itself if it refers to itself), at most max (max >= 1), as instances.
+   * DDMC_JDWP_INVALID_OBJECT when o is gone. */
+  int (*referring_objects)(void *vm_data, ddmc_ref o, int32_t max, int (*fn)(void *arg, ddmc_ref r), void *arg);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

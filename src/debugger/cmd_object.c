@@ -231,7 +231,6 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_object[] = {
     {9, 7, or_disable_collection, "ObjectReference.DisableCollection", NULL},
     {9, 8, or_enable_collection, "ObjectReference.EnableCollection", NULL},
     {9, 9, or_is_collected, "ObjectReference.IsCollected", NULL},
-    {9, 10, ddmc__dbg_not_offered, "ObjectReference.ReferringObjects", "canGetInstanceInfo"},
     {10, 1, sr_value, "StringReference.Value", NULL},
     {13, 1, ar_length, "ArrayReference.Length", NULL},
     {13, 2, ar_get_values, "ArrayReference.GetValues", NULL},

@@ -223,7 +223,6 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_type[] = {
     {2, 13, rt_signature_generic, "ReferenceType.SignatureWithGeneric", NULL},
     {2, 14, rt_fields_generic, "ReferenceType.FieldsWithGeneric", NULL},
     {2, 15, rt_methods_generic, "ReferenceType.MethodsWithGeneric", NULL},
-    {2, 16, ddmc__dbg_not_offered, "ReferenceType.Instances", "canGetInstanceInfo"},
     {2, 17, rt_absent, "ReferenceType.ClassFileVersion", NULL},
     {2, 18, ddmc__dbg_not_offered, "ReferenceType.ConstantPool", "canGetConstantPool"},
     {3, 1, ct_superclass, "ClassType.Superclass", NULL},

@@ -257,6 +257,7 @@ static void capabilities(ddmc__dbg *d, uint8_t caps[32]) {
   caps[6] = DDMC__DBG_HAS(d, monitor_info);              /* canGetMonitorInfo */
   caps[11] = 1;                                          /* canUseInstanceFilters */
   caps[13] = 1;                                          /* canRequestVMDeathEvent */
+  caps[15] = ddmc__dbg_mv_supported(d) != 0;             /* canGetInstanceInfo: the memory view */
   caps[16] = DDMC__DBG_HAS(d, set_monitor_events);       /* canRequestMonitorEvents */
   caps[17] = DDMC__DBG_HAS(d, owned_monitors);           /* canGetMonitorFrameInfo */
   caps[18] = 1;                                          /* canUseSourceNameFilters (19 is canGetConstantPool) */
@@ -326,6 +327,5 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_vm[] = {
     {1, 18, ddmc__dbg_not_offered, "VirtualMachine.RedefineClasses", "canRedefineClasses"},
     {1, 19, ddmc__dbg_not_offered, "VirtualMachine.SetDefaultStratum", "canSetDefaultStratum"},
     {1, 20, vm_all_classes_generic, "VirtualMachine.AllClassesWithGeneric", NULL},
-    {1, 21, ddmc__dbg_not_offered, "VirtualMachine.InstanceCounts", "canGetInstanceInfo"},
     {0, 0, NULL, NULL, NULL},
 };

@@ -187,6 +187,9 @@ extern const ddmc__dbg_cmd ddmc__dbg_cmds_frame[];   /* 16 StackFrame */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_event[];   /* 15 EventRequest */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_monitor[]; /* 9/5, 11/8, 11/9, 11/13: who holds what */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_invoke[];  /* 3/3, 3/4, 5/1, 9/6: method calls */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_memview[]; /* 1/21, 2/16, 9/10: the memory view */
+/* Has the VM a memory view: its ops, or the heap ops the library walks (cmd_memview.c)? */
+int ddmc__dbg_mv_supported(ddmc__dbg *d);
 
 /* ---- the state (table.c) */
 /* A debugger for vm over ops (not yet a service of its JDWP thread nor a client of the hub:

@@ -33,14 +33,14 @@ static const ddmc__dbg_cmd cmds_module[] = {
  * table answers it (a file's table may serve several sets; the module commands are above).
  * docs/jdwp-commands.md is generated from this (tests/gen_jdwp_commands.c). */
 static const ddmc__dbg_cmdset kSets[] = {
-    {1, "VirtualMachine", "cmd_vm.c", ddmc__dbg_cmds_vm},
-    {2, "ReferenceType", "cmd_type.c", ddmc__dbg_cmds_type},
+    {1, "VirtualMachine", "cmd_vm.c, cmd_memview.c", ddmc__dbg_cmds_vm},
+    {2, "ReferenceType", "cmd_type.c, cmd_memview.c", ddmc__dbg_cmds_type},
     {3, "ClassType", "cmd_type.c, cmd_invoke.c", ddmc__dbg_cmds_type},
     {4, "ArrayType", "cmd_type.c", ddmc__dbg_cmds_type},
     {5, "InterfaceType", "cmd_invoke.c", ddmc__dbg_cmds_invoke},
     {6, "Method", "cmd_method.c", ddmc__dbg_cmds_method},
     {8, "Field", "(no commands)", NULL},
-    {9, "ObjectReference", "cmd_object.c, cmd_monitor.c, cmd_invoke.c", ddmc__dbg_cmds_object},
+    {9, "ObjectReference", "cmd_object.c, cmd_monitor.c, cmd_invoke.c, cmd_memview.c", ddmc__dbg_cmds_object},
     {10, "StringReference", "cmd_object.c", ddmc__dbg_cmds_object},
     {11, "ThreadReference", "cmd_thread.c, cmd_monitor.c", ddmc__dbg_cmds_thread},
     {12, "ThreadGroupReference", "cmd_thread.c", ddmc__dbg_cmds_thread},
@@ -53,9 +53,10 @@ static const ddmc__dbg_cmdset kSets[] = {
     {0, NULL, NULL, NULL},
 };
 
-/* Tables that add commands to sets another file answers (method calls, monitors), and the
- * module commands of sets 1 and 2. */
-static const ddmc__dbg_cmd *const kExtra[] = {ddmc__dbg_cmds_invoke, ddmc__dbg_cmds_monitor, cmds_module, NULL};
+/* Tables that add commands to sets another file answers (method calls, monitors, the memory
+ * view), and the module commands of sets 1 and 2. */
+static const ddmc__dbg_cmd *const kExtra[] = {ddmc__dbg_cmds_invoke, ddmc__dbg_cmds_monitor, ddmc__dbg_cmds_memview,
+                                              cmds_module, NULL};
 
 const ddmc__dbg_cmdset *ddmc__dbg_sets(void) { return kSets; }
 

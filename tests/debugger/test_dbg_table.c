@@ -169,6 +169,20 @@ static void bd_frame(body *b) { bd_frame_thread(b, 1); }
 
 static void bd_class_object(body *b) { b_u64(b, oid(FD_O_CLASS_DEBUG)); }
 
+/* The memory view: InstanceCounts of one class, Instances / ReferringObjects with no max. */
+static void bd_instance_counts(body *b) {
+  b_u32(b, 1);
+  b_u64(b, cid(FD_C_DEBUG));
+}
+static void bd_instances(body *b) {
+  bd_class(b);
+  b_u32(b, 0);
+}
+static void bd_referrers(body *b) {
+  bd_object(b);
+  b_u32(b, 0);
+}
+
 static void bd_or_invoke(body *b) {
   b_u64(b, oid(FD_O_DEBUG));
   b_u64(b, tid(FD_T_WORKER));
@@ -202,7 +216,8 @@ static const cmd_body kBodies[] = {
     {16, 2, bd_frame_set}, {16, 3, bd_frame},       {17, 1, bd_class_object}, {3, 3, bd_ct_invoke},
     {5, 1, bd_ct_invoke},  {9, 6, bd_or_invoke},    {3, 4, bd_new_instance},  {4, 1, bd_new_array},
     {11, 10, bd_stop},     {11, 11, bd_thread},     {9, 5, bd_object},        {11, 8, bd_thread},
-    {11, 9, bd_thread},    {11, 13, bd_thread},
+    {11, 9, bd_thread},    {11, 13, bd_thread},     {1, 21, bd_instance_counts}, {2, 16, bd_instances},
+    {9, 10, bd_referrers},
 };
 
 static body_fn body_of(uint8_t set, uint8_t cmd) {
@@ -276,6 +291,8 @@ static void test_bad_input_every_command(void **state) {
         assert_int_equal(rc, DDMC_JDWP_INVALID_CLASS_LOADER);
       else if (set == 2 && (cmd == 12 || cmd == 17))
         assert_int_equal(rc, DDMC_JDWP_ABSENT_INFORMATION);
+      else if ((set == 1 && cmd == 21) || (set == 2 && cmd == 16) || (set == 9 && cmd == 10))
+        assert_int_equal(rc, DDMC_JDWP_NOT_IMPLEMENTED); /* the memory view: the fake has no heap walk */
       else if ((set == 3 && (cmd == 3 || cmd == 4)) || (set == 5 && cmd == 1) || (set == 9 && cmd == 6))
         assert_int_equal(rc, DDMC_JDWP_INVALID_THREAD); /* no event holds the thread */
       else if (rc != 0)

@@ -43,13 +43,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 WATCH_JAVA = os.path.join(ROOT, "tests", "jvmti", "Watch.java")
 
 
-def compile_client(javac, outdir, with_program=False, monitors=False, invoke=False, client="InvokeClient"):
+def compile_client(javac, outdir, with_program=False, monitors=False, invoke=False, client="InvokeClient",
+                   program="Invoke"):
     """Compiles IdeClient (and Ide.java for the JVM target) into outdir, or MonitorClient (and
     Watch.java), or with invoke the client named (InvokeClient, StaleStepClient: and Invoke.java);
     raises RuntimeError."""
     os.makedirs(outdir, exist_ok=True)
     if invoke:
-        srcs = [os.path.join(HERE, client + ".java")] + ([os.path.join(HERE, "Invoke.java")] if with_program else [])
+        srcs = [os.path.join(HERE, client + ".java")] + ([os.path.join(HERE, program + ".java")] if with_program else [])
     elif monitors:
         srcs = [os.path.join(HERE, "MonitorClient.java")] + ([WATCH_JAVA] if with_program else [])
     else:
@@ -154,6 +155,8 @@ def main():
     ap.add_argument("--invoke", choices=("render", "nested", "kill"), help="InvokeClient MODE against Invoke")
     ap.add_argument("--stale-step", action="store_true", help="StaleStepClient against Invoke: a step from a "
                                                                "thread a stale event set's resume left running")
+    ap.add_argument("--memview", action="store_true", help="MemviewClient against Memview: instanceCounts, "
+                                                            "instances, referringObjects")
     ap.add_argument("--eclipse-jdi", action="store_true", help="IdeClient on Eclipse's JDI (org.eclipse.jdi.Bootstrap) "
                                                                "instead of the JDK's")
     args = ap.parse_args()
@@ -173,13 +176,15 @@ def main():
             return 1
     work = os.path.join(args.workdir, "jdi-" + args.target + ("-agent" if args.jvm_agent else "") +
                         ("-eclipse" if args.eclipse_jdi else "") + ("-monitors" if args.monitors else "") +
-                        ("-invoke-" + args.invoke if args.invoke else "") + ("-stale-step" if args.stale_step else ""))
+                        ("-invoke-" + args.invoke if args.invoke else "") + ("-stale-step" if args.stale_step else "") +
+                        ("-memview" if args.memview else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
     try:
         compile_client(javac, classes, with_program=args.target == "jvm", monitors=args.monitors,
-                       invoke=bool(args.invoke or args.stale_step),
-                       client="StaleStepClient" if args.stale_step else "InvokeClient")
+                       invoke=bool(args.invoke or args.stale_step or args.memview),
+                       client="MemviewClient" if args.memview else "StaleStepClient" if args.stale_step else "InvokeClient",
+                       program="Memview" if args.memview else "Invoke")
     except RuntimeError as e:
         print(f"FAIL: {e}")
         return 1
@@ -195,6 +200,8 @@ def main():
         client_name, program = "InvokeClient", "Invoke"
     if args.stale_step:
         client_name, program = "StaleStepClient", "Invoke"
+    if args.memview:
+        client_name, program = "MemviewClient", "Memview"
     if args.target == "jvm":
         cmd = [java, agent, "-cp", classes, program]
         listen = re.compile(r"Listening for transport dt_socket at address: (\d+)")

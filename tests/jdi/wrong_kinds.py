@@ -13,6 +13,11 @@ belongs, and checks each error against what the JDK's own agent (libjdwp) answer
 for an object where a referenceTypeID belongs, INVALID_THREAD, INVALID_THREAD_GROUP,
 INVALID_STRING, INVALID_ARRAY, INVALID_CLASS_LOADER for the other commands' objects.
 
+The memory view (InstanceCounts, Instances, ReferringObjects): the wrong kind of ID, an unknown
+one, a negative count or max, as libjdwp answers; InstanceCounts naming no class (libjdwp answers
+NONE there, JDWP lists INVALID_CLASS) and a class count past the library's bound or the request's
+length: libddmc only.
+
 ThreadReference.Stop with an object that is no Throwable: libddmc answers INVALID_CLASS and never
 hands it to the VM; the VM must then answer the next command and run on. libjdwp hands it to
 JVM TI's StopThread, which HotSpot does not check, and the JVM dies of SIGSEGV soon after: under
@@ -36,9 +41,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 INVALID_THREAD, INVALID_THREAD_GROUP, INVALID_OBJECT, INVALID_CLASS = 10, 11, 20, 21
 INVALID_STRING, INVALID_CLASS_LOADER, INVALID_ARRAY = 506, 507, 508
+ILLEGAL_ARGUMENT, INVALID_LENGTH = 103, 504
 NAMES = {0: "NONE", 10: "INVALID_THREAD", 11: "INVALID_THREAD_GROUP", 20: "INVALID_OBJECT", 21: "INVALID_CLASS",
          99: "NOT_IMPLEMENTED", 103: "ILLEGAL_ARGUMENT", 506: "INVALID_STRING", 507: "INVALID_CLASS_LOADER",
-         508: "INVALID_ARRAY"}
+         504: "INVALID_LENGTH", 508: "INVALID_ARRAY"}
 
 
 class Jdwp:
@@ -219,7 +225,25 @@ def checks(k, ours_only):
         out.append(("ArrayReference.Length with a %s ID" % kind, 13, 1, ident(obj), INVALID_ARRAY))
     for kind, obj in (("thread", t), ("string", s)):
         out.append(("ClassLoaderReference.VisibleClasses with a %s ID" % kind, 14, 1, ident(obj), INVALID_CLASS_LOADER))
+    # The memory view (canGetInstanceInfo): a wrong kind, an unknown ID, a negative count or max, a
+    # count the request cannot hold.
+    unknown = ident(0x7FFF0000FFFF)
+    out.append(("VirtualMachine.InstanceCounts of -1 classes", 1, 21, struct.pack(">i", -1), ILLEGAL_ARGUMENT))
+    out.append(("ReferenceType.Instances with a string ID", 2, 16, ident(s) + one, INVALID_CLASS))
+    out.append(("ReferenceType.Instances with max -1", 2, 16, ident(c) + struct.pack(">i", -1), ILLEGAL_ARGUMENT))
+    out.append(("ObjectReference.ReferringObjects with an unknown ID", 9, 10, unknown + one, INVALID_OBJECT))
+    out.append(("ObjectReference.ReferringObjects with max -1", 9, 10, ident(a) + struct.pack(">i", -1),
+                ILLEGAL_ARGUMENT))
     if ours_only:
+        # libjdwp answers NONE to InstanceCounts naming no class (its reader's error is lost); JDWP
+        # lists INVALID_CLASS, and every other command answers these IDs so.
+        out.append(("VirtualMachine.InstanceCounts with a thread ID", 1, 21, one + ident(t), INVALID_CLASS))
+        out.append(("VirtualMachine.InstanceCounts with an unknown ID", 1, 21, one + unknown, INVALID_OBJECT))
+        # A count past the library's bound (100000 classes), and one the request cannot hold.
+        out.append(("VirtualMachine.InstanceCounts of 2^31-1 classes", 1, 21, struct.pack(">i", 0x7FFFFFFF) + ident(c),
+                    ILLEGAL_ARGUMENT))
+        out.append(("VirtualMachine.InstanceCounts of 50 classes, 1 sent", 1, 21, struct.pack(">i", 50) + ident(c),
+                    INVALID_LENGTH))
         # libjdwp takes any object for a class object here and dies (a JDWP exit error); JDWP lists
         # INVALID_OBJECT for it.
         for kind, obj in (("thread", t), ("string", s)):
