@@ -18,6 +18,10 @@ method calls at breakpoints (render, nested; see the client). With kill, the cli
 (SIGKILL) while its call runs, and the program's output must show both of its threads (main's
 rounds, Ticker's ticks) going on afterwards: nothing stays suspended for a debugger that is gone.
 
+--mutate: MutateClient.java against Mutate (tests/jdi/Mutate.java; with --eclipse-jdi too): HotSwap
+(Greeter redefined from redefine/Greeter.java, refused from redefine_added/), Drop Frame and Force
+Return, with the frames and values the VM shows after each.
+
 --stale-step: StaleStepClient.java against Invoke (with --eclipse-jdi too): a step out asked for a
 thread a stale event set's resume left running must be accepted and end, as under the JDK's agent.
 
@@ -50,6 +54,13 @@ def compile_client(javac, outdir, with_program=False, monitors=False, invoke=Fal
     os.makedirs(outdir, exist_ok=True)
     if invoke:
         srcs = [os.path.join(HERE, client + ".java")] + ([os.path.join(HERE, "Invoke.java")] if with_program else [])
+    elif client == "MutateClient":
+        srcs = [os.path.join(HERE, "MutateClient.java"), os.path.join(HERE, "Mutate.java")]
+        for variant in ("redefine", "redefine_added"):
+            r = subprocess.run([javac, "-g", "-nowarn", "-d", os.path.join(outdir, variant),
+                                os.path.join(HERE, variant, "Greeter.java")], capture_output=True, timeout=180)
+            if r.returncode != 0:
+                raise RuntimeError("javac failed:\n" + r.stdout.decode() + r.stderr.decode())
     elif monitors:
         srcs = [os.path.join(HERE, "MonitorClient.java")] + ([WATCH_JAVA] if with_program else [])
     else:
@@ -154,6 +165,8 @@ def main():
     ap.add_argument("--invoke", choices=("render", "nested", "kill"), help="InvokeClient MODE against Invoke")
     ap.add_argument("--stale-step", action="store_true", help="StaleStepClient against Invoke: a step from a "
                                                                "thread a stale event set's resume left running")
+    ap.add_argument("--mutate", action="store_true", help="MutateClient against Mutate: redefineClasses, "
+                                                           "popFrames, forceEarlyReturn")
     ap.add_argument("--eclipse-jdi", action="store_true", help="IdeClient on Eclipse's JDI (org.eclipse.jdi.Bootstrap) "
                                                                "instead of the JDK's")
     args = ap.parse_args()
@@ -173,13 +186,13 @@ def main():
             return 1
     work = os.path.join(args.workdir, "jdi-" + args.target + ("-agent" if args.jvm_agent else "") +
                         ("-eclipse" if args.eclipse_jdi else "") + ("-monitors" if args.monitors else "") +
-                        ("-invoke-" + args.invoke if args.invoke else "") + ("-stale-step" if args.stale_step else ""))
+                        ("-invoke-" + args.invoke if args.invoke else "") + ("-stale-step" if args.stale_step else "") + ("-mutate" if args.mutate else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
     try:
         compile_client(javac, classes, with_program=args.target == "jvm", monitors=args.monitors,
                        invoke=bool(args.invoke or args.stale_step),
-                       client="StaleStepClient" if args.stale_step else "InvokeClient")
+                       client="MutateClient" if args.mutate else "StaleStepClient" if args.stale_step else "InvokeClient")
     except RuntimeError as e:
         print(f"FAIL: {e}")
         return 1
@@ -195,6 +208,13 @@ def main():
         client_name, program = "InvokeClient", "Invoke"
     if args.stale_step:
         client_name, program = "StaleStepClient", "Invoke"
+    pre_args = (args.invoke,) if args.invoke else ()
+    if args.mutate:
+        if args.target != "jvm":
+            print("FAIL: --mutate runs against the JVM only (minivm: tests/minivm)")
+            return 1
+        client_name, program = "MutateClient", "Mutate"
+        pre_args = (os.path.join(classes, "redefine", "Greeter.class"), os.path.join(classes, "redefine_added", "Greeter.class"))
     if args.target == "jvm":
         cmd = [java, agent, "-cp", classes, program]
         listen = re.compile(r"Listening for transport dt_socket at address: (\d+)")
@@ -220,8 +240,7 @@ def main():
             if args.invoke == "kill":
                 ok, client = run_killed(java, classes, "127.0.0.1", port, args.timeout, out)
             else:
-                ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout, client_name,
-                                        (args.invoke,) if args.invoke else (), jdi)
+                ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout, client_name, pre_args, jdi)
             time.sleep(0.3)
             if ok and args.monitors:
                 try:  # Watch ends by itself, with status 0
