@@ -26,6 +26,8 @@ public class MutateClient {
   static EventQueue queue;
   static EventRequestManager erm;
   static ClassType mutate;
+  static String redefinedPath, addedPath;
+  static final boolean ECLIPSE = System.getProperty("ide.bootstrap") != null;
 
   static void check(boolean ok, String what) {
     System.out.println((ok ? "ok - " : "FAIL - ") + what);
@@ -96,6 +98,8 @@ public class MutateClient {
   }
 
   public static void main(String[] args) throws Exception {
+    redefinedPath = args[0];
+    addedPath = args[1];
     byte[] redefined = Files.readAllBytes(Paths.get(args[0]));
     byte[] added = Files.readAllBytes(Paths.get(args[1]));
     AttachingConnector ac = null;
@@ -169,9 +173,10 @@ public class MutateClient {
     ThreadReference s = thread("Sleeper");
     s.suspend();
     check(s.frame(0).location().method().isNative(), "Sleeper stands in a native method (" + s.frame(0).location().method().name() + ")");
-    // JDI maps OPAQUE_FRAME from PopFrames to no exception of its own: InternalException(32).
+    // The JDK's JDI maps OPAQUE_FRAME from PopFrames to no exception of its own:
+    // InternalException(32); Eclipse's to NativeMethodException.
     String popped = thrownBy(() -> s.popFrames(s.frame(0)));
-    check(popped.equals("InternalException(32)"), "popFrames of a native frame: OPAQUE_FRAME (" + popped + ")");
+    check(popped.equals(ECLIPSE ? "NativeMethodException" : "InternalException(32)"), "popFrames of a native frame: OPAQUE_FRAME (" + popped + ")");
     check(thrownBy(() -> s.forceEarlyReturn(vm.mirrorOfVoid())).equals("NativeMethodException"),
         "forceEarlyReturn from a native frame: NativeMethodException (OPAQUE_FRAME)");
     check(names(s).startsWith("sleep,"), "Sleeper's frames unchanged (" + names(s) + ")");
@@ -221,6 +226,10 @@ public class MutateClient {
     BreakpointRequest stop = breakAt(method(mutate, "outer").location());
     hit = nextBreakpoint(); // main stopped outside Greeter: an IDE's HotSwap at a breakpoint
     vm.redefineClasses(Map.of(greeter, redefined));
+    if (ECLIPSE) {
+      hotCodeReplaceEclipse(old, stop, hit.thread());
+      return;
+    }
     check(!erm.breakpointRequests().contains(old), "JDI deleted the breakpoint in the redefined class");
     value = method(greeter, "value");
     int linesAfter = value.allLineLocations().size();
@@ -238,6 +247,34 @@ public class MutateClient {
     while (intStat("greeting") != 2 && System.currentTimeMillis() < end) Thread.sleep(20);
     check(intStat("greeting") == 2, "main runs the new Greeter.value: greeting " + intStat("greeting"));
 
+    refusals(greeter, main, redefined, added);
+  }
+
+  /** Eclipse's JDI keeps its breakpoint requests and line tables across a redefinition (its
+   *  debugger's hot code replace deletes and sets them again itself): the request in the old code
+   *  must fire no more, as the JDK's agent drops it. */
+  static void hotCodeReplaceEclipse(BreakpointRequest old, BreakpointRequest stop, ThreadReference main) throws Exception {
+    check(erm.breakpointRequests().contains(old), "Eclipse's JDI keeps its request in the redefined class");
+    erm.deleteEventRequest(stop);
+    main.resume();
+    long end = System.currentTimeMillis() + TIMEOUT_MS;
+    while (intStat("greeting") != 2 && System.currentTimeMillis() < end) Thread.sleep(20);
+    check(intStat("greeting") == 2, "main runs the new Greeter.value: greeting " + intStat("greeting"));
+    EventSet set = queue.remove(1000);
+    check(set == null, "the breakpoint in the old code fires no more (" + set + ")");
+    if (set != null) set.resume();
+    // A breakpoint set anew where the old one was (the first instruction, in both bodies): the
+    // back-end forgot the old one, so this one reaches the VM and fires.
+    BreakpointRequest again = breakAt(method(vm.classesByName("Greeter").get(0), "value").location());
+    BreakpointEvent hit = nextBreakpoint();
+    check(hit.request().equals(again), "a breakpoint set again at Greeter.value's first instruction fires (" + hit.request() + ")");
+    erm.deleteEventRequest(again);
+    erm.deleteEventRequest(old);
+    hit.thread().resume();
+    refusals(vm.classesByName("Greeter").get(0), main, Files.readAllBytes(Paths.get(redefinedPath)), Files.readAllBytes(Paths.get(addedPath)));
+  }
+
+  static void refusals(ReferenceType greeter, ThreadReference main, byte[] redefined, byte[] added) throws Exception {
     main.suspend();
     final ReferenceType g = greeter;
     check(thrownBy(() -> vm.redefineClasses(Map.of(g, added))).equals("UnsupportedOperationException"),
