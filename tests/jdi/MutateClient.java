@@ -4,7 +4,8 @@
 //   java MutateClient REDEFINED_CLASS ADDED_METHOD_CLASS HOST PORT
 //
 // REDEFINED_CLASS: Greeter.class of redefine/Greeter.java (same members, another body);
-// ADDED_METHOD_CLASS: Greeter.class of redefine_added/Greeter.java (a method more). In order:
+// ADDED_METHOD_CLASS: Greeter.class of redefine_added/Greeter.java (a method more); both "-" on
+// minivm (examples/minivm/programs/mutate.mvm, which has no RedefineClasses). In order:
 // the capabilities; popFrames of one frame (inner re-entered, middle not run again) and of two
 // (middle runs again), with the frames the VM shows right after each pop; popFrames and
 // forceEarlyReturn on a native frame (Thread.sleep: NativeMethodException); forceEarlyReturn of
@@ -27,6 +28,10 @@ public class MutateClient {
   static EventRequestManager erm;
   static ClassType mutate;
   static String redefinedPath, addedPath;
+  /** minivm (REDEFINED_CLASS "-"): no RedefineClasses (canRedefineClasses false), and Sleeper's
+   *  sleep is an instruction of a bytecode method, where the VM refuses pops and returns all the
+   *  same (OPAQUE_FRAME). */
+  static boolean MINIVM;
   static final boolean ECLIPSE = System.getProperty("ide.bootstrap") != null;
 
   static void check(boolean ok, String what) {
@@ -100,8 +105,9 @@ public class MutateClient {
   public static void main(String[] args) throws Exception {
     redefinedPath = args[0];
     addedPath = args[1];
-    byte[] redefined = Files.readAllBytes(Paths.get(args[0]));
-    byte[] added = Files.readAllBytes(Paths.get(args[1]));
+    MINIVM = redefinedPath.equals("-");
+    byte[] redefined = MINIVM ? new byte[0] : Files.readAllBytes(Paths.get(args[0]));
+    byte[] added = MINIVM ? new byte[0] : Files.readAllBytes(Paths.get(args[1]));
     AttachingConnector ac = null;
     VirtualMachineManager vmm = manager();
     System.out.println("# JDI: " + vmm.getClass().getName());
@@ -115,8 +121,12 @@ public class MutateClient {
     queue = vm.eventQueue();
     erm = vm.eventRequestManager();
     check(true, "attached to " + vm.name());
-    check(vm.canRedefineClasses() && !vm.canAddMethod() && !vm.canUnrestrictedlyRedefineClasses(),
-        "canRedefineClasses, not canAddMethod nor canUnrestrictedlyRedefineClasses, as HotSpot");
+    if (MINIVM)
+      check(!vm.canRedefineClasses() && !vm.canAddMethod() && !vm.canUnrestrictedlyRedefineClasses(),
+          "minivm: no canRedefineClasses, canAddMethod nor canUnrestrictedlyRedefineClasses");
+    else
+      check(vm.canRedefineClasses() && !vm.canAddMethod() && !vm.canUnrestrictedlyRedefineClasses(),
+          "canRedefineClasses, not canAddMethod nor canUnrestrictedlyRedefineClasses, as HotSpot");
     check(vm.canPopFrames(), "canPopFrames");
     check(vm.canForceEarlyReturn(), "canForceEarlyReturn");
 
@@ -129,7 +139,13 @@ public class MutateClient {
     popFrames();
     nativeFrames();
     forceEarlyReturn();
-    redefine(redefined, added);
+    if (MINIVM) {
+      ReferenceType g = vm.classesByName("Greeter").get(0);
+      check(thrownBy(() -> vm.redefineClasses(Map.of(g, new byte[] {1}))).equals("UnsupportedOperationException"),
+          "minivm: redefineClasses refused");
+    } else {
+      redefine(redefined, added);
+    }
     vm.dispose();
     if (failures > 0) fatal(failures + " check(s) failed");
     System.out.println("all checks passed");
@@ -172,14 +188,16 @@ public class MutateClient {
   static void nativeFrames() throws Exception {
     ThreadReference s = thread("Sleeper");
     s.suspend();
-    check(s.frame(0).location().method().isNative(), "Sleeper stands in a native method (" + s.frame(0).location().method().name() + ")");
+    String before = names(s);
+    if (!MINIVM)
+      check(s.frame(0).location().method().isNative(), "Sleeper stands in a native method (" + s.frame(0).location().method().name() + ")");
     // The JDK's JDI maps OPAQUE_FRAME from PopFrames to no exception of its own:
     // InternalException(32); Eclipse's to NativeMethodException.
     String popped = thrownBy(() -> s.popFrames(s.frame(0)));
     check(popped.equals(ECLIPSE ? "NativeMethodException" : "InternalException(32)"), "popFrames of a native frame: OPAQUE_FRAME (" + popped + ")");
     check(thrownBy(() -> s.forceEarlyReturn(vm.mirrorOfVoid())).equals("NativeMethodException"),
         "forceEarlyReturn from a native frame: NativeMethodException (OPAQUE_FRAME)");
-    check(names(s).startsWith("sleep,"), "Sleeper's frames unchanged (" + names(s) + ")");
+    check(names(s).equals(before) && before.startsWith(MINIVM ? "pause,sleeper" : "sleep,pause,"), "Sleeper's frames unchanged (" + names(s) + ")");
     s.resume();
   }
 
