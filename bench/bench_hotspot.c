@@ -8,6 +8,8 @@
  *             the two VMs alternating)
  *   bp, step  JdiBench bp / step on BpLoop:10 (the dbg section's client), turns of 0.25 s alternating
  *   invoke    JdiBench invoke: BpLoop.tick(1L) invoked on a thread held at BpLoop:10 (single-threaded)
+ *   pop       JdiBench pop: popFrames of tick held at BpLoop:16, resume, the breakpoint again
+ *   redefine  JdiBench redefine: redefineClasses of BpLoop with its own class file, main held
  *   queries   a raw JDWP client (bench_common.c) against Many.java, which defines 10,000 classes and
  *             starts 1,000 sleeping threads: VirtualMachine.ClassesBySignature, AllClasses and
  *             AllThreads round trips (median), and InstanceCounts of 10,000 of the classes in one
@@ -150,13 +152,15 @@ static void round_trips(const hs_env *e, double scale) {
     bench_note("hotspot: JdiBench attach failed");
   snprintf(secs, sizeof secs, "%.2f", 3.0 * scale);
   static const struct {
-    const char *mode, *fig;
+    const char *mode, *line, *fig;
   } m[] = {
-      {"bp", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)"},
-      {"step", "JDI line steps/s (jdb's next: a request per step, from BpLoop:10)"},
-      {"invoke", "JDI invokeMethod round trips/s (BpLoop.tick(1L), single-threaded, thread held at a breakpoint)"}};
+      {"bp", "10", "JDI breakpoint hits/s (resume at each hit of BpLoop:10)"},
+      {"step", "10", "JDI line steps/s (jdb's next: a request per step, from BpLoop:10)"},
+      {"invoke", "10", "JDI invokeMethod round trips/s (BpLoop.tick(1L), single-threaded, thread held at a breakpoint)"},
+      {"pop", "16", "JDI popFrames round trips/s (tick popped at BpLoop:16, resumed, the breakpoint hit again)"},
+      {"redefine", "10", "JDI redefineClasses/s of one class (BpLoop, its own class file; main held at a breakpoint)"}};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
-    if (hs_jdi(e, m[i].mode, ports, "BpLoop", "10", secs, 60 + 6 * scale, v) == 0)
+    if (hs_jdi(e, m[i].mode, ports, "BpLoop", m[i].line, secs, 60 + 6 * scale, v) == 0)
       rate_row(m[i].fig, v[3], v[0]);
     else
       bench_note("hotspot: JdiBench %s failed", m[i].mode);

@@ -669,6 +669,43 @@ static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
   return 0;
 }
 
+static int redefine_classes(void *vd, uint32_t n, const ddmc_class *classes, const uint8_t *const *bytes,
+                            const uint32_t *lengths) {
+  fakedbg *f = FD(vd);
+  atomic_fetch_add(&f->n_redefine, 1);
+  for (uint32_t i = 0; i < n; i++) {
+    if (classes[i] == 0 || bytes[i] == NULL) {
+      bad(f);
+      return DDMC_JDWP_INVALID_CLASS;
+    }
+    if (lengths[i] < 4 || bytes[i][0] != 0xCA || bytes[i][1] != 0xFE || bytes[i][2] != 0xBA || bytes[i][3] != 0xBE)
+      return DDMC_JDWP_INVALID_CLASS_FORMAT;
+  }
+  return 0;
+}
+
+static int pop_frames(void *vd, uint32_t thread, int32_t n) {
+  fakedbg *f = FD(vd);
+  if (thread == 0 || thread > FD_NTHREADS || n < 1) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  atomic_store(&f->last_pop_thread, (int)thread);
+  atomic_store(&f->last_pop_n, n);
+  return 0;
+}
+
+static int force_early_return(void *vd, uint32_t thread, const ddmc_value *v) {
+  fakedbg *f = FD(vd);
+  if (thread == 0 || thread > FD_NTHREADS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_THREAD;
+  }
+  atomic_store(&f->last_force_thread, (int)thread);
+  atomic_store(&f->last_force_tag, v->tag);
+  return 0;
+}
+
 /* Monitors: main owns FD_O_DEBUG (entered twice, by its outer frame, depth 1) and
  * FD_O_DEBUG2 (once, innermost frame); Worker waits to enter FD_O_DEBUG. */
 static int monitor_info(void *vd, ddmc_ref obj, uint32_t *owner, int32_t *count, ddmc_thread_id_visit_fn waiter,
@@ -757,6 +794,9 @@ static const ddmc_vm_bridge kOps = {
     .monitor_info = monitor_info,
     .owned_monitors = owned_monitors,
     .contended_monitor = contended_monitor,
+    .redefine_classes = redefine_classes,
+    .pop_frames = pop_frames,
+    .force_early_return = force_early_return,
 };
 
 /* ---- set-up */

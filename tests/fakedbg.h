@@ -151,6 +151,10 @@ typedef struct fakedbg {
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
+  /* mutate: redefine_classes (calls; a class file must start 0xCAFEBABE, else
+   * INVALID_CLASS_FORMAT), pop_frames (the last thread and count), force_early_return (the last
+   * thread and value tag). */
+  atomic_int n_redefine, last_pop_thread, last_pop_n, last_force_thread, last_force_tag;
   /* hold_ref (strong / weak again) and release_ref calls, the last object released; a release of
    * an object the debuggee does not have, or a second one before a new ID, counts in bad_calls. */
   atomic_int n_hold_strong, n_hold_weak, n_release;

@@ -77,6 +77,11 @@ static int take_capabilities(void) {
   TAKE(can_generate_sampled_object_alloc_events);
   TAKE(can_generate_garbage_collection_events); /* HPIF at the next GC (heap.c) */
   TAKE(can_get_thread_cpu_time);                /* THST's utime (ddm.c) */
+  /* What libjdwp takes at OnLoad too: HotSwap, Drop Frame, Force Return (mutate.c); HotSpot
+   * charges nothing for them until they are used (bench/run.sh hotspot, the idle rows). */
+  TAKE(can_redefine_classes);
+  TAKE(can_pop_frame);
+  TAKE(can_force_early_return);
 #undef TAKE
   if ((*ja.ti)->AddCapabilities(ja.ti, &want) != JVMTI_ERROR_NONE) return -1;
   return (*ja.ti)->GetCapabilities(ja.ti, &ja.caps) == JVMTI_ERROR_NONE ? 0 : -1;
@@ -191,6 +196,7 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   ja_bridge_values(&b);
   ja_bridge_threads(&b);
   ja_bridge_control(&b);
+  ja_bridge_mutate(&b);
   ja_bridge_heap(&b);
   ja_bridge_memview(&b);
   if (rc == 0) ja_heap_init();

@@ -66,9 +66,32 @@ void ja_callback_leave(uint32_t id) {
   ja_entry *e = ja_entry_of(id);
   if (e == NULL) return;
   pthread_mutex_lock(&sus_mu);
-  if (--e->in_callback == 0)
+  if (--e->in_callback == 0) {
     while (e->gated || e->world == 2) pthread_cond_wait(&sus_cv, &sus_mu);
+    ja_thread_runs(e);
+  }
   pthread_mutex_unlock(&sus_mu);
+}
+
+void ja_thread_runs(ja_entry *e) { atomic_store(&e->hidden, 0); }
+
+jvmtiError ja_with_suspended(uint32_t thread, jvmtiError (*fn)(jthread t, void *arg), void *arg) {
+  jthread t = ja_thread(thread);
+  ja_entry *e = t != NULL ? ja_entry_of(thread) : NULL;
+  if (e == NULL) return JVMTI_ERROR_INVALID_THREAD;
+  pthread_mutex_lock(&sus_mu);
+  jvmtiError r;
+  if (e->ti_suspended || e->world == 1) {
+    r = fn(t, arg);
+  } else {
+    /* In native code (a callback): SuspendThread returns at once and the thread stays put. */
+    r = (*ja.ti)->SuspendThread(ja.ti, t);
+    int ours = r == JVMTI_ERROR_NONE;
+    if (r == JVMTI_ERROR_NONE || r == JVMTI_ERROR_THREAD_SUSPENDED) r = fn(t, arg);
+    if (ours) (*ja.ti)->ResumeThread(ja.ti, t);
+  }
+  pthread_mutex_unlock(&sus_mu);
+  return r;
 }
 
 /* A thread's entry (kept: its reference stays valid), NULL for any other number. */
@@ -104,6 +127,7 @@ static int resume_thread(void *vd, uint32_t thread) {
   jvmtiError r = JVMTI_ERROR_NONE;
   pthread_mutex_lock(&sus_mu);
   if (e->ti_suspended) {
+    ja_thread_runs(e);
     r = (*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref);
     e->ti_suspended = 0;
     if (r == JVMTI_ERROR_THREAD_NOT_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
@@ -244,6 +268,8 @@ static int set_stepping(void *vd, uint32_t thread, int on) {
   ja_entry *e = thread_entry(thread);
   if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
   atomic_store(&e->stepping, on != 0);
+  /* Pending pops (mutate.c) keep the thread's SingleStep events on until they are done. */
+  if (!on && atomic_load(&e->pops_pending) > 0) return 0;
   jvmtiError r = (*ja.ti)->SetEventNotificationMode(ja.ti, on ? JVMTI_ENABLE : JVMTI_DISABLE, JVMTI_EVENT_SINGLE_STEP,
                                                     (jthread)e->ref);
   if (r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;

@@ -105,6 +105,7 @@ static void JNICALL on_breakpoint(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodI
 }
 
 static void JNICALL on_single_step(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
+  if (ja_pop_step(env, t)) return;
   location_event(env, t, m, l, K_STEP);
 }
 

@@ -70,6 +70,10 @@ typedef struct ja_entry {
   int ti_suspended;         /* stopped by JVM TI SuspendThread */
   int gated;                /* to stop, or stopped, where its outermost callback returns */
   int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (control.c) */
+  /* PopFrames (mutate.c): frames JVM TI popped but still shows until the thread runs (the frame
+   * ops of threads.c skip them), and frames still to pop once it runs (its SingleStep events). */
+  atomic_int hidden;
+  atomic_int pops_pending;
 } ja_entry;
 
 /* Numbers: objects' (generation << JA_SLOT_BITS) | slot, generation >= 1; kept entries' the slot
@@ -195,6 +199,22 @@ void ja_bridge_control(ddmc_vm_bridge *b);
  * (control.c, "Suspension"); ja_world_resume undoes exactly that. Not nested. */
 int ja_world_stop(JNIEnv *env);
 void ja_world_resume(void);
+
+/* Runs fn on thread's jthread with the thread suspended through JVM TI, as PopFrame and
+ * ForceEarlyReturn want: at once when it is; otherwise (a thread the library holds parked or
+ * gated inside a callback, in native code) SuspendThread, fn, ResumeThread: the thread stays
+ * where the library holds it. Under the suspension lock. Returns fn's error. */
+jvmtiError ja_with_suspended(uint32_t thread, jvmtiError (*fn)(jthread t, void *arg), void *arg);
+/* The thread is about to run bytecode again (resumed, or leaving its callback). */
+void ja_thread_runs(ja_entry *e);
+
+/* ---- mutate.c: RedefineClasses, PopFrame, ForceEarlyReturn */
+void ja_bridge_mutate(ddmc_vm_bridge *b);
+/* A SingleStep of thread t while pops are pending: pops the next frame and returns 1 (the event
+ * is not reported); 0 otherwise. */
+int ja_pop_step(JNIEnv *env, jthread t);
+/* After RedefineClasses: c's methods' code positions and sizes are read again. */
+void ja_class_redefined(ddmc_class c);
 
 /* ---- events.c: JVM TI callbacks feeding ddmc_post_* */
 void ja_events_callbacks(jvmtiEventCallbacks *cb);

@@ -354,3 +354,19 @@ void ja_bridge_members(ddmc_vm_bridge *b) {
   b->line_table = line_table;
   b->variable_table = variable_table;
 }
+
+void ja_class_redefined(ddmc_class id) {
+  int err = 0;
+  ja_class *c = ja_class_of(id, &err);
+  if (c == NULL) return;
+  jvmtiEnv *ti = ja.ti;
+  pthread_mutex_lock(&class_lock);
+  /* Names, signatures and modifiers cannot change (no schema change); the code can. */
+  for (jint i = 0; i < c->nmethods; i++) {
+    ja_method *m = &c->methods[i];
+    if (!m->filled) continue;
+    if ((*ti)->GetMethodLocation(ti, m->id, &m->start, &m->end) != JVMTI_ERROR_NONE) m->start = m->end = -1;
+    if ((*ti)->GetMaxLocals(ti, m->id, &m->max_locals) != JVMTI_ERROR_NONE) m->max_locals = 0;
+  }
+  pthread_mutex_unlock(&class_lock);
+}

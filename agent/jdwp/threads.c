@@ -124,18 +124,26 @@ static int main_thread(void *vd, uint32_t *out) {
   return 0;
 }
 
+/* Frames a PopFrames popped that JVM TI still shows until the thread runs (mutate.c). */
+static int32_t hidden(uint32_t thread) {
+  ja_entry *e = ja_entry_of(thread);
+  return e ? atomic_load(&e->hidden) : 0;
+}
+
 static int frame_count(void *vd, uint32_t thread, int32_t *out) {
   jthread t = ja_thread(thread);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
   jint n = 0;
   jvmtiError e = (*ja.ti)->GetFrameCount(ja.ti, t, &n);
-  *out = n;
+  n -= hidden(thread);
+  *out = n > 0 ? n : 0;
   return ja_err(e);
 }
 
 static int frame_location(void *vd, uint32_t thread, int32_t depth, ddmc_location *out) {
   jthread t = ja_thread(thread);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  depth += hidden(thread);
   jmethodID m = NULL;
   jlocation l = -1;
   jvmtiError e = (*ja.ti)->GetFrameLocation(ja.ti, t, depth, &m, &l);
@@ -150,6 +158,7 @@ static int frame_location(void *vd, uint32_t thread, int32_t depth, ddmc_locatio
 static int frame_this(void *vd, uint32_t thread, int32_t depth, ddmc_ref *out) {
   jthread t = ja_thread(thread);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  depth += hidden(thread);
   jmethodID m = NULL;
   jlocation l = -1;
   jint mods = 0;
@@ -170,6 +179,7 @@ static int frame_this(void *vd, uint32_t thread, int32_t depth, ddmc_ref *out) {
 static int get_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, char tag, ddmc_value *out) {
   jthread t = ja_thread(thread);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  depth += hidden(thread);
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
   jvmtiError e;
@@ -200,6 +210,7 @@ static int get_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, cha
 static int set_local(void *vd, uint32_t thread, int32_t depth, int32_t slot, const ddmc_value *val) {
   jthread t = ja_thread(thread);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  depth += hidden(thread);
   char jt = val->tag;
   if (jt == 's' || jt == '[' || jt == 't' || jt == 'g' || jt == 'l' || jt == 'c') jt = 'L';
   jvalue v;

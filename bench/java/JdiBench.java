@@ -18,6 +18,12 @@
  *   java JdiBench invoke HOST PORTS CLASS LINE SECS static calls per second: from a breakpoint there (deleted;
  *                                                   the thread stays suspended), CLASS.tick(1L) invoked on
  *                                                   that thread with INVOKE_SINGLE_THREADED, one after another
+ *   java JdiBench pop    HOST PORTS CLASS LINE SECS Drop Frame round trips per second: held at a breakpoint
+ *                                                   there (inside a call), popFrames of that frame, resume, the
+ *                                                   same breakpoint again as the call runs anew
+ *   java JdiBench redefine HOST PORTS CLASS LINE SECS  redefineClasses of CLASS (its own class file, from this
+ *                                                   client's class path) per second, the thread held at a
+ *                                                   breakpoint there (deleted)
  *   java JdiBench idle   HOST PORT SECS             attached, no request, until the VM ends (at most SECS)
  *   java JdiBench cold   HOST PORT CLASS METHOD SECS  the same with a breakpoint in a method that never runs
  *   java JdiBench watch  HOST PORT CLASS FIELD SECS   the same with access and modification watchpoints on a field
@@ -108,6 +114,7 @@ public class JdiBench {
     ThreadReference thread;
     final EventSet[] set = new EventSet[1];
     StepRequest keep;
+    byte[] classFile;
     ClassType cls;
     Method tick;
     long events, ns, cpu;
@@ -130,11 +137,17 @@ public class JdiBench {
     bp.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
     bp.enable();
     t.thread = await(t.vm, BreakpointEvent.class, t.set).thread();
-    if (mode.equals("bp")) return;
+    if (mode.equals("bp") || mode.equals("pop")) return;
     erm.deleteEventRequest(bp);
-    if (mode.equals("invoke")) {
+    if (mode.equals("invoke") || mode.equals("redefine")) {
       t.cls = (ClassType) loc.declaringType();
       t.tick = t.cls.methodsByName("tick").get(0);
+    }
+    if (mode.equals("redefine")) {
+      try (java.io.InputStream in = ClassLoader.getSystemResourceAsStream(cls.replace('.', '/') + ".class")) {
+        if (in == null) throw new IllegalStateException("no class file for " + cls + " on the class path");
+        t.classFile = in.readAllBytes();
+      }
     }
     if (mode.equals("stepkeep")) {
       t.keep = erm.createStepRequest(t.thread, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
@@ -176,6 +189,16 @@ public class JdiBench {
     if (mode.equals("bp")) {
       t.set[0].resume();
       await(t.vm, BreakpointEvent.class, t.set);
+      return;
+    }
+    if (mode.equals("pop")) {
+      t.thread.popFrames(t.thread.frame(0));
+      t.set[0].resume();
+      await(t.vm, BreakpointEvent.class, t.set);
+      return;
+    }
+    if (mode.equals("redefine")) {
+      t.vm.redefineClasses(Collections.singletonMap(t.cls, t.classFile));
       return;
     }
     EventRequestManager erm = t.vm.eventRequestManager();
@@ -333,6 +356,8 @@ public class JdiBench {
       case "stepkeep":
       case "methods":
       case "invoke":
+      case "pop":
+      case "redefine":
         roundTrips(host, ports, mode, a[3], Integer.parseInt(a[4]), Double.parseDouble(a[5]));
         break;
       case "idle": {

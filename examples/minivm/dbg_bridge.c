@@ -52,6 +52,8 @@ static int jdwp_error(int rc) {
     /* Not INVALID_FIELDID: the ID is good (GetValues reads the field); the write is what is
      * refused, which JDWP's SetValues has no closer code for. */
     case MVM_DBG_EREADONLY: return DDMC_JDWP_ILLEGAL_ARGUMENT;
+    case MVM_DBG_EOPAQUE: return DDMC_JDWP_OPAQUE_FRAME;
+    case MVM_DBG_ENOMORE: return DDMC_JDWP_NO_MORE_FRAMES;
     default: return DDMC_JDWP_INTERNAL;
   }
 }
@@ -530,6 +532,26 @@ static int op_stop_thread(void *vm_data, uint32_t thread, ddmc_ref exc) {
   return jdwp_error(rc);
 }
 
+/* Drop Frame and Force Return (debug.c: a thread stopped in the interpreter's poll). minivm has
+ * no RedefineClasses: README.md says why. */
+static int op_pop_frames(void *vm_data, uint32_t thread, int32_t n) {
+  mvm_vm *vm = VM(vm_data);
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_pop_frames(vm, thread, n);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
+static int op_force_early_return(void *vm_data, uint32_t thread, const ddmc_value *v) {
+  mvm_vm *vm = VM(vm_data);
+  mvm_value mv = from_ddmc(v);
+  if (v->tag == 'V') mv.tag = 'V'; /* a void method's return */
+  mvm_dbg_enter(vm);
+  int rc = mvm_dbg_force_return(vm, thread, &mv);
+  mvm_dbg_leave(vm);
+  return jdwp_error(rc);
+}
+
 static atomic_long g_names_released, g_names_unknown, g_names_strong;
 
 static void op_exit(void *vm_data, int32_t status) {
@@ -744,6 +766,8 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
       .contended_monitor = op_contended_monitor,
       .start_agent_thread = op_start_agent_thread,
       .set_monitor_events = op_set_monitor_events,
+      .pop_frames = op_pop_frames,
+      .force_early_return = op_force_early_return,
   };
   dbg_bridge *b = calloc(1, sizeof *b);
   if (!b) {

@@ -782,3 +782,84 @@ int mvm_dbg_invoke(mvm_vm *vm, uint32_t id, mvm_type type, uint32_t method, uint
   t->pins[MVM_PIN_EXC] = pending;
   return rc;
 }
+
+/* ---- PopFrames and ForceEarlyReturn */
+
+typedef struct held_in {
+  int32_t n;
+  int found;
+} held_in;
+
+static int monitor_held_in(void *arg, uint64_t obj, int32_t depth) {
+  held_in *h = arg;
+  (void)obj;
+  if (depth < h->n) h->found = 1; /* -1: entered by no frame we know, so maybe one of them */
+  return h->found;
+}
+
+/* The thread, stopped in the interpreter's poll with no monitor entered by its n innermost
+ * frames; under thread_lock and its stack_lock on success. */
+static int lock_at_poll(mvm_vm *vm, uint32_t id, int32_t n, mvm_thread **out) {
+  held_in h = {n, 0};
+  int rc = mvm_dbg_owned_monitors(vm, id, monitor_held_in, &h);
+  if (rc) return rc;
+  if (h.found) return MVM_DBG_EOPAQUE;
+  pthread_mutex_lock(&vm->thread_lock);
+  mvm_thread *t = live_locked(vm, id);
+  if (!t || !t->interp) {
+    pthread_mutex_unlock(&vm->thread_lock);
+    return MVM_DBG_ENOTHREAD;
+  }
+  pthread_mutex_lock(&t->stack_lock);
+  rc = !atomic_load(&t->at_poll) || atomic_load(&t->early) ? MVM_DBG_EOPAQUE : 0;
+  if (!rc && (n < 1 || (uint32_t)n > t->depth)) rc = MVM_DBG_ENOFRAME;
+  if (rc) {
+    pthread_mutex_unlock(&t->stack_lock);
+    pthread_mutex_unlock(&vm->thread_lock);
+    return rc;
+  }
+  *out = t;
+  return 0;
+}
+
+int mvm_dbg_pop_frames(mvm_vm *vm, uint32_t id, int32_t n) {
+  mvm_thread *t;
+  int rc = lock_at_poll(vm, id, n, &t);
+  if (rc) return rc;
+  if ((uint32_t)n >= t->depth) rc = MVM_DBG_ENOMORE;
+  for (uint32_t i = t->depth - (uint32_t)n; !rc && i < t->depth; i++)
+    if (t->frames[i].floor) rc = MVM_DBG_EOPAQUE; /* its caller is C: a <clinit>, a call, the entry */
+  if (!rc) {
+    /* The thread waits in its poll and reloads its top frame when it leaves (frames_moved). */
+    t->depth -= (uint32_t)n;
+    atomic_store(&t->frames_moved, 1);
+  }
+  pthread_mutex_unlock(&t->stack_lock);
+  pthread_mutex_unlock(&vm->thread_lock);
+  return rc;
+}
+
+/* Does a value tagged tag fit a method returning ret? */
+static int fits_return(char ret, char tag) {
+  if (ret == 'V' || ret == 'J' || ret == 'F' || ret == 'D') return tag == ret;
+  if (ret == 'L' || ret == '[') return is_ref_tag(tag);
+  return strchr("ZBCSI", tag) != NULL && tag != '\0';
+}
+
+int mvm_dbg_force_return(mvm_vm *vm, uint32_t id, const mvm_value *v) {
+  mvm_thread *t;
+  int rc = lock_at_poll(vm, id, 1, &t);
+  if (rc) return rc;
+  const mvm_frame *top = &t->frames[t->depth - 1];
+  int is_ref = is_ref_tag(v->tag);
+  if (!fits_return(top->m->ret, v->tag)) rc = MVM_DBG_ETYPE;
+  else if (is_ref && v->u.i && !mvm_dbg_ref_in_heap(vm, (uint64_t)v->u.i)) rc = MVM_DBG_ENOOBJECT;
+  if (!rc) {
+    t->early_val = v->tag == 'V' ? 0 : is_ref ? (int64_t)(uint32_t)v->u.i : raw_of(top->m->ret, v);
+    t->early_tag = is_ref ? MVM_REFTAG : MVM_PRIM;
+    atomic_store(&t->early, 1);
+  }
+  pthread_mutex_unlock(&t->stack_lock);
+  pthread_mutex_unlock(&vm->thread_lock);
+  return rc;
+}

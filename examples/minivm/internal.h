@@ -126,6 +126,7 @@ typedef struct mvm_frame {
   const mvm_method *m;
   _Atomic uint32_t pc;     /* written by the owner each instruction, read by thread_stack */
   uint32_t base;           /* first register in the thread's register file */
+  uint8_t floor;           /* the first frame of an mvm_interp call: its caller is C (never popped) */
 } mvm_frame;
 
 #define MVM_MAX_FRAMES 256
@@ -168,6 +169,14 @@ struct mvm_thread {
   _Atomic int stepping;       /* report every instruction to the debugger (dbg hooks) */
   _Atomic int interrupted;    /* Thread.interrupt() (a debugger's): sleep and wait throw InterruptedException */
   _Atomic int async_pending;  /* pins[MVM_PIN_ASYNC] holds an exception to throw at the next poll */
+  /* PopFrames / ForceEarlyReturn (debug.c): at_poll is up while the thread waits in the
+   * interpreter's poll (its frames may change there); moved: a debugger popped frames, reload
+   * them; early: return early_val / early_tag from the top frame at once. */
+  _Atomic int at_poll;
+  _Atomic int frames_moved;
+  _Atomic int early;
+  int64_t early_val;
+  uint8_t early_tag;
   mvm_ref obj;                /* its java.lang.Thread (a GC root) */
   mvm_ref group;              /* its ThreadGroup (a GC root until obj holds it) */
 

@@ -41,7 +41,7 @@ static void report(mvm_thread *t, const char *fmt, ...) {
   pthread_mutex_unlock(&vm->out_lock);
 }
 
-static int push_frame(mvm_thread *t, const mvm_method *m) {
+static int push_frame(mvm_thread *t, const mvm_method *m, int floor) {
   uint32_t base = 0;
   if (t->depth) {
     const mvm_frame *top = &t->frames[t->depth - 1];
@@ -54,6 +54,7 @@ static int push_frame(mvm_thread *t, const mvm_method *m) {
   mvm_frame *f = &t->frames[t->depth];
   f->m = m;
   f->base = base;
+  f->floor = (uint8_t)floor;
   atomic_store_explicit(&f->pc, 0, memory_order_relaxed);
   t->depth++;
   pthread_mutex_unlock(&t->stack_lock);
@@ -411,17 +412,9 @@ static int waitdbg(mvm_thread *t) {
   return atomic_load(&vm->shutdown) ? -1 : 0;
 }
 
-/* The slow path of the per-instruction poll (vm->poll is up), so that the interpreter's own
- * path has nothing of the debugger in it: stop for the collector or the debugger, then report the
- * location if this thread steps, gathering a breakpoint at the same instruction into the same
- * report. entered: the call's first instruction was reported already, with its method entry
- * (report_entry). Returns -1 to unwind (shutdown), 2 to throw the exception a debugger left
- * (mvm_take_async), 1 if the location was reported (the instruction then runs without a second
- * report), else 0. */
-__attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in,
-                                                     int entered) {
+/* poll_slow's stops, with at_poll up (a debugger may pop frames or force a return meanwhile). */
+static int poll_wait(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in, int entered) {
   mvm_vm *vm = t->vm;
-  atomic_store_explicit(&f->pc, pc, memory_order_relaxed);   /* a debugger reads the frame */
   if ((atomic_load(&vm->stw_req) || atomic_load(&t->susp_req)) && mvm_safepoint(t)) return -1;
   if (atomic_load(&vm->shutdown)) return -1;
   if (atomic_load(&t->async_pending)) return 2;   /* a debugger's ThreadReference.Stop */
@@ -432,6 +425,26 @@ __attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f
   vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, flags);
   if (atomic_load(&vm->shutdown)) return -1;
   return atomic_load(&t->async_pending) ? 2 : 1;   /* stopped while the event held it */
+}
+
+/* The slow path of the per-instruction poll (vm->poll is up), so that the interpreter's own
+ * path has nothing of the debugger in it: stop for the collector or the debugger, then report the
+ * location if this thread steps, gathering a breakpoint at the same instruction into the same
+ * report. entered: the call's first instruction was reported already, with its method entry
+ * (report_entry). Returns -1 to unwind (shutdown), 2 to throw the exception a debugger left
+ * (mvm_take_async), 1 if the location was reported (the instruction then runs without a second
+ * report), 3 when a debugger popped frames meanwhile (reload the top frame and run from its pc),
+ * 4 when it forced a return of the top frame, else 0. */
+__attribute__((noinline, cold)) static int poll_slow(mvm_thread *t, mvm_frame *f, uint32_t pc, const mvm_insn *in,
+                                                     int entered) {
+  atomic_store_explicit(&f->pc, pc, memory_order_relaxed);   /* a debugger reads the frame */
+  atomic_store(&t->at_poll, 1);
+  int r = poll_wait(t, f, pc, in, entered);
+  atomic_store(&t->at_poll, 0);
+  if (r < 0) return r;
+  if (atomic_load(&t->early)) return 4;                          /* ForceEarlyReturn */
+  if (atomic_exchange(&t->frames_moved, 0)) return 3;             /* PopFrames */
+  return r;
 }
 
 /* Method events are on: the call just made (the top frame, at its first instruction) is
@@ -445,8 +458,12 @@ __attribute__((noinline, cold)) static int report_entry(mvm_thread *t, mvm_frame
   if ((atomic_load(&vm->stw_req) || atomic_load(&t->susp_req)) && mvm_safepoint(t)) return -1;
   mvm_loc loc = mvm_loc_of(f->m, 0);
   unsigned flags = MVM_DBG_METHOD_ENTRY | (mvm_insn_op(&f->m->code[0]) == OP_BREAKPOINT ? MVM_DBG_AT_BREAKPOINT : 0);
+  atomic_store(&t->at_poll, 1);
   vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, flags);
+  atomic_store(&t->at_poll, 0);
   if (atomic_load(&vm->shutdown)) return -1;
+  if (atomic_load(&t->early)) return 4;
+  if (atomic_exchange(&t->frames_moved, 0)) return 3;
   return atomic_load(&t->async_pending) ? 2 : 1;
 }
 
@@ -459,10 +476,23 @@ __attribute__((noinline, cold)) static int report_exit(mvm_thread *t, mvm_frame 
   atomic_store_explicit(&f->pc, pc, memory_order_relaxed);
   int64_t *regs = t->regs + f->base;
   mvm_value rv = mvm_dbg_value_of(op == OP_RETURN ? f->m->ret : 'V', op == OP_RETURN ? regs[in->a] : 0);
-  if (rv.tag == 'L' && t->tags[f->base + in->a] != MVM_REFTAG && rv.u.i) rv = mvm_dbg_value_of('J', rv.u.i);
+  if (in == NULL) rv = mvm_dbg_value_of(f->m->ret, t->early_val); /* a forced return (early_return) */
+  else if (rv.tag == 'L' && t->tags[f->base + in->a] != MVM_REFTAG && rv.u.i) rv = mvm_dbg_value_of('J', rv.u.i);
   mvm_loc loc = mvm_loc_of(f->m, pc);
   vm->dbg.method_exit(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, &rv);
   return atomic_load(&vm->shutdown) ? -1 : 0;
+}
+
+/* ForceEarlyReturn: the top frame returns the debugger's value now, as its return instruction
+ * would (with METHOD_EXIT when method events are on). Returns -1 to unwind, else 0. */
+__attribute__((noinline, cold)) static int early_return(mvm_thread *t, mvm_frame *f, uint32_t pc) {
+  atomic_store(&t->early, 0);
+  if (atomic_load_explicit(&t->vm->method_events, memory_order_relaxed) && report_exit(t, f, pc, NULL, OP_RETURN_VOID) < 0)
+    return -1;
+  t->ret = t->early_val;
+  t->ret_tag = t->early_tag;
+  pop_frames(t, t->depth - 1);
+  return 0;
 }
 
 /* First active use of c (not READY): prepare and initialise it above the current frame (the
@@ -632,7 +662,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
     if (r == 2) report(t, "NoClassDefFoundError: Could not initialize class %s", m->owner->name);
     if (r) return -1;   /* 1: the exception is pinned for a caller (or printed at a thread's base) */
   }
-  if (push_frame(t, m)) {
+  if (push_frame(t, m, 1)) {
     report(t, "StackOverflowError");
     return -1;
   }
@@ -653,6 +683,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
   char name[256];
   const char *msg;
   mvm_ref exc;                        /* the exception being thrown */
+  int changed;                        /* frames_changed: 3 popped, 4 an early return */
 
   const mvm_insn *reported = NULL;   /* a breakpoint poll_slow has reported already */
   mvm_insn bp_copy;                   /* the instruction under a breakpoint, with its own opcode */
@@ -665,6 +696,10 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
       if (r >= 0 && atomic_load_explicit(&vm->poll, memory_order_acquire)) {
         int pr = poll_slow(t, f, pc, &code[pc], r != 0);
         if (r == 0 || pr != 1) r = pr;
+      }
+      if (r == 3 || r == 4) {
+        changed = r;
+        goto frames_changed;
       }
       if (r < 0) goto unwind;
       if (r == 2 && (exc = mvm_take_async(t)) != 0) goto throw_obj;
@@ -814,7 +849,7 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
           av[i] = regs[in->args[i]];
           at[i] = tags[in->args[i]];
         }
-        if (push_frame(t, callee)) FAIL("StackOverflowError: %u frames deep", t->depth);
+        if (push_frame(t, callee, 0)) FAIL("StackOverflowError: %u frames deep", t->depth);
         LOAD();
         for (int i = 0; i < in->nargs; i++) {
           regs[callee->nregs - in->nargs + i] = av[i];
@@ -995,8 +1030,12 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
          * run the instruction the breakpoint covers, from a copy with its own opcode. */
         if (reported != in && vm->dbg.location) {
           mvm_loc loc = mvm_loc_of(f->m, pc);
+          atomic_store(&t->at_poll, 1);
           vm->dbg.location(vm->dbg.ud, t->id, &loc, (int32_t)t->depth - 1, MVM_DBG_AT_BREAKPOINT);
+          atomic_store(&t->at_poll, 0);
           if (atomic_load(&vm->shutdown)) goto unwind;
+          changed = atomic_load(&t->early) ? 4 : atomic_exchange(&t->frames_moved, 0) ? 3 : 0;
+          if (changed) goto frames_changed;
           /* stopped (ThreadReference.Stop) while the breakpoint held it: throw here, as a JVM does */
           if (atomic_load(&t->async_pending) && (exc = mvm_take_async(t)) != 0) goto throw_obj;
         }
@@ -1015,6 +1054,15 @@ int mvm_interp(mvm_thread *t, const mvm_method *m, const int64_t *args, const ui
      * is the top one again, at pc; or nothing caught it and the frames are gone. */
     if (throw_exc(t, exc, floor, &pc)) return -1;
     LOAD();
+    reported = NULL;    continue;
+
+  frames_changed:
+    /* A debugger popped frames (3) or forced the top one to return (4) while the thread waited:
+     * on from the new top frame, at its invoke again (3) or after it (4). */
+    if (changed == 4 && early_return(t, f, pc) < 0) goto unwind;
+    if (t->depth == floor) return 0;
+    LOAD();
+    pc = atomic_load_explicit(&f->pc, memory_order_relaxed) + (changed == 4);
     reported = NULL;
   }
 unwind:

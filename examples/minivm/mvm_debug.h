@@ -42,7 +42,9 @@ enum {
   MVM_DBG_ENOTARRAY = -13,  /* INVALID_ARRAY */
   MVM_DBG_ENOTSTRING = -14, /* INVALID_STRING */
   MVM_DBG_EFAILED = -15,    /* a call ended in a VM error (reported on stderr): INTERNAL */
-  MVM_DBG_EREADONLY = -16   /* a write to a slot the VM decodes itself: ILLEGAL_ARGUMENT */
+  MVM_DBG_EREADONLY = -16,  /* a write to a slot the VM decodes itself: ILLEGAL_ARGUMENT */
+  MVM_DBG_EOPAQUE = -17,    /* a frame the VM cannot pop or return from here: OPAQUE_FRAME */
+  MVM_DBG_ENOMORE = -18     /* no frame left to return to: NO_MORE_FRAMES */
 };
 
 /* A value as a debugger sees it. tag: Z B C S I J F D (in the union), L for any reference (in
@@ -267,5 +269,16 @@ int mvm_dbg_interrupt(mvm_vm *vm, uint32_t id);
 /* Thread.stop(exc): the thread throws exc (a Throwable, else ENOTYPE) at its next instruction,
  * woken if it sleeps or waits. With the world stopped (mvm_dbg_enter) or on the thread. */
 int mvm_dbg_stop(mvm_vm *vm, uint32_t id, uint64_t exc);
+/* PopFrames / ForceEarlyReturn of a thread the debugger holds suspended at an instruction
+ * boundary (stopped by a suspension or an event in the interpreter's poll; a thread suspended in
+ * sleep, wait, a monitor or a VM call: MVM_DBG_EOPAQUE). pop: the n innermost frames go at once
+ * (frame_count and frame show it); when the thread runs again the new top frame re-executes its
+ * invoke. MVM_DBG_ENOMORE when no frame would be left, MVM_DBG_EOPAQUE when a popped frame is the
+ * first of a nested interpreter call (a <clinit>, a debugger's call, the thread's entry) or entered
+ * a monitor still held. force_return: the top frame returns v as soon as the thread runs
+ * (MVM_DBG_ETYPE when v does not fit its return type; METHOD_EXIT reported as for a return).
+ * Thread: the JDWP thread, inside mvm_dbg_enter. */
+int mvm_dbg_pop_frames(mvm_vm *vm, uint32_t id, int32_t n);
+int mvm_dbg_force_return(mvm_vm *vm, uint32_t id, const mvm_value *v);
 
 #endif

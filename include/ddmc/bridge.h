@@ -474,6 +474,45 @@ typedef struct ddmc_vm_bridge {
    * each referrer once, o itself if it refers to itself), at most max (max >= 1), as instances.
    * DDMC_JDWP_INVALID_OBJECT when o is gone. */
   int (*referring_objects)(void *vm_data, ddmc_ref o, int32_t max, int (*fn)(void *arg, ddmc_ref r), void *arg);
+  /* ---- mutate: HotSwap, Drop Frame, Force Return (optional; each capability is true exactly
+   * when its op is here: canRedefineClasses, canPopFrames, canForceEarlyReturn; JVM TI's
+   * can_redefine_classes, can_pop_frame, can_force_early_return). Thread: the JDWP thread (or an
+   * agent's thread for JVM TI), never with a library lock held.
+   *
+   * redefine_classes: replaces the definitions of n classes at once with new class files (the
+   * bytes are borrowed for the call; the library has checked n and the lengths against its bounds
+   * but not the bytes). The library promises neither canAddMethod nor
+   * canUnrestrictedlyRedefineClasses: a definition that adds, removes or renames a method or a
+   * field, or changes the class's hierarchy or modifiers, is refused with
+   * SCHEMA_CHANGE_NOT_IMPLEMENTED / ADD_METHOD_NOT_IMPLEMENTED / DELETE_METHOD_NOT_IMPLEMENTED /
+   * HIERARCHY_CHANGE_NOT_IMPLEMENTED / CLASS_MODIFIERS_CHANGE_NOT_IMPLEMENTED /
+   * METHOD_MODIFIERS_CHANGE_NOT_IMPLEMENTED, bad bytes with INVALID_CLASS_FORMAT (or
+   * UNSUPPORTED_VERSION, NAMES_DONT_MATCH, FAILS_VERIFICATION, CIRCULAR_CLASS_DEFINITION), and on
+   * any error no class has changed. After success the classes keep their ddmc_class and their
+   * fields' and methods' indexes; method_info, line_table and variable_table describe the new
+   * code (the library drops what it cached), frames running an old body go on in it, and the VM
+   * has cleared every breakpoint it had in those classes (the library forgets its breakpoint
+   * requests there, as JVM TI's RedefineClasses and the JDK's agent do). */
+  int (*redefine_classes)(void *vm_data, uint32_t n, const ddmc_class *classes, const uint8_t *const *bytes,
+                          const uint32_t *lengths);
+  /* pop_frames: pops the n innermost frames (n >= 1) of a thread the library holds suspended, so
+   * that when it runs again the caller of the last one popped re-executes its call instruction
+   * (its arguments evaluated anew, no exception, no monitor left held by the popped frames). Once
+   * the op returns, frame_count, frame_location, frame_this and the locals show the stack without
+   * them (frame depth 0 is that caller), even before the thread runs again. Errors as JVM TI's
+   * PopFrame: OPAQUE_FRAME when a popped frame or the frame it returns to is native (or the VM
+   * cannot pop it), NO_MORE_FRAMES when no Java frame would be left to return to,
+   * THREAD_NOT_SUSPENDED, INVALID_THREAD. On an error nothing was popped. No event is reported
+   * for the pop (no METHOD_EXIT, no FRAME_POP). */
+  int (*pop_frames)(void *vm_data, uint32_t thread, int32_t n);
+  /* force_early_return: the innermost frame of a thread the library holds suspended returns v
+   * (tag 'V' for a void method; 'L' with u.l, possibly 0, for a reference) as soon as the thread
+   * runs again, without executing more of its code (locks it holds by synchronized are released,
+   * finally blocks do not run); METHOD_EXIT is reported as for a return. Errors as JVM TI's
+   * ForceEarlyReturn*: OPAQUE_FRAME (a native frame, or the VM cannot), TYPE_MISMATCH (v does not
+   * fit the method's return type), NO_MORE_FRAMES (no frame), THREAD_NOT_SUSPENDED,
+   * INVALID_THREAD. */
+  int (*force_early_return)(void *vm_data, uint32_t thread, const ddmc_value *v);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

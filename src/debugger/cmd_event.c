@@ -405,6 +405,32 @@ static int ev_clear_all_breakpoints(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out
   return ddmc__dbg_reqs_publish(d);
 }
 
+void ddmc__dbg_reqs_redefined(ddmc__dbg *d, ddmc_class cls) {
+  ddmc__dbg_reqs *q = d->req;
+  int changed = 0;
+  for (uint32_t i = q->n; i-- > 0;) {
+    if (q->list[i]->kind == DDMC_EV_BREAKPOINT && q->list[i]->bp_set && q->list[i]->bp_loc.cls == cls) {
+      remove_at(d, i);
+      changed = 1;
+    }
+  }
+  if (changed) ddmc__dbg_reqs_publish(d);
+}
+
+void ddmc__dbg_reqs_popped(ddmc__dbg *d, uint32_t thread) {
+  ddmc__dbg_reqs *q = d->req;
+  for (uint32_t i = 0; i < q->n; i++) {
+    ddmc__dbg_req *r = q->list[i];
+    if (r->step == NULL || r->step_thread != thread) continue;
+    int32_t frames = 0;
+    ddmc_location loc;
+    if (DDMC__DBG_CALL(d, frame_count, thread, &frames) != 0 || frames <= 0) return;
+    if (DDMC__DBG_CALL(d, frame_location, thread, 0, &loc) != 0) return;
+    /* The thread is suspended: no stepping thread reads the step meanwhile. */
+    ddmc__dbg_step_restart(d, r->step, &loc, frames - 1);
+  }
+}
+
 void ddmc__dbg_reqs_clear_all(ddmc__dbg *d) {
   ddmc__dbg_reqs *q = d->req;
   if (q == NULL) return; /* a debugger torn down half built */

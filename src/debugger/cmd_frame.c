@@ -79,6 +79,5 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_frame[] = {
     {16, 1, sf_get_values, "StackFrame.GetValues", NULL},
     {16, 2, sf_set_values, "StackFrame.SetValues", NULL},
     {16, 3, sf_this_object, "StackFrame.ThisObject", NULL},
-    {16, 4, ddmc__dbg_not_offered, "StackFrame.PopFrames", "canPopFrames"},
     {0, 0, NULL, NULL, NULL},
 };

@@ -247,7 +247,6 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_thread[] = {
     {11, 10, tr_stop, "ThreadReference.Stop", NULL},
     {11, 11, tr_interrupt, "ThreadReference.Interrupt", NULL},
     {11, 12, tr_suspend_count, "ThreadReference.SuspendCount", NULL},
-    {11, 14, ddmc__dbg_not_offered, "ThreadReference.ForceEarlyReturn", "canForceEarlyReturn"},
     {11, 15, tr_is_virtual, "ThreadReference.IsVirtual", NULL},
     {12, 1, tg_name, "ThreadGroupReference.Name", NULL},
     {12, 2, tg_parent, "ThreadGroupReference.Parent", NULL},

@@ -255,12 +255,16 @@ static void capabilities(ddmc__dbg *d, uint8_t caps[32]) {
   caps[4] = DDMC__DBG_HAS(d, owned_monitors);            /* canGetOwnedMonitorInfo */
   caps[5] = DDMC__DBG_HAS(d, contended_monitor);         /* canGetCurrentContendedMonitor */
   caps[6] = DDMC__DBG_HAS(d, monitor_info);              /* canGetMonitorInfo */
+  caps[7] = DDMC__DBG_HAS(d, redefine_classes);          /* canRedefineClasses */
+  /* 8 canAddMethod, 9 canUnrestrictedlyRedefineClasses: never (bridge.h, redefine_classes) */
+  caps[10] = DDMC__DBG_HAS(d, pop_frames); /* canPopFrames */
   caps[11] = 1;                                          /* canUseInstanceFilters */
   caps[13] = 1;                                          /* canRequestVMDeathEvent */
   caps[15] = ddmc__dbg_mv_supported(d) != 0;             /* canGetInstanceInfo: the memory view */
   caps[16] = DDMC__DBG_HAS(d, set_monitor_events);       /* canRequestMonitorEvents */
   caps[17] = DDMC__DBG_HAS(d, owned_monitors);           /* canGetMonitorFrameInfo */
   caps[18] = 1;                                          /* canUseSourceNameFilters (19 is canGetConstantPool) */
+  caps[20] = DDMC__DBG_HAS(d, force_early_return); /* canForceEarlyReturn */
 }
 
 static int vm_capabilities(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -324,7 +328,6 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_vm[] = {
     {1, 15, vm_hold_events, "VirtualMachine.HoldEvents", NULL},
     {1, 16, vm_release_events, "VirtualMachine.ReleaseEvents", NULL},
     {1, 17, vm_capabilities_new, "VirtualMachine.CapabilitiesNew", NULL},
-    {1, 18, ddmc__dbg_not_offered, "VirtualMachine.RedefineClasses", "canRedefineClasses"},
     {1, 19, ddmc__dbg_not_offered, "VirtualMachine.SetDefaultStratum", "canSetDefaultStratum"},
     {1, 20, vm_all_classes_generic, "VirtualMachine.AllClassesWithGeneric", NULL},
     {0, 0, NULL, NULL, NULL},

@@ -140,6 +140,9 @@ uint64_t ddmc__dbg_frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth);
  * when the ID is of an earlier epoch or malformed. The depth is not checked against the VM's
  * frame count here (ddmc__dbg_rd_frame does that). */
 int ddmc__dbg_frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth);
+/* The thread's frames changed while it stayed suspended (StackFrame.PopFrames): its epoch moves
+ * on, so every frameID handed out for it dies (INVALID_FRAMEID). JDWP thread. */
+void ddmc__dbg_thr_frames_moved(ddmc__dbg *d, uint32_t thread);
 /* The threadID of VM thread `thread` (its java.lang.Thread's objectID): INVALID_THREAD for an
  * internal thread. Thread: any. */
 int ddmc__dbg_thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id);
@@ -186,6 +189,7 @@ extern const ddmc__dbg_cmd ddmc__dbg_cmds_thread[];  /* 11 ThreadReference, 12 T
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_frame[];   /* 16 StackFrame */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_event[];   /* 15 EventRequest */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_monitor[]; /* 9/5, 11/8, 11/9, 11/13: who holds what */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_mutate[]; /* 1/18, 11/14, 16/4: redefine, force return, pop */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_invoke[];  /* 3/3, 3/4, 5/1, 9/6: method calls */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_memview[]; /* 1/21, 2/16, 9/10: the memory view */
 /* Has the VM a memory view: its ops, or the heap ops the library walks (cmd_memview.c)? */

@@ -151,6 +151,12 @@ int ddmc__dbg_reqs_init(ddmc__dbg *d);
 void ddmc__dbg_reqs_destroy(ddmc__dbg *d);
 /* Session end: clears every request (breakpoints, steps, method events undone). JDWP thread. */
 void ddmc__dbg_reqs_clear_all(ddmc__dbg *d);
+/* After RedefineClasses of cls: its breakpoint requests are dropped (the VM cleared them), as the
+ * JDK's agent does. JDWP thread. */
+void ddmc__dbg_reqs_redefined(ddmc__dbg *d, ddmc_class cls);
+/* After PopFrames on thread: its step request, if any, starts again from the frame the thread now
+ * stands in (the one that will re-execute its call). JDWP thread, the thread suspended. */
+void ddmc__dbg_reqs_popped(ddmc__dbg *d, uint32_t thread);
 /* VM_START for a session that just began (SUSPEND_ALL with suspend_all). JDWP thread. */
 void ddmc__dbg_events_vm_start(ddmc__dbg *d, int suspend_all);
 /* HoldEvents (on) / ReleaseEvents (off: what was held is queued, in order). JDWP thread. */
@@ -173,6 +179,10 @@ int32_t ddmc__dbg_line_of(ddmc__dbg *d, const ddmc_location *loc);
 int ddmc__dbg_step_stops(ddmc__dbg *d, const ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth);
 /* After a step ended at loc / depth: the next one starts there. Thread: the stepping thread. */
 void ddmc__dbg_step_restart(ddmc__dbg *d, ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth);
+/* After RedefineClasses of cls: its methods' cached line tables are unlinked (new lookups ask the
+ * VM again) and kept until the session ends, since a stepping thread may be reading one without a
+ * lock. JDWP thread. */
+void ddmc__dbg_lines_forget(ddmc__dbg *d, ddmc_class cls);
 int ddmc__dbg_lines_init(ddmc__dbg *d);
 void ddmc__dbg_lines_reset(ddmc__dbg *d);
 void ddmc__dbg_lines_destroy(ddmc__dbg *d);

@@ -36,6 +36,9 @@ typedef struct line_table {
 struct ddmc__dbg_lines {
   pthread_mutex_t lock;
   line_table *bucket[DDMC__LINE_BUCKETS] DDMC_GUARDED_BY(lock);
+  /* Tables of redefined classes: no longer found, freed at the session's end (a stepping thread
+   * may still read one). */
+  line_table *retired DDMC_GUARDED_BY(lock);
 };
 
 static unsigned bucket_of(ddmc_class c, uint32_t m) {
@@ -162,18 +165,42 @@ int ddmc__dbg_lines_init(ddmc__dbg *d) {
   return 0;
 }
 
-void ddmc__dbg_lines_reset(ddmc__dbg *d) {
+void ddmc__dbg_lines_forget(ddmc__dbg *d, ddmc_class cls) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
   pthread_mutex_lock(&L->lock);
   for (unsigned b = 0; b < DDMC__LINE_BUCKETS; b++) {
-    line_table *t = L->bucket[b];
-    while (t != NULL) {
-      line_table *n = t->next;
-      ddmc__free(d->mem, t->v);
-      ddmc__free(d->mem, t);
-      t = n;
+    for (line_table **p = &L->bucket[b]; *p != NULL;) {
+      line_table *t = *p;
+      if (t->cls != cls) {
+        p = &t->next;
+        continue;
+      }
+      *p = t->next;
+      t->next = L->retired;
+      L->retired = t;
     }
+  }
+  pthread_mutex_unlock(&L->lock);
+}
+
+static void free_chain(ddmc__dbg *d, line_table *t) {
+  while (t != NULL) {
+    line_table *n = t->next;
+    ddmc__free(d->mem, t->v);
+    ddmc__free(d->mem, t);
+    t = n;
+  }
+}
+
+void ddmc__dbg_lines_reset(ddmc__dbg *d) {
+  ddmc__dbg_lines *L = d->lines;
+  if (L == NULL) return;
+  pthread_mutex_lock(&L->lock);
+  free_chain(d, L->retired);
+  L->retired = NULL;
+  for (unsigned b = 0; b < DDMC__LINE_BUCKETS; b++) {
+    free_chain(d, L->bucket[b]);
     L->bucket[b] = NULL;
   }
   pthread_mutex_unlock(&L->lock);

@@ -33,7 +33,7 @@ static const ddmc__dbg_cmd cmds_module[] = {
  * table answers it (a file's table may serve several sets; the module commands are above).
  * docs/jdwp-commands.md is generated from this (tests/gen_jdwp_commands.c). */
 static const ddmc__dbg_cmdset kSets[] = {
-    {1, "VirtualMachine", "cmd_vm.c, cmd_memview.c", ddmc__dbg_cmds_vm},
+    {1, "VirtualMachine", "cmd_vm.c, cmd_memview.c, cmd_mutate.c", ddmc__dbg_cmds_vm},
     {2, "ReferenceType", "cmd_type.c, cmd_memview.c", ddmc__dbg_cmds_type},
     {3, "ClassType", "cmd_type.c, cmd_invoke.c", ddmc__dbg_cmds_type},
     {4, "ArrayType", "cmd_type.c", ddmc__dbg_cmds_type},
@@ -42,21 +42,21 @@ static const ddmc__dbg_cmdset kSets[] = {
     {8, "Field", "(no commands)", NULL},
     {9, "ObjectReference", "cmd_object.c, cmd_monitor.c, cmd_invoke.c, cmd_memview.c", ddmc__dbg_cmds_object},
     {10, "StringReference", "cmd_object.c", ddmc__dbg_cmds_object},
-    {11, "ThreadReference", "cmd_thread.c, cmd_monitor.c", ddmc__dbg_cmds_thread},
+    {11, "ThreadReference", "cmd_thread.c, cmd_monitor.c, cmd_mutate.c", ddmc__dbg_cmds_thread},
     {12, "ThreadGroupReference", "cmd_thread.c", ddmc__dbg_cmds_thread},
     {13, "ArrayReference", "cmd_object.c", ddmc__dbg_cmds_object},
     {14, "ClassLoaderReference", "cmd_object.c", ddmc__dbg_cmds_object},
     {15, "EventRequest", "cmd_event.c", ddmc__dbg_cmds_event},
-    {16, "StackFrame", "cmd_frame.c", ddmc__dbg_cmds_frame},
+    {16, "StackFrame", "cmd_frame.c, cmd_mutate.c", ddmc__dbg_cmds_frame},
     {17, "ClassObjectReference", "cmd_type.c", ddmc__dbg_cmds_type},
     {18, "ModuleReference", "table.c", cmds_module},
     {0, NULL, NULL, NULL},
 };
 
 /* Tables that add commands to sets another file answers (method calls, monitors, the memory
- * view), and the module commands of sets 1 and 2. */
+ * view, redefine / pop / force return), and the module commands of sets 1 and 2. */
 static const ddmc__dbg_cmd *const kExtra[] = {ddmc__dbg_cmds_invoke, ddmc__dbg_cmds_monitor, ddmc__dbg_cmds_memview,
-                                              cmds_module, NULL};
+                                              cmds_module, ddmc__dbg_cmds_mutate, NULL};
 
 const ddmc__dbg_cmdset *ddmc__dbg_sets(void) { return kSets; }
 

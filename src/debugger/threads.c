@@ -121,6 +121,13 @@ int ddmc__dbg_frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int3
   return rc;
 }
 
+void ddmc__dbg_thr_frames_moved(ddmc__dbg *d, uint32_t thread) {
+  pthread_mutex_lock(&d->thr.lock);
+  ddmc__dbg_thr *e = entry(d, thread, 0);
+  if (e != NULL) e->epoch++;
+  pthread_mutex_unlock(&d->thr.lock);
+}
+
 /* ---- counts. sus_lock held by every caller of these two. */
 
 static int suspend_locked(ddmc__dbg *d, ddmc__dbg_thr *e) {

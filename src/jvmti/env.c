@@ -185,6 +185,9 @@ static void potential_caps(ddmc__jvmti *jv, ddmc__jv_caps *out) {
   if (o->contended_monitor) ddmc__cap_set(out, DDMC_CAP_can_get_current_contended_monitor);
   if (o->monitor_info) ddmc__cap_set(out, DDMC_CAP_can_get_monitor_info);
   if (o->set_monitor_events) ddmc__cap_set(out, DDMC_CAP_can_generate_monitor_events);
+  if (o->pop_frames) ddmc__cap_set(out, DDMC_CAP_can_pop_frame);
+  if (o->redefine_classes) ddmc__cap_set(out, DDMC_CAP_can_redefine_classes);
+  if (o->force_early_return) ddmc__cap_set(out, DDMC_CAP_can_force_early_return);
   /* heap: tags need the whole-heap walk; their weak sweep and the GC events come from
    * the VM's GC hooks (ddmc_gc_start / _sweep / _done), VMObjectAlloc from its allocation hook. */
   if (o->with_world_stopped && o->for_each_object) {

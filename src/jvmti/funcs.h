@@ -194,6 +194,16 @@ jvmtiError ddmc__jv_jt_FollowReferences(ddmc__jv_jenv *e, jint heap_filter, jcla
 jvmtiError ddmc__jv_jt_GetObjectSize(ddmc__jv_jenv *e, jobject object, jlong *size_ptr);
 jvmtiError ddmc__jv_jt_GetObjectHashCode(ddmc__jv_jenv *e, jobject object, jint *hash_code_ptr);
 
+/* ---- mutate.c: RedefineClasses, PopFrame, ForceEarlyReturn* */
+jvmtiError ddmc__jv_jt_PopFrame(ddmc__jv_jenv *e, jthread thread);
+jvmtiError ddmc__jv_jt_ForceEarlyReturnObject(ddmc__jv_jenv *e, jthread thread, jobject value);
+jvmtiError ddmc__jv_jt_ForceEarlyReturnInt(ddmc__jv_jenv *e, jthread thread, jint value);
+jvmtiError ddmc__jv_jt_ForceEarlyReturnLong(ddmc__jv_jenv *e, jthread thread, jlong value);
+jvmtiError ddmc__jv_jt_ForceEarlyReturnFloat(ddmc__jv_jenv *e, jthread thread, jfloat value);
+jvmtiError ddmc__jv_jt_ForceEarlyReturnDouble(ddmc__jv_jenv *e, jthread thread, jdouble value);
+jvmtiError ddmc__jv_jt_ForceEarlyReturnVoid(ddmc__jv_jenv *e, jthread thread);
+jvmtiError ddmc__jv_jt_RedefineClasses(ddmc__jv_jenv *e, jint count, const ddmc__jv_jclass_def *defs);
+
 /* ---- threads and monitors: suspend.c, agentthread.c, monitors.c */
 int ddmc__jv_susp_held(ddmc__jvmti *jv, uint32_t thread);
 jvmtiError ddmc__jv_jt_SuspendThread(ddmc__jv_jenv *e, jthread thread);

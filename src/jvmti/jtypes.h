@@ -256,6 +256,13 @@ struct ddmc__jv_jenv;
 struct ddmc__jv_jnienv;
 typedef void (*ddmc__jv_jstart_fn)(struct ddmc__jv_jenv *jvmti, struct ddmc__jv_jnienv *jni, void *arg);
 
+/* jvmtiClassDefinition (RedefineClasses). */
+typedef struct ddmc__jv_jclass_def {
+  jclass klass;
+  jint class_byte_count;
+  const unsigned char *class_bytes;
+} ddmc__jv_jclass_def;
+
 typedef struct ddmc__jv_jline_entry {
   jlocation start_location;
   jint line_number;

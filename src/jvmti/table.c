@@ -109,6 +109,15 @@ static const ddmc__jv_fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(150, SetVerboseFlag),
     S(153, GetOwnedMonitorStackDepthInfo),
     S(155, GetLocalInstance),
+    /* mutate.c */
+    S(80, PopFrame),
+    S(81, ForceEarlyReturnObject),
+    S(82, ForceEarlyReturnInt),
+    S(83, ForceEarlyReturnLong),
+    S(84, ForceEarlyReturnFloat),
+    S(85, ForceEarlyReturnDouble),
+    S(86, ForceEarlyReturnVoid),
+    S(87, RedefineClasses),
     /* heap: tags.c, heap.c */
     S(58, GetObjectHashCode),
     S(106, GetTag),

@@ -78,12 +78,54 @@ static void test_stack_frame(void **state) {
   b_u64(&b, tid(FD_T_WORKER));
   b_u64(&b, f0);
   assert_int_equal(run(16, 3, &b, &r), DDMC_JDWP_THREAD_NOT_SUSPENDED);
-  assert_int_equal(run(16, 4, &b, &r), DDMC_JDWP_NOT_IMPLEMENTED); /* PopFrames */
+  assert_int_equal(run(16, 4, &b, &r), DDMC_JDWP_THREAD_NOT_SUSPENDED); /* PopFrames */
+}
+
+/* PopFrames: the frame named and every frame above it go (the op gets their count); every frameID
+ * of the thread dies, new ones are handed out for what is left. ForceEarlyReturn: a suspended
+ * thread only, the value handed over as read. */
+static void test_pop_and_return(void **state) {
+  (void)state;
+  ddmc_reader r;
+  body b = {.n = 0};
+  uint64_t m = tid(FD_T_MAIN);
+  assert_int_equal(run_id(11, 2, m, &r), 0);
+  uint64_t f0 = frame_id(FD_T_MAIN, 0), f1 = frame_id(FD_T_MAIN, 1);
+  b_u64(&b, m);
+  b_u64(&b, f1);
+  assert_int_equal(run(16, 4, &b, &r), 0);
+  assert_int_equal(atomic_load(&F->last_pop_n), 2);
+  assert_int_equal(atomic_load(&F->last_pop_thread), FD_T_MAIN);
+  b.n = 0;
+  b_u64(&b, m);
+  b_u64(&b, f0);
+  assert_int_equal(run(16, 3, &b, &r), DDMC_JDWP_INVALID_FRAMEID); /* popped: its ID is dead */
+  assert_true(frame_id(FD_T_MAIN, 0) != f0);
+  b.n = 0;
+  b_u64(&b, m);
+  b_u64(&b, frame_id(FD_T_MAIN, 0));
+  assert_int_equal(run(16, 3, &b, &r), 0);
+
+  b.n = 0;
+  b_u64(&b, m);
+  b_u8(&b, 'J');
+  b_u64(&b, 42);
+  assert_int_equal(run(11, 14, &b, &r), 0);
+  assert_int_equal(atomic_load(&F->last_force_tag), 'J');
+  b.n = 0;
+  b_u64(&b, tid(FD_T_WORKER));
+  b_u8(&b, 'V');
+  assert_int_equal(run(11, 14, &b, &r), DDMC_JDWP_THREAD_NOT_SUSPENDED);
+  b.n = 0;
+  b_u64(&b, m);
+  b_u8(&b, 'Q'); /* no such tag */
+  assert_int_equal(run(11, 14, &b, &r), DDMC_JDWP_INVALID_TAG);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stack_frame, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_pop_and_return, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

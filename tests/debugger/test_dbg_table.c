@@ -183,6 +183,24 @@ static void bd_referrers(body *b) {
   b_u32(b, 0);
 }
 
+static void bd_redefine(body *b) {
+  b_u32(b, 1);
+  b_u64(b, cid(FD_C_DEBUG));
+  b_u32(b, 4);
+  b_u8(b, 0xCA);
+  b_u8(b, 0xFE);
+  b_u8(b, 0xBA);
+  b_u8(b, 0xBE);
+}
+
+static void bd_force_return(body *b) {
+  uint64_t w = tid(FD_T_WORKER);
+  if (thr_count(FD_T_WORKER) == 0) assert_int_equal(run_id(11, 2, w, NULL), 0);
+  b_u64(b, w);
+  b_u8(b, 'I');
+  b_u32(b, 7);
+}
+
 static void bd_or_invoke(body *b) {
   b_u64(b, oid(FD_O_DEBUG));
   b_u64(b, tid(FD_T_WORKER));
@@ -217,7 +235,7 @@ static const cmd_body kBodies[] = {
     {5, 1, bd_ct_invoke},  {9, 6, bd_or_invoke},    {3, 4, bd_new_instance},  {4, 1, bd_new_array},
     {11, 10, bd_stop},     {11, 11, bd_thread},     {9, 5, bd_object},        {11, 8, bd_thread},
     {11, 9, bd_thread},    {11, 13, bd_thread},     {1, 21, bd_instance_counts}, {2, 16, bd_instances},
-    {9, 10, bd_referrers},
+    {9, 10, bd_referrers}, {1, 18, bd_redefine},    {16, 4, bd_frame},        {11, 14, bd_force_return},
 };
 
 static body_fn body_of(uint8_t set, uint8_t cmd) {

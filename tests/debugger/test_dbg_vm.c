@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* VirtualMachine (command set 1, src/debugger/cmd_vm.c): version, ID sizes, classes, threads and
  * groups, capabilities, CreateString, Exit. */
+#include <stdlib.h>
+
 #include "dbg_fixture.h"
 
 static void test_vm_commands(void **state) {
@@ -80,7 +82,11 @@ static void test_vm_commands(void **state) {
   assert_int_equal(caps[4], 1);  /* canGetOwnedMonitorInfo */
   assert_int_equal(caps[5], 1);  /* canGetCurrentContendedMonitor */
   assert_int_equal(caps[6], 1);  /* canGetMonitorInfo */
-  assert_int_equal(caps[7], 0);  /* canRedefineClasses */
+  assert_int_equal(caps[7], 1);  /* canRedefineClasses: the fake has redefine_classes */
+  assert_int_equal(caps[8], 0);  /* canAddMethod: never */
+  assert_int_equal(caps[9], 0);  /* canUnrestrictedlyRedefineClasses: never */
+  assert_int_equal(caps[10], 1); /* canPopFrames */
+  assert_int_equal(caps[20], 1); /* canForceEarlyReturn */
   assert_int_equal(caps[16], 0); /* canRequestMonitorEvents */
   assert_int_equal(caps[17], 1); /* canGetMonitorFrameInfo */
   assert_int_equal(caps[18], 1); /* canUseSourceNameFilters */
@@ -128,6 +134,68 @@ static void test_thread_objects(void **state) {
   assert_string_equal(rd_str(&r), "Worker");
 }
 
+static void redefine_body(body *b, ddmc_class c, const uint8_t *bytes, uint32_t n) {
+  b->n = 0;
+  b_u32(b, 1);
+  b_u64(b, cid(c));
+  b_u32(b, n);
+  for (uint32_t i = 0; i < n; i++) b_u8(b, bytes[i]);
+}
+
+/* RedefineClasses: the VM's errors as they are, an array type and an empty class file refused
+ * before the VM sees them, too many classes refused; after a redefinition the breakpoint
+ * requests in the class are gone (the VM cleared them), as the JDK's agent drops them. */
+static void test_redefine(void **state) {
+  (void)state;
+  ddmc_reader r;
+  body b = {.n = 0};
+  static const uint8_t good[] = {0xCA, 0xFE, 0xBA, 0xBE, 0, 0, 0, 52};
+  static const uint8_t bad[] = {'n', 'o', 't', ' ', 'a', ' ', 'c', 'l'};
+  b_u8(&b, DDMC_EV_BREAKPOINT);
+  b_u8(&b, 0);
+  b_u32(&b, 1);
+  mod_loc(&b, FD_M_COMPUTE, 5);
+  assert_int_equal(run(15, 1, &b, &r), 0);
+  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+
+  redefine_body(&b, FD_C_DEBUG, bad, sizeof bad);
+  assert_int_equal(run(1, 18, &b, &r), DDMC_JDWP_INVALID_CLASS_FORMAT);
+  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5)); /* refused: nothing changed */
+  redefine_body(&b, FD_C_INT_ARRAY, good, sizeof good);
+  assert_int_equal(run(1, 18, &b, &r), DDMC_JDWP_INVALID_CLASS);
+  redefine_body(&b, FD_C_DEBUG, good, 0);
+  assert_int_equal(run(1, 18, &b, &r), DDMC_JDWP_INVALID_CLASS_FORMAT);
+  int calls = atomic_load(&F->n_redefine);
+  /* More classes than one request may name (4096), each with a whole entry. */
+  size_t big = 4 + 5000 * 12;
+  uint8_t *p = calloc(1, big);
+  assert_non_null(p);
+  ddmc__put_u32(p, 5000);
+  for (int i = 0; i < 5000; i++) {
+    ddmc__put_u32(p + 4 + (size_t)i * 12, (uint32_t)(cid(FD_C_DEBUG) >> 32));
+    ddmc__put_u32(p + 8 + (size_t)i * 12, (uint32_t)cid(FD_C_DEBUG));
+  }
+  assert_int_equal(run_raw(1, 18, p, big, &r), DDMC_JDWP_ILLEGAL_ARGUMENT);
+  free(p);
+  assert_int_equal(atomic_load(&F->n_redefine), calls);
+
+  redefine_body(&b, FD_C_DEBUG, good, sizeof good);
+  assert_int_equal(run(1, 18, &b, &r), 0);
+  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  b.n = 0;
+  b_u8(&b, DDMC_EV_BREAKPOINT);
+  b_u32(&b, 1);
+  assert_int_equal(run(15, 2, &b, &r), 0); /* JDI's Clear of the dropped request: no error */
+  /* A new breakpoint there reaches the VM again. */
+  b.n = 0;
+  b_u8(&b, DDMC_EV_BREAKPOINT);
+  b_u8(&b, 0);
+  b_u32(&b, 1);
+  mod_loc(&b, FD_M_COMPUTE, 5);
+  assert_int_equal(run(15, 1, &b, &r), 0);
+  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+}
+
 static void test_exit(void **state) {
   (void)state;
   body b = {.n = 0};
@@ -141,6 +209,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_vm_commands, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exit, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_redefine, setup, teardown),
       cmocka_unit_test_setup_teardown(test_thread_objects, setup_thread_objects, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -730,6 +730,14 @@ def main():
             if r.returncode != 0:
                 print(f"FAIL: javac {args.java_source}:\n{r.stdout}{r.stderr}", flush=True)
                 return 1
+            if any(s.program == "Mutate" for s in scripts):
+                # jdb's redefine reads the new class file from its own directory (home, below).
+                r = subprocess.run([args.javac, "-g", "-d", os.path.join(workdir, "home", "redefine"),
+                                    os.path.join(ROOT, "tests", "jdi", "redefine", "Greeter.java")],
+                                   capture_output=True, text=True, env=clean_env(), timeout=120)
+                if r.returncode != 0:
+                    print(f"FAIL: javac redefine/Greeter.java:\n{r.stdout}{r.stderr}", flush=True)
+                    return 1
         vm = None
         vm_broken = False
         for n, script in enumerate(scripts, 1):

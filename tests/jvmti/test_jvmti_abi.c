@@ -40,6 +40,15 @@ extern void ddmc__jv_jt_ClearFieldAccessWatch(void);
 extern void ddmc__jv_jt_SetFieldModificationWatch(void);
 extern void ddmc__jv_jt_ClearFieldModificationWatch(void);
 extern void ddmc__jv_jt_GetLocalInstance(void);
+/* mutate */
+extern void ddmc__jv_jt_PopFrame(void);
+extern void ddmc__jv_jt_ForceEarlyReturnObject(void);
+extern void ddmc__jv_jt_ForceEarlyReturnInt(void);
+extern void ddmc__jv_jt_ForceEarlyReturnLong(void);
+extern void ddmc__jv_jt_ForceEarlyReturnFloat(void);
+extern void ddmc__jv_jt_ForceEarlyReturnDouble(void);
+extern void ddmc__jv_jt_ForceEarlyReturnVoid(void);
+extern void ddmc__jv_jt_RedefineClasses(void);
 /* threads and monitors */
 extern void ddmc__jv_jt_SuspendThread(void);
 extern void ddmc__jv_jt_ResumeThread(void);
@@ -257,6 +266,14 @@ int main(void) {
   SLOT(43, SetFieldModificationWatch)
   SLOT(44, ClearFieldModificationWatch)
   SLOT(155, GetLocalInstance)
+  SLOT(80, PopFrame)
+  SLOT(81, ForceEarlyReturnObject)
+  SLOT(82, ForceEarlyReturnInt)
+  SLOT(83, ForceEarlyReturnLong)
+  SLOT(84, ForceEarlyReturnFloat)
+  SLOT(85, ForceEarlyReturnDouble)
+  SLOT(86, ForceEarlyReturnVoid)
+  SLOT(87, RedefineClasses)
   SLOT(153, GetOwnedMonitorStackDepthInfo)
   /* heap */
   SLOT(58, GetObjectHashCode)
