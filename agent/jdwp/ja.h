@@ -196,6 +196,10 @@ void ja_bridge_control(ddmc_vm_bridge *b);
 int ja_world_stop(JNIEnv *env);
 void ja_world_resume(void);
 
+/* ---- reflect.c: bytecodes, constant pool, class file version, SourceDebugExtension, modules
+ * (each op only where its capability was granted) */
+void ja_bridge_reflect(ddmc_vm_bridge *b);
+
 /* ---- events.c: JVM TI callbacks feeding ddmc_post_* */
 void ja_events_callbacks(jvmtiEventCallbacks *cb);
 /* Enables what the agent always listens to (the rest follows the library's requests). */

@@ -187,6 +187,7 @@ extern const ddmc__dbg_cmd ddmc__dbg_cmds_frame[];   /* 16 StackFrame */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_event[];   /* 15 EventRequest */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_monitor[]; /* 9/5, 11/8, 11/9, 11/13: who holds what */
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_invoke[];  /* 3/3, 3/4, 5/1, 9/6: method calls */
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_module[];  /* 1/22, 2/19, 18 ModuleReference */
 
 /* ---- the state (table.c) */
 /* A debugger for vm over ops (not yet a service of its JDWP thread nor a client of the hub:

@@ -187,6 +187,7 @@ typedef struct ddmc__dbg_lines ddmc__dbg_lines;
 /* Composites HoldEvents keeps, in bytes: a debugger that holds events and never releases them
  * costs the VM at most this; past it a post answers DDMC_EQFULL. */
 #define DDMC__HELD_MAX ((size_t)1 << 20)
+#define DDMC__MAX_STRATUM 256 /* SetDefaultStratum: a longer name is ILLEGAL_ARGUMENT */
 
 /* Event kinds are below 128 (the largest, VM_DEATH, is 99): want[] has one counter for each. */
 #define DDMC__EV_KINDS 128
@@ -215,6 +216,9 @@ struct ddmc__dbg {
   pthread_mutex_t hold_lock;
   atomic_int holding; /* written under hold_lock; read without it first, then again under it */
   ddmc_buf held DDMC_GUARDED_BY(hold_lock);
+  /* VirtualMachine.SetDefaultStratum: the name, "" for none (JDWP thread only; kept for the
+   * session, as libjdwp keeps it). */
+  char stratum[DDMC__MAX_STRATUM];
   int suspend_on_start; /* suspend=y: the first session's VM_START suspends all */
   int started_once;
 };
