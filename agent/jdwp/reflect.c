@@ -38,7 +38,8 @@ static int bytecodes(void *vd, ddmc_class c, uint32_t index, ddmc_buf *out) {
   if (m == NULL) return err;
   jint n = 0;
   unsigned char *p = NULL;
-  return put_ti_bytes(out, (*ja.ti)->GetBytecodes(ja.ti, m->id, &n, &p), p, n);
+  jvmtiError e = (*ja.ti)->GetBytecodes(ja.ti, m->id, &n, &p); /* before p and n are read */
+  return put_ti_bytes(out, e, p, n);
 }
 
 static int constant_pool(void *vd, ddmc_class c, int32_t *count, ddmc_buf *out) {
