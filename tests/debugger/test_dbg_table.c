@@ -202,8 +202,14 @@ static const cmd_body kBodies[] = {
     {16, 2, bd_frame_set}, {16, 3, bd_frame},       {17, 1, bd_class_object}, {3, 3, bd_ct_invoke},
     {5, 1, bd_ct_invoke},  {9, 6, bd_or_invoke},    {3, 4, bd_new_instance},  {4, 1, bd_new_array},
     {11, 10, bd_stop},     {11, 11, bd_thread},     {9, 5, bd_object},        {11, 8, bd_thread},
-    {11, 9, bd_thread},    {11, 13, bd_thread},
+    {11, 9, bd_thread},    {11, 13, bd_thread},     {1, 19, bd_str},          {2, 18, bd_class},
+    {2, 19, bd_class},     {6, 3, bd_method},       {18, 1, bd_object},       {18, 2, bd_object},
 };
+
+/* Reflection the fake VM has no op for (bridge.h): the full body answers NOT_IMPLEMENTED. */
+static int fake_lacks_op(uint8_t set, uint8_t cmd) {
+  return (set == 1 && cmd == 19) || (set == 2 && (cmd == 18 || cmd == 19)) || (set == 6 && cmd == 3) || set == 18;
+}
 
 static body_fn body_of(uint8_t set, uint8_t cmd) {
   for (size_t i = 0; i < sizeof(kBodies) / sizeof(kBodies[0]); i++)
@@ -229,7 +235,7 @@ static void test_bad_input_every_command(void **state) {
   int exits = 0, commands = 0;
   uint8_t junk[64];
   for (size_t i = 0; i < sizeof(junk); i++) junk[i] = (uint8_t)(0x5a ^ (i * 37));
-  for (int set = 1; set <= 17; set++) {
+  for (int set = 1; set <= 18; set++) {
     for (int cmd = 0; cmd < 32; cmd++) {
       const ddmc__dbg_cmd *c = ddmc__dbg_lookup((uint8_t)set, (uint8_t)cmd);
       if (c == NULL) {
@@ -276,6 +282,8 @@ static void test_bad_input_every_command(void **state) {
         assert_int_equal(rc, DDMC_JDWP_INVALID_CLASS_LOADER);
       else if (set == 2 && (cmd == 12 || cmd == 17))
         assert_int_equal(rc, DDMC_JDWP_ABSENT_INFORMATION);
+      else if (fake_lacks_op((uint8_t)set, (uint8_t)cmd))
+        assert_int_equal(rc, DDMC_JDWP_NOT_IMPLEMENTED);
       else if ((set == 3 && (cmd == 3 || cmd == 4)) || (set == 5 && cmd == 1) || (set == 9 && cmd == 6))
         assert_int_equal(rc, DDMC_JDWP_INVALID_THREAD); /* no event holds the thread */
       else if (rc != 0)
