@@ -7,7 +7,9 @@
  * Offered only when the VM has all three module ops (bridge.h): VirtualMachine.Version then
  * answers 9, which is what makes a JDI client ask (it has no capability bit for modules). A VM
  * defines a few dozen modules (HotSpot 17: about 70 with the unnamed ones), but the list is the
- * VM's, so AllModules is bounded like AllClasses. */
+ * VM's, so AllModules is bounded like AllClasses. A VM without them answers NOT_IMPLEMENTED to
+ * every module command, whatever IDs it names (after the length checks), as to a command it does
+ * not offer. */
 #include <string.h>
 
 #include "debugger/dbg_int.h"
@@ -39,6 +41,7 @@ static int put_module(void *arg, ddmc_ref m) {
 static int vm_all_modules(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__rd_end(in);
   if (rc != 0) return rc;
+  if (!DDMC__DBG_MODULES(d)) return DDMC_JDWP_NOT_IMPLEMENTED;
   module_list l = {d, out, 0, 0};
   size_t count = ddmc__count_begin(out);
   rc = DDMC__DBG_CALL(d, for_each_module, put_module, &l);
@@ -52,6 +55,8 @@ static int vm_all_modules(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int rt_module(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
+  if (in->err) return DDMC_JDWP_INVALID_LENGTH;
+  if (!DDMC__DBG_MODULES(d)) return DDMC_JDWP_NOT_IMPLEMENTED;
   if (rc != 0) return rc;
   ddmc_ref m = 0;
   uint64_t id;
@@ -66,6 +71,7 @@ static int rt_module(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int rd_module(ddmc__dbg *d, ddmc_reader *in, ddmc_ref *m) {
   int rc = ddmc__dbg_rd_object(d, in, m);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
+  if (!DDMC__DBG_MODULES(d)) return DDMC_JDWP_NOT_IMPLEMENTED;
   if (rc == DDMC_JDWP_INVALID_OBJECT || (rc == 0 && *m == 0)) return DDMC_JDWP_INVALID_MODULE;
   return rc;
 }

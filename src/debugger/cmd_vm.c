@@ -23,7 +23,7 @@ static int vm_version(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   /* JDWP 1.8: JDI then uses the *WithGeneric forms; 9 with the module ops, since JDI asks for
    * modules (canGetModuleInfo) by the version alone. Never 19: JDI would take threads for
    * virtual ones that may be. */
-  int modules = DDMC__DBG_HAS(d, for_each_module) && DDMC__DBG_HAS(d, class_module) && DDMC__DBG_HAS(d, module_info);
+  int modules = DDMC__DBG_MODULES(d);
   ddmc_buf_put_u32(out, modules ? 9 : 1);
   ddmc_buf_put_u32(out, modules ? 0 : 8);
   ddmc__dbg_wr_string(out, ddmc_version_string());

@@ -245,5 +245,8 @@ static inline void ddmc__count_end(ddmc_buf *out, size_t at, uint32_t n) {
 #define DDMC__DBG_CALL(d, name, ...) \
   (ddmc__dbg_ops(d)->name ? ddmc__dbg_ops(d)->name(ddmc__dbg_vm_data(d), __VA_ARGS__) : DDMC_JDWP_NOT_IMPLEMENTED)
 #define DDMC__DBG_HAS(d, name) (ddmc__dbg_ops(d)->name != NULL)
+/* Modules are offered with all three module ops or not at all (cmd_module.c). */
+#define DDMC__DBG_MODULES(d) \
+  (DDMC__DBG_HAS(d, for_each_module) && DDMC__DBG_HAS(d, class_module) && DDMC__DBG_HAS(d, module_info))
 
 #endif
