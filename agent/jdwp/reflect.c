@@ -109,8 +109,10 @@ static int for_each_module(void *vd, int (*fn)(void *arg, ddmc_ref m), void *arg
   int rc = ja_err(e);
   for (jint i = 0; rc == 0 && i < n; i++) {
     ddmc_ref r = ja_ref(env, v[i]);
-    if (r == 0) rc = DDMC_JDWP_OUT_OF_MEMORY;
-    else if (fn(arg, r)) break;
+    if (r == 0)
+      rc = DDMC_JDWP_OUT_OF_MEMORY;
+    else if (fn(arg, r))
+      break;
   }
   ti_free(v);
   ja_leave(env); /* the modules' local references go with the frame */
