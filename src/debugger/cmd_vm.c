@@ -313,16 +313,16 @@ static int vm_release_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
-/* [string stratumID]: kept for the session ("" for none). libjdwp uses it to convert line tables
- * when it steps by line; this library steps by the Java stratum's lines (docs/porting.md). A VM
- * without SourceDebugExtension has no strata: NOT_IMPLEMENTED (canSetDefaultStratum false). */
+/* [string stratumID]: steps by line move by that stratum's lines from now on, for the session
+ * ("" for the classes' own), as libjdwp steps (step.c, smap.c). A VM without
+ * SourceDebugExtension has no strata: NOT_IMPLEMENTED (canSetDefaultStratum false). */
 static int vm_set_default_stratum(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   char s[DDMC__MAX_STRATUM];
   int rc = ddmc__dbg_rd_string(in, s, sizeof(s));
   if (rc == 0) rc = ddmc__rd_end(in);
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, source_debug_extension)) return DDMC_JDWP_NOT_IMPLEMENTED;
-  memcpy(d->stratum, s, sizeof(s));
+  ddmc__dbg_lines_set_stratum(d, s);
   return 0;
 }
 

@@ -30,7 +30,6 @@ void ddmc__dbg_reset(ddmc__dbg *d) {
   ddmc__dbg_thrs_forget(d);
   ddmc__dbg_lines_reset(d);
   ddmc__dbg_ids_reset(d);
-  d->stratum[0] = '\0';
   pthread_mutex_lock(&d->hold_lock);
   atomic_store(&d->holding, 0);
   ddmc__buf_reset(&d->held);

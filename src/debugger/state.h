@@ -173,6 +173,17 @@ int32_t ddmc__dbg_line_of(ddmc__dbg *d, const ddmc_location *loc);
 int ddmc__dbg_step_stops(ddmc__dbg *d, const ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth);
 /* After a step ended at loc / depth: the next one starts there. Thread: the stepping thread. */
 void ddmc__dbg_step_restart(ddmc__dbg *d, ddmc__dbg_step *s, const ddmc_location *loc, int32_t depth);
+/* VirtualMachine.SetDefaultStratum: steps by line in a class with an SMAP move by that stratum's
+ * lines from now on, where the SMAP has it (smap.c); "" changes nothing, as under libjdwp.
+ * Thread: the JDWP thread. */
+void ddmc__dbg_lines_set_stratum(ddmc__dbg *d, const char *stratum);
+/* The line of stratum that Java line j of a class with SMAP smap (n bytes) maps to, as
+ * (file ID << 16) | line, or -1 when it maps to none (smap.c). Thread: any. */
+int32_t ddmc__dbg_smap_line(const char *smap, size_t n, const char *stratum, int32_t j);
+/* The stratum a step in a class with SMAP smap moves by: want when the SMAP has a section for it,
+ * else the SMAP's default; copied into out (cap bytes). 0 when that stratum has no section: the
+ * class keeps its own lines. Thread: any. */
+int ddmc__dbg_smap_pick(const char *smap, size_t n, const char *want, char *out, size_t cap);
 int ddmc__dbg_lines_init(ddmc__dbg *d);
 void ddmc__dbg_lines_reset(ddmc__dbg *d);
 void ddmc__dbg_lines_destroy(ddmc__dbg *d);
@@ -216,9 +227,6 @@ struct ddmc__dbg {
   pthread_mutex_t hold_lock;
   atomic_int holding; /* written under hold_lock; read without it first, then again under it */
   ddmc_buf held DDMC_GUARDED_BY(hold_lock);
-  /* VirtualMachine.SetDefaultStratum: the name, "" for none (JDWP thread only; kept for the
-   * session, as libjdwp keeps it). */
-  char stratum[DDMC__MAX_STRATUM];
   int suspend_on_start; /* suspend=y: the first session's VM_START suspends all */
   int started_once;
 };

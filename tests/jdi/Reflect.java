@@ -30,9 +30,9 @@ public class Reflect {
 class JspPage {
   int render(int n) {
     int a = n + 1;          // Reflect.java line 32: page.jsp line 1 (the runner's SMAP)
-    int b = a * 2;          // 33: page.jsp 2
-    int c = b - n;          // 34: page.jsp 3
-    return a + b + c;       // 35: page.jsp 4
+    int b = a * 2;          // 33: page.jsp 1 too
+    int c = b - n;          // 34: page.jsp 2
+    return a + b + c;       // 35: page.jsp 3
   }
 }
 // SPDX-License-Identifier: Apache-2.0

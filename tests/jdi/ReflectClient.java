@@ -10,11 +10,13 @@
 // unnamed modules, Reflect's module() is its loader's unnamed module, String's is java.base with
 // the boot loader; JspPage, which carries an SMAP (the runner added it), has the strata Java and
 // JSP, JSP by default, its lines mapped, and setDefaultStratum is accepted and changes what
-// Location.lineNumber() says. minivm: bytecodes in minivm's own encoding (26 bytes per
+// Location.lineNumber() says and where a step by line ends (page.jsp line 1 is two Java lines). minivm: bytecodes in minivm's own encoding (26 bytes per
 // instruction, examples/minivm/README.md), no constant pool, no modules.
 // Prints "ok - ..." or "FAIL - ..." per check and "all checks passed" at the end.
 import com.sun.jdi.*;
 import com.sun.jdi.connect.*;
+import com.sun.jdi.event.*;
+import com.sun.jdi.request.*;
 import java.io.*;
 import java.nio.file.*;
 import java.util.*;
@@ -147,19 +149,68 @@ public class ReflectClient {
     String smap = page.sourceDebugExtension();
     check(smap.startsWith("SMAP\n"), "sourceDebugExtension() is the runner's SMAP");
     List<String> strata = page.availableStrata();
-    check(strata.contains("JSP") && strata.contains("Java"), "availableStrata() " + strata);
+    check(strata.contains("JSP") && strata.contains("Kt") && strata.contains("Java"), "availableStrata() " + strata);
     check("JSP".equals(page.defaultStratum()), "defaultStratum() " + page.defaultStratum());
     check(page.sourceNames("JSP").equals(List.of("page.jsp")), "sourceNames(JSP) " + page.sourceNames("JSP"));
     List<Location> at3 = page.locationsOfLine("JSP", "page.jsp", 3);
-    check(!at3.isEmpty() && at3.get(0).lineNumber("Java") == 34, "page.jsp line 3 is Reflect.java line 34: " + at3);
+    check(!at3.isEmpty() && at3.get(0).lineNumber("Java") == 35, "page.jsp line 3 is Reflect.java line 35: " + at3);
     Location l = at3.get(0);
     vm.setDefaultStratum("Java");
-    check("Java".equals(vm.getDefaultStratum()) && l.lineNumber() == 34 && l.sourceName().equals("Reflect.java"),
+    check("Java".equals(vm.getDefaultStratum()) && l.lineNumber() == 35 && l.sourceName().equals("Reflect.java"),
           "setDefaultStratum(Java): line " + l.lineNumber() + " of " + l.sourceName());
     vm.setDefaultStratum("JSP");
     check(l.lineNumber() == 3 && l.sourceName().equals("page.jsp"), "setDefaultStratum(JSP): line " + l.lineNumber() + " of " + l.sourceName());
     vm.setDefaultStratum(null);
     check(l.lineNumber() == 3, "setDefaultStratum(null): the class's own default, JSP: line " + l.lineNumber());
+    // Where a step over the first line of render ends: by the lines of the default stratum where
+    // the SMAP has it (Kt: 33), else of the SMAP's default (JSP, whose line 1 is Java lines 32-33:
+    // 34), "Java" included; "" leaves the last one in force. The JDK's agent decodes a class's
+    // SMAP once, with the default stratum of that moment, and keeps it while the class stays in
+    // its one-class cache: later SetDefaultStratum calls do not reach this class there. libddmc
+    // follows each call (JDWP: "set the default stratum"); only it is asked the changes.
+    boolean ours = vm.description().contains("libddmc");
+    String[] order = {"Kt", "", "JSP", "Java", "Nope"};
+    int[] want = {33, 33, 34, 34, 34};
+    for (int i = 0; i < (ours ? order.length : 2); i++) {
+      int got = stepOver(vm, page, order[i]);
+      check(got == want[i], "step over render's first line, default stratum '" + order[i] + "': ends at Java line " + got
+                                + " (" + want[i] + ")");
+    }
+    vm.setDefaultStratum(null);
+  }
+
+  /** Stops at the first line of JspPage.render, steps over one line with stratum as the VM's
+   *  default (null: not set; the back-end decides where a step by line ends), and gives the Java
+   *  line it ended on (-1: no step event in time). */
+  static int stepOver(VirtualMachine vm, ReferenceType page, String stratum) throws Exception {
+    if (stratum != null) vm.setDefaultStratum(stratum);
+    EventRequestManager erm = vm.eventRequestManager();
+    Location first = page.methodsByName("render").get(0).location();
+    BreakpointRequest bp = erm.createBreakpointRequest(first);
+    bp.setSuspendPolicy(EventRequest.SUSPEND_EVENT_THREAD);
+    bp.enable();
+    ThreadReference t = null;
+    int line = -1;
+    long end = System.currentTimeMillis() + 20000;
+    while (System.currentTimeMillis() < end && line < 0) {
+      EventSet set = vm.eventQueue().remove(1000);
+      if (set == null) continue;
+      for (Event e : set) {
+        if (e instanceof BreakpointEvent && t == null) {
+          t = ((BreakpointEvent) e).thread();
+          bp.disable();
+          StepRequest st = erm.createStepRequest(t, StepRequest.STEP_LINE, StepRequest.STEP_OVER);
+          st.addCountFilter(1);
+          st.enable();
+        } else if (e instanceof StepEvent) {
+          line = ((StepEvent) e).location().lineNumber("Java");
+          erm.deleteEventRequest(e.request());
+        }
+      }
+      set.resume();
+    }
+    erm.deleteEventRequest(bp);
+    return line;
   }
 
   static void jvm(VirtualMachine vm, Path classes) throws Exception {

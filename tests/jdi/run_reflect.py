@@ -7,7 +7,8 @@ python3 standard library only.
   run_reflect.py --target minivm --minivm BIN --workdir DIR
 
 jvm: Reflect.java compiled by javac; JspPage.class then gets a SourceDebugExtension attribute (an
-SMAP with a JSP stratum: page.jsp lines 1-4 are Reflect.java lines 32-35) from add_smap below, as a
+SMAP with a JSP stratum: page.jsp line 1 is Reflect.java lines 32-33, 2 is 34, 3 is 35) from
+add_smap below, as a
 JSP compiler or kotlinc writes one. The program runs under the JDK's -agentlib:jdwp (the
 reference), or with --jvm-agent under libddmcjdwp.so: the same client, the same expectations.
 minivm: examples/minivm/programs/ide.mvm: bytecodes in minivm's encoding, the rest refused.
@@ -27,7 +28,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from run_jdi import Reader, tail  # noqa: E402
 
-SMAP = "SMAP\nReflect.java\nJSP\n*S JSP\n*F\n+ 1 page.jsp\npage.jsp\n*L\n1#1,4:32\n*E\n"
+# Stratum JSP (the default): page.jsp line 1 is Reflect.java lines 32-33, line 2 is 34, line 3 is
+# 35. Stratum Kt: page.kt lines 1-4 are Reflect.java lines 32-35, one for one.
+SMAP = ("SMAP\nReflect.java\nJSP\n*S JSP\n*F\n+ 1 page.jsp\npage.jsp\n*L\n1#1:32,2\n2:34\n3:35\n"
+        "*S Kt\n*F\n1 page.kt\n*L\n1#1,4:32\n*E\n")
 
 
 def skip_cp(b, pos, count):
