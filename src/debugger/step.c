@@ -29,7 +29,7 @@ typedef struct line_table {
   ddmc_class cls;
   uint32_t method;
   uint32_t gen; /* the stratum it was made for (ddmc__dbg_lines.gen) */
-  uint32_t n; /* 0 with absent = 1: the method has no line information */
+  uint32_t n;   /* 0 with absent = 1: the method has no line information */
   int absent;
   line_entry *v; /* sorted by index */
   struct line_table *next;

@@ -15,10 +15,10 @@
 static const char kSmap[] =
     "SMAP\nPage.java\nJSP\n"
     "*S JSP\n*F\n+ 1 page.jsp\npage.jsp\n2 inc.jsp\n*L\n"
-    "1#1:32,2\n"     /* page.jsp 1 <- Java 32-33 */
-    "2:34\n"         /* page.jsp 2 <- 34 (file 1, sticky) */
-    "5#2,3:40\n"     /* inc.jsp 5-7 <- 40-42 */
-    "9,2:50,3\n"     /* inc.jsp 9-10 <- 50-52, 53-55 */
+    "1#1:32,2\n" /* page.jsp 1 <- Java 32-33 */
+    "2:34\n"     /* page.jsp 2 <- 34 (file 1, sticky) */
+    "5#2,3:40\n" /* inc.jsp 5-7 <- 40-42 */
+    "9,2:50,3\n" /* inc.jsp 9-10 <- 50-52, 53-55 */
     "*S Kt\r\n*F\r\n1 a.kt\r\n*L\r\n1#1,4:32\r\n"
     "*E\n";
 
@@ -59,7 +59,10 @@ static void test_bad_input(void **state) {
   (void)state;
   static const char *bad[] = {
       "SMAP\nA\nJSP\n*S JSP\n*L\n#1:3\n:4\n1#:5\n1,:6\n1:\n1#1,2\n99999999999999999999:7\n*E\n",
-      "SMAP\nA\nJSP\n*S JSP\n*L\n1#1:", "", "*S", "*S JSP\n*L\n1:2147483647,2147483647\n",
+      "SMAP\nA\nJSP\n*S JSP\n*L\n1#1:",
+      "",
+      "*S",
+      "*S JSP\n*L\n1:2147483647,2147483647\n",
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
     for (int32_t j = -1; j < 10; j++) {
