@@ -82,6 +82,9 @@ static int take_capabilities(void) {
   TAKE(can_redefine_classes);
   TAKE(can_pop_frame);
   TAKE(can_force_early_return);
+  TAKE(can_get_bytecodes);                      /* Method.Bytecodes (reflect.c) */
+  TAKE(can_get_constant_pool);                  /* ReferenceType.ConstantPool */
+  TAKE(can_get_source_debug_extension);         /* strata (SMAP); HotSpot keeps the attribute only with it */
 #undef TAKE
   if ((*ja.ti)->AddCapabilities(ja.ti, &want) != JVMTI_ERROR_NONE) return -1;
   return (*ja.ti)->GetCapabilities(ja.ti, &ja.caps) == JVMTI_ERROR_NONE ? 0 : -1;
@@ -199,6 +202,7 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   ja_bridge_mutate(&b);
   ja_bridge_heap(&b);
   ja_bridge_memview(&b);
+  ja_bridge_reflect(&b);
   if (rc == 0) ja_heap_init();
   if (rc == 0) rc = ddmc_vm_set_bridge(ja.vm, &b, NULL);
   if (rc == 0) rc = ddmc_dbg_enable(ja.vm);

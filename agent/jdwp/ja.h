@@ -215,6 +215,9 @@ void ja_bridge_mutate(ddmc_vm_bridge *b);
 int ja_pop_step(JNIEnv *env, jthread t);
 /* After RedefineClasses: c's methods' code positions and sizes are read again. */
 void ja_class_redefined(ddmc_class c);
+/* ---- reflect.c: bytecodes, constant pool, class file version, SourceDebugExtension, modules
+ * (each op only where its capability was granted) */
+void ja_bridge_reflect(ddmc_vm_bridge *b);
 
 /* ---- events.c: JVM TI callbacks feeding ddmc_post_* */
 void ja_events_callbacks(jvmtiEventCallbacks *cb);

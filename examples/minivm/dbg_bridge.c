@@ -175,6 +175,15 @@ static int op_line_table(void *vm_data, ddmc_class c, uint32_t method, ddmc_line
   return visit_rc(mvm_dbg_lines(VM(vm_data), c, method, line_adapter, &v));
 }
 
+static int put_insn(void *arg, const uint8_t *rec) {
+  return ddmc_buf_put_bytes(arg, rec, MVM_DBG_INSN_BYTES) != 0; /* over the reply's cap: stop */
+}
+/* Method.Bytecodes: minivm's own encoding (README.md, "Bytecodes"), MVM_DBG_INSN_BYTES per
+ * instruction, so instruction i (JDWP's code index i) is at bytes [26 i, 26 i + 26). */
+static int op_bytecodes(void *vm_data, ddmc_class c, uint32_t method, ddmc_buf *out) {
+  return visit_rc(mvm_dbg_code(VM(vm_data), c, method, put_insn, out));
+}
+
 /* Register <-> debugger slot (see the top of the file). */
 static int32_t slot_of_reg(uint32_t reg, uint16_t nregs, uint16_t nparams) {
   uint32_t first_param = (uint32_t)(nregs - nparams);
@@ -729,6 +738,7 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
       .field_info = op_field_info,
       .method_info = op_method_info,
       .line_table = op_line_table,
+      .bytecodes = op_bytecodes,
       .variable_table = op_variable_table,
       .object_class = op_object_class,
       .hold_ref = op_hold_ref,

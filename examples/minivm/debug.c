@@ -151,6 +151,34 @@ int mvm_dbg_lines(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, 
   return rc;
 }
 
+static uint8_t *put_be(uint8_t *p, uint64_t v, int n) {
+  for (int i = n - 1; i >= 0; i--, v >>= 8) p[i] = (uint8_t)v;
+  return p + n;
+}
+
+/* [u1 op][u1 nargs][u2 a][u2 b][u2 c][u8 literal or branch target][u2 args[5]], big-endian:
+ * what the assembler made of the line, without the resolved pointer (a method, field, class or
+ * string the interpreter looks up once). */
+int mvm_dbg_code(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, const uint8_t *rec), void *arg) {
+  mvm_method *m;
+  int rc = method_of(vm, t, method, &m);
+  for (uint32_t pc = 0; !rc && pc < m->ncode; pc++) {
+    const mvm_insn *in = &m->code[pc];
+    uint8_t rec[MVM_DBG_INSN_BYTES], *p = rec;
+    uint8_t op = mvm_insn_op(in);
+    if (op == OP_BREAKPOINT) op = mvm_bp_original(vm, in);
+    p = put_be(p, op, 1);
+    p = put_be(p, in->nargs, 1);
+    p = put_be(p, in->a, 2);
+    p = put_be(p, in->b, 2);
+    p = put_be(p, in->c, 2);
+    p = put_be(p, (uint64_t)in->lit, 8);
+    for (int i = 0; i < 5; i++) p = put_be(p, in->args[i], 2);
+    rc = fn(arg, rec);
+  }
+  return rc;
+}
+
 int mvm_dbg_locals(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, const mvm_local_desc *l),
                    void *arg) {
   mvm_method *m;

@@ -163,6 +163,10 @@ int mvm_dbg_method(mvm_vm *vm, mvm_type t, uint32_t method, mvm_method_desc *out
 /* (pc, line) where the line changes, in pc order. */
 int mvm_dbg_lines(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, uint32_t pc, int32_t line),
                   void *arg);
+/* The method's code in minivm's own encoding (README.md, "Bytecodes"): one MVM_DBG_INSN_BYTES
+ * record per instruction, in pc order, its opcode the program's even where a breakpoint is set. */
+#define MVM_DBG_INSN_BYTES 26
+int mvm_dbg_code(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, const uint8_t *rec), void *arg);
 /* MVM_DBG_EABSENT when the method declares no .local. */
 int mvm_dbg_locals(mvm_vm *vm, mvm_type t, uint32_t method, int (*fn)(void *arg, const mvm_local_desc *l),
                    void *arg);

@@ -513,6 +513,47 @@ typedef struct ddmc_vm_bridge {
    * fit the method's return type), NO_MORE_FRAMES (no frame), THREAD_NOT_SUSPENDED,
    * INVALID_THREAD. */
   int (*force_early_return)(void *vm_data, uint32_t thread, const ddmc_value *v);
+  /* ---- reflection: bytecodes, constant pool, modules, strata (each optional; its capability
+   * is true exactly when the op is there). Thread: the JDWP thread, or an agent's thread for JVM
+   * TI; never inside the VM's own iteration. Each returns 0, DDMC_JDWP_INVALID_CLASS /
+   * INVALID_METHODID for a handle the VM does not know, or the error named below. */
+  /* Method.Bytecodes (canGetBytecodes; JVM TI GetBytecodes): appends the code of method to out
+   * exactly as the VM keeps it: a JVM the Code attribute's bytes of the class file (JVM TI may
+   * give them rewritten back to the class file's form, as HotSpot does); any other VM its own
+   * instruction encoding, which it documents. A native or abstract method has no code: nothing
+   * appended, 0 (HotSpot and the JDK's agent answer an empty array). out has a cap; a longer
+   * method sets its error (the reply is then OUT_OF_MEMORY). */
+  int (*bytecodes)(void *vm_data, ddmc_class c, uint32_t method, ddmc_buf *out);
+  /* ReferenceType.ConstantPool (canGetConstantPool; JVM TI GetConstantPool): *count is the
+   * class file's constant_pool_count (entries + 1) and out gets the entries' bytes in the class
+   * file's format, the first entry's tag first. ABSENT_INFORMATION for an array or primitive
+   * type; a class the VM made without a class file (a VM of its own format) must leave the op
+   * NULL. */
+  int (*constant_pool)(void *vm_data, ddmc_class c, int32_t *count, ddmc_buf *out);
+  /* ReferenceType.ClassFileVersion (JVM TI GetClassVersionNumbers): the class file's major and
+   * minor version. ABSENT_INFORMATION for an array or primitive type. */
+  int (*class_file_version)(void *vm_data, ddmc_class c, int32_t *major, int32_t *minor);
+  /* ReferenceType.SourceDebugExtension (canGetSourceDebugExtension; JVM TI
+   * GetSourceDebugExtension): appends the class's SourceDebugExtension attribute (UTF-8, JSR-45's
+   * SMAP for a JSP or Kotlin class: the debugger computes its strata from it) to out, or returns
+   * ABSENT_INFORMATION when it has none. With this op the library also answers
+   * VirtualMachine.SetDefaultStratum (canSetDefaultStratum), and steps by line in a class with an
+   * SMAP by the lines of a stratum, as libjdwp: so this op is also called on a stepping VM thread
+   * inside its ddmc_post_location call (once per method stepped in, cached). */
+  int (*source_debug_extension)(void *vm_data, ddmc_class c, ddmc_buf *out);
+  /* Modules (JDWP 9: with all three ops VirtualMachine.Version answers 9, which is what makes a
+   * JDI client ask; JVM TI GetAllModules). A module is an object on the wire (moduleID is an
+   * objectID), so the VM names it by a ddmc_ref the library holds like any other object
+   * (release_ref, hold_ref, roots). for_each_module visits every module the VM has defined (the
+   * unnamed module of each class loader included) until fn returns non-zero; class_module gives
+   * the module c belongs to (an array type: its element type's; a primitive type: java.base's);
+   * module_info answers for m: when name is non-NULL, appends its name (UTF-8; nothing for an
+   * unnamed module), and when loader is non-NULL, its class loader (0: the boot loader).
+   * module_info returns DDMC_JDWP_INVALID_MODULE when m is not a module. The VM may run Java
+   * code for module_info (the JDWP thread is no VM thread inside an event). */
+  int (*for_each_module)(void *vm_data, int (*fn)(void *arg, ddmc_ref module), void *arg);
+  int (*class_module)(void *vm_data, ddmc_class c, ddmc_ref *out);
+  int (*module_info)(void *vm_data, ddmc_ref m, ddmc_buf *name, ddmc_ref *loader);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

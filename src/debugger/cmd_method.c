@@ -103,10 +103,26 @@ static int m_is_obsolete(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc;
 }
 
+/* [refTypeID][methodID] -> [u4 n][n bytes]: the VM appends its code straight into the reply
+ * (bounded by the reply's cap), and the count is patched after. */
+static int m_bytecodes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__dbg_cls *c;
+  uint32_t m;
+  ddmc_method_info info;
+  int rc = rd_method(d, in, &c, &m, &info);
+  if (rc != 0) return rc;
+  if (!DDMC__DBG_HAS(d, bytecodes)) return DDMC_JDWP_NOT_IMPLEMENTED;
+  size_t count = ddmc__count_begin(out);
+  rc = DDMC__DBG_CALL(d, bytecodes, c->handle, m, out);
+  if (rc != 0) return rc;
+  if (!ddmc_buf_error(out)) ddmc__count_end(out, count, (uint32_t)(ddmc_buf_len(out) - count - 4));
+  return ddmc__reply_rc(out, 0);
+}
+
 const ddmc__dbg_cmd ddmc__dbg_cmds_method[] = {
     {6, 1, m_line_table, "Method.LineTable", NULL},
     {6, 2, m_variable_table, "Method.VariableTable", NULL},
-    {6, 3, ddmc__dbg_not_offered, "Method.Bytecodes", "canGetBytecodes"},
+    {6, 3, m_bytecodes, "Method.Bytecodes", NULL},
     {6, 4, m_is_obsolete, "Method.IsObsolete", NULL},
     {6, 5, m_variable_table_generic, "Method.VariableTableWithGeneric", NULL},
     {0, 0, NULL, NULL, NULL},

@@ -150,10 +150,47 @@ static int rt_class_object(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 /* The type exists but carries no such data: ABSENT_INFORMATION, as JDWP documents (JDI then
  * shows nothing, where NOT_IMPLEMENTED would be an exception in the IDE). */
-static int rt_absent(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+/* [refTypeID] -> [u4 count][u4 n][n bytes]: the class file's constant_pool_count and entries
+ * (JVM spec 4.4), appended by the VM straight into the reply (bounded by the reply's cap). */
+static int rt_constant_pool(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
-  return rc != 0 ? rc : DDMC_JDWP_ABSENT_INFORMATION;
+  if (rc != 0) return rc;
+  if (!DDMC__DBG_HAS(d, constant_pool)) return DDMC_JDWP_NOT_IMPLEMENTED;
+  int32_t count = 0;
+  size_t at = ddmc__count_begin(out);
+  ddmc_buf_put_u32(out, 0);
+  if ((rc = DDMC__DBG_CALL(d, constant_pool, c->handle, &count, out)) != 0) return rc;
+  if (!ddmc_buf_error(out)) {
+    ddmc__count_end(out, at, (uint32_t)count);
+    ddmc__count_end(out, at + 4, (uint32_t)(ddmc_buf_len(out) - at - 8));
+  }
+  return ddmc__reply_rc(out, 0);
+}
+
+/* [refTypeID] -> [u4 major][u4 minor]; without the op, ABSENT_INFORMATION as before. */
+static int rt_class_file_version(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  if (!DDMC__DBG_HAS(d, class_file_version)) return DDMC_JDWP_ABSENT_INFORMATION;
+  int32_t major = 0, minor = 0;
+  if ((rc = DDMC__DBG_CALL(d, class_file_version, c->handle, &major, &minor)) != 0) return rc;
+  ddmc_buf_put_u32(out, (uint32_t)major);
+  ddmc_buf_put_u32(out, (uint32_t)minor);
+  return 0;
+}
+
+/* [refTypeID] -> [string]: the SMAP a debugger computes its strata from (JSR-45). */
+static int rt_source_debug_extension(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  const ddmc__dbg_cls *c;
+  int rc = ddmc__dbg_rd_class(d, in, &c);
+  if (rc != 0) return rc;
+  if (!DDMC__DBG_HAS(d, source_debug_extension)) return DDMC_JDWP_ABSENT_INFORMATION;
+  size_t at = ddmc__count_begin(out);
+  if ((rc = DDMC__DBG_CALL(d, source_debug_extension, c->handle, out)) != 0) return rc;
+  if (!ddmc_buf_error(out)) ddmc__count_end(out, at, (uint32_t)(ddmc_buf_len(out) - at - 4));
+  return ddmc__reply_rc(out, 0);
 }
 
 /* ---- ClassType */
@@ -219,12 +256,12 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_type[] = {
     {2, 9, rt_status, "ReferenceType.Status", NULL},
     {2, 10, rt_interfaces, "ReferenceType.Interfaces", NULL},
     {2, 11, rt_class_object, "ReferenceType.ClassObject", NULL},
-    {2, 12, rt_absent, "ReferenceType.SourceDebugExtension", NULL},
+    {2, 12, rt_source_debug_extension, "ReferenceType.SourceDebugExtension", NULL},
     {2, 13, rt_signature_generic, "ReferenceType.SignatureWithGeneric", NULL},
     {2, 14, rt_fields_generic, "ReferenceType.FieldsWithGeneric", NULL},
     {2, 15, rt_methods_generic, "ReferenceType.MethodsWithGeneric", NULL},
-    {2, 17, rt_absent, "ReferenceType.ClassFileVersion", NULL},
-    {2, 18, ddmc__dbg_not_offered, "ReferenceType.ConstantPool", "canGetConstantPool"},
+    {2, 17, rt_class_file_version, "ReferenceType.ClassFileVersion", NULL},
+    {2, 18, rt_constant_pool, "ReferenceType.ConstantPool", NULL},
     {3, 1, ct_superclass, "ClassType.Superclass", NULL},
     {3, 2, ct_set_values, "ClassType.SetValues", NULL},
     {4, 1, at_new_instance, "ArrayType.NewInstance", NULL},

@@ -20,8 +20,12 @@ static int vm_version(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   char desc[256];
   snprintf(desc, sizeof(desc), "%s (libddmc %s JDWP back-end)", name ? name : "VM", ddmc_version_string());
   ddmc__dbg_wr_string(out, desc);
-  ddmc_buf_put_u32(out, 1); /* JDWP 1.8: JDI then uses the *WithGeneric forms and never asks for modules */
-  ddmc_buf_put_u32(out, 8);
+  /* JDWP 1.8: JDI then uses the *WithGeneric forms; 9 with the module ops, since JDI asks for
+   * modules (canGetModuleInfo) by the version alone. Never 19: JDI would take threads for
+   * virtual ones that may be. */
+  int modules = DDMC__DBG_MODULES(d);
+  ddmc_buf_put_u32(out, modules ? 9 : 1);
+  ddmc_buf_put_u32(out, modules ? 0 : 8);
   ddmc__dbg_wr_string(out, ddmc_version_string());
   ddmc__dbg_wr_string(out, name ? name : "VM");
   return 0;
@@ -251,20 +255,24 @@ static int vm_create_string(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static void capabilities(ddmc__dbg *d, uint8_t caps[32]) {
   memset(caps, 0, 32);
   caps[0] = caps[1] = DDMC__DBG_HAS(d, set_field_watch); /* canWatchFieldModification / Access */
+  caps[2] = DDMC__DBG_HAS(d, bytecodes);                 /* canGetBytecodes */
   caps[3] = 1;                                           /* canGetSyntheticAttribute: the VM's modifiers say */
   caps[4] = DDMC__DBG_HAS(d, owned_monitors);            /* canGetOwnedMonitorInfo */
   caps[5] = DDMC__DBG_HAS(d, contended_monitor);         /* canGetCurrentContendedMonitor */
   caps[6] = DDMC__DBG_HAS(d, monitor_info);              /* canGetMonitorInfo */
   caps[7] = DDMC__DBG_HAS(d, redefine_classes);          /* canRedefineClasses */
   /* 8 canAddMethod, 9 canUnrestrictedlyRedefineClasses: never (bridge.h, redefine_classes) */
-  caps[10] = DDMC__DBG_HAS(d, pop_frames); /* canPopFrames */
+  caps[10] = DDMC__DBG_HAS(d, pop_frames);               /* canPopFrames */
   caps[11] = 1;                                          /* canUseInstanceFilters */
+  caps[12] = DDMC__DBG_HAS(d, source_debug_extension);   /* canGetSourceDebugExtension */
   caps[13] = 1;                                          /* canRequestVMDeathEvent */
+  caps[14] = DDMC__DBG_HAS(d, source_debug_extension);   /* canSetDefaultStratum: strata come from it */
   caps[15] = ddmc__dbg_mv_supported(d) != 0;             /* canGetInstanceInfo: the memory view */
   caps[16] = DDMC__DBG_HAS(d, set_monitor_events);       /* canRequestMonitorEvents */
   caps[17] = DDMC__DBG_HAS(d, owned_monitors);           /* canGetMonitorFrameInfo */
-  caps[18] = 1;                                          /* canUseSourceNameFilters (19 is canGetConstantPool) */
-  caps[20] = DDMC__DBG_HAS(d, force_early_return); /* canForceEarlyReturn */
+  caps[18] = 1;                                          /* canUseSourceNameFilters */
+  caps[19] = DDMC__DBG_HAS(d, constant_pool);            /* canGetConstantPool */
+  caps[20] = DDMC__DBG_HAS(d, force_early_return);       /* canForceEarlyReturn */
 }
 
 static int vm_capabilities(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -310,6 +318,19 @@ static int vm_release_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
+/* [string stratumID]: steps by line move by that stratum's lines from now on, for the session
+ * ("" for the classes' own), as libjdwp steps (step.c, smap.c). A VM without
+ * SourceDebugExtension has no strata: NOT_IMPLEMENTED (canSetDefaultStratum false). */
+static int vm_set_default_stratum(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
+  char s[DDMC__MAX_STRATUM];
+  int rc = ddmc__dbg_rd_string(in, s, sizeof(s));
+  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc != 0) return rc;
+  if (!DDMC__DBG_HAS(d, source_debug_extension)) return DDMC_JDWP_NOT_IMPLEMENTED;
+  ddmc__dbg_lines_set_stratum(d, s);
+  return 0;
+}
+
 const ddmc__dbg_cmd ddmc__dbg_cmds_vm[] = {
     {1, 1, vm_version, "VirtualMachine.Version", NULL},
     {1, 2, vm_classes_by_signature, "VirtualMachine.ClassesBySignature", NULL},
@@ -328,7 +349,7 @@ const ddmc__dbg_cmd ddmc__dbg_cmds_vm[] = {
     {1, 15, vm_hold_events, "VirtualMachine.HoldEvents", NULL},
     {1, 16, vm_release_events, "VirtualMachine.ReleaseEvents", NULL},
     {1, 17, vm_capabilities_new, "VirtualMachine.CapabilitiesNew", NULL},
-    {1, 19, ddmc__dbg_not_offered, "VirtualMachine.SetDefaultStratum", "canSetDefaultStratum"},
+    {1, 19, vm_set_default_stratum, "VirtualMachine.SetDefaultStratum", NULL},
     {1, 20, vm_all_classes_generic, "VirtualMachine.AllClassesWithGeneric", NULL},
     {0, 0, NULL, NULL, NULL},
 };

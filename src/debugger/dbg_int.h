@@ -194,6 +194,7 @@ extern const ddmc__dbg_cmd ddmc__dbg_cmds_invoke[];  /* 3/3, 3/4, 5/1, 9/6: meth
 extern const ddmc__dbg_cmd ddmc__dbg_cmds_memview[]; /* 1/21, 2/16, 9/10: the memory view */
 /* Has the VM a memory view: its ops, or the heap ops the library walks (cmd_memview.c)? */
 int ddmc__dbg_mv_supported(ddmc__dbg *d);
+extern const ddmc__dbg_cmd ddmc__dbg_cmds_module[];  /* 1/22, 2/19, 18 ModuleReference */
 
 /* ---- the state (table.c) */
 /* A debugger for vm over ops (not yet a service of its JDWP thread nor a client of the hub:
@@ -251,5 +252,8 @@ static inline void ddmc__count_end(ddmc_buf *out, size_t at, uint32_t n) {
 #define DDMC__DBG_CALL(d, name, ...) \
   (ddmc__dbg_ops(d)->name ? ddmc__dbg_ops(d)->name(ddmc__dbg_vm_data(d), __VA_ARGS__) : DDMC_JDWP_NOT_IMPLEMENTED)
 #define DDMC__DBG_HAS(d, name) (ddmc__dbg_ops(d)->name != NULL)
+/* Modules are offered with all three module ops or not at all (cmd_module.c). */
+#define DDMC__DBG_MODULES(d) \
+  (DDMC__DBG_HAS(d, for_each_module) && DDMC__DBG_HAS(d, class_module) && DDMC__DBG_HAS(d, module_info))
 
 #endif

@@ -183,6 +183,17 @@ void ddmc__dbg_step_restart(ddmc__dbg *d, ddmc__dbg_step *s, const ddmc_location
  * VM again) and kept until the session ends, since a stepping thread may be reading one without a
  * lock. JDWP thread. */
 void ddmc__dbg_lines_forget(ddmc__dbg *d, ddmc_class cls);
+/* VirtualMachine.SetDefaultStratum: steps by line in a class with an SMAP move by that stratum's
+ * lines from now on, where the SMAP has it (smap.c); "" changes nothing, as under libjdwp.
+ * Thread: the JDWP thread. */
+void ddmc__dbg_lines_set_stratum(ddmc__dbg *d, const char *stratum);
+/* The line of stratum that Java line j of a class with SMAP smap (n bytes) maps to, as
+ * (file ID << 16) | line, or -1 when it maps to none (smap.c). Thread: any. */
+int32_t ddmc__dbg_smap_line(const char *smap, size_t n, const char *stratum, int32_t j);
+/* The stratum a step in a class with SMAP smap moves by: want when the SMAP has a section for it,
+ * else the SMAP's default; copied into out (cap bytes). 0 when that stratum has no section: the
+ * class keeps its own lines. Thread: any. */
+int ddmc__dbg_smap_pick(const char *smap, size_t n, const char *want, char *out, size_t cap);
 int ddmc__dbg_lines_init(ddmc__dbg *d);
 void ddmc__dbg_lines_reset(ddmc__dbg *d);
 void ddmc__dbg_lines_destroy(ddmc__dbg *d);
@@ -197,6 +208,7 @@ typedef struct ddmc__dbg_lines ddmc__dbg_lines;
 /* Composites HoldEvents keeps, in bytes: a debugger that holds events and never releases them
  * costs the VM at most this; past it a post answers DDMC_EQFULL. */
 #define DDMC__HELD_MAX ((size_t)1 << 20)
+#define DDMC__MAX_STRATUM 256 /* SetDefaultStratum: a longer name is ILLEGAL_ARGUMENT */
 
 /* Event kinds are below 128 (the largest, VM_DEATH, is 99): want[] has one counter for each. */
 #define DDMC__EV_KINDS 128

@@ -10,7 +10,11 @@
  * how "step through java.*" works.
  *
  * Line numbers come from a cache of line tables (one ops.line_table call per method), read by
- * stepping threads without a lock once built. */
+ * stepping threads without a lock once built. A class with an SMAP has its tables converted to
+ * the lines of a stratum (smap.c: the default stratum SetDefaultStratum named where the SMAP has
+ * it, else the SMAP's own default), as libjdwp steps; tables of an earlier default stratum stay in
+ * the cache (a stepping thread may be reading one) until the session ends, never matched again. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,7 +28,8 @@ typedef struct line_entry {
 typedef struct line_table {
   ddmc_class cls;
   uint32_t method;
-  uint32_t n; /* 0 with absent = 1: the method has no line information */
+  uint32_t gen; /* the stratum it was made for (ddmc__dbg_lines.gen) */
+  uint32_t n;   /* 0 with absent = 1: the method has no line information */
   int absent;
   line_entry *v; /* sorted by index */
   struct line_table *next;
@@ -33,12 +38,16 @@ typedef struct line_table {
 #define DDMC__LINE_BUCKETS 256
 #define DDMC__MAX_LINES 65536
 
+#define DDMC__MAX_SMAP ((size_t)1 << 20)
+
 struct ddmc__dbg_lines {
   pthread_mutex_t lock;
   line_table *bucket[DDMC__LINE_BUCKETS] DDMC_GUARDED_BY(lock);
   /* Tables of redefined classes: no longer found, freed at the session's end (a stepping thread
    * may still read one). */
   line_table *retired DDMC_GUARDED_BY(lock);
+  char stratum[DDMC__MAX_STRATUM] DDMC_GUARDED_BY(lock); /* "": Java */
+  uint32_t gen DDMC_GUARDED_BY(lock);                    /* moves on when stratum changes */
 };
 
 static unsigned bucket_of(ddmc_class c, uint32_t m) {
@@ -77,13 +86,37 @@ static int by_index(const void *a, const void *b) {
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Converts c's Java lines to the lines of the stratum a step moves by in a class with an SMAP
+ * (smap.c: the one asked for where the SMAP has it, else the SMAP's default); a class without
+ * one keeps its Java lines, as under libjdwp. */
+static void convert(ddmc__dbg *d, ddmc_class cls, const char *want, collect *c) {
+  if (c->n == 0 || d->ops.source_debug_extension == NULL) return;
+  ddmc_buf sde;
+  char stratum[DDMC__MAX_STRATUM];
+  ddmc__buf_init(&sde, d->mem, DDMC__MAX_SMAP);
+  if (d->ops.source_debug_extension(d->vm_data, cls, &sde) == 0 && !ddmc_buf_error(&sde) &&
+      ddmc__dbg_smap_pick((const char *)sde.p, ddmc_buf_len(&sde), want, stratum, sizeof(stratum))) {
+    uint32_t out = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+      int32_t s = ddmc__dbg_smap_line((const char *)sde.p, ddmc_buf_len(&sde), stratum, c->v[i].line);
+      if (s < 0) continue; /* no line of the stratum there: part of the line before */
+      c->v[out++] = (line_entry){c->v[i].index, s};
+    }
+    c->n = out;
+  }
+  ddmc__buf_free(&sde);
+}
+
 static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return NULL;
   unsigned b = bucket_of(cls, method);
+  char stratum[DDMC__MAX_STRATUM];
   pthread_mutex_lock(&L->lock);
+  uint32_t gen = L->gen;
+  memcpy(stratum, L->stratum, sizeof(stratum));
   line_table *t = L->bucket[b];
-  while (t != NULL && !(t->cls == cls && t->method == method)) t = t->next;
+  while (t != NULL && !(t->cls == cls && t->method == method && t->gen == gen)) t = t->next;
   pthread_mutex_unlock(&L->lock);
   if (t != NULL) return t;
 
@@ -99,15 +132,17 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
     ddmc__free(d->mem, c.v);
     return NULL;
   }
+  if (rc == 0 && c.n > 1) qsort(c.v, c.n, sizeof(*c.v), by_index);
+  if (rc == 0) convert(d, cls, stratum, &c);
   t->cls = cls;
   t->method = method;
+  t->gen = gen;
   t->absent = rc != 0;
   t->v = c.v;
   t->n = rc == 0 ? c.n : 0;
-  if (t->n > 1) qsort(t->v, t->n, sizeof(*t->v), by_index);
   pthread_mutex_lock(&L->lock);
   line_table *o = L->bucket[b];
-  while (o != NULL && !(o->cls == cls && o->method == method)) o = o->next;
+  while (o != NULL && !(o->cls == cls && o->method == method && o->gen == gen)) o = o->next;
   if (o == NULL) {
     t->next = L->bucket[b];
     L->bucket[b] = t;
@@ -165,6 +200,18 @@ int ddmc__dbg_lines_init(ddmc__dbg *d) {
   return 0;
 }
 
+void ddmc__dbg_lines_set_stratum(ddmc__dbg *d, const char *stratum) {
+  ddmc__dbg_lines *L = d->lines;
+  if (L == NULL) return;
+  if (stratum[0] == '\0') return; /* libjdwp keeps the one it had */
+  pthread_mutex_lock(&L->lock);
+  if (strcmp(L->stratum, stratum) != 0) {
+    snprintf(L->stratum, sizeof(L->stratum), "%s", stratum);
+    L->gen++;
+  }
+  pthread_mutex_unlock(&L->lock);
+}
+
 void ddmc__dbg_lines_forget(ddmc__dbg *d, ddmc_class cls) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
@@ -197,6 +244,8 @@ void ddmc__dbg_lines_reset(ddmc__dbg *d) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
   pthread_mutex_lock(&L->lock);
+  L->stratum[0] = '\0';
+  L->gen++;
   free_chain(d, L->retired);
   L->retired = NULL;
   for (unsigned b = 0; b < DDMC__LINE_BUCKETS; b++) {

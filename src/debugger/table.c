@@ -20,21 +20,12 @@
 #define DDMC__MAX_SET 18 /* ModuleReference, the last command set a debugger sends */
 #define DDMC__MAX_CMD 32
 
-/* Java modules: JDWP 9 and later. Version answers 1.8, so JDI never asks (canGetModuleInfo). */
-static const ddmc__dbg_cmd cmds_module[] = {
-    {1, 22, ddmc__dbg_not_offered, "VirtualMachine.AllModules", "canGetModuleInfo"},
-    {2, 19, ddmc__dbg_not_offered, "ReferenceType.Module", "canGetModuleInfo"},
-    {18, 1, ddmc__dbg_not_offered, "ModuleReference.Name", "canGetModuleInfo"},
-    {18, 2, ddmc__dbg_not_offered, "ModuleReference.ClassLoader", "canGetModuleInfo"},
-    {0, 0, NULL, NULL, NULL},
-};
-
 /* The table of contents: every command set a debugger sends, in JDWP's order, and the file whose
- * table answers it (a file's table may serve several sets; the module commands are above).
+ * table answers it (a file's table may serve several sets).
  * docs/jdwp-commands.md is generated from this (tests/gen_jdwp_commands.c). */
 static const ddmc__dbg_cmdset kSets[] = {
-    {1, "VirtualMachine", "cmd_vm.c, cmd_memview.c, cmd_mutate.c", ddmc__dbg_cmds_vm},
-    {2, "ReferenceType", "cmd_type.c, cmd_memview.c", ddmc__dbg_cmds_type},
+    {1, "VirtualMachine", "cmd_vm.c, cmd_memview.c, cmd_mutate.c, cmd_module.c", ddmc__dbg_cmds_vm},
+    {2, "ReferenceType", "cmd_type.c, cmd_memview.c, cmd_module.c", ddmc__dbg_cmds_type},
     {3, "ClassType", "cmd_type.c, cmd_invoke.c", ddmc__dbg_cmds_type},
     {4, "ArrayType", "cmd_type.c", ddmc__dbg_cmds_type},
     {5, "InterfaceType", "cmd_invoke.c", ddmc__dbg_cmds_invoke},
@@ -49,14 +40,14 @@ static const ddmc__dbg_cmdset kSets[] = {
     {15, "EventRequest", "cmd_event.c", ddmc__dbg_cmds_event},
     {16, "StackFrame", "cmd_frame.c, cmd_mutate.c", ddmc__dbg_cmds_frame},
     {17, "ClassObjectReference", "cmd_type.c", ddmc__dbg_cmds_type},
-    {18, "ModuleReference", "table.c", cmds_module},
+    {18, "ModuleReference", "cmd_module.c", ddmc__dbg_cmds_module},
     {0, NULL, NULL, NULL},
 };
 
 /* Tables that add commands to sets another file answers (method calls, monitors, the memory
- * view, redefine / pop / force return), and the module commands of sets 1 and 2. */
+ * view, redefine / pop / force return, and the module commands of sets 1 and 2). */
 static const ddmc__dbg_cmd *const kExtra[] = {ddmc__dbg_cmds_invoke, ddmc__dbg_cmds_monitor, ddmc__dbg_cmds_memview,
-                                              cmds_module, ddmc__dbg_cmds_mutate, NULL};
+                                              ddmc__dbg_cmds_module, ddmc__dbg_cmds_mutate, NULL};
 
 const ddmc__dbg_cmdset *ddmc__dbg_sets(void) { return kSets; }
 

@@ -177,6 +177,10 @@ static void potential_caps(ddmc__jvmti *jv, ddmc__jv_caps *out) {
   }
   if (o->object_class) ddmc__cap_set(out, DDMC_CAP_can_generate_exception_events);
   ddmc__cap_set(out, DDMC_CAP_can_maintain_original_method_order); /* methods in declaration order */
+  /* reflection (reflect.c) */
+  if (o->bytecodes) ddmc__cap_set(out, DDMC_CAP_can_get_bytecodes);
+  if (o->constant_pool) ddmc__cap_set(out, DDMC_CAP_can_get_constant_pool);
+  if (o->source_debug_extension) ddmc__cap_set(out, DDMC_CAP_can_get_source_debug_extension);
   /* ---- threads and monitors (suspend.c, monitors.c, hub_monitor.c) */
   if (o->owned_monitors) {
     ddmc__cap_set(out, DDMC_CAP_can_get_owned_monitor_info);

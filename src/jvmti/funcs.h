@@ -53,6 +53,13 @@ void ddmc__jv_step_sync(ddmc__jvmti *jv);
 void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start);
 
 /* ---- the functions of the tables */
+/* reflect.c */
+jvmtiError ddmc__jv_jt_GetBytecodes(ddmc__jv_jenv *e, jmethodID method, jint *count_ptr, unsigned char **bytes_ptr);
+jvmtiError ddmc__jv_jt_GetConstantPool(ddmc__jv_jenv *e, jclass klass, jint *count_ptr, jint *bytes_count_ptr,
+                                       unsigned char **bytes_ptr);
+jvmtiError ddmc__jv_jt_GetClassVersionNumbers(ddmc__jv_jenv *e, jclass klass, jint *minor_ptr, jint *major_ptr);
+jvmtiError ddmc__jv_jt_GetSourceDebugExtension(ddmc__jv_jenv *e, jclass klass, char **source_debug_extension_ptr);
+jvmtiError ddmc__jv_jt_GetAllModules(ddmc__jv_jenv *e, jint *module_count_ptr, jobject **modules_ptr);
 jvmtiError ddmc__jv_jt_SetBreakpoint(ddmc__jv_jenv *e, jmethodID method, jlocation location);
 jvmtiError ddmc__jv_jt_ClearBreakpoint(ddmc__jv_jenv *e, jmethodID method, jlocation location);
 jvmtiError ddmc__jv_jt_SetFieldAccessWatch(ddmc__jv_jenv *e, jclass klass, jfieldID field);

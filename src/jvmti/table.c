@@ -118,6 +118,12 @@ static const ddmc__jv_fnptr g_impl[DDMC__JVMTI_SLOTS] = {
     S(85, ForceEarlyReturnDouble),
     S(86, ForceEarlyReturnVoid),
     S(87, RedefineClasses),
+    /* reflection: reflect.c */
+    S(3, GetAllModules),
+    S(75, GetBytecodes),
+    S(90, GetSourceDebugExtension),
+    S(145, GetClassVersionNumbers),
+    S(146, GetConstantPool),
     /* heap: tags.c, heap.c */
     S(58, GetObjectHashCode),
     S(106, GetTag),

@@ -18,6 +18,11 @@ one, a negative count or max, as libjdwp answers; InstanceCounts naming no class
 NONE there, JDWP lists INVALID_CLASS) and a class count past the library's bound or the request's
 length: libddmc only.
 
+Reflection: Method.Bytecodes, ReferenceType.ConstantPool and ReferenceType.Module with an object
+where a class belongs (INVALID_CLASS), ModuleReference.Name / ClassLoader with an ID that names
+nothing (INVALID_MODULE, as libjdwp), and, ours only, with null, a thread or a string (libjdwp
+calls Module.getName() on them unchecked): INVALID_MODULE. minivm has no modules: NOT_IMPLEMENTED.
+
 ThreadReference.Stop with an object that is no Throwable: libddmc answers INVALID_CLASS and never
 hands it to the VM; the VM must then answer the next command and run on. libjdwp hands it to
 JVM TI's StopThread, which HotSpot does not check, and the JVM dies of SIGSEGV soon after: under
@@ -42,7 +47,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 INVALID_THREAD, INVALID_THREAD_GROUP, INVALID_OBJECT, INVALID_CLASS = 10, 11, 20, 21
 INVALID_STRING, INVALID_CLASS_LOADER, INVALID_ARRAY = 506, 507, 508
 ILLEGAL_ARGUMENT, INVALID_LENGTH = 103, 504
+INVALID_MODULE, NOT_IMPLEMENTED = 42, 99
 NAMES = {0: "NONE", 10: "INVALID_THREAD", 11: "INVALID_THREAD_GROUP", 20: "INVALID_OBJECT", 21: "INVALID_CLASS",
+         42: "INVALID_MODULE",
          99: "NOT_IMPLEMENTED", 103: "ILLEGAL_ARGUMENT", 506: "INVALID_STRING", 507: "INVALID_CLASS_LOADER",
          504: "INVALID_LENGTH", 508: "INVALID_ARRAY"}
 
@@ -182,10 +189,29 @@ def ids(conn):
     return k
 
 
-def checks(k, ours_only):
+def reflect_checks(k, ours_only, modules):
+    """Bytecodes, constant pool and modules with IDs of the wrong kind. A moduleID that names
+    nothing is INVALID_MODULE under libjdwp; null and objects that are no module it hands to
+    Module.getName() unchecked, ours answer INVALID_MODULE. A VM without modules (minivm):
+    NOT_IMPLEMENTED for any."""
+    t, s = k["thread"], k["string"]
+    out = [("Method.Bytecodes with a thread ID for the class", 6, 3, ident(t) + ident(1), INVALID_CLASS),
+           ("ReferenceType.ConstantPool with a string ID", 2, 18, ident(s), INVALID_CLASS),
+           ("ReferenceType.Module with a thread ID", 2, 19, ident(t), INVALID_CLASS if modules else NOT_IMPLEMENTED)]
+    for name, cmd in (("Name", 1), ("ClassLoader", 2)):
+        out.append(("ModuleReference.%s with an unknown ID" % name, 18, cmd, ident(0x7FFF0000FFFF),
+                    INVALID_MODULE if modules else NOT_IMPLEMENTED))
+        if ours_only:
+            for kind, obj in (("null", 0), ("thread", t), ("string", s)):
+                out.append(("ModuleReference.%s with a %s ID" % (name, kind), 18, cmd, ident(obj),
+                            INVALID_MODULE if modules else NOT_IMPLEMENTED))
+    return out
+
+
+def checks(k, ours_only, modules):
     """(what, command set, command, data, the error expected) of every check."""
     t, s, a, c, g = k["thread"], k["string"], k["array"], k["class"], k["group"]
-    out = []
+    out = reflect_checks(k, ours_only, modules)
     for kind, obj in (("thread", t), ("string", s), ("array", a), ("thread group", g)):
         for name, cset, cmd, extra in (("ReferenceType.Signature", 2, 1, b""),
                                        ("ReferenceType.Fields", 2, 4, b""),
@@ -304,7 +330,8 @@ def main():
         conn = Jdwp(port)
         k = ids(conn)
         # libjdwp crashes the JVM on the Stop and ReflectedType checks: only ours are asked them.
-        for what, cset, cmd_, data, want in checks(k, ours_only=args.target == "minivm" or bool(args.jvm_agent)):
+        for what, cset, cmd_, data, want in checks(k, ours_only=args.target == "minivm" or bool(args.jvm_agent),
+                                                   modules=args.target == "jvm"):
             err, _ = conn.cmd(cset, cmd_, data)
             ok = err == want
             failures += not ok

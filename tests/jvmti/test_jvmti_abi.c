@@ -136,6 +136,11 @@ extern void ddmc__jv_jt_GetObjectsWithTags(void);
 extern void ddmc__jv_jt_FollowReferences(void);
 extern void ddmc__jv_jt_IterateThroughHeap(void);
 extern void ddmc__jv_jt_GetObjectSize(void);
+extern void ddmc__jv_jt_GetAllModules(void);
+extern void ddmc__jv_jt_GetBytecodes(void);
+extern void ddmc__jv_jt_GetSourceDebugExtension(void);
+extern void ddmc__jv_jt_GetClassVersionNumbers(void);
+extern void ddmc__jv_jt_GetConstantPool(void);
 
 static int failures;
 #define CHECK(cond, ...)            \
@@ -284,6 +289,12 @@ int main(void) {
   SLOT(115, FollowReferences)
   SLOT(116, IterateThroughHeap)
   SLOT(154, GetObjectSize)
+  /* reflection */
+  SLOT(3, GetAllModules)
+  SLOT(75, GetBytecodes)
+  SLOT(90, GetSourceDebugExtension)
+  SLOT(145, GetClassVersionNumbers)
+  SLOT(146, GetConstantPool)
   /* the heap types src/jvmti/heap.h writes out: jvmtiHeapCallbacks is 16 pointers in this order,
    * jvmtiHeapReferenceInfo 64 bytes with stack_local laid out as here */
   CHECK(sizeof(jvmtiHeapCallbacks) == 16 * sizeof(void *), "jvmtiHeapCallbacks size");
