@@ -35,11 +35,7 @@
 #define WALK_MARK ((jlong)JA_WALK_BASE - 1)
 #define WALK_MAX ((jint)(JA_WALK_END - JA_WALK_BASE))
 
-typedef struct wobj {
-  uint32_t ref, cls;
-  int32_t length;
-  uint64_t size;
-} wobj;
+typedef ja_wobj wobj;
 
 typedef struct wroot {
   uint32_t obj, thread;
@@ -115,7 +111,26 @@ static void name_classes(JNIEnv *env) {
   ti_free(ks);
 }
 
+const ja_wobj *ja_walk_objects(size_t *n) {
+  *n = walk.on ? walk.objects.n : 0;
+  return walk.objects.p;
+}
+
+int ja_walk_on(void) { return walk.on; }
+
+uint32_t ja_walk_span(void) { return walk.table_n + (uint32_t)walk.n; }
+
+int64_t ja_walk_index(uint64_t t) {
+  if (t < JA_WALK_BASE) {
+    uint32_t s = ja_slot_of(t);
+    return s < walk.table_n ? (int64_t)s : -1;
+  }
+  if (t - JA_WALK_BASE < (uint64_t)walk.n) return (int64_t)walk.table_n + (int64_t)(t - JA_WALK_BASE);
+  return -1;
+}
+
 static void walk_end(void) {
+  ja_walk_values_end();
   free(walk.objects.p);
   memset(&walk.objects, 0, sizeof walk.objects);
   free(walk.cls_ok);
@@ -216,12 +231,8 @@ static int describable(uint32_t c) {
 
 /* The byte of walk.left_out for object number t. */
 static uint8_t *left_out_of(uint64_t t) {
-  if (t < JA_WALK_BASE) {
-    uint32_t s = ja_slot_of(t);
-    return s < walk.table_n ? &walk.left_out[s] : NULL;
-  }
-  if (t >= JA_WALK_BASE && t - JA_WALK_BASE < (uint64_t)walk.n) return &walk.left_out[walk.table_n + t - JA_WALK_BASE];
-  return NULL;
+  int64_t ix = ja_walk_index(t);
+  return ix >= 0 ? &walk.left_out[ix] : NULL;
 }
 
 /* Every object with its class, size and length, once per walk, with those left out marked. */
@@ -414,6 +425,7 @@ void ja_bridge_heap(ddmc_vm_bridge *b) {
   b->for_each_object = for_each_object;
   b->for_each_root = for_each_root;
   b->collect = collect;
+  ja_bridge_heapvals(b);
 }
 
 /* ---- allocation tracking
