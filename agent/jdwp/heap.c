@@ -23,7 +23,11 @@
  *   5. clears the walk tags, drops the local references, resumes the threads.
  * Every reference the library reads inside fn is named by the same tags (ja_ref answers walk
  * tags on the walking thread), so the dump's references and its objects agree. Bounds: at most
- * 2^25 objects (JA_WALK_END); a bigger heap gets OUT_OF_MEMORY and no dump. */
+ * 2^25 objects (JA_WALK_END); a bigger heap gets OUT_OF_MEMORY and no dump. The objects' field
+ * values come from two more passes in JVM TI's own callbacks (heapvals.c, the bridge's
+ * walk_values), not from get_field: JNI per field made a dump several times slower than the VM's
+ * own dumper. Memory of a walk here: 33 bytes per object (wobj, left_out, the local reference's
+ * slot), besides heapvals.c's and HotSpot's own for each tag. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +86,19 @@ static struct {
 jobject ja_walk_obj(uint64_t id) {
   if (!walk.on || id < JA_WALK_BASE || id - JA_WALK_BASE >= (uint64_t)walk.n) return NULL;
   return walk.objs[id - JA_WALK_BASE];
+}
+
+/* DDMC_JDWP_VERBOSE: each step of a walk with the process's CPU time it took (every thread: the
+ * heap functions run on HotSpot's VM thread), for bench/RESULTS.md. */
+void ja_walk_phase(const char *what) {
+  static struct timespec last;
+  struct timespec now;
+  if (!ja.verbose) return;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  if (what != NULL)
+    fprintf(stderr, "ddmcjdwp: heap walk: %s: %.1f ms of CPU\n", what,
+            (double)(now.tv_sec - last.tv_sec) * 1e3 + (double)(now.tv_nsec - last.tv_nsec) / 1e6);
+  last = now;
 }
 
 static void ti_free(void *p) {
@@ -152,6 +169,7 @@ static int walk_begin(JNIEnv *env) {
   cb.heap_reference_callback = mark_cb;
   walk.marked = 0;
   jvmtiError e = (*ja.ti)->FollowReferences(ja.ti, 0, NULL, NULL, &cb, NULL);
+  ja_walk_phase("marking (FollowReferences)");
   jlong mark = WALK_MARK;
   jlong *tags = NULL;
   /* Even after a failure: what was marked is named again, then cleared. */
@@ -164,7 +182,9 @@ static int walk_begin(JNIEnv *env) {
   }
   walk.on = 1;
   ja_set_walking(1);
+  ja_walk_phase("GetObjectsWithTags");
   for (jint i = 0; i < walk.n; i++) (*ja.ti)->SetTag(ja.ti, walk.objs[i], (jlong)JA_WALK_BASE + i);
+  ja_walk_phase("SetTag of each object");
   if (e != JVMTI_ERROR_NONE) return ja_err(e);
   if (walk.marked >= WALK_MAX) return DDMC_JDWP_OUT_OF_MEMORY;
   return collect_objects();
@@ -187,8 +207,11 @@ static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
     jclass obj = (*env)->FindClass(env, "java/lang/Object");
     (*env)->ExceptionClear(env);
     walk.object_cls = obj ? (uint32_t)ja_ref(env, obj) : 0;
+    ja_walk_phase(NULL);
     rc = walk_begin(env);
+    ja_walk_phase("listing the objects (IterateThroughHeap)");
     if (rc == 0) rc = fn(arg);
+    ja_walk_phase("the dump (the library's build, with walk_values)");
     walk_end();
   }
   ja_world_resume();

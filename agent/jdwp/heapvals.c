@@ -282,10 +282,13 @@ static int collect(void) {
   jvmtiHeapCallbacks cb;
   memset(&cb, 0, sizeof cb);
   cb.primitive_field_callback = prim_cb;
+  ja_walk_phase("walk_values: layouts and places");
   if ((*ja.ti)->IterateThroughHeap(ja.ti, JVMTI_HEAP_FILTER_UNTAGGED, NULL, &cb, NULL) != JVMTI_ERROR_NONE) return -1;
+  ja_walk_phase("walk_values: primitive fields (IterateThroughHeap)");
   memset(&cb, 0, sizeof cb);
   cb.heap_reference_callback = ref_cb;
   if ((*ja.ti)->FollowReferences(ja.ti, 0, NULL, NULL, &cb, NULL) != JVMTI_ERROR_NONE) return -1;
+  ja_walk_phase("walk_values: references (FollowReferences)");
   for (uint32_t i = 0; i < wv.span; i++) {
     if ((wv.off[i] & OFF_MASK) == 0) continue;
     if (!(wv.off[i] & REACHED) || (wv.off[i] & BROKEN)) {

@@ -121,6 +121,9 @@ const ja_wobj *ja_walk_objects(size_t *n);
 int ja_walk_on(void);
 uint32_t ja_walk_span(void);
 int64_t ja_walk_index(uint64_t id);
+/* DDMC_JDWP_VERBOSE: the CPU time since the last call, said on stderr as step what (NULL: only
+ * start counting). */
+void ja_walk_phase(const char *what);
 /* heapvals.c: the objects' values for the bridge's walk_values; freed when the walk ends. */
 void ja_walk_values_end(void);
 void ja_bridge_heapvals(ddmc_vm_bridge *b);
