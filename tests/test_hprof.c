@@ -43,8 +43,6 @@ typedef struct fake {
   ddmc_ref bad_ref;       /* non-zero: for_each_object visits this ref too */
   int fail_get_field;     /* get_field answers this JDWP error */
   int no_roots;           /* leave for_each_root out of the table */
-  int walk;               /* fill walk_values: O_SUB1 and O_SUBS from the walk, O_SUB2 not */
-  atomic_int instance_reads; /* get_field calls for an instance's field, array_get calls */
   atomic_int inside;      /* with_world_stopped is running */
   atomic_int outside_calls; /* heap ops called outside with_world_stopped: must stay 0 */
 } fake;
@@ -107,7 +105,6 @@ static int op_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t i, ddmc_valu
     return 0;
   }
   if (o != O_SUB1 && o != O_SUB2) return DDMC_JDWP_INVALID_OBJECT;
-  atomic_fetch_add(&f->instance_reads, 1);
   int first = o == O_SUB1;
   if (c == C_BASE && i == 1) *out = (ddmc_value){.tag = 'I', .u.i = first ? 1 : 2};
   else if (c == C_BASE && i == 2) *out = (ddmc_value){.tag = 'J', .u.j = first ? 0x1122334455667788ll : 3};
@@ -119,27 +116,11 @@ static int op_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t i, ddmc_valu
 
 static int op_array_get(void *d, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
   fake *f = d;
-  atomic_fetch_add(&f->instance_reads, 1);
   for (int32_t i = 0; i < n; i++) {
     if (a == O_SUBS) out[i] = (ddmc_value){.tag = 'L', .u.l = first + i == 0 ? O_SUB1 : 0};
     else if (a == O_INTS2) out[i] = (ddmc_value){.tag = 'I', .u.i = f->ints2[first + i]};
     else return DDMC_JDWP_INVALID_ARRAY; /* the others give their elements */
   }
-  return 0;
-}
-
-/* The walk's values: Sub #1's fields in hprof's order (Sub's ref, c, then Base's a, b) and Sub[2]'s
- * elements; none for Sub #2 (the library falls back to get_field for it). */
-static int op_walk_values(void *d, ddmc_ref o, ddmc_class c, uint32_t first, uint32_t n, ddmc_value *out) {
-  fake *f = d;
-  if (!atomic_load(&f->inside)) atomic_fetch_add(&f->outside_calls, 1);
-  const ddmc_value sub1[4] = {{'L', {.l = O_SUB2}}, {'C', {.i = 'x'}}, {'I', {.i = 1}}, {'J', {.j = 0x1122334455667788ll}}};
-  const ddmc_value subs[2] = {{'L', {.l = O_SUB1}}, {'L', {.l = 0}}};
-  const ddmc_value *v = o == O_SUB1 && c == C_SUB ? sub1 : o == O_SUBS && c == C_SUBS ? subs : NULL;
-  uint32_t len = o == O_SUB1 ? 4 : 2;
-  if (v == NULL) return DDMC_JDWP_INVALID_OBJECT;
-  if (first > len || n > len - first) return DDMC_JDWP_INVALID_INDEX;
-  memcpy(out, v + first, n * sizeof *out);
   return 0;
 }
 
@@ -195,7 +176,6 @@ static ddmc_vm_bridge fake_ops(const fake *f) {
   ops.with_world_stopped = op_with_world_stopped;
   ops.for_each_object = op_for_each_object;
   if (!f->no_roots) ops.for_each_root = op_for_each_root;
-  if (f->walk) ops.walk_values = op_walk_values;
   return ops;
 }
 
@@ -353,36 +333,6 @@ static void test_dump_layout(void **state) {
   assert_int_equal(st.hprof_dumps, 1);
   assert_int_equal(st.hprof_bytes, n);
   ddmc_vm_free(f.vm);
-}
-
-/* walk_values: the same file byte for byte, with get_field / array_get only for what the walk
- * has no values for (Sub #2: its two Sub and Base levels; int[2]'s elements). */
-static void test_walk_values(void **state) {
-  (void)state;
-  uint8_t *dumps[2];
-  size_t lens[2];
-  int reads[2];
-  for (int walk = 0; walk < 2; walk++) {
-    fake f;
-    fake_init(&f, NULL, 0);
-    f.walk = walk;
-    fake_attach(&f, 0);
-    ddmc__prof_hprof *h;
-    char msg[256];
-    assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), 0);
-    assert_int_equal(atomic_load(&f.outside_calls), 0);
-    dumps[walk] = flatten(h);
-    lens[walk] = h->len;
-    reads[walk] = atomic_load(&f.instance_reads);
-    ddmc__prof_hprof_free(f.vm, h);
-    ddmc_vm_free(f.vm);
-  }
-  assert_int_equal(lens[0], lens[1]);
-  assert_memory_equal(dumps[0] + 31, dumps[1] + 31, lens[0] - 31); /* after the header's time stamp */
-  assert_int_equal(reads[0], 4 + 4 + 1 + 1); /* Sub #1 and #2 field by field, Sub[2] and int[2] */
-  assert_int_equal(reads[1], 4 + 1);         /* Sub #2 field by field, int[2] */
-  free(dumps[0]);
-  free(dumps[1]);
 }
 
 /* ---- bounds and a bridge that misbehaves */
@@ -875,8 +825,7 @@ static void test_stalled_peer(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_dump_layout),
-      cmocka_unit_test(test_walk_values), cmocka_unit_test(test_cap),
+      cmocka_unit_test(test_dump_layout), cmocka_unit_test(test_cap),
       cmocka_unit_test(test_bad_bridge),  cmocka_unit_test(test_every_allocation_fails),
       cmocka_unit_test(test_chunks),      cmocka_unit_test(test_unsupported),
       cmocka_unit_test(test_stalled_peer),  cmocka_unit_test(test_written_while_built),

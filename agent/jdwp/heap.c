@@ -23,11 +23,17 @@
  *   5. clears the walk tags, drops the local references, resumes the threads.
  * Every reference the library reads inside fn is named by the same tags (ja_ref answers walk
  * tags on the walking thread), so the dump's references and its objects agree. Bounds: at most
- * 2^25 objects (JA_WALK_END); a bigger heap gets OUT_OF_MEMORY and no dump. The objects' field
- * values come from two more passes in JVM TI's own callbacks (heapvals.c, the bridge's
- * walk_values), not from get_field: JNI per field made a dump several times slower than the VM's
- * own dumper. Memory of a walk here: 33 bytes per object (wobj, left_out, the local reference's
- * slot), besides heapvals.c's and HotSpot's own for each tag. */
+ * 2^25 objects (JA_WALK_END); a bigger heap gets OUT_OF_MEMORY and no dump. Memory of a walk
+ * here: 33 bytes per object (wobj, left_out, the local reference's slot), besides HotSpot's own
+ * for each tag and local reference.
+ *
+ * Cost (bench/RESULTS.md, "Heap dumps on HotSpot: where the time goes"): HotSpot's tag map. Every
+ * JVM TI heap function looks up the tag of each object it reports (and of each referrer), so the
+ * marking, GetObjectsWithTags, the SetTags and the listing cost several times HotSpot's whole
+ * dumpHeap before the first field is read; reading the fields through JNI is about a third of
+ * the total. Collecting the fields in the heap callbacks instead (a second IterateThroughHeap
+ * with a primitive_field_callback, a FollowReferences for reference fields) was measured and
+ * cost more CPU than the JNI reads it replaced, so the dump reads them through JNI. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +45,11 @@
 #define WALK_MARK ((jlong)JA_WALK_BASE - 1)
 #define WALK_MAX ((jint)(JA_WALK_END - JA_WALK_BASE))
 
-typedef ja_wobj wobj;
+typedef struct wobj {
+  uint32_t ref, cls;
+  int32_t length;
+  uint64_t size;
+} wobj;
 
 typedef struct wroot {
   uint32_t obj, thread;
@@ -128,16 +138,8 @@ static void name_classes(JNIEnv *env) {
   ti_free(ks);
 }
 
-const ja_wobj *ja_walk_objects(size_t *n) {
-  *n = walk.on ? walk.objects.n : 0;
-  return walk.objects.p;
-}
-
-int ja_walk_on(void) { return walk.on; }
-
-uint32_t ja_walk_span(void) { return walk.table_n + (uint32_t)walk.n; }
-
-int64_t ja_walk_index(uint64_t t) {
+/* The index of object number t in walk.left_out: table slots first, then walk tags; -1 for none. */
+static int64_t walk_index(uint64_t t) {
   if (t < JA_WALK_BASE) {
     uint32_t s = ja_slot_of(t);
     return s < walk.table_n ? (int64_t)s : -1;
@@ -147,7 +149,6 @@ int64_t ja_walk_index(uint64_t t) {
 }
 
 static void walk_end(void) {
-  ja_walk_values_end();
   free(walk.objects.p);
   memset(&walk.objects, 0, sizeof walk.objects);
   free(walk.cls_ok);
@@ -211,7 +212,7 @@ static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
     rc = walk_begin(env);
     ja_walk_phase("listing the objects (IterateThroughHeap)");
     if (rc == 0) rc = fn(arg);
-    ja_walk_phase("the dump (the library's build, with walk_values)");
+    ja_walk_phase("the dump (the library builds it, fields through JNI)");
     walk_end();
   }
   ja_world_resume();
@@ -254,7 +255,7 @@ static int describable(uint32_t c) {
 
 /* The byte of walk.left_out for object number t. */
 static uint8_t *left_out_of(uint64_t t) {
-  int64_t ix = ja_walk_index(t);
+  int64_t ix = walk_index(t);
   return ix >= 0 ? &walk.left_out[ix] : NULL;
 }
 
@@ -448,7 +449,6 @@ void ja_bridge_heap(ddmc_vm_bridge *b) {
   b->for_each_object = for_each_object;
   b->for_each_root = for_each_root;
   b->collect = collect;
-  ja_bridge_heapvals(b);
 }
 
 /* ---- allocation tracking

@@ -108,25 +108,9 @@ uint64_t ja_id_of_slot(uint32_t slot);
 #define JA_WALK_BASE 0xC0000000ull
 #define JA_WALK_END (JA_WALK_BASE + (1ull << 25))
 void ja_set_walking(int on);
-/* One object of the walk, as its IterateThroughHeap saw it (heap.c). */
-typedef struct ja_wobj {
-  uint32_t ref, cls; /* cls 0: left out of the dump */
-  int32_t length;
-  uint64_t size;
-} ja_wobj;
-/* The walk's objects (valid until it ends), whether one runs, the bound on walk indexes, and the
- * walk index of a number (a table slot or a walk tag; -1 for none): on the walking thread, or in
- * a heap callback it runs. */
-const ja_wobj *ja_walk_objects(size_t *n);
-int ja_walk_on(void);
-uint32_t ja_walk_span(void);
-int64_t ja_walk_index(uint64_t id);
 /* DDMC_JDWP_VERBOSE: the CPU time since the last call, said on stderr as step what (NULL: only
  * start counting). */
 void ja_walk_phase(const char *what);
-/* heapvals.c: the objects' values for the bridge's walk_values; freed when the walk ends. */
-void ja_walk_values_end(void);
-void ja_bridge_heapvals(ddmc_vm_bridge *b);
 /* The object of walk tag id (heap.c), or NULL. */
 jobject ja_walk_obj(uint64_t id);
 /* Clears o's tag if it is still tag, under the table's lock (a thread that named o meanwhile

@@ -443,17 +443,6 @@ typedef struct ddmc_vm_bridge {
    * the library started to hold it. Thread: the JDWP thread (DisposeObjects, session end), with
    * no library lock held; it must not call into the library. */
   void (*release_ref)(void *vm_data, ddmc_ref o);
-
-  /* ---- heap walk, fast path (optional: a VM without it has its objects read with get_field
-   * and array_get, one value per call). walk_values: object o's values as the walk collected
-   * them, positions [first, first + n) into out: for an instance (c its class, as for_each_object
-   * gave it) its instance fields, c's in field_info index order, then its superclass's, and so on
-   * up to java.lang.Object (hprof's order); for a reference array (c the array class) its
-   * elements (tag 'L', u.l the element's ref, 0 for null). Values as get_field / array_get give
-   * them; the answer for one object is the same for every range (all or none). Returns 0, or a
-   * JDWP error (INVALID_OBJECT: no values for o, read it the slow way). Thread: inside
-   * with_world_stopped's fn, on its thread, for an object for_each_object visits. */
-  int (*walk_values)(void *vm_data, ddmc_ref o, ddmc_class c, uint32_t first, uint32_t n, ddmc_value *out);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

@@ -200,43 +200,6 @@ static int class_dump(hp_build *b, hp_class *c) {
 
 /* ---- objects */
 
-/* The values from the walk itself (the bridge's walk_values), in batches: 1 when written, 0 when
- * the VM has none for this object (nothing written; the caller reads them the slow way). */
-static int walk_values_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
-  if (b->ops->walk_values == NULL) return 0;
-  const uint32_t batch = sizeof(b->vals) / sizeof(b->vals[0]);
-  const hp_class *k = c;
-  uint32_t i = 0, done = 0;
-  while (b->rc == 0) {
-    while (k != NULL && i == k->ninst) {
-      k = k->super >= 0 ? &b->cls[k->super] : NULL;
-      i = 0;
-    }
-    if (k == NULL) break;
-    uint32_t total = 0; /* the values left, up to a batch */
-    const hp_class *q = k;
-    for (uint32_t j = i; q != NULL && total < batch; q = q->super >= 0 ? &b->cls[q->super] : NULL, j = 0)
-      total += q->ninst - j;
-    uint32_t n = DDMC__MIN(total, batch);
-    int rc = b->ops->walk_values(b->data, obj->ref, obj->cls, done, n, b->vals);
-    if (rc != 0 && done == 0) return 0;
-    if (rc != 0) {
-      ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: walk_values failed part way on object 0x%llx (JDWP error %d)",
-                         (unsigned long long)obj->ref, rc);
-      return 1;
-    }
-    for (uint32_t v = 0; v < n; v++, i++) {
-      while (i == k->ninst) {
-        k = &b->cls[k->super];
-        i = 0;
-      }
-      put_value(b, k->fields[i].type, &b->vals[v]);
-    }
-    done += n;
-  }
-  return 1;
-}
-
 static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
   ddmc__prof_hpout *o = &b->body;
   ddmc__hp_u1(o, DDMC__HPROF_INSTANCE_DUMP);
@@ -244,7 +207,6 @@ static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_cla
   ddmc__hp_u4(o, 0);
   ddmc__hp_u4(o, c->id);
   ddmc__hp_u4(o, c->inst_bytes);
-  if (walk_values_dump(b, obj, c)) return;
   /* this class's fields, then the superclass's, up to Object (the order hprof readers expect) */
   for (const hp_class *k = c; k != NULL && b->rc == 0; k = k->super >= 0 ? &b->cls[k->super] : NULL)
     for (uint32_t i = 0; i < k->ninst; i++) {
@@ -279,17 +241,9 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
     return;
   }
   const uint32_t batch = sizeof(b->vals) / sizeof(b->vals[0]);
-  int fast = b->ops->walk_values != NULL;
   for (uint32_t first = 0; first < n && b->rc == 0 && o->err == 0; first += batch) {
     int32_t k = (int32_t)DDMC__MIN(batch, n - first);
-    int rc = fast ? b->ops->walk_values(b->data, obj->ref, obj->cls, first, (uint32_t)k, b->vals) : 1;
-    if (rc != 0 && fast && first > 0) {
-      ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: walk_values failed part way on array 0x%llx (JDWP error %d)",
-                         (unsigned long long)obj->ref, rc);
-      return;
-    }
-    fast = rc == 0;
-    if (!fast) rc = b->ops->array_get(b->data, obj->ref, (int32_t)first, k, b->vals);
+    int rc = b->ops->array_get(b->data, obj->ref, (int32_t)first, k, b->vals);
     if (rc != 0) {
       ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: array_get failed on array 0x%llx (JDWP error %d)",
                          (unsigned long long)obj->ref, rc);
