@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -329,6 +330,9 @@ static double dump_ours_sized(const hs_env *e, const char *path, const char *nod
       for (size_t i = 0; i < n; i++) body[4 + 2 * i] = 0, body[5 + 2 * i] = (uint8_t)path[i];
       unlink(path);
       uint8_t status = 0xFF;
+      /* A 1 GiB dump takes minutes on a loaded machine: more than jc_open's 30 s of silence. */
+      struct timeval tv = {1800, 0};
+      setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
       int64_t t0 = bench_now_ns();
       uint32_t got = ddm_request(&c, FOURCC('H', 'P', 'D', 'U'), body, (uint32_t)(4 + 2 * n), &status);
       double secs = (double)(bench_now_ns() - t0) / 1e9;

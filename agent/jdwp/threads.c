@@ -147,6 +147,24 @@ static int frame_location(void *vd, uint32_t thread, int32_t depth, ddmc_locatio
   return rc;
 }
 
+/* One GetStackTrace for n frames: GetFrameLocation walks from the top for each depth. */
+static int frame_locations(void *vd, uint32_t thread, int32_t first, int32_t n, ddmc_location *out) {
+  jthread t = ja_thread(thread);
+  if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  jvmtiFrameInfo fr[64];
+  if (n < 0 || n > 64 || first < 0) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  jint got = 0;
+  jvmtiError e = (*ja.ti)->GetStackTrace(ja.ti, t, first, n, fr, &got);
+  if (e == JVMTI_ERROR_ILLEGAL_ARGUMENT || (e == JVMTI_ERROR_NONE && got < n)) return DDMC_JDWP_INVALID_FRAMEID;
+  if (e != JVMTI_ERROR_NONE) return ja_err(e);
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  int rc = 0;
+  for (jint i = 0; i < got && rc == 0; i++) rc = ja_location(env, fr[i].method, fr[i].location, &out[i]);
+  ja_leave(env);
+  return rc;
+}
+
 static int frame_this(void *vd, uint32_t thread, int32_t depth, ddmc_ref *out) {
   jthread t = ja_thread(thread);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
@@ -290,6 +308,7 @@ void ja_bridge_threads(ddmc_vm_bridge *b) {
   b->main_thread = main_thread;
   b->frame_count = frame_count;
   b->frame_location = frame_location;
+  b->frame_locations = frame_locations;
   b->frame_this = frame_this;
   if (ja.caps.can_access_local_variables) {
     b->get_local = get_local;

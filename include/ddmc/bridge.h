@@ -443,6 +443,14 @@ typedef struct ddmc_vm_bridge {
    * the library started to hold it. Thread: the JDWP thread (DisposeObjects, session end), with
    * no library lock held; it must not call into the library. */
   void (*release_ref)(void *vm_data, ddmc_ref o);
+
+  /* ---- frames in bulk (optional: without it ThreadReference.Frames calls frame_location once
+   * per frame, which costs a VM that walks the stack from the top for each depth (JVM TI's
+   * GetFrameLocation) the square of the depth). frame_locations: the locations of frames
+   * [first, first + n) of a suspended thread into out, innermost first, as frame_location gives
+   * them one by one. Returns 0, DDMC_JDWP_INVALID_THREAD, DDMC_JDWP_INVALID_FRAMEID (fewer
+   * frames than first + n), or another JDWP error. Thread: the JDWP thread. */
+  int (*frame_locations)(void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

@@ -78,12 +78,18 @@ static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (len == -1) len = n - start;
   if (len < 0 || len > n - start) return DDMC_JDWP_INVALID_INDEX; /* as HotSpot: jdb asks (0, 1) of frameless threads */
   ddmc_buf_put_u32(out, (uint32_t)len);
-  for (int32_t i = start; i < start + len; i++) {
-    ddmc_location loc;
-    memset(&loc, 0, sizeof(loc));
-    if ((rc = DDMC__DBG_CALL(d, frame_location, t, i, &loc)) != 0) return rc;
-    ddmc__dbg_wr_id(out, ddmc__dbg_frame_id(d, t, i));
-    if ((rc = ddmc__dbg_wr_location(d, out, &loc)) != 0) return rc;
+  /* In batches through frame_locations when the VM has it: one stack walk per batch. */
+  ddmc_location loc[64];
+  for (int32_t i = start; i < start + len;) {
+    int32_t k = DDMC__DBG_HAS(d, frame_locations) ? DDMC__MIN(64, start + len - i) : 1;
+    memset(loc, 0, sizeof(loc[0]) * (size_t)k);
+    rc = DDMC__DBG_HAS(d, frame_locations) ? DDMC__DBG_CALL(d, frame_locations, t, i, k, loc)
+                                           : DDMC__DBG_CALL(d, frame_location, t, i, &loc[0]);
+    if (rc != 0) return rc;
+    for (int32_t j = 0; j < k; j++, i++) {
+      ddmc__dbg_wr_id(out, ddmc__dbg_frame_id(d, t, i));
+      if ((rc = ddmc__dbg_wr_location(d, out, &loc[j])) != 0) return rc;
+    }
   }
   return ddmc__reply_rc(out, 0);
 }
