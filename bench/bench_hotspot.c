@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -334,14 +335,37 @@ static void cpu_loop(const hs_env *e, double scale) {
 }
 
 /* HPDU of DumpProg's heap to path through libddmcjdwp.so: MiB/s of the file, or -1. */
+/* The kB of a /proc/PID/status line (VmRSS:, VmHWM:), or -1. */
+static double proc_kb(pid_t pid, const char *key) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  FILE *f = fopen(path, "r");
+  double kb = -1;
+  size_t n = strlen(key);
+  while (f != NULL && fgets(line, sizeof line, f) != NULL)
+    if (strncmp(line, key, n) == 0) kb = strtod(line + n, NULL);
+  if (f != NULL) fclose(f);
+  return kb;
+}
+
+static double dump_ours_sized(const hs_env *e, const char *path, const char *nodes, const char *arrays, double *hwm_kb,
+                              double *ms_out);
+
 static double dump_ours(const hs_env *e, const char *path) {
+  return dump_ours_sized(e, path, "1000000", "8192", NULL, NULL);
+}
+
+/* HPDU of DumpProg NODES ARRAYS through libddmcjdwp.so: MiB/s of the file, or -1; the JVM's peak
+ * RSS after the dump in *hwm_kb, the dump's ms in *ms_out. */
+static double dump_ours_sized(const hs_env *e, const char *path, const char *nodes, const char *arrays, double *hwm_kb,
+                              double *ms_out) {
   uint16_t port;
-  bchild vm = hs_jvm(e, 1, 0, "DumpProg", "1000000", "8192", &port);
+  bchild vm = hs_jvm(e, 1, 0, "DumpProg", nodes, arrays, &port);
   char line[64];
   double rate = -1;
   jc c;
   jc_init(&c);
-  if (port != 0 && bench_read_line(&vm, "DUMPPROG ready", line, sizeof line, 60) == 0 &&
+  if (port != 0 && bench_read_line(&vm, "DUMPPROG ready", line, sizeof line, 280) == 0 &&
       jc_open(&c, port, bench_now_ns() + 10 * 1000000000LL) == 0) {
     uint8_t body[4 + 2 * 256];
     size_t n = strlen(path);
@@ -350,13 +374,18 @@ static double dump_ours(const hs_env *e, const char *path) {
       for (size_t i = 0; i < n; i++) body[4 + 2 * i] = 0, body[5 + 2 * i] = (uint8_t)path[i];
       unlink(path);
       uint8_t status = 0xFF;
+      /* A 1 GiB dump takes minutes on a loaded machine: more than jc_open's 30 s of silence. */
+      struct timeval tv = {1800, 0};
+      setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
       int64_t t0 = bench_now_ns();
       uint32_t got = ddm_request(&c, FOURCC('H', 'P', 'D', 'U'), body, (uint32_t)(4 + 2 * n), &status);
       double secs = (double)(bench_now_ns() - t0) / 1e9;
       struct stat st;
-      if (got > 0 && status == 0 && stat(path, &st) == 0 && secs > 0)
+      if (got > 0 && status == 0 && stat(path, &st) == 0 && secs > 0) {
         rate = (double)st.st_size / (1 << 20) / secs;
-      else
+        if (hwm_kb) *hwm_kb = proc_kb(vm.pid, "VmHWM:");
+        if (ms_out) *ms_out = secs * 1e3;
+      } else
         bench_note("hotspot: HPDU of DumpProg failed (status %u)", status);
     }
     jc_disconnect(&c);
@@ -368,19 +397,24 @@ static double dump_ours(const hs_env *e, const char *path) {
 }
 
 /* DumpProg dumping its own heap with HotSpotDiagnosticMXBean.dumpHeap, no agent: MiB/s, or -1. */
-static double dump_jdk(const hs_env *e, const char *path) {
-  char *argv[] = {(char *)e->java,   (char *)"-cp",  (char *)e->classdir, (char *)"DumpProg",
-                  (char *)"1000000", (char *)"8192", (char *)path,        NULL};
+static double dump_jdk_sized(const hs_env *e, const char *path, const char *nodes, const char *arrays, double *hwm_kb,
+                             double *ms_out) {
+  char *argv[] = {(char *)e->java, (char *)"-cp", (char *)e->classdir, (char *)"DumpProg", (char *)nodes,
+                  (char *)arrays,  (char *)path,  NULL};
   bchild vm = bench_spawn(argv);
   char line[128];
   double ms = -1, bytes = -1;
-  if (bench_read_line(&vm, "DUMPHEAP ", line, sizeof line, 120) == 0 &&
+  if (bench_read_line(&vm, "DUMPHEAP ", line, sizeof line, 280) == 0 &&
       sscanf(line, "DUMPHEAP %lf %lf", &ms, &bytes) != 2)
     ms = -1;
+  if (hwm_kb) *hwm_kb = proc_kb(vm.pid, "VmHWM:");
+  if (ms_out) *ms_out = ms;
   bench_stop(&vm);
   unlink(path);
   return ms > 0 && bytes > 0 ? bytes / (1 << 20) / (ms / 1e3) : -1;
 }
+
+static double dump_jdk(const hs_env *e, const char *path) { return dump_jdk_sized(e, path, "1000000", "8192", NULL, NULL); }
 
 static void dumps(const hs_env *e) {
   char path[256];
@@ -409,4 +443,279 @@ void bench_section_hotspot(const bench_opts *o) {
   queries(&e);
   dumps(&e);
   cpu_loop(&e, scale);
+}
+
+/* ---- scale: how each cost grows with the program, ours and libjdwp side by side in one run
+ *
+ *   classes  Many N 0: AllClasses and ClassesBySignature(LGen<N/2>;) at N = 1,000 / 10,000
+ *            (/ 100,000), median of 5; the JVM's RSS idle (before any debugger) and after the
+ *            debugger has listed the classes
+ *   threads  Many 0 T: AllThreads, and SuspendAll + ResumeAll as one pair, at T = 100 / 1,000
+ *            (/ 10,000), median of 5
+ *   frames   Deep D: ThreadReference.Frames(all) of a thread D calls deep, D = 10 / 1,000 / 10,000
+ *   arrays   Deep: ArrayReference.GetValues of a whole int[] of 10^3 / 10^5 / 10^6 elements
+ *   dump     DumpProg sized to about 10 / 100 (/ 1,000) MiB of hprof: HPDU through
+ *            libddmcjdwp.so against HotSpotDiagnosticMXBean.dumpHeap (the JDK's agent has no heap
+ *            dump: the VM's own dumper is the reference), time and peak RSS
+ * The sizes in brackets run with BENCH_SCALE_BIG=1 (minutes; bench/RESULTS.md has a run). Every
+ * row also goes to $BENCH_SCALE_DATA (run.sh: build-bench/scale.tsv), from which
+ * bench/scale_plot.py draws bench/scale.svg. */
+
+static FILE *scale_data;
+
+/* /proc/loadavg's three averages, for the notes: these figures are taken on a shared machine. */
+static const char *load_now(void) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  double a = -1, b = -1, c = -1;
+  if (f != NULL) {
+    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) != 3) a = b = c = -1;
+    fclose(f);
+  }
+  return bench_fmt("%.2f %.2f %.2f (1, 5, 15 min)", a, b, c);
+}
+
+static void scale_point(const char *curve, double size, double ours, double ref, const char *unit) {
+  if (scale_data != NULL) fprintf(scale_data, "%s\t%.0f\t%.6g\t%.6g\t%s\n", curve, size, ours, ref, unit);
+}
+
+/* One command, its reply's data (after the header) in *data / *n; the round trip's ns, or -1. */
+static double cmd(jc *c, uint8_t set, uint8_t command, const uint8_t *body, size_t bn, const uint8_t **data,
+                  uint32_t *n) {
+  uint8_t pkt[512];
+  if (bn > sizeof pkt - 64) return -1;
+  size_t len = jc_build_cmd(pkt, c->next_id++, set, command);
+  memcpy(pkt + len, body, bn);
+  put_be32(pkt, (uint32_t)(len + bn));
+  int64_t t0 = bench_now_ns();
+  uint32_t got = jc_request(c, pkt, len + bn, NULL);
+  double ns = (double)(bench_now_ns() - t0);
+  if (got < JDWP_HEADER) return -1;
+  const uint8_t *p = c->buf + c->start - got;
+  if (p[9] != 0 || p[10] != 0) return -1; /* an error code */
+  if (data) *data = p + JDWP_HEADER;
+  if (n) *n = got - JDWP_HEADER;
+  return ns;
+}
+
+static double median_cmd(jc *c, uint8_t set, uint8_t command, const uint8_t *body, size_t bn, int reps) {
+  double t[16];
+  if (reps > 16) reps = 16;
+  for (int i = 0; i < reps; i++)
+    if ((t[i] = cmd(c, set, command, body, bn, NULL, NULL)) < 0) return -1;
+  return bench_median(t, (size_t)reps);
+}
+
+static uint64_t be64(const uint8_t *p) { return ((uint64_t)be32(p) << 32) | be32(p + 4); }
+
+static void put_be64(uint8_t *p, uint64_t v) {
+  put_be32(p, (uint32_t)(v >> 32));
+  put_be32(p + 4, (uint32_t)v);
+}
+
+static void scale_row(const char *curve, const char *fig, double size, double ours, double ref) {
+  time_row(fig, ours, ref);
+  scale_point(curve, size, ours, ref, "ns");
+}
+
+/* A JVM of MAIN A1 A2 with agent ours, its session open once it printed READY; 0 or -1. */
+static int scale_open(const hs_env *e, int ours, const char *main, const char *a1, const char *a2, const char *ready,
+                      bchild *vm, jc *c) {
+  uint16_t port;
+  char line[64];
+  *vm = hs_jvm(e, ours, 0, main, a1, a2, &port);
+  jc_init(c);
+  if (port == 0 || bench_read_line(vm, ready, line, sizeof line, 280) != 0 ||
+      jc_open(c, port, bench_now_ns() + 30 * 1000000000LL) != 0) {
+    bench_note("scale: %s %s %s (%s) did not come up", main, a1, a2 ? a2 : "", ours ? "libddmcjdwp.so" : "libjdwp");
+    return -1;
+  }
+  (void)cmd(c, 1, 1, NULL, 0, NULL, NULL); /* Version: the session is up */
+  return 0;
+}
+
+static void scale_close(bchild *vm, jc *c) {
+  jc_disconnect(c);
+  jc_close(c);
+  bench_stop(vm);
+}
+
+static void scale_classes(const hs_env *e, int n) {
+  double t[2][2], rss[2][2];
+  char cls[16], sig[32];
+  snprintf(cls, sizeof cls, "%d", n);
+  int sn = snprintf(sig, sizeof sig, "LGen%d;", n / 2);
+  for (int ours = 0; ours < 2; ours++) {
+    bchild vm;
+    jc c;
+    t[ours][0] = t[ours][1] = rss[ours][0] = rss[ours][1] = -1;
+    uint16_t port;
+    char line[64];
+    vm = hs_jvm(e, ours, 0, "Many", cls, "0", &port);
+    jc_init(&c);
+    if (port != 0 && bench_read_line(&vm, "MANY ready", line, sizeof line, 280) == 0) {
+      bench_sleep_us(500000);
+      rss[ours][0] = proc_kb(vm.pid, "VmRSS:");
+      if (jc_open(&c, port, bench_now_ns() + 30 * 1000000000LL) == 0) {
+        uint8_t body[64];
+        put_be32(body, (uint32_t)sn);
+        memcpy(body + 4, sig, (size_t)sn);
+        (void)cmd(&c, 1, 1, NULL, 0, NULL, NULL);
+        t[ours][1] = median_cmd(&c, 1, 3, NULL, 0, 5);
+        t[ours][0] = median_cmd(&c, 1, 2, body, 4 + (size_t)sn, 5);
+        rss[ours][1] = proc_kb(vm.pid, "VmRSS:");
+      }
+    } else {
+      bench_note("scale: Many %d 0 (%s) did not come up", n, ours ? "libddmcjdwp.so" : "libjdwp");
+    }
+    scale_close(&vm, &c);
+  }
+  scale_row("AllClasses", bench_fmt("scale: AllClasses, %d classes + the JDK's", n), n, t[1][1], t[0][1]);
+  scale_row("ClassesBySignature", bench_fmt("scale: ClassesBySignature, %d classes", n), n, t[1][0], t[0][0]);
+  for (int k = 0; k < 2; k++) {
+    double o = rss[1][k], r = rss[0][k];
+    const char *when = k ? "after AllClasses" : "idle, no debugger yet";
+    bench_row(G, bench_fmt("scale: JVM RSS, %d classes, %s", n, when), o > 0 ? bench_fmt("%.0f MiB", o / 1024) : "n/a",
+              REF, r > 0 ? bench_fmt("%.0f MiB", r / 1024) : "n/a", o > 0 && r > 0 ? o / r : -1, "<= 1.1x",
+              o > 0 && r > 0 ? bench_status(o / r <= 1.1) : "n/a");
+    scale_point(k ? "RSS after AllClasses" : "RSS idle", n, o * 1024, r * 1024, "bytes");
+  }
+}
+
+static void scale_threads(const hs_env *e, int n) {
+  double t[2][2];
+  char th[16];
+  snprintf(th, sizeof th, "%d", n);
+  for (int ours = 0; ours < 2; ours++) {
+    bchild vm;
+    jc c;
+    t[ours][0] = t[ours][1] = -1;
+    if (scale_open(e, ours, "Many", "0", th, "MANY ready", &vm, &c) == 0) {
+      t[ours][0] = median_cmd(&c, 1, 4, NULL, 0, 5);
+      double v[5];
+      int ok = 1;
+      for (int i = 0; i < 5 && ok; i++) {
+        double a = cmd(&c, 1, 8, NULL, 0, NULL, NULL), b = cmd(&c, 1, 9, NULL, 0, NULL, NULL);
+        ok = a > 0 && b > 0;
+        v[i] = a + b;
+      }
+      if (ok) t[ours][1] = bench_median(v, 5);
+    }
+    scale_close(&vm, &c);
+  }
+  scale_row("AllThreads", bench_fmt("scale: AllThreads, %d sleeping threads", n), n, t[1][0], t[0][0]);
+  scale_row("SuspendAll+ResumeAll", bench_fmt("scale: SuspendAll + ResumeAll, %d sleeping threads", n), n, t[1][1],
+            t[0][1]);
+}
+
+/* Deep's static field NAME's value (an object or thread ID), or 0. */
+static uint64_t deep_static(jc *c, const char *name) {
+  static const char sig[] = "LDeep;";
+  uint8_t body[64];
+  const uint8_t *d;
+  uint32_t n;
+  put_be32(body, sizeof sig - 1);
+  memcpy(body + 4, sig, sizeof sig - 1);
+  if (cmd(c, 1, 2, body, 4 + sizeof sig - 1, &d, &n) < 0 || n < 17 || be32(d) != 1) return 0;
+  uint64_t type = be64(d + 5);
+  put_be64(body, type);
+  if (cmd(c, 2, 4, body, 8, &d, &n) < 0 || n < 4) return 0; /* ReferenceType.Fields */
+  uint32_t count = be32(d), at = 4;
+  uint64_t field = 0;
+  for (uint32_t i = 0; i < count && at + 12 <= n && field == 0; i++) {
+    uint64_t id = be64(d + at);
+    uint32_t ln = be32(d + at + 8);
+    if (at + 12 + ln > n) return 0;
+    if (ln == strlen(name) && memcmp(d + at + 12, name, ln) == 0) field = id;
+    at += 12 + ln;
+    if (at + 4 > n) return 0;
+    at += 4 + be32(d + at) + 4; /* signature, modifiers */
+  }
+  if (field == 0) return 0;
+  put_be64(body, type);
+  put_be32(body + 8, 1);
+  put_be64(body + 12, field);
+  if (cmd(c, 2, 6, body, 20, &d, &n) < 0 || n < 13) return 0; /* ReferenceType.GetValues */
+  return be64(d + 5);
+}
+
+static void scale_deep(const hs_env *e, int depth, int elems) {
+  double t[2][2];
+  char a1[16], a2[16];
+  snprintf(a1, sizeof a1, "%d", depth);
+  snprintf(a2, sizeof a2, "%d", elems);
+  for (int ours = 0; ours < 2; ours++) {
+    bchild vm;
+    jc c;
+    t[ours][0] = t[ours][1] = -1;
+    if (scale_open(e, ours, "Deep", a1, a2, "DEEP ready", &vm, &c) == 0) {
+      uint64_t arr = deep_static(&c, "arr"), th = deep_static(&c, "deep");
+      uint8_t body[16];
+      put_be64(body, arr);
+      put_be32(body + 8, 0);
+      put_be32(body + 12, (uint32_t)elems);
+      if (arr != 0) t[ours][1] = median_cmd(&c, 13, 2, body, 16, 5);
+      put_be64(body, th);
+      if (th != 0 && cmd(&c, 11, 2, body, 8, NULL, NULL) > 0) { /* Suspend */
+        put_be32(body + 8, 0);
+        put_be32(body + 12, UINT32_MAX); /* all frames */
+        t[ours][0] = median_cmd(&c, 11, 6, body, 16, 5);
+        (void)cmd(&c, 11, 3, body, 8, NULL, NULL);
+      }
+      if (arr == 0 || th == 0) bench_note("scale: Deep's statics not found (%s)", ours ? "libddmcjdwp.so" : "libjdwp");
+    }
+    scale_close(&vm, &c);
+  }
+  scale_row("Frames", bench_fmt("scale: ThreadReference.Frames, a thread %d calls deep", depth), depth, t[1][0],
+            t[0][0]);
+  scale_row("ArrayReference.GetValues", bench_fmt("scale: ArrayReference.GetValues, int[%d]", elems), elems, t[1][1],
+            t[0][1]);
+}
+
+static void scale_dump(const hs_env *e, int mib) {
+  char path[256], nodes[32], arrays[32];
+  snprintf(path, sizeof path, "/tmp/ddmc-bench-scale-%d.hprof", (int)getpid());
+  /* DumpProg 1,000,000 8,192 makes about 80 MiB of hprof. */
+  snprintf(nodes, sizeof nodes, "%d", 12500 * mib);
+  snprintf(arrays, sizeof arrays, "%d", 102 * mib);
+  double hwm[2] = {-1, -1}, ms[2] = {-1, -1};
+  double ref = dump_jdk_sized(e, path, nodes, arrays, &hwm[0], &ms[0]);
+  double ours = dump_ours_sized(e, path, nodes, arrays, &hwm[1], &ms[1]);
+  bench_row(G, bench_fmt("scale: heap dump, DumpProg %s %s (about %d MiB of hprof): MiB/s", nodes, arrays, mib),
+            ours > 0 ? bench_fmt("%.0f MiB/s (%.1f s)", ours, ms[1] / 1e3) : "n/a (failed)",
+            "HotSpotDiagnosticMXBean.dumpHeap, same heap",
+            ref > 0 ? bench_fmt("%.0f MiB/s (%.1f s)", ref, ms[0] / 1e3) : "n/a (failed)",
+            ours > 0 && ref > 0 ? ours / ref : -1, ">= 0.5x", ours > 0 && ref > 0 ? bench_status(ours / ref >= 0.5) : "n/a");
+  bench_row(G, bench_fmt("scale: heap dump, about %d MiB: the JVM's peak RSS (VmHWM) after it", mib),
+            hwm[1] > 0 ? bench_fmt("%.0f MiB", hwm[1] / 1024) : "n/a", "HotSpotDiagnosticMXBean.dumpHeap, same heap",
+            hwm[0] > 0 ? bench_fmt("%.0f MiB", hwm[0] / 1024) : "n/a", hwm[0] > 0 && hwm[1] > 0 ? hwm[1] / hwm[0] : -1,
+            "info", "info");
+  scale_point("heap dump", mib, ms[1] * 1e6, ms[0] * 1e6, "ns");
+}
+
+void bench_section_scale(const bench_opts *o) {
+  const char *agent = getenv("BENCH_DDMCJDWP");
+  if (o->java == NULL || o->classdir == NULL || agent == NULL || access(agent, R_OK) != 0) {
+    bench_row(G, "scale: libddmcjdwp.so against libjdwp", "n/a (no java or no agent)", REF, "-", -1, "info", "n/a");
+    return;
+  }
+  hs_env e = {o->java, o->classdir, agent};
+  const char *big = getenv("BENCH_SCALE_BIG");
+  int b = big != NULL && strcmp(big, "1") == 0;
+  bench_note("scale: the machine's load at the start: %s", load_now());
+  const char *only = getenv("BENCH_SCALE_ONLY"); /* one of classes threads deep dump */
+  const char *data = getenv("BENCH_SCALE_DATA");
+  scale_data = data != NULL ? fopen(data, "a") : NULL;
+  static const int classes[] = {1000, 10000, 100000}, threads[] = {100, 1000, 10000}, depth[] = {10, 1000, 10000},
+                   elems[] = {1000, 100000, 1000000}, mib[] = {10, 100, 1000};
+  for (int i = 0; i < 3; i++) {
+    if (only == NULL || strcmp(only, "classes") == 0)
+      if (i < 2 || b) scale_classes(&e, classes[i]);
+    if (only == NULL || strcmp(only, "threads") == 0)
+      if (i < 2 || b) scale_threads(&e, threads[i]);
+    if (only == NULL || strcmp(only, "deep") == 0) scale_deep(&e, depth[i], elems[i]);
+    if (only == NULL || strcmp(only, "dump") == 0)
+      if (i < 2 || b) scale_dump(&e, mib[i]);
+  }
+  bench_note("scale: the machine's load at the end: %s", load_now());
+  if (scale_data != NULL) fclose(scale_data);
 }

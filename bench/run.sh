@@ -6,7 +6,10 @@
 # ratio, with the target and met / MISSED (info: no target; n/a: no java).
 #
 #   bench/run.sh                    everything (about 3 minutes after the build; dbg is 1.5 of them)
-#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti hotspot
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti hotspot scale
+#   BENCH_SCALE_BIG=1 bench/run.sh scale   the scale section with its biggest sizes too (100,000
+#                                   classes, 10,000 threads, a 1 GiB dump: about half an hour)
+#   BENCH_SCALE_ONLY=dump bench/run.sh scale   one curve of it: classes threads deep dump
 #   BENCH_SCALE=0.2 bench/run.sh    shorter runs (e.g. under a profiler)
 #   BENCH_PIN=0 bench/run.sh        no CPU pinning (the round trips then run once, "unpinned")
 #
@@ -19,7 +22,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 scale=${BENCH_SCALE:-1}
 sections=("$@")
-if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti hotspot); fi
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti hotspot scale); fi
 
 t_start=$(date +%s)
 echo "bench: building $build (Release)" >&2
@@ -55,11 +58,19 @@ fi
 
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+# The scale section's points (curve, size, ours, libjdwp's, unit), drawn into bench/scale.svg.
+export BENCH_SCALE_DATA="$build/scale.tsv"
+rm -f "$BENCH_SCALE_DATA"
+# The big dump needs more than libddmc's default cap of 512 MiB per dump.
+export DDMC_JDWP_HPROF_MAX_MB=4000
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for s in "${sections[@]}"; do
   echo "bench: section $s" >&2
   t0=$(date +%s)
   rc=0
-  timeout 300 "$bin" "$s" --scale "$scale" "${java_args[@]}" "${vm_args[@]}" >>"$out" || rc=$?
+  limit=300
+  if [[ $s == scale ]]; then limit=$(if [[ ${BENCH_SCALE_BIG:-0} == 1 ]]; then echo 3600; else echo 900; fi); fi
+  timeout "$limit" "$bin" "$s" --scale "$scale" "${java_args[@]}" "${vm_args[@]}" >>"$out" || rc=$?
   if ((rc != 0)); then printf 'NOTE\tsection %s failed (exit %d)\n' "$s" "$rc" >>"$out"; fi
   echo "bench: section $s took $(($(date +%s) - t0)) s" >&2
 done
@@ -68,6 +79,11 @@ t_total=$(($(date +%s) - t_start))
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
 echo "libddmc benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "machine: nproc $(nproc), ${model:-unknown CPU}, kernel $(uname -r); java: $java_desc"
+echo "load average (1, 5, 15 min): $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (a shared machine: figures under load)"
+if [[ -s $BENCH_SCALE_DATA ]] && command -v python3 >/dev/null 2>&1; then
+  python3 "$root/bench/scale_plot.py" "$BENCH_SCALE_DATA" "$root/bench/scale.svg" >&2 &&
+    echo "scale: plot in bench/scale.svg (points in $BENCH_SCALE_DATA)"
+fi
 echo "pinning: $(if [[ ${BENCH_PIN:-1} == 0 ]]; then echo off; else echo 'servers on CPU 0; clients as each group says'; fi)"
 echo
 awk -F'\t' '

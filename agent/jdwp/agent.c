@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ddmc/profile.h"
 #include "ja.h"
 
 ja_agent ja;
@@ -104,6 +105,25 @@ static int stall_timeout_from_env(ddmc_options *o) {
     return -1;
   }
   o->stall_timeout_ms = (int)ms;
+  return 0;
+}
+
+/* DDMC_JDWP_HPROF_MAX_MB: ddmc_prof_config.hprof_max_bytes in MiB (the biggest heap dump the
+ * agent builds; libddmc's default is 512 MiB, its bound 4094 MiB). From the environment for the
+ * same reason as the stall timeout. */
+static int hprof_max_from_env(ddmc_vm *vm) {
+  const char *v = getenv("DDMC_JDWP_HPROF_MAX_MB");
+  if (v == NULL || v[0] == '\0') return 0;
+  char *end;
+  errno = 0;
+  long mb = strtol(v, &end, 10);
+  ddmc_prof_config c;
+  ddmc_prof_config_init(&c);
+  if (errno == 0 && *end == '\0' && mb >= 1 && mb <= 4094) c.hprof_max_bytes = (uint64_t)mb << 20;
+  if (c.hprof_max_bytes != (uint64_t)mb << 20 || ddmc_prof_configure(vm, &c) != 0) {
+    fprintf(stderr, "ERROR: ddmcjdwp: DDMC_JDWP_HPROF_MAX_MB '%s' is not 1-4094 MiB\n", v);
+    return -1;
+  }
   return 0;
 }
 
@@ -203,6 +223,7 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   ja_bridge_heap(&b);
   ja_bridge_memview(&b);
   ja_bridge_reflect(&b);
+  if (rc == 0 && hprof_max_from_env(ja.vm) != 0) return JNI_ERR;
   if (rc == 0) ja_heap_init();
   if (rc == 0) rc = ddmc_vm_set_bridge(ja.vm, &b, NULL);
   if (rc == 0) rc = ddmc_dbg_enable(ja.vm);

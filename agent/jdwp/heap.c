@@ -23,7 +23,17 @@
  *   5. clears the walk tags, drops the local references, resumes the threads.
  * Every reference the library reads inside fn is named by the same tags (ja_ref answers walk
  * tags on the walking thread), so the dump's references and its objects agree. Bounds: at most
- * 2^25 objects (JA_WALK_END); a bigger heap gets OUT_OF_MEMORY and no dump. */
+ * 2^25 objects (JA_WALK_END); a bigger heap gets OUT_OF_MEMORY and no dump. Memory of a walk
+ * here: 33 bytes per object (wobj, left_out, the local reference's slot), besides HotSpot's own
+ * for each tag and local reference.
+ *
+ * Cost (bench/RESULTS.md, "Heap dumps on HotSpot: where the time goes"): HotSpot's tag map. Every
+ * JVM TI heap function looks up the tag of each object it reports (and of each referrer), so the
+ * marking, GetObjectsWithTags, the SetTags and the listing cost several times HotSpot's whole
+ * dumpHeap before the first field is read; reading the fields through JNI is about a third of
+ * the total. Collecting the fields in the heap callbacks instead (a second IterateThroughHeap
+ * with a primitive_field_callback, a FollowReferences for reference fields) was measured and
+ * cost more CPU than the JNI reads it replaced, so the dump reads them through JNI. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +98,19 @@ jobject ja_walk_obj(uint64_t id) {
   return walk.objs[id - JA_WALK_BASE];
 }
 
+/* DDMC_JDWP_VERBOSE: each step of a walk with the process's CPU time it took (every thread: the
+ * heap functions run on HotSpot's VM thread), for bench/RESULTS.md. */
+void ja_walk_phase(const char *what) {
+  static struct timespec last;
+  struct timespec now;
+  if (!ja.verbose) return;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  if (what != NULL)
+    fprintf(stderr, "ddmcjdwp: heap walk: %s: %.1f ms of CPU\n", what,
+            (double)(now.tv_sec - last.tv_sec) * 1e3 + (double)(now.tv_nsec - last.tv_nsec) / 1e6);
+  last = now;
+}
+
 static void ti_free(void *p) {
   if (p) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)p);
 }
@@ -115,6 +138,16 @@ static void name_classes(JNIEnv *env) {
   ti_free(ks);
 }
 
+/* The index of object number t in walk.left_out: table slots first, then walk tags; -1 for none. */
+static int64_t walk_index(uint64_t t) {
+  if (t < JA_WALK_BASE) {
+    uint32_t s = ja_slot_of(t);
+    return s < walk.table_n ? (int64_t)s : -1;
+  }
+  if (t - JA_WALK_BASE < (uint64_t)walk.n) return (int64_t)walk.table_n + (int64_t)(t - JA_WALK_BASE);
+  return -1;
+}
+
 static void walk_end(void) {
   free(walk.objects.p);
   memset(&walk.objects, 0, sizeof walk.objects);
@@ -137,6 +170,7 @@ static int walk_begin(JNIEnv *env) {
   cb.heap_reference_callback = mark_cb;
   walk.marked = 0;
   jvmtiError e = (*ja.ti)->FollowReferences(ja.ti, 0, NULL, NULL, &cb, NULL);
+  ja_walk_phase("marking (FollowReferences)");
   jlong mark = WALK_MARK;
   jlong *tags = NULL;
   /* Even after a failure: what was marked is named again, then cleared. */
@@ -149,7 +183,9 @@ static int walk_begin(JNIEnv *env) {
   }
   walk.on = 1;
   ja_set_walking(1);
+  ja_walk_phase("GetObjectsWithTags");
   for (jint i = 0; i < walk.n; i++) (*ja.ti)->SetTag(ja.ti, walk.objs[i], (jlong)JA_WALK_BASE + i);
+  ja_walk_phase("SetTag of each object");
   if (e != JVMTI_ERROR_NONE) return ja_err(e);
   if (walk.marked >= WALK_MAX) return DDMC_JDWP_OUT_OF_MEMORY;
   return collect_objects();
@@ -172,8 +208,11 @@ static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
     jclass obj = (*env)->FindClass(env, "java/lang/Object");
     (*env)->ExceptionClear(env);
     walk.object_cls = obj ? (uint32_t)ja_ref(env, obj) : 0;
+    ja_walk_phase(NULL);
     rc = walk_begin(env);
+    ja_walk_phase("listing the objects (IterateThroughHeap)");
     if (rc == 0) rc = fn(arg);
+    ja_walk_phase("the dump (the library builds it, fields through JNI)");
     walk_end();
   }
   ja_world_resume();
@@ -216,12 +255,8 @@ static int describable(uint32_t c) {
 
 /* The byte of walk.left_out for object number t. */
 static uint8_t *left_out_of(uint64_t t) {
-  if (t < JA_WALK_BASE) {
-    uint32_t s = ja_slot_of(t);
-    return s < walk.table_n ? &walk.left_out[s] : NULL;
-  }
-  if (t >= JA_WALK_BASE && t - JA_WALK_BASE < (uint64_t)walk.n) return &walk.left_out[walk.table_n + t - JA_WALK_BASE];
-  return NULL;
+  int64_t ix = walk_index(t);
+  return ix >= 0 ? &walk.left_out[ix] : NULL;
 }
 
 /* Every object with its class, size and length, once per walk, with those left out marked. */

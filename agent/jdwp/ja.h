@@ -112,6 +112,9 @@ uint64_t ja_id_of_slot(uint32_t slot);
 #define JA_WALK_BASE 0xC0000000ull
 #define JA_WALK_END (JA_WALK_BASE + (1ull << 25))
 void ja_set_walking(int on);
+/* DDMC_JDWP_VERBOSE: the CPU time since the last call, said on stderr as step what (NULL: only
+ * start counting). */
+void ja_walk_phase(const char *what);
 /* The object of walk tag id (heap.c), or NULL. */
 jobject ja_walk_obj(uint64_t id);
 /* Clears o's tag if it is still tag, under the table's lock (a thread that named o meanwhile

@@ -2,6 +2,7 @@
 /* Threads, groups, frames, locals and monitors from JVM TI: the bridge's thread_info,
  * for_each_group, main_thread, frame_*, get_local / set_local and the monitor ops. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ja.h"
@@ -155,6 +156,26 @@ static int frame_location(void *vd, uint32_t thread, int32_t depth, ddmc_locatio
   return rc;
 }
 
+/* One GetStackTrace for n frames: GetFrameLocation walks from the top for each depth. n is the
+ * library's batch (cmd_thread.c: at most 4096), so the frames' buffer is bounded. Frames a pop
+ * hides are skipped as frame_location skips them. */
+static int frame_locations(void *vd, uint32_t thread, int32_t first, int32_t n, ddmc_location *out) {
+  jthread t = ja_thread(thread);
+  if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
+  if (n <= 0 || n > 65536 || first < 0) return DDMC_JDWP_ILLEGAL_ARGUMENT;
+  jvmtiFrameInfo *fr = malloc((size_t)n * sizeof *fr);
+  if (fr == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  jint got = 0;
+  jvmtiError e = (*ja.ti)->GetStackTrace(ja.ti, t, first + hidden(thread), n, fr, &got);
+  int rc = e == JVMTI_ERROR_ILLEGAL_ARGUMENT || (e == JVMTI_ERROR_NONE && got < n) ? DDMC_JDWP_INVALID_FRAMEID : ja_err(e);
+  JNIEnv *env = rc == 0 ? ja_enter() : NULL;
+  if (rc == 0 && env == NULL) rc = DDMC_JDWP_VM_DEAD;
+  for (jint i = 0; i < got && rc == 0; i++) rc = ja_location(env, fr[i].method, fr[i].location, &out[i]);
+  if (env != NULL) ja_leave(env);
+  free(fr);
+  return rc;
+}
+
 static int frame_this(void *vd, uint32_t thread, int32_t depth, ddmc_ref *out) {
   jthread t = ja_thread(thread);
   if (t == NULL) return DDMC_JDWP_INVALID_THREAD;
@@ -301,6 +322,7 @@ void ja_bridge_threads(ddmc_vm_bridge *b) {
   b->main_thread = main_thread;
   b->frame_count = frame_count;
   b->frame_location = frame_location;
+  b->frame_locations = frame_locations;
   b->frame_this = frame_this;
   if (ja.caps.can_access_local_variables) {
     b->get_local = get_local;

@@ -4,7 +4,7 @@
  *
  *   java DumpProg NODES ARRAYS            prints "DUMPPROG ready" and idles until killed
  *   java DumpProg NODES ARRAYS FILE       dumps its own heap with HotSpotDiagnosticMXBean.dumpHeap
- *                                         (live objects) to FILE and prints "DUMPHEAP ms bytes" */
+ *                                         (live objects) to FILE, prints "DUMPHEAP ms bytes" and idles */
 import com.sun.management.HotSpotDiagnosticMXBean;
 import java.io.File;
 import java.lang.management.ManagementFactory;
@@ -39,6 +39,7 @@ public class DumpProg {
       long t1 = System.nanoTime();
       System.out.println("DUMPHEAP " + (t1 - t0) / 1e6 + " " + f.length());
       System.out.flush();
+      Thread.sleep(600_000); /* until killed: the bench reads its peak RSS */
       return;
     }
     System.out.println("DUMPPROG ready");

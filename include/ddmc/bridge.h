@@ -554,6 +554,14 @@ typedef struct ddmc_vm_bridge {
   int (*for_each_module)(void *vm_data, int (*fn)(void *arg, ddmc_ref module), void *arg);
   int (*class_module)(void *vm_data, ddmc_class c, ddmc_ref *out);
   int (*module_info)(void *vm_data, ddmc_ref m, ddmc_buf *name, ddmc_ref *loader);
+  /* ---- frames in bulk (optional: without it ThreadReference.Frames calls frame_location once
+   * per frame, which costs a VM that walks the stack from the top for each depth (JVM TI's
+   * GetFrameLocation) the square of the depth). frame_locations: the locations of frames
+   * [first, first + n) of a suspended thread into out, innermost first, as frame_location gives
+   * them one by one; the library asks at most 4096 at a time. Returns 0,
+   * DDMC_JDWP_INVALID_THREAD, DDMC_JDWP_INVALID_FRAMEID (fewer frames than first + n), or
+   * another JDWP error. Thread: the JDWP thread. */
+  int (*frame_locations)(void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

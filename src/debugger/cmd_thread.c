@@ -66,6 +66,8 @@ static int suspended_frames(ddmc__dbg *d, uint32_t t, int32_t *n) {
   return rc == 0 && *n < 0 ? DDMC_JDWP_INTERNAL : rc;
 }
 
+#define FRAME_BATCH 4096 /* frames per frame_locations call: 96 KiB of locations at most */
+
 static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int rc = ddmc__dbg_rd_thread(d, in, &t);
@@ -78,14 +80,23 @@ static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (len == -1) len = n - start;
   if (len < 0 || len > n - start) return DDMC_JDWP_INVALID_INDEX; /* as HotSpot: jdb asks (0, 1) of frameless threads */
   ddmc_buf_put_u32(out, (uint32_t)len);
-  for (int32_t i = start; i < start + len; i++) {
-    ddmc_location loc;
-    memset(&loc, 0, sizeof(loc));
-    if ((rc = DDMC__DBG_CALL(d, frame_location, t, i, &loc)) != 0) return rc;
-    ddmc__dbg_wr_id(out, ddmc__dbg_frame_id(d, t, i));
-    if ((rc = ddmc__dbg_wr_location(d, out, &loc)) != 0) return rc;
+  /* In batches of up to FRAME_BATCH through frame_locations when the VM has it: a VM that walks
+   * from the top for each call (JVM TI) then walks a deep stack a few times, not once per frame. */
+  int bulk = DDMC__DBG_HAS(d, frame_locations);
+  ddmc_location one, *loc = bulk && len > 1 ? ddmc__calloc(ddmc__dbg_mem(d), (size_t)DDMC__MIN(len, FRAME_BATCH), sizeof(*loc)) : NULL;
+  if (loc == NULL) bulk = 0;
+  for (int32_t i = start; i < start + len && rc == 0;) {
+    int32_t k = bulk ? DDMC__MIN(FRAME_BATCH, start + len - i) : 1;
+    ddmc_location *l = bulk ? loc : &one;
+    memset(l, 0, sizeof(*l) * (size_t)k);
+    rc = bulk ? DDMC__DBG_CALL(d, frame_locations, t, i, k, l) : DDMC__DBG_CALL(d, frame_location, t, i, l);
+    for (int32_t j = 0; j < k && rc == 0; j++, i++) {
+      ddmc__dbg_wr_id(out, ddmc__dbg_frame_id(d, t, i));
+      rc = ddmc__dbg_wr_location(d, out, &l[j]);
+    }
   }
-  return ddmc__reply_rc(out, 0);
+  ddmc__free(ddmc__dbg_mem(d), loc);
+  return rc != 0 ? rc : ddmc__reply_rc(out, 0);
 }
 
 static int tr_frame_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {

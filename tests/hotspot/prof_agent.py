@@ -23,6 +23,30 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "hprof"))
 import hprof_reader  # noqa: E402
 
 
+def values_checks(path):
+    """The values of HeapProg$Mixed's fields of every type and of the 1000 Nodes' chain."""
+    d = hprof_reader.read(open(path, "rb").read())
+    by_name = {}
+    for oid, cid, vals, _ in d.instances:
+        by_name.setdefault(hprof_reader.class_name(d, cid), []).append((oid, hprof_reader.fields_of(d, vals, cid)))
+    mixed = by_name.get("HeapProg$Mixed", [])
+    m = mixed[0][1] if len(mixed) == 1 else {}
+    mid = mixed[0][0] if len(mixed) == 1 else None
+    want = {"z": True, "b": -7, "c": ord("Q"), "s": -1234, "i": 0x12345678, "j": -0x123456789ab, "f": 1.5,
+            "d": -2.25, "baseLong": 42, "self": mid}
+    wrong = {k: m.get(k) for k, v in want.items() if m.get(k) != v}
+    arr = d.objects.get(m.get("arr"), (None,))[0]
+    elems = d.elements.get(m.get("baseRef"))
+    nodes = {oid: f for oid, f in by_name.get("HeapProg$Node", [])}
+    chain = all((f["next"] == 0 and f["value"] == 0) or
+                (f["next"] in nodes and nodes[f["next"]]["value"] == f["value"] - 1) for f in nodes.values())
+    return [("one HeapProg$Mixed", len(mixed) == 1),
+            ("Mixed's fields of every type hold their values" + (f" (wrong: {wrong})" if wrong else ""), not wrong),
+            ("Mixed.arr names an int[]", arr == "primarray"),
+            ("Mixed.baseRef names an Object[] of {the Mixed, null}", elems == [mid, 0]),
+            ("each Node's next is the Node of value - 1", len(nodes) == 1000 and chain)]
+
+
 def main():
     agent, ddmc, hprof_conv, work = sys.argv[1:5]
     java, javac, dmtd = shutil.which("java"), shutil.which("javac"), shutil.which("dmtracedump")
@@ -34,8 +58,10 @@ def main():
     os.makedirs(classes, exist_ok=True)
     subprocess.run([javac, "-g", "-d", classes, os.path.join(HERE, "HeapProg.java")], check=True)
     out_path = os.path.join(work, "vm.out")
+    # Verbose: the heap walk's steps with their CPU time, in vm.out for whoever reads it.
+    env = dict(os.environ, DDMC_JDWP_VERBOSE="1")
     vm, port = launch(java, [f"-agentpath:{os.path.abspath(agent)}=transport=dt_socket,server=y,"
-                             "suspend=n,address=127.0.0.1:0"], classes, "HeapProg", out_path, ready="ready")
+                             "suspend=n,address=127.0.0.1:0"], classes, "HeapProg", out_path, ready="ready", env=env)
     report, checks = [], []
     try:
         if port is None:
@@ -67,6 +93,7 @@ def main():
                    ("1000 HeapProg$Node", s is not None and s["instances"].get("HeapProg$Node") == 1000),
                    ("roots: threads and frames", s is not None and s["roots"].get("thread-object", 0) > 0
                     and s["roots"].get("java-frame", 0) > 0)]
+        checks += values_checks(dump) if s is not None else [("field values", False)]
         rc, _ = run(hprof_conv, dump, conv)
         c = read(conv) if rc == 0 else None
         checks += [("hprof-conv converts it", c is not None and c["version"] == "1.0.2"

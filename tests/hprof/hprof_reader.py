@@ -67,6 +67,7 @@ class Dump:
         self.classes = {}           # class id -> dict
         self.objects = {}           # id -> ("instance", class id) / ("objarray", class id) / ("primarray", type)
         self.instances = []         # (id, class id, value bytes)
+        self.elements = {}          # object array id -> its element ids
         self.obj_refs = []          # (from, to) object references to resolve
         self.string_refs = []
         self.roots = {}
@@ -132,7 +133,7 @@ def heap_records(dump, data, start, end):
                 if t == 2 and struct.unpack(">I", v)[0]:
                     dump.obj_refs.append(("static", struct.unpack(">I", v)[0], at))
                 statics.append((nid, t))
-            fields = []
+            fields, names = [], []
             for _ in range(c.u2("field count")):
                 nid = c.id("field name")
                 t = c.u1("field type")
@@ -140,7 +141,9 @@ def heap_records(dump, data, start, end):
                     raise Bad("field of unknown type %d at offset %d" % (t, c.p))
                 dump.string_refs.append(("field name", nid, at))
                 fields.append(t)
-            dump.classes[cid] = {"super": sup, "fields": fields, "size": size, "at": at, "statics": statics}
+                names.append(nid)
+            dump.classes[cid] = {"super": sup, "fields": fields, "size": size, "at": at, "statics": statics,
+                                 "names": names}
             dump.obj_refs.append(("trace", st, at))
             if sup:
                 dump.obj_refs.append(("superclass", sup, at))
@@ -164,6 +167,7 @@ def heap_records(dump, data, start, end):
             cid = c.id("array class")
             elems = c.take(4 * n, "elements")
             dump.objects[oid] = ("objarray", cid)
+            dump.elements[oid] = [e for (e,) in struct.iter_unpack(">I", elems)]
             dump.obj_refs.append(("array class", cid, at))
             dump.obj_refs.append(("trace", st, at))
             for (e,) in struct.iter_unpack(">I", elems):
@@ -302,6 +306,23 @@ def check(d):
                 if ref and ref not in d.objects and ref not in d.classes:
                     raise Bad("INSTANCE DUMP 0x%x at offset %d: a field names 0x%x, not an object" % (oid, at, ref))
             p += SIZES[t]
+
+
+FORMATS = {2: ">I", 4: ">?", 5: ">H", 6: ">f", 7: ">d", 8: ">b", 9: ">h", 10: ">i", 11: ">q"}
+
+
+def fields_of(d, vals, cid):
+    """An INSTANCE DUMP's values as {field name: value} (a name a subclass shadows keeps the
+    subclass's value; references as ids)."""
+    out, p = {}, 0
+    while cid:
+        k = d.classes[cid]
+        for t, nid in zip(k["fields"], k["names"]):
+            v = struct.unpack(FORMATS[t], vals[p:p + SIZES[t]])[0]
+            out.setdefault(d.strings[nid], v)
+            p += SIZES[t]
+        cid = k["super"]
+    return out
 
 
 def class_name(d, cid):
