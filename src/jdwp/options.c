@@ -29,6 +29,7 @@ static void init_defaults(ddmc_options *o) {
   o->stall_timeout_ms = 30000;
   o->event_request_bytes = DDMC_DEFAULT_EVENT_REQUEST_BYTES;
   o->adb_announce = DDMC_ADB_HEX4_STREAM;
+  o->max_sessions = DDMC_DEFAULT_MAX_SESSIONS;
 }
 
 /* The first release's layout: no caller can have a smaller struct. */
