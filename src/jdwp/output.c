@@ -93,15 +93,17 @@ typedef struct fan {
   ddmc__jdwp_session **all;
   int n;
   uint32_t seat; /* the debugger seat's session number */
+  int confirmed; /* its holder has changed the VM's world: events may be on their way to it */
 } fan;
 
 static fan fan_of(ddmc__jdwp_session *s, ddmc__jdwp_session **one) {
-  fan f = {one, 1, s->number};
+  fan f = {one, 1, s->number, 1};
   one[0] = s;
   if (s->set != NULL) {
     f.all = s->set->s;
     f.n = s->set->n;
     f.seat = s->set->seat;
+    f.confirmed = s->set->seat_confirmed;
   }
   return f;
 }
@@ -139,9 +141,11 @@ static int targets(const fan *f, ddmc__send_rec *rec, uint32_t kind, ddmc__jdwp_
   return k;
 }
 
-/* A session whose output is full: the debugger seat (and a session alone) holds the queue until
- * it has room, since events cannot be dropped under a debugger; any other loses the record. */
-static int lossless(const fan *f, const ddmc__jdwp_session *s) { return f->n == 1 || s->number == f->seat; }
+/* A session whose output is full: the debugger (and a session alone) holds the queue until it has
+ * room, since events cannot be dropped under a debugger; any other loses the record. */
+static int lossless(const fan *f, const ddmc__jdwp_session *s) {
+  return f->n == 1 || (s->number == f->seat && f->confirmed);
+}
 
 static int full(const ddmc__jdwp_session *s, uint32_t kind) {
   if (kind == DDMC__REC_EXT && s->ext != NULL) return 1;

@@ -242,7 +242,9 @@ static int holds_queue(const loop *l) {
   for (int i = 0; i < l->set.n; i++) {
     const ddmc__jdwp_session *s = l->set.s[i];
     size_t waiting = s->ext != NULL ? s->later.len : ddmc__session_pending(s);
-    if (s->shaken && waiting >= DDMC__OUT_HIGH_WATER && (l->set.n == 1 || s->number == l->set.seat)) return 1;
+    if (s->shaken && waiting >= DDMC__OUT_HIGH_WATER &&
+        (l->set.n == 1 || (s->number == l->set.seat && l->set.seat_confirmed)))
+      return 1;
   }
   return 0;
 }
