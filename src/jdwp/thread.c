@@ -260,6 +260,10 @@ static int next_timeout(loop *l, int64_t now) {
       if (vm->services[i].tick != NULL) timeout = min_timeout(timeout, vm->services[i].tick(vm, vm->services[i].ud, now));
   if (l->grace_until && !holds_queue(l)) /* else nothing drains at its end */
     timeout = min_timeout(timeout, l->grace_until > now ? (int)(l->grace_until - now) : 0);
+  /* A transfer with room in its session's output goes on at once: nothing else would wake the
+   * thread for it once the socket took everything. */
+  for (int i = 0; i < l->set.n; i++)
+    if (l->set.s[i]->ext != NULL && ddmc__session_pending(l->set.s[i]) < DDMC__OUT_HIGH_WATER) timeout = 0;
   return timeout;
 }
 
@@ -370,6 +374,7 @@ static int turn(loop *l) {
      * end, in the past, would make every poll return at once, a spin while the peer reads nothing. */
     if (l->grace_until == 0) l->grace_until = ddmc__now_ms();
     atomic_store(&vm->wake_pending, 1);
+    ddmc__jdwp_session_drain_queue(l->set.s[0], 0); /* other sessions' transfers go on */
   } else if (any_shaken(l)) {
     drain_with_grace(l);
   }
