@@ -458,7 +458,7 @@ class DdmcMonitor:
         elif verb == "second-jdb":
             home = os.path.join(self.workdir, "home2")
             os.makedirs(home, exist_ok=True)
-            mark = len(self.vm.err.text)
+            mark = len(self.vm.err.text) if getattr(self.vm, "err", None) is not None else 0
             try:
                 r = subprocess.run([self.args.jdb, f"-J-Duser.home={home}", "-J-Duser.language=en",
                                     "-attach", f"127.0.0.1:{self.vm.port}"], input=b"exit\n",
@@ -467,7 +467,8 @@ class DdmcMonitor:
             except subprocess.TimeoutExpired as e:
                 out = (e.stdout or b"").decode("utf-8", "replace") + "[second jdb still running after 15 s]\n"
             with self.cond:
-                refused = [l for l in self.vm.err.text[mark:].splitlines() if "refused" in l]
+                err = self.vm.err.text[mark:] if getattr(self.vm, "err", None) is not None else ""
+                refused = [l for l in err.splitlines() if "refused" in l]
             self._append(out + "".join(f"[vm] {l}\n" for l in refused))
         else:
             raise Failure(f"@mon {verb}: unknown ddmc monitor command")
