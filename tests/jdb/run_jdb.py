@@ -61,6 +61,7 @@ With --ddmc PATH the runner has a monitor of its own on the same JDWP port, besi
 mon~ / mon= match. Its @mon commands:
   @mon start ARGS   start `ddmc -c 127.0.0.1:PORT ARGS` in the background (threads --watch S)
   @mon run ARGS     run `ddmc -c 127.0.0.1:PORT ARGS` to its end; its output and "[exit N]"
+                    ({workdir} in ARGS is the runner's scratch directory)
   @mon stop         end the background ddmc (SIGTERM, by pid) and wait for it
   @mon hold N       open N raw sessions (handshake, one HELO each) and keep them open
   @mon release      close them
@@ -418,7 +419,7 @@ class DdmcMonitor:
     def send(self, command):
         import shlex
         import socket
-        words = shlex.split(command)
+        words = [w.replace("{workdir}", self.workdir) for w in shlex.split(command)]
         verb, rest = words[0], words[1:]
         if verb == "start":
             if self.bg is not None:
