@@ -43,7 +43,7 @@ if ((quick == 0)); then
   suite "tests under ASan+UBSan" build-asan -- -DCMAKE_BUILD_TYPE=Debug -DDDMC_SANITIZE=address \
     -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=ON
   # The threaded tests: the library's session and fault-injection tests, minivm's threads, adb.
-  suite "threaded tests under TSan" build-tsan -R 'test_session|test_stall|test_failmalloc|test_dbg_|test_prof_session|test_hprof|minivm_test_threads|adb_transport|jdi_invoke_.*_minivm' \
+  suite "threaded tests under TSan" build-tsan -R 'test_session|test_sessions|test_stall|test_failmalloc|test_dbg_|test_prof_session|test_hprof|minivm_test_threads|adb_transport|jdi_invoke_.*_minivm' \
     -- -DCMAKE_BUILD_TYPE=Debug -DDDMC_SANITIZE=thread -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=OFF
   CC=clang suite "fuzzing (${fuzz_secs}s per target)" build-fuzz -V -- -DDDMC_FUZZ=ON \
     -DDDMC_FUZZ_SECONDS="$fuzz_secs" -DDDMC_BUILD_EXAMPLES=OFF -DDDMC_BUILD_TOOLS=OFF -DDDMC_BUILD_BENCH=OFF

@@ -78,13 +78,12 @@ struct ddmc_vm {
   atomic_int wake_pending;    /* one eventfd write per JDWP-thread wake-up */
 
   /* Session state, visible to every thread. */
-  atomic_int connected;       /* handshake complete: unsolicited chunks may go out */
-  atomic_int ddm_active;      /* a DDM packet arrived this session */
-  atomic_int debugger_active; /* a non-DDM packet arrived this session */
+  atomic_int connected;       /* some session completed its handshake: unsolicited chunks may go out */
+  atomic_int ddm_active;      /* some live session sent a DDM packet */
+  atomic_int debugger_active; /* the debugger seat's session sent a non-DDM packet */
   atomic_llong last_activity; /* ms timestamp of the last debugger request; 0 = in progress */
-  atomic_int zlib_peer;       /* the peer opted in to ZLIB chunks */
   atomic_uint next_id;        /* ids for VM-originated packets */
-  atomic_uint session_no;     /* the live session's number, 0 between sessions */
+  atomic_uint session_no;     /* the debugger seat's session number (docs/sessions.md), 0: free */
   atomic_uint sessions_begun;
 
   /* Chunk-family state, each owned by its own file. */
@@ -137,10 +136,11 @@ struct ddmc__transport {
   /* On the JDWP thread: block until a peer socket is ready (or stopping: return -1). The fd
    * returned is non-blocking and close-on-exec. */
   int (*acquire)(ddmc_vm *vm);
-  /* An fd the session loop also polls; when readable, call reject_extra: a second peer is
-   * accepted and closed at once (-1: none). */
+  /* An fd the session loop also polls while sessions run (-1: none); when readable, call
+   * accept_extra: the next peer's socket (non-blocking, close-on-exec), or -1 when there was
+   * none after all. The JDWP thread serves it beside the others or closes it (max_sessions). */
   int (*extra_fd)(ddmc_vm *vm);
-  void (*reject_extra)(ddmc_vm *vm);
+  int (*accept_extra)(ddmc_vm *vm);
   /* The session with the peer ended (the JDWP thread closed its fd). */
   void (*session_ended)(ddmc_vm *vm);
   void (*shutdown)(ddmc_vm *vm);

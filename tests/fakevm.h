@@ -61,7 +61,8 @@ typedef struct fakevm {
   ddmc_vm *vm;
   fakevm_config cfg;
   ddmc_vm_ops ops;        /* filled by fakevm_init; a user may clear hooks before fakevm_new */
-  atomic_int answer_jdwp; /* jdwp_command answers VirtualMachine.Version (1/1); else NOT_IMPLEMENTED */
+  atomic_int answer_jdwp; /* 1: jdwp_command answers VirtualMachine.Version (1/1), else NOT_IMPLEMENTED;
+                             2: and every other command with an empty success */
   atomic_int attached, detached, gc_requests, exits, last_exit, jdwp_thread_started, jdwp_thread_ended, log_lines;
   uint32_t pid;
   int verbose;

@@ -292,16 +292,21 @@ static void test_adversaries(void **state) {
     check_healthy("1,000 connect/disconnect cycles", &busy, &n);
     cases++;
   }
-  { /* a second peer while one is connected */
+  { /* more peers than the cap while one is connected: the next seven are served beside it
+     * (docs/sessions.md), every later one closed at its handshake */
     ddmc_host *h = raw_peer(1);
     ddmc_host_helo helo;
     assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
     ddmc_host_helo_free(&helo);
-    ddmc_host *h2 = NULL;
-    assert_int_equal(ddmc_host_connect_tcp(&h2, "127.0.0.1", g_vm.port, TMO), 0);
-    int rc = ddmc_host_handshake(h2, TMO);
-    assert_true(rc == DDMC_ECLOSED || rc == DDMC_EIO);
-    ddmc_host_free(h2);
+    ddmc_host *more[12];
+    for (int i = 0; i < 12; i++) {
+      more[i] = NULL;
+      assert_int_equal(ddmc_host_connect_tcp(&more[i], "127.0.0.1", g_vm.port, TMO), 0);
+      int rc = ddmc_host_handshake(more[i], TMO);
+      if (i < DDMC_DEFAULT_MAX_SESSIONS - 1) assert_int_equal(rc, 0);
+      else assert_true(rc == DDMC_ECLOSED || rc == DDMC_EIO);
+    }
+    for (int i = 0; i < 12; i++) ddmc_host_free(more[i]);
     assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0); /* the first is unharmed */
     ddmc_host_helo_free(&helo);
     ddmc_host_free(h);

@@ -175,18 +175,17 @@ static void test_stalled_event_reader(void **state) {
                 pct, WINDOW_MS, calls1 - calls0, (unsigned long long)atomic_load(&p.full));
   assert_true(pct < 5.0);
   assert_true(calls1 - calls0 > 1000); /* the VM thread never waited for the peer */
-  /* Still inside the stall timeout: the session holds, a second peer is turned away. */
-  assert_int_equal(next_peer_served(port), 0);
+  /* Still inside the stall timeout: the session holds, and a second peer is served beside it at
+   * once: the stalled one holds the queue (it is the debugger seat), not the other's requests. */
+  int64_t t_next = mono_ms();
+  assert_int_equal(next_peer_served(port), 1);
+  assert_true(mono_ms() - t_next < 2000);
 
   /* The stall timeout drops the session; the next peer is served. */
-  int served = 0;
   deadline = mono_ms() + STALL_MS + 20000;
-  while (!served && mono_ms() < deadline) {
-    sleep_ms(250);
-    served = next_peer_served(port);
-  }
-  assert_true(served);
+  while (!atomic_load(&stall_logged) && mono_ms() < deadline) sleep_ms(250);
   assert_true(atomic_load(&stall_logged));
+  assert_true(next_peer_served(port));
   /* The dropped peer, reading again, finds what was sent before the drop, then the end. */
   ddmc_host_packet pkt;
   int rc = 0;

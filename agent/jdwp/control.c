@@ -191,8 +191,12 @@ void ja_world_resume(void) {
 }
 
 /* A thread parked inside a post call is inside a JVM TI callback: in native code, which HotSpot's
- * safepoints and collector never wait for. Nothing to do. */
-static void thread_parking(void *vd, uint32_t thread, int parked) {}
+ * safepoints and collector never wait for. Only noted, for THST: a thread stopped at a breakpoint
+ * is suspended to a DDM monitor beside the debugger (ddm.c), not "native". */
+static void thread_parking(void *vd, uint32_t thread, int parked) {
+  ja_entry *e = ja_entry_of(thread);
+  if (e != NULL) atomic_store_explicit(&e->parked, parked, memory_order_relaxed);
+}
 
 static int interrupt_thread(void *vd, uint32_t thread) {
   jthread t = ja_thread(thread);

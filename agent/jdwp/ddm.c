@@ -102,7 +102,10 @@ static int for_each_thread(void *vd, ddmc_thread_visit_fn fn, void *arg) {
       if (rc == 0 && e && !atomic_load(&e->internal) &&
           (*ja.ti)->GetThreadInfo(ja.ti, ts[i], &info) == JVMTI_ERROR_NONE) {
         (*ja.ti)->GetThreadState(ja.ti, ts[i], &st);
-        ddmc_thread_info t = {id, 0, info.name ? info.name : "", ddm_status(st), info.is_daemon};
+        ddmc_thread_status status = atomic_load_explicit(&e->parked, memory_order_relaxed) && (st & JVMTI_THREAD_STATE_ALIVE)
+                                        ? DDMC_THREAD_SUSPENDED
+                                        : ddm_status(st);
+        ddmc_thread_info t = {id, 0, info.name ? info.name : "", status, info.is_daemon};
         note_name(id, t.name);
         rc = fn(arg, &t);
         ti_free(info.name);

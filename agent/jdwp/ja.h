@@ -65,6 +65,8 @@ typedef struct ja_entry {
   _Atomic(ja_class *) cls;  /* members.c's description, once the object is used as a class */
   atomic_int stepping;      /* a thread: single-step events enabled for it */
   atomic_int internal;      /* a thread of the agent or of libddmc: never shown to a debugger */
+  atomic_int parked;        /* a thread parked by the debugger in a post call (thread_parking): in
+                               a JVM TI callback, native to HotSpot, suspended to a DDM monitor */
   /* Suspension of a thread (control.c), under its lock: */
   int in_callback;          /* nesting depth of JVM TI callbacks it is running */
   int ti_suspended;         /* stopped by JVM TI SuspendThread */

@@ -86,6 +86,12 @@ typedef struct ddmc_options {
   unsigned obsolete;           /* DDMC_OBSOLETE_* bits of obsolete options given (strict,
                                   stdalloc): accepted as the JDK accepts them, and warned about at
                                   ddmc_vm_start */
+
+  /* ---- appended in 0.5: sessions side by side (docs/sessions.md) */
+  int max_sessions;            /* peers served at once on a listening transport (a debugger and
+                                  monitors such as ddmc threads --watch); the next one is closed
+                                  before its handshake and the refusal logged. Default
+                                  DDMC_DEFAULT_MAX_SESSIONS; <= 0 means the default; at most 64 */
 } ddmc_options;
 
 enum { DDMC_OBSOLETE_STRICT = 1, DDMC_OBSOLETE_STDALLOC = 2 };
@@ -93,6 +99,7 @@ enum { DDMC_OBSOLETE_STRICT = 1, DDMC_OBSOLETE_STDALLOC = 2 };
 #define DDMC_DEFAULT_MAX_PACKET (4u << 20)
 #define DDMC_DEFAULT_SENDQ_BYTES ((size_t)32 << 20)
 #define DDMC_DEFAULT_EVENT_REQUEST_BYTES ((size_t)16 << 20)
+#define DDMC_DEFAULT_MAX_SESSIONS 8
 
 /* Defaults: no transport, server=y, suspend=n, loopback, the caps above. Thread: any.
  * ABI: the macro passes sizeof(ddmc_options) as the caller's header has it; the library writes no

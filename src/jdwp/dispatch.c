@@ -27,7 +27,7 @@ static void handle_chunk(ddmc__jdwp_session *s, uint32_t type, const uint8_t *da
   ddmc__buf_reset(b);
   if (type == DDMC__CHUNK_ZLIB) {
     /* Receiving a ZLIB chunk is how a peer says it reads them too (see chunks/zlib.c). */
-    atomic_store(&vm->zlib_peer, 1);
+    s->zlib = 1;
     uint32_t inner;
     ddmc_buf tmp;
     ddmc__buf_init(&tmp, &vm->mem, UINT32_MAX - 64);
@@ -43,6 +43,11 @@ static void handle_chunk(ddmc__jdwp_session *s, uint32_t type, const uint8_t *da
   }
   ddmc_chunk req = {type, data, len};
   *rtype = type;
+  if (type == DDMC_FOURCC('D', 'B', 'G', 'D') && s->set != NULL && s->set->seat != s->number) {
+    /* DBGD drops the debugger's state: only the session that holds it may say it left. */
+    fail_into(b, rtype, DDMC_ESTATE, "DBGD: this session is not the debugger");
+    return;
+  }
   int rc = ddmc__chunk_registry_dispatch(vm, &req, rtype, b);
   if (rc == DDMC_ENOENT) {
     ddmc__buf_reset(b); /* unknown type: the empty success reply, as Dalvik */
@@ -67,12 +72,22 @@ static int over_budget(ddmc__jdwp_session *s, int *have_reply, uint32_t *reply_t
   return ddmc__jdwp_out_ddm(s, &s->extra, 0, atomic_fetch_add(&vm->next_id, 1), t, s->hbuf.p, s->hbuf.len);
 }
 
-static int handle_ddm(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
+/* A session's DDM packet: from now on unsolicited chunks are for it too. */
+static void ddm_joins(ddmc__jdwp_session *s) {
   ddmc_vm *vm = s->vm;
+  if (!s->ddm) {
+    s->ddm = 1;
+    if (s->set != NULL) s->set->nddm++;
+  }
   if (!atomic_load(&vm->ddm_active)) {
     atomic_store_explicit(&vm->ddm_active, 1, memory_order_release);
     ddmc__chunk_registry_connected(vm);
   }
+}
+
+static int handle_ddm(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
+  ddmc_vm *vm = s->vm;
+  ddm_joins(s);
   ddmc_reader r;
   ddmc_reader_init(&r, pkt->body, pkt->body_len);
   ddmc__buf_reset(&s->reply);
@@ -128,8 +143,10 @@ static int handle_ddm(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
   int rc = ddmc__jdwp_session_drain_queue(s, 1);
   if (rc != 0) return rc;
   /* A stream or batch a handler queued (a trace for MPSE) starts only between requests: the reply
-   * waits in the queue behind it, so the data comes first, as from Dalvik. */
-  if (s->extra.len == 0 && ddmc__send_ring_peek(&vm->ring) != NULL) {
+   * waits in the queue behind it, so the data comes first, as from Dalvik. Only behind this
+   * session's own transfer: anything else in the queue may wait on another session. */
+  ddmc__send_rec *next = ddmc__send_ring_peek(&vm->ring);
+  if (s->extra.len == 0 && next != NULL && ddmc__send_rec_kind(next) == DDMC__REC_EXT && next->b == s->number) {
     uint8_t h[8];
     ddmc_iov iov[2] = {{h, 8}, {s->reply.p, s->reply.len}};
     int chunk = have_reply && s->reply.len > 0;
@@ -149,17 +166,10 @@ static int handle_ddm(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
 
 /* ---- other command sets: a debugger */
 
-static int handle_jdwp(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
+/* Runs a request through the services (the debugger claims 1-17) or the VM's own hook, and
+ * queues its reply. */
+static int answer(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
   ddmc_vm *vm = s->vm;
-  atomic_store(&vm->last_activity, 0); /* "busy" while the request is processed */
-  if (!atomic_load(&vm->debugger_active)) {
-    pthread_mutex_lock(&vm->state_lock);
-    atomic_store(&vm->debugger_active, 1);
-    pthread_cond_broadcast(&vm->state_cond); /* ddmc_wait_for_debugger */
-    pthread_mutex_unlock(&vm->state_lock);
-    ddmc__log(vm, DDMC_LOG_INFO, "JDWP: debugger active (command set %u)", pkt->cmd_set);
-    if (vm->ops.debugger_attached) vm->ops.debugger_attached(vm->vm_data);
-  }
   ddmc__buf_reset(&s->reply);
   int err = DDMC_JDWP_NOT_IMPLEMENTED;
   const ddmc__jdwp_service *svc = NULL;
@@ -174,20 +184,43 @@ static int handle_jdwp(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
     ddmc__buf_reset(&s->reply);
     err = vm->ops.jdwp_command(vm->vm_data, pkt->cmd_set, pkt->cmd, pkt->body, pkt->body_len, &s->reply);
   }
-  if (err == DDMC__REPLY_DEFERRED) { /* answered later through the send path */
-    int64_t t = ddmc__now_ms();
-    atomic_store(&vm->last_activity, t != 0 ? t : 1);
-    return ddmc__jdwp_session_drain_queue(s, 1);
-  }
+  if (err == DDMC__REPLY_DEFERRED) return ddmc__jdwp_session_drain_queue(s, 1); /* answered later */
   if (err != 0) ddmc__buf_reset(&s->reply);
   if (err == 0 && s->reply.err != 0) err = s->reply.err == DDMC_ENOMEM ? DDMC_JDWP_OUT_OF_MEMORY : DDMC_JDWP_INTERNAL;
   if (err < 0 || err > 0xffff) err = DDMC_JDWP_INTERNAL;
-  int64_t now = ddmc__now_ms();
-  atomic_store(&vm->last_activity, now != 0 ? now : 1);
   int rc = ddmc__jdwp_session_drain_queue(s, 1);
   if (rc != 0) return rc;
   if (err != 0) return ddmc__jdwp_out_reply(s, pkt->id, (uint16_t)err, NULL, 0);
   return ddmc__jdwp_out_reply(s, pkt->id, 0, s->reply.p, s->reply.len);
+}
+
+/* The debugger's request: "busy" while it runs, and debugger_active (wait_for_debugger) set. */
+static int handle_debugger(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
+  ddmc_vm *vm = s->vm;
+  atomic_store(&vm->last_activity, 0); /* "busy" while the request is processed */
+  if (!atomic_load(&vm->debugger_active)) {
+    pthread_mutex_lock(&vm->state_lock);
+    atomic_store(&vm->debugger_active, 1);
+    pthread_cond_broadcast(&vm->state_cond); /* ddmc_wait_for_debugger */
+    pthread_mutex_unlock(&vm->state_lock);
+    ddmc__log(vm, DDMC_LOG_INFO, "JDWP: debugger active (command set %u)", pkt->cmd_set);
+    if (vm->ops.debugger_attached) vm->ops.debugger_attached(vm->vm_data);
+  }
+  int rc = answer(s, pkt);
+  int64_t now = ddmc__now_ms();
+  atomic_store(&vm->last_activity, now != 0 ? now : 1);
+  return rc;
+}
+
+static int handle_jdwp(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
+  int as_debugger;
+  int refused = ddmc__jdwp_seat_check(s, pkt->cmd_set, pkt->cmd, &as_debugger);
+  if (refused != 0) {
+    int rc = ddmc__jdwp_session_drain_queue(s, 1);
+    if (rc != 0) return rc;
+    return ddmc__jdwp_out_reply(s, pkt->id, refused < 0 ? 0 : (uint16_t)refused, NULL, 0);
+  }
+  return as_debugger ? handle_debugger(s, pkt) : answer(s, pkt);
 }
 
 int ddmc__jdwp_session_packet(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {

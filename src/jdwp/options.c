@@ -29,6 +29,7 @@ static void init_defaults(ddmc_options *o) {
   o->stall_timeout_ms = 30000;
   o->event_request_bytes = DDMC_DEFAULT_EVENT_REQUEST_BYTES;
   o->adb_announce = DDMC_ADB_HEX4_STREAM;
+  o->max_sessions = DDMC_DEFAULT_MAX_SESSIONS;
 }
 
 /* The first release's layout: no caller can have a smaller struct. */
@@ -63,6 +64,8 @@ const char *ddmc_options_help(void) {
          "                                       (needs launch=, as the JDK's agent does)\n"
          "  onuncaught=y|n                       start it at the first uncaught exception (needs launch=)\n"
          "  quiet=y|n                            y: the VM prints no listening line\n"
+         "  sessions=N                           libddmc: peers served at once, a debugger and\n"
+         "                                       monitors (default 8, 1-64; docs/sessions.md)\n"
          "  mutf8=n                              strings are standard UTF-8 (mutf8=y is refused)\n"
          "  strict=y|n, stdalloc=y|n             obsolete, accepted with a warning (as the JDK)\n"
          "Examples:\n"
@@ -262,6 +265,13 @@ static int parse_jdk_option(ddmc_options *t, const char *p, size_t nlen, const c
     return 0;
   }
   if (IS("allow")) return parse_allow(t, v, vlen, err, errlen);
+  if (IS("sessions")) { /* libddmc's own (docs/sessions.md): the JDK's agent serves one peer */
+    int n;
+    if (parse_ms(v, vlen, &n) != 0 || n < 1 || n > 64)
+      return fail(err, errlen, "JDWP option 'sessions' must be 1-64 peers served at once, not '%.*s'", v, vlen);
+    t->max_sessions = n;
+    return 0;
+  }
   if (IS("quiet")) { YN("quiet", t->quiet); }
   if (IS("onuncaught")) { YN("onuncaught", t->onuncaught); }
   if (IS("launch")) return parse_text("launch", v, vlen, t->launch, sizeof(t->launch), err, errlen);

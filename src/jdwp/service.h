@@ -3,10 +3,12 @@
  * 1-17) and want to know when a session begins and ends. The JDWP layer knows them only through
  * this table, so nothing here includes a layer above.
  *
- * Order of a session: the handshake echo is queued, the send path opens, every service's
- * session_start runs (the debugger queues VM_START there), and only then does a VM thread waiting
- * in ddmc_vm_start (suspend=y) wake. At the end every session_end runs before the next peer is
- * taken. Thread: every hook runs on the JDWP thread. */
+ * Sessions run side by side (docs/sessions.md); session_start and session_end follow the
+ * debugger seat: session_start runs when a session takes it (at its handshake when the seat is
+ * free: the echo is queued, the send path opens, session_start runs, and the debugger queues
+ * VM_START there; only then does a VM thread waiting in ddmc_vm_start (suspend=y) wake; or later,
+ * when the session is the first to change the VM's world), session_end when its holder leaves.
+ * Thread: every hook runs on the JDWP thread. */
 #ifndef DDMC_SERVICE_H
 #define DDMC_SERVICE_H
 

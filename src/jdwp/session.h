@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* One peer connection as the JDWP thread sees it. Only the JDWP thread touches a session.
+/* One peer connection as the JDWP thread sees it, and the set of them the thread serves side by
+ * side (docs/sessions.md). Only the JDWP thread touches a session or the set.
  *
  * Bounds (what one peer can make the VM hold or do):
  * - out: at most DDMC__OUT_HIGH_WATER unsent bytes before the JDWP thread stops reading requests
@@ -21,16 +22,24 @@
 #define DDMC__PACKET_CHUNKS 64
 #define DDMC__PACKET_REPLY_BYTES ((size_t)1 << 20)
 
+typedef struct ddmc__jdwp_sessions ddmc__jdwp_sessions;
+
 typedef struct ddmc__jdwp_session {
   ddmc_vm *vm;
+  ddmc__jdwp_sessions *set; /* NULL: a session on its own (fuzzers, unit tests): always the debugger */
   int fd;
-  uint32_t number; /* vm->session_no while shaken */
+  uint32_t number; /* from vm->sessions_begun at the handshake; 0 before */
+  int ddm;         /* it sent a DDM packet: unsolicited chunks are for it */
+  int zlib;        /* it sent a ZLIB chunk: big chunks go to it compressed */
+  size_t ext_off;  /* its position in ext when ext is a batch shared with other sessions */
+  uint64_t lost;   /* unsolicited packets dropped for it while its output was full */
   ddmc__jdwp_framer fr;
   ddmc_buf out;    /* bytes to write; out_off of them already written */
   size_t out_off;
   ddmc_buf reply;  /* payload of the reply being built */
   ddmc_buf hbuf;   /* scratch for handler replies after the first chunk of a packet */
   ddmc_buf extra;  /* whole packets to send right after the current reply */
+  ddmc_buf later;  /* whole packets queued for it while ext is being sent: they follow it */
   ddmc_buf zbuf;   /* ZLIB inflate/deflate scratch */
   ddmc__send_ext *ext; /* a batch or stream being sent: nothing else goes out until it ends */
   int shaken;
@@ -38,7 +47,29 @@ typedef struct ddmc__jdwp_session {
   uint64_t sent;        /* bytes written to fd */
   uint64_t taken;       /* of those, what the peer had taken at progress_ms */
   int64_t progress_ms;  /* when the peer last took output (or none waited): a stalled peer is dropped */
+  int why;              /* non-zero: the session ends at the end of the JDWP thread's turn */
 } ddmc__jdwp_session;
+
+/* The sessions the JDWP thread serves at once (at most ddmc_options.max_sessions, never more than
+ * DDMC__SESSIONS_MAX) and the debugger seat: the session whose requests may change the VM's
+ * world and which gets the debugger's events (vm->session_no names it). */
+#define DDMC__SESSIONS_MAX 64
+struct ddmc__jdwp_sessions {
+  ddmc__jdwp_session *s[DDMC__SESSIONS_MAX];
+  int n;
+  int nddm;           /* sessions with ddm set: vm->ddm_active while non-zero */
+  uint32_t seat;      /* the debugger seat's session number, 0: free */
+  int seat_confirmed; /* the holder sent a command that changes the VM's world: it keeps the seat */
+};
+
+/* Seat rules for a non-DDM command of session s (dispatch.c): 0 when s may run it (the seat moves
+ * to s when that is the rule), else a JDWP error to answer with. *as_debugger is set when s runs it
+ * as the debugger (debugger_active, the VM's hook). */
+int ddmc__jdwp_seat_check(ddmc__jdwp_session *s, uint8_t set, uint8_t cmd, int *as_debugger);
+/* Gives the seat to s (services' session_start run). */
+void ddmc__jdwp_seat_take(ddmc__jdwp_session *s);
+/* The session numbered n in s's set (s itself when it has none), or NULL. */
+ddmc__jdwp_session *ddmc__jdwp_session_find(ddmc__jdwp_session *s, uint32_t n);
 
 /* A session on fd (fd may be -1 for a session fed by ddmc__jdwp_session_input alone: fuzzers). */
 void ddmc__jdwp_session_init(ddmc__jdwp_session *s, ddmc_vm *vm, int fd);

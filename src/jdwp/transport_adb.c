@@ -283,6 +283,18 @@ static int adb_backoff(ddmc_vm *vm, int *delay) {
   return 0;
 }
 
+/* A connection adbd handed over, made non-blocking; -1 (closed) when it cannot be. */
+static int adb_take(ddmc_vm *vm, int fd) {
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+    ddmc__log(vm, DDMC_LOG_WARN, "JDWP: bad descriptor from adbd: %s", strerror(errno));
+    close(fd);
+    return -1;
+  }
+  ddmc__log(vm, DDMC_LOG_INFO, "JDWP: adbd handed over a debugger connection");
+  return fd;
+}
+
 static int adb_acquire(ddmc_vm *vm) {
   int delay = ADB_BACKOFF_FIRST_MS;
   int first = 1;
@@ -305,14 +317,7 @@ static int adb_acquire(ddmc_vm *vm) {
         if (adb_backoff(vm, &delay)) break;
         continue;
       }
-      if (fd < 0) continue;
-      int fl = fcntl(fd, F_GETFL);
-      if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
-        ddmc__log(vm, DDMC_LOG_WARN, "JDWP: bad descriptor from adbd: %s", strerror(errno));
-        close(fd);
-        continue;
-      }
-      ddmc__log(vm, DDMC_LOG_INFO, "JDWP: adbd handed over a debugger connection");
+      if (fd < 0 || (fd = adb_take(vm, fd)) < 0) continue;
       return fd;
     }
   }
@@ -321,15 +326,13 @@ static int adb_acquire(ddmc_vm *vm) {
 
 static int adb_extra_fd(ddmc_vm *vm) { return vm->listen_fd; }
 
-static void adb_reject_extra(ddmc_vm *vm) {
+/* adbd's next jdwp:PID connection while sessions run: each is a session of its own. */
+static int adb_accept_extra(ddmc_vm *vm) {
   int fd = adb_recv_fd(vm, vm->listen_fd);
-  if (fd >= 0) {
-    ddmc__log(vm, DDMC_LOG_INFO, "JDWP: a debugger is already connected; dropping the new one");
-    close(fd);
-  } else if (fd == -2) {
-    /* The session goes on; acquire() re-dials once it ends. */
-    adb_close_control(vm);
-  }
+  if (fd >= 0) return adb_take(vm, fd);
+  /* -2: the control socket died; the sessions go on, and acquire() re-dials once they end. */
+  if (fd == -2) adb_close_control(vm);
+  return -1;
 }
 
 static void adb_session_ended(ddmc_vm *vm) { (void)vm; }
@@ -341,7 +344,7 @@ const ddmc__transport ddmc__jdwp_transport_adb = {
     .prepare = adb_prepare,
     .acquire = adb_acquire,
     .extra_fd = adb_extra_fd,
-    .reject_extra = adb_reject_extra,
+    .accept_extra = adb_accept_extra,
     .session_ended = adb_session_ended,
     .shutdown = adb_shutdown,
 };

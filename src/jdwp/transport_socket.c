@@ -261,15 +261,17 @@ static int socket_acquire(ddmc_vm *vm) {
 
 static int socket_extra_fd(ddmc_vm *vm) { return vm->opt.server ? vm->listen_fd : -1; }
 
-static void socket_reject_extra(ddmc_vm *vm) {
-  /* "Ignoring second debugger -- accepting and dropping": the peer fails fast instead of
-   * waiting in the backlog. */
+/* The next peer while sessions run: allow= applies to it as to the first. */
+static int socket_accept_extra(ddmc_vm *vm) {
   struct sockaddr_storage ss;
   int fd = accept_one(vm, &ss);
-  if (fd >= 0) {
-    ddmc__log(vm, DDMC_LOG_INFO, "JDWP: a peer is already connected; dropping the new one");
+  if (fd >= 0 && !peer_allowed(&vm->opt, &ss)) {
+    log_refused_peer(vm, &ss);
     close(fd);
+    return -1;
   }
+  if (fd >= 0) set_peer_options(fd);
+  return fd;
 }
 
 static void socket_session_ended(ddmc_vm *vm) {
@@ -286,7 +288,7 @@ const ddmc__transport ddmc__jdwp_transport_socket = {
     .prepare = socket_prepare,
     .acquire = socket_acquire,
     .extra_fd = socket_extra_fd,
-    .reject_extra = socket_reject_extra,
+    .accept_extra = socket_accept_extra,
     .session_ended = socket_session_ended,
     .shutdown = socket_shutdown,
 };

@@ -10,6 +10,14 @@ static _Thread_local int on_jdwp_thread;
 
 void ddmc__send_mark_jdwp_thread(void) { on_jdwp_thread = 1; }
 
+/* The session whose request the JDWP thread is handling: DDM traffic a handler queues (a THCR
+ * burst at THEN, HPIF now, a trace) is its answer, for that session only. */
+static _Thread_local uint32_t requester;
+
+void ddmc__send_set_requester(uint32_t session) { requester = session; }
+
+static uint32_t ddm_target(void) { return on_jdwp_thread ? requester : 0; }
+
 static int total_len(const ddmc_iov *iov, int iovcnt, size_t *n) {
   size_t t = 0;
   for (int i = 0; i < iovcnt; i++) {
@@ -69,7 +77,7 @@ static int send_ddm(ddmc_vm *vm, uint32_t type, const ddmc_iov *iov, int iovcnt)
   int err = total_len(iov, iovcnt, &n);
   if (err != 0) return err;
   if (n + 64 > vm->opt.sendq_bytes) return DDMC_ETOOBIG;
-  if (n <= ddmc__send_ring_max_payload(&vm->ring)) return append(vm, DDMC__REC_DDM, type, 0, 0, iov, iovcnt);
+  if (n <= ddmc__send_ring_max_payload(&vm->ring)) return append(vm, DDMC__REC_DDM, type, ddm_target(), 0, iov, iovcnt);
   /* Too big for one record: one private copy, queued as a batch of one. */
   ddmc__send_batch b;
   ddmc__send_batch_init(&b, vm);
@@ -108,7 +116,7 @@ int ddmc__send_stream(ddmc_vm *vm, uint8_t set, uint8_t cmd, uint32_t type, uint
     e->cmd = cmd;
     e->type = type;
     e->len = len;
-    err = append_ext(vm, 0, e);
+    err = append_ext(vm, set == 0 ? ddm_target() : 0, e);
   }
   if (err != 0) {
     ddmc__free(&vm->mem, e);
@@ -153,7 +161,7 @@ int ddmc__send_batch_commit(ddmc__send_batch *b) {
     e->is_batch = 1;
     e->batch = b->data;
     e->charged = b->data.len;
-    if ((err = append_ext(vm, 0, e)) != 0) {
+    if ((err = append_ext(vm, ddm_target(), e)) != 0) {
       atomic_fetch_sub_explicit(&vm->ext_bytes, e->charged, memory_order_relaxed);
       ddmc__free(&vm->mem, e);
     } else {

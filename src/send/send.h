@@ -24,11 +24,14 @@ int ddmc__send_cmd(ddmc_vm *vm, uint32_t session, uint8_t set, uint8_t cmd, cons
 /* The reply to request id of session, sent after its handler returned (see DDMC__REPLY_DEFERRED). */
 int ddmc__send_reply(ddmc_vm *vm, uint32_t session, uint32_t id, uint16_t error, const ddmc_iov *iov,
                      int iovcnt);
-/* The number of the live session, or 0 between sessions. */
+/* The number of the session in the debugger seat (docs/sessions.md), or 0 when none holds it. */
 uint32_t ddmc__send_session_number(const ddmc_vm *vm);
 
 /* Called once by the JDWP thread: its own sends skip the wake-up. */
 void ddmc__send_mark_jdwp_thread(void);
+/* JDWP thread: DDM chunks, batches and DDM streams it queues until the next call are for session
+ * (0: every DDM session). dispatch.c sets it around each request. */
+void ddmc__send_set_requester(uint32_t session);
 
 /* Waits until everything queued so far has been written to the peer, the session ended, or
  * timeout_ms passed. Returns 0 when flushed, DDMC_ETIMEDOUT, or DDMC_ENOTCONN. Thread: any but
@@ -68,7 +71,8 @@ void ddmc__send_batch_discard(ddmc__send_batch *b);
 typedef struct ddmc__send_ext {
   int is_batch;
   ddmc_buf batch;      /* is_batch: the chunks */
-  size_t off;          /* consumer's position in batch */
+  int users;           /* sessions sending it (a batch may go to several, each at its own
+                          offset); the last to finish ends it. JDWP thread */
   ddmc__send_source src; /* !is_batch */
   uint8_t set, cmd;
   uint32_t type;

@@ -141,6 +141,8 @@ def main():
     ap.add_argument("--program", default=os.path.join(ROOT, "examples", "minivm", "programs", "debug.mvm"))
     ap.add_argument("--workdir", required=True, help="logs and scratch files go under it")
     ap.add_argument("--jdb", default="jdb")
+    ap.add_argument("--ddmc", help="adb mode: the ddmc CLI as a monitor beside jdb, each through its own "
+                                   "jdwp:PID connection (run_jdb.py's @mon start|run|stop|hold|release)")
     ap.add_argument("--sourcepath", default=HERE)
     ap.add_argument("--timeout", type=float, default=20.0, help="per-step deadline in seconds (20)")
     ap.add_argument("--monitor-timeout", type=float, default=150.0, help="the monitor's own deadline (150 s)")
@@ -197,9 +199,14 @@ def main():
             vm.port = E.free_port()
             run.adbcmd("-s", run.serial, "forward", f"tcp:{vm.port}", f"jdwp:{vm.proc.pid}")
             R.log(f"adb forward tcp:{vm.port} jdwp:{vm.proc.pid}")
+            if args.ddmc:  # ddmc beside jdb: each connection to the forward is a jdwp:PID of its own
+                ddmc_mon = R.DdmcMonitor(args, vm, cond, run.dir)
+                monitor, mon_stream = ddmc_mon, ddmc_mon
         else:
             monitor, mon_stream = start_monitor(run, args, vm, cond, cp, java, javac)
         def send(command):
+            if isinstance(monitor, R.DdmcMonitor):
+                return monitor.send(command)
             if monitor is None:
                 raise R.Failure("@mon: there is no monitor through adb")
             try:
@@ -226,7 +233,7 @@ def main():
         for script in scripts:
             if not vm.alive():
                 raise R.Failure(f"{script.name}: the VM is no longer running (status {vm.proc.poll()})")
-            if monitor is not None:
+            if monitor is not None and args.mode == "ddmlib":
                 # ddmlib recycles its connection to the VM after each debugger: a new port each time.
                 ports = wait_debug_ports(mon_stream, cond, used_ports, 60, monitor)
                 used_ports = len(ports)
@@ -245,7 +252,9 @@ def main():
             finally:
                 session.stop_jdb()
             vm_gone = session.vm_gone
-        if monitor is not None:
+        if isinstance(monitor, R.DdmcMonitor):
+            monitor.close()
+        elif monitor is not None:
             monitor.stdin.write(b"quit\n")
             monitor.stdin.flush()
             m = wait_text(mon_stream, cond, r"^problems: (\d+)$", 20, "the ddmlib monitor at quit", monitor)
@@ -277,7 +286,9 @@ def main():
                     mon = mon_stream.text
                 print(f"==== ddmlib monitor (last 60 lines)\n{R.tail(mon, 60)}", flush=True)
             print("====", flush=True)
-        if monitor is not None and monitor.poll() is None:
+        if isinstance(monitor, R.DdmcMonitor):
+            monitor.close()
+        elif monitor is not None and monitor.poll() is None:
             monitor.kill()
         run.stop()
         R.kill_children()

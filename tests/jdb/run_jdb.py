@@ -56,6 +56,18 @@ A step is one of:
   @mon COMMAND    send COMMAND to the monitor (a driver that has one: run_android.py's ddmlib
                   monitor takes `kill`, ddmlib's Client.kill()); then wait like @wait
 
+With --ddmc PATH the runner has a monitor of its own on the same JDWP port, beside jdb
+(docs/sessions.md): the `ddmc` CLI, whose output (and what the commands below report) is what
+mon~ / mon= match. Its @mon commands:
+  @mon start ARGS   start `ddmc -c 127.0.0.1:PORT ARGS` in the background (threads --watch S)
+  @mon run ARGS     run `ddmc -c 127.0.0.1:PORT ARGS` to its end; its output and "[exit N]"
+                    ({workdir} in ARGS is the runner's scratch directory)
+  @mon stop         end the background ddmc (SIGTERM, by pid) and wait for it
+  @mon hold N       open N raw sessions (handshake, one HELO each) and keep them open
+  @mon release      close them
+  @mon second-jdb   attach a second jdb while the first is attached, for 15 s at most; its
+                    output, then the VM's stderr lines that say "refused"
+
 followed by its expectations:
   ~ REGEX         jdb's output for this step must match REGEX (Python re, MULTILINE; it may span
                   lines with \\n). Named groups (?P<name>...) set variables.
@@ -382,6 +394,93 @@ class Script:
                         raise SystemExit(f"{e.where}: bad regular expression: {err}")
 
 
+class DdmcMonitor:
+    """The --ddmc monitor: the ddmc CLI (and raw sessions) on the VM's JDWP port beside jdb."""
+
+    def __init__(self, args, vm, cond, workdir):
+        self.args, self.vm, self.cond, self.workdir = args, vm, cond, workdir
+        self.text = ""
+        self.eof = False
+        self.bg = None
+        self.held = []
+
+    def _append(self, text):
+        with self.cond:
+            self.text += text
+            self.cond.notify_all()
+
+    def _pump(self, proc):
+        for raw in iter(proc.stdout.readline, b""):
+            self._append(raw.decode("utf-8", "replace"))
+
+    def _ddmc(self, words):
+        return [self.args.ddmc, "-c", f"127.0.0.1:{self.vm.port}", *words]
+
+    def send(self, command):
+        import shlex
+        import socket
+        words = [w.replace("{workdir}", self.workdir) for w in shlex.split(command)]
+        verb, rest = words[0], words[1:]
+        if verb == "start":
+            if self.bg is not None:
+                raise Failure("@mon start: a background ddmc already runs")
+            self.bg = subprocess.Popen(self._ddmc(rest), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                       env=clean_env())
+            CHILDREN.append(self.bg)
+            threading.Thread(target=self._pump, args=(self.bg,), daemon=True).start()
+        elif verb == "run":
+            r = subprocess.run(self._ddmc(rest), capture_output=True, env=clean_env(), timeout=60)
+            self._append(r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace") +
+                         f"[exit {r.returncode}]\n")
+        elif verb == "stop":
+            if self.bg is None:
+                raise Failure("@mon stop: no background ddmc")
+            self.bg.terminate()
+            rc = self.bg.wait(timeout=20)
+            self.bg = None
+            self._append(f"[stopped {rc}]\n")
+        elif verb == "hold":
+            for _ in range(int(rest[0])):
+                s = socket.create_connection(("127.0.0.1", self.vm.port), timeout=10)
+                s.sendall(b"JDWP-Handshake")
+                got = b""
+                while len(got) < 14:
+                    more = s.recv(14 - len(got))
+                    if not more:
+                        raise Failure("@mon hold: the VM closed a session before its handshake")
+                    got += more
+                self.held.append(s)
+            self._append(f"[holding {len(self.held)}]\n")
+        elif verb == "release":
+            for s in self.held:
+                s.close()
+            self._append(f"[released {len(self.held)}]\n")
+            self.held = []
+        elif verb == "second-jdb":
+            home = os.path.join(self.workdir, "home2")
+            os.makedirs(home, exist_ok=True)
+            mark = len(self.vm.err.text) if getattr(self.vm, "err", None) is not None else 0
+            try:
+                r = subprocess.run([self.args.jdb, f"-J-Duser.home={home}", "-J-Duser.language=en",
+                                    "-attach", f"127.0.0.1:{self.vm.port}"], input=b"exit\n",
+                                   capture_output=True, env=clean_env(), cwd=home, timeout=15)
+                out = r.stdout.decode("utf-8", "replace") + r.stderr.decode("utf-8", "replace")
+            except subprocess.TimeoutExpired as e:
+                out = (e.stdout or b"").decode("utf-8", "replace") + "[second jdb still running after 15 s]\n"
+            with self.cond:
+                err = self.vm.err.text[mark:] if getattr(self.vm, "err", None) is not None else ""
+                refused = [l for l in err.splitlines() if "refused" in l]
+            self._append(out + "".join(f"[vm] {l}\n" for l in refused))
+        else:
+            raise Failure(f"@mon {verb}: unknown ddmc monitor command")
+
+    def close(self):
+        if self.bg is not None and self.bg.poll() is None:
+            self.bg.kill()
+        for s in self.held:
+            s.close()
+
+
 class Session:
     """One script played against one VM with one jdb process."""
 
@@ -673,6 +772,7 @@ def main():
                     help="the Java program the JVM runs (default: tests/jdb/Debug.java)")
     ap.add_argument("--sourcepath", default=HERE, help="jdb's -sourcepath (default: tests/jdb)")
     ap.add_argument("--jdb", default="jdb")
+    ap.add_argument("--ddmc", help="the ddmc CLI: a monitor beside jdb on the same port (@mon start|run|stop...)")
     ap.add_argument("--java", default="java")
     ap.add_argument("--javac", default="javac")
     ap.add_argument("--vm-arg", action="append", default=[],
@@ -758,8 +858,13 @@ def main():
                     f"(pid {vm.proc.pid}, suspend={vm.suspend})")
                 with cond:
                     used_listen = len(vm.ports)
-                session = Session(args, script, vm, workdir, cond)
-                session.run()
+                mon = DdmcMonitor(args, vm, cond, workdir) if args.ddmc else None
+                session = Session(args, script, vm, workdir, cond, mon, mon.send if mon else None)
+                try:
+                    session.run()
+                finally:
+                    if mon is not None:
+                        mon.close()
                 if args.verbose:
                     print(session.transcript(), flush=True)
             except Failure as f:
