@@ -105,7 +105,8 @@ ja_class *ja_class_of(ddmc_class id, int *err) {
     *err = DDMC_JDWP_VM_DEAD;
     return NULL;
   }
-  if (!(*env)->IsInstanceOf(env, k, (*env)->FindClass(env, "java/lang/Class"))) {
+  jclass kc = ja_known(env, JA_KNOWN_CLASS);
+  if (kc == NULL || !(*env)->IsInstanceOf(env, k, kc)) {
     (*env)->ExceptionClear(env);
     ja_leave(env);
     *err = DDMC_JDWP_INVALID_CLASS;
