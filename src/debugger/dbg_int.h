@@ -102,6 +102,9 @@ int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t id, int method, const dd
 /* threadID: INVALID_OBJECT for an unknown ID, INVALID_THREAD when the object is not a live
  * thread the debugger may see. */
 int ddmc__dbg_rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread);
+/* The JDWP tag of object o: 't' for a java.lang.Thread (or a subclass's instance), 's', '[', ...; 'L'
+ * when its class says no more. */
+char ddmc__dbg_object_tag(ddmc__dbg *d, ddmc_ref o);
 /* frameID of thread: INVALID_FRAMEID when stale (the thread ran since) or unknown;
  * THREAD_NOT_SUSPENDED when the thread is not suspended. */
 int ddmc__dbg_rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth);

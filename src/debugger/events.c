@@ -90,6 +90,20 @@ static int class_name_matches(ddmc__dbg *d, ddmc_class c, const char *pattern) {
   return c != 0 && ddmc__dbg_cls_get(d, c, &k) == 0 && ddmc__dbg_pattern_match(pattern, k->dotted);
 }
 
+/* A ThreadOnly of a thread not started when it was set: the event's thread is it when its object is
+ * (one thread_info per event until the thread is known, then a compare). */
+static int unstarted_thread_is(ddmc__dbg *d, ddmc__dbg_mod *m, uint32_t thread) {
+  uint32_t seen = atomic_load_explicit(&m->thread_seen, memory_order_relaxed);
+  if (seen != 0) return seen == thread;
+  ddmc_thread_detail info;
+  memset(&info, 0, sizeof(info));
+  if (thread == 0 || d->ops.thread_info == NULL || d->ops.thread_info(d->vm_data, thread, &info) != 0 ||
+      info.object != m->thread_obj)
+    return 0;
+  atomic_store_explicit(&m->thread_seen, thread, memory_order_relaxed);
+  return 1;
+}
+
 /* Every modifier in order; Count is spent only by events that got that far. */
 static int matches(ddmc__dbg *d, ddmc__dbg_req *r, const basket *b) {
   if (atomic_load_explicit(&r->expired, memory_order_relaxed)) return 0;
@@ -104,7 +118,7 @@ static int matches(ddmc__dbg *d, ddmc__dbg_req *r, const basket *b) {
         break;
       }
       case DDMC__MOD_THREAD_ONLY:
-        if (b->thread != m->thread) return 0;
+        if (m->thread != 0 ? b->thread != m->thread : !unstarted_thread_is(d, m, b->thread)) return 0;
         break;
       case DDMC__MOD_CLASS_ONLY:
         if (!ddmc__dbg_is_subclass(d, b->cls, m->cls)) return 0;
