@@ -32,8 +32,9 @@ int ddmc__dbg_rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls *c, co
   const ddmc__dbg_cls *k;
   int rc = ddmc__dbg_class_of_member_id(d, mid, 1, &k, out);
   if (rc != 0) return rc;
-  /* c itself, or (for a call on an instance of c) a superclass that declares the method */
-  if (c == NULL || (k != c && (decl == NULL || !ddmc__dbg_is_subclass(d, c->handle, k->handle))))
+  /* c itself, or (for a call on an instance of c) a superclass or an interface (a default
+   * method) that declares the method */
+  if (c == NULL || (k != c && (decl == NULL || !ddmc__dbg_is_assignable(d, c->handle, k->handle))))
     return DDMC_JDWP_INVALID_METHODID;
   if (decl != NULL) *decl = k;
   return 0;
