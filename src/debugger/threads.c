@@ -297,6 +297,15 @@ int ddmc__dbg_thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
   int rc = DDMC__DBG_CALL(d, thread_info, thread, &info);
   if (rc != 0) return rc;
   if (info.internal) return DDMC_JDWP_INVALID_THREAD;
+  /* Remembered: a thread that ends before the debugger names it back (ThreadStart's, read after
+   * the thread is gone) is still found by its object (thr_of_object), as long as the VM says so. */
+  ddmc__dbg_thr *e = info.object != 0 ? get(d, thread, 1) : NULL;
+  if (e != NULL) {
+    pthread_mutex_lock(&d->thr.lock);
+    e->object = info.object;
+    e->dead = 0;
+    pthread_mutex_unlock(&d->thr.lock);
+  }
   return ddmc__dbg_id_of_object(d, info.object, id);
 }
 
