@@ -49,6 +49,11 @@ static int rt_modifiers(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc;
 }
 
+/* A field's or method's modifiers as JDWP writes them: a synthetic member also has JDWP's own
+ * synthetic bits (0xf0000000, as canGetSyntheticAttribute promises and libjdwp sends; JDI's
+ * isSynthetic() and the conformance suite test those, not ACC_SYNTHETIC). */
+static uint32_t member_mods(uint32_t m) { return (m & DDMC_ACC_SYNTHETIC) ? m | 0xf0000000u : m; }
+
 static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
@@ -61,7 +66,7 @@ static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic)
     ddmc__dbg_wr_string(out, f.name);
     ddmc__dbg_wr_string(out, f.signature);
     if (generic) ddmc__dbg_wr_string(out, f.generic);
-    ddmc_buf_put_u32(out, f.modifiers);
+    ddmc_buf_put_u32(out, member_mods(f.modifiers));
   }
   return ddmc__reply_rc(out, 0);
 }
@@ -83,7 +88,7 @@ static int rt_methods_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic
     ddmc__dbg_wr_string(out, m.name);
     ddmc__dbg_wr_string(out, m.signature);
     if (generic) ddmc__dbg_wr_string(out, m.generic);
-    ddmc_buf_put_u32(out, m.modifiers);
+    ddmc_buf_put_u32(out, member_mods(m.modifiers));
   }
   return ddmc__reply_rc(out, 0);
 }
