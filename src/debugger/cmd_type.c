@@ -112,11 +112,48 @@ static int rt_source_file(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
+/* NestedTypes as libjdwp finds them: the loaded classes named Outer$Name, Name without a further
+ * '$' (directly nested) and not starting with a digit (javac's anonymous and local classes,
+ * Outer$1 and Outer$1Local, which JDWP does not count). */
+typedef struct nested {
+  ddmc__dbg *d;
+  ddmc_buf *out;
+  const char *outer; /* "Lpkg/Outer;" */
+  size_t len;        /* up to the ';' */
+  uint32_t n;
+} nested;
+
+static int put_nested(void *arg, ddmc_class k) {
+  nested *v = arg;
+  const ddmc__dbg_cls *c;
+  if (ddmc__dbg_cls_get(v->d, k, &c) != 0) return 0;
+  const char *s = c->signature;
+  if (strncmp(s, v->outer, v->len) != 0 || s[v->len] != '$') return 0;
+  const char *end = strchr(s + v->len + 1, ';');
+  const char *name = s + v->len + 1;
+  if (end == NULL || end == name || end[1] != 0 || (*name >= '0' && *name <= '9') ||
+      memchr(name, '$', (size_t)(end - name)))
+    return 0;
+  ddmc_buf_put_u8(v->out, c->type_tag);
+  ddmc__dbg_wr_id(v->out, c->id);
+  v->n++;
+  return ddmc_buf_error(v->out) != 0;
+}
+
 static int rt_nested_types(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
-  if (rc == 0) ddmc_buf_put_u32(out, 0); /* the VM reports no nesting */
-  return rc;
+  if (rc != 0) return rc;
+  size_t at = ddmc__count_begin(out);
+  size_t len = strlen(c->signature);
+  nested v = {d, out, c->signature, len, 0};
+  /* An array or primitive type nests nothing. */
+  if (c->signature[0] == 'L' && len > 2 && c->signature[len - 1] == ';' && DDMC__DBG_HAS(d, for_each_class)) {
+    v.len = len - 1;
+    if ((rc = DDMC__DBG_CALL(d, for_each_class, put_nested, &v)) != 0) return rc;
+  }
+  ddmc__count_end(out, at, v.n);
+  return ddmc__reply_rc(out, 0);
 }
 
 static int rt_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
