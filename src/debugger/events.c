@@ -548,8 +548,15 @@ static int post_monitor(ddmc__dbg *w, ddmc_vm *vm, int kind, uint32_t thread, co
   post_scope p;
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   monitor_arg a = {0, loc, object, extra};
+  /* Class filters of MonitorWait / MonitorWaited match the monitor's class, those of the contended
+   * events the location's, as libjdwp matches them (JDWP leaves it open); a VM that cannot name the
+   * monitor's class falls back on the location's. */
+  ddmc_class mc = loc->cls;
+  if ((kind == DDMC_EV_MONITOR_WAIT || kind == DDMC_EV_MONITOR_WAITED) && object != 0 &&
+      DDMC__DBG_CALL(p.d, object_class, object, &mc) != 0)
+    mc = loc->cls;
   if (ddmc__dbg_thr_id(p.d, thread, &a.thread_id) == 0) {
-    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = object};
+    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = mc, .this_obj = object};
     scope_collect(&p, kind, &b, enc_monitor, &a);
   }
   return scope_close(&p);
