@@ -21,6 +21,7 @@
 ja_agent ja;
 
 static void JNICALL on_vm_init(jvmtiEnv *ti, JNIEnv *env, jthread thread) {
+  ja_known_init(env);
   ja.main_thread = (uint32_t)ja_ref(env, thread);
   ja_ddm_ident();
   atomic_store_explicit(&ja.live, 1, memory_order_release);
@@ -242,6 +243,7 @@ JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM *jvm, char *options, void *reserved) 
 JNIEXPORT jint JNICALL Agent_OnAttach(JavaVM *jvm, char *options, void *reserved) {
   if (init(jvm, options, 1) != JNI_OK) return JNI_ERR;
   JNIEnv *env = ja_env();
+  if (env) ja_known_init(env);
   jint n = 0;
   jthread *ts = NULL;
   if (env && (*ja.ti)->GetAllThreads(ja.ti, &n, &ts) == JVMTI_ERROR_NONE) {

@@ -212,7 +212,7 @@ static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
   jobject x = ja_obj(exc);
-  jclass throwable = x ? (*env)->FindClass(env, "java/lang/Throwable") : NULL;
+  jclass throwable = x ? ja_known(env, JA_KNOWN_THROWABLE) : NULL;
   int is = throwable != NULL && (*env)->IsInstanceOf(env, x, throwable);
   if ((*env)->ExceptionCheck(env)) (*env)->ExceptionClear(env);
   int rc = x == NULL ? DDMC_JDWP_INVALID_OBJECT : !is ? DDMC_JDWP_INVALID_CLASS : ja_err((*ja.ti)->StopThread(ja.ti, t, x));
@@ -360,6 +360,7 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   memset(&r, 0, sizeof r);
   jmethodID id = m->id;
   int is_static = (m->mods & DDMC_ACC_STATIC) != 0;
+  int paused = ja_events_pause(); /* the debugger's call reports its events (events.c) */
   if (options & DDMC_INVOKE_CONSTRUCT) {
     r.l = (*env)->NewObjectA(env, k, id, jargs);
     rt = 'L';
@@ -406,6 +407,7 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
     default: r.l = (*env)->CallObjectMethodA(env, obj, id, jargs); break;
     }
   }
+  ja_events_unpause(paused);
   jthrowable x = (*env)->ExceptionOccurred(env);
   *exception = 0;
   if (x) {

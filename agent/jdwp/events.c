@@ -100,16 +100,16 @@ static void location_event(JNIEnv *env, jthread t, jmethodID m, jlocation l, uns
   ja_callback_leave(id);
 }
 
-static void JNICALL on_breakpoint(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
+static void breakpoint_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
   location_event(env, t, m, l, K_BP);
 }
 
-static void JNICALL on_single_step(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
+static void single_step_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
   if (ja_pop_step(env, t)) return;
   location_event(env, t, m, l, K_STEP);
 }
 
-static void JNICALL on_method_entry(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m) {
+static void method_entry_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m) {
   jlocation start = -1, end = -1;
   /* A native method has no instruction to stop at. */
   if ((*ja.ti)->GetMethodLocation(ja.ti, m, &start, &end) != JVMTI_ERROR_NONE || start < 0) return;
@@ -128,7 +128,7 @@ static char return_type(jmethodID m) {
   return rt;
 }
 
-static void JNICALL on_method_exit(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jboolean popped, jvalue ret) {
+static void method_exit_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jboolean popped, jvalue ret) {
   if (quiet()) return;
   ddmc_location loc;
   jmethodID top = NULL;
@@ -150,8 +150,8 @@ static void JNICALL on_method_exit(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethod
   ja_callback_leave(id);
 }
 
-static void JNICALL on_exception(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc,
-                                 jmethodID catch_m, jlocation catch_l) {
+static void exception_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc, jmethodID catch_m,
+                         jlocation catch_l) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_EXCEPTION)) return;
   ddmc_location loc, cloc;
   if (ja_location(env, m, l, &loc)) return;
@@ -164,7 +164,7 @@ static void JNICALL on_exception(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID
   ja_callback_leave(id);
 }
 
-static void JNICALL on_exception_catch(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc) {
+static void exception_catch_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_EXCEPTION_CATCH)) return;
   ddmc_location loc;
   if (ja_location(env, m, l, &loc)) return;
@@ -176,8 +176,8 @@ static void JNICALL on_exception_catch(jvmtiEnv *ti, JNIEnv *env, jthread t, jme
   ja_callback_leave(id);
 }
 
-static void JNICALL on_field_access(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
-                                    jobject obj, jfieldID f) {
+static void field_access_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k, jobject obj,
+                            jfieldID f) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_FIELD_ACCESS)) return;
   ddmc_location loc;
   if (ja_location(env, m, l, &loc)) return;
@@ -192,8 +192,8 @@ static void JNICALL on_field_access(jvmtiEnv *ti, JNIEnv *env, jthread t, jmetho
   ja_callback_leave(id);
 }
 
-static void JNICALL on_field_modification(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
-                                          jobject obj, jfieldID f, char sig, jvalue nv) {
+static void field_modification_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k, jobject obj,
+                                  jfieldID f, char sig, jvalue nv) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_FIELD_MODIFICATION)) return;
   ddmc_location loc;
   if (ja_location(env, m, l, &loc)) return;
@@ -213,7 +213,7 @@ static void JNICALL on_field_modification(jvmtiEnv *ti, JNIEnv *env, jthread t, 
   ja_callback_leave(id);
 }
 
-static void JNICALL on_class_prepare(jvmtiEnv *ti, JNIEnv *env, jthread t, jclass k) {
+static void class_prepare_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jclass k) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_CLASS_PREPARE)) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
@@ -221,7 +221,7 @@ static void JNICALL on_class_prepare(jvmtiEnv *ti, JNIEnv *env, jthread t, jclas
   ja_callback_leave(id);
 }
 
-static void JNICALL on_thread_start(jvmtiEnv *ti, JNIEnv *env, jthread t) {
+static void thread_start_cb(jvmtiEnv *ti, JNIEnv *env, jthread t) {
   if (ja_thread_is_internal()) { /* ja_env attaching a thread of libddmc */
     ja_entry *e = ja_entry_of(ja_ref(env, t));
     if (e) atomic_store(&e->internal, 1);
@@ -240,7 +240,7 @@ static void JNICALL on_thread_start(jvmtiEnv *ti, JNIEnv *env, jthread t) {
   ja_callback_leave(id);
 }
 
-static void JNICALL on_thread_end(jvmtiEnv *ti, JNIEnv *env, jthread t) {
+static void thread_end_cb(jvmtiEnv *ti, JNIEnv *env, jthread t) {
   if (quiet()) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
@@ -249,7 +249,8 @@ static void JNICALL on_thread_end(jvmtiEnv *ti, JNIEnv *env, jthread t) {
   ja_callback_leave(id);
 }
 
-static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind kind, jlong timeout, jboolean timed_out) {
+static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind kind, jlong timeout,
+                          jboolean timed_out) {
   if (quiet() || !ddmc_event_wanted(ja.vm, kind)) return;
   ddmc_location loc;
   jmethodID m = NULL;
@@ -263,25 +264,93 @@ static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind k
     return;
   }
   switch (kind) {
-  case DDMC_EV_MONITOR_CONTENDED_ENTER: ddmc_post_monitor_contended_enter(ja.vm, id, &loc, depth, self, o); break;
-  case DDMC_EV_MONITOR_CONTENDED_ENTERED: ddmc_post_monitor_contended_entered(ja.vm, id, &loc, depth, self, o); break;
-  case DDMC_EV_MONITOR_WAIT: ddmc_post_monitor_wait(ja.vm, id, &loc, depth, self, o, timeout); break;
-  default: ddmc_post_monitor_waited(ja.vm, id, &loc, depth, self, o, timed_out); break;
+    case DDMC_EV_MONITOR_CONTENDED_ENTER: ddmc_post_monitor_contended_enter(ja.vm, id, &loc, depth, self, o); break;
+    case DDMC_EV_MONITOR_CONTENDED_ENTERED: ddmc_post_monitor_contended_entered(ja.vm, id, &loc, depth, self, o); break;
+    case DDMC_EV_MONITOR_WAIT: ddmc_post_monitor_wait(ja.vm, id, &loc, depth, self, o, timeout); break;
+    default: ddmc_post_monitor_waited(ja.vm, id, &loc, depth, self, o, timed_out); break;
   }
   ja_callback_leave(id);
 }
 
-static void JNICALL on_contended_enter(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
+static void contended_enter_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
   monitor_event(env, t, o, DDMC_EV_MONITOR_CONTENDED_ENTER, 0, 0);
 }
-static void JNICALL on_contended_entered(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
+static void contended_entered_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
   monitor_event(env, t, o, DDMC_EV_MONITOR_CONTENDED_ENTERED, 0, 0);
 }
-static void JNICALL on_monitor_wait(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jlong timeout) {
+static void monitor_wait_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jlong timeout) {
   monitor_event(env, t, o, DDMC_EV_MONITOR_WAIT, timeout, 0);
 }
-static void JNICALL on_monitor_waited(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jboolean timed_out) {
+static void monitor_waited_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jboolean timed_out) {
   monitor_event(env, t, o, DDMC_EV_MONITOR_WAITED, 0, timed_out);
+}
+
+/* Re-entry. A JNI or JVM TI call in a callback may run Java code on the same thread (HotSpot's
+ * FindClass does when the caller's frame is in NativeLibraries), and that code posts events: the
+ * callback for one would run inside the other, to no end (the stack overflows). As the JDK's agent
+ * does, an event on a thread that is inside one of these callbacks is not reported; a method the
+ * debugger calls there (invoke) is the debugger's code, and reports its events (ja_events_pause). */
+static _Thread_local int tl_inside;
+
+int ja_events_pause(void) {
+  int was = tl_inside;
+  tl_inside = 0;
+  return was;
+}
+
+void ja_events_unpause(int was) { tl_inside = was; }
+
+#define GUARDED(call)      \
+  do {                     \
+    if (tl_inside) return; \
+    tl_inside = 1;         \
+    call;                  \
+    tl_inside = 0;         \
+  } while (0)
+
+static void JNICALL on_breakpoint(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
+  GUARDED(breakpoint_cb(ti, env, t, m, l));
+}
+static void JNICALL on_single_step(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l) {
+  GUARDED(single_step_cb(ti, env, t, m, l));
+}
+static void JNICALL on_method_entry(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m) {
+  GUARDED(method_entry_cb(ti, env, t, m));
+}
+static void JNICALL on_method_exit(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jboolean popped, jvalue ret) {
+  GUARDED(method_exit_cb(ti, env, t, m, popped, ret));
+}
+static void JNICALL on_exception(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc,
+                                 jmethodID catch_m, jlocation catch_l) {
+  GUARDED(exception_cb(ti, env, t, m, l, exc, catch_m, catch_l));
+}
+static void JNICALL on_exception_catch(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc) {
+  GUARDED(exception_catch_cb(ti, env, t, m, l, exc));
+}
+static void JNICALL on_field_access(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
+                                    jobject obj, jfieldID f) {
+  GUARDED(field_access_cb(ti, env, t, m, l, k, obj, f));
+}
+static void JNICALL on_field_modification(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k,
+                                          jobject obj, jfieldID f, char sig, jvalue nv) {
+  GUARDED(field_modification_cb(ti, env, t, m, l, k, obj, f, sig, nv));
+}
+static void JNICALL on_class_prepare(jvmtiEnv *ti, JNIEnv *env, jthread t, jclass k) {
+  GUARDED(class_prepare_cb(ti, env, t, k));
+}
+static void JNICALL on_thread_start(jvmtiEnv *ti, JNIEnv *env, jthread t) { GUARDED(thread_start_cb(ti, env, t)); }
+static void JNICALL on_thread_end(jvmtiEnv *ti, JNIEnv *env, jthread t) { GUARDED(thread_end_cb(ti, env, t)); }
+static void JNICALL on_contended_enter(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
+  GUARDED(contended_enter_cb(ti, env, t, o));
+}
+static void JNICALL on_contended_entered(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o) {
+  GUARDED(contended_entered_cb(ti, env, t, o));
+}
+static void JNICALL on_monitor_wait(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jlong timeout) {
+  GUARDED(monitor_wait_cb(ti, env, t, o, timeout));
+}
+static void JNICALL on_monitor_waited(jvmtiEnv *ti, JNIEnv *env, jthread t, jobject o, jboolean timed_out) {
+  GUARDED(monitor_waited_cb(ti, env, t, o, timed_out));
 }
 
 void ja_events_callbacks(jvmtiEventCallbacks *cb) {

@@ -205,7 +205,7 @@ static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
   int rc = ja_world_stop(env);
   if (rc == 0) {
     name_classes(env);
-    jclass obj = (*env)->FindClass(env, "java/lang/Object");
+    jclass obj = ja_known(env, JA_KNOWN_OBJECT);
     (*env)->ExceptionClear(env);
     walk.object_cls = obj ? (uint32_t)ja_ref(env, obj) : 0;
     ja_walk_phase(NULL);

@@ -136,6 +136,20 @@ void ja_leave(JNIEnv *env);
 int ja_thread_is_internal(void);
 void ja_mark_internal(void);
 
+/* Classes the agent tests objects against: global references made once. ja_known_init makes them
+ * all, at VMInit or attach, before any event: no FindClass may run inside an event callback (it runs
+ * Java code there, see refs.c). ja_known: any attached thread. */
+typedef enum ja_known_class {
+  JA_KNOWN_CLASS,
+  JA_KNOWN_THREAD,
+  JA_KNOWN_STRING,
+  JA_KNOWN_THROWABLE,
+  JA_KNOWN_OBJECT,
+  JA_KNOWN_N
+} ja_known_class;
+jclass ja_known(JNIEnv *env, ja_known_class which);
+void ja_known_init(JNIEnv *env);
+
 /* A JVM TI error as the bridge's JDWP error: the two share their numbers. */
 static inline int ja_err(jvmtiError e) { return (int)e; }
 
@@ -226,6 +240,11 @@ void ja_bridge_reflect(ddmc_vm_bridge *b);
 
 /* ---- events.c: JVM TI callbacks feeding ddmc_post_* */
 void ja_events_callbacks(jvmtiEventCallbacks *cb);
+/* Events on a thread inside one of the agent's callbacks are not reported (events.c, "Re-entry"),
+ * but for a method the debugger calls there: ja_events_pause before it, ja_events_unpause(its
+ * result) after. Thread: the calling thread's own state. */
+int ja_events_pause(void);
+void ja_events_unpause(int was);
 /* Enables what the agent always listens to (the rest follows the library's requests). */
 int ja_events_enable(void);
 

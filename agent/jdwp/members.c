@@ -105,7 +105,8 @@ ja_class *ja_class_of(ddmc_class id, int *err) {
     *err = DDMC_JDWP_VM_DEAD;
     return NULL;
   }
-  if (!(*env)->IsInstanceOf(env, k, (*env)->FindClass(env, "java/lang/Class"))) {
+  jclass kc = ja_known(env, JA_KNOWN_CLASS);
+  if (kc == NULL || !(*env)->IsInstanceOf(env, k, kc)) {
     (*env)->ExceptionClear(env);
     ja_leave(env);
     *err = DDMC_JDWP_INVALID_CLASS;
@@ -136,6 +137,9 @@ ja_method *ja_method_of(ddmc_class id, uint32_t index, int *err) {
     jvmtiError e = (*ti)->GetMethodName(ti, m->id, &m->name, &m->sig, &m->generic);
     if (e == JVMTI_ERROR_NONE) {
       (*ti)->GetMethodModifiers(ti, m->id, &m->mods);
+      jboolean syn = JNI_FALSE; /* HotSpot's modifiers may leave ACC_SYNTHETIC out: ask */
+      if (ja.caps.can_get_synthetic_attribute && (*ti)->IsMethodSynthetic(ti, m->id, &syn) == JVMTI_ERROR_NONE && syn)
+        m->mods |= DDMC_ACC_SYNTHETIC;
       if ((*ti)->GetMethodLocation(ti, m->id, &m->start, &m->end) != JVMTI_ERROR_NONE) m->start = m->end = -1;
       if ((*ti)->GetArgumentsSize(ti, m->id, &m->args) != JVMTI_ERROR_NONE) m->args = 0;
       if ((*ti)->GetMaxLocals(ti, m->id, &m->max_locals) != JVMTI_ERROR_NONE) m->max_locals = 0;
@@ -164,6 +168,9 @@ ja_field *ja_field_of(ddmc_class id, uint32_t index, int *err) {
     jvmtiError e = (*ti)->GetFieldName(ti, k, f->id, &f->name, &f->sig, &f->generic);
     if (e == JVMTI_ERROR_NONE) {
       (*ti)->GetFieldModifiers(ti, k, f->id, &f->mods);
+      jboolean syn = JNI_FALSE;
+      if (ja.caps.can_get_synthetic_attribute && (*ti)->IsFieldSynthetic(ti, k, f->id, &syn) == JVMTI_ERROR_NONE && syn)
+        f->mods |= DDMC_ACC_SYNTHETIC;
       f->filled = 1;
     } else {
       *err = ja_err(e);

@@ -43,7 +43,9 @@ static unsigned gcs_at_reclaim = ~0u; /* ja_gc_count at the last pass */
 static atomic_uint max_objects = JA_MAX_SLOTS - KEPT_RESERVE;
 static atomic_int walk_active; /* a heap walk: new names take fresh slots (heap.c reads them) */
 static atomic_int full_logged;
-static jclass _Atomic class_cls, thread_cls;
+static jclass _Atomic known[JA_KNOWN_N];
+static const char *const known_names[JA_KNOWN_N] = {"java/lang/Class", "java/lang/Thread", "java/lang/String",
+                                                    "java/lang/Throwable", "java/lang/Object"};
 
 static _Thread_local int tl_internal;
 /* Set on the thread that walks the heap (heap.c) while its walk tags are valid. */
@@ -219,25 +221,32 @@ static void give_back(uint32_t slot) {
   free_head = slot + 1;
 }
 
-/* The global reference of a class the agent tests objects against, made once. */
-static jclass known_class(JNIEnv *env, jclass _Atomic *slot, const char *name) {
-  jclass k = atomic_load(slot);
+/* The global reference of a class the agent tests objects against, made once, at VMInit (or
+ * attach) by ja_known_init: FindClass runs Java code when the caller's frame is in
+ * jdk.internal.loader.NativeLibraries (it asks getFromClass for the loader), which posts a method
+ * entry event inside the callback that called it, and so on without end. */
+jclass ja_known(JNIEnv *env, ja_known_class which) {
+  jclass k = atomic_load(&known[which]);
   if (k != NULL) return k;
-  jclass l = (*env)->FindClass(env, name);
+  jclass l = (*env)->FindClass(env, known_names[which]);
   (*env)->ExceptionClear(env);
   jclass g = l ? (*env)->NewGlobalRef(env, l) : NULL;
   if (l) (*env)->DeleteLocalRef(env, l);
   if (g == NULL) return NULL;
   jclass none = NULL;
-  if (atomic_compare_exchange_strong(slot, &none, g)) return g;
+  if (atomic_compare_exchange_strong(&known[which], &none, g)) return g;
   (*env)->DeleteGlobalRef(env, g); /* another thread made it first */
   return none;
 }
 
+void ja_known_init(JNIEnv *env) {
+  for (int i = 0; i < JA_KNOWN_N; i++) ja_known(env, (ja_known_class)i);
+}
+
 /* Classes and threads are kept (see the top). */
 static int is_kept(JNIEnv *env, jobject o) {
-  jclass kc = known_class(env, &class_cls, "java/lang/Class");
-  jclass tc = known_class(env, &thread_cls, "java/lang/Thread");
+  jclass kc = ja_known(env, JA_KNOWN_CLASS);
+  jclass tc = ja_known(env, JA_KNOWN_THREAD);
   return (kc && (*env)->IsInstanceOf(env, o, kc)) || (tc && (*env)->IsInstanceOf(env, o, tc));
 }
 

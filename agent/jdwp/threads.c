@@ -34,7 +34,8 @@ static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
   int rc = DDMC_JDWP_INVALID_THREAD;
   jvmtiThreadInfo ti;
   memset(&ti, 0, sizeof ti);
-  if ((*env)->IsInstanceOf(env, t, (*env)->FindClass(env, "java/lang/Thread")) &&
+  jclass tc = ja_known(env, JA_KNOWN_THREAD);
+  if (tc != NULL && (*env)->IsInstanceOf(env, t, tc) &&
       (*ja.ti)->GetThreadInfo(ja.ti, t, &ti) == JVMTI_ERROR_NONE) {
     jint st = 0;
     (*ja.ti)->GetThreadState(ja.ti, t, &st);

@@ -197,7 +197,8 @@ static int string_value(void *vd, ddmc_ref s, ddmc_buf *out) {
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
   jobject str = ja_obj(s);
   int rc = str == NULL ? DDMC_JDWP_INVALID_OBJECT : DDMC_JDWP_INVALID_STRING;
-  if (str && (*env)->IsInstanceOf(env, str, (*env)->FindClass(env, "java/lang/String"))) {
+  jclass sc = ja_known(env, JA_KNOWN_STRING);
+  if (str && sc && (*env)->IsInstanceOf(env, str, sc)) {
     jsize n = (*env)->GetStringLength(env, str);
     const jchar *cs = (*env)->GetStringCritical(env, str, NULL);
     if (cs) {

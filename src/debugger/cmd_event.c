@@ -103,6 +103,22 @@ static int read_pattern(ddmc__dbg *d, ddmc_reader *in, char **out) {
   return *out ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
 }
 
+/* ThreadOnly: a running thread, or a Thread object not started yet (its events match once it
+ * runs: events.c). */
+static int read_thread_only(ddmc__dbg *d, ddmc_reader *in, ddmc__dbg_mod *m) {
+  uint64_t id = ddmc_read_u64(in);
+  if (in->err) return DDMC_JDWP_INVALID_LENGTH;
+  ddmc_ref o;
+  int rc = ddmc__dbg_object_of_id(d, id, &o);
+  if (rc != 0) return rc;
+  if (o == 0) return DDMC_JDWP_INVALID_THREAD;
+  rc = ddmc__dbg_thr_of_object(d, o, &m->thread);
+  if (rc != DDMC_JDWP_INVALID_THREAD || ddmc__dbg_object_tag(d, o) != 't') return rc;
+  m->thread = 0;
+  m->thread_obj = o;
+  return 0;
+}
+
 static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__dbg_mod *m) {
   m->kind = ddmc_read_u8(in);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
@@ -119,7 +135,7 @@ static int read_mod(ddmc__dbg *d, ddmc_reader *in, int kind, ddmc__dbg_mod *m) {
       atomic_init(&m->left, n);
       return 0;
     }
-    case DDMC__MOD_THREAD_ONLY: return ddmc__dbg_rd_thread(d, in, &m->thread);
+    case DDMC__MOD_THREAD_ONLY: return read_thread_only(d, in, m);
     case DDMC__MOD_CLASS_ONLY:
       rc = ddmc__dbg_rd_class(d, in, &c);
       if (rc == 0) m->cls = c->handle;

@@ -187,7 +187,7 @@ static int or_invoke(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     rc = ddmc__dbg_rd_class(d, in, &c);
   else
     ddmc_read_u64(in);
-  if (rc == 0 && !ddmc__dbg_is_subclass(d, oc->handle, c->handle)) rc = DDMC_JDWP_INVALID_CLASS;
+  if (rc == 0 && !ddmc__dbg_is_assignable(d, oc->handle, c->handle)) rc = DDMC_JDWP_INVALID_CLASS;
   if (rc != 0) {
     ddmc_read_bytes(in, ddmc_reader_left(in));
     return in->err ? DDMC_JDWP_INVALID_LENGTH : rc;

@@ -211,12 +211,15 @@ static int put_visible(void *arg, ddmc_class k) {
   return ddmc_buf_error(v->out) != 0;
 }
 
+/* The null loader is the boot loader, as JDWP writes it everywhere (ReferenceType.ClassLoader)
+ * and as libjdwp takes it here: the boot loader's classes. */
 static int clr_visible_classes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o;
   const ddmc__dbg_cls *c;
-  int rc = rd_object(d, in, &o, &c);
+  int rc = ddmc__dbg_rd_object(d, in, &o);
+  if (rc == 0 && o != 0) rc = object_class(d, o, &c);
   if (rc != 0) return rc;
-  if (c->object_tag != 'l') return DDMC_JDWP_INVALID_CLASS_LOADER;
+  if (o != 0 && c->object_tag != 'l') return DDMC_JDWP_INVALID_CLASS_LOADER;
   visible v = {d, out, o, 0};
   size_t at = ddmc__count_begin(out);
   if ((rc = DDMC__DBG_CALL(d, for_each_class, put_visible, &v)) != 0) return rc;

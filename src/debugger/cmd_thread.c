@@ -78,7 +78,9 @@ static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if ((rc = suspended_frames(d, t, &n)) != 0) return rc;
   if (start < 0 || start > n) return DDMC_JDWP_INVALID_INDEX;
   if (len == -1) len = n - start;
-  if (len < 0 || len > n - start) return DDMC_JDWP_INVALID_INDEX; /* as HotSpot: jdb asks (0, 1) of frameless threads */
+  /* As libjdwp: a range past the frames from a frame that exists is INVALID_LENGTH; from past the
+   * last one INVALID_INDEX (jdb asks (0, 1) of frameless threads). */
+  if (len < 0 || len > n - start) return start < n ? DDMC_JDWP_INVALID_LENGTH : DDMC_JDWP_INVALID_INDEX;
   ddmc_buf_put_u32(out, (uint32_t)len);
   /* In batches of up to FRAME_BATCH through frame_locations when the VM has it: a VM that walks
    * from the top for each call (JVM TI) then walks a deep stack a few times, not once per frame. */

@@ -49,6 +49,11 @@ static int rt_modifiers(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return rc;
 }
 
+/* A field's or method's modifiers as JDWP writes them: a synthetic member also has JDWP's own
+ * synthetic bits (0xf0000000, as canGetSyntheticAttribute promises and libjdwp sends; JDI's
+ * isSynthetic() and the conformance suite test those, not ACC_SYNTHETIC). */
+static uint32_t member_mods(uint32_t m) { return (m & DDMC_ACC_SYNTHETIC) ? m | 0xf0000000u : m; }
+
 static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
@@ -61,7 +66,7 @@ static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic)
     ddmc__dbg_wr_string(out, f.name);
     ddmc__dbg_wr_string(out, f.signature);
     if (generic) ddmc__dbg_wr_string(out, f.generic);
-    ddmc_buf_put_u32(out, f.modifiers);
+    ddmc_buf_put_u32(out, member_mods(f.modifiers));
   }
   return ddmc__reply_rc(out, 0);
 }
@@ -83,7 +88,7 @@ static int rt_methods_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic
     ddmc__dbg_wr_string(out, m.name);
     ddmc__dbg_wr_string(out, m.signature);
     if (generic) ddmc__dbg_wr_string(out, m.generic);
-    ddmc_buf_put_u32(out, m.modifiers);
+    ddmc_buf_put_u32(out, member_mods(m.modifiers));
   }
   return ddmc__reply_rc(out, 0);
 }
@@ -107,11 +112,48 @@ static int rt_source_file(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   return 0;
 }
 
+/* NestedTypes as libjdwp finds them: the loaded classes named Outer$Name, Name without a further
+ * '$' (directly nested) and not starting with a digit (javac's anonymous and local classes,
+ * Outer$1 and Outer$1Local, which JDWP does not count). */
+typedef struct nested {
+  ddmc__dbg *d;
+  ddmc_buf *out;
+  const char *outer; /* "Lpkg/Outer;" */
+  size_t len;        /* up to the ';' */
+  uint32_t n;
+} nested;
+
+static int put_nested(void *arg, ddmc_class k) {
+  nested *v = arg;
+  const ddmc__dbg_cls *c;
+  if (ddmc__dbg_cls_get(v->d, k, &c) != 0) return 0;
+  const char *s = c->signature;
+  if (strncmp(s, v->outer, v->len) != 0 || s[v->len] != '$') return 0;
+  const char *end = strchr(s + v->len + 1, ';');
+  const char *name = s + v->len + 1;
+  if (end == NULL || end == name || end[1] != 0 || (*name >= '0' && *name <= '9') ||
+      memchr(name, '$', (size_t)(end - name)))
+    return 0;
+  ddmc_buf_put_u8(v->out, c->type_tag);
+  ddmc__dbg_wr_id(v->out, c->id);
+  v->n++;
+  return ddmc_buf_error(v->out) != 0;
+}
+
 static int rt_nested_types(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
-  if (rc == 0) ddmc_buf_put_u32(out, 0); /* the VM reports no nesting */
-  return rc;
+  if (rc != 0) return rc;
+  size_t at = ddmc__count_begin(out);
+  size_t len = strlen(c->signature);
+  nested v = {d, out, c->signature, len, 0};
+  /* An array or primitive type nests nothing. */
+  if (c->signature[0] == 'L' && len > 2 && c->signature[len - 1] == ';' && DDMC__DBG_HAS(d, for_each_class)) {
+    v.len = len - 1;
+    if ((rc = DDMC__DBG_CALL(d, for_each_class, put_nested, &v)) != 0) return rc;
+  }
+  ddmc__count_end(out, at, v.n);
+  return ddmc__reply_rc(out, 0);
 }
 
 static int rt_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {

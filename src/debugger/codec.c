@@ -32,8 +32,9 @@ int ddmc__dbg_rd_method(ddmc__dbg *d, ddmc_reader *r, const ddmc__dbg_cls *c, co
   const ddmc__dbg_cls *k;
   int rc = ddmc__dbg_class_of_member_id(d, mid, 1, &k, out);
   if (rc != 0) return rc;
-  /* c itself, or (for a call on an instance of c) a superclass that declares the method */
-  if (c == NULL || (k != c && (decl == NULL || !ddmc__dbg_is_subclass(d, c->handle, k->handle))))
+  /* c itself, or (for a call on an instance of c) a superclass or an interface (a default
+   * method) that declares the method */
+  if (c == NULL || (k != c && (decl == NULL || !ddmc__dbg_is_assignable(d, c->handle, k->handle))))
     return DDMC_JDWP_INVALID_METHODID;
   if (decl != NULL) *decl = k;
   return 0;
@@ -186,7 +187,7 @@ void ddmc__dbg_wr_string(ddmc_buf *b, const char *s) {
 void ddmc__dbg_wr_id(ddmc_buf *b, uint64_t id) { ddmc_buf_put_u64(b, id); }
 
 /* The specific tag of an object ('L' if its class does not say more). */
-static char specific_tag(ddmc__dbg *d, ddmc_ref o) {
+char ddmc__dbg_object_tag(ddmc__dbg *d, ddmc_ref o) {
   ddmc_class c = 0;
   const ddmc__dbg_cls *k;
   if (o == 0 || DDMC__DBG_CALL(d, object_class, o, &c) != 0 || ddmc__dbg_cls_get(d, c, &k) != 0) return 'L';
@@ -197,7 +198,7 @@ int ddmc__dbg_wr_tagged_object(ddmc__dbg *d, ddmc_buf *b, ddmc_ref o) {
   uint64_t id = 0;
   int rc = ddmc__dbg_id_of_object(d, o, &id);
   if (rc != 0) return rc;
-  ddmc_buf_put_u8(b, (uint8_t)specific_tag(d, o));
+  ddmc_buf_put_u8(b, (uint8_t)ddmc__dbg_object_tag(d, o));
   ddmc__dbg_wr_id(b, id);
   return 0;
 }

@@ -65,6 +65,9 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out);
 int ddmc__dbg_cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out);
 /* Does c descend from (or equal) ancestor, by superclasses? Thread: any. */
 int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
+/* Is c target, a subclass of it, or an implementor of it (superinterfaces too)? Thread: any; asks the
+ * bridge's class_interface, a bounded number of times. */
+int ddmc__dbg_is_assignable(ddmc__dbg *d, ddmc_class c, ddmc_class target);
 /* DisposeObjects: drops refs reference counts of the ID; at zero the slot is freed, pinned or not
  * (as the JDK's agent does), and the VM told (ops.release_ref, outside the lock). JDWP thread. */
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
@@ -102,6 +105,9 @@ int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t id, int method, const dd
 /* threadID: INVALID_OBJECT for an unknown ID, INVALID_THREAD when the object is not a live
  * thread the debugger may see. */
 int ddmc__dbg_rd_thread(ddmc__dbg *d, ddmc_reader *r, uint32_t *thread);
+/* The JDWP tag of object o: 't' for a java.lang.Thread (or a subclass's instance), 's', '[', ...; 'L'
+ * when its class says no more. */
+char ddmc__dbg_object_tag(ddmc__dbg *d, ddmc_ref o);
 /* frameID of thread: INVALID_FRAMEID when stale (the thread ran since) or unknown;
  * THREAD_NOT_SUSPENDED when the thread is not suspended. */
 int ddmc__dbg_rd_frame(ddmc__dbg *d, ddmc_reader *r, uint32_t thread, int32_t *depth);

@@ -90,6 +90,20 @@ static int class_name_matches(ddmc__dbg *d, ddmc_class c, const char *pattern) {
   return c != 0 && ddmc__dbg_cls_get(d, c, &k) == 0 && ddmc__dbg_pattern_match(pattern, k->dotted);
 }
 
+/* A ThreadOnly of a thread not started when it was set: the event's thread is it when its object is
+ * (one thread_info per event until the thread is known, then a compare). */
+static int unstarted_thread_is(ddmc__dbg *d, ddmc__dbg_mod *m, uint32_t thread) {
+  uint32_t seen = atomic_load_explicit(&m->thread_seen, memory_order_relaxed);
+  if (seen != 0) return seen == thread;
+  ddmc_thread_detail info;
+  memset(&info, 0, sizeof(info));
+  if (thread == 0 || d->ops.thread_info == NULL || d->ops.thread_info(d->vm_data, thread, &info) != 0 ||
+      info.object != m->thread_obj)
+    return 0;
+  atomic_store_explicit(&m->thread_seen, thread, memory_order_relaxed);
+  return 1;
+}
+
 /* Every modifier in order; Count is spent only by events that got that far. */
 static int matches(ddmc__dbg *d, ddmc__dbg_req *r, const basket *b) {
   if (atomic_load_explicit(&r->expired, memory_order_relaxed)) return 0;
@@ -104,7 +118,7 @@ static int matches(ddmc__dbg *d, ddmc__dbg_req *r, const basket *b) {
         break;
       }
       case DDMC__MOD_THREAD_ONLY:
-        if (b->thread != m->thread) return 0;
+        if (m->thread != 0 ? b->thread != m->thread : !unstarted_thread_is(d, m, b->thread)) return 0;
         break;
       case DDMC__MOD_CLASS_ONLY:
         if (!ddmc__dbg_is_subclass(d, b->cls, m->cls)) return 0;
@@ -155,12 +169,14 @@ typedef struct composite {
   uint8_t storage[256];
   uint32_t n;
   int policy;
+  int no_stop; /* report policy, suspend nobody (VM_DEATH) */
 } composite;
 
 static void comp_init(ddmc__dbg *d, composite *c) {
   ddmc__buf_init_on(&c->b, d->mem, DDMC__EVENT_MAX, c->storage, sizeof(c->storage));
   c->n = 0;
   c->policy = 0;
+  c->no_stop = 0;
   ddmc_buf_put_u8(&c->b, 0);  /* policy, patched */
   ddmc_buf_put_u32(&c->b, 0); /* count, patched */
 }
@@ -225,7 +241,7 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
   }
   c->b.p[0] = (uint8_t)c->policy;
   ddmc__put_u32(c->b.p + 1, c->n);
-  int policy = c->policy;
+  int policy = c->no_stop ? DDMC__POLICY_NONE : c->policy;
   if (policy != DDMC__POLICY_NONE) {
     if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
     if (ddmc__dbg_thr_event_suspend(d, thread, policy) != 0) {
@@ -532,8 +548,15 @@ static int post_monitor(ddmc__dbg *w, ddmc_vm *vm, int kind, uint32_t thread, co
   post_scope p;
   if (scope_open(&p, vm, thread) != 0) return DDMC_ENOTCONN;
   monitor_arg a = {0, loc, object, extra};
+  /* Class filters of MonitorWait / MonitorWaited match the monitor's class, those of the contended
+   * events the location's, as libjdwp matches them (JDWP leaves it open); a VM that cannot name the
+   * monitor's class falls back on the location's. */
+  ddmc_class mc = loc->cls;
+  if ((kind == DDMC_EV_MONITOR_WAIT || kind == DDMC_EV_MONITOR_WAITED) && object != 0 &&
+      DDMC__DBG_CALL(p.d, object_class, object, &mc) != 0)
+    mc = loc->cls;
   if (ddmc__dbg_thr_id(p.d, thread, &a.thread_id) == 0) {
-    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = loc->cls, .this_obj = object};
+    basket b = {.thread = thread, .loc = loc, .depth = depth, .cls = mc, .this_obj = object};
     scope_collect(&p, kind, &b, enc_monitor, &a);
   }
   return scope_close(&p);
@@ -549,7 +572,9 @@ static int post_vm_death(ddmc_vm *vm, int timeout_ms) {
   ddmc__dbg_snap *s = ddmc__dbg_snap_get(d);
   collect(d, s, DDMC_EV_VM_DEATH, &b, &c, enc_nothing, NULL);
   ddmc__dbg_snap_put(d, s);
-  c.policy = DDMC__POLICY_NONE; /* a dying VM suspends nobody */
+  /* The composite carries the policy the requests asked for, as libjdwp writes it (JDI and the
+   * conformance suite check it); the dying VM suspends nobody and waits only for the flush. */
+  c.no_stop = 1;
   int rc = deliver(d, 0, &c);
   if (rc == 0 && timeout_ms != 0) ddmc__send_flush(vm, timeout_ms);
   return rc;

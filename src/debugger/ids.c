@@ -540,3 +540,28 @@ int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor) {
   }
   return 0;
 }
+
+/* Superinterfaces searched depth first, each class's own in order; budget bounds the whole
+ * search (a class graph is a DAG, but a wide one is walked once per path). */
+static int implements(ddmc__dbg *d, const ddmc__dbg_cls *k, ddmc_class iface, int depth, int *budget) {
+  for (uint32_t i = 0; i < k->ninterfaces && depth < 64 && --*budget > 0; i++) {
+    ddmc_class ic = 0;
+    const ddmc__dbg_cls *ik;
+    if (d->ops.class_interface == NULL || d->ops.class_interface(d->vm_data, k->handle, i, &ic) != 0) return 0;
+    if (ic == iface) return 1;
+    if (ddmc__dbg_cls_get(d, ic, &ik) == 0 && implements(d, ik, iface, depth + 1, budget)) return 1;
+  }
+  return 0;
+}
+
+int ddmc__dbg_is_assignable(ddmc__dbg *d, ddmc_class c, ddmc_class target) {
+  int budget = 4096;
+  for (int depth = 0; c != 0 && depth < 64; depth++) {
+    if (c == target) return 1;
+    const ddmc__dbg_cls *k;
+    if (ddmc__dbg_cls_get(d, c, &k) != 0) return 0;
+    if (implements(d, k, target, 0, &budget)) return 1;
+    c = k->superclass;
+  }
+  return 0;
+}

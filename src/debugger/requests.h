@@ -35,6 +35,10 @@ typedef struct ddmc__dbg_mod {
   uint8_t kind;
   atomic_int left;   /* Count: occurrences still to skip, plus one */
   uint32_t thread;   /* ThreadOnly, Step */
+  /* ThreadOnly of a java.lang.Thread not started yet (thread 0): its object, and the thread once an
+   * event showed which it is (0 until then); libjdwp accepts such a filter and JDI sends one. */
+  ddmc_ref thread_obj;
+  _Atomic uint32_t thread_seen;
   ddmc_class cls;    /* ClassOnly, ExceptionOnly (0: any), FieldOnly */
   uint32_t field;    /* FieldOnly */
   char *pattern;     /* ClassMatch, ClassExclude, SourceNameMatch */

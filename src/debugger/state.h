@@ -81,7 +81,7 @@ struct ddmc__dbg_job {
   uint32_t id, session; /* the request to answer */
   uint32_t gen;         /* d->gen when the request came: the session that asked */
   int error;            /* non-zero: the call is not made, the request is answered with this */
-  int32_t own;          /* the thread's own count, taken to 0 for the call, given back after */
+  int32_t own;          /* the thread's count the call took (its one resume, then the rest to 0), given back after */
   int all_taken;        /* a suspend-all in force was lifted for the call */
   int32_t nargs;
   ddmc_value args[];

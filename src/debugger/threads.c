@@ -304,6 +304,15 @@ int ddmc__dbg_thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
   int rc = DDMC__DBG_CALL(d, thread_info, thread, &info);
   if (rc != 0) return rc;
   if (info.internal) return DDMC_JDWP_INVALID_THREAD;
+  /* Remembered: a thread that ends before the debugger names it back (ThreadStart's, read after
+   * the thread is gone) is still found by its object (thr_of_object), as long as the VM says so. */
+  ddmc__dbg_thr *e = info.object != 0 ? get(d, thread, 1) : NULL;
+  if (e != NULL) {
+    pthread_mutex_lock(&d->thr.lock);
+    e->object = info.object;
+    e->dead = 0;
+    pthread_mutex_unlock(&d->thr.lock);
+  }
   return ddmc__dbg_id_of_object(d, info.object, id);
 }
 
@@ -439,6 +448,10 @@ void ddmc__dbg_thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
     self->parking = 0;
     job = self->job; /* a call that guessed the thread would park: it will not */
     self->job = NULL;
+    if (job != NULL) { /* the call's resume (ddmc__dbg_thr_invoke) is undone with it */
+      self->count++;
+      atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
+    }
     pthread_mutex_unlock(&d->thr.lock);
     resume_locked(d, self, 0);
   }
@@ -471,18 +484,16 @@ static void others_locked(ddmc__dbg *d, uint32_t thread, int suspend) {
 void ddmc__dbg_thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job, int all) {
   ddmc__dbg_thr *self = get(d, thread, 0);
   pthread_mutex_lock(&d->thr.sus_lock);
-  job->own = 0;
   job->all_taken = 0;
   if (self != NULL) {
     pthread_mutex_lock(&d->thr.lock);
-    /* The thread runs its own call: no ops.resume_thread, the count alone. Its frames are
-     * dead from here (JDI forgets them across a call too). */
-    job->own = self->count;
-    if (self->count > 0) {
-      atomic_fetch_sub_explicit(&d->thr.held, self->count, memory_order_release);
-      self->count = 0;
-      self->epoch++;
-    }
+    /* The thread runs its own call: no ops.resume_thread, the count alone (the call's own resume
+     * was taken by ddmc__dbg_thr_invoke; a suspension that came since is taken too). Its frames
+     * are dead from here (JDI forgets them across a call too). */
+    job->own += self->count;
+    atomic_fetch_sub_explicit(&d->thr.held, self->count, memory_order_release);
+    self->count = 0;
+    self->epoch++;
     pthread_mutex_unlock(&d->thr.lock);
   }
   if (all) {
@@ -524,8 +535,10 @@ void ddmc__dbg_thr_park(ddmc__dbg *d, uint32_t thread) {
   pthread_mutex_lock(&d->thr.lock);
   self->parking = 0;
   self->parked = 1;
-  while (self->count > 0 && atomic_load(&d->connected)) {
-    if (self->job != NULL) {
+  /* A call waits here until the thread's count is 0: the debugger's other suspensions are
+   * resumed first (JDWP: the call resumes the thread as ThreadReference.Resume does). */
+  while ((self->count > 0 || self->job != NULL) && atomic_load(&d->connected)) {
+    if (self->job != NULL && self->count == 0) {
       ddmc__dbg_job *job = self->job;
       self->job = NULL;
       /* Running, not parked, while it calls: a Suspend meanwhile stops it through the VM. */
@@ -565,8 +578,14 @@ int ddmc__dbg_thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job) {
   } else if (e->job != NULL) {
     rc = DDMC_JDWP_ALREADY_INVOKING;
   } else if (e->count > 0 && (e->parked || e->parking)) {
+    /* The call resumes the thread once, as ThreadReference.Resume: it runs when the count is 0,
+     * and gives that one back when it returns (invoke_end). */
     job->gen = atomic_load(&d->gen);
+    job->own = 1;
     e->job = job;
+    e->count--;
+    atomic_fetch_sub_explicit(&d->thr.held, 1, memory_order_release);
+    if (e->count == 0) e->epoch++;
     rc = 0;
     if (e->parked) pthread_cond_broadcast(&d->thr.parked_cv);
   } else if (e->invoking) {
@@ -583,7 +602,7 @@ void ddmc__dbg_thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
   ddmc__dbg_thr *self = get(d, thread, 1);
   if (self == NULL) return;
   pthread_mutex_lock(&d->thr.lock);
-  int held = self->count > 0;
+  int held = self->count > 0 || self->job != NULL; /* a call taken before it parked */
   pthread_mutex_unlock(&d->thr.lock);
   if (!held) return;
   if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);

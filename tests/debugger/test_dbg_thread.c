@@ -52,9 +52,11 @@ static void test_thread_reference(void **state) {
   assert_int_equal(ddmc_read_u32(&r), 0);
   assert_int_equal(frames(FD_T_MAIN, 3, 0, &r), DDMC_JDWP_INVALID_INDEX);
   assert_int_equal(frames(FD_T_MAIN, -1, 1, &r), DDMC_JDWP_INVALID_INDEX);
-  /* a range past the frames: INVALID_INDEX, as HotSpot answers jdb's (0, 1) of a frameless thread */
-  assert_int_equal(frames(FD_T_MAIN, 0, 3, &r), DDMC_JDWP_INVALID_INDEX);
-  assert_int_equal(frames(FD_T_MAIN, 1, -2, &r), DDMC_JDWP_INVALID_INDEX);
+  /* a range past the frames: INVALID_LENGTH from a frame that exists, INVALID_INDEX from past the
+   * last one (HotSpot's answer to jdb's (0, 1) of a frameless thread), as libjdwp answers */
+  assert_int_equal(frames(FD_T_MAIN, 0, 3, &r), DDMC_JDWP_INVALID_LENGTH);
+  assert_int_equal(frames(FD_T_MAIN, 1, -2, &r), DDMC_JDWP_INVALID_LENGTH);
+  assert_int_equal(frames(FD_T_MAIN, 2, 1, &r), DDMC_JDWP_INVALID_INDEX);
 
   /* A frameID outlives neither a resume nor the same resume + suspend (the epoch). */
   body b = {.n = 0};

@@ -25,6 +25,10 @@ Return, with the frames and values the VM shows after each.
 --stale-step: StaleStepClient.java against Invoke (with --eclipse-jdi too): a step out asked for a
 thread a stale event set's resume left running must be accepted and end, as under the JDK's agent.
 
+--reentry: ReentryClient.java against Reentry.java (suspend=y): method entry and exit requests while
+the JVM loads and links a JDK library; each event once, and the program ends with status 0 (an agent
+whose callback runs Java code there recursed into itself until HotSpot crashed).
+
 Either way the VM listens on a port it picks (address 127.0.0.1:0); the client attaches there,
 runs every check and disconnects; the VM must still be running afterwards. On failure it prints
 the client's output, the program's output and the VM's stderr, and exits 1. A missing JDK is a
@@ -50,10 +54,13 @@ WATCH_JAVA = os.path.join(ROOT, "tests", "jvmti", "Watch.java")
 def compile_client(javac, outdir, with_program=False, monitors=False, invoke=False, client="InvokeClient",
                    program="Invoke"):
     """Compiles IdeClient (and Ide.java for the JVM target) into outdir, or MonitorClient (and
-    Watch.java), or with invoke the client named (InvokeClient, StaleStepClient: and Invoke.java);
+    Watch.java), or with invoke the client named (InvokeClient, StaleStepClient: and Invoke.java),
+    or ReentryClient (and Reentry.java);
     raises RuntimeError."""
     os.makedirs(outdir, exist_ok=True)
-    if invoke:
+    if client == "ReentryClient":
+        srcs = [os.path.join(HERE, client + ".java")] + ([os.path.join(HERE, "Reentry.java")] if with_program else [])
+    elif invoke:
         srcs = [os.path.join(HERE, client + ".java")] + ([os.path.join(HERE, program + ".java")] if with_program else [])
     elif client == "MutateClient":
         srcs = [os.path.join(HERE, "MutateClient.java")] + ([os.path.join(HERE, "Mutate.java")] if with_program else [])
@@ -170,6 +177,8 @@ def main():
                                                             "instances, referringObjects")
     ap.add_argument("--mutate", action="store_true", help="MutateClient against Mutate: redefineClasses, "
                                                            "popFrames, forceEarlyReturn")
+    ap.add_argument("--reentry", action="store_true", help="ReentryClient against Reentry, suspend=y: method "
+                                                            "events while the JVM links a JDK library")
     ap.add_argument("--eclipse-jdi", action="store_true", help="IdeClient on Eclipse's JDI (org.eclipse.jdi.Bootstrap) "
                                                                "instead of the JDK's")
     args = ap.parse_args()
@@ -190,19 +199,21 @@ def main():
     work = os.path.join(args.workdir, "jdi-" + args.target + ("-agent" if args.jvm_agent else "") +
                         ("-eclipse" if args.eclipse_jdi else "") + ("-monitors" if args.monitors else "") +
                         ("-invoke-" + args.invoke if args.invoke else "") + ("-stale-step" if args.stale_step else "") +
-                        ("-memview" if args.memview else "") + ("-mutate" if args.mutate else ""))
+                        ("-memview" if args.memview else "") + ("-mutate" if args.mutate else "") +
+                        ("-reentry" if args.reentry else ""))
     shutil.rmtree(work, ignore_errors=True)
     classes = os.path.join(work, "classes")
     try:
         compile_client(javac, classes, with_program=args.target == "jvm", monitors=args.monitors,
                        invoke=bool(args.invoke or args.stale_step or args.memview),
                        client="MutateClient" if args.mutate else "MemviewClient" if args.memview
-                       else "StaleStepClient" if args.stale_step else "InvokeClient",
+                       else "StaleStepClient" if args.stale_step else "ReentryClient" if args.reentry
+                       else "InvokeClient",
                        program="Memview" if args.memview else "Invoke")
     except RuntimeError as e:
         print(f"FAIL: {e}")
         return 1
-    jdwp_opts = "transport=dt_socket,server=y,suspend=%s,address=127.0.0.1:0" % ("y" if args.monitors else "n")
+    jdwp_opts = "transport=dt_socket,server=y,suspend=%s,address=127.0.0.1:0" % ("y" if args.monitors or args.reentry else "n")
     agent = "-agentlib:jdwp=" + jdwp_opts
     if args.jvm_agent:
         if args.target != "jvm" or not os.path.isfile(args.jvm_agent):
@@ -221,6 +232,11 @@ def main():
         client_name, program = "MutateClient", "Mutate"
         pre_args = ((os.path.join(classes, "redefine", "Greeter.class"), os.path.join(classes, "redefine_added", "Greeter.class"))
                     if args.target == "jvm" else ("-", "-"))
+    if args.reentry:
+        if args.target != "jvm":
+            print("FAIL: --reentry needs --target jvm")
+            return 1
+        client_name, program = "ReentryClient", "Reentry"
     if args.target == "jvm":
         # Mutate's methods stay interpreted: HotSpot, under the JDK's agent as under ours, now and
         # then drops a ForceEarlyReturn at a breakpoint in a method that compiled code had inlined
@@ -252,14 +268,14 @@ def main():
             else:
                 ok, client = run_client(java, classes, "127.0.0.1", port, args.timeout, client_name, pre_args, jdi)
             time.sleep(0.3)
-            if ok and args.monitors:
-                try:  # Watch ends by itself, with status 0
+            if ok and (args.monitors or args.reentry):
+                try:  # Watch and Reentry end by themselves, with status 0
                     vm.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     pass
                 if vm.poll() != 0:
                     ok = False
-                    client += f"\nWatch did not end with status 0 ({vm.poll()})"
+                    client += f"\n{program} did not end with status 0 ({vm.poll()})"
             elif ok and vm.poll() is not None:
                 ok = False
                 client += f"\nthe VM is no longer running after the client left (status {vm.poll()})"
