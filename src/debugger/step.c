@@ -78,10 +78,10 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return NULL;
   unsigned b = bucket_of(cls, method);
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   line_table *t = L->bucket[b];
   while (t != NULL && !(t->cls == cls && t->method == method)) t = t->next;
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
   if (t != NULL) return t;
 
   collect c = {d->mem, NULL, 0, 0, 0};
@@ -102,14 +102,14 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
   t->v = c.v;
   t->n = rc == 0 ? c.n : 0;
   if (t->n > 1) qsort(t->v, t->n, sizeof(*t->v), by_index);
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   line_table *o = L->bucket[b];
   while (o != NULL && !(o->cls == cls && o->method == method)) o = o->next;
   if (o == NULL) {
     t->next = L->bucket[b];
     L->bucket[b] = t;
   }
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
   if (o != NULL) { /* another thread built it first */
     ddmc__free(d->mem, t->v);
     ddmc__free(d->mem, t);
@@ -165,7 +165,7 @@ int ddmc__dbg_lines_init(ddmc__dbg *d) {
 void ddmc__dbg_lines_reset(ddmc__dbg *d) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   for (unsigned b = 0; b < DDMC__LINE_BUCKETS; b++) {
     line_table *t = L->bucket[b];
     while (t != NULL) {
@@ -176,7 +176,7 @@ void ddmc__dbg_lines_reset(ddmc__dbg *d) {
     }
     L->bucket[b] = NULL;
   }
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
 }
 
 void ddmc__dbg_lines_destroy(ddmc__dbg *d) {
