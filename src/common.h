@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "ddmc/ddmc.h"
+#include "lock.h"
 
 /* ddmc_options as 0.3.0 had it: a caller built against it passes this size (the rest defaults). */
 #define DDMC__OPTIONS_V03_SIZE offsetof(ddmc_options, timeout_ms)

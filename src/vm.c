@@ -135,10 +135,10 @@ uint16_t ddmc_vm_port(const ddmc_vm *vm) { return vm ? (uint16_t)atomic_load(&((
 
 void ddmc_vm_stop(ddmc_vm *vm) {
   if (vm == NULL) return;
-  pthread_mutex_lock(&vm->state_lock);
+  ddmc__lock(&vm->state_lock);
   atomic_store(&vm->stopping, 1);
   pthread_cond_broadcast(&vm->state_cond);
-  pthread_mutex_unlock(&vm->state_lock);
+  ddmc__unlock(&vm->state_lock);
   if (vm->thread_running) {
     /* Unconditionally, not through ddmc__wake: the JDWP thread leaves wake_pending set on
      * purpose after traffic, and a pending flag must not swallow the stop. */
@@ -217,6 +217,13 @@ int ddmc_vm_set_bridge_(ddmc_vm *vm, const ddmc_vm_bridge *bridge, size_t bridge
   memset(&vm->bridge, 0, sizeof(vm->bridge));
   memcpy(&vm->bridge, bridge, DDMC__MIN(bridge_size, sizeof(vm->bridge)));
   vm->bridge_data = vm_data;
+#ifdef DDMC__LOCK_CHECK
+  /* Every client calls the ops through shims that check the lock contract (bridge_check.h). */
+  vm->bridge_check.vm = vm->bridge;
+  vm->bridge_check.vm_data = vm_data;
+  ddmc__bridge_check_wrap(&vm->bridge_check, &vm->bridge);
+  vm->bridge_data = &vm->bridge_check;
+#endif
   vm->has_bridge = 1;
   return 0;
 }

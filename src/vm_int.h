@@ -5,7 +5,9 @@
  * sockets and runs every handler and hook. State read by VM threads is atomic. The two locks
  * (reg.lock, state_lock) never nest, and no event path of a VM thread takes either
  * (src/jdwp/README.md).
- * No ops hook or handler is ever called with a ddmc lock held. */
+ * No ops hook or handler is called with a ddmc lock held, but for the bridge ops whose comment
+ * says "Locks:" (bridge.h) and vm.h's for_each_thread (under a suspension lock when the debugger
+ * suspends every thread); lock.h counts the locks, bridge_check.h checks the bridge's. */
 #ifndef DDMC_VM_INT_H
 #define DDMC_VM_INT_H
 
@@ -14,6 +16,7 @@
 
 #include "chunks/heap_state.h"
 #include "chunks/thread_state.h"
+#include "bridge_check.h"
 #include "common.h"
 #include "hub/hub.h"
 #include "log.h"
@@ -114,6 +117,9 @@ struct ddmc_vm {
   ddmc_vm_bridge bridge;
   void *bridge_data;
   int has_bridge;
+#ifdef DDMC__LOCK_CHECK
+  ddmc__bridge_check bridge_check; /* the VM's own table, behind the checking shims in bridge */
+#endif
   ddmc__hub hub; /* the event hub (hub/hub.h) */
 
   /* ddmc__send_flush: a flusher takes a number from flush_seq; the JDWP thread stores in

@@ -20,8 +20,10 @@
  * callbacks. Each op that makes JNI local references runs inside a local frame (ja_enter /
  * ja_leave): the JDWP thread never returns to Java, so nothing else would free them.
  *
- * Locks: refs.c's table lock (a leaf) and members.c's class lock (a leaf but for the table's);
- * neither is held across a call into libddmc. */
+ * Locks, five, none held across a call into libddmc: refs.c's table lock (a leaf), members.c's
+ * class lock (a leaf but for the table's), control.c's breakpoint lock (bp_lock) and suspension
+ * gate (sus_mu), both leaves, and ddmserver.c's lock on the registered chunk types (a leaf). The
+ * ops libddmc calls under its own locks (bridge.h, "Locks:") take only these leaves. */
 #ifndef DDMCJDWP_JA_H
 #define DDMCJDWP_JA_H
 

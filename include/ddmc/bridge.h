@@ -26,13 +26,28 @@
  * matching capability false. The for_each_* ops visit until fn returns non-zero and then return
  * 0: a stop is not an error (the library keeps its own).
  *
- * Threads. Ops run on the JDWP thread unless their comment says otherwise, never while the library
- * holds one of its locks. The reflective ones (types and members, object_class, thread_info,
+ * Threads. Ops run on the JDWP thread unless their comment says otherwise. The reflective ones (types and members, object_class, thread_info,
  * frame_location) may also run on a VM thread inside its own ddmc_post_* call, to match filters
  * and encode the event, and on an agent's thread for JVM TI. Ops that read or write objects
  * (fields, arrays, strings, locals) may run while the VM's threads run, unless a client suspended
  * them: the VM makes each one safe against its mutators and its collector (minivm stops the world
- * around it). */
+ * around it).
+ *
+ * Locks. The library calls an op with none of its own locks held, except where the op's comment
+ * says "Locks:". Two locks are held across ops, each so that the library's counts and the VM's
+ * state change together:
+ *   - the switch lock (every client's breakpoints, field watches, stepping and method events):
+ *     held across set_breakpoint, clear_breakpoint, set_field_watch, set_stepping and
+ *     set_method_events;
+ *   - a suspension lock (the debugger's suspend counts, JVM TI's): held across suspend_thread and
+ *     resume_thread, and across the thread listing a suspension of every thread needs
+ *     (for_each_debuggee_thread, thread_info, and vm.h's for_each_thread).
+ * An op called under one of them must not call into the library (no ddmc_post_*, no ddmc_send_*,
+ * no JVM TI function) and must not wait for another thread that may be calling into the library,
+ * except as suspend_thread does: a thread inside a ddmc_post_* call already counts as stopped
+ * (thread_parking), so waiting for the others to stop cannot deadlock. Debug builds of the library
+ * check this contract at every call: an op called under a lock its comment does not name aborts
+ * with the op's name. */
 #ifndef DDMC_BRIDGE_H
 #define DDMC_BRIDGE_H
 
@@ -263,6 +278,7 @@ typedef struct ddmc_vm_bridge {
   int (*object_hash)(void *vm_data, ddmc_ref o, int32_t *out);
 
   /* ---- threads, frames and locals */
+  /* Locks: may run under a suspension lock (listing threads to suspend them all). */
   int (*thread_info)(void *vm_data, uint32_t thread, ddmc_thread_detail *out);
   /* Every thread group, parents before children (parent 0 for a top-level group). */
   int (*for_each_group)(void *vm_data, ddmc_group_visit_fn fn, void *arg);
@@ -272,7 +288,8 @@ typedef struct ddmc_vm_bridge {
    * thread, finding a thread by its object) it lists threads by this op instead of for_each_thread
    * (vm.h) and thread_info per thread: worth having where per-thread queries are dear (JVM TI's look
    * each thread up in the VM's list of threads, so n of them cost n^2). Thread: the JDWP thread, or
-   * a VM thread in its ddmc_post_* call (an event that suspends every thread). */
+   * a VM thread in its ddmc_post_* call (an event that suspends every thread). Locks: may run
+   * under a suspension lock. */
   int (*for_each_debuggee_thread)(void *vm_data, ddmc_thread_object_visit_fn fn, void *arg);
   /* The thread VM_START names (the one that runs the program's entry point). With suspend=y,
    * VM_START goes out when the debugger connects, while the VM waits in ddmc_vm_start: the main
@@ -308,8 +325,10 @@ typedef struct ddmc_vm_bridge {
   /* ---- execution control */
   /* Stop thread at its next safepoint, and return once it runs no more bytecode: stopped there,
    * or in sleep / wait / native / a monitor, from which it does not return to bytecode until
-   * resume_thread. Called once per 0 -> 1 transition of the library's suspend count. */
+   * resume_thread. Called once per 0 -> 1 transition of the library's suspend count. Locks: runs
+   * under a suspension lock. */
   int (*suspend_thread)(void *vm_data, uint32_t thread);
+  /* Lets thread go again (once per 1 -> 0 transition). Locks: runs under a suspension lock. */
   int (*resume_thread)(void *vm_data, uint32_t thread);
   /* VM thread: the calling thread is about to park inside a ddmc_post_* call (parked = 1) or
    * has just left it (parked = 0). While parked it runs no bytecode and touches no heap: a VM
@@ -325,23 +344,26 @@ typedef struct ddmc_vm_bridge {
   int (*stop_thread)(void *vm_data, uint32_t thread, ddmc_ref exc);
   /* The library counts requests per location: one set per location with a breakpoint, one clear
    * when the last goes. The VM then reports the location with DDMC_POST_AT_BREAKPOINT each time a
-   * thread reaches it. */
+   * thread reaches it. Locks: both run under the switch lock. */
   int (*set_breakpoint)(void *vm_data, const ddmc_location *loc);
   int (*clear_breakpoint)(void *vm_data, const ddmc_location *loc);
   /* While on, the thread calls ddmc_post_location before each instruction it executes (the
    * library decides where a step by line ends). The debugger switches it on while it holds the
    * thread suspended (a step asked for a running thread: suspend_thread, frames read, this,
-   * resume_thread, as the JDK's agent does); a JVM TI agent may switch it for a running thread. */
+   * resume_thread, as the JDK's agent does); a JVM TI agent may switch it for a running thread.
+   * Locks: runs under the switch lock. */
   int (*set_stepping)(void *vm_data, uint32_t thread, int on);
   /* Watchpoints (VMs without it: the capabilities say no). The library counts requests per field:
    * watch is the set of kinds now wanted for field of c (DDMC_WATCH_ACCESS | DDMC_WATCH_MODIFY, 0
    * when none is left). While a kind is wanted the VM reports each access / modification of that
-   * field with ddmc_post_field_access / _modification; other fields cost nothing. */
+   * field with ddmc_post_field_access / _modification; other fields cost nothing. Locks: runs
+   * under the switch lock. */
   int (*set_field_watch)(void *vm_data, ddmc_class c, uint32_t field, unsigned watch);
   /* While on, every thread calls ddmc_post_location with DDMC_POST_METHOD_ENTRY at the first
    * instruction of each method and ddmc_post_method_exit when a method returns. The library
    * switches it for the debugger's METHOD_ENTRY/EXIT requests and for method tracing alike, and
-   * calls it only when the first of them wants it or the last stops. */
+   * calls it only when the first of them wants it or the last stops. Locks: runs under the switch
+   * lock. */
   int (*set_method_events)(void *vm_data, int on);
   /* Its presence says the VM reports the ddmc_post_monitor_* events (JDWP's
    * canRequestMonitorEvents, JVM TI's can_generate_monitor_events). This library does not call

@@ -146,7 +146,8 @@ typedef struct ddmc_vm_ops {
 
   /* Visit every live thread once, under whatever lock keeps the list stable. Returns 0, or
    * the first non-zero visitor result. Also called by the library's sampler thread (SPSS), with
-   * thread_stack, at the sampling interval. */
+   * thread_stack, at the sampling interval. Locks: may run under the library's suspension lock
+   * (bridge.h, "Locks"): it must not call into the library. */
   int (*for_each_thread)(void *vm_data, ddmc_thread_visit_fn fn, void *arg);
 
   /* Visit the frames of thread id, innermost first. DDMC_ENOENT for no such thread. */

@@ -36,10 +36,10 @@ static void destroy_entry(ddmc_vm *vm, ddmc__chunk_handler *e) {
 
 void ddmc__chunk_registry_destroy(ddmc_vm *vm) {
   ddmc__registry *r = &vm->reg;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   ddmc__chunk_handler *e = r->list;
   r->list = NULL;
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   while (e != NULL) {
     ddmc__chunk_handler *n = e->next;
     destroy_entry(vm, e);
@@ -57,24 +57,24 @@ int ddmc_register_handler_(ddmc_vm *vm, ddmc_chunk_type type, const ddmc_chunk_h
   memcpy(&e->h, h, DDMC__MIN(size, sizeof(e->h))); /* hooks an older caller lacks stay NULL */
   e->ud = ud;
   ddmc__registry *r = &vm->reg;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   for (ddmc__chunk_handler *p = r->list; p != NULL; p = p->next) {
     if (p->type == type) {
-      pthread_mutex_unlock(&r->lock);
+      ddmc__unlock(&r->lock);
       ddmc__free(&vm->mem, e);
       return DDMC_EEXIST;
     }
   }
   e->next = r->list;
   r->list = e;
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   return 0;
 }
 
 int ddmc_unregister_handler(ddmc_vm *vm, ddmc_chunk_type type) {
   if (vm == NULL) return DDMC_EINVAL;
   ddmc__registry *r = &vm->reg;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   ddmc__chunk_handler **pp = &r->list, *e = NULL;
   for (; *pp != NULL; pp = &(*pp)->next) {
     if ((*pp)->type == type) {
@@ -84,17 +84,17 @@ int ddmc_unregister_handler(ddmc_vm *vm, ddmc_chunk_type type) {
     }
   }
   if (e == NULL) {
-    pthread_mutex_unlock(&r->lock);
+    ddmc__unlock(&r->lock);
     return DDMC_ENOENT;
   }
   int on_jdwp_thread = vm->thread_running && pthread_equal(pthread_self(), vm->thread);
   if (r->current == e && on_jdwp_thread) {
     e->dead = 1; /* from inside its own hook: the dispatcher destroys it on return */
-    pthread_mutex_unlock(&r->lock);
+    ddmc__unlock(&r->lock);
     return 0;
   }
   while (r->current == e) pthread_cond_wait(&r->idle, &r->lock);
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   destroy_entry(vm, e);
   return 0;
 }
@@ -104,25 +104,25 @@ static void enter(ddmc__registry *r, ddmc__chunk_handler *e) { r->current = e; }
 
 static void leave(ddmc_vm *vm, ddmc__chunk_handler *e) {
   ddmc__registry *r = &vm->reg;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   r->current = NULL;
   int dead = e->dead;
   pthread_cond_broadcast(&r->idle);
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   if (dead) destroy_entry(vm, e);
 }
 
 int ddmc__chunk_registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *reply_type, ddmc_buf *reply) {
   ddmc__registry *r = &vm->reg;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   ddmc__chunk_handler *e = r->list;
   while (e != NULL && e->type != req->type) e = e->next;
   if (e == NULL) {
-    pthread_mutex_unlock(&r->lock);
+    ddmc__unlock(&r->lock);
     return DDMC_ENOENT;
   }
   enter(r, e);
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   int rc = e->h.handle(e->ud, vm, req, reply_type, reply);
   leave(vm, e);
   return rc;
@@ -133,17 +133,17 @@ int ddmc__chunk_registry_dispatch(ddmc_vm *vm, const ddmc_chunk *req, uint32_t *
 static void broadcast(ddmc_vm *vm, int connect) {
   ddmc__registry *r = &vm->reg;
   for (;;) {
-    pthread_mutex_lock(&r->lock);
+    ddmc__lock(&r->lock);
     ddmc__chunk_handler *e = r->list;
     while (e != NULL && (connect ? e->connected_called : !e->connected_called)) e = e->next;
     if (e == NULL) {
-      pthread_mutex_unlock(&r->lock);
+      ddmc__unlock(&r->lock);
       return;
     }
     e->connected_called = connect;
     void (*fn)(void *, ddmc_vm *) = connect ? e->h.connected : e->h.disconnected;
     enter(r, e);
-    pthread_mutex_unlock(&r->lock);
+    ddmc__unlock(&r->lock);
     if (fn) fn(e->ud, vm);
     leave(vm, e);
   }

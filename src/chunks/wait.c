@@ -53,17 +53,17 @@ int ddmc_wait_for_debugger(ddmc_vm *vm, int timeout_ms) {
       deadline.tv_nsec -= 1000000000L;
     }
   }
-  pthread_mutex_lock(&vm->state_lock);
+  ddmc__lock(&vm->state_lock);
   vm->waiters++;
   atomic_store(&vm->waiting, 1);
-  pthread_mutex_unlock(&vm->state_lock);
+  ddmc__unlock(&vm->state_lock);
 
   /* A DDM peer already there hears about it now; one that connects later hears it from the
    * dispatcher on its first DDM packet. */
   if (!atomic_load(&vm->debugger_active)) send_wait(vm);
 
   int rc = 0;
-  pthread_mutex_lock(&vm->state_lock);
+  ddmc__lock(&vm->state_lock);
   while (!atomic_load(&vm->debugger_active)) {
     if (atomic_load(&vm->stopping)) {
       rc = DDMC_ESTATE;
@@ -78,6 +78,6 @@ int ddmc_wait_for_debugger(ddmc_vm *vm, int timeout_ms) {
     }
   }
   if (--vm->waiters == 0) atomic_store(&vm->waiting, 0);
-  pthread_mutex_unlock(&vm->state_lock);
+  ddmc__unlock(&vm->state_lock);
   return rc;
 }

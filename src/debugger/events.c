@@ -192,7 +192,7 @@ static void comp_event(composite *c, int kind, int32_t request, int policy) {
 static int queue_composite(ddmc__dbg *d, const uint8_t *p, size_t n) {
   if (atomic_load_explicit(&d->holding, memory_order_acquire)) {
     int rc = DDMC_ENOTCONN;
-    pthread_mutex_lock(&d->hold_lock);
+    ddmc__lock(&d->hold_lock);
     if (atomic_load(&d->holding)) {
       rc = d->held.len + 4 + n > DDMC__HELD_MAX ? DDMC_EQFULL : 0;
       if (rc == 0) {
@@ -201,7 +201,7 @@ static int queue_composite(ddmc__dbg *d, const uint8_t *p, size_t n) {
         rc = d->held.err ? DDMC_ENOMEM : 0;
       }
     }
-    pthread_mutex_unlock(&d->hold_lock);
+    ddmc__unlock(&d->hold_lock);
     if (rc != DDMC_ENOTCONN) return rc; /* released meanwhile: send it now */
   }
   ddmc_iov iov = {p, n};
@@ -209,15 +209,15 @@ static int queue_composite(ddmc__dbg *d, const uint8_t *p, size_t n) {
 }
 
 void ddmc__dbg_events_hold(ddmc__dbg *d, int on) {
-  pthread_mutex_lock(&d->hold_lock);
+  ddmc__lock(&d->hold_lock);
   atomic_store(&d->holding, on);
   if (on) {
-    pthread_mutex_unlock(&d->hold_lock);
+    ddmc__unlock(&d->hold_lock);
     return;
   }
   ddmc_buf held = d->held; /* take it whole; new events go straight out */
   ddmc__buf_init(&d->held, d->mem, DDMC__HELD_MAX + 64);
-  pthread_mutex_unlock(&d->hold_lock);
+  ddmc__unlock(&d->hold_lock);
   ddmc_reader r;
   ddmc_reader_init(&r, held.p, held.len);
   while (ddmc_reader_left(&r) >= 4) {

@@ -157,7 +157,7 @@ int ddmc__dbg_id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id) {
   *id = 0;
   if (o == 0) return 0;
   ddmc__dbg_ids *ids = &d->ids;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = find(ids, DDMC__SLOT_OBJECT, o);
   if (idx < 0) idx = occupy(d, DDMC__SLOT_OBJECT, o);
   int rc = DDMC_JDWP_OUT_OF_MEMORY;
@@ -166,7 +166,7 @@ int ddmc__dbg_id_of_object(ddmc__dbg *d, ddmc_ref o, uint64_t *id) {
     *id = make_id(ids, (uint32_t)idx);
     rc = 0;
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   return rc;
 }
 
@@ -175,7 +175,7 @@ int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
   if (id == 0) return 0;
   ddmc__dbg_ids *ids = &d->ids;
   int rc = DDMC_JDWP_INVALID_OBJECT;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0) {
     const ddmc__dbg_slot *s = &ids->slots[idx];
@@ -189,7 +189,7 @@ int ddmc__dbg_object_of_id(ddmc__dbg *d, uint64_t id, ddmc_ref *out) {
       rc = 0;
     }
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   return rc;
 }
 
@@ -198,7 +198,7 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out) 
   if (id == 0) return DDMC_JDWP_INVALID_CLASS;
   ddmc__dbg_ids *ids = &d->ids;
   int rc = DDMC_JDWP_INVALID_OBJECT; /* JDWP: "not a known ID"; libjdwp answers so too */
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0) {
     const ddmc__dbg_slot *s = &ids->slots[idx];
@@ -220,7 +220,7 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out) 
       }
     }
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   return rc;
 }
 
@@ -293,10 +293,10 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int de
   *out = NULL;
   if (c == 0) return DDMC_JDWP_INVALID_CLASS;
   ddmc__dbg_ids *ids = &d->ids;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = find(ids, DDMC__SLOT_CLASS, c);
   if (idx >= 0) *out = ids->slots[idx].cls;
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   if (*out != NULL) return 0;
 
   /* First sight: describe it outside the lock (the op may take the VM's own locks). */
@@ -324,7 +324,7 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int de
   k->class_object = info.class_object;
   k->object_tag = instance_tag(d, k, depth);
 
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   idx = find(ids, DDMC__SLOT_CLASS, c);
   if (idx >= 0) { /* another thread described it meanwhile */
     *out = ids->slots[idx].cls;
@@ -337,7 +337,7 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int de
       k = NULL;
     }
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   cls_free(d->mem, k);
   return *out != NULL ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
 }
@@ -349,7 +349,7 @@ int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const d
   *out = NULL;
   int rc = method ? DDMC_JDWP_INVALID_METHODID : DDMC_JDWP_INVALID_FIELDID;
   ddmc__dbg_ids *ids = &d->ids;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   if (slot1 != 0 && slot1 <= ids->nslots && idx1 != 0) {
     const ddmc__dbg_slot *s = &ids->slots[slot1 - 1];
     if (s->kind == DDMC__SLOT_CLASS && (s->gen & 0x7ffff) == gen &&
@@ -359,7 +359,7 @@ int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const d
       rc = 0;
     }
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   return rc;
 }
 
@@ -384,14 +384,14 @@ static void release(ddmc__dbg *d, ddmc_ref r) {
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs) {
   ddmc__dbg_ids *ids = &d->ids;
   ddmc_ref r = 0;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = slot_of(ids, id);
   if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) {
     ddmc__dbg_slot *s = &ids->slots[idx];
     s->refs = refs >= s->refs ? 0 : s->refs - refs;
     r = vacate_if_unheld(d, (uint32_t)idx);
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   release(d, r);
 }
 
@@ -409,21 +409,21 @@ int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id) {
   /* null or an ID that names nothing: INVALID_OBJECT, as ART answers (its JDWP tests check it);
    * the JDK's agent answers no error, which hides a debugger's mistake. */
   if (id == 0) return DDMC_JDWP_INVALID_OBJECT;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = live_object(ids, id);
   if (idx >= 0) {
     ddmc__dbg_slot *s = &ids->slots[idx];
     rc = 0;
     if (s->pins < INT32_MAX && s->pins++ == 0) r = s->key;
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   /* Pins change only here and in enable, both on the JDWP thread: no hold_ref calls cross. The
    * pin already counts, so a collector running meanwhile keeps the object (visit_roots). */
   if (r != 0 && d->ops.hold_ref != NULL && (rc = d->ops.hold_ref(d->vm_data, r, 1)) != 0) {
-    pthread_mutex_lock(&ids->lock);
+    ddmc__lock(&ids->lock);
     idx = slot_of(ids, id);
     if (idx >= 0) ids->slots[idx].pins--;
-    pthread_mutex_unlock(&ids->lock);
+    ddmc__unlock(&ids->lock);
   }
   return rc;
 }
@@ -432,14 +432,14 @@ int ddmc__dbg_id_enable_collection(ddmc__dbg *d, uint64_t id) {
   ddmc__dbg_ids *ids = &d->ids;
   ddmc_ref weaken = 0;
   int rc = DDMC_JDWP_INVALID_OBJECT; /* null, disposed or made up: as for DisableCollection */
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = id != 0 ? slot_of(ids, id) : -1;
   if (idx >= 0 && ids->slots[idx].kind == DDMC__SLOT_OBJECT) {
     ddmc__dbg_slot *s = &ids->slots[idx];
     rc = 0; /* a live or collected object: not pinned is no error */
     if (s->pins > 0 && --s->pins == 0 && !s->collected) weaken = s->key;
   }
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   if (weaken != 0 && d->ops.hold_ref != NULL) (void)d->ops.hold_ref(d->vm_data, weaken, 0); /* nothing to report */
   return rc;
 }
@@ -449,10 +449,10 @@ int ddmc__dbg_id_is_collected(ddmc__dbg *d, uint64_t id, int *out) {
   ddmc_ref r = 0;
   *out = 1;
   if (id == 0) return DDMC_JDWP_INVALID_OBJECT;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int64_t idx = live_object(ids, id);
   if (idx >= 0) r = ids->slots[idx].key;
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   if (r == 0) return 0;
   /* Not seen swept: a VM that sweeps no names (a JVM TI agent) still answers INVALID_OBJECT for
    * one its collector took. */
@@ -463,14 +463,14 @@ int ddmc__dbg_id_is_collected(ddmc__dbg *d, uint64_t id, int *out) {
 
 void ddmc__dbg_ids_reset(ddmc__dbg *d) {
   ddmc__dbg_ids *ids = &d->ids;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   ddmc__dbg_slot *slots = ids->slots;
   uint32_t n = ids->nslots;
   ddmc__free(d->mem, ids->hash);
   ids->slots = NULL;
   ids->hash = NULL;
   ids->nslots = ids->cap = ids->hash_cap = ids->count = ids->free_head = 0;
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
   /* The detached slots are this thread's alone: the VM is told outside the lock. */
   for (uint32_t i = 0; i < n; i++) {
     if (slots[i].kind == DDMC__SLOT_CLASS) cls_free(d->mem, slots[i].cls);
@@ -494,7 +494,7 @@ static void rehash_all(ddmc__dbg_ids *ids) {
 void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
   ddmc__dbg_ids *ids = &d->ids;
   int weak = weak_names(d);
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int moved = 0;
   for (uint32_t i = 0; i < ids->nslots; i++) {
     ddmc__dbg_slot *s = &ids->slots[i];
@@ -507,13 +507,13 @@ void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg) {
     }
   }
   if (moved) rehash_all(ids);
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
 }
 
 void ddmc__dbg_ids_sweep(ddmc__dbg *d, ddmc_gc_is_live_fn is_live, void *arg) {
   if (!weak_names(d)) return; /* every object with an ID was a root */
   ddmc__dbg_ids *ids = &d->ids;
-  pthread_mutex_lock(&ids->lock);
+  ddmc__lock(&ids->lock);
   int changed = 0;
   for (uint32_t i = 0; i < ids->nslots; i++) {
     ddmc__dbg_slot *s = &ids->slots[i];
@@ -528,7 +528,7 @@ void ddmc__dbg_ids_sweep(ddmc__dbg *d, ddmc_gc_is_live_fn is_live, void *arg) {
     }
   }
   if (changed) rehash_all(ids);
-  pthread_mutex_unlock(&ids->lock);
+  ddmc__unlock(&ids->lock);
 }
 
 int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor) {

@@ -6,10 +6,10 @@
 
 ddmc__dbg_snap *ddmc__dbg_snap_get(ddmc__dbg *d) {
   ddmc__dbg_reqs *q = d->req;
-  pthread_mutex_lock(&q->lock);
+  ddmc__lock(&q->lock);
   ddmc__dbg_snap *s = q->snap;
   if (s != NULL) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-  pthread_mutex_unlock(&q->lock);
+  ddmc__unlock(&q->lock);
   return s;
 }
 
@@ -41,10 +41,10 @@ int ddmc__dbg_reqs_publish(ddmc__dbg *d) {
       atomic_fetch_add_explicit(&q->list[i]->refs, 1, memory_order_relaxed);
     }
   }
-  pthread_mutex_lock(&q->lock);
+  ddmc__lock(&q->lock);
   ddmc__dbg_snap *old = q->snap;
   q->snap = s;
-  pthread_mutex_unlock(&q->lock);
+  ddmc__unlock(&q->lock);
   ddmc__dbg_snap_put(d, old);
   return 0;
 }

@@ -30,10 +30,10 @@ void ddmc__dbg_reset(ddmc__dbg *d) {
   ddmc__dbg_thrs_forget(d);
   ddmc__dbg_lines_reset(d);
   ddmc__dbg_ids_reset(d);
-  pthread_mutex_lock(&d->hold_lock);
+  ddmc__lock(&d->hold_lock);
   atomic_store(&d->holding, 0);
   ddmc__buf_reset(&d->held);
-  pthread_mutex_unlock(&d->hold_lock);
+  ddmc__unlock(&d->hold_lock);
 }
 
 void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session) {

@@ -112,12 +112,12 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
   if (L == NULL) return NULL;
   unsigned b = bucket_of(cls, method);
   char stratum[DDMC__MAX_STRATUM];
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   uint32_t gen = L->gen;
   memcpy(stratum, L->stratum, sizeof(stratum));
   line_table *t = L->bucket[b];
   while (t != NULL && !(t->cls == cls && t->method == method && t->gen == gen)) t = t->next;
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
   if (t != NULL) return t;
 
   collect c = {d->mem, NULL, 0, 0, 0};
@@ -140,14 +140,14 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
   t->absent = rc != 0;
   t->v = c.v;
   t->n = rc == 0 ? c.n : 0;
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   line_table *o = L->bucket[b];
   while (o != NULL && !(o->cls == cls && o->method == method && o->gen == gen)) o = o->next;
   if (o == NULL) {
     t->next = L->bucket[b];
     L->bucket[b] = t;
   }
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
   if (o != NULL) { /* another thread built it first */
     ddmc__free(d->mem, t->v);
     ddmc__free(d->mem, t);
@@ -204,18 +204,18 @@ void ddmc__dbg_lines_set_stratum(ddmc__dbg *d, const char *stratum) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
   if (stratum[0] == '\0') return; /* libjdwp keeps the one it had */
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   if (strcmp(L->stratum, stratum) != 0) {
     snprintf(L->stratum, sizeof(L->stratum), "%s", stratum);
     L->gen++;
   }
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
 }
 
 void ddmc__dbg_lines_forget(ddmc__dbg *d, ddmc_class cls) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   for (unsigned b = 0; b < DDMC__LINE_BUCKETS; b++) {
     for (line_table **p = &L->bucket[b]; *p != NULL;) {
       line_table *t = *p;
@@ -228,7 +228,7 @@ void ddmc__dbg_lines_forget(ddmc__dbg *d, ddmc_class cls) {
       L->retired = t;
     }
   }
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
 }
 
 static void free_chain(ddmc__dbg *d, line_table *t) {
@@ -243,7 +243,7 @@ static void free_chain(ddmc__dbg *d, line_table *t) {
 void ddmc__dbg_lines_reset(ddmc__dbg *d) {
   ddmc__dbg_lines *L = d->lines;
   if (L == NULL) return;
-  pthread_mutex_lock(&L->lock);
+  ddmc__lock(&L->lock);
   L->stratum[0] = '\0';
   L->gen++;
   free_chain(d, L->retired);
@@ -252,7 +252,7 @@ void ddmc__dbg_lines_reset(ddmc__dbg *d) {
     free_chain(d, L->bucket[b]);
     L->bucket[b] = NULL;
   }
-  pthread_mutex_unlock(&L->lock);
+  ddmc__unlock(&L->lock);
 }
 
 void ddmc__dbg_lines_destroy(ddmc__dbg *d) {

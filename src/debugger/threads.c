@@ -85,30 +85,30 @@ static ddmc__dbg_thr *entry(ddmc__dbg *d, uint32_t id, int create) {
 }
 
 static ddmc__dbg_thr *get(ddmc__dbg *d, uint32_t id, int create) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   ddmc__dbg_thr *e = entry(d, id, create);
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   return e;
 }
 
 int ddmc__dbg_thr_count(ddmc__dbg *d, uint32_t thread) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   ddmc__dbg_thr *e = entry(d, thread, 0);
   int n = e ? e->count : 0;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   return n;
 }
 
 uint64_t ddmc__dbg_frame_id(ddmc__dbg *d, uint32_t thread, int32_t depth) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   ddmc__dbg_thr *e = entry(d, thread, 0);
   uint32_t epoch = e ? e->epoch : 0;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   return ((uint64_t)epoch << 32) | (uint32_t)(depth + 1);
 }
 
 int ddmc__dbg_frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int32_t *depth) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   ddmc__dbg_thr *e = entry(d, thread, 0);
   int rc = 0;
   if (e == NULL || e->count == 0)
@@ -117,35 +117,35 @@ int ddmc__dbg_frame_check(ddmc__dbg *d, uint32_t thread, uint64_t frame_id, int3
     rc = DDMC_JDWP_INVALID_FRAMEID;
   else
     *depth = (int32_t)((uint32_t)frame_id - 1);
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   return rc;
 }
 
 void ddmc__dbg_thr_frames_moved(ddmc__dbg *d, uint32_t thread) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   ddmc__dbg_thr *e = entry(d, thread, 0);
   if (e != NULL) e->epoch++;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
 }
 
 /* ---- counts. sus_lock held by every caller of these two. */
 
 static int suspend_locked(ddmc__dbg *d, ddmc__dbg_thr *e) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   /* The VM stops the thread unless it already did or the thread waits in a post call; a thread
    * that inherited a suspend-all count (first seen meanwhile) is stopped on its first Suspend. */
   int first = !e->vm_suspended && !e->parked;
   e->count++;
   atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   if (!first || e->vm_suspended) return 0;
   /* Through vmctl: an agent may hold the thread too. */
   int rc = ddmc__ctl_suspend(d->vm, e->id, 1);
   if (rc != 0) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     e->count--;
     atomic_fetch_sub_explicit(&d->thr.held, 1, memory_order_release);
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
     return rc;
   }
   e->vm_suspended = 1;
@@ -153,9 +153,9 @@ static int suspend_locked(ddmc__dbg *d, ddmc__dbg_thr *e) {
 }
 
 static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   if (e->count == 0) {
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
     /* Never below 0. But a thread whose count its call took (invoke_begin) may still be held by
      * the VM (an event that suspended every thread reached it inside its own event callback):
      * invoke_end gives the count back only to the session that made the call, so a session that
@@ -171,7 +171,7 @@ static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
     e->epoch++;
     if (e->parked) pthread_cond_broadcast(&d->thr.parked_cv);
   }
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   if (last && e->vm_suspended) {
     e->vm_suspended = 0;
     if (d->ops.resume_thread) return ddmc__ctl_suspend(d->vm, e->id, 0);
@@ -182,18 +182,18 @@ static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
 int ddmc__dbg_thr_suspend(ddmc__dbg *d, uint32_t thread) {
   ddmc__dbg_thr *e = get(d, thread, 1);
   if (e == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
-  pthread_mutex_lock(&d->thr.sus_lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   int rc = suspend_locked(d, e);
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   return rc;
 }
 
 int ddmc__dbg_thr_resume(ddmc__dbg *d, uint32_t thread) {
   ddmc__dbg_thr *e = get(d, thread, 0);
   if (e == NULL) return 0;
-  pthread_mutex_lock(&d->thr.sus_lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   int rc = resume_locked(d, e, 0);
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   return rc;
 }
 
@@ -243,10 +243,10 @@ int ddmc__dbg_thr_for_each(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg) {
     if (d->ops.thread_info(d->vm_data, c.ids[i], &info) != 0 || info.internal || info.object == 0) continue;
     ddmc__dbg_thr *e = get(d, c.ids[i], 1);
     if (e != NULL) {
-      pthread_mutex_lock(&d->thr.lock);
+      ddmc__lock(&d->thr.lock);
       e->object = info.object;
       e->dead = 0;
-      pthread_mutex_unlock(&d->thr.lock);
+      ddmc__unlock(&d->thr.lock);
     }
     if (fn(arg, c.ids[i], &info) != 0) break; /* the visitor stops; its errors are its own */
   }
@@ -265,10 +265,10 @@ static int object_visit_one(void *arg, uint32_t thread, ddmc_ref object) {
   if (object == 0) return 0;
   ddmc__dbg_thr *e = get(v->d, thread, 1);
   if (e != NULL) {
-    pthread_mutex_lock(&v->d->thr.lock);
+    ddmc__lock(&v->d->thr.lock);
     e->object = object;
     e->dead = 0;
-    pthread_mutex_unlock(&v->d->thr.lock);
+    ddmc__unlock(&v->d->thr.lock);
   }
   ddmc_thread_detail info;
   memset(&info, 0, sizeof(info));
@@ -284,7 +284,7 @@ int ddmc__dbg_thr_for_each_object(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void 
 
 static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   int found = 0;
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   for (uint32_t i = 0; i < d->thr.n && !found; i++) {
     ddmc__dbg_thr *e = d->thr.v[i];
     if (e->object == o && !e->dead) {
@@ -292,7 +292,7 @@ static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
       found = 1;
     }
   }
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   return found;
 }
 
@@ -308,10 +308,10 @@ int ddmc__dbg_thr_id(ddmc__dbg *d, uint32_t thread, uint64_t *id) {
    * the thread is gone) is still found by its object (thr_of_object), as long as the VM says so. */
   ddmc__dbg_thr *e = info.object != 0 ? get(d, thread, 1) : NULL;
   if (e != NULL) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     e->object = info.object;
     e->dead = 0;
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
   }
   return ddmc__dbg_id_of_object(d, info.object, id);
 }
@@ -329,9 +329,9 @@ int ddmc__dbg_thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
       info.object != o) {
     ddmc__dbg_thr *e = get(d, *thread, 0);
     if (e != NULL) {
-      pthread_mutex_lock(&d->thr.lock);
+      ddmc__lock(&d->thr.lock);
       e->dead = 1;
-      pthread_mutex_unlock(&d->thr.lock);
+      ddmc__unlock(&d->thr.lock);
     }
     return DDMC_JDWP_INVALID_THREAD;
   }
@@ -365,58 +365,58 @@ static int all_locked(ddmc__dbg *d, int suspend, uint32_t except) {
 }
 
 static void all_count_add(ddmc__dbg *d, int delta) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   int32_t before = d->thr.all_count;
   d->thr.all_count += delta;
   if (d->thr.all_count < 0) d->thr.all_count = 0;
   atomic_fetch_add_explicit(&d->thr.held, d->thr.all_count - before, memory_order_release);
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
 }
 
 int ddmc__dbg_thr_suspend_all(ddmc__dbg *d) {
-  pthread_mutex_lock(&d->thr.sus_lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   int rc = all_locked(d, 1, 0);
   all_count_add(d, 1); /* after: the threads visited above were counted one by one */
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   return rc;
 }
 
 int ddmc__dbg_thr_resume_all(ddmc__dbg *d) {
   /* Every known thread, dead or unlisted ones too: none may stay counted. */
-  pthread_mutex_lock(&d->thr.sus_lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   all_count_add(d, -1);
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   uint32_t n = d->thr.n;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   int rc = 0;
   for (uint32_t i = 0; i < n; i++) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     ddmc__dbg_thr *e = d->thr.v[i];
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
     int r = resume_locked(d, e, 0);
     if (r != 0 && rc == 0) rc = r;
   }
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   return rc;
 }
 
 void ddmc__dbg_thrs_release_all(ddmc__dbg *d) {
-  pthread_mutex_lock(&d->thr.sus_lock);
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
+  ddmc__lock(&d->thr.lock);
   atomic_fetch_sub_explicit(&d->thr.held, d->thr.all_count, memory_order_release);
   d->thr.all_count = 0;
   uint32_t n = d->thr.n;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   for (uint32_t i = 0; i < n; i++) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     ddmc__dbg_thr *e = d->thr.v[i];
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
     resume_locked(d, e, 1);
   }
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   pthread_cond_broadcast(&d->thr.parked_cv); /* 'connected' is already 0: parked threads leave */
-  pthread_mutex_unlock(&d->thr.lock);
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock(&d->thr.lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
 }
 
 /* ---- events from VM threads */
@@ -424,27 +424,27 @@ void ddmc__dbg_thrs_release_all(ddmc__dbg *d) {
 int ddmc__dbg_thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
   ddmc__dbg_thr *self = get(d, thread, 1);
   if (self == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
-  pthread_mutex_lock(&d->thr.sus_lock);
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
+  ddmc__lock(&d->thr.lock);
   self->count++; /* stops itself: no ops.suspend_thread */
   self->parking = 1;
   atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   int rc = 0;
   if (policy == 2) {
     rc = all_locked(d, 1, thread);
     all_count_add(d, 1);
   }
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   return rc;
 }
 
 void ddmc__dbg_thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
   ddmc__dbg_thr *self = get(d, thread, 0);
   ddmc__dbg_job *job = NULL;
-  pthread_mutex_lock(&d->thr.sus_lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   if (self != NULL) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     self->parking = 0;
     job = self->job; /* a call that guessed the thread would park: it will not */
     self->job = NULL;
@@ -452,14 +452,14 @@ void ddmc__dbg_thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
       self->count++;
       atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
     }
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
     resume_locked(d, self, 0);
   }
   if (policy == 2) {
     all_count_add(d, -1);
     all_locked(d, 0, thread);
   }
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   if (job != NULL) {
     job->error = DDMC_JDWP_INVALID_THREAD;
     job->run(d, thread, job); /* answers, frees */
@@ -469,24 +469,24 @@ void ddmc__dbg_thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy) {
 /* The other threads' counts down by one (suspend 0: those above 0) or up by one (1). sus_lock
  * held. */
 static void others_locked(ddmc__dbg *d, uint32_t thread, int suspend) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   uint32_t n = d->thr.n;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   for (uint32_t i = 0; i < n; i++) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     ddmc__dbg_thr *e = d->thr.v[i];
     int take = e->id != thread && !e->dead && (suspend || e->count > 0);
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
     if (take) suspend ? (void)suspend_locked(d, e) : (void)resume_locked(d, e, 0);
   }
 }
 
 void ddmc__dbg_thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job, int all) {
   ddmc__dbg_thr *self = get(d, thread, 0);
-  pthread_mutex_lock(&d->thr.sus_lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   job->all_taken = 0;
   if (self != NULL) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     /* The thread runs its own call: no ops.resume_thread, the count alone (the call's own resume
      * was taken by ddmc__dbg_thr_invoke; a suspension that came since is taken too). Its frames
      * are dead from here (JDI forgets them across a call too). */
@@ -494,45 +494,45 @@ void ddmc__dbg_thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *jo
     atomic_fetch_sub_explicit(&d->thr.held, self->count, memory_order_release);
     self->count = 0;
     self->epoch++;
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
   }
   if (all) {
-    pthread_mutex_lock(&d->thr.lock);
+    ddmc__lock(&d->thr.lock);
     job->all_taken = d->thr.all_count > 0;
-    pthread_mutex_unlock(&d->thr.lock);
+    ddmc__unlock(&d->thr.lock);
     if (job->all_taken) all_count_add(d, -1);
     others_locked(d, thread, 0);
   }
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
 }
 
 void ddmc__dbg_thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job, int all) {
   ddmc__dbg_thr *self = get(d, thread, 0);
-  pthread_mutex_lock(&d->thr.sus_lock);
+  ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   /* Under sus_lock: a session end moves gen on before it takes sus_lock to release every
    * count, so either it sees what is raised here, or this sees it gone. */
   if (atomic_load(&d->connected) && atomic_load(&d->gen) == job->gen) {
     if (self != NULL && job->own > 0) {
-      pthread_mutex_lock(&d->thr.lock);
+      ddmc__lock(&d->thr.lock);
       self->count += job->own; /* it parks itself again: no ops.suspend_thread */
       /* The reply goes before the thread is back in its park loop: the debugger's next call,
        * sent the instant the reply arrives, waits for it there. */
       self->parking = 1;
       atomic_fetch_add_explicit(&d->thr.held, job->own, memory_order_release);
-      pthread_mutex_unlock(&d->thr.lock);
+      ddmc__unlock(&d->thr.lock);
     }
     if (all) {
       others_locked(d, thread, 1);
       if (job->all_taken) all_count_add(d, 1);
     }
   }
-  pthread_mutex_unlock(&d->thr.sus_lock);
+  ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
 }
 
 void ddmc__dbg_thr_park(ddmc__dbg *d, uint32_t thread) {
   ddmc__dbg_thr *self = get(d, thread, 0);
   if (self == NULL) return;
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   self->parking = 0;
   self->parked = 1;
   /* A call waits here until the thread's count is 0: the debugger's other suspensions are
@@ -544,9 +544,9 @@ void ddmc__dbg_thr_park(ddmc__dbg *d, uint32_t thread) {
       /* Running, not parked, while it calls: a Suspend meanwhile stops it through the VM. */
       self->parked = 0;
       self->invoking++;
-      pthread_mutex_unlock(&d->thr.lock);
+      ddmc__unlock(&d->thr.lock);
       job->run(d, thread, job); /* frees job */
-      pthread_mutex_lock(&d->thr.lock);
+      ddmc__lock(&d->thr.lock);
       self->invoking--;
       self->parking = 0;
       self->parked = 1;
@@ -557,7 +557,7 @@ void ddmc__dbg_thr_park(ddmc__dbg *d, uint32_t thread) {
   ddmc__dbg_job *left = self->job; /* resumed, or the debugger left, before the thread took it */
   self->job = NULL;
   self->parked = 0;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   if (left != NULL && atomic_load(&d->connected)) {
     left->error = DDMC_JDWP_INVALID_THREAD; /* a reply all the same: the debugger waits for one */
     left->run(d, thread, left);
@@ -573,7 +573,7 @@ void ddmc__dbg_thr_park(ddmc__dbg *d, uint32_t thread) {
 int ddmc__dbg_thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job) {
   ddmc__dbg_thr *e = get(d, thread, 0);
   int rc = DDMC_JDWP_INVALID_THREAD;
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   if (e == NULL) {
   } else if (e->job != NULL) {
     rc = DDMC_JDWP_ALREADY_INVOKING;
@@ -591,7 +591,7 @@ int ddmc__dbg_thr_invoke(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job) {
   } else if (e->invoking) {
     rc = DDMC_JDWP_ALREADY_INVOKING;
   }
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   return rc;
 }
 
@@ -601,9 +601,9 @@ void ddmc__dbg_thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
   if (atomic_load_explicit(&d->thr.held, memory_order_acquire) == 0) return;
   ddmc__dbg_thr *self = get(d, thread, 1);
   if (self == NULL) return;
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   int held = self->count > 0 || self->job != NULL; /* a call taken before it parked */
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
   if (!held) return;
   if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
   ddmc__dbg_thr_park(d, thread);
@@ -611,9 +611,9 @@ void ddmc__dbg_thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
 }
 
 void ddmc__dbg_thrs_forget(ddmc__dbg *d) {
-  pthread_mutex_lock(&d->thr.lock);
+  ddmc__lock(&d->thr.lock);
   for (uint32_t i = 0; i < d->thr.n; i++) d->thr.v[i]->object = 0;
-  pthread_mutex_unlock(&d->thr.lock);
+  ddmc__unlock(&d->thr.lock);
 }
 
 void ddmc__dbg_thrs_destroy(ddmc__dbg *d) {

@@ -199,10 +199,10 @@ static int handle_debugger(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) 
   ddmc_vm *vm = s->vm;
   atomic_store(&vm->last_activity, 0); /* "busy" while the request is processed */
   if (!atomic_load(&vm->debugger_active)) {
-    pthread_mutex_lock(&vm->state_lock);
+    ddmc__lock(&vm->state_lock);
     atomic_store(&vm->debugger_active, 1);
     pthread_cond_broadcast(&vm->state_cond); /* ddmc_wait_for_debugger */
-    pthread_mutex_unlock(&vm->state_lock);
+    ddmc__unlock(&vm->state_lock);
     ddmc__log(vm, DDMC_LOG_INFO, "JDWP: debugger active (command set %u)", pkt->cmd_set);
     if (vm->ops.debugger_attached) vm->ops.debugger_attached(vm->vm_data);
   }

@@ -82,24 +82,24 @@ static void warn_obsolete(ddmc_vm *vm) {
 
 int ddmc__jdwp_begin(ddmc_vm *vm) {
   /* Under state_lock: a trigger on a VM thread must not race ddmc_vm_stop's teardown. */
-  pthread_mutex_lock(&vm->state_lock);
+  ddmc__lock(&vm->state_lock);
   int rc = atomic_load(&vm->stopping) ? DDMC_ESTATE : vm->transport->prepare(vm);
   if (rc == 0 && pthread_create(&vm->thread, NULL, ddmc__jdwp_thread_main, vm) != 0) {
     vm->transport->shutdown(vm);
     rc = DDMC_ENOMEM;
   }
   if (rc == 0) vm->thread_running = 1;
-  pthread_mutex_unlock(&vm->state_lock);
+  ddmc__unlock(&vm->state_lock);
   if (rc != 0) return rc;
   warn_obsolete(vm);
   if (vm->opt.launch[0]) ddmc__jdwp_launch(vm);
   if (vm->opt.suspend) {
     /* suspend=y: the VM does not run until a peer has shaken hands (Dalvik's attachCond). */
-    pthread_mutex_lock(&vm->state_lock);
+    ddmc__lock(&vm->state_lock);
     while (atomic_load(&vm->st_sessions) == 0 && !atomic_load(&vm->stopping) && !atomic_load(&vm->timed_out))
       pthread_cond_wait(&vm->state_cond, &vm->state_lock);
     int late = atomic_load(&vm->st_sessions) == 0 && atomic_load(&vm->timed_out);
-    pthread_mutex_unlock(&vm->state_lock);
+    ddmc__unlock(&vm->state_lock);
     if (late) return DDMC_ETIMEDOUT;
   }
   return 0;

@@ -61,10 +61,10 @@ static void session_handshake_done(ddmc__jdwp_session *s) {
    * world first (ddmc__jdwp_seat_check). Services first (VM_START): a suspend=y VM wakes only
    * after it. */
   if (s->set == NULL || s->set->seat == 0) ddmc__jdwp_seat_take(s);
-  pthread_mutex_lock(&vm->state_lock);
+  ddmc__lock(&vm->state_lock);
   atomic_fetch_add(&vm->st_sessions, 1);
   pthread_cond_broadcast(&vm->state_cond); /* suspend=y */
-  pthread_mutex_unlock(&vm->state_lock);
+  ddmc__unlock(&vm->state_lock);
   ddmc__log(vm, DDMC_LOG_INFO, "JDWP: peer connected (session %u)", s->number);
 }
 
@@ -413,10 +413,10 @@ static void give_up_waiting(ddmc_vm *vm) {
   ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: no debugger connected within timeout=%d ms", vm->opt.timeout_ms);
   vm->transport->shutdown(vm);
   vm->transport_down = 1; /* ddmc_vm_stop reads it after joining this thread */
-  pthread_mutex_lock(&vm->state_lock);
+  ddmc__lock(&vm->state_lock);
   int starter_waits = vm->opt.suspend && atomic_load(&vm->st_sessions) == 0;
   pthread_cond_broadcast(&vm->state_cond);
-  pthread_mutex_unlock(&vm->state_lock);
+  ddmc__unlock(&vm->state_lock);
   if (!starter_waits && vm->ops.exit) vm->ops.exit(vm->vm_data, 1);
 }
 

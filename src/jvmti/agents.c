@@ -114,12 +114,12 @@ int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value) {
   if (atomic_load(&jv->phase) != JVMTI_PHASE_ONLOAD) return DDMC_ESTATE;
   char *v = ddmc__strdup(jv->mem, value);
   if (v == NULL) return DDMC_ENOMEM;
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   for (uint32_t i = 0; i < jv->nprops; i++)
     if (strcmp(jv->props[i].key, key) == 0) {
       ddmc__free(jv->mem, jv->props[i].value);
       jv->props[i].value = v;
-      pthread_mutex_unlock(&jv->lock);
+      ddmc__unlock(&jv->lock);
       return 0;
     }
   rc = DDMC_ENOMEM;
@@ -132,7 +132,7 @@ int ddmc_agent_set_property(ddmc_vm *vm, const char *key, const char *value) {
     jv->props[jv->nprops++] = (ddmc__jv_prop){k, v};
     rc = 0;
   }
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   if (rc) ddmc__free(jv->mem, v);
   return rc;
 }
@@ -212,11 +212,11 @@ int ddmc_agent_load(ddmc_vm *vm, const char *path, const char *options, char *er
   }
   a->handle = h;
   a->path = p;
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   ddmc__jv_agent **tail = &jv->agents;
   while (*tail) tail = &(*tail)->next;
   *tail = a;
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   return 0;
 }
 
@@ -224,9 +224,9 @@ int ddmc_agent_count(const ddmc_vm *vm) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL) return 0;
   int n = 0;
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   for (ddmc__jv_agent *a = jv->agents; a; a = a->next) n++;
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   return n;
 }
 
@@ -262,10 +262,10 @@ void ddmc_agent_unload(ddmc_vm *vm) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL) return;
   atomic_store(&jv->phase, JVMTI_PHASE_DEAD);
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   ddmc__jv_agent *list = jv->agents;
   jv->agents = NULL;
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   for (ddmc__jv_agent *a = list, *n; a != NULL; a = n) {
     n = a->next;
     void *sym = dlsym(a->handle, "Agent_OnUnload");

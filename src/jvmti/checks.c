@@ -64,9 +64,9 @@ jvmtiError ddmc__jv_err(int jdwp) {
 }
 
 int ddmc__jv_jenv_has_cap(ddmc__jv_jenv *e, int bit) {
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   int has = ddmc__cap_has(&e->caps, bit);
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return has;
 }
 
@@ -75,8 +75,8 @@ int ddmc__jv_jenv_enabled(ddmc__jv_jenv *e, int ev, uint32_t thread) {
   if (atomic_load_explicit(&e->global[i], memory_order_relaxed)) return 1;
   if (atomic_load_explicit(&e->nthread_enables[i], memory_order_relaxed) == 0) return 0;
   int on = 0;
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   for (uint32_t k = 0; k < e->nte && !on; k++) on = e->te[k].ev == i && e->te[k].thread == thread;
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return on;
 }

@@ -35,9 +35,9 @@ static int find_bp(const ddmc__jv_jenv *e, const ddmc_location *loc) {
 }
 
 int ddmc__jv_jenv_has_bp(ddmc__jv_jenv *e, const ddmc_location *loc) {
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   int has = find_bp(e, loc) >= 0;
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return has;
 }
 
@@ -47,7 +47,7 @@ static jvmtiError breakpoint(ddmc__jv_jenv *e, jmethodID method, jlocation locat
   if (rc) return rc;
   ddmc__jvmti *jv = e->jv;
   /* The environment's list changes under jv->lock, the VM's switch outside it (a leaf lock). */
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   int i = find_bp(e, &loc);
   if (on && i >= 0)
     rc = JVMTI_ERROR_DUPLICATE;
@@ -59,13 +59,13 @@ static jvmtiError breakpoint(ddmc__jv_jenv *e, jmethodID method, jlocation locat
     rc = JVMTI_ERROR_NOT_FOUND;
   else
     e->bps[i] = e->bps[--e->nbps];
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   if (rc) return rc;
   rc = ddmc__jv_err(ddmc__ctl_breakpoint(jv->vm, &loc, on));
   if (rc != 0 && on) { /* the VM refused: as if never asked */
-    pthread_mutex_lock(&jv->lock);
+    ddmc__lock(&jv->lock);
     if ((i = find_bp(e, &loc)) >= 0) e->bps[i] = e->bps[--e->nbps];
-    pthread_mutex_unlock(&jv->lock);
+    ddmc__unlock(&jv->lock);
   }
   return rc;
 }
@@ -87,10 +87,10 @@ static int find_watch(const ddmc__jv_jenv *e, ddmc_class c, uint32_t field) {
 }
 
 int ddmc__jv_jenv_watches(ddmc__jv_jenv *e, ddmc_class c, uint32_t field, unsigned kind) {
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   int i = find_watch(e, c, field);
   int has = i >= 0 && (e->watches[i].kinds & kind) != 0;
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return has;
 }
 
@@ -105,7 +105,7 @@ static jvmtiError watch(ddmc__jv_jenv *e, jclass klass, jfieldID field, unsigned
   uint32_t idx;
   if (ddmc__jv_class_of(jv, klass, &k) != 0) return JVMTI_ERROR_INVALID_CLASS;
   if (ddmc__jv_field_of(jv, field, &fc, &idx) != 0 || fc != k) return JVMTI_ERROR_INVALID_FIELDID;
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   int i = find_watch(e, k, idx);
   if (on) {
     if (i >= 0 && (e->watches[i].kinds & kind)) {
@@ -124,14 +124,14 @@ static jvmtiError watch(ddmc__jv_jenv *e, jclass klass, jfieldID field, unsigned
   } else if ((e->watches[i].kinds &= ~kind) == 0) {
     e->watches[i] = e->watches[--e->nwatches];
   }
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   if (rc) return rc;
   rc = ddmc__jv_err(ddmc__ctl_field_watch(jv->vm, k, idx, kind, on));
   if (rc != 0 && on) { /* the VM refused: as if never asked */
-    pthread_mutex_lock(&jv->lock);
+    ddmc__lock(&jv->lock);
     if ((i = find_watch(e, k, idx)) >= 0 && (e->watches[i].kinds &= ~kind) == 0)
       e->watches[i] = e->watches[--e->nwatches];
-    pthread_mutex_unlock(&jv->lock);
+    ddmc__unlock(&jv->lock);
   }
   return rc;
 }
@@ -153,18 +153,18 @@ jvmtiError ddmc__jv_jt_ClearFieldModificationWatch(ddmc__jv_jenv *e, jclass klas
 void ddmc__jv_jenv_clear_debug(ddmc__jv_jenv *e) {
   ddmc__jvmti *jv = e->jv;
   for (;;) {
-    pthread_mutex_lock(&jv->lock);
+    ddmc__lock(&jv->lock);
     int have = e->nbps > 0;
     ddmc_location loc = have ? e->bps[--e->nbps] : (ddmc_location){0, 0, 0};
-    pthread_mutex_unlock(&jv->lock);
+    ddmc__unlock(&jv->lock);
     if (!have) break;
     ddmc__ctl_breakpoint(jv->vm, &loc, 0);
   }
   for (;;) {
-    pthread_mutex_lock(&jv->lock);
+    ddmc__lock(&jv->lock);
     int have = e->nwatches > 0;
     ddmc__jv_jwatch w = have ? e->watches[--e->nwatches] : (ddmc__jv_jwatch){0, 0, 0};
-    pthread_mutex_unlock(&jv->lock);
+    ddmc__unlock(&jv->lock);
     if (!have) break;
     if (w.kinds & DDMC_WATCH_ACCESS) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_WATCH_ACCESS, 0);
     if (w.kinds & DDMC_WATCH_MODIFY) ddmc__ctl_field_watch(jv->vm, w.cls, w.field, DDMC_WATCH_MODIFY, 0);
@@ -208,7 +208,7 @@ void ddmc__jv_step_sync(ddmc__jvmti *jv) {
   if (atomic_load(&jv->want[JVMTI_EVENT_SINGLE_STEP - DDMC__JEV_FIRST]) > 0 && vo && vo->for_each_thread)
     vo->for_each_thread(ddmc__jv_vm_data(jv), add_if_stepped, w);
   /* step_lock orders the changes; the VM is told through the shared switch. */
-  pthread_mutex_lock(&jv->step_lock);
+  ddmc__lock_role(&jv->step_lock, DDMC__LOCK_SWITCHES);
   for (uint32_t i = 0; i < jv->nstep;)
     if (!has(w->v, w->n, jv->step[i])) {
       ddmc__ctl_stepping(jv->vm, jv->step[i], DDMC__ME_AGENT, 0);
@@ -220,7 +220,7 @@ void ddmc__jv_step_sync(ddmc__jvmti *jv) {
     if (!has(jv->step, jv->nstep, w->v[i]) && jv->nstep < DDMC__MAX_STEP_THREADS &&
         ddmc__ctl_stepping(jv->vm, w->v[i], DDMC__ME_AGENT, 1) == 0)
       jv->step[jv->nstep++] = w->v[i];
-  pthread_mutex_unlock(&jv->step_lock);
+  ddmc__unlock_role(&jv->step_lock, DDMC__LOCK_SWITCHES);
   ddmc__free(jv->mem, w);
 }
 
@@ -228,7 +228,7 @@ void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start) {
   /* One atomic read at each thread start and end. With no SingleStep wanted, step_sync has taken
    * every thread off (a thread that ends meanwhile is dropped at the next sync). */
   if (atomic_load_explicit(&jv->want[JVMTI_EVENT_SINGLE_STEP - DDMC__JEV_FIRST], memory_order_relaxed) == 0) return;
-  pthread_mutex_lock(&jv->step_lock);
+  ddmc__lock_role(&jv->step_lock, DDMC__LOCK_SWITCHES);
   int on = has(jv->step, jv->nstep, thread);
   if (start && !on && jv->nstep < DDMC__MAX_STEP_THREADS && env_steps_thread(jv, thread) &&
       ddmc__ctl_stepping(jv->vm, thread, DDMC__ME_AGENT, 1) == 0)
@@ -238,7 +238,7 @@ void ddmc__jv_step_thread(ddmc__jvmti *jv, uint32_t thread, int start) {
     for (uint32_t i = 0; i < jv->nstep; i++)
       if (jv->step[i] == thread) jv->step[i] = jv->step[--jv->nstep];
   }
-  pthread_mutex_unlock(&jv->step_lock);
+  ddmc__unlock_role(&jv->step_lock, DDMC__LOCK_SWITCHES);
 }
 
 /* ---- local variables: the thread is the calling one or one that is suspended (by an agent or

@@ -219,9 +219,9 @@ jvmtiError ddmc__jv_jt_AddCapabilities(ddmc__jv_jenv *e, const ddmc__jv_caps *ca
   potential_caps(e->jv, &pot);
   for (int i = 0; i < 4; i++)
     if (capabilities_ptr->w[i] & ~pot.w[i]) return JVMTI_ERROR_NOT_AVAILABLE; /* nothing added */
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   for (int i = 0; i < 4; i++) e->caps.w[i] |= capabilities_ptr->w[i];
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return JVMTI_ERROR_NONE;
 }
 
@@ -229,18 +229,18 @@ jvmtiError ddmc__jv_jt_RelinquishCapabilities(ddmc__jv_jenv *e, const ddmc__jv_c
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_ONLOAD | JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   for (int i = 0; i < 4; i++) e->caps.w[i] &= ~capabilities_ptr->w[i];
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return JVMTI_ERROR_NONE;
 }
 
 jvmtiError ddmc__jv_jt_GetCapabilities(ddmc__jv_jenv *e, ddmc__jv_caps *capabilities_ptr) {
   ENV_CHECK(e);
   if (capabilities_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   *capabilities_ptr = e->caps;
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return JVMTI_ERROR_NONE;
 }
 
@@ -319,9 +319,9 @@ jvmtiError ddmc__jv_jt_SetEventNotificationMode(ddmc__jv_jenv *e, jint mode, jin
   int cap = event_capability(event_type);
   ddmc__jvmti *jv = e->jv;
   if (cap >= 0 && mode == JVMTI_ENABLE) {
-    pthread_mutex_lock(&jv->lock);
+    ddmc__lock(&jv->lock);
     int has = ddmc__cap_has(&e->caps, cap);
-    pthread_mutex_unlock(&jv->lock);
+    ddmc__unlock(&jv->lock);
     if (!has) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   }
   int i = event_type - DDMC__JEV_FIRST;
@@ -337,7 +337,7 @@ jvmtiError ddmc__jv_jt_SetEventNotificationMode(ddmc__jv_jenv *e, jint mode, jin
   if ((rc = ddmc__jv_thread_of(jv, event_thread, &thread)) != 0) return rc;
   int before = env_wants(e, i);
   rc = JVMTI_ERROR_NONE;
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   uint32_t k;
   for (k = 0; k < e->nte; k++)
     if (e->te[k].ev == i && e->te[k].thread == thread) break;
@@ -352,7 +352,7 @@ jvmtiError ddmc__jv_jt_SetEventNotificationMode(ddmc__jv_jenv *e, jint mode, jin
     e->te[k] = e->te[--e->nte];
     atomic_fetch_sub(&e->nthread_enables[i], 1);
   }
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   want_changed(jv, i, before, env_wants(e, i));
   if (event_type == JVMTI_EVENT_SINGLE_STEP) ddmc__jv_step_sync(jv);
   return rc;
@@ -365,9 +365,9 @@ jvmtiError ddmc__jv_jt_SetEventCallbacks(ddmc__jv_jenv *e, const ddmc__jv_fnptr 
   /* NULL: no callbacks. A smaller table (an older header) leaves the rest NULL; slots past what
    * this library knows are ignored. */
   size_t n = callbacks == NULL ? 0 : (size_t)size_of_callbacks / sizeof(ddmc__jv_fnptr);
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   for (size_t i = 0; i < DDMC__JEV_COUNT; i++) atomic_store(&e->cb[i], i < n ? callbacks[i] : NULL);
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   return JVMTI_ERROR_NONE;
 }
 
@@ -403,7 +403,7 @@ jvmtiError ddmc__jv_jt_DisposeEnvironment(ddmc__jv_jenv *e) {
   for (int i = 0; i < DDMC__JEV_COUNT; i++) {
     int before = env_wants(e, i);
     atomic_store(&e->global[i], 0);
-    pthread_mutex_lock(&e->jv->lock);
+    ddmc__lock(&e->jv->lock);
     for (uint32_t k = 0; k < e->nte;)
       if (e->te[k].ev == i) {
         e->te[k] = e->te[--e->nte];
@@ -411,13 +411,13 @@ jvmtiError ddmc__jv_jt_DisposeEnvironment(ddmc__jv_jenv *e) {
       } else
         k++;
     atomic_store(&e->cb[i], NULL);
-    pthread_mutex_unlock(&e->jv->lock);
+    ddmc__unlock(&e->jv->lock);
     want_changed(e->jv, i, before, env_wants(e, i));
   }
   ddmc__jv_jenv_clear_debug(e);
-  pthread_mutex_lock(&e->jv->lock);
+  ddmc__lock(&e->jv->lock);
   memset(&e->caps, 0, sizeof(e->caps));
-  pthread_mutex_unlock(&e->jv->lock);
+  ddmc__unlock(&e->jv->lock);
   atomic_store(&e->disposed, 1);
   ddmc__jv_step_sync(e->jv);
   return JVMTI_ERROR_NONE;
@@ -430,13 +430,13 @@ jvmtiError ddmc__jv_jt_GetSystemProperties(ddmc__jv_jenv *e, jint *count_ptr, ch
   if (rc) return rc;
   if (count_ptr == NULL || property_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   uint32_t n = jv->nprops;
   char **v = ddmc__jv_alloc(sizeof(char *) * (n ? n : 1));
   uint32_t i = 0;
   for (; v != NULL && i < n; i++)
     if ((v[i] = ddmc__jv_strdup(jv->props[i].key)) == NULL) break;
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   if (v == NULL || i < n) {
     while (v != NULL && i > 0) free(v[--i]);
     free(v);
@@ -453,14 +453,14 @@ jvmtiError ddmc__jv_jt_GetSystemProperty(ddmc__jv_jenv *e, const char *property,
   if (property == NULL || value_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
   rc = JVMTI_ERROR_NOT_AVAILABLE;
-  pthread_mutex_lock(&jv->lock);
+  ddmc__lock(&jv->lock);
   for (uint32_t i = 0; i < jv->nprops; i++)
     if (strcmp(jv->props[i].key, property) == 0) {
       *value_ptr = ddmc__jv_strdup(jv->props[i].value);
       rc = *value_ptr ? JVMTI_ERROR_NONE : JVMTI_ERROR_OUT_OF_MEMORY;
       break;
     }
-  pthread_mutex_unlock(&jv->lock);
+  ddmc__unlock(&jv->lock);
   return rc;
 }
 

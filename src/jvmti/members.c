@@ -43,7 +43,7 @@ static struct ddmc__jmember *intern(ddmc__jvmti *jv, ddmc_class c, uint32_t inde
   if (c == 0) return NULL;
   ddmc__jv_members *m = &jv->members;
   uint32_t id = 0;
-  pthread_mutex_lock(&m->lock);
+  ddmc__lock(&m->lock);
   if (m->hash_cap != 0) {
     uint32_t k = hash_of(c, index, is_field) & (m->hash_cap - 1);
     for (; m->hash[k] != 0; k = (k + 1) & (m->hash_cap - 1)) {
@@ -73,7 +73,7 @@ static struct ddmc__jmember *intern(ddmc__jvmti *jv, ddmc_class c, uint32_t inde
       id = m->n;
     }
   }
-  pthread_mutex_unlock(&m->lock);
+  ddmc__unlock(&m->lock);
   return id == 0 ? NULL : (struct ddmc__jmember *)(uintptr_t)((uintptr_t)id << 1 | (uintptr_t)is_field);
 }
 
@@ -87,13 +87,13 @@ static int lookup(ddmc__jvmti *jv, struct ddmc__jmember *p, int is_field, ddmc_c
   uintptr_t id = v >> 1;
   ddmc__jv_members *m = &jv->members;
   int rc = -1;
-  pthread_mutex_lock(&m->lock);
+  ddmc__lock(&m->lock);
   if (id >= 1 && id <= m->n) {
     *c = m->v[id - 1].cls;
     *index = m->v[id - 1].index;
     rc = 0;
   }
-  pthread_mutex_unlock(&m->lock);
+  ddmc__unlock(&m->lock);
   return rc;
 }
 

@@ -82,18 +82,18 @@ jvmtiError ddmc__jv_jt_CreateRawMonitor(ddmc__jv_jenv *e, const char *name, jraw
 jvmtiError ddmc__jv_jt_DestroyRawMonitor(ddmc__jv_jenv *e, jrawMonitorID m) {
   jvmtiError rc = check(e, m);
   if (rc) return rc;
-  pthread_mutex_lock(&m->mu);
+  ddmc__lock(&m->mu);
   /* Destroying a monitor another thread owns is NOT_MONITOR_OWNER; the owner may destroy it. */
   if (m->owned && !is_mine(m)) {
-    pthread_mutex_unlock(&m->mu);
+    ddmc__unlock(&m->mu);
     return JVMTI_ERROR_NOT_MONITOR_OWNER;
   }
   if (m->waiting != NULL) {
-    pthread_mutex_unlock(&m->mu);
+    ddmc__unlock(&m->mu);
     return JVMTI_ERROR_NOT_MONITOR_OWNER;
   }
   m->magic = 0;
-  pthread_mutex_unlock(&m->mu);
+  ddmc__unlock(&m->mu);
   pthread_cond_destroy(&m->cv);
   pthread_cond_destroy(&m->entry);
   pthread_mutex_destroy(&m->mu);
@@ -107,13 +107,13 @@ jvmtiError ddmc__jv_jt_DestroyRawMonitor(ddmc__jv_jenv *e, jrawMonitorID m) {
  * GC callback may want this very monitor. */
 static void acquire(ddmc__jv_jenv *e, jrawMonitorID m) {
   while (m->owned) {
-    pthread_mutex_unlock(&m->mu);
+    ddmc__unlock(&m->mu);
     parking(e, 1);
-    pthread_mutex_lock(&m->mu);
+    ddmc__lock(&m->mu);
     while (m->owned) pthread_cond_wait(&m->entry, &m->mu);
-    pthread_mutex_unlock(&m->mu);
+    ddmc__unlock(&m->mu);
     parking(e, 0);
-    pthread_mutex_lock(&m->mu);
+    ddmc__lock(&m->mu);
   }
   m->owned = 1;
   m->owner = pthread_self();
@@ -122,14 +122,14 @@ static void acquire(ddmc__jv_jenv *e, jrawMonitorID m) {
 jvmtiError ddmc__jv_jt_RawMonitorEnter(ddmc__jv_jenv *e, jrawMonitorID m) {
   jvmtiError rc = check(e, m);
   if (rc) return rc;
-  pthread_mutex_lock(&m->mu);
+  ddmc__lock(&m->mu);
   if (is_mine(m)) {
     m->count++;
   } else {
     acquire(e, m);
     m->count = 1;
   }
-  pthread_mutex_unlock(&m->mu);
+  ddmc__unlock(&m->mu);
   return JVMTI_ERROR_NONE;
 }
 
@@ -137,9 +137,9 @@ jvmtiError ddmc__jv_jt_RawMonitorEnter(ddmc__jv_jenv *e, jrawMonitorID m) {
 static jvmtiError lock_owned(ddmc__jv_jenv *e, jrawMonitorID m) {
   jvmtiError rc = check(e, m);
   if (rc) return rc;
-  pthread_mutex_lock(&m->mu);
+  ddmc__lock(&m->mu);
   if (!is_mine(m)) {
-    pthread_mutex_unlock(&m->mu);
+    ddmc__unlock(&m->mu);
     return JVMTI_ERROR_NOT_MONITOR_OWNER;
   }
   return JVMTI_ERROR_NONE;
@@ -152,7 +152,7 @@ jvmtiError ddmc__jv_jt_RawMonitorExit(ddmc__jv_jenv *e, jrawMonitorID m) {
     m->owned = 0;
     pthread_cond_signal(&m->entry);
   }
-  pthread_mutex_unlock(&m->mu);
+  ddmc__unlock(&m->mu);
   return JVMTI_ERROR_NONE;
 }
 
@@ -178,9 +178,9 @@ jvmtiError ddmc__jv_jt_RawMonitorWait(ddmc__jv_jenv *e, jrawMonitorID m, jlong m
   waiter self = {NULL, 0}, **at = &m->waiting;
   while (*at != NULL) at = &(*at)->next;
   *at = &self;
-  pthread_mutex_unlock(&m->mu);
+  ddmc__unlock(&m->mu);
   parking(e, 1);
-  pthread_mutex_lock(&m->mu);
+  ddmc__lock(&m->mu);
   while (!self.notified) {
     int w = millis > 0 ? pthread_cond_timedwait(&m->cv, &m->mu, &until) : pthread_cond_wait(&m->cv, &m->mu);
     if (w == ETIMEDOUT) break;
@@ -188,12 +188,12 @@ jvmtiError ddmc__jv_jt_RawMonitorWait(ddmc__jv_jenv *e, jrawMonitorID m, jlong m
   for (at = &m->waiting; *at != &self; at = &(*at)->next) {
   }
   *at = self.next;
-  pthread_mutex_unlock(&m->mu);
+  ddmc__unlock(&m->mu);
   parking(e, 0); /* before owning it again (see acquire) */
-  pthread_mutex_lock(&m->mu);
+  ddmc__lock(&m->mu);
   acquire(e, m);
   m->count = count;
-  pthread_mutex_unlock(&m->mu);
+  ddmc__unlock(&m->mu);
   return JVMTI_ERROR_NONE;
 }
 
@@ -206,7 +206,7 @@ static jvmtiError notify(ddmc__jv_jenv *e, jrawMonitorID m, int all) {
     if (!all) break;
   }
   pthread_cond_broadcast(&m->cv);
-  pthread_mutex_unlock(&m->mu);
+  ddmc__unlock(&m->mu);
   return JVMTI_ERROR_NONE;
 }
 

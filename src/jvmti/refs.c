@@ -92,21 +92,21 @@ static int remember_local(uint32_t idx, uint32_t gen) {
 jobject ddmc__jv_ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cls, uint32_t thread) {
   if (ref == 0 && cls == 0) return NULL;
   ddmc__jv_refs *r = &jv->refs;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   uint32_t idx;
   if (r->free_head != 0) {
     idx = r->free_head - 1;
     r->free_head = r->cells[idx].next;
   } else {
     if (r->n == r->max) {
-      pthread_mutex_unlock(&r->lock);
+      ddmc__unlock(&r->lock);
       return NULL;
     }
     if (r->n == r->cap) {
       uint32_t cap = r->cap ? r->cap * 2 : 256;
       ddmc__jv_cell *c = ddmc__realloc(jv->mem, r->cells, sizeof(ddmc__jv_cell) * cap);
       if (c == NULL) {
-        pthread_mutex_unlock(&r->lock);
+        ddmc__unlock(&r->lock);
         return NULL;
       }
       r->cells = c;
@@ -124,7 +124,7 @@ jobject ddmc__jv_ref_new(ddmc__jvmti *jv, int scope, ddmc_ref ref, ddmc_class cl
   c->gen++;
   uint32_t gen = c->gen;
   r->live++;
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   if (scope == DDMC__CELL_LOCAL && remember_local(idx, gen) != 0) {
     ddmc__jv_ref_delete(jv, encode(idx, gen), DDMC__CELL_LOCAL);
     return NULL;
@@ -138,10 +138,10 @@ jobject ddmc__jv_ref_local(ddmc__jvmti *jv, ddmc_ref ref, ddmc_class cls, uint32
 
 int ddmc__jv_ref_get(ddmc__jvmti *jv, jobject h, ddmc__jv_cell *out) {
   ddmc__jv_refs *r = &jv->refs;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   ddmc__jv_cell *c = decode(r, h);
   if (c != NULL) *out = *c;
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   return c != NULL ? 0 : JVMTI_ERROR_INVALID_OBJECT;
 }
 
@@ -156,18 +156,18 @@ static void release(ddmc__jv_refs *r, ddmc__jv_cell *c) {
 
 void ddmc__jv_ref_delete(ddmc__jvmti *jv, jobject h, int scope) {
   ddmc__jv_refs *r = &jv->refs;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   ddmc__jv_cell *c = decode(r, h);
   if (c != NULL && c->scope == scope) release(r, c);
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
 }
 
 int ddmc__jv_ref_scope(ddmc__jvmti *jv, jobject h) {
   ddmc__jv_refs *r = &jv->refs;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   ddmc__jv_cell *c = decode(r, h);
   int s = c ? c->scope : DDMC__CELL_FREE;
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   return s;
 }
 
@@ -177,22 +177,22 @@ void ddmc__jv_ref_frame_pop(ddmc__jvmti *jv, uint32_t mark) {
   local_list *l = &tl_locals;
   if (mark >= l->n) return;
   ddmc__jv_refs *r = &jv->refs;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   for (uint32_t i = mark; i < l->n; i++) {
     uint32_t idx = l->idx[i];
     if (idx < r->n && r->cells[idx].scope == DDMC__CELL_LOCAL && r->cells[idx].gen == l->gen[i])
       release(r, &r->cells[idx]);
   }
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
   l->n = mark;
 }
 
 void ddmc__jv_refs_visit(ddmc__jvmti *jv, ddmc_root_visit_fn fn, void *arg) {
   ddmc__jv_refs *r = &jv->refs;
-  pthread_mutex_lock(&r->lock);
+  ddmc__lock(&r->lock);
   for (uint32_t i = 0; i < r->n; i++)
     if (r->cells[i].scope != DDMC__CELL_FREE && r->cells[i].ref != 0) fn(arg, &r->cells[i].ref);
-  pthread_mutex_unlock(&r->lock);
+  ddmc__unlock(&r->lock);
 }
 
 /* ---- classes and threads */

@@ -66,10 +66,10 @@ typedef struct held {
 
 static held snapshot(ddmc__jv_susp *s, uint32_t thread) {
   held h = {0, 0, 0};
-  pthread_mutex_lock(&s->lock);
+  ddmc__lock(&s->lock);
   ddmc__jv_susp_entry *e = entry(s, thread, 0);
   if (e != NULL) h = (held){1, e->agent, e->dbg};
-  pthread_mutex_unlock(&s->lock);
+  ddmc__unlock(&s->lock);
   return h;
 }
 
@@ -77,10 +77,10 @@ static held snapshot(ddmc__jv_susp *s, uint32_t thread) {
  * stop or release the thread when the holds go from none to some or back. s->op held. Returns a
  * JDWP error of the VM's op, DDMC_JDWP_OUT_OF_MEMORY (table full). */
 static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int agent, int on) {
-  pthread_mutex_lock(&s->lock);
+  ddmc__lock(&s->lock);
   ddmc__jv_susp_entry *e = entry(s, thread, on);
   if (e == NULL) {
-    pthread_mutex_unlock(&s->lock);
+    ddmc__unlock(&s->lock);
     return on ? DDMC_JDWP_OUT_OF_MEMORY : 0;
   }
   int before = e->agent || e->dbg;
@@ -92,11 +92,11 @@ static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uin
   int call_suspend = !before && after && !e->vm && !e->self;
   int call_resume = before && !after && e->vm;
   if (before && !after && e->self) pthread_cond_broadcast(&s->cv);
-  pthread_mutex_unlock(&s->lock);
+  ddmc__unlock(&s->lock);
   int rc = 0;
   if (call_suspend) {
     rc = ops->suspend_thread ? ops->suspend_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
-    pthread_mutex_lock(&s->lock);
+    ddmc__lock(&s->lock);
     e = entry(s, thread, 0);
     if (e != NULL && rc == 0) e->vm = 1;
     if (e != NULL && rc != 0) { /* undo the hold: the thread runs on */
@@ -106,19 +106,19 @@ static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uin
         e->dbg = 0;
       tidy(s, e);
     }
-    pthread_mutex_unlock(&s->lock);
+    ddmc__unlock(&s->lock);
   } else if (call_resume) {
-    pthread_mutex_lock(&s->lock);
+    ddmc__lock(&s->lock);
     e = entry(s, thread, 0);
     if (e != NULL) e->vm = 0;
     if (e != NULL) tidy(s, e);
-    pthread_mutex_unlock(&s->lock);
+    ddmc__unlock(&s->lock);
     rc = ops->resume_thread ? ops->resume_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
   } else {
-    pthread_mutex_lock(&s->lock);
+    ddmc__lock(&s->lock);
     e = entry(s, thread, 0);
     if (e != NULL) tidy(s, e);
-    pthread_mutex_unlock(&s->lock);
+    ddmc__unlock(&s->lock);
   }
   return rc;
 }
@@ -126,9 +126,9 @@ static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uin
 int ddmc__jv_susp_debugger(ddmc_vm *vm, uint32_t thread, int suspend) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
   if (jv == NULL || jv->ops == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
-  pthread_mutex_lock(&jv->susp.op);
+  ddmc__lock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   int rc = set_hold(&jv->susp, jv->ops, jv->ops_data, thread, 0, suspend);
-  pthread_mutex_unlock(&jv->susp.op);
+  ddmc__unlock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   return rc;
 }
 
@@ -173,21 +173,21 @@ static jvmtiError suspend_other(ddmc__jvmti *jv, uint32_t thread) {
  * then the thread waits until neither agents nor the debugger hold it. */
 static jvmtiError suspend_self(ddmc__jvmti *jv, uint32_t self) {
   ddmc__jv_susp *s = &jv->susp;
-  pthread_mutex_lock(&s->lock);
+  ddmc__lock(&s->lock);
   ddmc__jv_susp_entry *e = entry(s, self, 1);
   if (e == NULL) {
-    pthread_mutex_unlock(&s->lock);
-    pthread_mutex_unlock(&s->op);
+    ddmc__unlock(&s->lock);
+    ddmc__unlock_role(&s->op, DDMC__LOCK_SUSPEND);
     return JVMTI_ERROR_OUT_OF_MEMORY;
   }
   if (e->agent) { /* cannot happen (it would be waiting), but never wait twice */
-    pthread_mutex_unlock(&s->lock);
-    pthread_mutex_unlock(&s->op);
+    ddmc__unlock(&s->lock);
+    ddmc__unlock_role(&s->op, DDMC__LOCK_SUSPEND);
     return JVMTI_ERROR_THREAD_SUSPENDED;
   }
   e->agent = 1;
   e->self = 1;
-  pthread_mutex_unlock(&s->op); /* others may resume it now */
+  ddmc__unlock_role(&s->op, DDMC__LOCK_SUSPEND); /* others may resume it now */
   for (;;) {
     e = entry(s, self, 0);
     if (e == NULL || !(e->agent || e->dbg)) break;
@@ -197,20 +197,20 @@ static jvmtiError suspend_self(ddmc__jvmti *jv, uint32_t self) {
     e->self = 0;
     tidy(s, e);
   }
-  pthread_mutex_unlock(&s->lock);
+  ddmc__unlock(&s->lock);
   return JVMTI_ERROR_NONE;
 }
 
 static jvmtiError suspend_one(ddmc__jvmti *jv, uint32_t thread) {
   if (!alive(jv, thread)) return JVMTI_ERROR_THREAD_NOT_ALIVE;
   int parked = park_self(jv, 1);
-  pthread_mutex_lock(&jv->susp.op);
+  ddmc__lock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   jvmtiError rc;
   if (thread == ddmc__jv_self()) {
     rc = suspend_self(jv, thread); /* releases op */
   } else {
     rc = suspend_other(jv, thread);
-    pthread_mutex_unlock(&jv->susp.op);
+    ddmc__unlock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   }
   if (parked) park_self(jv, 0);
   return rc;
@@ -220,10 +220,10 @@ static jvmtiError resume_one(ddmc__jvmti *jv, uint32_t thread) {
   held h = snapshot(&jv->susp, thread);
   if (!h.agent) return alive(jv, thread) ? JVMTI_ERROR_THREAD_NOT_SUSPENDED : JVMTI_ERROR_THREAD_NOT_ALIVE;
   int parked = park_self(jv, 1);
-  pthread_mutex_lock(&jv->susp.op);
+  ddmc__lock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   h = snapshot(&jv->susp, thread);
   int rc = h.agent ? set_hold(&jv->susp, jv->ops, jv->ops_data, thread, 1, 0) : -1;
-  pthread_mutex_unlock(&jv->susp.op);
+  ddmc__unlock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   if (parked) park_self(jv, 0);
   if (rc < 0) return JVMTI_ERROR_THREAD_NOT_SUSPENDED; /* resumed meanwhile by another thread */
   if (rc == DDMC_JDWP_INVALID_THREAD) return JVMTI_ERROR_THREAD_NOT_ALIVE;

@@ -203,10 +203,10 @@ jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version) {
     if (e == NULL) return DDMC_JNI_ERR;
     e->functions = ddmc__jvmti_functions();
     e->jv = jv;
-    pthread_mutex_lock(&jv->lock);
+    ddmc__lock(&jv->lock);
     e->next = atomic_load(&jv->envs);
     atomic_store_explicit(&jv->envs, e, memory_order_release);
-    pthread_mutex_unlock(&jv->lock);
+    ddmc__unlock(&jv->lock);
     *penv = e;
     return DDMC_JNI_OK;
   }

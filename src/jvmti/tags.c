@@ -116,18 +116,18 @@ static void fresh(ddmc__jv_tags *t) {
 
 jlong ddmc__jv_tags_get(ddmc__jv_tags *t, ddmc_ref ref) {
   if (t == NULL || ref == 0) return 0;
-  pthread_mutex_lock(&t->lock);
+  ddmc__lock(&t->lock);
   fresh(t);
   int64_t i = find(t, ref);
   jlong tag = i >= 0 ? t->v[i].tag : 0;
-  pthread_mutex_unlock(&t->lock);
+  ddmc__unlock(&t->lock);
   return tag;
 }
 
 jvmtiError ddmc__jv_tags_set(ddmc__jv_tags *t, ddmc_ref ref, jlong tag) {
   if (t == NULL || ref == 0 || ref == TOMB) return JVMTI_ERROR_INVALID_OBJECT;
   jvmtiError rc = JVMTI_ERROR_NONE;
-  pthread_mutex_lock(&t->lock);
+  ddmc__lock(&t->lock);
   fresh(t);
   int64_t i = find(t, ref);
   if (i >= 0) {
@@ -138,11 +138,11 @@ jvmtiError ddmc__jv_tags_set(ddmc__jv_tags *t, ddmc_ref ref, jlong tag) {
       t->v[i].tag = 0;
       t->n--;
     }
-    pthread_mutex_unlock(&t->lock);
+    ddmc__unlock(&t->lock);
     return rc;
   }
   if (tag == 0) {
-    pthread_mutex_unlock(&t->lock);
+    ddmc__unlock(&t->lock);
     return rc;
   }
   /* Room for one more live entry, with the tags waiting for ObjectFree, at most 3/4 full. */
@@ -163,29 +163,29 @@ jvmtiError ddmc__jv_tags_set(ddmc__jv_tags *t, ddmc_ref ref, jlong tag) {
     t->v[j].tag = tag;
     t->n++;
   }
-  pthread_mutex_unlock(&t->lock);
+  ddmc__unlock(&t->lock);
   return rc;
 }
 
 void ddmc__jv_tags_each(ddmc__jv_tags *t, int (*fn)(void *arg, ddmc_ref ref, jlong tag), void *arg) {
   if (t == NULL) return;
-  pthread_mutex_lock(&t->lock);
+  ddmc__lock(&t->lock);
   for (uint32_t i = 0; i < t->cap; i++)
     if (t->v[i].ref != 0 && t->v[i].ref != TOMB && fn(arg, t->v[i].ref, t->v[i].tag)) break;
-  pthread_mutex_unlock(&t->lock);
+  ddmc__unlock(&t->lock);
 }
 
 uint32_t ddmc__jv_tags_count(ddmc__jv_tags *t) {
   if (t == NULL) return 0;
-  pthread_mutex_lock(&t->lock);
+  ddmc__lock(&t->lock);
   uint32_t n = t->n;
-  pthread_mutex_unlock(&t->lock);
+  ddmc__unlock(&t->lock);
   return n;
 }
 
 void ddmc__jv_tags_sweep(ddmc__jv_tags *t, ddmc_gc_is_live_fn is_live, void *arg, int keep_freed) {
   if (t == NULL) return;
-  pthread_mutex_lock(&t->lock);
+  ddmc__lock(&t->lock);
   for (uint32_t i = 0; i < t->cap; i++) {
     ddmc_ref r = t->v[i].ref;
     if (r == 0 || r == TOMB || (r >> 63) != 0) continue; /* a class without class object stays */
@@ -203,15 +203,15 @@ void ddmc__jv_tags_sweep(ddmc__jv_tags *t, ddmc_gc_is_live_fn is_live, void *arg
     t->v[i].tag = 0;
     t->n--;
   }
-  pthread_mutex_unlock(&t->lock);
+  ddmc__unlock(&t->lock);
 }
 
 uint32_t ddmc__jv_tags_take_freed(ddmc__jv_tags *t, jlong *out, uint32_t max) {
   if (t == NULL) return 0;
-  pthread_mutex_lock(&t->lock);
+  ddmc__lock(&t->lock);
   uint32_t k = 0;
   while (k < max && t->nfreed > 0) out[k++] = t->freed[--t->nfreed];
-  pthread_mutex_unlock(&t->lock);
+  ddmc__unlock(&t->lock);
   return k;
 }
 

@@ -37,26 +37,26 @@ typedef struct writer {
 #define SPARE_BLOCKS 8
 
 static void recycle(writer *w, ddmc__prof_hpblk *k) {
-  pthread_mutex_lock(&w->lock);
+  ddmc__lock(&w->lock);
   if (w->nspare < SPARE_BLOCKS) {
     k->next = w->spare;
     w->spare = k;
     w->nspare++;
     k = NULL;
   }
-  pthread_mutex_unlock(&w->lock);
+  ddmc__unlock(&w->lock);
   if (k != NULL) ddmc__big_free(w->mem, k, sizeof(*k) + DDMC__HPBLK_BYTES);
 }
 
 static ddmc__prof_hpblk *spare(void *arg) {
   writer *w = arg;
-  pthread_mutex_lock(&w->lock);
+  ddmc__lock(&w->lock);
   ddmc__prof_hpblk *k = w->spare;
   if (k != NULL) {
     w->spare = k->next;
     w->nspare--;
   }
-  pthread_mutex_unlock(&w->lock);
+  ddmc__unlock(&w->lock);
   return k;
 }
 
@@ -84,17 +84,17 @@ static void *run(void *arg) {
 #ifdef __linux__
   pthread_setname_np(pthread_self(), "ddmc-hprof");
 #endif
-  pthread_mutex_lock(&w->lock);
+  ddmc__lock(&w->lock);
   for (;;) {
     while (w->head == NULL && !w->closed) pthread_cond_wait(&w->cv, &w->lock);
     ddmc__prof_hpblk *chain = w->head;
     w->head = w->tail = NULL;
     if (chain == NULL) break; /* closed and drained */
-    pthread_mutex_unlock(&w->lock);
+    ddmc__unlock(&w->lock);
     put(w, chain);
-    pthread_mutex_lock(&w->lock);
+    ddmc__lock(&w->lock);
   }
-  pthread_mutex_unlock(&w->lock);
+  ddmc__unlock(&w->lock);
   return NULL;
 }
 
@@ -106,14 +106,14 @@ static void take(void *arg, ddmc__prof_hpblk *chain) {
   }
   ddmc__prof_hpblk *last = chain;
   while (last->next != NULL) last = last->next;
-  pthread_mutex_lock(&w->lock);
+  ddmc__lock(&w->lock);
   if (w->tail != NULL)
     w->tail->next = chain;
   else
     w->head = chain;
   w->tail = last;
   pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->lock);
+  ddmc__unlock(&w->lock);
 }
 
 static int failed(void *arg) { return atomic_load_explicit(&((writer *)arg)->err, memory_order_relaxed) != 0; }
@@ -130,10 +130,10 @@ int ddmc__prof_hprof_write(ddmc_vm *vm, int fd, ddmc__prof_hprof **out, int *wer
   hp_sink sink = {take, failed, spare, &w};
   int rc = ddmc__prof_hp_build(vm, &sink, out, msg, msglen);
   if (w.threaded) {
-    pthread_mutex_lock(&w.lock);
+    ddmc__lock(&w.lock);
     w.closed = 1;
     pthread_cond_signal(&w.cv);
-    pthread_mutex_unlock(&w.lock);
+    ddmc__unlock(&w.lock);
     pthread_join(w.th, NULL);
   }
   for (ddmc__prof_hpblk *k = w.spare, *next; k != NULL; k = next) {

@@ -294,11 +294,11 @@ static void *sampler_main(void *arg) {
   struct ddmc__prof_sampler *s = arg;
   pthread_setname_np(pthread_self(), "ddmc-sampler");
   int64_t next = ddmc__mono_ns();
-  pthread_mutex_lock(&s->lock);
+  ddmc__lock(&s->lock);
   while (!s->stop) {
-    pthread_mutex_unlock(&s->lock);
+    ddmc__unlock(&s->lock);
     int more = tick(s);
-    pthread_mutex_lock(&s->lock);
+    ddmc__lock(&s->lock);
     if (!more) break; /* full: recording stops here; SPSE still collects what there is */
     int64_t now = ddmc__mono_ns();
     next += s->interval_ns;
@@ -307,7 +307,7 @@ static void *sampler_main(void *arg) {
     while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &ts) == 0) {
     }
   }
-  pthread_mutex_unlock(&s->lock);
+  ddmc__unlock(&s->lock);
   return NULL;
 }
 
@@ -340,10 +340,10 @@ int ddmc__prof_sampler_start(ddmc_vm *vm, ddmc__prof_trace *tr, uint32_t interva
 void ddmc__prof_sampler_stop(ddmc__prof_trace *tr) {
   struct ddmc__prof_sampler *s = tr->sampler;
   if (s == NULL || !s->started) return;
-  pthread_mutex_lock(&s->lock);
+  ddmc__lock(&s->lock);
   s->stop = 1;
   pthread_cond_signal(&s->cond);
-  pthread_mutex_unlock(&s->lock);
+  ddmc__unlock(&s->lock);
   pthread_join(s->th, NULL);
   s->started = 0;
   tr->len = s->pos;

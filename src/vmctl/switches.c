@@ -40,7 +40,7 @@ static int grow(ddmc_vm *vm, void **v, uint32_t n, uint32_t *cap, size_t size) {
 
 int ddmc__ctl_method_events(ddmc_vm *vm, unsigned reason, int on) {
   ddmc__ctl *c = &vm->ctl;
-  pthread_mutex_lock(&c->lock);
+  ddmc__lock_role(&c->lock, DDMC__LOCK_SWITCHES);
   unsigned before = c->me_reasons, after = on ? before | reason : before & ~reason;
   int rc = 0;
   if ((before != 0) == (after != 0)) {
@@ -51,7 +51,7 @@ int ddmc__ctl_method_events(ddmc_vm *vm, unsigned reason, int on) {
     rc = ddmc__bridge(vm)->set_method_events(vm->bridge_data, after != 0);
     if (rc == 0 || !on) c->me_reasons = after;
   }
-  pthread_mutex_unlock(&c->lock);
+  ddmc__unlock_role(&c->lock, DDMC__LOCK_SWITCHES);
   return rc;
 }
 
@@ -62,7 +62,7 @@ static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
 int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on) {
   ddmc__ctl *c = &vm->ctl;
   if (ddmc__bridge(vm) == NULL || ddmc__bridge(vm)->set_breakpoint == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
-  pthread_mutex_lock(&c->lock);
+  ddmc__lock_role(&c->lock, DDMC__LOCK_SWITCHES);
   uint32_t i = 0;
   while (i < c->nbps && !loc_eq(&c->bps[i].loc, loc)) i++;
   int rc = 0;
@@ -76,7 +76,7 @@ int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on) {
     if (ddmc__bridge(vm)->clear_breakpoint) ddmc__bridge(vm)->clear_breakpoint(vm->bridge_data, loc);
     c->bps[i] = c->bps[--c->nbps];
   }
-  pthread_mutex_unlock(&c->lock);
+  ddmc__unlock_role(&c->lock, DDMC__LOCK_SWITCHES);
   return rc;
 }
 
@@ -87,7 +87,7 @@ static unsigned watch_mask(const ddmc__ctl_watch *w) {
 int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned kind, int on) {
   ddmc__ctl *c = &vm->ctl;
   if (ddmc__bridge(vm) == NULL || ddmc__bridge(vm)->set_field_watch == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
-  pthread_mutex_lock(&c->lock);
+  ddmc__lock_role(&c->lock, DDMC__LOCK_SWITCHES);
   uint32_t i = 0;
   while (i < c->nwatches && !(c->watches[i].cls == cls && c->watches[i].field == field)) i++;
   int rc = 0;
@@ -108,14 +108,14 @@ int ddmc__ctl_field_watch(ddmc_vm *vm, ddmc_class cls, uint32_t field, unsigned 
   }
   if (watch_mask(w) == 0) c->watches[i] = c->watches[--c->nwatches];
 out:
-  pthread_mutex_unlock(&c->lock);
+  ddmc__unlock_role(&c->lock, DDMC__LOCK_SWITCHES);
   return rc;
 }
 
 int ddmc__ctl_stepping(ddmc_vm *vm, uint32_t thread, unsigned reason, int on) {
   ddmc__ctl *c = &vm->ctl;
   if (ddmc__bridge(vm) == NULL || ddmc__bridge(vm)->set_stepping == NULL) return on ? DDMC_JDWP_NOT_IMPLEMENTED : 0;
-  pthread_mutex_lock(&c->lock);
+  ddmc__lock_role(&c->lock, DDMC__LOCK_SWITCHES);
   uint32_t i = 0;
   while (i < c->nsteps && c->steps[i].thread != thread) i++;
   int rc = 0;
@@ -130,6 +130,6 @@ int ddmc__ctl_stepping(ddmc_vm *vm, uint32_t thread, unsigned reason, int on) {
   if (rc == 0 || !on) s->reasons = after;
   if (s->reasons == 0) c->steps[i] = c->steps[--c->nsteps];
 out:
-  pthread_mutex_unlock(&c->lock);
+  ddmc__unlock_role(&c->lock, DDMC__LOCK_SWITCHES);
   return rc;
 }

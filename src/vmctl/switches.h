@@ -7,10 +7,11 @@
  * turns it on or the last turns it off. A debugger clearing its breakpoint therefore never
  * removes an agent's at the same place, and the other way round.
  *
- * Threads: the JDWP thread (the debugger, traces) and any VM or agent thread (JVM TI). One lock,
- * held across the op it causes: those ops only flip state in the VM and never wait for a VM
- * thread (debugger.h), so a thread blocked here cannot hold up a stop of the world. No other
- * library lock is taken under it. */
+ * Threads: the JDWP thread (the debugger, traces) and any VM or agent thread (JVM TI). One lock
+ * (role DDMC__LOCK_SWITCHES, lock.h), held across the op it causes: those ops only flip state in
+ * the VM and never wait for a VM thread nor call into the library (bridge.h, "Locks"), so a
+ * thread blocked here cannot hold up a stop of the world. No other library lock is taken under it
+ * (JVM TI's step lock is taken before it, with the same role). */
 #ifndef DDMC_VMCTL_SWITCHES_H
 #define DDMC_VMCTL_SWITCHES_H
 
