@@ -47,6 +47,7 @@ static int fake_suspend(void *vm_data, uint32_t thread) {
 static ddmc_vm *new_vm(void) {
   ddmc_options o;
   ddmc_options_init(&o);
+  o.transport = DDMC_TRANSPORT_SOCKET;
   ddmc_vm *vm = NULL;
   assert_int_equal(ddmc_vm_new(&vm, &o, NULL, NULL, NULL), 0);
   ddmc_vm_bridge b;
