@@ -195,6 +195,7 @@ static int vm_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int vm_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__rd_end(in);
+  if (rc == 0) atomic_fetch_add(&d->resumes, 1);
   return rc != 0 ? rc : ddmc__dbg_thr_resume_all(d);
 }
 

@@ -573,10 +573,22 @@ static int post_vm_death(ddmc_vm *vm, int timeout_ms) {
   collect(d, s, DDMC_EV_VM_DEATH, &b, &c, enc_nothing, NULL);
   ddmc__dbg_snap_put(d, s);
   /* The composite carries the policy the requests asked for, as libjdwp writes it (JDI and the
-   * conformance suite check it); the dying VM suspends nobody and waits only for the flush. */
+   * conformance suite check it). The dying VM suspends nobody, but with a policy other than NONE
+   * it stays up until the debugger resumes it, leaves, or timeout_ms passes, as libjdwp does: a
+   * debugger answers the event with VirtualMachine.Resume and expects its reply. */
   c.no_stop = 1;
+  unsigned resumes = atomic_load(&d->resumes), gen = atomic_load(&d->gen);
   int rc = deliver(d, 0, &c);
   if (rc == 0 && timeout_ms != 0) ddmc__send_flush(vm, timeout_ms);
+  if (rc == 0 && timeout_ms > 0 && c.policy != DDMC__POLICY_NONE) {
+    int64_t deadline = ddmc__now_ms() + timeout_ms;
+    while (atomic_load(&d->resumes) == resumes && atomic_load(&d->gen) == gen && atomic_load(&d->connected) &&
+           ddmc__now_ms() < deadline) {
+      struct timespec ts = {0, 2000000};
+      nanosleep(&ts, NULL);
+    }
+    ddmc__send_flush(vm, timeout_ms); /* the Resume's reply */
+  }
   return rc;
 }
 

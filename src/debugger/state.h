@@ -220,6 +220,7 @@ struct ddmc__dbg {
   const ddmc__mem *mem;
   atomic_int connected; /* a debugger session is live */
   atomic_uint gen;      /* moves on at every session end: a call tells whether its session lives */
+  atomic_uint resumes;  /* VirtualMachine.Resume commands so far (a dying VM waits for one) */
   atomic_int inflight;  /* VM threads inside a post call, before any park: session end waits
                            for 0 before it frees what they may be reading */
   uint32_t session;     /* written by the JDWP thread at session start, before events are matched */
