@@ -25,7 +25,9 @@ PROTOCOL_DIR = os.path.join("docs", "protocol")
 GONE = ("ddm-wire.md", "ddm-profiling.md", "jdwp-debugger.md", "ddm-protocol.txt",
         "debugger-support.txt", "jvmti-on-dalvik.txt", "STYLE.md")
 # `../shared` in these files names the Harmony conformance suite a test runs, not a document.
-ALLOWED_SHARED = {"tests/CMakeLists.txt", "tests/hotspot/ddm_suite.py"}
+ALLOWED_SHARED = {"tests/CMakeLists.txt", "tests/hotspot/ddm_suite.py", "scripts/test.sh",
+                  "tests/conformance/README.md", "tests/conformance/expected-pass.txt",
+                  "tests/conformance/known-failures.tsv", "tests/conformance/run_conformance.py"}
 SKIP_DIRS = {".git"}
 SECTION = r"§\s*(\d+(?:\.\d+)*)"
 # A comment may break a citation across lines: spaces, newlines and comment leaders in between.

@@ -39,19 +39,17 @@ suite() { # suite NAME BUILD_DIR CTEST_ARGS... -- CMAKE_ARGS...
 }
 
 # ART's JDWP conformance suite (tests/conformance) takes 8 minutes of mostly waiting: in the full
-# run it goes on in the background beside the other suites (its wrapper runs a failing class once
-# more alone, so a loaded machine alone does not fail it) instead of after them.
+# run it goes on in the background while the sanitizer builds compile and run (its wrapper runs a
+# failing class once more alone, so load alone does not fail it), not after them; the normal
+# build's own tests run first, on a quiet machine.
 conformance_pid=
 if ((quick == 0)); then
-  cmake -S . -B build -DDDMC_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDMC_BUILD_EXAMPLES=ON \
-    -DDDMC_BUILD_TOOLS=ON >/dev/null
-  cmake --build build -j"$jobs" >/dev/null
+  suite "tests" build -E '^hotspot_conformance_ddmcjdwp$' -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=ON
   echo "=== conformance suite (background; build/conformance-ci.log)"
   python3 tests/conformance/run_conformance.py --suite "${DDMC_CONFORMANCE_DIR:-../shared/conformance/harmony}" \
     --agent build/agent/jdwp/libddmcjdwp.so --out build/conformance-ci --jobs 2 >build/conformance-ci.log 2>&1 &
   conformance_pid=$!
-  suite "tests" build -E '^hotspot_conformance_ddmcjdwp$' -- -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=ON
 else
   suite "tests" build -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=ON
 fi

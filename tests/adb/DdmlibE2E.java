@@ -317,16 +317,21 @@ public class DdmlibE2E {
     }
     // An explicit GC (HPGC) too, as DDMS's "Cause GC" button does.
     c.executeGarbageCollector();
+    // ddmlib starts a new set at each HPST (getHeapSegments() is null until its HPEN): the copy is
+    // taken in the same look as the check that the set is complete.
+    List<Collection<HeapSegment>> got = new ArrayList<>();
     boolean segs = waitFor(20000, () -> {
       ClientData.HeapData hd = cd.getVmHeapData();
-      return hd.isHeapDataComplete() && !hd.getHeapSegments().isEmpty();
+      synchronized (hd) {
+        Collection<HeapSegment> s = hd.isHeapDataComplete() ? hd.getHeapSegments() : null;
+        if (s == null || s.isEmpty()) return false;
+        got.add(new ArrayList<>(s));
+        return true;
+      }
     });
     check(segs, tag + ": HPST/HPSG/HPEN: a complete set of heap segments");
     if (!segs) return;
-    Collection<HeapSegment> list;
-    synchronized (cd.getVmHeapData()) {
-      list = new ArrayList<>(cd.getVmHeapData().getHeapSegments());
-    }
+    Collection<HeapSegment> list = got.get(0);
     int nseg = 0, bad = 0, elements = 0;
     long bytes = 0;
     Map<Integer, Long> byKind = new HashMap<>();
