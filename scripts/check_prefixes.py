@@ -31,7 +31,9 @@ def globals_of(path):
     for line in out.splitlines():
         parts = line.split()
         # Upper-case types are global; V/W (weak) too; U is excluded by --defined-only.
-        if len(parts) >= 2 and parts[1].isupper():
+        # Names starting with "__" are reserved for the implementation: a sanitizer's own symbols
+        # (__odr_asan.X, __asan_*) are no names of ours.
+        if len(parts) >= 2 and parts[1].isupper() and not parts[0].startswith("__"):
             yield parts[0]
 
 

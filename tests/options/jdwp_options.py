@@ -199,8 +199,8 @@ def scenarios(vm, work):
     port = free_port()
 
     def launch_at_start(p):
-        handshake_within(port, 8)
-        end = time.time() + 10  # the launched command runs beside the VM: give it time to write
+        handshake_within(port, 30)  # a loaded machine (the sanitizer builds) starts a JVM slowly
+        end = time.time() + 30  # the launched command runs beside the VM: give it time to write
         while launched(script) is None and time.time() < end:
             time.sleep(0.1)
         return [("the command got the transport and the port", launched(script) == ["dt_socket", str(port)])]
