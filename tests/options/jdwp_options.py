@@ -201,7 +201,7 @@ def scenarios(vm, work):
     def launch_at_start(p):
         handshake_within(port, 30)  # a loaded machine (the sanitizer builds) starts a JVM slowly
         end = time.time() + 30  # the launched command runs beside the VM: give it time to write
-        while launched(script) is None and time.time() < end:
+        while not launched(script) and time.time() < end:  # the shell creates the file, then writes
             time.sleep(0.1)
         return [("the command got the transport and the port", launched(script) == ["dt_socket", str(port)])]
     run("launch=", f"{base},address=127.0.0.1:{port},launch={script}", launch_at_start)
@@ -213,7 +213,7 @@ def scenarios(vm, work):
                ("nothing listens before the throw", not handshake(port, timeout=0.5))]
         ok.append((f"the program printed '{after}'", wait_for_line(p, after)))
         end = time.time() + 10
-        while launched(script) is None and time.time() < end:
+        while not launched(script) and time.time() < end:  # the shell creates the file, then writes
             time.sleep(0.1)
         ok += [("launched at the throw with the transport and the port", launched(script) == ["dt_socket", str(port)]),
                ("serves a debugger after the throw", handshake_within(port, 5)),
