@@ -205,9 +205,15 @@ public class MutateClient {
     String[] ms = {"rz", "rb", "rc", "rs", "ri", "rj", "rf", "rd", "rl", "rv"};
     Value[] vs = {vm.mirrorOf(true), vm.mirrorOf((byte) 11), vm.mirrorOf('z'), vm.mirrorOf((short) 22), vm.mirrorOf(33),
         vm.mirrorOf(44L), vm.mirrorOf(55.5f), vm.mirrorOf(66.25), vm.mirrorOf("forced"), vm.mirrorOfVoid()};
+    // Every breakpoint goes in while main stands at outer, so one round meets them all in order.
+    BreakpointRequest start = breakAt(method(mutate, "outer").location());
+    BreakpointEvent at = nextBreakpoint();
+    erm.deleteEventRequest(start);
     List<BreakpointRequest> bps = new ArrayList<>();
     for (String m : ms) bps.add(breakAt(method(mutate, m).location()));
+    at.thread().resume();
     int voids = -1;
+    BreakpointRequest bp = null;
     for (int i = 0; i < ms.length; i++) {
       BreakpointEvent hit = nextBreakpoint();
       String name = hit.location().method().name();
@@ -215,9 +221,11 @@ public class MutateClient {
       if (name.equals("rv")) voids = intStat("voids");
       hit.thread().forceEarlyReturn(vs[k]);
       erm.deleteEventRequest(bps.get(k));
+      // Set before the last resume: main must stop at the very next outer, before another
+      // round overwrites the forced values (a loaded machine may take longer than main's pause).
+      if (i == ms.length - 1) bp = breakAt(method(mutate, "outer").location());
       hit.thread().resume();
     }
-    BreakpointRequest bp = breakAt(method(mutate, "outer").location());
     BreakpointEvent hit = nextBreakpoint(); // the next round: every value of the last one is in
     check(((BooleanValue) stat("gz")).value(), "boolean forced: " + stat("gz"));
     check(((ByteValue) stat("gb")).value() == 11, "byte forced: " + stat("gb"));
