@@ -332,6 +332,19 @@ void ddmc_host_apnm_free(ddmc_host_apnm *x);
 /* WAIT: [u1 reason] (0 = waiting for a debugger). */
 int ddmc_host_wait_parse(const uint8_t *p, size_t n, uint8_t *reason);
 
+/* SESS, libddmc's own (docs/protocol/ddm-wire.md): the sessions a VM serves side by side and its
+ * debugger seat. A VM without it answers with no chunk (or a FAIL). */
+typedef struct ddmc_host_sess {
+  uint32_t version;  /* 1 */
+  uint32_t sessions; /* open now, the asker's included */
+  uint32_t max_sessions;
+  uint32_t self;     /* the asker's session number */
+  uint32_t seat;     /* the debugger seat's session number, 0: free */
+  int debugger;      /* the seat's holder has sent JDWP commands: a debugger is attached */
+  int confirmed;     /* it has changed the VM's world: the seat is its until it leaves */
+} ddmc_host_sess;
+int ddmc_host_sess_parse(const uint8_t *p, size_t n, ddmc_host_sess *out);
+
 /* THCR and THNM: [u4 thread id][u4 len][UTF-16 name]. */
 typedef struct ddmc_host_thname {
   uint32_t thread_id; /* the VM's small thread id, not the Linux tid */

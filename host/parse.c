@@ -292,6 +292,21 @@ int ddmc_host_wait_parse(const uint8_t *p, size_t n, uint8_t *reason) {
   return 0;
 }
 
+int ddmc_host_sess_parse(const uint8_t *p, size_t n, ddmc_host_sess *out) {
+  if (!out || (!p && n)) return DDMC_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (n < 21) return DDMC_EPROTO;
+  out->version = ddmc_host__get32(p);
+  if (out->version < 1) return DDMC_EPROTO;
+  out->sessions = ddmc_host__get32(p + 4);
+  out->max_sessions = ddmc_host__get32(p + 8);
+  out->self = ddmc_host__get32(p + 12);
+  out->seat = ddmc_host__get32(p + 16);
+  out->debugger = p[20] & 1;
+  out->confirmed = (p[20] >> 1) & 1;
+  return 0;
+}
+
 static int parse_u32_only(const uint8_t *p, size_t n, uint32_t *v) {
   if (!v || (!p && n)) return DDMC_EINVAL;
   *v = 0;

@@ -65,6 +65,16 @@ static int command(ddmc_host *h, uint8_t set, uint8_t cmd) {
   return -1;
 }
 
+/* SESS's answer to h (docs/protocol/ddm-wire.md §2.12). */
+static ddmc_host_sess sess(ddmc_host *h) {
+  ddmc_host_packet p;
+  ddmc_host_sess s;
+  assert_int_equal(ddmc_host_request(h, T('S', 'E', 'S', 'S'), NULL, 0, &p, TMO), 0);
+  assert_int_equal(p.chunk_type, T('S', 'E', 'S', 'S'));
+  assert_int_equal(ddmc_host_sess_parse(p.chunk, p.chunk_len, &s), 0);
+  return s;
+}
+
 /* Waits for an unsolicited chunk of type want; 1 if it came. */
 static int chunk_arrives(ddmc_host *h, uint32_t want, int ms) {
   int64_t end = mono_ms() + ms;
@@ -116,8 +126,18 @@ static void test_debugger_seat(void **state) {
   assert_int_equal(helo(mon, NULL), 0);
   assert_int_equal(command(other, 1, 1), 0); /* Version: read-only, and no debugger for it */
   assert_false(ddmc_vm_debugger_active(f.vm));
+  ddmc_host_sess ss = sess(mon); /* mon holds the seat, but is no debugger */
+  assert_int_equal(ss.sessions, 3);
+  assert_int_equal(ss.seat, ss.self);
+  assert_false(ss.debugger);
+  assert_false(ss.confirmed);
   assert_int_equal(command(dbg, 15, 1), 0); /* EventRequest.Set: dbg takes the seat */
   assert_true(ddmc_vm_debugger_active(f.vm));
+  ss = sess(mon); /* a debugger beside mon now */
+  assert_true(ss.seat != ss.self && ss.seat != 0);
+  assert_true(ss.debugger);
+  assert_true(ss.confirmed);
+  assert_int_equal(ss.max_sessions, 8);
   assert_int_equal(command(mon, 1, 1), 0);  /* reading goes on */
   assert_int_equal(command(mon, 11, 1), 0); /* ThreadReference.Name */
   assert_int_equal(command(mon, 15, 1), DDMC_JDWP_NOT_IMPLEMENTED); /* a second debugger */

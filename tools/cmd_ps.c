@@ -9,21 +9,22 @@
  * ...] once, then again on every change. Without --watch the first list is all we read.
  *
  * Each pid gets a probe, its own adb connection that walks through
- *   host:transport... -> jdwp:PID -> JDWP handshake -> HELO + FEAT -> done
+ *   host:transport... -> jdwp:PID -> JDWP handshake -> HELO + FEAT + SESS -> done
  * without blocking: every probe's socket is in one poll() set, so 300 VMs cost one round trip
  * each, in parallel. -t bounds the whole listing, not each probe: every row's deadline is the
  * start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
  * answer cost -t once, not once per MAX_PROBES of them; a row still queued then (every slot held
  * by a silent VM) is listed as not asked.
  *
- * FEAT is sent only as a marker: its reply comes after anything the VM sends while it handles
- * HELO (a WAIT, an APNM), so a VM that answers FEAT is done at once; one that does not (ART
+ * SESS is sent last, as a marker: its reply comes after anything the VM sends while it handles
+ * HELO (a WAIT, an APNM), so a VM that answers it is done at once; one that does not (ART
  * sends no reply without data) is given LINGER_MS after its HELO reply.
  *
- * "Debugger attached" is what ddmlib reports too: a VM accepts one JDWP peer at a time (ART's
- * adbconnection, libddmc), so a VM that closes our connection during the handshake is held by
- * another debugger or monitor. The probe disconnects as soon as it has its answer, so it holds
- * a VM no longer than that. */
+ * "Debugger attached": a libddmc VM serves a monitor beside its debugger and says so in SESS
+ * (docs/sessions.md). A VM that accepts one JDWP peer at a time (ART's adbconnection) closes our
+ * connection during the handshake while a debugger or monitor holds it; that is what ddmlib
+ * reports as attached too. The probe disconnects as soon as it has its answer, so it holds a VM
+ * no longer than that. */
 #include "cli.h"
 
 #include <errno.h>
@@ -42,6 +43,7 @@
 #define T_FEAT DDMC_HOST_FOURCC('F', 'E', 'A', 'T')
 #define T_APNM DDMC_HOST_FOURCC('A', 'P', 'N', 'M')
 #define T_WAIT DDMC_HOST_FOURCC('W', 'A', 'I', 'T')
+#define T_SESS DDMC_HOST_FOURCC('S', 'E', 'S', 'S')
 
 #define LINGER_MS 200
 #define MAX_PROBES 256    /* connections in flight, also bounded by RLIMIT_NOFILE */
@@ -80,10 +82,11 @@ typedef struct proc {
   size_t have, need;
   int fail_len; /* reading adb's FAIL: -1 while its length is still to come */
   int64_t t_start, deadline, linger_until, probe_ms;
-  uint32_t helo_id, feat_id;
+  uint32_t helo_id, feat_id, sess_id;
   int helo_done;
   ddmc_host_helo helo;
   int waiting;
+  int beside; /* SESS: the VM answers us beside a debugger that holds its seat */
   int apnm_seen;
   ddmc_host_apnm apnm;
   char msg[200];
@@ -484,12 +487,18 @@ static void probe_packets(ps *p, proc *x) {
       }
       x->helo_done = 1;
       x->linger_until = sess_mono_ms() + LINGER_MS;
-    } else if (pk.is_reply && pk.id == x->feat_id) {
-      if (x->helo_done) {
+    } else if (pk.is_reply && (pk.id == x->feat_id || pk.id == x->sess_id)) {
+      ddmc_host_sess ss;
+      if (pk.id == x->sess_id && pk.is_ddm && pk.chunk_type == T_SESS &&
+          ddmc_host_sess_parse(pk.chunk, pk.chunk_len, &ss) == 0)
+        x->beside = ss.debugger && ss.seat != ss.self;
+      int last = pk.id == x->sess_id;
+      if (last) x->sess_id = 0;
+      else x->feat_id = 0;
+      if (last && x->helo_done) {
         proc_finish(p, x, PR_OK);
         return;
-      }
-      x->feat_id = 0; /* FEAT before HELO's reply: wait for HELO alone */
+      } /* else a reply before HELO's: wait for HELO alone */
     } else if (!pk.is_reply && pk.is_ddm && pk.chunk_type == T_WAIT) {
       x->waiting = 1;
     } else if (!pk.is_reply && pk.is_ddm && pk.chunk_type == T_APNM) {
@@ -533,7 +542,8 @@ static void probe_readable(ps *p, proc *x) {
       }
       uint8_t one[4] = {0, 0, 0, 1};
       if (ddmc_host_send_chunk(x->h, T_HELO, one, sizeof one, &x->helo_id) != 0 ||
-          ddmc_host_send_chunk(x->h, T_FEAT, NULL, 0, &x->feat_id) != 0) {
+          ddmc_host_send_chunk(x->h, T_FEAT, NULL, 0, &x->feat_id) != 0 ||
+          ddmc_host_send_chunk(x->h, T_SESS, NULL, 0, &x->sess_id) != 0) {
         snprintf(x->msg, sizeof x->msg, "the VM closed the connection after the handshake");
         proc_finish(p, x, PR_ERROR);
         return;
@@ -569,7 +579,7 @@ static void probe_timers(ps *p, proc *x, int64_t now) {
 static const char *debugger_of(const proc *x) {
   if (x->result == PR_ATTACHED) return "attached";
   if (x->result != PR_OK) return NULL;
-  return x->waiting ? "waiting" : "none";
+  return x->beside ? "attached" : x->waiting ? "waiting" : "none";
 }
 
 static void print_table(ps *p, FILE *f) {
@@ -594,7 +604,7 @@ static void print_table(ps *p, FILE *f) {
         snprintf(user, sizeof user, "%d", (int)h->user_id);
       const char *app = app_name_of(x);
       fprintf(f, "%8u %5s  %-*s  %-8s  %-*s  %s", (unsigned)x->pid, user, wabi, h->abi ? sess_tx(h->abi) : "-",
-              x->waiting ? "waiting" : "-", wvm, sess_tx(h->vm_ident), app && app[0] ? sess_tx(app) : "(no name)");
+              x->beside ? "attached" : x->waiting ? "waiting" : "-", wvm, sess_tx(h->vm_ident), app && app[0] ? sess_tx(app) : "(no name)");
       if (h->pid != x->pid) fprintf(f, "  (the VM says pid %u)", (unsigned)h->pid);
       fputc('\n', f);
     } else {
@@ -643,7 +653,7 @@ static void json_proc(jw *w, const proc *x) {
     jw_null(w);
   jw_key(w, "debugger_attached");
   if (ok || x->result == PR_ATTACHED)
-    jw_bool(w, x->result == PR_ATTACHED);
+    jw_bool(w, x->result == PR_ATTACHED || x->beside);
   else
     jw_null(w);
   jw_key(w, "probe_ms");
@@ -911,10 +921,10 @@ const cli_cmd cmd_ps = {
         "\n"
         "Every JDWP process on the device, through the local adb server (track-jdwp). Each is asked\n"
         "for HELO, all at once: pid, user id, ABI, debugger (waiting: the VM waits for one; attached:\n"
-        "the VM refused the connection, another debugger holds it), VM, app name. -t MS bounds the\n"
-        "whole listing (default 5000): the command ends within MS, listing every VM that has not\n"
-        "answered by then as not answering (with --watch: within MS of a process appearing). -c and\n"
-        "-p do not apply.\n"
+        "a debugger holds it, said by the VM beside it or by its refusing the connection), VM, app\n"
+        "name. -t MS bounds the whole listing (default 5000): the command ends within MS, listing\n"
+        "every VM that has not answered by then as not answering (with --watch: within MS of a\n"
+        "process appearing). -c and -p do not apply.\n"
         "\n"
         "Options:\n"
         "  -w, --watch              keep listening to track-jdwp and redraw as processes come and go\n"

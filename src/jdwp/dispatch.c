@@ -48,6 +48,10 @@ static void handle_chunk(ddmc__jdwp_session *s, uint32_t type, const uint8_t *da
     fail_into(b, rtype, DDMC_ESTATE, "DBGD: this session is not the debugger");
     return;
   }
+  if (type == DDMC_FOURCC('S', 'E', 'S', 'S')) {
+    ddmc__jdwp_seat_describe(s, b); /* about the sessions: only this layer knows them */
+    return;
+  }
   int rc = ddmc__chunk_registry_dispatch(vm, &req, rtype, b);
   if (rc == DDMC_ENOENT) {
     ddmc__buf_reset(b); /* unknown type: the empty success reply, as Dalvik */

@@ -70,3 +70,17 @@ int ddmc__jdwp_seat_check(ddmc__jdwp_session *s, uint8_t set, uint8_t cmd, int *
   return DDMC_JDWP_NOT_IMPLEMENTED;
 }
 
+
+void ddmc__jdwp_seat_describe(const ddmc__jdwp_session *s, ddmc_buf *b) {
+  const ddmc__jdwp_sessions *all = s->set;
+  ddmc_vm *vm = s->vm;
+  uint32_t seat = all != NULL ? all->seat : s->number;
+  uint8_t flags = (uint8_t)((atomic_load(&vm->debugger_active) && seat != 0 ? 1u : 0u) |
+                            (all == NULL || all->seat_confirmed ? 2u : 0u));
+  ddmc_buf_put_u32(b, 1); /* layout version */
+  ddmc_buf_put_u32(b, all != NULL ? (uint32_t)all->n : 1u);
+  ddmc_buf_put_u32(b, all != NULL ? (uint32_t)vm->opt.max_sessions : 1u);
+  ddmc_buf_put_u32(b, s->number);
+  ddmc_buf_put_u32(b, seat);
+  ddmc_buf_put_u8(b, flags);
+}

@@ -66,6 +66,9 @@ struct ddmc__jdwp_sessions {
  * to s when that is the rule), else a JDWP error to answer with. *as_debugger is set when s runs it
  * as the debugger (debugger_active, the VM's hook). */
 int ddmc__jdwp_seat_check(ddmc__jdwp_session *s, uint8_t set, uint8_t cmd, int *as_debugger);
+/* SESS's reply payload for s (docs/protocol/ddm-wire.md, "SESS"): the sessions, the seat, and
+ * whether its holder is a debugger, so a monitor can say "debugger attached" beside one. */
+void ddmc__jdwp_seat_describe(const ddmc__jdwp_session *s, ddmc_buf *b);
 /* Gives the seat to s (services' session_start run). */
 void ddmc__jdwp_seat_take(ddmc__jdwp_session *s);
 /* The session numbered n in s's set (s itself when it has none), or NULL. */

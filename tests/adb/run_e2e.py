@@ -778,6 +778,14 @@ def mode_ps(run):
         if not d:
             raise Fail("the held minivm closed our debugger connection")
         echo += d
+    # One JDWP command (VirtualMachine.IDSizes) makes it a debugger the VM reports in SESS.
+    dbg.sendall(struct.pack(">IIBBB", 11, 1, 0, 1, 7))
+    got = b""
+    while len(got) < 11:
+        d = dbg.recv(64)
+        if not d:
+            raise Fail("the held minivm closed our debugger connection after IDSizes")
+        got += d
 
     # The zygote renames itself after 0.5 s and then waits for a debugger.
     deadline = time.time() + 20
@@ -828,15 +836,16 @@ def mode_ps(run):
         if p["state"] != "ok" or p["vm_pid"] != vm.pid or p["vm_ident"] != "minivm v0.1" or p["debugger"] != "none":
             raise Fail("idle minivm %d: %s" % (vm.pid, p))
     h = procs[held.pid]
-    if h["state"] != "ok" or h["vm_pid"] != held.pid or h["vm_ident"] != "minivm v0.1":
-        raise Fail("the minivm held by our debugger connection (answers beside it): %s" % h)
+    if (h["state"] != "ok" or h["vm_pid"] != held.pid or h["vm_ident"] != "minivm v0.1" or
+            h["debugger"] != "attached" or h["debugger_attached"] is not True):
+        raise Fail("the minivm held by our debugger connection (answers beside it, debugger attached): %s" % h)
     s = procs[silent]
     if s["state"] != "no-answer" or "3000 ms" not in (s["message"] or ""):
         raise Fail("the silent VM: %s" % s)
     say("ps --json: %d processes; synthetic fields, minivm idents, zygote waiting, held minivm answering, silent "
         "VM no-answer (%s)" % (len(procs), s["message"]))
     rc, text, err, secs = ddmc("-t", "3000", "ps")
-    for pid, needle in ((held.pid, "minivm v0.1"), (silent, "no answer to HELO within 3000 ms"),
+    for pid, needle in ((held.pid, "minivm v0.1"), (held.pid, "attached"), (silent, "no answer to HELO within 3000 ms"),
                         (zyg.pid, "com.example.zygote")):
         line = next((l for l in text.splitlines() if l.split() and l.split()[0] == str(pid)), "")
         if needle not in line:
