@@ -98,7 +98,7 @@ typedef struct export_vm {
  * thread; each thread's state between two THST snapshots is an "X" slice named after the state
  * (running, sleeping, monitor, ...: ddmc_host_thread_status_name), its tid the VM's thread id; a
  * "heap" counter ("C") per HPIF with the allocated and footprint bytes and the allocated objects;
- * each GC an "X" slice (or an "i" instant when its length is unknown) on a "GC" track (tid 0). */
+ * each GC an "X" slice (or an "i" instant when its length is unknown) on a "GCs (HPIF)" track (tid 0, which no VM thread has). */
 int export_perfetto(FILE *out, const export_vm *vms, size_t n);
 
 #endif

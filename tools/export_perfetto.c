@@ -128,7 +128,7 @@ int export_perfetto(FILE *out, const export_vm *vms, size_t n) {
     const export_vm *vm = &vms[i];
     uint32_t pid = vm->pid ? vm->pid : (uint32_t)(i + 1);
     meta(&w, "process_name", pid, 0, 0, vm->name ? vm->name : "");
-    meta(&w, "thread_name", pid, 0, 1, "GC");
+    meta(&w, "thread_name", pid, 0, 1, "GCs (HPIF)");
     for (size_t k = 0; k < vm->nthreads; k++)
       if (vm->threads[k].id != 0) meta(&w, "thread_name", pid, vm->threads[k].id, 1, vm->threads[k].name);
     thread_states(&w, vm, pid, origin);

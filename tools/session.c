@@ -276,6 +276,7 @@ void sess_dispatch(sess *s, const ddmc_host_packet *p) {
     if (rc == 0 && hp.count > 0) {
       s->hpif = hp.heaps[0];
       s->hpif_seq++;
+      if (s->on_hpif) s->on_hpif(s->ud, &s->hpif);
     }
     ddmc_host_hpif_free(&hp);
   } else if (s->track_threads) {

@@ -64,6 +64,8 @@ typedef struct sess {
   /* optional observer for thread events (watch mode) */
   void (*on_thread_event)(void *ud, ddmc_host_thread_event ev, uint32_t id, const char *name);
   void *ud;
+  /* optional observer for every HPIF (its first heap), called from sess_dispatch with ud */
+  void (*on_hpif)(void *ud, const ddmc_host_heap_info *h);
 } sess;
 
 /* Set by SIGINT/SIGTERM once sess_catch_interrupts (or a command's own handler) is installed. */
