@@ -78,11 +78,13 @@ int64_t sess_mono_ms(void);
  * live in a small pool, enough for one printf's arguments. */
 const char *sess_tx(const char *str);
 
-/* A progress line on stderr while a big transfer arrives over s (what: "the trace"): redrawn in
- * place on a terminal, else about once a second. p must outlive the transfer. */
+/* A progress line on stderr while a big transfer arrives over s (what: "the trace"): bytes so far
+ * of the packet's total, the rate and the seconds left; redrawn in place on a terminal, else
+ * about once a second. p must outlive the transfer. */
 typedef struct sess_progress {
   const char *what;
-  int64_t last_ms;
+  int64_t last_ms, first_ms;
+  uint64_t first_have;
   int tty;
 } sess_progress;
 void sess_show_progress(sess *s, sess_progress *p, const char *what);
