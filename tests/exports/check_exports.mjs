@@ -7,6 +7,9 @@
 //                                                 evented-profile rules (ordered, closes match)
 //   node check_exports.mjs pprof FILE PROFILE.proto  decoded by protobufjs against pprof's own
 //                                                 profile.proto and by pprof-format's decoder
+//   node check_exports.mjs chrome FILE            Trace Event JSON parsed by Chrome DevTools'
+//                                                 trace engine (its Performance panel's model):
+//                                                 the processes and threads it sees, their slices
 import fs from 'node:fs';
 import path from 'node:path';
 import {createRequire} from 'node:module';
@@ -113,9 +116,30 @@ async function pprof(file, protoPath) {
           durationNanos: p.durationNanos, self, incl, labels, files};
 }
 
+async function chrome(file) {
+  // The engine's own loader (gzip or not, {traceEvents} or a bare array); it polyfills DOMRect.
+  const {analyzeTrace} = await import('@paulirish/trace_engine/analyze-trace.mjs');
+  const {parsedTrace} = await analyzeTrace(file);
+  const d = parsedTrace.data || parsedTrace;
+  const processes = [];
+  for (const [pid, proc] of d.Renderer.processes) {
+    const threads = [];
+    for (const [tid, th] of proc.threads) {
+      const slices = {};
+      for (const e of th.entries) slices[e.name] = (slices[e.name] || 0) + 1;
+      threads.push({tid, name: th.name, entries: th.entries.length, slices});
+    }
+    processes.push({pid, threads});
+  }
+  const names = {};
+  for (const [pid, ev] of d.Meta.processNames) names[pid] = ev.args.name;
+  return {processes, processNames: names, bounds: d.Meta.traceBounds};
+}
+
 const [what, file, extra] = process.argv.slice(2);
 let result;
 if (what === 'speedscope') result = speedscope(file);
 else if (what === 'pprof') result = await pprof(file, extra);
-else fail(`usage: check_exports.mjs speedscope FILE | pprof FILE PROFILE.proto`);
+else if (what === 'chrome') result = await chrome(file);
+else fail(`usage: check_exports.mjs speedscope FILE | pprof FILE PROFILE.proto | chrome FILE`);
 process.stdout.write(JSON.stringify(result) + '\n');

@@ -15,7 +15,8 @@ trace     `ddmc trace` of trace.mvm with --chrome, --speedscope, --collapsed and
 sample    a sampling trace (SPSS) of spin.mvm: speedscope and pprof read it.
 alloc     `ddmc alloc --pprof`: one sample per allocation, the sites of the table with their bytes.
 timeline  `ddmc timeline` of two VMs at once (trace.mvm, alloc.mvm): one process each, thread
-          states as slices that never overlap on a thread, heap counters, and alloc.mvm's GCs.
+          states as slices that never overlap on a thread, heap counters, and alloc.mvm's GCs;
+          Chrome DevTools' trace engine sees the same processes, threads and slices.
 progress  `ddmc hprof` of bigheap.mvm (24 MiB) and `ddmc trace` of spin.mvm under a terminal (a
           pty): the progress line is redrawn in place and ends with the whole size and the rate.
 
@@ -201,6 +202,17 @@ def case_timeline():
         heap = [e for e in ev if e["ph"] == "C" and e["pid"] == v.pid and e["name"] == "heap bytes"]
         check(len(heap) >= 20 and all(e["args"]["allocated"] > 0 for e in heap), "heap counter samples", len(heap))
         check(r["thst"] >= 20, "a look every 50 ms", r)
+    # Chrome DevTools' trace engine: the same processes, thread names and state slices.
+    c = consumer("chrome", out)
+    check(sorted(p["pid"] for p in c["processes"]) == sorted(v.pid for v in vms), "the engine's processes", c)
+    for p in c["processes"]:
+        ours = collections.Counter((e["tid"], e["name"]) for e in ev
+                                   if e["ph"] == "X" and e["pid"] == p["pid"] and e.get("cat") == "thread_state")
+        names = {e["tid"]: e["args"]["name"] for e in ev
+                 if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == p["pid"]}
+        theirs = collections.Counter({(t["tid"], n): k for t in p["threads"] for n, k in t["slices"].items()})
+        check(theirs == ours, "the engine's slices = the file's", p, dict(ours))
+        check(all(t["name"] == names.get(t["tid"]) for t in p["threads"]), "the engine's thread names", p, names)
     gcs = [e for e in ev if e.get("cat") == "gc"]
     check(gcs and {e["pid"] for e in gcs} == {vms[1].pid} and all(e["tid"] == 0 for e in gcs),
           "alloc.mvm's GCs on its GC track (trace.mvm runs none)", gcs[:5])
