@@ -14,7 +14,11 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind
   default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db junit4
-  nodejs npm golang-github-google-pprof-dev)
+  golang-github-google-pprof-dev)
+# node and npm: Debian's packages unless a Node.js is there already (NodeSource's nodejs bundles
+# npm and conflicts with Debian's npm package).
+command -v node >/dev/null || pkgs+=(nodejs)
+command -v npm >/dev/null || pkgs+=(npm)
 if [[ "${1:-}" == "--e2e" ]]; then
   pkgs+=(adb libandroid-ddms-java libeclipse-jdt-debug-java)
 fi
