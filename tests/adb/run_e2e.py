@@ -728,6 +728,7 @@ def mode_ddmc(run):
                                                                           r.stderr[-500:]))
     with open(out) as f:
         ev = json.load(f)["traceEvents"]
+    shutil.rmtree(os.path.dirname(out))
     names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == t.pid}
     slices = [e for e in ev if e["ph"] == "X" and e["pid"] == t.pid and e.get("cat") == "thread_state"]
     pids = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
