@@ -88,6 +88,13 @@ typedef struct sess_progress {
   int tty;
 } sess_progress;
 void sess_show_progress(sess *s, sess_progress *p, const char *what);
+/* The progress line's text, "receiving the trace: 12.3 of 40.0 MiB, 2.1 MiB/s, 14 s left" (no
+ * "ddmc: ", no newline), into buf (n bytes; returned): have of total bytes, elapsed_ms after a
+ * first call that had first_have. The rate shows once time has passed, the seconds left after
+ * 0.2 s, the time taken at the end. sess_show_progress's line is this; `ddmc ui` can show the same
+ * from its own ddmc_host_set_progress callback. Pure; thread: any. */
+const char *sess_progress_text(char *buf, size_t n, const char *what, uint64_t have, uint64_t total,
+                               uint64_t first_have, int64_t elapsed_ms);
 
 /* Connects, handshakes, sends HELO+FEAT and (with o->zlib) the ZLIB opt-in; fails the program on
  * any error. */
