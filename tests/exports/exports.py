@@ -165,6 +165,15 @@ def case_alloc():
 
 
 def case_timeline():
+    # Usage errors never reach a VM (nothing listens on port 1).
+    for args, what in ((["timeline", "-d", "1"], "needs -o"), (["timeline", "-o", "x.json"], "needs --duration"),
+                       (["timeline", "-d", "1", "-o", "x", "--vm", "nope"], "bad --vm"),
+                       (["timeline", "-d", "1", "-o", "x", "--vm", "pid:0"], "pid 0"),
+                       (["timeline", "-d", "1", "-o", "x", "--interval", "5"], "interval under 10 ms"),
+                       (["trace", "-d", "1", "-o", "x", "--pprof"], "--pprof without a file"),
+                       (["alloc", "start", "--pprof", "x.pb"], "start writes no report")):
+        r = subprocess.run([ARGS.ddmc, "-c", "127.0.0.1:1", *args], capture_output=True, timeout=30)
+        check(r.returncode == 64, f"usage error: {what}", r.returncode, r.stderr)
     vms = [VM("trace"), VM("alloc", vm_args=["-Xmx4m"])]
     out = os.path.join(ARGS.workdir, "timeline.json")
     doc, _, _ = ddmc("timeline", "--duration", "3", "--interval", "50", "-o", out,
