@@ -12,6 +12,7 @@ hprof: `ddmc hprof -o` passes the strict reader (tests/hprof/hprof_reader.py) wi
        profile.proto, pprof-format) has the same. trace: `ddmc trace` and `trace --sample` files
        that dmtracedump reads, naming HeapProg.allocate; their --speedscope and --pprof exports
        pass the same consumers and name it too, and so do the method trace's --collapsed stacks.
+timeline: `ddmc timeline` names the JVM's threads, gives their states and heap counters.
 bitmap: `ddmc heap --bitmap` fails and says why (no segment picture on a JVM). Exits 0 or 1."""
 import json
 import os
@@ -151,6 +152,17 @@ def main():
                         # only: no self time, no line (export.h); the traced main thread has.
                         name == "sample" or any(re.match(r"^[^;]+;(.+;)?HeapProg\.main(;.+)? \d+$", ln)
                                                 for ln in lines))]
+
+        # ddmc timeline of the JVM: its threads' states as slices, its heap as counters.
+        tl = os.path.join(work, "timeline.json")
+        rc, _ = ddmc_run("timeline", "-d", "2", "-o", tl)
+        ev = json.load(open(tl))["traceEvents"] if rc == 0 else []
+        tnames = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+        states = {e["name"] for e in ev if e["ph"] == "X" and e.get("cat") == "thread_state"}
+        heap = [e for e in ev if e["ph"] == "C" and e["name"] == "heap bytes" and e["args"]["allocated"] > 0]
+        checks += [("timeline exits 0", rc == 0), ("timeline: the JVM's threads named", {"main", "Finalizer"} <= tnames),
+                   ("timeline: thread states", "sleeping" in states or "wait" in states),
+                   ("timeline: heap counters every 100 ms", len(heap) >= 10)]
 
         rc, out = ddmc_run("heap", "--bitmap", os.path.join(work, "heap.png"))
         checks += [("heap --bitmap refused, with the reason", rc != 0 and "cannot walk its heap" in out)]
