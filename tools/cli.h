@@ -30,6 +30,9 @@ typedef struct cli_cmd {
   int (*run)(opts *o, int argc, char **argv);
   /* The command lists every process adb knows (ps): -c and -p do not go with it, -s and -P do. */
   int lists_adb;
+  /* The command may reach processes through adb itself (timeline --adb, --vm pid:PID): -s and -P
+   * go with it without -p. */
+  int adb_options;
 } cli_cmd;
 
 /* Every command, in `ddmc --help` order (ddmc.c); cli_n_commands entries. */

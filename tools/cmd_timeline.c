@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +40,7 @@ typedef struct tl_args {
   const char *out;
   const char *vms[TL_MAX_VMS]; /* --vm targets; none: the global target */
   size_t nvms;
+  int adb; /* --adb: every process adb's track-jdwp lists */
 } tl_args;
 
 static uint64_t real_us(void) {
@@ -144,6 +147,62 @@ static int vm_target(opts *o, const char *t) {
   return 0;
 }
 
+/* The adb server's port: -P, else $ANDROID_ADB_SERVER_PORT, else 5037 (as adb). */
+static uint16_t adb_port_of(const opts *o) {
+  uint64_t v;
+  const char *env = getenv("ANDROID_ADB_SERVER_PORT");
+  if (o->adb_port) return o->adb_port;
+  return (env && cli_parse_u64(env, 65535, &v) == 0 && v) ? (uint16_t)v : 5037;
+}
+
+/* track-jdwp's first message ([4 hex digits: length]["pid\n"...]) within timeout_ms into buf;
+ * its length, or a negative DDMC_E*. */
+static int adb_first_list(ddmc_host *h, int timeout_ms, char *buf, size_t cap) {
+  size_t have = 0;
+  int64_t end = sess_mono_ms() + timeout_ms;
+  for (;;) {
+    int hl = have >= 4 ? ddmc_host_adb_hexlen(buf) : 0;
+    if (hl < 0 || (size_t)hl + 4 > cap) return DDMC_EPROTO;
+    if (have >= 4 && have >= 4 + (size_t)hl) return hl;
+    int64_t left = end - sess_mono_ms();
+    struct pollfd pf = {ddmc_host_fd(h), POLLIN, 0};
+    if (left <= 0 || poll(&pf, 1, (int)left) <= 0) return DDMC_ETIMEDOUT;
+    ssize_t r = recv(pf.fd, buf + have, cap - have, MSG_DONTWAIT);
+    if (r == 0) return DDMC_ECLOSED;
+    if (r < 0 && errno != EAGAIN && errno != EINTR) return DDMC_EIO;
+    if (r > 0) have += (size_t)r;
+  }
+}
+
+/* The pids adb lists now (at most max); the program fails when adb cannot say. */
+static size_t adb_pids(sess *s, const opts *o, uint32_t *pids, size_t max) {
+  char req[300], msg[300] = "", list[65540];
+  uint16_t port = adb_port_of(o);
+  int rc = ddmc_host_connect_tcp(&s->h, "127.0.0.1", port, o->timeout_ms);
+  if (rc) {
+    s->h = NULL;
+    sess_fail(s, EXIT_CONNECT, "cannot connect to the adb server at 127.0.0.1:%u: %s", (unsigned)port,
+              ddmc_host_strerror(rc));
+  }
+  snprintf(req, sizeof req, o->serial && *o->serial ? "host:transport:%s" : "host:transport-any",
+           o->serial ? o->serial : "");
+  rc = ddmc_host_adb_request(s->h, req, o->timeout_ms, msg, sizeof msg);
+  if (rc == 0) rc = ddmc_host_adb_request(s->h, "track-jdwp", o->timeout_ms, msg, sizeof msg);
+  int len = rc ? rc : adb_first_list(s->h, o->timeout_ms, list, sizeof list - 1);
+  if (len < 0) sess_fail(s, EXIT_CONNECT, "adb at 127.0.0.1:%u gave no process list: %s%s%s", (unsigned)port,
+                         ddmc_host_strerror(len), msg[0] ? ": " : "", msg);
+  list[4 + len] = 0;
+  size_t n = 0;
+  for (char *q = list + 4, *e; *q && n < max; q = *e ? e + 1 : e) {
+    unsigned long v = strtoul(q, &e, 10);
+    if (e != q && v > 0 && v <= UINT32_MAX) pids[n++] = (uint32_t)v;
+    while (*e && *e != '\n') e++;
+  }
+  ddmc_host_free(s->h);
+  s->h = NULL;
+  return n;
+}
+
 static void vm_free(tl_vm *vm) {
   for (size_t i = 0; i < vm->nthst; i++) free((void *)vm->thst[i].entries);
   for (size_t i = 0; i < vm->nnames; i++) free((char *)vm->names[i].name);
@@ -228,6 +287,8 @@ static void timeline_parse(int argc, char **argv, tl_args *t) {
     } else if (strcmp(argv[k], "-o") == 0 || strcmp(argv[k], "--output") == 0) {
       if (k + 1 >= argc) cli_usage_error("%s needs FILE.json", argv[k]);
       t->out = argv[++k];
+    } else if (strcmp(argv[k], "--adb") == 0) {
+      t->adb = 1;
     } else if (strcmp(argv[k], "--vm") == 0) {
       if (k + 1 >= argc) cli_usage_error("%s needs HOST:PORT or pid:PID", argv[k]);
       if (t->nvms == TL_MAX_VMS) cli_usage_error("at most 64 --vm%s", "");
@@ -241,6 +302,26 @@ static void timeline_parse(int argc, char **argv, tl_args *t) {
   }
   if (!have_duration || t->out == NULL)
     cli_usage_error("usage: ddmc timeline --duration S -o FILE.json [--interval MS] [--vm HOST:PORT|pid:PID]...%s", "");
+  if (t->adb && t->nvms) cli_usage_error("--adb watches every process adb lists: --vm does not go with it%s", "");
+}
+
+/* Each VM's target: the --vm words, adb's pids (--adb), or the global one. */
+static size_t targets(const opts *o, const tl_args *a, char words[][32], const char **w) {
+  if (!a->adb) {
+    for (size_t i = 0; i < a->nvms; i++) w[i] = a->vms[i];
+    return a->nvms;
+  }
+  sess s;
+  memset(&s, 0, sizeof s);
+  s.o = o;
+  uint32_t pids[TL_MAX_VMS];
+  size_t n = adb_pids(&s, o, pids, TL_MAX_VMS);
+  if (n == 0) sess_fail(&s, EXIT_CONNECT, "adb lists no JDWP process");
+  for (size_t i = 0; i < n; i++) {
+    snprintf(words[i], sizeof words[i], "pid:%u", (unsigned)pids[i]);
+    w[i] = words[i];
+  }
+  return n;
 }
 
 static int timeline_main(opts *o, int argc, char **argv) {
@@ -248,7 +329,9 @@ static int timeline_main(opts *o, int argc, char **argv) {
   memset(&a, 0, sizeof a);
   a.interval_ms = 100;
   timeline_parse(argc, argv, &a);
-  size_t n = a.nvms ? a.nvms : 1;
+  char words[TL_MAX_VMS][32];
+  const char *w[TL_MAX_VMS];
+  size_t listed = targets(o, &a, words, w), n = listed ? listed : 1;
   tl_vm *vms = calloc(n, sizeof(*vms));
   if (vms == NULL) {
     fprintf(stderr, "ddmc: out of memory\n");
@@ -256,7 +339,7 @@ static int timeline_main(opts *o, int argc, char **argv) {
   }
   for (size_t i = 0; i < n; i++) {
     vms[i].o = *o;
-    if (a.nvms) vm_target(&vms[i].o, a.vms[i]);
+    if (listed) vm_target(&vms[i].o, w[i]);
     else if (o->target == o->target_buf) vms[i].o.target = vms[i].o.target_buf; /* the copy's own */
     vm_start(&vms[i]);
   }
@@ -273,22 +356,26 @@ static int timeline_main(opts *o, int argc, char **argv) {
 const cli_cmd cmd_timeline = {
     .name = "timeline",
     .summary =
-        "  timeline --duration S -o FILE.json [--interval MS] [--vm HOST:PORT|pid:PID]...\n"
-        "                         thread states, heap and GCs of one or several VMs over S seconds,\n"
-        "                         side by side in one Trace Event JSON file (Perfetto, chrome://tracing)\n",
+        "  timeline --duration S -o FILE.json [--interval MS] [--vm HOST:PORT|pid:PID]... [--adb]\n"
+        "                         thread states, heap and GCs of one or several VMs (--adb: every\n"
+        "                         process adb lists, as ps; -s, -P) over S seconds, side by side in\n"
+        "                         one Trace Event JSON file (Perfetto, chrome://tracing)\n",
     .help =
         "usage: ddmc [OPTIONS] timeline --duration S -o FILE.json [--interval MS]\n"
-        "                                [--vm HOST:PORT|pid:PID]...\n"
+        "                                [--vm HOST:PORT|pid:PID]... | [--adb]\n"
         "\n"
         "Watches VMs for S seconds (Ctrl-C ends it early): every interval their thread states (THST)\n"
         "and heap info (HPIF), and a mark at each GC (HPIF after every GC). Writes one Trace Event\n"
         "JSON file, a process per VM with its threads' states as slices and heap counters, that\n"
-        "Perfetto's UI and chrome://tracing open. Without --vm: the VM of -c or -p.\n"
+        "Perfetto's UI and chrome://tracing open. Without --vm or --adb: the VM of -c or -p. A VM\n"
+        "that cannot be reached ends the command (exit 2).\n"
         "\n"
         "Options:\n"
         "  -d, --duration S         seconds to watch (required)\n"
         "  -o, --output FILE.json   where to write the timeline (required)\n"
         "      --interval MS        milliseconds between two looks, 10..60000 (default 100)\n"
-        "      --vm TARGET          a VM to watch, HOST:PORT or pid:PID (adb); repeat for several\n",
+        "      --vm TARGET          a VM to watch, HOST:PORT or pid:PID (adb); repeat for several\n"
+        "      --adb                every JDWP process adb lists (track-jdwp, as ps), at most 64\n",
     .run = timeline_main,
+    .adb_options = 1,
 };

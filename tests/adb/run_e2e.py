@@ -728,13 +728,21 @@ def mode_ddmc(run):
                                                                           r.stderr[-500:]))
     with open(out) as f:
         ev = json.load(f)["traceEvents"]
+    # --adb: every process adb lists, the same two (-P, -s as ps takes them).
+    r2 = subprocess.run([run.args.ddmc, "-P", str(run.adb_port), "-s", run.serial, "--json", "timeline", "-d", "1",
+                         "-o", out + ".adb", "--adb"], env=run.env, stdin=subprocess.DEVNULL, capture_output=True,
+                        timeout=60)
+    doc2 = json.loads(r2.stdout.decode() or "null")
+    if r2.returncode != 0 or sorted(v["pid"] for v in doc2["timeline"]["vms"]) != sorted([z.pid, t.pid]):
+        raise Fail("ddmc timeline --adb: exit %d, %s %r" % (r2.returncode, doc2, r2.stderr[-500:]))
     shutil.rmtree(os.path.dirname(out))
     names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == t.pid}
     slices = [e for e in ev if e["ph"] == "X" and e["pid"] == t.pid and e.get("cat") == "thread_state"]
     pids = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
     if not {"main", "Sleeper", "Waiter-1", "Busy"} <= names or not slices or pids != {z.pid, t.pid}:
         raise Fail("ddmc timeline via adb: processes %s, threads %s, %d slices" % (pids, sorted(names), len(slices)))
-    say("ddmc timeline via adb: 2 processes, %d thread-state slices of threads.mvm" % len(slices))
+    say("ddmc timeline via adb (--vm pid:PID, --adb): 2 processes, %d thread-state slices of threads.mvm"
+        % len(slices))
     rc, doc = ddmc("-p", "999999", "info")
     if rc != 2:
         raise Fail("ddmc -p 999999 (no such process) exited %d, want 2: %s" % (rc, doc))

@@ -170,6 +170,8 @@ def case_timeline():
                        (["timeline", "-d", "1", "-o", "x", "--vm", "nope"], "bad --vm"),
                        (["timeline", "-d", "1", "-o", "x", "--vm", "pid:0"], "pid 0"),
                        (["timeline", "-d", "1", "-o", "x", "--interval", "5"], "interval under 10 ms"),
+                       (["timeline", "-d", "1", "-o", "x", "--adb", "--vm", "1.2.3.4:5"], "--adb with --vm"),
+                       (["-s", "emu", "info"], "-s without -p, ps or timeline"),
                        (["trace", "-d", "1", "-o", "x", "--pprof"], "--pprof without a file"),
                        (["alloc", "start", "--pprof", "x.pb"], "start writes no report")):
         r = subprocess.run([ARGS.ddmc, "-c", "127.0.0.1:1", *args], capture_output=True, timeout=30)
