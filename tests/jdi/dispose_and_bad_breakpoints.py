@@ -17,6 +17,9 @@ the method's range) by overwriting an operand, and the JVM aborts when main runs
 JDK's agent (--target jvm without --jvm-agent) those two are not sent. Then a breakpoint where an
 instruction starts but no line does (index 3 on HotSpot, iconst_1; index 1 on minivm, whose code
 indexes count instructions) is accepted and hit by main, which shows nothing was overwritten.
+On HotSpot, the methods of sun.invoke.util.Wrapper with a tableswitch or lookupswitch: at every
+instruction javap lists a breakpoint is accepted, and (libddmcjdwp.so only) at every other index
+refused.
 
 Dispose: the reply comes, then the connection closes (a Version sent after the Dispose is never
 answered), as libjdwp closes it; the VM runs on, listens again (server=y: the port the VM
@@ -36,7 +39,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from wrong_kinds import Jdwp, class_id, ident, method_id, need  # noqa: E402  (the raw client)
+from wrong_kinds import Jdwp, class_id, ident, method_id, need, rd_str  # noqa: E402  (the raw client)
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 INVALID_LOCATION, NONE = 24, 0
@@ -48,6 +51,72 @@ def set_bp(conn, cls, meth, index):
     data = bytes([2, 2]) + struct.pack(">I", 1) + bytes([7, 1]) + ident(cls) + ident(meth) + struct.pack(">q", index)
     err, reply = conn.cmd(15, 1, data)
     return err, (struct.unpack(">I", reply[:4])[0] if err == 0 else None)
+
+
+def switch_methods(javap, cls):
+    """{(name, descriptor): instruction offsets} of cls's methods with a tableswitch or lookupswitch,
+    as the JDK's javap lists them (-c -p -s): an instruction line is "offset: mnemonic"; a
+    switch's case lines ("key: target", "default: target") are not."""
+    r = subprocess.run([javap, "-c", "-p", "-s", cls], capture_output=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError("javap %s: %s" % (cls, r.stderr.decode(errors="replace")))
+    out, name, desc = {}, None, None
+    for line in r.stdout.decode(errors="replace").splitlines():
+        m = re.match(r"^  \S.*?([\w$]+)\(.*\);$", line)
+        if m:
+            name, desc = m.group(1), None
+            continue
+        m = re.match(r"^    descriptor: (\S+)$", line)
+        if m and name:
+            desc = m.group(1)
+            out[(name, desc)] = []
+            continue
+        m = re.match(r"^\s+(\d+): ([a-z][a-z_0-9]*)", line)
+        if m and name and desc:
+            out[(name, desc)].append((int(m.group(1)), m.group(2)))
+    return {k: [o for o, _ in v] for k, v in out.items() if any(op.endswith("switch") for _, op in v)}
+
+
+def method_by_signature(conn, cls, name, sig):
+    reply = need(conn, 2, 5, ident(cls), "ReferenceType.Methods")
+    at = 4
+    for _ in range(struct.unpack(">I", reply[:4])[0]):
+        mid = struct.unpack(">Q", reply[at:at + 8])[0]
+        mname, at = rd_str(reply, at + 8)
+        msig, at = rd_str(reply, at)
+        at += 4
+        if (mname, msig) == (name, sig):
+            return mid
+    raise RuntimeError("no method %s%s" % (name, sig))
+
+
+def switch_checks(conn, ours, report):
+    """Every code index of the switch-holding methods of sun.invoke.util.Wrapper (loaded for the
+    program's method reference): where javap lists an instruction a breakpoint (suspend policy
+    none, cleared at once) is accepted; under ours, every other index is INVALID_LOCATION. The
+    switches' padding and tables, and the rest of their instructions' lengths, are where a
+    decoder goes wrong."""
+    javap = shutil.which("javap")
+    if not javap:
+        raise RuntimeError("javap missing (Debian package default-jdk-headless)")
+    methods = switch_methods(javap, "sun.invoke.util.Wrapper")
+    if not methods:
+        raise RuntimeError("javap lists no method of sun.invoke.util.Wrapper with a switch")
+    cls = class_id(conn, "Lsun/invoke/util/Wrapper;")
+    for (name, sig), starts in sorted(methods.items()):
+        meth = method_by_signature(conn, cls, name, sig)
+        size = len(need(conn, 6, 3, ident(cls) + ident(meth), "Method.Bytecodes")) - 4
+        wrong = []
+        for index in range(size) if ours else starts:
+            data = bytes([2, 0]) + struct.pack(">I", 1) + bytes([7, 1]) + ident(cls) + ident(meth) + struct.pack(">q", index)
+            err, reply = conn.cmd(15, 1, data)
+            if err == 0:
+                need(conn, 15, 2, bytes([2]) + reply[:4], "EventRequest.Clear")
+            if err != (NONE if index in starts else INVALID_LOCATION):
+                wrong.append((index, err))
+        report(not wrong and starts[-1] < size, "Wrapper.%s%s: %d instructions in %d bytes, %s: %s"
+               % (name, sig, len(starts), size, "every index" if ours else "every instruction",
+                  "as javap says" if not wrong else "(index, error) %r" % wrong[:8]))
 
 
 def announced_ports(out_path, listen):
@@ -193,6 +262,8 @@ def main():
             raise RuntimeError("the VM announced no port")
         conn = Jdwp(ports[-1])
         breakpoint_checks(conn, args.target, args.target == "minivm" or bool(args.jvm_agent), report)
+        if args.target == "jvm":
+            switch_checks(conn, bool(args.jvm_agent), report)
         dispose_checks(conn, vm, out_path, listen, report)
     except (RuntimeError, OSError) as e:
         report(False, str(e))
