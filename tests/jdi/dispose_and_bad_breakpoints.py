@@ -260,6 +260,9 @@ def main():
         ports = announced_ports(out_path, listen)
         if not ports:
             raise RuntimeError("the VM announced no port")
+        # The agent listens before main runs (suspend=n): Invoke is loaded once main's rounds go.
+        while rounds(out_path) == 0 and time.monotonic() < deadline and vm.poll() is None:
+            time.sleep(0.05)
         conn = Jdwp(ports[-1])
         breakpoint_checks(conn, args.target, args.target == "minivm" or bool(args.jvm_agent), report)
         if args.target == "jvm":
