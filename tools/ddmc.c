@@ -22,7 +22,7 @@
 
 /* `ddmc --help` order. */
 const cli_cmd *const cli_commands[] = {&cmd_info, &cmd_threads, &cmd_stack, &cmd_heap,  &cmd_gc, &cmd_exit,
-                                       &cmd_send, &cmd_alloc,   &cmd_trace, &cmd_hprof, &cmd_ps};
+                                       &cmd_send, &cmd_alloc,   &cmd_trace, &cmd_hprof, &cmd_ps, &cmd_ui};
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
 
 static const cli_cmd *find_command(const char *name) {
