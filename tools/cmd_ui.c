@@ -56,13 +56,13 @@ static int has_index(const char *dir) {
   return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* --web, $DDMC_UI_WEB, the installed page, the build tree's. */
+/* --web, $DDMC_UI_WEB, the build tree's page (a ddmc run from its build), the installed one. */
 static const char *find_web(const ui_args *a) {
   if (a->web) return a->web;
   const char *env = getenv("DDMC_UI_WEB");
   if (env && *env) return env;
-  if (has_index(DDMC_UI_INSTALL_WEB)) return DDMC_UI_INSTALL_WEB;
   if (has_index(DDMC_UI_BUILD_WEB)) return DDMC_UI_BUILD_WEB;
+  if (has_index(DDMC_UI_INSTALL_WEB)) return DDMC_UI_INSTALL_WEB;
   return NULL;
 }
 

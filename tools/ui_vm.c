@@ -248,6 +248,8 @@ static void timeline_sample(ui_vm *v) {
   v->nrows = k;
 }
 
+static int serve_mailbox(ui_vm *v);
+
 /* ---- the worker ------------------------------------------------------------------------------- */
 
 static void take_thst(ui_vm *v, const ddmc_host_packet *reply) {
