@@ -7,12 +7,21 @@
 # hprof-conv converts the heap dumps they take (both land in /usr/lib/android-sdk/platform-tools).
 # dpkg-dev (dpkg-shlibdeps), file and lintian: cpack -G DEB and the package test (tests/package).
 # groff-base and man-db render docs/ddmc.1 for its test (ddmc_manpage: no warnings).
+# libmicrohttpd-dev: ddmc ui's web server. nodejs + npm: the build installs the page's npm packages
+# (tools/ui/web/package-lock.json: uPlot, playwright-core); chromium: the ui tests' headless browser
+# (playwright-core drives Debian's, never one it downloads).
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind
-  default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db junit4)
+  default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db junit4
+  libmicrohttpd-dev chromium fonts-dejavu-core)
 if [[ "${1:-}" == "--e2e" ]]; then
   pkgs+=(adb libandroid-ddms-java libeclipse-jdt-debug-java)
+fi
+
+# Node.js may come from elsewhere than Debian (a newer build): only when there is no npm at all.
+if ! command -v npm >/dev/null 2>&1; then
+  pkgs+=(nodejs npm)
 fi
 
 missing=()

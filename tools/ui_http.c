@@ -260,12 +260,28 @@ static enum MHD_Result serve_legend(struct MHD_Connection *c) {
   return reply(c, 200, "application/json", buf, n, 0);
 }
 
+/* What the VM answered is not an HTTP error: a refusal (502), no answer in time (504) or no VM
+ * (409) comes back as 200 with X-Ddmc-Error: STATUS and the reason as the body, so the page tells
+ * it apart from a request the server itself refused (400, 403, 404, 503). */
 static enum MHD_Result serve_op(ui_http *s, struct MHD_Connection *c, const char *op) {
   const char *arg = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "arg");
   ui_vm_result r;
   ui_vm_call(s->v, op, arg ? arg : "", &r);
   if (r.body == NULL) return text(c, 500, "out of memory");
-  return reply(c, (unsigned)r.status, r.ctype, r.body, r.len, 1);
+  int vm_said = r.status == 409 || r.status == 502 || r.status == 504;
+  struct MHD_Response *resp = MHD_create_response_from_buffer(r.len, r.body, MHD_RESPMEM_MUST_FREE);
+  if (resp == NULL) {
+    free(r.body);
+    return MHD_NO;
+  }
+  char st[8];
+  snprintf(st, sizeof st, "%d", r.status);
+  MHD_add_response_header(resp, "Content-Type", r.ctype);
+  MHD_add_response_header(resp, "Cache-Control", "no-store");
+  if (vm_said) MHD_add_response_header(resp, "X-Ddmc-Error", st);
+  enum MHD_Result rc = MHD_queue_response(c, vm_said ? 200 : (unsigned)r.status, resp);
+  MHD_destroy_response(resp);
+  return rc;
 }
 
 /* ---- the handler ------------------------------------------------------------------------------ */

@@ -15,7 +15,9 @@ function url(path, params) {
 
 async function op(name, arg) {
   const r = await fetch(url(`api/op/${name}`, arg === undefined ? {} : { arg: String(arg) }), { method: "POST" });
-  if (!r.ok) throw new Error(`${name}: ${r.status} ${await r.text()}`);
+  // The VM's refusals come as 200 with X-Ddmc-Error (ui_http.c): not a failed request.
+  const vmError = r.headers.get("X-Ddmc-Error");
+  if (!r.ok || vmError) throw new Error(`${name}: ${vmError || r.status} ${await r.text()}`);
   return r;
 }
 
