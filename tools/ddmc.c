@@ -67,7 +67,7 @@ static void usage(FILE *f) {
       "  5   the VM answered with a FAIL chunk (e.g. stack of a thread that does not exist)\n"
       "  64  usage error\n"
       "\n"
-      "Environment: ANDROID_ADB_SERVER_PORT, the adb server's port when -P is not given.\n"
+      "Environment: ANDROID_ADB_SERVER_PORT (adb's port without -P), DDMC_UI_WEB (ui's page without --web).\n"
       "See ddmc(1).\n",
       f);
 }
