@@ -11,6 +11,7 @@
 
 #include "export.h"
 #include "heapimg.h"
+#include "ui_hprof.h"
 
 #define T_STKL DDMC_HOST_FOURCC('S', 'T', 'K', 'L')
 #define T_HPGC DDMC_HOST_FOURCC('H', 'P', 'G', 'C')
@@ -22,6 +23,11 @@
 #define T_MPSE DDMC_HOST_FOURCC('M', 'P', 'S', 'E')
 #define T_SPSS DDMC_HOST_FOURCC('S', 'P', 'S', 'S')
 #define T_SPSE DDMC_HOST_FOURCC('S', 'P', 'S', 'E')
+#define T_HPDS DDMC_HOST_FOURCC('H', 'P', 'D', 'S')
+
+/* The largest heap dump the page takes, and the classes its histogram lists. */
+#define HPROF_MAX_BYTES (512u << 20)
+#define HISTOGRAM_ROWS 2000
 
 /* The VM's trace buffer (MPSS/SPSS): enough for a minute of sampling. */
 #define TRACE_BUFFER_BYTES (8u << 20)
@@ -336,6 +342,36 @@ static void op_heapmap(ui_vm *v, ui_vm_result *r) {
   r->len = len;
 }
 
+/* ---- the class histogram ---------------------------------------------------------------------- */
+
+/* HPDS: the VM stops its threads, builds the dump and sends it as an HPDS chunk before the reply. */
+static void op_hprof(ui_vm *v, ui_vm_result *r) {
+  free(v->hprof_data);
+  v->hprof_data = NULL;
+  char err[300];
+  int tmo = v->o->timeout_ms < 60000 ? 60000 : v->o->timeout_ms;
+  ddmc_host_set_max_packet(v->h, HPROF_MAX_BYTES + 64);
+  int rc = ui_vm_request(v, T_HPDS, NULL, 0, tmo, NULL, err, sizeof err);
+  if (v->h) ddmc_host_set_max_packet(v->h, DDMC_HOST_DEFAULT_MAX_PACKET);
+  if (rc != 0 || v->hprof_data == NULL) {
+    set_text(r, rc == DDMC_ETIMEDOUT ? 504 : 502, rc ? err : "the VM sent no heap dump");
+    return;
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  rc = f ? ui_hprof_histogram(v->hprof_data, v->hprof_len, f, HISTOGRAM_ROWS) : DDMC_ENOMEM;
+  free(v->hprof_data);
+  v->hprof_data = NULL;
+  if (rc != 0) {
+    if (f) fclose(f);
+    free(buf);
+    set_text(r, rc == DDMC_EPROTO ? 502 : 500, rc == DDMC_EPROTO ? "the VM's heap dump is malformed" : "out of memory");
+    return;
+  }
+  set_stream(r, f, &buf, &len, k_json);
+}
+
 /* ---- the table -------------------------------------------------------------------------------- */
 
 void ui_ops_run(ui_vm *v, const char *op, const char *arg, ui_vm_result *r) {
@@ -358,6 +394,8 @@ void ui_ops_run(ui_vm *v, const char *op, const char *arg, ui_vm_result *r) {
     op_trace_stop(v, r);
   } else if (strcmp(op, "heapmap") == 0) {
     op_heapmap(v, r);
+  } else if (strcmp(op, "hprof") == 0) {
+    op_hprof(v, r);
   } else {
     set_text(r, 404, "no such operation");
   }

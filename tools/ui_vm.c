@@ -15,6 +15,7 @@
 #define T_WAIT DDMC_HOST_FOURCC('W', 'A', 'I', 'T')
 #define T_MPSE DDMC_HOST_FOURCC('M', 'P', 'S', 'E')
 #define T_FAIL DDMC_HOST_FOURCC('F', 'A', 'I', 'L')
+#define T_HPDS DDMC_HOST_FOURCC('H', 'P', 'D', 'S')
 
 static int64_t wall_ms(void) {
   struct timespec ts;
@@ -47,6 +48,9 @@ static void forget_vm(ui_vm *v) {
   free(v->trace_data);
   v->trace_data = NULL;
   v->trace_len = 0;
+  free(v->hprof_data);
+  v->hprof_data = NULL;
+  v->hprof_len = 0;
   v->tracking_allocs = v->tracing = 0;
 }
 
@@ -94,13 +98,14 @@ static void take_hpif(ui_vm *v, const ddmc_host_packet *p) {
   ddmc_host_hpif_free(&hp);
 }
 
-static void take_trace(ui_vm *v, const ddmc_host_packet *p) {
-  free(v->trace_data);
-  v->trace_len = 0;
-  v->trace_data = malloc(p->chunk_len ? p->chunk_len : 1);
-  if (v->trace_data == NULL) return;
-  memcpy(v->trace_data, p->chunk, p->chunk_len);
-  v->trace_len = p->chunk_len;
+/* A copy of the chunk's payload into *data (the previous one freed). */
+static void take_blob(const ddmc_host_packet *p, uint8_t **data, size_t *len) {
+  free(*data);
+  *len = 0;
+  *data = malloc(p->chunk_len ? p->chunk_len : 1);
+  if (*data == NULL) return;
+  memcpy(*data, p->chunk, p->chunk_len);
+  *len = p->chunk_len;
 }
 
 /* Everything that is not the reply being waited for. Called by the worker without the lock: the
@@ -120,7 +125,9 @@ void ui_vm_dispatch(ui_vm *v, const ddmc_host_packet *p) {
   } else if (p->chunk_type == T_HPIF) {
     take_hpif(v, p);
   } else if (p->chunk_type == T_MPSE) {
-    take_trace(v, p);
+    take_blob(p, &v->trace_data, &v->trace_len);
+  } else if (p->chunk_type == T_HPDS) {
+    take_blob(p, &v->hprof_data, &v->hprof_len);
   } else if (ddmc_host_threads_feed(&v->threads, p, NULL, NULL) == 0) {
     if (ddmc_host_heapdump_feed(&v->dump, p) == 1) v->dump_seq++;
   }

@@ -36,6 +36,8 @@ struct ui_vm {
   uint64_t hpif_seq;
   uint8_t *trace_data;      /* the MPSE chunk of the last trace stop */
   size_t trace_len;
+  uint8_t *hprof_data;      /* the HPDS chunk of the last heap dump */
+  size_t hprof_len;
   int tracking_allocs, tracing, lost;
   uint32_t trace_interval_us;
   unsigned bad_packets;

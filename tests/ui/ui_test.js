@@ -189,6 +189,14 @@ async function heapPage(page, vm, shots) {
     check(/502|refused|FAIL|HPSG/.test(note), "a VM without heap segments: the page says the map was refused", note);
   }
   check(await page.$$eval("#map-legend span", (s) => s.length) >= 8, "the heap map has its legend");
+  await page.click("#hprof-btn");
+  await page.waitForFunction(() => window.ddmcUi.histogram !== undefined || /:/.test(document.querySelector("#hprof-note").textContent),
+    null, { timeout: 90000 }).catch(() => {});
+  const hist = await page.evaluate(() => window.ddmcUi.histogram || []);
+  const ints = hist.find((r) => r.class === "int[]");
+  check(ints && ints.count > 0 && ints.bytes >= ints.count * 4, "the class histogram of a heap dump lists int[]",
+    JSON.stringify(hist.slice(0, 3)) + " " + (await page.$eval("#hprof-note", (e) => e.textContent)));
+  check(await page.$$eval("#class-table tbody tr", (r) => r.length) === Math.min(hist.length, 500), "the histogram table shows it");
   await shot(page, "heap", shots);
 }
 

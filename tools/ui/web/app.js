@@ -214,6 +214,19 @@ async function mapLegend() {
   }
 }
 
+async function heapDump() {
+  $("#hprof-note").textContent = "dumping the heap (the VM stops while it writes)…";
+  try {
+    const h = await (await op("hprof")).json();
+    ui.histogram = h.rows;
+    $("#hprof-note").textContent = `${h.classes} classes in a ${fmtBytes(h.bytes)} dump` +
+      (h.rows.length < h.classes ? ` (the ${h.rows.length} largest)` : "");
+    sortable("#class-table", h.rows, (tr, r) => { cell(tr, r.class); cell(tr, r.count, "num"); cell(tr, r.bytes, "num"); });
+  } catch (e) {
+    $("#hprof-note").textContent = String(e.message);
+  }
+}
+
 // ---- allocations -------------------------------------------------------------------------------
 const sorts = {};
 function sortable(tableSel, rows, fill) {
@@ -302,6 +315,7 @@ function render(s) {
 const note = (sel, p) => p.then(() => { $(sel).textContent = "ok"; }, (e) => { $(sel).textContent = String(e.message); });
 $("#gc-btn").addEventListener("click", () => note("#map-note", op("gc")));
 $("#map-btn").addEventListener("click", heapMap);
+$("#hprof-btn").addEventListener("click", heapDump);
 $("#zoom-in").addEventListener("click", () => { zoom = Math.min(zoom * 2, 16); applyZoom(); });
 $("#zoom-out").addEventListener("click", () => { zoom = Math.max(zoom / 2, 0.25); applyZoom(); });
 $("#alloc-start").addEventListener("click", () => note("#alloc-note", op("alloc-start")));
