@@ -7,7 +7,7 @@ public class UiProg {
 
   static long hot(long x) {
     long v = x;
-    for (int i = 0; i < 2000; i++) v = (v * 31 + 7) & 0xffffff;
+    for (int i = 0; i < 50000; i++) v = (v * 31 + 7) & 0xffffff;
     return v;
   }
 
