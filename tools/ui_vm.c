@@ -192,6 +192,7 @@ int ui_vm_request(ui_vm *v, uint32_t type, const void *data, size_t len, int tim
 static int open_connection(ui_vm *v) {
   const opts *o = v->o;
   int rc;
+  v->error[0] = '\0'; /* this attempt's reason replaces the last one's */
   if (o->pid) {
     char why[256] = "";
     rc = ddmc_host_connect_adb(&v->h, "127.0.0.1", o->adb_port, o->serial, o->pid, o->timeout_ms, why, sizeof why);

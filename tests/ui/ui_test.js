@@ -58,7 +58,7 @@ async function startVm() {
   if (args.minivm) {
     const r = await startAndWait(args.minivm, ["-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n",
       args.program], /JDWP listening on [^:]+:(\d+)/, 20000, path.join(args.out, "vm.out"));
-    return { port: r.m[1], hot: "Ui.hot", heapMap: true, traceMode: "1000" };
+    return { port: r.m[1], hot: "Ui.hot", heapMap: true, traceMode: "1000", proc: r.proc };
   }
   const classes = path.join(args.out, "classes");
   fs.mkdirSync(classes, { recursive: true });
@@ -276,6 +276,22 @@ async function tracePage(page, vm, shots) {
   await shot(page, "trace", shots);
 }
 
+// minivm: the VM goes (the VMs page says so), a new one on the same port comes (connected again).
+async function vmLeavesAndComesBack(page, vm, shots) {
+  await tab(page, "vms");
+  process.kill(vm.proc.pid, "SIGKILL");
+  await page.waitForFunction(() => !/connected/.test(document.querySelector("#vm-table tbody").textContent), null,
+    { timeout: 15000 }).catch(() => {});
+  const gone = await page.$eval("#vm-table tbody", (e) => e.textContent);
+  check(/unreachable|lost/.test(gone), "the VMs page shows the VM gone", gone);
+  await startAndWait(args.minivm, [`-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:${vm.port},server=y,suspend=n`,
+    args.program], /JDWP listening/, 20000, path.join(args.out, "vm2.out"));
+  await page.waitForFunction(() => /connected/.test(document.querySelector("#vm-table tbody").textContent), null,
+    { timeout: 20000 }).catch(() => {});
+  const back = await page.$eval("#vm-table tbody", (e) => e.textContent);
+  check(/connected/.test(back), "a VM on the same port again: connected", back);
+}
+
 async function main() {
   fs.mkdirSync(args.out, { recursive: true });
   const vm = await startVm();
@@ -306,6 +322,7 @@ async function main() {
     await allocPage(page, shots);
     await tracePage(page, vm, shots);
     check(errors.length === 0, "no console error on any page", errors.join(" | "));
+    if (vm.proc) await vmLeavesAndComesBack(page, vm, shots);
     for (const f of shots) {
       const n = colours(f);
       check(n >= 8, `${path.basename(f)} is not blank (${n} colours)`);
