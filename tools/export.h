@@ -54,8 +54,10 @@ int export_collapsed(FILE *out, const ddmc_host_trace *t, export_clock clock);
 int export_speedscope(FILE *out, const ddmc_host_trace *t, export_clock clock, const char *name);
 
 /* pprof (profile.proto, uncompressed: `go tool pprof` and pprof's readers take it as it is, gzip
- * it for tools that insist). A trace: sample type ("wall" or "cpu", "nanoseconds"), one sample per
- * distinct stack with its self time, the thread as a "thread" string label. Allocations: sample
+ * it for tools that insist). A trace: sample types ("wall" or "cpu", "nanoseconds") and ("calls",
+ * "count"), one sample per distinct stack with its self time and how often its last frame was
+ * entered, the thread as a "thread" string label (a thread's time outside every traced method,
+ * a line of its own in the collapsed stacks, has no stack here and is left out). Allocations: sample
  * types ("alloc_objects", "count") and ("alloc_space", "bytes"), one sample per entry, its
  * allocation site as locations (function = class + method, line), the allocated class as a
  * "class" string label and the thread id as a numeric "thread" label. */
@@ -98,7 +100,7 @@ typedef struct export_vm {
  * thread; each thread's state between two THST snapshots is an "X" slice named after the state
  * (running, sleeping, monitor, ...: ddmc_host_thread_status_name), its tid the VM's thread id; a
  * "heap" counter ("C") per HPIF with the allocated and footprint bytes and the allocated objects;
- * each GC an "X" slice (or an "i" instant when its length is unknown) on a "GC" track (tid 0). */
+ * each GC an "X" slice (or an "i" instant when its length is unknown) on a "GCs (HPIF)" track (tid 0, which no VM thread has). */
 int export_perfetto(FILE *out, const export_vm *vms, size_t n);
 
 #endif
