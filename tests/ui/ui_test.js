@@ -56,7 +56,12 @@ function startAndWait(cmd, argv, re, ms, logPath) {
 
 async function startVm() {
   if (args.minivm) {
-    const r = await startAndWait(args.minivm, ["-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n",
+    // A port the kernel picks rather than minivm's scan of 8000-8040 (address=...:0), so that the
+    // port is still free when the test starts the VM again on it after killing it.
+    const port = await new Promise((resolve) => {
+      const srv = net.createServer().listen(0, "127.0.0.1", () => { const p = srv.address().port; srv.close(() => resolve(p)); });
+    });
+    const r = await startAndWait(args.minivm, [`-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:${port},server=y,suspend=n`,
       args.program], /JDWP listening on [^:]+:(\d+)/, 20000, path.join(args.out, "vm.out"));
     return { port: r.m[1], hot: "Ui.hot", heapMap: true, traceMode: "1000", proc: r.proc };
   }
