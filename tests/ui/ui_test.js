@@ -70,8 +70,9 @@ async function startVm() {
   execFileSync("javac", ["-g", "-d", classes, args["java-src"]]);
   const r = await startAndWait("java", [`-agentpath:${path.resolve(args.agent)}=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0`,
     "-cp", classes, "UiProg"], /Listening for transport dt_socket at address: (\d+)/, 30000, path.join(args.out, "vm.out"));
-  // Method tracing on HotSpot: the agent's sampling (SPSS) records neither the busy threads'
-  // stacks nor inlined frames here, so the flame graph is checked on a method trace instead.
+  // Method tracing on HotSpot: on this machine the agent's sampling (SPSS) showed neither the Busy
+  // thread nor hot() under work() (even with hot() kept out of line), so the flame graph is
+  // checked on a method trace (MPSS) instead.
   return { port: r.m[1], hot: "UiProg.hot", heapMap: false, traceMode: "0" };
 }
 
