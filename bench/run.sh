@@ -6,7 +6,9 @@
 # ratio, with the target and met / MISSED (info: no target; n/a: no java).
 #
 #   bench/run.sh                    everything (about 3 minutes after the build; dbg is 1.5 of them)
-#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti hotspot scale
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti hotspot scale ui
+#   BENCH_UI_SECS=600 bench/run.sh ui   `ddmc ui`'s RSS over 10 minutes (default 60 s) against a busy
+#                                   minivm (bench/ui_bench.py; builds ddmc in $build/ui)
 #   BENCH_SCALE_BIG=1 bench/run.sh scale   the scale section with its biggest sizes too (100,000
 #                                   classes, 10,000 threads, a 1 GiB dump: about half an hour)
 #   BENCH_SCALE_ONLY=dump bench/run.sh scale   one curve of it: classes threads deep dump
@@ -22,7 +24,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 scale=${BENCH_SCALE:-1}
 sections=("$@")
-if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti hotspot scale); fi
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti hotspot scale ui); fi
 
 t_start=$(date +%s)
 echo "bench: building $build (Release)" >&2
@@ -69,6 +71,19 @@ for s in "${sections[@]}"; do
   t0=$(date +%s)
   rc=0
   limit=300
+  if [[ $s == ui ]]; then
+    # ddmc (the tools, with the page's npm packages) in a build of its own: the other sections'
+    # build leaves the tools out.
+    ui_build="$build/ui"
+    { cmake -S "$root" -B "$ui_build" -DCMAKE_BUILD_TYPE=Release -DDDMC_BUILD_TESTS=OFF -DDDMC_BUILD_EXAMPLES=ON \
+      -DDDMC_BUILD_TOOLS=ON >"$build/bench-ui-build.log" 2>&1 &&
+      cmake --build "$ui_build" --target ddmc_cli minivm -j"$(nproc)" >>"$build/bench-ui-build.log" 2>&1 &&
+      timeout $((${BENCH_UI_SECS:-60} + 120)) python3 "$root/bench/ui_bench.py" --ddmc "$ui_build/tools/ddmc" \
+        --minivm "$ui_build/examples/minivm/minivm" --program "$root/tests/ui/Ui.mvm" >>"$out"; } || rc=$?
+    if ((rc != 0)); then printf 'NOTE\tsection ui failed (exit %d; %s)\n' "$rc" "$build/bench-ui-build.log" >>"$out"; fi
+    echo "bench: section $s took $(($(date +%s) - t0)) s" >&2
+    continue
+  fi
   if [[ $s == scale ]]; then limit=$(if [[ ${BENCH_SCALE_BIG:-0} == 1 ]]; then echo 3600; else echo 900; fi); fi
   timeout "$limit" "$bin" "$s" --scale "$scale" "${java_args[@]}" "${vm_args[@]}" >>"$out" || rc=$?
   if ((rc != 0)); then printf 'NOTE\tsection %s failed (exit %d)\n' "$s" "$rc" >>"$out"; fi

@@ -512,6 +512,13 @@ int ddmc_host_hprof_scan(const uint8_t *p, size_t n, ddmc_host_hprof_info *info)
 /* The standard 1.0.2 form, as hprof-conv writes it (docs/protocol/profiling.md §6.4), into out (n
  * bytes: it is never longer); *out_len gets its length. Same errors as scan. */
 int ddmc_host_hprof_to_standard(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len);
+/* The same walk, showing visit every record (sub = 0: tag, body after the 9-byte header, its
+ * length; HEAP DUMP and HEAP DUMP SEGMENT records too) and, inside those, every sub-record (sub =
+ * 1: tag, body after the tag byte, its length, which scan's rules have checked). The bodies point
+ * into p. Same errors as scan; on an error visit has seen the records before it, so a caller drops
+ * what it gathered. Thread: the caller's; no allocation. */
+typedef void (*ddmc_host_hprof_visit)(void *ud, int sub, uint8_t tag, const uint8_t *body, size_t len);
+int ddmc_host_hprof_walk(const uint8_t *p, size_t n, ddmc_host_hprof_visit visit, void *ud);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Session helpers                                                                             */

@@ -95,8 +95,10 @@ static size_t sub_len(const uint8_t *p, size_t n, ddmc_host_hprof_info *info) {
   return need <= n ? need : 0;
 }
 
-/* Walks the file; with out, writes the 1.0.2 form there (never longer than the input). */
-static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t *out, size_t *out_len) {
+/* Walks the file; with out, writes the 1.0.2 form there (never longer than the input); with
+ * visit, shows it each record and sub-record. */
+static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t *out, size_t *out_len,
+                ddmc_host_hprof_visit visit, void *ud) {
   static const char magic[] = "JAVA PROFILE 1.0.3", standard[] = "JAVA PROFILE 1.0.2";
   memset(info, 0, sizeof(*info));
   if (n < sizeof(magic) + 12) return DDMC_EPROTO;
@@ -119,6 +121,7 @@ static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t 
     size_t len = be32(p + at + 5);
     if (len > n - at - 9) return DDMC_EPROTO;
     const uint8_t *body = p + at + 9;
+    if (visit) visit(ud, 0, tag, body, len);
     if (tag != 0x0C && tag != 0x1C) {
       if (tag == 0x01) info->strings++;
       else if (tag == 0x02) info->load_classes++;
@@ -136,6 +139,7 @@ static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t 
       size_t k = sub_len(body + s, len - s, info);
       uint8_t t = body[s];
       if (k == 0 || (!android && (t == 0xFE || (t >= 0x89 && t <= 0x90)))) return DDMC_EPROTO;
+      if (visit) visit(ud, 1, t, body + s + 1, k - 1);
       if (t == 0xFE) {
         /* dropped */
       } else if (t >= 0x89 && t <= 0x90) { /* Android's roots: ROOT UNKNOWN with the object id */
@@ -160,11 +164,17 @@ static int walk(const uint8_t *p, size_t n, ddmc_host_hprof_info *info, uint8_t 
 
 int ddmc_host_hprof_scan(const uint8_t *p, size_t n, ddmc_host_hprof_info *info) {
   if (p == NULL || info == NULL) return DDMC_EINVAL;
-  return walk(p, n, info, NULL, NULL);
+  return walk(p, n, info, NULL, NULL, NULL, NULL);
+}
+
+int ddmc_host_hprof_walk(const uint8_t *p, size_t n, ddmc_host_hprof_visit visit, void *ud) {
+  ddmc_host_hprof_info info;
+  if (p == NULL || visit == NULL) return DDMC_EINVAL;
+  return walk(p, n, &info, NULL, NULL, visit, ud);
 }
 
 int ddmc_host_hprof_to_standard(const uint8_t *p, size_t n, uint8_t *out, size_t *out_len) {
   ddmc_host_hprof_info info;
   if (p == NULL || out == NULL || out_len == NULL) return DDMC_EINVAL;
-  return walk(p, n, &info, out, out_len);
+  return walk(p, n, &info, out, out_len, NULL, NULL);
 }

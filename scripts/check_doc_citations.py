@@ -14,7 +14,8 @@ A clone has docs/protocol/ (the project's own protocol reference) and nothing be
   - a citation of a file that is in docs/protocol/ must say where it is (docs/protocol/X.md), except
     inside docs/protocol/ itself, and every section it names (§2.7) must be a numbered heading of
     that file.
-Every file under REPO_ROOT is read but .git/ and build trees (build*/ at the top). Exit 0 when
+Every file under REPO_ROOT is read but .git/, npm's node_modules/ (third-party packages) and build trees
+(build*/ at the top). Exit 0 when
 every citation resolves, 1 otherwise (one line per problem: FILE:LINE: what)."""
 import os
 import re

@@ -7,6 +7,9 @@
 # hprof-conv converts the heap dumps they take (both land in /usr/lib/android-sdk/platform-tools).
 # dpkg-dev (dpkg-shlibdeps), file and lintian: cpack -G DEB and the package test (tests/package).
 # groff-base and man-db render docs/ddmc.1 for its test (ddmc_manpage: no warnings).
+# libmicrohttpd-dev: ddmc ui's web server. nodejs + npm (below): the build installs the page's npm packages
+# (tools/ui/web/package-lock.json: uPlot, playwright-core); chromium: the ui tests' headless browser
+# (playwright-core drives Debian's, never one it downloads).
 # The export tests (tests/exports) read ddmc's exports back with their consumers' own code from
 # npm (nodejs, npm; tests/exports/package.json, installed below with npm ci) and decode pprof files
 # against pprof's own profile.proto (golang-github-google-pprof-dev ships it).
@@ -14,7 +17,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config zlib1g-dev libcmocka-dev libpng-dev python3 clang libclang-rt-14-dev valgrind
   default-jdk-headless dmtracedump hprof-conv dpkg-dev file lintian groff-base man-db junit4
-  golang-github-google-pprof-dev)
+  libmicrohttpd-dev chromium fonts-dejavu-core golang-github-google-pprof-dev)
 # node and npm: Debian's packages unless a Node.js is there already (NodeSource's nodejs bundles
 # npm and conflicts with Debian's npm package).
 command -v node >/dev/null || pkgs+=(nodejs)

@@ -252,6 +252,19 @@ static const uint8_t *find(const uint8_t *p, size_t n, const uint8_t *needle, si
 
 /* ---- the file, byte by byte */
 
+/* What ddmc_host_hprof_walk showed: records and sub-records by tag, and the bytes it pointed at. */
+typedef struct walk_count {
+  uint64_t top[256], sub[256];
+  const uint8_t *lo, *hi;
+  int outside;
+} walk_count;
+
+static void count_visit(void *ud, int sub, uint8_t tag, const uint8_t *body, size_t len) {
+  walk_count *c = ud;
+  (sub ? c->sub : c->top)[tag]++;
+  if (body < c->lo || body + len > c->hi) c->outside = 1;
+}
+
 static void test_dump_layout(void **state) {
   (void)state;
   fake f;
@@ -274,6 +287,23 @@ static void test_dump_layout(void **state) {
   assert_int_equal(info.roots, DDMC_GC_ROOT_JNI_MONITOR + 1);
   assert_true(info.heap_infos >= 3); /* app, zygote, app again */
   assert_int_equal(h->objects, 6);
+  /* The walk shows the records scan counted, each inside the dump. */
+  walk_count *wc = calloc(1, sizeof *wc);
+  assert_non_null(wc);
+  wc->lo = p;
+  wc->hi = p + n;
+  assert_int_equal(ddmc_host_hprof_walk(p, n, count_visit, wc), 0);
+  assert_false(wc->outside);
+  assert_int_equal(wc->top[0x01], info.strings);
+  assert_int_equal(wc->top[0x02], info.load_classes);
+  assert_int_equal(wc->top[0x0C] + wc->top[0x1C], info.segments);
+  assert_int_equal(wc->sub[0x20], info.classes);
+  assert_int_equal(wc->sub[0x21], info.instances);
+  assert_int_equal(wc->sub[0x22], info.object_arrays);
+  assert_int_equal(wc->sub[0x23], info.primitive_arrays);
+  assert_int_equal(wc->sub[0xFE], info.heap_infos);
+  assert_int_not_equal(ddmc_host_hprof_walk(p, n - 3, count_visit, wc), 0);
+  free(wc);
 
   /* Sub #1: its own fields first (ref, c), then Base's (a, b): 4 + 2 + 4 + 8 bytes. */
   const uint8_t sub1[] = {0x21, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 3, 0, 0, 0, 18, 0, 0, 2, 1, 0, 'x',

@@ -41,7 +41,7 @@ extern const size_t cli_n_commands;
 
 /* The command descriptors (tools/cmd_<name>.c). */
 extern const cli_cmd cmd_info, cmd_threads, cmd_stack, cmd_heap, cmd_gc, cmd_exit, cmd_send, cmd_alloc, cmd_trace,
-    cmd_hprof, cmd_ps, cmd_timeline;
+    cmd_hprof, cmd_ps, cmd_timeline, cmd_ui;
 
 /* What usage errors need to know: with json, they are reported as a JSON document too; command
  * (may be NULL) names the command in it. Set by main before any command parses. */

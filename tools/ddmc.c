@@ -22,7 +22,7 @@
 
 /* `ddmc --help` order. */
 const cli_cmd *const cli_commands[] = {&cmd_info, &cmd_threads, &cmd_stack, &cmd_heap,  &cmd_gc, &cmd_exit,
-                                       &cmd_send, &cmd_alloc,   &cmd_trace, &cmd_hprof, &cmd_timeline, &cmd_ps};
+                                       &cmd_send, &cmd_alloc,   &cmd_trace, &cmd_hprof, &cmd_timeline, &cmd_ps, &cmd_ui};
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
 
 static const cli_cmd *find_command(const char *name) {
@@ -67,7 +67,7 @@ static void usage(FILE *f) {
       "  5   the VM answered with a FAIL chunk (e.g. stack of a thread that does not exist)\n"
       "  64  usage error\n"
       "\n"
-      "Environment: ANDROID_ADB_SERVER_PORT, the adb server's port when -P is not given.\n"
+      "Environment: ANDROID_ADB_SERVER_PORT (adb's port without -P), DDMC_UI_WEB (ui's page without --web).\n"
       "See ddmc(1).\n",
       f);
 }

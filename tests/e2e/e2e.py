@@ -663,14 +663,15 @@ def case_usage():
     check(r.returncode == 0 and "Exit codes:" in out, "--help", out)
     for code in ("0", "1", "2", "3", "4", "5", "64"):
         check(re.search(rf"^\s+{code}\s+\S", out, re.M), f"--help documents exit code {code}", out)
-    for cmd in ("info", "threads", "stack", "heap", "gc", "exit", "send"):
+    for cmd in ("info", "threads", "stack", "heap", "gc", "exit", "send", "ui"):
         check(re.search(rf"^\s+{cmd}\b", out, re.M), f"--help documents {cmd}", out)
     r = subprocess.run([ARGS.ddmc, "--json", "stack", "x"], capture_output=True, timeout=10)
     doc = json.loads(r.stdout)
     check(r.returncode == 64 and doc["ok"] is False and doc["error"]["exit"] == 64, "--json usage error", doc)
     bad = [[], ["bogus"], ["-c", "nohostport:", "info"], ["-c", "h:70000", "info"], ["stack"], ["stack", "x"],
            ["threads", "--watch"], ["threads", "--watch", "-1"], ["heap", "--bitmap"], ["info", "extra"],
-           ["--frobnicate", "info"], ["-t", "0", "info"], ["exit"], ["send"], ["send", "TOOLONG"]]
+           ["--frobnicate", "info"], ["-t", "0", "info"], ["exit"], ["send"], ["send", "TOOLONG"],
+           ["ui", "--port"], ["ui", "--port", "70000"], ["ui", "--duration", "x"], ["ui", "--web"], ["ui", "extra"]]
     for b in bad:
         r = subprocess.run([ARGS.ddmc, *b], capture_output=True, timeout=10)
         check(r.returncode == 64, f"ddmc {' '.join(b)}: exit {r.returncode}, expected 64", r.stderr.decode())

@@ -112,7 +112,7 @@ def check_packages(debs):
                         f"usr/{lib}/cmake/ddmc/ddmcConfig.cmake": None,
                         f"usr/{lib}/cmake/ddmc/ddmcConfigVersion.cmake": None,
                         f"usr/{lib}/cmake/ddmc/ddmcTargets.cmake": None, f"usr/{lib}/pkgconfig/ddmc.pc": None},
-        "ddmc": {"usr/bin/ddmc": None},
+        "ddmc": {"usr/bin/ddmc": None, "usr/share/ddmc/ui/index.html": None, "usr/share/ddmc/ui/uPlot.iife.min.js": None},
     }
     if ARGS.man:
         expect["ddmc"]["usr/share/man/man1/ddmc.1.gz"] = None

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What ui_vm.c, ui_ops.c (the mailbox's operations) and ui_snap.c (the snapshot) share. Fields
+ * marked "worker" are read and written by the worker thread only, without the lock; the rest is
+ * under mu. */
+#ifndef DDMC_TOOLS_UI_VM_INT_H
+#define DDMC_TOOLS_UI_VM_INT_H
+
+#include <pthread.h>
+
+#include "ui_vm.h"
+
+typedef struct ui_heap_sample {
+  int64_t t_ms; /* wall clock, ms since the epoch */
+  uint32_t allocated, footprint, max, objects;
+} ui_heap_sample;
+
+/* One thread's row of the timeline: s is a ring indexed like the samples. */
+typedef struct ui_row {
+  uint32_t id;
+  uint64_t last; /* the last sample that saw it */
+  char name[64];
+  char s[UI_VM_TIMELINE_SAMPLES];
+} ui_row;
+
+struct ui_vm {
+  const opts *o;
+  /* worker */
+  ddmc_host *h;
+  ddmc_host_helo helo;
+  ddmc_host_apnm apnm;
+  int apnm_seen, waiting;
+  ddmc_host_threads threads;
+  ddmc_host_heapdump dump;
+  uint64_t dump_seq;        /* dumps completed */
+  ddmc_host_heap_info last_hpif;
+  uint64_t hpif_seq;
+  uint8_t *trace_data;      /* the MPSE chunk of the last trace stop */
+  size_t trace_len;
+  uint8_t *hprof_data;      /* the HPDS chunk of the last heap dump */
+  size_t hprof_len;
+  int tracking_allocs, tracing, lost;
+  uint32_t trace_interval_us;
+  unsigned bad_packets;
+  char state[16];           /* connecting, connected, unreachable, attached, lost */
+  char error[300];
+  ui_heap_sample heap[UI_VM_HEAP_SAMPLES];
+  uint64_t heap_n;          /* samples taken; the ring holds the last UI_VM_HEAP_SAMPLES */
+  int64_t gc[UI_VM_GC_MARKS];
+  uint64_t gc_n;
+  ui_row rows[UI_VM_TIMELINE_ROWS];
+  size_t nrows;
+  uint64_t tl_n;            /* timeline samples taken */
+  /* under mu */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int shutdown;
+  char *snap;               /* the latest snapshot, JSON */
+  size_t snap_len;
+  uint64_t version;
+  struct {
+    uint64_t posted, done;  /* sequence numbers: the slot is free when equal */
+    char op[16], arg[32];
+    int status;
+    const char *ctype;
+    char *out;
+    size_t out_len;
+  } mb;
+};
+
+/* ui_vm.c, for the worker */
+void ui_vm_dispatch(ui_vm *v, const ddmc_host_packet *p);
+void ui_vm_drain(ui_vm *v, int wait_ms);
+int ui_vm_request(ui_vm *v, uint32_t type, const void *data, size_t len, int timeout_ms,
+                  void (*take)(ui_vm *v, const ddmc_host_packet *reply), char *err, size_t errlen);
+
+/* ui_ops.c: runs one mailbox operation on the worker (r->body malloc'd). */
+void ui_ops_run(ui_vm *v, const char *op, const char *arg, ui_vm_result *r);
+
+/* ui_snap.c: builds the snapshot from the worker's fields and publishes it (takes mu). */
+void ui_snap_publish(ui_vm *v);
+
+#endif
