@@ -17,6 +17,7 @@
 
 #include "ddmc/ddmc.h"
 #include "jvmti/jv_fixture.h"
+#include "util/testutil.h"
 #include "vmctl/switches.h"
 
 #define T_MAIN 1
@@ -338,12 +339,6 @@ static void *rm_waiter(void *p) {
   a->woke = 1;
   assert_int_equal(ddmc__jv_jt_RawMonitorExit(a->f->e, a->m), 0);
   return NULL;
-}
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void test_raw_monitor_notify_goes_to_a_waiter(void **state) {
