@@ -28,7 +28,7 @@ GONE = ("ddm-wire.md", "ddm-profiling.md", "jdwp-debugger.md", "ddm-protocol.txt
 ALLOWED_SHARED = {"tests/CMakeLists.txt", "tests/hotspot/ddm_suite.py", "scripts/test.sh",
                   "tests/conformance/README.md", "tests/conformance/expected-pass.txt",
                   "tests/conformance/known-failures.tsv", "tests/conformance/run_conformance.py"}
-SKIP_DIRS = {".git"}
+SKIP_DIRS = {".git", "node_modules"}  # node_modules: npm packages installed by scripts/setup.sh, not ours
 SECTION = r"§\s*(\d+(?:\.\d+)*)"
 # A comment may break a citation across lines: spaces, newlines and comment leaders in between.
 GAP = r"[`\s*#/]*"

@@ -125,19 +125,21 @@ def call_graph(src, objs):
     defined, used = {}, {}
     for path in objs:
         rel = source_of(src, path)
-        out = subprocess.run(["nm", "-P", path], capture_output=True, text=True, check=True).stdout
-        d, u = set(), set()
-        for line in out.splitlines():
-            parts = line.split()
-            if len(parts) < 2:
-                continue
-            name, kind = parts[0], parts[1]
-            if kind == "U":
-                u.add(name)
-            elif kind in ("T", "D", "B", "R", "C", "G", "S", "V", "W"):  # global code and data
-                d.add(name)
-        defined[rel] = d
-        used[rel] = u
+        defined[rel], used[rel] = set(), set()
+    # One nm for every object (-A names the file on each line): a process per object cost most
+    # of a minute on a loaded machine.
+    out = subprocess.run(["nm", "-P", "-A", *objs], capture_output=True, text=True, check=True).stdout if objs else ""
+    rel_of = {path: source_of(src, path) for path in objs}
+    for line in out.splitlines():
+        head, sep, rest = line.partition(": ")
+        parts = rest.split()
+        if not sep or head not in rel_of or len(parts) < 2:
+            continue
+        name, kind = parts[0], parts[1]
+        if kind == "U":
+            used[rel_of[head]].add(name)
+        elif kind in ("T", "D", "B", "R", "C", "G", "S", "V", "W"):  # global code and data
+            defined[rel_of[head]].add(name)
     owner = {}
     for f in sorted(defined):
         for n in defined[f]:

@@ -132,7 +132,6 @@ static void test_debugger_seat(void **state) {
   assert_int_equal(command(mon, 11, 1), 0); /* ThreadReference.Name */
   assert_int_equal(command(mon, 15, 1), DDMC_JDWP_NOT_IMPLEMENTED); /* a second debugger */
   assert_int_equal(command(other, 1, 8), DDMC_JDWP_NOT_IMPLEMENTED); /* VirtualMachine.Suspend */
-  assert_int_equal(command(other, 1, 6), 0); /* Dispose: nothing of its own to undo */
   /* DBGD from a monitor: a FAIL, and the debugger is untouched. */
   ddmc_host_packet p;
   assert_int_equal(ddmc_host_request(mon, T('D', 'B', 'G', 'D'), NULL, 0, &p, TMO), 0);
@@ -152,6 +151,44 @@ static void test_debugger_seat(void **state) {
   assert_int_equal(helo(mon, NULL), 0);
   ddmc_host_free(mon);
   ddmc_host_free(other);
+  fakevm_stop(&f);
+}
+
+/* VirtualMachine.Dispose ends the connection after its reply, as the JDK's agent does: a command
+ * sent behind it is never answered, and the next peer is served. From a monitor the same, the
+ * debugger untouched. From a DDM session (a relay such as ddmlib) the connection stays. */
+static void test_dispose_closes(void **state) {
+  (void)state;
+  fakevm f;
+  uint16_t port = fakevm_start(&f, NULL, 0);
+  f.answer_jdwp = 2;
+  ddmc_host *dbg = peer_connect(port), *mon = peer_connect(port), *relay = peer_connect(port);
+  assert_int_equal(command(dbg, 15, 1), 0); /* dbg takes the seat */
+  assert_int_equal(command(mon, 1, 6), 0);  /* a monitor's Dispose: answered, then closed */
+  assert_int_equal(command(mon, 1, 1), -1);
+  assert_true(ddmc_vm_debugger_active(f.vm));
+  assert_int_equal(atomic_load(&f.detached), 0);
+  assert_int_equal(helo(relay, NULL), 0);
+  assert_int_equal(command(relay, 1, 6), 0); /* a relay's: the connection stays */
+  assert_int_equal(command(relay, 1, 1), 0);
+  /* The debugger's Dispose with a command right behind it in the same write. */
+  uint32_t id1, id2;
+  assert_int_equal(ddmc_host_send_command(dbg, 1, 6, NULL, 0, &id1), 0);
+  assert_int_equal(ddmc_host_send_command(dbg, 1, 1, NULL, 0, &id2), 0);
+  ddmc_host_packet p;
+  assert_int_equal(ddmc_host_recv(dbg, &p, TMO), 0);
+  assert_true(p.is_reply && p.id == id1 && p.error == 0);
+  assert_int_not_equal(ddmc_host_recv(dbg, &p, TMO), 0); /* closed: the Version went unread */
+  int64_t end = mono_ms() + TMO;
+  while (ddmc_vm_debugger_active(f.vm) && mono_ms() < end) sleep_ms(10);
+  assert_false(ddmc_vm_debugger_active(f.vm));
+  ddmc_host *next = peer_connect(port);
+  assert_int_equal(command(next, 15, 1), 0); /* the next debugger takes the free seat */
+  assert_true(ddmc_vm_debugger_active(f.vm));
+  ddmc_host_free(next);
+  ddmc_host_free(relay);
+  ddmc_host_free(mon);
+  ddmc_host_free(dbg);
   fakevm_stop(&f);
 }
 
@@ -249,6 +286,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_broadcast_to_ddm_sessions),
       cmocka_unit_test(test_debugger_seat),
+      cmocka_unit_test(test_dispose_closes),
       cmocka_unit_test(test_session_cap),
       cmocka_unit_test(test_stalled_session_delays_nobody),
   };

@@ -30,6 +30,9 @@ typedef struct cli_cmd {
   int (*run)(opts *o, int argc, char **argv);
   /* The command lists every process adb knows (ps): -c and -p do not go with it, -s and -P do. */
   int lists_adb;
+  /* The command may reach processes through adb itself (timeline --adb, --vm pid:PID): -s and -P
+   * go with it without -p. */
+  int adb_options;
 } cli_cmd;
 
 /* Every command, in `ddmc --help` order (ddmc.c); cli_n_commands entries. */
@@ -38,7 +41,7 @@ extern const size_t cli_n_commands;
 
 /* The command descriptors (tools/cmd_<name>.c). */
 extern const cli_cmd cmd_info, cmd_threads, cmd_stack, cmd_heap, cmd_gc, cmd_exit, cmd_send, cmd_alloc, cmd_trace,
-    cmd_hprof, cmd_ps;
+    cmd_hprof, cmd_ps, cmd_timeline;
 
 /* What usage errors need to know: with json, they are reported as a JSON document too; command
  * (may be NULL) names the command in it. Set by main before any command parses. */

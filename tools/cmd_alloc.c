@@ -3,7 +3,9 @@
  * it, from the command line. REAE 1, a wait, REAL, REAE 0; the report (ddmlib's layout,
  * host/prof.c) grouped into allocation sites: the allocated class and the innermost frame. */
 #include "cli.h"
+#include "export.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,17 @@ typedef struct alloc_args {
   double duration; /* ALLOC_RUN: seconds to track */
   uint32_t top;    /* sites in the table */
   int keep;        /* ALLOC_RUN: leave tracking on */
+  const char *pprof; /* also write the report as a pprof profile there, or NULL */
 } alloc_args;
+
+/* The report as pprof (export_pprof_allocs); the program fails when it cannot be written. */
+static void write_pprof(sess *s, const char *path, const ddmc_host_allocs *al) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) sess_fail(s, EXIT_ERROR, "cannot write %s: %s", path, strerror(errno));
+  int rc = export_pprof_allocs(f, al);
+  if (fclose(f) != 0 && rc == 0) rc = DDMC_EIO;
+  if (rc) sess_fail(s, EXIT_ERROR, "cannot write %s: %s", path, ddmc_host_strerror(rc));
+}
 
 typedef struct real_reply {
   uint8_t *data;
@@ -104,6 +116,7 @@ static int print_report(sess *s, const alloc_args *a, const real_reply *rr, cons
   ddmc_host_allocs al;
   int rc = ddmc_host_real_parse(rr->data, rr->len, &al);
   if (rc) sess_fail(s, EXIT_NOT_DDM, "malformed REAL report from the VM: %s", ddmc_host_strerror(rc));
+  if (a->pprof) write_pprof(s, a->pprof, &al);
   site *sites = NULL;
   size_t nsites = make_sites(&al, &sites);
   if (al.count > 0 && nsites == 0) sess_fail(s, EXIT_ERROR, "out of memory");
@@ -118,6 +131,7 @@ static int print_report(sess *s, const alloc_args *a, const real_reply *rr, cons
     jw_kuint(&w, "records", al.count);
     jw_kuint(&w, "bytes", bytes);
     jw_kuint(&w, "sites_total", nsites);
+    if (a->pprof) jw_kstr(&w, "pprof", a->pprof);
     jw_key(&w, "sites");
     jw_arr(&w);
     for (size_t i = 0; i < show; i++) {
@@ -140,6 +154,7 @@ static int print_report(sess *s, const alloc_args *a, const real_reply *rr, cons
                sess_tx(sites[i].where));
       if (nsites > show) printf("(%zu more sites; --top N shows more)\n", nsites - show);
     }
+    if (a->pprof) printf("%-12s %s\n", "pprof", sess_tx(a->pprof));
     if (fflush(stdout) != 0) code = EXIT_ERROR;
   }
   for (size_t i = 0; i < nsites; i++) {
@@ -178,7 +193,7 @@ static int alloc_run(sess *s, const alloc_args *a) {
 }
 
 static int alloc_main(opts *o, int argc, char **argv) {
-  alloc_args a = {ALLOC_RUN, 5.0, 20, 0};
+  alloc_args a = {ALLOC_RUN, 5.0, 20, 0, NULL};
   int k = 0;
   if (argc > 0 && argv[0][0] != '-') {
     if (strcmp(argv[0], "start") == 0)
@@ -199,6 +214,9 @@ static int alloc_main(opts *o, int argc, char **argv) {
       if (k + 1 >= argc || cli_parse_u64(argv[++k], 1000000, &v) || v == 0)
         cli_usage_error("--top needs a count (got '%s')", k < argc ? argv[k] : "");
       a.top = (uint32_t)v;
+    } else if (strcmp(argv[k], "--pprof") == 0 && a.action != ALLOC_START) {
+      if (k + 1 >= argc) cli_usage_error("%s needs FILE.pb", argv[k]);
+      a.pprof = argv[++k];
     } else if (strcmp(argv[k], "--keep") == 0 && a.action == ALLOC_RUN) {
       a.keep = 1;
     } else {
@@ -215,15 +233,16 @@ static int alloc_main(opts *o, int argc, char **argv) {
 const cli_cmd cmd_alloc = {
     .name = "alloc",
     .summary =
-        "  alloc [--duration S] [--top N] [--keep]\n"
+        "  alloc [--duration S] [--top N] [--keep] [--pprof FILE.pb]\n"
         "                         track allocations for S seconds (default 5; Ctrl-C ends it), then\n"
         "                         the top allocation sites (class and innermost frame) by bytes;\n"
-        "                         tracking is switched off after, unless --keep (REAE, REAL)\n"
+        "                         tracking is switched off after, unless --keep (REAE, REAL);\n"
+        "                         --pprof: also the whole report as a pprof profile\n"
         "  alloc start | stop | show\n"
         "                         switch tracking on; report and switch it off; report only\n",
     .help =
-        "usage: ddmc [OPTIONS] alloc [--duration S] [--top N] [--keep]\n"
-        "       ddmc [OPTIONS] alloc start | stop [--top N] | show [--top N]\n"
+        "usage: ddmc [OPTIONS] alloc [--duration S] [--top N] [--keep] [--pprof FILE.pb]\n"
+        "       ddmc [OPTIONS] alloc start | stop [--top N] [--pprof FILE.pb] | show [...]\n"
         "\n"
         "Allocation tracking (REAE, REAL): on for S seconds (Ctrl-C ends the wait), then the top\n"
         "allocation sites by bytes; tracking is switched off after unless --keep. start switches it\n"
@@ -232,6 +251,8 @@ const cli_cmd cmd_alloc = {
         "Options:\n"
         "      --duration S         seconds to track (default 5)\n"
         "      --top N              sites in the table (default 20)\n"
-        "      --keep               leave tracking on afterwards\n",
+        "      --keep               leave tracking on afterwards\n"
+        "      --pprof FILE.pb      also write every allocation as a pprof profile (profile.proto:\n"
+        "                           alloc_objects, alloc_space; go tool pprof, speedscope)\n",
     .run = alloc_main,
 };

@@ -5,6 +5,7 @@
  * --chrome, converted to the Trace Event format (B/E events on the wall clock, per thread) for
  * Perfetto's UI and chrome://tracing. */
 #include "cli.h"
+#include "export.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,7 +26,41 @@ typedef struct trace_args {
   uint32_t buffer_mb; /* buffer the VM may fill */
   const char *out;    /* FILE.trace */
   const char *chrome; /* FILE.json or NULL */
+  /* The other exports (export.h), each NULL or its file, in the clock asked for. */
+  const char *speedscope, *collapsed, *pprof;
+  export_clock clock;
 } trace_args;
+
+/* Writes the exports asked for; the program fails on the first that cannot be written (a clock
+ * the trace lacks is a failure too: --clock asked for it). */
+static void write_exports(sess *s, const trace_args *a, const ddmc_host_trace *tr, const char *app) {
+  const char *paths[3] = {a->speedscope, a->collapsed, a->pprof};
+  for (int k = 0; k < 3; k++) {
+    if (paths[k] == NULL) continue;
+    FILE *f = fopen(paths[k], k == 2 ? "wb" : "w");
+    if (f == NULL) sess_fail(s, EXIT_ERROR, "cannot write %s: %s", paths[k], strerror(errno));
+    int rc = k == 0 ? export_speedscope(f, tr, a->clock, app)
+                    : k == 1 ? export_collapsed(f, tr, a->clock) : export_pprof_trace(f, tr, a->clock);
+    if (fclose(f) != 0 && rc == 0) rc = DDMC_EIO;
+    if (rc == DDMC_EINVAL)
+      sess_fail(s, EXIT_ERROR, "cannot write %s: the trace has no %s clock (its clock: %s)", paths[k],
+                a->clock == EXPORT_CLOCK_CPU ? "thread-cpu" : "wall", tr->clock[0] ? tr->clock : "?");
+    if (rc) sess_fail(s, EXIT_ERROR, "cannot write %s: %s", paths[k], ddmc_host_strerror(rc));
+  }
+}
+
+/* Where the exports went: JSON members or report lines. */
+static void report_exports(jw *w, const trace_args *a) {
+  const char *keys[3] = {"speedscope", "collapsed", "pprof"};
+  const char *paths[3] = {a->speedscope, a->collapsed, a->pprof};
+  for (int k = 0; k < 3; k++) {
+    if (paths[k] == NULL) continue;
+    if (w)
+      jw_kstr(w, keys[k], paths[k]);
+    else
+      printf("%-10s %s\n", keys[k], sess_tx(paths[k]));
+  }
+}
 
 static void put_be32(uint8_t *p, uint32_t v) {
   p[0] = (uint8_t)(v >> 24);
@@ -275,10 +310,12 @@ static int trace_run(sess *s, const trace_args *a) {
     ddmc_host_trace_free(&tr);
     sess_fail(s, EXIT_ERROR, "cannot write %s: %s", a->chrome, strerror(e));
   }
+  write_exports(s, a, &tr, app);
   int code = EXIT_OK;
   if (s->o->json) {
     jw w;
     sess_json_open(s, &w, "trace");
+    report_exports(&w, a);
     jw_kstr(&w, "mode", a->sample_us ? "sampling" : "methods");
     if (a->sample_us) jw_kuint(&w, "interval_us", a->sample_us);
     jw_kstr(&w, "file", a->out);
@@ -308,6 +345,7 @@ static int trace_run(sess *s, const trace_args *a) {
       printf("%-10s the VM's buffer (%u MiB) filled: recording stopped there (--buffer MB for more)\n", "overflow",
              a->buffer_mb);
     if (a->chrome) printf("%-10s %s: %ld events\n", "chrome", sess_tx(a->chrome), events);
+    report_exports(NULL, a);
     if (fflush(stdout) != 0) code = EXIT_ERROR;
   }
   ddmc_host_trace_free(&tr);
@@ -332,6 +370,17 @@ static void trace_parse(int argc, char **argv, trace_args *t) {
     } else if (strcmp(argv[k], "--chrome") == 0) {
       if (k + 1 >= argc) cli_usage_error("%s needs FILE.json", argv[k]);
       t->chrome = argv[++k];
+    } else if (strcmp(argv[k], "--speedscope") == 0 || strcmp(argv[k], "--collapsed") == 0 ||
+               strcmp(argv[k], "--pprof") == 0) {
+      if (k + 1 >= argc) cli_usage_error("%s needs a FILE", argv[k]);
+      const char **dst = argv[k][2] == 's' ? &t->speedscope : argv[k][2] == 'c' ? &t->collapsed : &t->pprof;
+      *dst = argv[++k];
+    } else if (strcmp(argv[k], "--clock") == 0) {
+      const char *c = k + 1 < argc ? argv[++k] : "";
+      if (strcmp(c, "wall") == 0) t->clock = EXPORT_CLOCK_WALL;
+      else if (strcmp(c, "cpu") == 0) t->clock = EXPORT_CLOCK_CPU;
+      else if (strcmp(c, "auto") == 0) t->clock = EXPORT_CLOCK_AUTO;
+      else cli_usage_error("--clock needs wall, cpu or auto (got '%s')", c);
     } else if (strcmp(argv[k], "--buffer") == 0) {
       uint64_t v;
       if (k + 1 >= argc || cli_parse_u64(argv[++k], 4095, &v) || v == 0)
@@ -346,7 +395,7 @@ static void trace_parse(int argc, char **argv, trace_args *t) {
 }
 
 static int trace_main(opts *o, int argc, char **argv) {
-  trace_args t = {0, 0, 8, NULL, NULL};
+  trace_args t = {0, 0, 8, NULL, NULL, NULL, NULL, NULL, EXPORT_CLOCK_AUTO};
   trace_parse(argc, argv, &t);
   sess s;
   sess_open(&s, o);
@@ -362,10 +411,13 @@ const cli_cmd cmd_trace = {
         "                         method tracing (or sampling every US microseconds) for S seconds;\n"
         "                         the VM's .trace (dmtracedump, Android Studio) is saved to FILE.trace,\n"
         "                         and with --chrome as Trace Event JSON (Perfetto, chrome://tracing);\n"
-        "                         --buffer: the VM's trace buffer (default 8 MiB, as ddmlib)\n",
+        "                         --buffer: the VM's trace buffer (default 8 MiB, as ddmlib);\n"
+        "                         [--speedscope F] [--collapsed F] [--pprof F] [--clock wall|cpu]:\n"
+        "                         also as speedscope JSON, collapsed stacks (flamegraph.pl), pprof\n",
     .help =
         "usage: ddmc [OPTIONS] trace [--sample US] --duration S -o FILE.trace [--chrome FILE.json]\n"
-        "                             [--buffer MB]\n"
+        "                             [--buffer MB] [--speedscope FILE.json] [--collapsed FILE.txt]\n"
+        "                             [--pprof FILE.pb] [--clock wall|cpu|auto]\n"
         "\n"
         "Method tracing (MPSS, MPSE) or sampling (SPSS, SPSE) for S seconds; the VM's .trace file is\n"
         "saved as received (dmtracedump, Android Studio).\n"
@@ -375,6 +427,12 @@ const cli_cmd cmd_trace = {
         "  -o, --output FILE.trace  where to save the trace (required)\n"
         "      --sample US          sample every US microseconds instead of tracing every call\n"
         "      --chrome FILE.json   also write it as Trace Event JSON (Perfetto, chrome://tracing)\n"
-        "      --buffer MB          the VM's trace buffer, 1..4095 MiB (default 8, as ddmlib)\n",
+        "      --buffer MB          the VM's trace buffer, 1..4095 MiB (default 8, as ddmlib)\n"
+        "      --speedscope FILE.json  also write it for speedscope: an evented profile per thread\n"
+        "      --collapsed FILE.txt also write it as collapsed stacks (flamegraph.pl, speedscope):\n"
+        "                           the thread first, each line's number its self time in µs\n"
+        "      --pprof FILE.pb      also write it as a pprof profile (profile.proto, go tool pprof)\n"
+        "      --clock wall|cpu|auto  the clock of those three (default auto: wall when the trace\n"
+        "                           has it, else thread CPU)\n",
     .run = trace_main,
 };

@@ -22,7 +22,7 @@
 
 /* `ddmc --help` order. */
 const cli_cmd *const cli_commands[] = {&cmd_info, &cmd_threads, &cmd_stack, &cmd_heap,  &cmd_gc, &cmd_exit,
-                                       &cmd_send, &cmd_alloc,   &cmd_trace, &cmd_hprof, &cmd_ps};
+                                       &cmd_send, &cmd_alloc,   &cmd_trace, &cmd_hprof, &cmd_timeline, &cmd_ps};
 const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
 
 static const cli_cmd *find_command(const char *name) {
@@ -161,6 +161,7 @@ static void resolve_target(opts *o, const cli_cmd *c, int connect_given) {
   int lists_adb = c != NULL && c->lists_adb;
   if (lists_adb && o->pid) cli_usage_error("ps lists every process: -p does not go with it%s", "");
   if (lists_adb && connect_given) cli_usage_error("ps lists the processes adb knows: -c does not go with it%s", "");
+  int adb_options = c != NULL && c->adb_options; /* its own defaults: tools/cmd_timeline.c */
   if (o->pid || lists_adb) {
     if (o->adb_port == 0) {
       const char *env = getenv("ANDROID_ADB_SERVER_PORT");
@@ -169,8 +170,8 @@ static void resolve_target(opts *o, const cli_cmd *c, int connect_given) {
         cli_usage_error("bad ANDROID_ADB_SERVER_PORT '%s'", env);
       o->adb_port = (uint16_t)v;
     }
-  } else if (o->serial || o->adb_port) {
-    cli_usage_error("%s goes with -p PID or ps", o->serial ? "-s" : "-P");
+  } else if ((o->serial || o->adb_port) && !adb_options) {
+    cli_usage_error("%s goes with -p PID, ps or timeline", o->serial ? "-s" : "-P");
   }
   if (o->pid) {
     snprintf(o->target_buf, sizeof o->target_buf, "pid %u via adb 127.0.0.1:%u%s%s", (unsigned)o->pid,

@@ -36,19 +36,45 @@ const char *sess_tx(const char *str) {
   return b;
 }
 
+const char *sess_progress_text(char *buf, size_t n, const char *what, uint64_t have, uint64_t total,
+                               uint64_t first_have, int64_t elapsed_ms) {
+  char rate[64] = "";
+  double secs = (double)elapsed_ms / 1000.0;
+  /* The time left only after 0.2 s: before that the rate is mostly the first read's luck. */
+  if (elapsed_ms > 0 && have > first_have) {
+    double bps = (double)(have - first_have) / secs;
+    if (have < total && secs < 0.2)
+      snprintf(rate, sizeof rate, ", %.1f MiB/s", bps / 1048576.0);
+    else if (have < total)
+      snprintf(rate, sizeof rate, ", %.1f MiB/s, %.0f s left", bps / 1048576.0, (double)(total - have) / bps + 0.5);
+    else
+      snprintf(rate, sizeof rate, ", %.1f MiB/s, %.1f s", bps / 1048576.0, secs);
+  }
+  snprintf(buf, n, "receiving %s: %.1f of %.1f MiB%s", what, have / 1048576.0, total / 1048576.0, rate);
+  return buf;
+}
+
+/* The line on stderr, redrawn in place on a terminal (the packet's length is known from its
+ * header, so the whole is known from the first call). */
 static void on_progress(void *ud, uint64_t have, uint64_t total) {
   sess_progress *p = ud;
   int64_t now = sess_mono_ms();
+  if (p->first_ms == 0) {
+    p->first_ms = now;
+    p->first_have = have;
+  }
   if (have < total && now - p->last_ms < (p->tty ? 100 : 1000)) return;
   p->last_ms = now;
-  fprintf(stderr, "%sddmc: receiving %s: %.1f of %.1f MiB%s", p->tty ? "\r" : "", p->what, have / 1048576.0,
-          total / 1048576.0, p->tty && have < total ? "" : "\n");
+  char text[300];
+  sess_progress_text(text, sizeof text, p->what, have, total, p->first_have, now - p->first_ms);
+  fprintf(stderr, "%sddmc: %s%s%s", p->tty ? "\r" : "", text, p->tty ? "\033[K" : "",
+          p->tty && have < total ? "" : "\n");
   fflush(stderr);
 }
 
 void sess_show_progress(sess *s, sess_progress *p, const char *what) {
+  memset(p, 0, sizeof(*p));
   p->what = what;
-  p->last_ms = 0;
   p->tty = isatty(2);
   ddmc_host_set_progress(s->h, on_progress, p);
 }
@@ -276,6 +302,7 @@ void sess_dispatch(sess *s, const ddmc_host_packet *p) {
     if (rc == 0 && hp.count > 0) {
       s->hpif = hp.heaps[0];
       s->hpif_seq++;
+      if (s->on_hpif) s->on_hpif(s->ud, &s->hpif);
     }
     ddmc_host_hpif_free(&hp);
   } else if (s->track_threads) {

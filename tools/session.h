@@ -64,6 +64,8 @@ typedef struct sess {
   /* optional observer for thread events (watch mode) */
   void (*on_thread_event)(void *ud, ddmc_host_thread_event ev, uint32_t id, const char *name);
   void *ud;
+  /* optional observer for every HPIF (its first heap), called from sess_dispatch with ud */
+  void (*on_hpif)(void *ud, const ddmc_host_heap_info *h);
 } sess;
 
 /* Set by SIGINT/SIGTERM once sess_catch_interrupts (or a command's own handler) is installed. */
@@ -76,14 +78,23 @@ int64_t sess_mono_ms(void);
  * live in a small pool, enough for one printf's arguments. */
 const char *sess_tx(const char *str);
 
-/* A progress line on stderr while a big transfer arrives over s (what: "the trace"): redrawn in
- * place on a terminal, else about once a second. p must outlive the transfer. */
+/* A progress line on stderr while a big transfer arrives over s (what: "the trace"): bytes so far
+ * of the packet's total, the rate and the seconds left; redrawn in place on a terminal, else
+ * about once a second. p must outlive the transfer. */
 typedef struct sess_progress {
   const char *what;
-  int64_t last_ms;
+  int64_t last_ms, first_ms;
+  uint64_t first_have;
   int tty;
 } sess_progress;
 void sess_show_progress(sess *s, sess_progress *p, const char *what);
+/* The progress line's text, "receiving the trace: 12.3 of 40.0 MiB, 2.1 MiB/s, 14 s left" (no
+ * "ddmc: ", no newline), into buf (n bytes; returned): have of total bytes, elapsed_ms after a
+ * first call that had first_have. The rate shows once time has passed, the seconds left after
+ * 0.2 s, the time taken at the end. sess_show_progress's line is this; `ddmc ui` can show the same
+ * from its own ddmc_host_set_progress callback. Pure; thread: any. */
+const char *sess_progress_text(char *buf, size_t n, const char *what, uint64_t have, uint64_t total,
+                               uint64_t first_have, int64_t elapsed_ms);
 
 /* Connects, handshakes, sends HELO+FEAT and (with o->zlib) the ZLIB opt-in; fails the program on
  * any error. */

@@ -225,10 +225,55 @@ static jmethodID method_id(const ddmc_location *loc, int *err) {
   return m ? m->id : NULL;
 }
 
+static int32_t be32(const unsigned char *p) {
+  return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]);
+}
+
+/* The length of the JVM instruction at pc of code[0, n), 0 when it does not fit or is no opcode.
+ * The switches are padded to a multiple of 4 from the method's start (JVMS 6.5). */
+static size_t insn_length(const unsigned char *code, size_t n, size_t pc) {
+  static const char kFixed[] = /* per opcode; 0: variable or not an opcode */
+      "1111111111111111" "2323322222111111" "1111111111111111" "1111112222211111" /* 0x00-0x3f */
+      "1111111111111111" "1111111111111111" "1111111111111111" "1111111111111111" /* 0x40-0x7f */
+      "1111311111111111" "1111111113333333" "3333333332001111" "1133333335532311" /* 0x80-0xbf */
+      "3311043355"; /* 0xc0-0xc9 */
+  unsigned op = code[pc];
+  size_t len = op < sizeof(kFixed) - 1 && kFixed[op] >= '1' ? (size_t)(kFixed[op] - '0') : 0;
+  if (op == 0xc4) /* wide: iinc's form is longer */
+    len = pc + 1 < n ? (code[pc + 1] == 0x84 ? 6 : 4) : 0;
+  if (op == 0xaa || op == 0xab) { /* tableswitch: default low high offsets; lookupswitch: default npairs pairs */
+    size_t at = (pc + 4) & ~(size_t)3, head = op == 0xaa ? 12 : 8; /* past the padding */
+    if (at + head > n) return 0;
+    int64_t a = be32(code + at + 4), entries = op == 0xaa ? be32(code + at + 8) - a + 1 : 2 * a;
+    if (entries < 0 || entries > (int64_t)n) return 0;
+    len = at + head + 4 * (size_t)entries - pc;
+  }
+  return len > 0 && len <= n - pc ? len : 0;
+}
+
+/* Is l where an instruction of m starts? HotSpot's SetBreakpoint checks only that l is inside the
+ * method: a breakpoint in the middle of an instruction overwrites one of its operands, and the JVM
+ * dies when it runs it (under the JDK's agent too). Without the bytecodes, the range check alone. */
+static int insn_start(jmethodID m, jlocation l) {
+  if (!ja.caps.can_get_bytecodes) return 1;
+  jint n = 0;
+  unsigned char *code = NULL;
+  if ((*ja.ti)->GetBytecodes(ja.ti, m, &n, &code) != JVMTI_ERROR_NONE) return 1;
+  size_t pc = 0;
+  while (n > 0 && pc < (size_t)n && (jlocation)pc < l) {
+    size_t len = insn_length(code, (size_t)n, pc);
+    if (len == 0) break; /* not code it knows: refused, never risked */
+    pc += len;
+  }
+  (*ja.ti)->Deallocate(ja.ti, code);
+  return (jlocation)pc == l && l < (jlocation)n;
+}
+
 static int set_breakpoint(void *vd, const ddmc_location *loc) {
   int err = 0;
   jmethodID m = method_id(loc, &err);
   if (m == NULL) return err;
+  if (!insn_start(m, (jlocation)loc->index)) return DDMC_JDWP_INVALID_LOCATION;
   pthread_mutex_lock(&bp_lock);
   if (nbps == capbps) {
     size_t nc = capbps ? capbps * 2 : 16;

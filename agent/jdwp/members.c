@@ -190,7 +190,48 @@ int32_t ja_field_index(ddmc_class id, jfieldID f) {
   return -1;
 }
 
+/* jmethodID -> (class, method index), remembered: every frame and every event names its method
+ * by jmethodID, and the declaring class's lookup (GetMethodDeclaringClass, the name's lookup, a
+ * search of its methods) is most of a frame's cost. Direct-mapped; fields are written and read
+ * one by one (threads race on an entry), so a hit is believed only when the class it names
+ * still has m at that index, which is the very fact wanted: a torn or stale entry misses. */
+#define LOC_CACHE 4096
+static struct {
+  atomic_uintptr_t m;
+  atomic_uint_fast64_t cls;
+  atomic_uint idx;
+} loc_cache[LOC_CACHE];
+
+static int loc_cached(jmethodID m, ddmc_class *cls, uint32_t *idx) {
+  size_t h = ((uintptr_t)m >> 3) % LOC_CACHE;
+  if (atomic_load_explicit(&loc_cache[h].m, memory_order_relaxed) != (uintptr_t)m) return 0;
+  ddmc_class cid = (ddmc_class)atomic_load_explicit(&loc_cache[h].cls, memory_order_relaxed);
+  uint32_t i = atomic_load_explicit(&loc_cache[h].idx, memory_order_relaxed);
+  ja_entry *e = cid ? ja_entry_of(cid) : NULL;
+  ja_class *c = e ? atomic_load_explicit(&e->cls, memory_order_acquire) : NULL;
+  if (c == NULL || i >= (uint32_t)c->nmethods || c->methods[i].id != m) return 0;
+  *cls = cid;
+  *idx = i;
+  return 1;
+}
+
+static void loc_remember(jmethodID m, ddmc_class cls, uint32_t idx) {
+  size_t h = ((uintptr_t)m >> 3) % LOC_CACHE;
+  atomic_store_explicit(&loc_cache[h].m, 0, memory_order_relaxed);
+  atomic_store_explicit(&loc_cache[h].cls, cls, memory_order_relaxed);
+  atomic_store_explicit(&loc_cache[h].idx, idx, memory_order_relaxed);
+  atomic_store_explicit(&loc_cache[h].m, (uintptr_t)m, memory_order_relaxed);
+}
+
 int ja_location(JNIEnv *env, jmethodID m, jlocation index, ddmc_location *out) {
+  ddmc_class hit_cls;
+  uint32_t hit_idx;
+  if (loc_cached(m, &hit_cls, &hit_idx)) {
+    out->cls = hit_cls;
+    out->method = hit_idx;
+    out->index = index;
+    return 0;
+  }
   jclass k = NULL;
   jvmtiError e = (*ja.ti)->GetMethodDeclaringClass(ja.ti, m, &k);
   if (e != JVMTI_ERROR_NONE) return ja_err(e);
@@ -204,6 +245,7 @@ int ja_location(JNIEnv *env, jmethodID m, jlocation index, ddmc_location *out) {
       out->cls = cid;
       out->method = (uint32_t)i;
       out->index = index;
+      loc_remember(m, cid, (uint32_t)i);
       return 0;
     }
   }

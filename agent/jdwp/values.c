@@ -291,6 +291,55 @@ static int elem_type(ddmc_ref a, char *t) {
   return 0;
 }
 
+/* Primitive elements [first, first + n) in pieces: one JNI region call per piece, not per
+ * element (a million ints cost a thousand calls). */
+static int array_get_prims(JNIEnv *env, jarray arr, char t, int32_t first, int32_t n, ddmc_value *out) {
+  enum { PIECE = 512 };
+  union {
+    jboolean z[PIECE];
+    jbyte b[PIECE];
+    jchar c[PIECE];
+    jshort s[PIECE];
+    jint i[PIECE];
+    jlong j[PIECE];
+    jfloat f[PIECE];
+    jdouble d[PIECE];
+  } u;
+  for (int32_t done = 0; done < n; done += PIECE) {
+    jsize k = n - done < PIECE ? n - done : PIECE, at = first + done;
+    switch (t) {
+    case 'Z': (*env)->GetBooleanArrayRegion(env, arr, at, k, u.z); break;
+    case 'B': (*env)->GetByteArrayRegion(env, arr, at, k, u.b); break;
+    case 'C': (*env)->GetCharArrayRegion(env, arr, at, k, u.c); break;
+    case 'S': (*env)->GetShortArrayRegion(env, arr, at, k, u.s); break;
+    case 'I': (*env)->GetIntArrayRegion(env, arr, at, k, u.i); break;
+    case 'J': (*env)->GetLongArrayRegion(env, arr, at, k, u.j); break;
+    case 'F': (*env)->GetFloatArrayRegion(env, arr, at, k, u.f); break;
+    default: (*env)->GetDoubleArrayRegion(env, arr, at, k, u.d); break;
+    }
+    if ((*env)->ExceptionCheck(env)) {
+      (*env)->ExceptionClear(env);
+      return DDMC_JDWP_INVALID_INDEX;
+    }
+    ddmc_value *o = out + done;
+    for (jsize e = 0; e < k; e++) {
+      memset(&o[e], 0, sizeof o[e]);
+      o[e].tag = t;
+      switch (t) {
+      case 'Z': o[e].u.i = u.z[e]; break;
+      case 'B': o[e].u.i = u.b[e]; break;
+      case 'C': o[e].u.i = u.c[e]; break;
+      case 'S': o[e].u.i = u.s[e]; break;
+      case 'I': o[e].u.i = u.i[e]; break;
+      case 'J': o[e].u.j = u.j[e]; break;
+      case 'F': o[e].u.f = u.f[e]; break;
+      default: o[e].u.d = u.d[e]; break;
+      }
+    }
+  }
+  return 0;
+}
+
 static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
   char t;
   int rc = elem_type(a, &t);
@@ -298,30 +347,22 @@ static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value 
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
   jarray arr = (jarray)ja_obj(a);
-  if (arr == NULL) rc = DDMC_JDWP_INVALID_OBJECT;
-  for (int32_t i = 0; i < n && rc == 0; i++) {
-    jvalue v;
-    memset(&v, 0, sizeof v);
-    switch (t) {
-    case 'Z': (*env)->GetBooleanArrayRegion(env, arr, first + i, 1, &v.z); break;
-    case 'B': (*env)->GetByteArrayRegion(env, arr, first + i, 1, &v.b); break;
-    case 'C': (*env)->GetCharArrayRegion(env, arr, first + i, 1, &v.c); break;
-    case 'S': (*env)->GetShortArrayRegion(env, arr, first + i, 1, &v.s); break;
-    case 'I': (*env)->GetIntArrayRegion(env, arr, first + i, 1, &v.i); break;
-    case 'J': (*env)->GetLongArrayRegion(env, arr, first + i, 1, &v.j); break;
-    case 'F': (*env)->GetFloatArrayRegion(env, arr, first + i, 1, &v.f); break;
-    case 'D': (*env)->GetDoubleArrayRegion(env, arr, first + i, 1, &v.d); break;
-    default:
-      v.l = (*env)->GetObjectArrayElement(env, (jobjectArray)arr, first + i);
-      break;
-    }
+  if (arr == NULL) {
+    rc = DDMC_JDWP_INVALID_OBJECT;
+  } else if (t != 'L') {
+    rc = array_get_prims(env, arr, t, first, n, out);
+  }
+  for (int32_t i = 0; t == 'L' && i < n && rc == 0; i++) {
+    jobject v = (*env)->GetObjectArrayElement(env, (jobjectArray)arr, first + i);
     if ((*env)->ExceptionCheck(env)) {
       (*env)->ExceptionClear(env);
-      ja_leave(env);
-      return DDMC_JDWP_INVALID_INDEX;
+      rc = DDMC_JDWP_INVALID_INDEX;
+      break;
     }
-    rc = ja_value_in(env, t, v, &out[i]);
-    if (v.l && t == 'L') (*env)->DeleteLocalRef(env, v.l);
+    jvalue jv;
+    jv.l = v;
+    rc = ja_value_in(env, t, jv, &out[i]);
+    if (v) (*env)->DeleteLocalRef(env, v);
   }
   ja_leave(env);
   return rc;

@@ -561,7 +561,9 @@ typedef struct ddmc_vm_bridge {
    * ABSENT_INFORMATION when it has none. With this op the library also answers
    * VirtualMachine.SetDefaultStratum (canSetDefaultStratum), and steps by line in a class with an
    * SMAP by the lines of a stratum, as libjdwp: so this op is also called on a stepping VM thread
-   * inside its ddmc_post_location call (once per method stepped in, cached). */
+   * inside its ddmc_post_location call (once per method stepped in, cached), and on the thread
+   * inside ddmc_post_class_prepare when a ClassPrepare request's SourceNameMatch does not match
+   * the class's source file (libjdwp matches the SMAP's source names too). */
   int (*source_debug_extension)(void *vm_data, ddmc_class c, ddmc_buf *out);
   /* Modules (JDWP 9: with all three ops VirtualMachine.Version answers 9, which is what makes a
    * JDI client ask; JVM TI GetAllModules). A module is an object on the wire (moduleID is an

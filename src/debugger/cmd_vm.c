@@ -177,8 +177,8 @@ static int vm_top_level_thread_groups(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *o
 static int vm_dispose(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
-  /* The client closes the socket after the reply; do the clean-up now so nothing it left
-   * suspended waits for that. */
+  /* The connection closes once the reply is out (src/jdwp/dispatch.c; not a relay's, which may
+   * carry the next debugger); clean up now so nothing the debugger left suspended waits for that. */
   ddmc__dbg_reset(d);
   return 0;
 }

@@ -104,12 +104,28 @@ static int unstarted_thread_is(ddmc__dbg *d, ddmc__dbg_mod *m, uint32_t thread) 
   return 1;
 }
 
+/* SourceNameMatch as libjdwp evaluates it: the class's source file, or one of the source names
+ * of its SMAP (smap.c: a JSP's, a Kotlin inline function's file). The SMAP is asked for only when
+ * the source file does not match; this runs on the VM thread that prepares the class, before any
+ * suspension, as ReferenceType.SourceDebugExtension would on the JDWP thread. */
+static int source_name_matches(ddmc__dbg *d, ddmc_class cls, const char *pattern) {
+  const ddmc__dbg_cls *k;
+  if (cls == 0 || ddmc__dbg_cls_get(d, cls, &k) != 0) return 0;
+  if (k->source != NULL && ddmc__dbg_pattern_match(pattern, k->source)) return 1;
+  if (d->ops.source_debug_extension == NULL) return 0;
+  ddmc_buf sde;
+  ddmc__buf_init(&sde, d->mem, DDMC__MAX_SMAP);
+  int hit = d->ops.source_debug_extension(d->vm_data, k->handle, &sde) == 0 && !ddmc_buf_error(&sde) &&
+            ddmc__dbg_smap_names_match((const char *)sde.p, ddmc_buf_len(&sde), pattern);
+  ddmc__buf_free(&sde);
+  return hit;
+}
+
 /* Every modifier in order; Count is spent only by events that got that far. */
 static int matches(ddmc__dbg *d, ddmc__dbg_req *r, const basket *b) {
   if (atomic_load_explicit(&r->expired, memory_order_relaxed)) return 0;
   for (uint32_t i = 0; i < r->nmods; i++) {
     ddmc__dbg_mod *m = &r->mods[i];
-    const ddmc__dbg_cls *k;
     switch (m->kind) {
       case DDMC__MOD_COUNT: {
         int left = atomic_fetch_sub(&m->left, 1);
@@ -141,9 +157,7 @@ static int matches(ddmc__dbg *d, ddmc__dbg_req *r, const basket *b) {
         if (b->this_obj == 0 || b->this_obj != m->instance) return 0;
         break;
       case DDMC__MOD_SOURCE_NAME_MATCH:
-        if (b->cls == 0 || ddmc__dbg_cls_get(d, b->cls, &k) != 0 || k->source == NULL ||
-            !ddmc__dbg_pattern_match(m->pattern, k->source))
-          return 0;
+        if (!source_name_matches(d, b->cls, m->pattern)) return 0;
         break;
       case DDMC__MOD_PLATFORM_THREADS_ONLY: break;
       case DDMC__MOD_EXCEPTION_ONLY:

@@ -13,7 +13,11 @@
  * ID sticky from the previous entry), up to "*E". A Java line J maps to the first entry whose
  * output range holds it; the stratum's line is then (file << 16) | input line, which is all
  * stepping compares (libjdwp numbers them the same way). Parsing does no I/O and reads at most
- * the SMAP's bytes once per entry converted (DDMC__MAX_SMAP bytes, DDMC__MAX_LINES entries). */
+ * the SMAP's bytes once per entry converted (DDMC__MAX_SMAP bytes, DDMC__MAX_LINES entries).
+ *
+ * ClassPrepare's SourceNameMatch reads the SMAP too: libjdwp matches the pattern against its
+ * source names (the output file and each "*F" file's name, not its path) before the class's own
+ * source file, so a filter on "helloworld.jsp" sees the JSP's class prepared. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,4 +110,59 @@ int ddmc__dbg_smap_pick(const char *smap, size_t n, const char *want, char *out,
   memcpy(out, ls, ln);
   out[ln] = '\0';
   return 1;
+}
+
+/* requests.h's restricted pattern against name[0, nl): exact, "*suffix" or "prefix*". */
+static int pattern_match_n(const char *pattern, const char *name, size_t nl) {
+  size_t pl = strlen(pattern);
+  if (pl > 0 && pattern[0] == '*') return nl >= pl - 1 && memcmp(name + nl - (pl - 1), pattern + 1, pl - 1) == 0;
+  if (pl > 0 && pattern[pl - 1] == '*') return nl >= pl - 1 && memcmp(name, pattern, pl - 1) == 0;
+  return nl == pl && memcmp(name, pattern, pl) == 0;
+}
+
+static const char *skip_white(const char *s, const char *e) {
+  while (s < e && (*s == ' ' || *s == '\t')) s++;
+  return s;
+}
+
+/* A "*F" line "[+] id name": its name (leading blanks off, as libjdwp reads it); with "+" the
+ * next line is the file's path, which libjdwp does not match, so *path_next is set. */
+static int file_line_name(const char *ls, size_t ln, const char **name, size_t *nl, int *path_next) {
+  const char *s = skip_white(ls, ls + ln), *e = ls + ln;
+  *path_next = s < e && *s == '+';
+  if (*path_next) s = skip_white(s + 1, e);
+  const char *digits = s;
+  while (s < e && *s >= '0' && *s <= '9') s++;
+  if (s == digits) return 0;
+  s = skip_white(s, e);
+  *name = s;
+  *nl = (size_t)(e - s);
+  return 1;
+}
+
+int ddmc__dbg_smap_names_match(const char *smap, size_t n, const char *pattern) {
+  const char *p = smap, *end = smap + n, *ls;
+  size_t ln;
+  if (!next_line(&p, end, &ls, &ln) || ln < 4 || memcmp(ls, "SMAP", 4) != 0 || n <= 4) return 0;
+  if (!next_line(&p, end, &ls, &ln)) return 0;
+  const char *out = skip_white(ls, ls + ln);
+  int hit = pattern_match_n(pattern, out, (size_t)(ls + ln - out));
+  int in_files = 0, path_next = 0;
+  while (next_line(&p, end, &ls, &ln)) {
+    if (ln >= 2 && ls[0] == '*') {
+      if (ls[1] == 'E') return hit; /* complete: libjdwp uses only a SMAP it parsed to its end */
+      in_files = ls[1] == 'F';
+      path_next = 0;
+      continue;
+    }
+    const char *name;
+    size_t nl;
+    if (!in_files || hit) continue;
+    if (path_next) {
+      path_next = 0;
+      continue;
+    }
+    if (file_line_name(ls, ln, &name, &nl, &path_next)) hit = pattern_match_n(pattern, name, nl);
+  }
+  return 0;
 }

@@ -194,6 +194,11 @@ int32_t ddmc__dbg_smap_line(const char *smap, size_t n, const char *stratum, int
  * else the SMAP's default; copied into out (cap bytes). 0 when that stratum has no section: the
  * class keeps its own lines. Thread: any. */
 int ddmc__dbg_smap_pick(const char *smap, size_t n, const char *want, char *out, size_t cap);
+/* ClassPrepare's SourceNameMatch as libjdwp evaluates it in a class with an SMAP: 1 when pattern
+ * (requests.h's restricted form) matches one of its source names, the output file (the SMAP's
+ * second line, the Java stratum's file) or a file of any stratum's "*F" section; 0 otherwise or
+ * when smap is no complete SMAP ("SMAP" first, "*E" last). Thread: any. */
+int ddmc__dbg_smap_names_match(const char *smap, size_t n, const char *pattern);
 int ddmc__dbg_lines_init(ddmc__dbg *d);
 void ddmc__dbg_lines_reset(ddmc__dbg *d);
 void ddmc__dbg_lines_destroy(ddmc__dbg *d);
@@ -208,6 +213,7 @@ typedef struct ddmc__dbg_lines ddmc__dbg_lines;
 /* Composites HoldEvents keeps, in bytes: a debugger that holds events and never releases them
  * costs the VM at most this; past it a post answers DDMC_EQFULL. */
 #define DDMC__HELD_MAX ((size_t)1 << 20)
+#define DDMC__MAX_SMAP ((size_t)1 << 20) /* a longer SourceDebugExtension is left alone */
 #define DDMC__MAX_STRATUM 256 /* SetDefaultStratum: a longer name is ILLEGAL_ARGUMENT */
 
 /* Event kinds are below 128 (the largest, VM_DEATH, is 99): want[] has one counter for each. */

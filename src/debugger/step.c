@@ -38,7 +38,6 @@ typedef struct line_table {
 #define DDMC__LINE_BUCKETS 256
 #define DDMC__MAX_LINES 65536
 
-#define DDMC__MAX_SMAP ((size_t)1 << 20)
 
 struct ddmc__dbg_lines {
   pthread_mutex_t lock;

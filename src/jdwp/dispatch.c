@@ -232,7 +232,13 @@ int ddmc__jdwp_session_packet(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pk
    * and ignored (Dalvik ignored them too; ART aborted). */
   if (pkt->flags & DDMC__FLAG_REPLY) return 0;
   if (pkt->cmd_set == DDMC__DDM_CMDSET && pkt->cmd == DDMC__DDM_CMD) return handle_ddm(s, pkt);
-  return handle_jdwp(s, pkt);
+  int rc = handle_jdwp(s, pkt);
+  /* VirtualMachine.Dispose is a debugger's last word: the connection closes after the reply, as
+   * the JDK's agent closes it (answered or refused; docs/protocol/jdwp.md §2.7), and a server
+   * listens again. Not on a DDM session: that is a relay (ddmlib) speaking for a debugger, and it
+   * keeps the VM's connection for DDM and the next debugger it relays. */
+  if (pkt->cmd_set == 1 && pkt->cmd == 6 && !s->ddm) s->leaving = 1;
+  return rc;
 }
 
 int ddmc__jdwp_service_add(ddmc_vm *vm, const ddmc__jdwp_service *s) {

@@ -48,6 +48,7 @@ typedef struct ddmc__jdwp_session {
   uint64_t taken;       /* of those, what the peer had taken at progress_ms */
   int64_t progress_ms;  /* when the peer last took output (or none waited): a stalled peer is dropped */
   int why;              /* non-zero: the session ends at the end of the JDWP thread's turn */
+  int leaving;          /* it sent VirtualMachine.Dispose: nothing more is read, it ends once its output is out */
 } ddmc__jdwp_session;
 
 /* The sessions the JDWP thread serves at once (at most ddmc_options.max_sessions, never more than

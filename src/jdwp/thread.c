@@ -84,7 +84,7 @@ int ddmc__jdwp_session_input(ddmc__jdwp_session *s, const uint8_t *p, size_t n) 
     atomic_fetch_add_explicit(&vm->st_packets_in, 1, memory_order_relaxed);
     rc = ddmc__jdwp_session_packet(s, &pkt);
     if (rc != 0) return rc;
-    if (atomic_load(&vm->stopping)) return 0;
+    if (atomic_load(&vm->stopping) || s->leaving) return 0; /* what follows Dispose goes unread */
   }
 }
 
@@ -94,7 +94,7 @@ static int read_and_handle(ddmc__jdwp_session *s) {
   ddmc_vm *vm = s->vm;
   uint8_t tmp[65536];
   size_t budget = 4 * sizeof(tmp); /* bounded work per wake-up keeps the queue drained */
-  while (budget > 0 && ddmc__jdwp_session_pending(s) < DDMC__OUT_HIGH_WATER && s->ext == NULL) {
+  while (budget > 0 && ddmc__jdwp_session_pending(s) < DDMC__OUT_HIGH_WATER && s->ext == NULL && !s->leaving) {
     ssize_t n = recv(s->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
     if (n == 0) return DDMC_ECLOSED;
     if (n < 0) {
@@ -348,8 +348,9 @@ static int turn(loop *l) {
   int n = l->set.n;
   for (int i = 0; i < n; i++) {
     ddmc__jdwp_session *s = l->set.s[i];
-    int can_read = ddmc__jdwp_session_pending(s) < DDMC__OUT_HIGH_WATER && s->ext == NULL && s->why == 0;
-    short events = (short)((ddmc__jdwp_session_pending(s) ? POLLOUT : 0) | (can_read ? POLLIN : 0));
+    size_t pending = ddmc__jdwp_session_pending(s);
+    int can_read = pending < DDMC__OUT_HIGH_WATER && s->ext == NULL && s->why == 0 && !s->leaving;
+    short events = (short)((pending ? POLLOUT : 0) | (can_read ? POLLIN : 0));
     p[2 + i] = (struct pollfd){.fd = s->fd, .events = events};
   }
   if (poll(p, (nfds_t)(2 + n), timeout) < 0) return errno == EINTR ? 0 : DDMC_EIO;
@@ -383,6 +384,7 @@ static int turn(loop *l) {
   for (int i = 0; i < l->set.n; i++) {
     ddmc__jdwp_session *s = l->set.s[i];
     if (s->why == 0 && ddmc__jdwp_session_pending(s)) s->why = flush_out(s);
+    if (s->why == 0 && s->leaving && !ddmc__jdwp_session_pending(s) && s->ext == NULL) s->why = DDMC_ECLOSED;
     if (s->shaken && (ddmc__jdwp_session_pending(s) || s->ext != NULL)) idle = 0;
   }
   if (idle) atomic_store(&vm->flushed_seq, flush_seq);

@@ -716,6 +716,33 @@ def mode_ddmc(run):
     if rc != 0 or not {"main", "Sleeper", "Waiter-1", "Busy"} <= names:
         raise Fail("ddmc -p %d threads via adb: exit %d, threads %s" % (t.pid, rc, sorted(names)))
     say("ddmc -p %d threads via adb: %d threads" % (t.pid, len(names)))
+    # ddmc timeline of both through adb (--vm pid:PID; the port from ANDROID_ADB_SERVER_PORT): a
+    # process each in one Trace Event file, threads.mvm's threads named, their states as slices.
+    out = os.path.join(tempfile.mkdtemp(prefix="ddmc-timeline-"), "timeline.json")
+    r = subprocess.run([run.args.ddmc, "--json", "timeline", "-d", "1.5", "-o", out, "--vm", "pid:%d" % z.pid,
+                        "--vm", "pid:%d" % t.pid], env=dict(run.env, ANDROID_ADB_SERVER_PORT=str(run.adb_port)),
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    doc = json.loads(r.stdout.decode() or "null")
+    if r.returncode != 0 or [v["pid"] for v in doc["timeline"]["vms"]] != [z.pid, t.pid]:
+        raise Fail("ddmc timeline --vm pid:%d --vm pid:%d: exit %d, %s %r" % (z.pid, t.pid, r.returncode, doc,
+                                                                          r.stderr[-500:]))
+    with open(out) as f:
+        ev = json.load(f)["traceEvents"]
+    # --adb: every process adb lists, the same two (-P, -s as ps takes them).
+    r2 = subprocess.run([run.args.ddmc, "-P", str(run.adb_port), "-s", run.serial, "--json", "timeline", "-d", "1",
+                         "-o", out + ".adb", "--adb"], env=run.env, stdin=subprocess.DEVNULL, capture_output=True,
+                        timeout=60)
+    doc2 = json.loads(r2.stdout.decode() or "null")
+    if r2.returncode != 0 or sorted(v["pid"] for v in doc2["timeline"]["vms"]) != sorted([z.pid, t.pid]):
+        raise Fail("ddmc timeline --adb: exit %d, %s %r" % (r2.returncode, doc2, r2.stderr[-500:]))
+    shutil.rmtree(os.path.dirname(out))
+    names = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name" and e["pid"] == t.pid}
+    slices = [e for e in ev if e["ph"] == "X" and e["pid"] == t.pid and e.get("cat") == "thread_state"]
+    pids = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    if not {"main", "Sleeper", "Waiter-1", "Busy"} <= names or not slices or pids != {z.pid, t.pid}:
+        raise Fail("ddmc timeline via adb: processes %s, threads %s, %d slices" % (pids, sorted(names), len(slices)))
+    say("ddmc timeline via adb (--vm pid:PID, --adb): 2 processes, %d thread-state slices of threads.mvm"
+        % len(slices))
     rc, doc = ddmc("-p", "999999", "info")
     if rc != 2:
         raise Fail("ddmc -p 999999 (no such process) exited %d, want 2: %s" % (rc, doc))

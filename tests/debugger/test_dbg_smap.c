@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* smap.c: which stratum a step moves by and a Java line's line in it, from JSR-45 SMAPs:
  * sticky file IDs, repeat counts and increments, "\r\n" lines, strata the SMAP lacks, and
- * malformed or truncated entries (no line, never a crash). */
+ * malformed or truncated entries (no line, never a crash); the source names ClassPrepare's
+ * SourceNameMatch compares as libjdwp does. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,11 +74,34 @@ static void test_bad_input(void **state) {
   for (size_t n = 0; n < sizeof(kSmap) - 1; n++) ddmc__dbg_smap_line(kSmap, n, "JSP", 41);
 }
 
+/* The output file and every stratum's file names match, exactly or by "*suffix" / "prefix*";
+ * a "+" file's path does not, nor anything of an SMAP without its "*E". */
+static void test_source_names(void **state) {
+  (void)state;
+  size_t n = strlen(kSmap);
+  static const char *hit[] = {"Page.java", "*Page.java", "Page*", "page.jsp", "*.jsp", "inc.jsp", "a.kt", "*kt", "*"};
+  for (size_t i = 0; i < sizeof(hit) / sizeof(hit[0]); i++) assert_true(ddmc__dbg_smap_names_match(kSmap, n, hit[i]));
+  static const char *miss[] = {"page", "Page.jav", "JSP", "Kt", "1 a.kt", "*.java.x", "b*", ""};
+  for (size_t i = 0; i < sizeof(miss) / sizeof(miss[0]); i++) assert_false(ddmc__dbg_smap_names_match(kSmap, n, miss[i]));
+  static const char path[] = "SMAP\nX.java\nJSP\n*S JSP\n*F\n+ 0 hello.jsp\nweb/hello_path.jsp\n*L\n1:1\n*E\n";
+  assert_true(ddmc__dbg_smap_names_match(path, strlen(path), "hello.jsp"));
+  assert_false(ddmc__dbg_smap_names_match(path, strlen(path), "web/hello_path.jsp"));
+  assert_false(ddmc__dbg_smap_names_match(path, strlen(path), "*path.jsp"));
+  static const char unended[] = "SMAP\nX.java\nJSP\n*S JSP\n*F\n1 hello.jsp\n*L\n1:1\n";
+  assert_false(ddmc__dbg_smap_names_match(unended, strlen(unended), "hello.jsp"));
+  assert_false(ddmc__dbg_smap_names_match(unended, strlen(unended), "X.java"));
+  assert_false(ddmc__dbg_smap_names_match("SMAP", 4, "*"));
+  assert_false(ddmc__dbg_smap_names_match("", 0, "*"));
+  /* Each prefix of a good SMAP: read within its bytes (ASan checks); only the whole one is one. */
+  for (size_t k = 0; k < n - 1; k++) assert_false(ddmc__dbg_smap_names_match(kSmap, k, "a.kt"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_lines),
       cmocka_unit_test(test_pick),
       cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_source_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

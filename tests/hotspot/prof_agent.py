@@ -7,9 +7,14 @@ HeapProg$Node kept from a static, HeapProg$Blob allocated 100 every 50 ms):
 
 hprof: `ddmc hprof -o` passes the strict reader (tests/hprof/hprof_reader.py) with exactly 1000
        HeapProg$Node; hprof-conv converts it and the reader takes the 1.0.2 file; `--standard`
-       too. alloc: `ddmc alloc` lists HeapProg$Blob allocated at HeapProg.allocate. trace: `ddmc
-       trace` and `trace --sample` files that dmtracedump reads, naming HeapProg.allocate.
+       too. alloc: `ddmc alloc` lists HeapProg$Blob allocated at HeapProg.allocate, and its
+       --pprof file (read back by tests/exports/check_exports.mjs: protobufjs with pprof's own
+       profile.proto, pprof-format) has the same. trace: `ddmc trace` and `trace --sample` files
+       that dmtracedump reads, naming HeapProg.allocate; their --speedscope and --pprof exports
+       pass the same consumers and name it too, and so do the method trace's --collapsed stacks.
+timeline: `ddmc timeline` names the JVM's threads, gives their states and heap counters.
 bitmap: `ddmc heap --bitmap` fails and says why (no segment picture on a JVM). Exits 0 or 1."""
+import json
 import os
 import re
 import shutil
@@ -19,6 +24,17 @@ import sys
 from agent_jvm import launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+CHECK_EXPORTS = os.path.join(os.path.dirname(HERE), "exports", "check_exports.mjs")
+PPROF_PROTO = "/usr/share/gocode/src/github.com/google/pprof/proto/profile.proto"
+
+
+def consumer(node, report, what, path, *extra):
+    """tests/exports/check_exports.mjs: its summary, or None (the reason goes to the report)."""
+    r = subprocess.run([node, CHECK_EXPORTS, what, path, *extra], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        report.append(f"{what} consumer: {path}: {r.stderr[-2000:]}")
+        return None
+    return json.loads(r.stdout)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "hprof"))
 import hprof_reader  # noqa: E402
 
@@ -50,8 +66,10 @@ def values_checks(path):
 def main():
     agent, ddmc, hprof_conv, work = sys.argv[1:5]
     java, javac, dmtd = shutil.which("java"), shutil.which("javac"), shutil.which("dmtracedump")
-    if not java or not javac or not dmtd or not os.path.exists(hprof_conv):
-        print("FAIL: java, javac, dmtracedump or hprof-conv missing (scripts/setup.sh installs them)")
+    node = shutil.which("node")
+    if not java or not javac or not dmtd or not os.path.exists(hprof_conv) or not node or not os.path.exists(PPROF_PROTO):
+        print("FAIL: java, javac, dmtracedump, hprof-conv, node or pprof's profile.proto missing "
+              "(scripts/setup.sh installs them)")
         return 1
     os.makedirs(work, exist_ok=True)
     classes = os.path.join(work, "classes")
@@ -102,20 +120,49 @@ def main():
         t = read(std) if rc == 0 else None
         checks += [("--standard dump", t is not None and t["instances"].get("HeapProg$Node") == 1000)]
 
-        rc, out = ddmc_run("alloc", "--duration", "2")
+        apb = os.path.join(work, "alloc.pb")
+        rc, out = ddmc_run("alloc", "--duration", "2", "--pprof", apb)
         checks += [("alloc exits 0", rc == 0),
                    ("alloc lists HeapProg$Blob at allocate",
                     re.search(r"^\s*\d+\s+\d+\s+HeapProg\$Blob\s+HeapProg\.allocate\(HeapProg\.java:\d+\)", out, re.M)
                     is not None)]
+        p = consumer(node, report, "pprof", apb, PPROF_PROTO) if rc == 0 else None
+        checks += [("alloc --pprof: Blobs allocated at HeapProg.allocate",
+                    p is not None and p["labels"]["class"].get("HeapProg$Blob", 0) > 0
+                    and p["self"].get("HeapProg.allocate", [0])[0] > 0)]
 
         for name, extra in (("trace", []), ("sample", ["--sample", "1000"])):
             path = os.path.join(work, name + ".trace")
             if os.path.exists(path):
                 os.unlink(path)
-            rc, _ = ddmc_run("trace", *extra, "--duration", "1", "-o", path)
+            ss, co, pb = (os.path.join(work, name + x) for x in (".speedscope.json", ".txt", ".pb"))
+            rc, _ = ddmc_run("trace", *extra, "--duration", "1", "-o", path, "--speedscope", ss, "--collapsed", co,
+                             "--pprof", pb)
             rc2, out = run(dmtd, "-o", path) if rc == 0 else (1, "")
             checks += [(f"{name}: ddmc exits 0", rc == 0),
                        (f"{name}: dmtracedump names HeapProg.main", rc2 == 0 and "HeapProg.main" in out)]
+            s = consumer(node, report, "speedscope", ss) if rc == 0 else None
+            p = consumer(node, report, "pprof", pb, PPROF_PROTO) if rc == 0 else None
+            lines = open(co).read().splitlines() if rc == 0 else []
+            checks += [(f"{name}: speedscope's schema and rules, HeapProg.main opened",
+                        s is not None and any("HeapProg.main" in pr["opens"] for pr in s["profiles"])),
+                       (f"{name}: pprof names HeapProg.main", p is not None and "HeapProg.main" in p["incl"]),
+                       (f"{name}: collapsed stacks through HeapProg.main",
+                        # A sampled thread that never changed its stack has records at one time
+                        # only: no self time, no line (export.h); the traced main thread has.
+                        name == "sample" or any(re.match(r"^[^;]+;(.+;)?HeapProg\.main(;.+)? \d+$", ln)
+                                                for ln in lines))]
+
+        # ddmc timeline of the JVM: its threads' states as slices, its heap as counters.
+        tl = os.path.join(work, "timeline.json")
+        rc, _ = ddmc_run("timeline", "-d", "2", "-o", tl)
+        ev = json.load(open(tl))["traceEvents"] if rc == 0 else []
+        tnames = {e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+        states = {e["name"] for e in ev if e["ph"] == "X" and e.get("cat") == "thread_state"}
+        heap = [e for e in ev if e["ph"] == "C" and e["name"] == "heap bytes" and e["args"]["allocated"] > 0]
+        checks += [("timeline exits 0", rc == 0), ("timeline: the JVM's threads named", {"main", "Finalizer"} <= tnames),
+                   ("timeline: thread states", "sleeping" in states or "wait" in states),
+                   ("timeline: heap counters every 100 ms", len(heap) >= 10)]
 
         rc, out = ddmc_run("heap", "--bitmap", os.path.join(work, "heap.png"))
         checks += [("heap --bitmap refused, with the reason", rc != 0 and "cannot walk its heap" in out)]

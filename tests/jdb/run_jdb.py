@@ -720,9 +720,15 @@ class Session:
                     # refuses before doing anything, so the same command is sent once more.
                     if step.kind != "cmd" or "'is not a valid thread id'" not in str(f):
                         raise
-                    log(f"{self.script.name}: step {i}: jdb's thread cache lagged; sending it again")
-                    time.sleep(0.5)
-                    self.run_step(step)
+                    for attempt in range(1, 11):  # a loaded machine: up to about 10 s
+                        log(f"{self.script.name}: step {i}: jdb's thread cache lagged; sending it again ({attempt})")
+                        time.sleep(1.0)
+                        try:
+                            self.run_step(step)
+                            break
+                        except Failure as again:
+                            if attempt == 10 or "'is not a valid thread id'" not in str(again):
+                                raise
             except Failure as f:
                 msg = f"step {i} ({step.where}) {step.title()} FAILED:\n  {f}"
                 gone = (self.jdb is not None and self.jdb.poll() is not None and not self.exited) \

@@ -10,7 +10,9 @@
 // unnamed modules, Reflect's module() is its loader's unnamed module, String's is java.base with
 // the boot loader; JspPage, which carries an SMAP (the runner added it), has the strata Java and
 // JSP, JSP by default, its lines mapped, and setDefaultStratum is accepted and changes what
-// Location.lineNumber() says and where a step by line ends (page.jsp line 1 is two Java lines). minivm: bytecodes in minivm's own encoding (26 bytes per
+// Location.lineNumber() says and where a step by line ends (page.jsp line 1 is two Java lines);
+// ClassPrepare requests filtered by source name see JspLater, loaded later, by its SMAP's source
+// names as by its own source file. minivm: bytecodes in minivm's own encoding (26 bytes per
 // instruction, examples/minivm/README.md), no constant pool, no modules.
 // Prints "ok - ..." or "FAIL - ..." per check and "all checks passed" at the end.
 import com.sun.jdi.*;
@@ -213,6 +215,45 @@ public class ReflectClient {
     return line;
   }
 
+  /** ClassPrepare requests filtered by source name (SourceNameMatch) for JspLater, which Reflect
+   *  loads once Later.load is set: as libjdwp, a pattern matches the class's source file or a source
+   *  name of its SMAP (the output file, a stratum's file), never a file's path. */
+  static void sourceNameFilters(VirtualMachine vm) throws Exception {
+    EventRequestManager erm = vm.eventRequestManager();
+    String[] hit = {"later.jsp", "later*", "*r.jsp", "Later_jsp.java", "*_jsp.java", "Reflect.java"};
+    String[] miss = {"web/later.jsp", "*web/later.jsp", "page.jsp", "nomatch.jsp", "JSP"};
+    Map<EventRequest, String> pattern = new HashMap<>();
+    Map<String, Integer> events = new TreeMap<>();
+    for (String[] list : new String[][] {hit, miss})
+      for (String p : list) {
+        ClassPrepareRequest r = erm.createClassPrepareRequest();
+        r.addClassFilter("JspLater");
+        r.addSourceNameFilter(p);
+        r.setSuspendPolicy(EventRequest.SUSPEND_NONE);
+        r.enable();
+        pattern.put(r, p);
+        events.put(p, 0);
+      }
+    ClassType later = (ClassType) one(vm, "Later");
+    later.setValue(later.fieldByName("load"), vm.mirrorOf(true));
+    long end = System.currentTimeMillis() + 20000, quiet = Long.MAX_VALUE;
+    while (System.currentTimeMillis() < Math.min(end, quiet)) {
+      EventSet set = vm.eventQueue().remove(200);
+      if (set == null) continue;
+      for (Event e : set) {
+        String p = pattern.get(e.request());
+        if (p != null && e instanceof ClassPrepareEvent && ((ClassPrepareEvent) e).referenceType().name().equals("JspLater")) {
+          events.merge(p, 1, Integer::sum);
+          quiet = System.currentTimeMillis() + 1000; // any late one would come with the others
+        }
+      }
+      set.resume();
+    }
+    for (String p : hit) check(events.get(p) == 1, "ClassPrepare of JspLater filtered by source name '" + p + "': " + events.get(p) + " event(s) (1)");
+    for (String p : miss) check(events.get(p) == 0, "ClassPrepare of JspLater filtered by source name '" + p + "': " + events.get(p) + " event(s) (0)");
+    for (EventRequest r : pattern.keySet()) erm.deleteEventRequest(r);
+  }
+
   static void jvm(VirtualMachine vm, Path classes) throws Exception {
     check(vm.canGetBytecodes(), "canGetBytecodes");
     check(vm.canGetConstantPool(), "canGetConstantPool");
@@ -229,6 +270,7 @@ public class ReflectClient {
     check(native_.equals("bytes 0"), "Object.hashCode (native) bytecodes: " + native_);
     modules(vm, reflect);
     strata(vm, page);
+    sourceNameFilters(vm);
   }
 
   static void minivm(VirtualMachine vm) {

@@ -9,7 +9,8 @@ python3 standard library only.
 jvm: Reflect.java compiled by javac; JspPage.class then gets a SourceDebugExtension attribute (an
 SMAP with a JSP stratum: page.jsp line 1 is Reflect.java lines 32-33, 2 is 34, 3 is 35) from
 add_smap below, as a
-JSP compiler or kotlinc writes one. The program runs under the JDK's -agentlib:jdwp (the
+JSP compiler or kotlinc writes one; JspLater, loaded once the client asks, gets one too (for
+ClassPrepare requests filtered by source name). The program runs under the JDK's -agentlib:jdwp (the
 reference), or with --jvm-agent under libddmcjdwp.so: the same client, the same expectations.
 minivm: examples/minivm/programs/ide.mvm: bytecodes in minivm's encoding, the rest refused.
 A missing JDK is a failure.
@@ -32,6 +33,9 @@ from run_jdi import Reader, tail  # noqa: E402
 # 35. Stratum Kt: page.kt lines 1-4 are Reflect.java lines 32-35, one for one.
 SMAP = ("SMAP\nReflect.java\nJSP\n*S JSP\n*F\n+ 1 page.jsp\npage.jsp\n*L\n1#1:32,2\n2:34\n3:35\n"
         "*S Kt\n*F\n1 page.kt\n*L\n1#1,4:32\n*E\n")
+# JspLater's: its source names for ClassPrepare's SourceNameMatch are Later_jsp.java (the output
+# file) and later.jsp (its path, web/later.jsp, is not one).
+SMAP_LATER = "SMAP\nLater_jsp.java\nJSP\n*S JSP\n*F\n+ 1 later.jsp\nweb/later.jsp\n*L\n1#1:45\n*E\n"
 
 
 def skip_cp(b, pos, count):
@@ -113,6 +117,7 @@ def main():
     opts = "transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"
     if args.target == "jvm":
         add_smap(os.path.join(classes, "JspPage.class"), SMAP)
+        add_smap(os.path.join(classes, "JspLater.class"), SMAP_LATER)
         agent = "-agentlib:jdwp=" + opts
         if args.jvm_agent:
             if not os.path.isfile(args.jvm_agent):
