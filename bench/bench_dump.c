@@ -5,7 +5,7 @@
  * HPSO(1,1) (one run per object) and reads and discards everything.
  *   limit     memchr over a buffer as large as the heap: the memory bandwidth a walk that looked
  *             at every byte would need (the walk itself reads 4 bytes per region)
- *   encode    ddmc__rle (src/heap/rle.h) called directly over the same regions, chunks counted
+ *   encode    ddmc__heap_rle (src/heap/rle.h) called directly over the same regions, chunks counted
  *             and dropped: separates the encoder from the walk callback, the packet copies and
  *             the queue
  *   baseline  a straightforward Dalvik-style encoder (DdmHeap.cpp heap_chunk_callback /
@@ -72,18 +72,18 @@ static int count_emit(void *arg, const uint8_t *p, size_t len) {
 }
 
 static uint64_t encode_ddmc(const uint32_t *r, size_t n, uintptr_t base, int merge) {
-  static ddmc__rle e;
+  static ddmc__heap_rle e;
   uint64_t bytes = 0;
-  ddmc__rle_init(&e, 1, base, merge, count_emit, &bytes);
+  ddmc__heap_rle_init(&e, 1, base, merge, count_emit, &bytes);
   uintptr_t a = base;
   for (size_t i = 0; i < n; i++) {
     uint32_t v = r[i];
     size_t b = BHEAP_BYTES(v);
     uint8_t state = BHEAP_FREE(v) ? 0 : DDMC__HPSG_STATE(DDMC_SOLID_HARD, BHEAP_KIND(v));
-    ddmc__rle_add(&e, a, b, state);
+    ddmc__heap_rle_add(&e, a, b, state);
     a += b;
   }
-  ddmc__rle_finish(&e);
+  ddmc__heap_rle_finish(&e);
   return bytes;
 }
 

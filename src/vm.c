@@ -156,7 +156,7 @@ void ddmc_vm_free(ddmc_vm *vm) {
   if (vm == NULL) return;
   ddmc_vm_stop(vm);
   ddmc__prof_destroy(vm);  /* first: a trace may still switch method events off */
-  ddmc__jvmti_destroy(vm);
+  ddmc__jv_destroy(vm);
   struct ddmc__dbg *dbg = atomic_exchange(&vm->dbg, NULL);
   if (dbg != NULL && vm->dbg_destroy != NULL) vm->dbg_destroy(dbg);
   ddmc__ctl_destroy(vm); /* after every client that may still turn a switch off */

@@ -922,7 +922,7 @@ int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
   if ((rc = ddmc_vm_set_bridge(f->fv.vm, &f->ops, ddmc_vm_data(f->fv.vm))) != 0) return rc;
   if (flags & FAKEDBG_NO_DEBUGGER) return 0;
   if ((rc = ddmc_dbg_enable(f->fv.vm)) != 0) return rc;
-  f->d = ddmc__vm_dbg(f->fv.vm);
+  f->d = ddmc__dbg_of_vm(f->fv.vm);
   if (flags & FAKEDBG_NO_SESSION) return 0;
   ddmc__jdwp_session *s = calloc(1, sizeof(*s));
   if (s == NULL) return DDMC_ENOMEM;

@@ -14,17 +14,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-int64_t test_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-void test_sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 char *minivm_log(const minivm_proc *c) {
   FILE *f = fopen(c->log, "r");
   char *buf = calloc(1, 1 << 20);
@@ -65,12 +54,12 @@ void minivm_spawn(minivm_proc *c, const char *program, const char *extra) {
   close(fd);
   c->port = 0;
   static const char kLine[] = "JDWP listening on 127.0.0.1:";
-  for (int64_t end = test_now_ms() + 10000; test_now_ms() < end && c->port == 0;) {
+  for (int64_t end = mono_ms() + 10000; mono_ms() < end && c->port == 0;) {
     char *s = minivm_log(c);
     const char *p = s ? strstr(s, kLine) : NULL;
     if (p) c->port = (uint16_t)atoi(p + sizeof(kLine) - 1);
     free(s);
-    if (!c->port) test_sleep_ms(20);
+    if (!c->port) sleep_ms(20);
   }
   if (c->port == 0) print_error("minivm did not report its port; log %s\n", c->log);
   assert_true(c->port != 0);

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "ddmc_host.h"
+#include "util/testutil.h"
 
 typedef struct minivm_proc {
   pid_t pid;
@@ -26,7 +27,5 @@ int minivm_alive(const minivm_proc *c);
 ddmc_host *minivm_attach(const minivm_proc *c);
 /* The log so far (malloc'd, NUL-terminated). */
 char *minivm_log(const minivm_proc *c);
-int64_t test_now_ms(void);
-void test_sleep_ms(int ms);
 
 #endif

@@ -35,7 +35,7 @@ static void check_healthy(const char *after, uint32_t *busy_utime, size_t *nthre
     if ((rc = ddmc_host_handshake(h, TMO)) == 0) break;
     ddmc_host_free(h);
     h = NULL;
-    test_sleep_ms(20);
+    sleep_ms(20);
   }
   if (rc != 0) print_error("no handshake after: %s (%s)\n", after, ddmc_host_strerror(rc));
   assert_int_equal(rc, 0);
@@ -130,13 +130,13 @@ static int flood_cases(void) {
     ddmc_host_send_raw(h, b, len);
     free(b);
     ddmc_host_free(h); /* gone before the VM has read it all */
-    int64_t t0 = test_now_ms();
+    int64_t t0 = mono_ms();
     uint32_t busy;
     size_t n;
     char what[96];
     snprintf(what, sizeof(what), "a 4 MiB packet of %zu %s chunks", count, kinds[k].name);
     check_healthy(what, &busy, &n);
-    int64_t ms = test_now_ms() - t0;
+    int64_t ms = mono_ms() - t0;
     long hwm = status_kib(g_vm.pid, "VmHWM");
     print_message("flood %s: %zu chunks; next peer served after %lld ms; VmHWM %ld KiB (VmRSS before %ld KiB)\n",
                   kinds[k].name, count, (long long)ms, hwm, rss0);
@@ -171,7 +171,7 @@ static int flood_cases(void) {
 static void test_adversaries(void **state) {
   (void)state;
   minivm_spawn(&g_vm, "threads", NULL);
-  test_sleep_ms(300);
+  sleep_ms(300);
   uint32_t busy0, busy;
   size_t n0, n;
   check_healthy("start", &busy0, &n0);
@@ -190,7 +190,7 @@ static void test_adversaries(void **state) {
     ddmc_host *h = raw_peer(0);
     for (int i = 0; i < 14; i++) {
       ddmc_host_send_raw(h, &"JDWP-Handshake"[i], 1);
-      test_sleep_ms(5);
+      sleep_ms(5);
     }
     uint8_t b[11 + 12];
     put_header(b, sizeof(b), 0x40000077u, 0, 199, 1);
@@ -199,7 +199,7 @@ static void test_adversaries(void **state) {
     uint8_t in[14 + 11];
     size_t got = 0;
     int fd = ddmc_host_fd(h);
-    for (int64_t end = test_now_ms() + TMO; got < sizeof(in) && test_now_ms() < end;) {
+    for (int64_t end = mono_ms() + TMO; got < sizeof(in) && mono_ms() < end;) {
       struct pollfd pfd = {.fd = fd, .events = POLLIN};
       if (poll(&pfd, 1, 100) == 1) {
         ssize_t r = recv(fd, in + got, sizeof(in) - got, 0);

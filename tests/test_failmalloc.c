@@ -15,43 +15,9 @@
 #include <cmocka.h>
 
 #include "fakevm.h"
+#include "util/testutil.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
-
-typedef struct failer {
-  atomic_long count;    /* allocations so far */
-  atomic_long fail_at;  /* 1-based; 0 = never */
-  atomic_long failed;
-  atomic_long live;     /* outstanding blocks */
-} failer;
-
-static void *f_malloc(void *ud, size_t n) {
-  failer *f = ud;
-  long c = atomic_fetch_add(&f->count, 1) + 1;
-  if (c == atomic_load(&f->fail_at)) {
-    atomic_fetch_add(&f->failed, 1);
-    return NULL;
-  }
-  void *p = malloc(n);
-  if (p) atomic_fetch_add(&f->live, 1);
-  return p;
-}
-static void *f_realloc(void *ud, void *p, size_t n) {
-  failer *f = ud;
-  long c = atomic_fetch_add(&f->count, 1) + 1;
-  if (c == atomic_load(&f->fail_at)) {
-    atomic_fetch_add(&f->failed, 1);
-    return NULL;
-  }
-  void *q = realloc(p, n);
-  if (q && p == NULL) atomic_fetch_add(&f->live, 1);
-  return q;
-}
-static void f_free(void *ud, void *p) {
-  failer *f = ud;
-  if (p) atomic_fetch_sub(&f->live, 1);
-  free(p);
-}
 
 /* The fake VM: two threads, a 64 KiB heap of 64-byte runs: objects and int[], one in five free. */
 static const fakevm_thread kThreads[] = {
@@ -122,11 +88,6 @@ static int session(uint16_t port, ddmc_vm *vm, int do_gc) {
   return rc;
 }
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 static void wait_idle(ddmc_vm *vm) {
   for (int i = 0; i < 300 && ddmc_vm_is_connected(vm); i++) sleep_ms(5);
 }
@@ -134,17 +95,14 @@ static void wait_idle(ddmc_vm *vm) {
 static void test_every_allocation_fails_once(void **state) {
   (void)state;
   failer f;
-  ddmc_allocator a = {&f, f_malloc, f_realloc, f_free};
+  ddmc_allocator a = failer_allocator(&f);
   fakevm_config cfg = config();
   fakevm fv;
   ddmc_chunk_handler h = {.handle = mine};
   long total = -1;
   int failed_sessions = 0;
   for (long n = 1; n < 100000; n++) {
-    atomic_init(&f.count, 0);
-    atomic_init(&f.fail_at, n);
-    atomic_init(&f.failed, 0);
-    atomic_init(&f.live, 0);
+    failer_arm(&f, n);
     ddmc_options o;
     ddmc_options_init(&o);
     assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y", NULL, 0), 0);

@@ -23,6 +23,7 @@
 
 #include "ddmc_host.h"
 #include "profile/hprof.h"
+#include "util/testutil.h"
 #include "vm_int.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
@@ -177,30 +178,6 @@ static ddmc_vm_bridge fake_ops(const fake *f) {
   ops.for_each_object = op_for_each_object;
   if (!f->no_roots) ops.for_each_root = op_for_each_root;
   return ops;
-}
-
-/* A failing allocator: the fail_at-th allocation from now fails; live counts what is held. */
-typedef struct failer {
-  atomic_long count, fail_at, live;
-} failer;
-static void *f_malloc(void *ud, size_t n) {
-  failer *a = ud;
-  if (atomic_fetch_add(&a->count, 1) + 1 == atomic_load(&a->fail_at)) return NULL;
-  void *p = malloc(n);
-  if (p) atomic_fetch_add(&a->live, 1);
-  return p;
-}
-static void *f_realloc(void *ud, void *p, size_t n) {
-  failer *a = ud;
-  if (atomic_fetch_add(&a->count, 1) + 1 == atomic_load(&a->fail_at)) return NULL;
-  void *q = realloc(p, n);
-  if (q && !p) atomic_fetch_add(&a->live, 1);
-  return q;
-}
-static void f_free(void *ud, void *p) {
-  failer *a = ud;
-  if (p) atomic_fetch_sub(&a->live, 1);
-  free(p);
 }
 
 static void vm_log(void *d, ddmc_log_level lvl, const char *msg) {
@@ -419,7 +396,7 @@ static void test_every_allocation_fails(void **state) {
   int ok = 0;
   for (long at = 1; !ok && at < 10000; at++) {
     failer a = {0};
-    ddmc_allocator mem = {&a, f_malloc, f_realloc, f_free};
+    ddmc_allocator mem = failer_allocator(&a);
     fake f;
     fake_init(&f, &mem, 0);
     fake_attach(&f, 0);
@@ -458,7 +435,7 @@ static uint8_t *read_all(int fd, size_t *n) {
 static void test_written_while_built(void **state) {
   (void)state;
   failer a = {0};
-  ddmc_allocator mem = {&a, f_malloc, f_realloc, f_free};
+  ddmc_allocator mem = failer_allocator(&a);
   fake f;
   fake_init(&f, &mem, 0);
   fake_attach(&f, 0);
@@ -517,17 +494,6 @@ static void test_written_while_built(void **state) {
 }
 
 /* ---- over a socket */
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 static ddmc_host *peer(fake *f) {
   ddmc_host *h;
@@ -684,9 +650,9 @@ static void test_hpdu_names(void **state) {
   ddmc_host *h = peer(&f);
   /* A FIFO: answered at once (an open waiting for a reader held the JDWP thread for good), and
    * the next request is served. */
-  int64_t t0 = now_ms();
+  int64_t t0 = mono_ms();
   assert_int_equal(hpdu(h, p[0], why, sizeof why), -1);
-  assert_true(now_ms() - t0 < 5000);
+  assert_true(mono_ms() - t0 < 5000);
   assert_non_null(strstr(why, "the file exists"));
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, 5000), 0);
@@ -793,23 +759,6 @@ static void test_unsupported(void **state) {
   ddmc_vm_free(f.vm);
 }
 
-typedef struct hammer {
-  ddmc_vm *vm;
-  atomic_int stop;
-  atomic_long calls;
-} hammer;
-
-static void *hammer_main(void *arg) {
-  hammer *hm = arg;
-  uint8_t payload[128] = {0};
-  while (!atomic_load(&hm->stop)) {
-    int rc = ddmc_send_chunk(hm->vm, T('T', 'E', 'S', 'T'), payload, sizeof payload);
-    assert_true(rc == 0 || rc == DDMC_EQFULL || rc == DDMC_ENOTCONN);
-    atomic_fetch_add(&hm->calls, 1);
-  }
-  return NULL;
-}
-
 static void test_stalled_peer(void **state) {
   (void)state;
   fake f;
@@ -822,20 +771,14 @@ static void test_stalled_peer(void **state) {
   uint32_t id;
   assert_int_equal(ddmc_host_send_chunk(h, T('H', 'P', 'D', 'S'), NULL, 0, &id), 0);
   /* The peer reads nothing; VM threads go on, never blocked. */
-  hammer hm = {f.vm, 0, 0};
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, hammer_main, &hm), 0);
+  hammer hm;
+  hammer_start(&hm, f.vm, 128);
   ddmc_stats st;
-  int64_t end = now_ms() + 20000;
-  do {
-    sleep_ms(20);
-    ddmc_vm_get_stats(f.vm, &st);
-  } while (st.transfers_dropped == 0 && now_ms() < end);
+  wait_transfer_dropped(f.vm, &st, 20000);
   long before = atomic_load(&hm.calls);
   sleep_ms(50);
   assert_true(atomic_load(&hm.calls) > before);
-  atomic_store(&hm.stop, 1);
-  pthread_join(th, NULL);
+  hammer_stop(&hm);
   assert_int_equal(st.transfers_dropped, 1);
   assert_int_equal(atomic_load(&f.vm->prof.hprof_sending), 0); /* its memory went with it */
   ddmc_host_free(h);

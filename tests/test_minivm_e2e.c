@@ -72,7 +72,7 @@ static void test_zygote_helo_apnm_wait(void **state) {
   /* within a few seconds: the rename (APNM) and the wait for a debugger (WAIT) */
   int seen_wait = 0;
   ddmc_host_packet p;
-  for (int64_t end = test_now_ms() + 8000; test_now_ms() < end && !(renamed && seen_wait);) {
+  for (int64_t end = mono_ms() + 8000; mono_ms() < end && !(renamed && seen_wait);) {
     int rc = ddmc_host_recv(h, &p, 500);
     if (rc == DDMC_ETIMEDOUT) continue;
     assert_int_equal(rc, 0);
@@ -114,7 +114,7 @@ static void test_threads_states(void **state) {
   (void)state;
   minivm_proc c;
   minivm_spawn(&c, "threads", NULL);
-  test_sleep_ms(500); /* let the program start its threads */
+  sleep_ms(500); /* let the program start its threads */
   ddmc_host *h = minivm_attach(&c);
   ddmc_host_packet p;
   tinfo t[64];
@@ -158,7 +158,7 @@ static void test_threads_states(void **state) {
       if (st.entries[i].status != DDMC_THREAD_STARTING) assert_true(st.entries[i].tid > 0);
     }
     ddmc_host_thst_free(&st);
-    test_sleep_ms(100);
+    sleep_ms(100);
   }
   assert_true(find(t, n, "Sleeper")->seen[DDMC_THREAD_SLEEPING]);
   assert_true(find(t, n, "Native")->seen[DDMC_THREAD_NATIVE]);
@@ -217,7 +217,7 @@ static void test_alloc_heap(void **state) {
   uint64_t seen_kinds[8] = {0};
   ddmc_host_hpif last_hpif;
   memset(&last_hpif, 0, sizeof(last_hpif));
-  for (int64_t end = test_now_ms() + 15000; test_now_ms() < end && gcs < 3;) {
+  for (int64_t end = mono_ms() + 15000; mono_ms() < end && gcs < 3;) {
     int rc = ddmc_host_recv(h, &p, 500);
     if (rc == DDMC_ETIMEDOUT) continue;
     assert_int_equal(rc, 0);
@@ -278,7 +278,7 @@ static void test_alloc_heap(void **state) {
     free(log);
     log = minivm_log(&c);
     if (log && strstr(log, want)) break;
-    test_sleep_ms(50);
+    sleep_ms(50);
   }
   if (!log || !strstr(log, want)) print_error("no GC line with '%s' in:\n%s\n", want, log ? log : "");
   assert_non_null(strstr(log, want));

@@ -21,21 +21,11 @@
 #include <cmocka.h>
 
 #include "fakedbg.h"
+#include "util/testutil.h"
 #include "vm_int.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 5000
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- harness */
 
@@ -75,10 +65,10 @@ static size_t exchange(ddmc_host *h, uint32_t type, const void *data, size_t len
   uint32_t id;
   assert_int_equal(ddmc_host_send_chunk(h, type, data, len, &id), 0);
   size_t n = 0;
-  int64_t end = now_ms() + TMO;
+  int64_t end = mono_ms() + TMO;
   for (;;) {
     ddmc_host_packet p;
-    int rc = ddmc_host_recv(h, &p, (int)(end - now_ms() > 0 ? end - now_ms() : 0));
+    int rc = ddmc_host_recv(h, &p, (int)(end - mono_ms() > 0 ? end - mono_ms() : 0));
     assert_int_equal(rc, 0);
     assert_true(n < max);
     pkt *q = &out[n++];
@@ -642,9 +632,9 @@ static void test_trace_file_names(void **state) {
   assert_int_equal(ddmc_prof_configure(f.fv.vm, &c), 0);
   assert_int_equal(ddmc_vm_start(f.fv.vm), 0);
   ddmc_host *h = peer_connect(ddmc_vm_port(f.fv.vm));
-  int64_t t0 = now_ms();
+  int64_t t0 = mono_ms();
   char *m = expect_fail(h, T('M', 'P', 'R', 'S'), req, mprs_req((uint8_t *)req, sizeof req, fifo));
-  assert_true(now_ms() - t0 < TMO);
+  assert_true(mono_ms() - t0 < TMO);
   assert_non_null(strstr(m, "the file exists"));
   free(m);
   assert_int_equal(mprq(h), 0); /* the next request is served */
@@ -743,24 +733,6 @@ static void test_sampling(void **state) {
 
 /* ---- a peer that stops reading in the middle of a transfer */
 
-typedef struct hammer {
-  fakedbg *f;
-  atomic_int stop;
-  atomic_long calls;
-} hammer;
-
-/* A VM thread that keeps sending chunks while the peer reads nothing: every call must return. */
-static void *hammer_main(void *arg) {
-  hammer *hm = arg;
-  uint8_t payload[256] = {0};
-  while (!atomic_load(&hm->stop)) {
-    int rc = ddmc_send_chunk(hm->f->fv.vm, T('T', 'E', 'S', 'T'), payload, sizeof payload);
-    assert_true(rc == 0 || rc == DDMC_EQFULL || rc == DDMC_ENOTCONN);
-    atomic_fetch_add(&hm->calls, 1);
-  }
-  return NULL;
-}
-
 static void test_stalled_peer(void **state) {
   (void)state;
   fakedbg f;
@@ -775,26 +747,20 @@ static void test_stalled_peer(void **state) {
    * would drop it at once, which is another test), VM threads go on and are never blocked. */
   for (int i = 0; i < 500 && atomic_load(&f.fv.vm->prof.sending) == 0; i++) sleep_ms(10);
   assert_int_equal(atomic_load(&f.fv.vm->prof.sending), 1);
-  hammer hm = {&f, 0, 0};
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, hammer_main, &hm), 0);
+  hammer hm;
+  hammer_start(&hm, f.fv.vm, 256);
   ddmc_stats st;
-  int64_t end = now_ms() + 10000;
-  do {
-    sleep_ms(20);
-    ddmc_vm_get_stats(f.fv.vm, &st);
-  } while (st.transfers_dropped == 0 && now_ms() < end);
+  wait_transfer_dropped(f.fv.vm, &st, 10000);
   long before = atomic_load(&hm.calls);
   sleep_ms(50);
   assert_true(atomic_load(&hm.calls) > before); /* still running */
-  atomic_store(&hm.stop, 1);
-  pthread_join(th, NULL);
+  hammer_stop(&hm);
   assert_int_equal(st.transfers_dropped, 1);
   /* The session was ended: the stalled peer sees the connection close once it reads again
    * (after the chunks the hammer got queued before the trace, and part of the trace). */
   int closed = 0, mpse = 0;
-  end = now_ms() + 20000;
-  while (!closed && now_ms() < end) {
+  int64_t end = mono_ms() + 20000;
+  while (!closed && mono_ms() < end) {
     ddmc_host_packet p;
     int rc = ddmc_host_recv(h, &p, TMO);
     if (rc == DDMC_ECLOSED)
@@ -826,36 +792,6 @@ static void test_stalled_peer(void **state) {
 
 /* ---- every allocation failing in turn */
 
-typedef struct failer {
-  atomic_long count, fail_at, failed, live;
-} failer;
-
-static void *f_malloc(void *ud, size_t n) {
-  failer *f = ud;
-  if (atomic_fetch_add(&f->count, 1) + 1 == atomic_load(&f->fail_at)) {
-    atomic_fetch_add(&f->failed, 1);
-    return NULL;
-  }
-  void *p = malloc(n);
-  if (p) atomic_fetch_add(&f->live, 1);
-  return p;
-}
-static void *f_realloc(void *ud, void *p, size_t n) {
-  failer *f = ud;
-  if (atomic_fetch_add(&f->count, 1) + 1 == atomic_load(&f->fail_at)) {
-    atomic_fetch_add(&f->failed, 1);
-    return NULL;
-  }
-  void *q = realloc(p, n);
-  if (q && p == NULL) atomic_fetch_add(&f->live, 1);
-  return q;
-}
-static void f_free(void *ud, void *p) {
-  failer *f = ud;
-  if (p) atomic_fetch_sub(&f->live, 1);
-  free(p);
-}
-
 /* A request that may fail: 0 with the reply's type in *type, or the host error (the session may
  * have ended under an allocation failure). Packets before the reply are skipped. */
 static int try_request(ddmc_host *h, uint32_t type, const void *data, size_t len, uint32_t *rtype) {
@@ -881,7 +817,7 @@ static void test_prof_failmalloc(void **state) {
   int runs = 0;
   for (long n = 1; n < 20000 && !clean; n++, runs++) {
     failer fl = {0, n, 0, 0};
-    ddmc_allocator a = {&fl, f_malloc, f_realloc, f_free};
+    ddmc_allocator a = failer_allocator(&fl);
     fakedbg f;
     int rc = fakedbg_new_mem(&f, FAKEDBG_NO_SESSION, &a);
     if (rc == 0) rc = ddmc_vm_start(f.fv.vm);

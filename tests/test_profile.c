@@ -279,8 +279,8 @@ static void test_dmtrace_head(void **state) {
   assert_int_equal(ddmc__prof_dmtrace_head(&b, &info, th, 2, me, 2), 0);
   /* Two records after the head. */
   uint8_t *rec = ddmc__buf_append(&b, 2 * DDMC__TRACE_REC);
-  ddmc__dmtrace_rec(rec, 12, 0x24 | DDMC__TR_ENTER, 5, 6);
-  ddmc__dmtrace_rec(rec + 14, 12, 0x24 | DDMC__TR_UNROLL, 7, 0x01020304);
+  ddmc__prof_dmtrace_rec(rec, 12, 0x24 | DDMC__TR_ENTER, 5, 6);
+  ddmc__prof_dmtrace_rec(rec + 14, 12, 0x24 | DDMC__TR_UNROLL, 7, 0x01020304);
   ddmc_host_trace t;
   assert_int_equal(ddmc_host_trace_parse(b.p, b.len, &t), 0);
   assert_int_equal(t.version, 3);

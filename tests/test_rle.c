@@ -30,7 +30,7 @@
 #define PAIRS_MAX DDMC__HPSG_PAIRS_MAX
 #define FULL_LEN (DDMC__HPSG_HEADER_LEN + 2 * PAIRS_MAX) /* 16367 */
 
-static ddmc__rle g_enc; /* 16 KiB: not on the test's stack */
+static ddmc__heap_rle g_enc; /* 16 KiB: not on the test's stack */
 
 /* ---- capture ---------------------------------------------------------------------------------- */
 
@@ -80,10 +80,10 @@ typedef struct region {
 } region;
 
 static void encode(capture *k, int merge, uintptr_t base, const region *r, size_t n) {
-  ddmc__rle_init(&g_enc, 1, base, merge, cap_emit, k);
+  ddmc__heap_rle_init(&g_enc, 1, base, merge, cap_emit, k);
   for (size_t i = 0; i < n; i++)
-    assert_int_equal(ddmc__rle_add(&g_enc, r[i].addr, r[i].bytes, r[i].state), 0);
-  assert_int_equal(ddmc__rle_finish(&g_enc), 0);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, r[i].addr, r[i].bytes, r[i].state), 0);
+  assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0);
 }
 
 /* ---- decoding helpers -------------------------------------------------------------------------- */
@@ -369,7 +369,7 @@ static void test_base_above_4gib(void **st) {
 static void add_units(int merge, size_t n, int alternate) {
   for (size_t i = 0; i < n; i++) {
     uint8_t s = alternate ? ((i & 1) ? S_FREE : S_OBJ) : S_OBJ;
-    assert_int_equal(ddmc__rle_add(&g_enc, i * 8, 8, s), 0);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, i * 8, 8, s), 0);
   }
   (void)merge;
 }
@@ -379,10 +379,10 @@ static void test_chunk_cap_exact(void **st) {
   for (int merge = 0; merge < 2; merge++) {
     /* exactly full: 8175 pairs, 16367 bytes, one chunk */
     capture k = {0};
-    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    ddmc__heap_rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
     add_units(merge, PAIRS_MAX, 1);
     assert_int_equal(k.n, 0); /* nothing sent before it is needed */
-    assert_int_equal(ddmc__rle_finish(&g_enc), 0);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0);
     assert_int_equal(k.n, 1);
     assert_int_equal(k.c[0].len, FULL_LEN);
     check_chunk_shape(&k.c[0]);
@@ -390,9 +390,9 @@ static void test_chunk_cap_exact(void **st) {
     cap_free(&k);
 
     /* one more pair: a second chunk that starts where the first ended */
-    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    ddmc__heap_rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
     add_units(merge, PAIRS_MAX + 1, 1);
-    assert_int_equal(ddmc__rle_finish(&g_enc), 0);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0);
     assert_int_equal(k.n, 2);
     assert_int_equal(k.c[0].len, FULL_LEN);
     uint8_t last = (PAIRS_MAX & 1) ? S_FREE : S_OBJ;
@@ -409,10 +409,10 @@ static void test_chain_at_chunk_end(void **st) {
   capture k = {0};
 
   /* HPSO: flush first, the object stays one chain */
-  ddmc__rle_init(&g_enc, 1, 0, 0, cap_emit, &k);
+  ddmc__heap_rle_init(&g_enc, 1, 0, 0, cap_emit, &k);
   add_units(0, n, 1);
-  assert_int_equal(ddmc__rle_add(&g_enc, n * 8, 257 * 8, s), 0);
-  assert_int_equal(ddmc__rle_finish(&g_enc), 0);
+  assert_int_equal(ddmc__heap_rle_add(&g_enc, n * 8, 257 * 8, s), 0);
+  assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0);
   assert_int_equal(k.n, 2);
   assert_int_equal(k.c[0].len, FULL_LEN - 2);
   check_chunk_shape(&k.c[0]);
@@ -420,10 +420,10 @@ static void test_chain_at_chunk_end(void **st) {
   cap_free(&k);
 
   /* HPSG: the chunk is filled with a complete 256-unit run, the last unit goes on */
-  ddmc__rle_init(&g_enc, 1, 0, 1, cap_emit, &k);
+  ddmc__heap_rle_init(&g_enc, 1, 0, 1, cap_emit, &k);
   add_units(1, n, 1);
-  assert_int_equal(ddmc__rle_add(&g_enc, n * 8, 257 * 8, s), 0);
-  assert_int_equal(ddmc__rle_finish(&g_enc), 0);
+  assert_int_equal(ddmc__heap_rle_add(&g_enc, n * 8, 257 * 8, s), 0);
+  assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0);
   assert_int_equal(k.n, 2);
   assert_int_equal(k.c[0].len, FULL_LEN);
   check_chunk_shape(&k.c[0]);
@@ -504,49 +504,49 @@ static void test_emit_abort_is_sticky(void **st) {
     capture k = {0};
     k.fail_at = 2;
     k.fail_rc = 42;
-    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    ddmc__heap_rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
     int rc = 0;
     size_t i;
     for (i = 0; i < 3 * PAIRS_MAX && rc == 0; i++)
-      rc = ddmc__rle_add(&g_enc, i * 8, 8, (i & 1) ? S_FREE : S_OBJ);
+      rc = ddmc__heap_rle_add(&g_enc, i * 8, 8, (i & 1) ? S_FREE : S_OBJ);
     assert_int_equal(rc, 42);
     assert_int_equal(i, 2 * PAIRS_MAX + 1 + (merge ? 1 : 0)); /* HPSG writes a run one add later */
     assert_int_equal(k.n, 1);
     size_t calls = k.calls;
-    assert_int_equal(ddmc__rle_add(&g_enc, i * 8, 8, S_OBJ), 42);
-    assert_int_equal(ddmc__rle_add(&g_enc, 0x999990, 8, S_OBJ), 42);
-    assert_int_equal(ddmc__rle_finish(&g_enc), 42);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, i * 8, 8, S_OBJ), 42);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, 0x999990, 8, S_OBJ), 42);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 42);
     assert_int_equal(k.calls, calls); /* never called again */
     cap_free(&k);
 
     /* failing on the flush a new segment forces */
     k.fail_at = 1;
     k.fail_rc = 9;
-    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
-    assert_int_equal(ddmc__rle_add(&g_enc, 0, 8, S_OBJ), 0);
-    assert_int_equal(ddmc__rle_add(&g_enc, 0x100, 8, S_OBJ), 9);
-    assert_int_equal(ddmc__rle_finish(&g_enc), 9);
+    ddmc__heap_rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, 0, 8, S_OBJ), 0);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, 0x100, 8, S_OBJ), 9);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 9);
     assert_int_equal(k.calls, 1);
     cap_free(&k);
 
     /* failing when finish must flush a full chunk before the last run fits */
     k.fail_at = 1;
     k.fail_rc = 11;
-    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    ddmc__heap_rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
     add_units(merge, PAIRS_MAX + (merge ? 1 : 0), 1);
     if (!merge) /* HPSO: a long object that needs a fresh chunk */
-      assert_int_equal(ddmc__rle_add(&g_enc, PAIRS_MAX * 8, 300 * 8, S_CLASS), 11);
-    assert_int_equal(ddmc__rle_finish(&g_enc), 11);
+      assert_int_equal(ddmc__heap_rle_add(&g_enc, PAIRS_MAX * 8, 300 * 8, S_CLASS), 11);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 11);
     assert_int_equal(k.calls, 1);
     cap_free(&k);
 
     /* failing on the final flush */
     k.fail_at = 1;
     k.fail_rc = -5;
-    ddmc__rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
-    assert_int_equal(ddmc__rle_add(&g_enc, 0, 8, S_OBJ), 0);
-    assert_int_equal(ddmc__rle_finish(&g_enc), -5);
-    assert_int_equal(ddmc__rle_finish(&g_enc), -5);
+    ddmc__heap_rle_init(&g_enc, 1, 0, merge, cap_emit, &k);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, 0, 8, S_OBJ), 0);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), -5);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), -5);
     cap_free(&k);
   }
 }
@@ -555,13 +555,13 @@ static void test_reuse_after_finish(void **st) {
   (void)st;
   for (int merge = 0; merge < 2; merge++) {
     capture k = {0};
-    ddmc__rle_init(&g_enc, 1, 0x10000, merge, cap_emit, &k);
-    assert_int_equal(ddmc__rle_add(&g_enc, 0x10000, 16, S_OBJ), 0);
-    assert_int_equal(ddmc__rle_finish(&g_enc), 0);
-    assert_int_equal(ddmc__rle_finish(&g_enc), 0); /* nothing pending: no empty chunk */
+    ddmc__heap_rle_init(&g_enc, 1, 0x10000, merge, cap_emit, &k);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, 0x10000, 16, S_OBJ), 0);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0); /* nothing pending: no empty chunk */
     assert_int_equal(k.n, 1);
-    assert_int_equal(ddmc__rle_add(&g_enc, 0x10010, 8, S_OBJ), 0);
-    assert_int_equal(ddmc__rle_finish(&g_enc), 0);
+    assert_int_equal(ddmc__heap_rle_add(&g_enc, 0x10010, 8, S_OBJ), 0);
+    assert_int_equal(ddmc__heap_rle_finish(&g_enc), 0);
     assert_int_equal(k.n, 2);
     expect_chunk(&k.c[0], 0, 2, (const uint8_t[]){S_OBJ, 1}, 1);
     expect_chunk(&k.c[1], 0x10, 1, (const uint8_t[]){S_OBJ, 0}, 1);

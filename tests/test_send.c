@@ -37,7 +37,7 @@ static int push(ddmc__send_ring *r, uint32_t a, size_t len, uint8_t fill) {
   ddmc__send_rec *rec = ddmc__send_ring_reserve(r, len, &err);
   if (rec == NULL) return err;
   rec->a = a;
-  memset(ddmc__rec_data(rec), fill, len);
+  memset(ddmc__send_rec_data(rec), fill, len);
   ddmc__send_ring_publish(r, rec, DDMC__REC_DDM);
   return 0;
 }
@@ -65,7 +65,7 @@ static void test_ring_basics(void **state) {
     while ((rec = ddmc__send_ring_peek(&r)) != NULL && took++ < 7) {
       assert_int_equal(rec->a, next_out);
       assert_int_equal(rec->len, 200);
-      for (int i = 0; i < 200; i++) assert_int_equal(ddmc__rec_data(rec)[i], (uint8_t)next_out);
+      for (int i = 0; i < 200; i++) assert_int_equal(ddmc__send_rec_data(rec)[i], (uint8_t)next_out);
       next_out++;
       ddmc__send_ring_pop(&r);
     }
@@ -114,7 +114,7 @@ static void test_ring_many_producers(void **state) {
     assert_true(id < PRODUCERS);
     assert_int_equal(seq, next[id]); /* each producer's records in its order, none lost or doubled */
     assert_int_equal(rec->len, 4 + (seq % 61));
-    assert_int_equal(ddmc__rec_data(rec)[rec->len - 1], (uint8_t)seq);
+    assert_int_equal(ddmc__send_rec_data(rec)[rec->len - 1], (uint8_t)seq);
     next[id]++;
     total++;
     ddmc__send_ring_pop(&g_ring);

@@ -18,15 +18,11 @@
 #include <cmocka.h>
 
 #include "fakevm.h"
+#include "util/testutil.h"
 #include "heapseg.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 5000
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
 
 /* Waits up to 5 s for an atomic counter to reach want. */
 static int wait_for(atomic_int *v, int want) {

@@ -20,22 +20,12 @@
 #include <cmocka.h>
 
 #include "fakevm.h"
+#include "util/testutil.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 5000
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 #define MAXI(a, b) ((a) > (b) ? (a) : (b))
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* A HELO round trip; unsolicited packets met on the way are counted in *others. */
 static int helo(ddmc_host *h, int *others) {
@@ -250,14 +240,7 @@ static void test_stalled_session_delays_nobody(void **state) {
   (void)state;
   fakevm f;
   uint16_t port = fakevm_start(&f, NULL, 0);
-  int staller = socket(AF_INET, SOCK_STREAM, 0);
-  int small = 4096;
-  setsockopt(staller, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(0x7f000001)};
-  assert_int_equal(connect(staller, (struct sockaddr *)&sa, sizeof sa), 0);
-  ddmc_host *st = NULL;
-  assert_int_equal(ddmc_host_from_fd(&st, staller), 0);
-  assert_int_equal(ddmc_host_handshake(st, TMO), 0);
+  ddmc_host *st = small_window_peer(port, TMO);
   assert_int_equal(helo(st, NULL), 0); /* DDM on for it: the flood is for it too; from here it reads nothing */
   ddmc_host *rd = peer_connect(port);
   assert_int_equal(helo(rd, NULL), 0);

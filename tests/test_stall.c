@@ -21,22 +21,12 @@
 #include <cmocka.h>
 
 #include "fakevm.h"
+#include "util/testutil.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 5000
 #define STALL_MS 9000 /* past the measuring window below, with a margin for a loaded machine */
 #define WINDOW_MS 5000
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static atomic_int stall_logged;
 
@@ -102,22 +92,6 @@ static unsigned long long cpu_ticks(long tid) {
   return ut + st;
 }
 
-/* A peer with a 4 KiB receive buffer (set before connect, so the window is small from the start),
- * handshaken. */
-static ddmc_host *small_peer(uint16_t port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  assert_true(fd >= 0);
-  int rcv = 4096;
-  assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv)), 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-  ddmc_host *h = NULL;
-  assert_int_equal(ddmc_host_from_fd(&h, fd), 0);
-  assert_int_equal(ddmc_host_handshake(h, TMO), 0);
-  return h;
-}
-
 /* 1 if a fresh peer is served: handshake echoed and a HELO answered; 0 if it is turned away. */
 static int next_peer_served(uint16_t port) {
   ddmc_host *h = NULL;
@@ -152,7 +126,7 @@ static void test_stalled_event_reader(void **state) {
   long tid = -1;
   for (int i = 0; i < 500 && (tid = jdwp_tid()) < 0; i++) sleep_ms(10); /* it names itself once it runs */
   assert_true(tid > 0);
-  ddmc_host *h = small_peer(port);
+  ddmc_host *h = small_window_peer(port, TMO);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0); /* DDM is on: the VM's chunks go to this peer */
   ddmc_host_helo_free(&helo);
@@ -220,7 +194,7 @@ static void test_reader_resumes(void **state) {
   (void)state;
   fakevm f;
   uint16_t port = start_vm(&f, 0);
-  ddmc_host *h = small_peer(port);
+  ddmc_host *h = small_window_peer(port, TMO);
   assert_int_equal(ddmc_host_set_max_packet(h, 32u << 20), 0);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "fakevm.h"
+#include "util/testutil.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 5000
@@ -30,11 +31,6 @@ static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
 }
 
 /* Per-call latency in 1 us buckets up to 100 ms, and the voluntary context switches made inside

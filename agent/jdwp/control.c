@@ -382,6 +382,62 @@ static int parse_sig(const char *sig, char *args, int max, int *n, char *ret) {
   return 0;
 }
 
+/* The JNI call of method id for result type rt: static on k, nonvirtual (k's own method) or
+ * virtual on obj. The result is zero for 'V'; an exception is left pending in env. */
+static jvalue call_static(JNIEnv *env, jclass k, jmethodID id, char rt, const jvalue *jargs) {
+  jvalue r;
+  memset(&r, 0, sizeof r);
+  switch (rt) {
+  case 'Z': r.z = (*env)->CallStaticBooleanMethodA(env, k, id, jargs); break;
+  case 'B': r.b = (*env)->CallStaticByteMethodA(env, k, id, jargs); break;
+  case 'C': r.c = (*env)->CallStaticCharMethodA(env, k, id, jargs); break;
+  case 'S': r.s = (*env)->CallStaticShortMethodA(env, k, id, jargs); break;
+  case 'I': r.i = (*env)->CallStaticIntMethodA(env, k, id, jargs); break;
+  case 'J': r.j = (*env)->CallStaticLongMethodA(env, k, id, jargs); break;
+  case 'F': r.f = (*env)->CallStaticFloatMethodA(env, k, id, jargs); break;
+  case 'D': r.d = (*env)->CallStaticDoubleMethodA(env, k, id, jargs); break;
+  case 'V': (*env)->CallStaticVoidMethodA(env, k, id, jargs); break;
+  default: r.l = (*env)->CallStaticObjectMethodA(env, k, id, jargs); break;
+  }
+  return r;
+}
+
+static jvalue call_nonvirtual(JNIEnv *env, jobject obj, jclass k, jmethodID id, char rt, const jvalue *jargs) {
+  jvalue r;
+  memset(&r, 0, sizeof r);
+  switch (rt) {
+  case 'Z': r.z = (*env)->CallNonvirtualBooleanMethodA(env, obj, k, id, jargs); break;
+  case 'B': r.b = (*env)->CallNonvirtualByteMethodA(env, obj, k, id, jargs); break;
+  case 'C': r.c = (*env)->CallNonvirtualCharMethodA(env, obj, k, id, jargs); break;
+  case 'S': r.s = (*env)->CallNonvirtualShortMethodA(env, obj, k, id, jargs); break;
+  case 'I': r.i = (*env)->CallNonvirtualIntMethodA(env, obj, k, id, jargs); break;
+  case 'J': r.j = (*env)->CallNonvirtualLongMethodA(env, obj, k, id, jargs); break;
+  case 'F': r.f = (*env)->CallNonvirtualFloatMethodA(env, obj, k, id, jargs); break;
+  case 'D': r.d = (*env)->CallNonvirtualDoubleMethodA(env, obj, k, id, jargs); break;
+  case 'V': (*env)->CallNonvirtualVoidMethodA(env, obj, k, id, jargs); break;
+  default: r.l = (*env)->CallNonvirtualObjectMethodA(env, obj, k, id, jargs); break;
+  }
+  return r;
+}
+
+static jvalue call_virtual(JNIEnv *env, jobject obj, jmethodID id, char rt, const jvalue *jargs) {
+  jvalue r;
+  memset(&r, 0, sizeof r);
+  switch (rt) {
+  case 'Z': r.z = (*env)->CallBooleanMethodA(env, obj, id, jargs); break;
+  case 'B': r.b = (*env)->CallByteMethodA(env, obj, id, jargs); break;
+  case 'C': r.c = (*env)->CallCharMethodA(env, obj, id, jargs); break;
+  case 'S': r.s = (*env)->CallShortMethodA(env, obj, id, jargs); break;
+  case 'I': r.i = (*env)->CallIntMethodA(env, obj, id, jargs); break;
+  case 'J': r.j = (*env)->CallLongMethodA(env, obj, id, jargs); break;
+  case 'F': r.f = (*env)->CallFloatMethodA(env, obj, id, jargs); break;
+  case 'D': r.d = (*env)->CallDoubleMethodA(env, obj, id, jargs); break;
+  case 'V': (*env)->CallVoidMethodA(env, obj, id, jargs); break;
+  default: r.l = (*env)->CallObjectMethodA(env, obj, id, jargs); break;
+  }
+  return r;
+}
+
 static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args,
                   int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
   int err = 0;
@@ -397,60 +453,25 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
   jclass k = (jclass)ja_kept_obj(c);
   jobject obj = this_obj ? ja_obj(this_obj) : NULL;
   if (err == 0 && this_obj && obj == NULL) err = DDMC_JDWP_INVALID_OBJECT;
+  int construct = (options & DDMC_INVOKE_CONSTRUCT) != 0, is_static = (m->mods & DDMC_ACC_STATIC) != 0;
+  if (err == 0 && !construct && !is_static && obj == NULL) err = DDMC_JDWP_INVALID_OBJECT;
   if (err != 0) {
     ja_leave(env);
     return err;
   }
   jvalue r;
-  memset(&r, 0, sizeof r);
   jmethodID id = m->id;
-  int is_static = (m->mods & DDMC_ACC_STATIC) != 0;
   int paused = ja_events_pause(); /* the debugger's call reports its events (events.c) */
-  if (options & DDMC_INVOKE_CONSTRUCT) {
+  if (construct) {
+    memset(&r, 0, sizeof r);
     r.l = (*env)->NewObjectA(env, k, id, jargs);
     rt = 'L';
   } else if (is_static) {
-    switch (rt) {
-    case 'Z': r.z = (*env)->CallStaticBooleanMethodA(env, k, id, jargs); break;
-    case 'B': r.b = (*env)->CallStaticByteMethodA(env, k, id, jargs); break;
-    case 'C': r.c = (*env)->CallStaticCharMethodA(env, k, id, jargs); break;
-    case 'S': r.s = (*env)->CallStaticShortMethodA(env, k, id, jargs); break;
-    case 'I': r.i = (*env)->CallStaticIntMethodA(env, k, id, jargs); break;
-    case 'J': r.j = (*env)->CallStaticLongMethodA(env, k, id, jargs); break;
-    case 'F': r.f = (*env)->CallStaticFloatMethodA(env, k, id, jargs); break;
-    case 'D': r.d = (*env)->CallStaticDoubleMethodA(env, k, id, jargs); break;
-    case 'V': (*env)->CallStaticVoidMethodA(env, k, id, jargs); break;
-    default: r.l = (*env)->CallStaticObjectMethodA(env, k, id, jargs); break;
-    }
-  } else if (obj == NULL) {
-    ja_leave(env);
-    return DDMC_JDWP_INVALID_OBJECT;
+    r = call_static(env, k, id, rt, jargs);
   } else if (options & DDMC_INVOKE_NONVIRTUAL) {
-    switch (rt) {
-    case 'Z': r.z = (*env)->CallNonvirtualBooleanMethodA(env, obj, k, id, jargs); break;
-    case 'B': r.b = (*env)->CallNonvirtualByteMethodA(env, obj, k, id, jargs); break;
-    case 'C': r.c = (*env)->CallNonvirtualCharMethodA(env, obj, k, id, jargs); break;
-    case 'S': r.s = (*env)->CallNonvirtualShortMethodA(env, obj, k, id, jargs); break;
-    case 'I': r.i = (*env)->CallNonvirtualIntMethodA(env, obj, k, id, jargs); break;
-    case 'J': r.j = (*env)->CallNonvirtualLongMethodA(env, obj, k, id, jargs); break;
-    case 'F': r.f = (*env)->CallNonvirtualFloatMethodA(env, obj, k, id, jargs); break;
-    case 'D': r.d = (*env)->CallNonvirtualDoubleMethodA(env, obj, k, id, jargs); break;
-    case 'V': (*env)->CallNonvirtualVoidMethodA(env, obj, k, id, jargs); break;
-    default: r.l = (*env)->CallNonvirtualObjectMethodA(env, obj, k, id, jargs); break;
-    }
+    r = call_nonvirtual(env, obj, k, id, rt, jargs);
   } else {
-    switch (rt) {
-    case 'Z': r.z = (*env)->CallBooleanMethodA(env, obj, id, jargs); break;
-    case 'B': r.b = (*env)->CallByteMethodA(env, obj, id, jargs); break;
-    case 'C': r.c = (*env)->CallCharMethodA(env, obj, id, jargs); break;
-    case 'S': r.s = (*env)->CallShortMethodA(env, obj, id, jargs); break;
-    case 'I': r.i = (*env)->CallIntMethodA(env, obj, id, jargs); break;
-    case 'J': r.j = (*env)->CallLongMethodA(env, obj, id, jargs); break;
-    case 'F': r.f = (*env)->CallFloatMethodA(env, obj, id, jargs); break;
-    case 'D': r.d = (*env)->CallDoubleMethodA(env, obj, id, jargs); break;
-    case 'V': (*env)->CallVoidMethodA(env, obj, id, jargs); break;
-    default: r.l = (*env)->CallObjectMethodA(env, obj, id, jargs); break;
-    }
+    r = call_virtual(env, obj, id, rt, jargs);
   }
   ja_events_unpause(paused);
   jthrowable x = (*env)->ExceptionOccurred(env);

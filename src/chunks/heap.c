@@ -124,7 +124,7 @@ int ddmc__chunk_heap_register(ddmc_vm *vm) {
 /* ---- dumps at GC time */
 
 typedef struct dump_ctx {
-  ddmc__rle *rle;
+  ddmc__heap_rle *rle;
   ddmc__send_batch *batch;
   uint32_t seg_type;
 } dump_ctx;
@@ -138,10 +138,11 @@ static int visit_region(void *arg, uintptr_t addr, size_t bytes, ddmc_heap_kind 
   dump_ctx *c = arg;
   /* Free space has no kind: one state for all of it lets adjacent free regions merge. */
   uint8_t state = solidity == DDMC_SOLID_FREE ? 0 : DDMC__HPSG_STATE(solidity, kind);
-  return ddmc__rle_add(c->rle, addr, bytes, state);
+  return ddmc__heap_rle_add(c->rle, addr, bytes, state);
 }
 
-static int dump_heap(ddmc_vm *vm, ddmc__rle *rle, int heap, int merge, uint32_t start, uint32_t seg, uint32_t end) {
+static int dump_heap(ddmc_vm *vm, ddmc__heap_rle *rle, int heap, int merge, uint32_t start, uint32_t seg,
+                     uint32_t end) {
   ddmc_heap_info hi;
   memset(&hi, 0, sizeof(hi));
   if (vm->ops.heap_info != NULL) vm->ops.heap_info(vm->vm_data, heap, &hi);
@@ -151,9 +152,9 @@ static int dump_heap(ddmc_vm *vm, ddmc__rle *rle, int heap, int merge, uint32_t 
   uint8_t id[4];
   ddmc__put_u32(id, (uint32_t)heap);
   ddmc__send_batch_add(&batch, start, id, 4);
-  ddmc__rle_init(rle, (uint32_t)heap, hi.base, merge, emit_segment, &c);
+  ddmc__heap_rle_init(rle, (uint32_t)heap, hi.base, merge, emit_segment, &c);
   int rc = vm->ops.walk_heap(vm->vm_data, heap, visit_region, &c);
-  if (rc == 0) rc = ddmc__rle_finish(rle);
+  if (rc == 0) rc = ddmc__heap_rle_finish(rle);
   if (rc == 0) rc = ddmc__send_batch_add(&batch, end, id, 4);
   if (rc != 0 && batch.data.err == 0) {
     ddmc__send_batch_discard(&batch);
@@ -176,7 +177,7 @@ int ddmc_gc_walk(ddmc_vm *vm) {
   if (!ddmc_gc_walk_wanted(vm)) return DDMC_ENOTCONN;
   if (vm->ops.walk_heap == NULL) return DDMC_ENOTSUP;
   /* 16 KiB of encoder state: from the library's allocator, never the VM heap being walked. */
-  ddmc__rle *rle = ddmc__malloc(&vm->mem, sizeof(*rle));
+  ddmc__heap_rle *rle = ddmc__malloc(&vm->mem, sizeof(*rle));
   if (rle == NULL) return DDMC_ENOMEM;
   int rc = 0;
   if (atomic_load(&vm->heap.hpsg_when)) {

@@ -291,7 +291,7 @@ static int parse_request(ddmc__dbg *d, ddmc_reader *in, ddmc__dbg_req **out) {
     rc = read_mod(d, in, kind, &r->mods[i]);
     r->nmods = i + 1;
   }
-  if (rc == 0) rc = ddmc__rd_end(in); /* refused before anything is done in the VM */
+  if (rc == 0) rc = ddmc__dbg_rd_end(in); /* refused before anything is done in the VM */
   if (rc != 0) return rc;
   r->bytes = req_bytes(r);
   if (r->bytes > q->budget || q->bytes > q->budget - r->bytes) return DDMC_JDWP_OUT_OF_MEMORY;
@@ -401,7 +401,7 @@ static void remove_at(ddmc__dbg *d, uint32_t i) {
 static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint8_t kind = ddmc_read_u8(in);
   int32_t id = (int32_t)ddmc_read_u32(in);
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   ddmc__dbg_reqs *q = d->req;
   for (uint32_t i = 0; i < q->n; i++) {
@@ -414,7 +414,7 @@ static int ev_clear(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 static int ev_clear_all_breakpoints(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
+  if (ddmc__dbg_rd_end(in) != 0) return ddmc__dbg_rd_end(in);
   ddmc__dbg_reqs *q = d->req;
   for (uint32_t i = q->n; i-- > 0;)
     if (q->list[i]->kind == DDMC_EV_BREAKPOINT) remove_at(d, i);

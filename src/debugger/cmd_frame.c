@@ -37,7 +37,7 @@ static int sf_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
       return DDMC_JDWP_TYPE_MISMATCH;
     if ((rc = ddmc__dbg_wr_value(d, out, &v, 1)) != 0) return rc;
   }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int sf_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -55,7 +55,7 @@ static int sf_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
       if ((rc = ddmc__dbg_rd_value(d, in, 0, &v)) != 0) return rc;
       if (apply && (rc = DDMC__DBG_CALL(d, set_local, t, depth, slot, &v)) != 0) return rc;
     }
-    if ((rc = ddmc__rd_end(in)) != 0) return rc;
+    if ((rc = ddmc__dbg_rd_end(in)) != 0) return rc;
   }
   return 0;
 }

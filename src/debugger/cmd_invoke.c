@@ -114,7 +114,7 @@ static int invoke(ddmc__dbg *d, ddmc_reader *in, const ddmc__dbg_cls *c, ddmc_re
   if (job == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   for (uint32_t i = 0; rc == 0 && i < nargs; i++) rc = ddmc__dbg_rd_value(d, in, 0, &job->args[i]);
   int32_t options = (int32_t)ddmc_read_u32(in);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   ddmc_method_info mi;
   memset(&mi, 0, sizeof(mi));
   if (rc == 0) rc = DDMC__DBG_CALL(d, method_info, decl->handle, method, &mi);

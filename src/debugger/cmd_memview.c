@@ -175,7 +175,7 @@ static int vm_instance_counts(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     rc = ddmc__dbg_rd_class(d, in, &c);
     if (rc == 0) classes[i] = c->handle;
   }
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc == 0 && n > 0) rc = counts_of(d, classes, (uint32_t)n, counts);
   if (rc == 0) {
     ddmc_buf_put_u32(out, (uint32_t)n);
@@ -183,7 +183,7 @@ static int vm_instance_counts(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   }
   ddmc__free(mem, classes);
   ddmc__free(mem, counts);
-  return ddmc__reply_rc(out, rc);
+  return ddmc__dbg_reply_rc(out, rc);
 }
 
 /* ---- ReferenceType.Instances and ObjectReference.ReferringObjects: -> [int n][tagged objectID]* */
@@ -208,13 +208,13 @@ static int op_found(void *arg, ddmc_ref o) {
 static int op_run(ddmc__dbg *d, ddmc_buf *out, int32_t max, ddmc_class c, ddmc_ref o) {
   const ddmc_vm_bridge *ops = ddmc__dbg_ops(d);
   op_list l = {d, out, 0, max > 0 ? (uint32_t)max : DDMC__MV_MAX_LISTED, 0};
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   int rc = o != 0 ? ops->referring_objects(ddmc__dbg_vm_data(d), o, (int32_t)l.max, op_found, &l)
                   : ops->instances(ddmc__dbg_vm_data(d), c, (int32_t)l.max, op_found, &l);
   if (rc == 1) rc = 0;
   if (rc == 0) rc = l.rc;
-  ddmc__count_end(out, at, l.n);
-  return ddmc__reply_rc(out, rc);
+  ddmc__dbg_count_end(out, at, l.n);
+  return ddmc__dbg_reply_rc(out, rc);
 }
 
 /* The library's walk for Instances (o == 0) or ReferringObjects (of o). */
@@ -228,7 +228,7 @@ static int walk_list(ddmc__dbg *d, ddmc_buf *out, int32_t max, ddmc_class c, ddm
   int rc = mv_run(&w);
   ddmc__free(mem, w.found);
   ddmc__free(mem, w.seen);
-  return ddmc__reply_rc(out, rc);
+  return ddmc__dbg_reply_rc(out, rc);
 }
 
 static int type_instances(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -236,7 +236,7 @@ static int type_instances(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   int32_t max = (int32_t)ddmc_read_u32(in);
-  if ((rc = ddmc__rd_end(in)) != 0) return rc;
+  if ((rc = ddmc__dbg_rd_end(in)) != 0) return rc;
   if (max < 0) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   if (DDMC__DBG_HAS(d, instances)) return op_run(d, out, max, c->handle, 0);
   return walk_list(d, out, max, c->handle, 0);
@@ -247,7 +247,7 @@ static int object_referring_objects(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out
   int rc = ddmc__dbg_rd_object(d, in, &o);
   if (rc != 0) return rc;
   int32_t max = (int32_t)ddmc_read_u32(in);
-  if ((rc = ddmc__rd_end(in)) != 0) return rc;
+  if ((rc = ddmc__dbg_rd_end(in)) != 0) return rc;
   if (o == 0) return DDMC_JDWP_INVALID_OBJECT;
   if (max < 0) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   if (DDMC__DBG_HAS(d, referring_objects)) return op_run(d, out, max, 0, o);

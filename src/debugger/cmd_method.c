@@ -46,18 +46,18 @@ static int m_line_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_buf_put_u64(out, (uint64_t)info.code_end);
   if (info.modifiers & DDMC_ACC_NATIVE) { /* no code: -1, -1 and no lines, as HotSpot answers */
     ddmc_buf_put_u32(out, 0);
-    return ddmc__reply_rc(out, 0);
+    return ddmc__dbg_reply_rc(out, 0);
   }
   rows r = {d, out, 0, 0};
-  size_t count = ddmc__count_begin(out);
+  size_t count = ddmc__dbg_count_begin(out);
   rc = DDMC__DBG_CALL(d, line_table, c->handle, m, put_line, &r);
   /* No line information (a method of a class compiled without it, a lambda's hidden class): an
    * empty table with the code range, as HotSpot answers; JDWP has no ABSENT_INFORMATION here, and
    * JDI fails a whole stack trace on it. */
   if (rc == DDMC_JDWP_ABSENT_INFORMATION && r.n == 0) rc = 0;
   if (rc != 0) return rc;
-  ddmc__count_end(out, count, r.n);
-  return ddmc__reply_rc(out, 0);
+  ddmc__dbg_count_end(out, count, r.n);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int put_variable(void *arg, const ddmc_variable *v) {
@@ -82,10 +82,10 @@ static int variable_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int gene
   if (info.modifiers & DDMC_ACC_NATIVE) return DDMC_JDWP_ABSENT_INFORMATION;
   ddmc_buf_put_u32(out, (uint32_t)info.arg_slots);
   rows r = {d, out, 0, generic};
-  size_t count = ddmc__count_begin(out);
+  size_t count = ddmc__dbg_count_begin(out);
   if ((rc = DDMC__DBG_CALL(d, variable_table, c->handle, m, put_variable, &r)) != 0) return rc;
-  ddmc__count_end(out, count, r.n);
-  return ddmc__reply_rc(out, 0);
+  ddmc__dbg_count_end(out, count, r.n);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int m_variable_table(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return variable_table(d, in, out, 0); }
@@ -112,11 +112,11 @@ static int m_bytecodes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = rd_method(d, in, &c, &m, &info);
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, bytecodes)) return DDMC_JDWP_NOT_IMPLEMENTED;
-  size_t count = ddmc__count_begin(out);
+  size_t count = ddmc__dbg_count_begin(out);
   rc = DDMC__DBG_CALL(d, bytecodes, c->handle, m, out);
   if (rc != 0) return rc;
-  if (!ddmc_buf_error(out)) ddmc__count_end(out, count, (uint32_t)(ddmc_buf_len(out) - count - 4));
-  return ddmc__reply_rc(out, 0);
+  if (!ddmc_buf_error(out)) ddmc__dbg_count_end(out, count, (uint32_t)(ddmc_buf_len(out) - count - 4));
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 const ddmc__dbg_cmd ddmc__dbg_cmds_method[] = {

@@ -39,16 +39,16 @@ static int put_module(void *arg, ddmc_ref m) {
 
 /* -> [u4 n][moduleID]* */
 static int vm_all_modules(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   if (!DDMC__DBG_MODULES(d)) return DDMC_JDWP_NOT_IMPLEMENTED;
   module_list l = {d, out, 0, 0};
-  size_t count = ddmc__count_begin(out);
+  size_t count = ddmc__dbg_count_begin(out);
   rc = DDMC__DBG_CALL(d, for_each_module, put_module, &l);
   if (rc == 0) rc = l.err;
   if (rc != 0) return rc;
-  ddmc__count_end(out, count, l.n);
-  return ddmc__reply_rc(out, 0);
+  ddmc__dbg_count_end(out, count, l.n);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 /* [refTypeID] -> [moduleID] */
@@ -90,7 +90,7 @@ static int mr_name(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     ddmc_buf_put_bytes(out, name.p, ddmc_buf_len(&name));
   }
   ddmc__buf_free(&name);
-  return ddmc__reply_rc(out, rc);
+  return ddmc__dbg_reply_rc(out, rc);
 }
 
 /* [moduleID] -> [classLoaderID] (0: the boot loader) */

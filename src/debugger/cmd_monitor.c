@@ -32,7 +32,7 @@ static int put_waiter(void *arg, uint32_t thread) {
 static int or_monitor_info(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   ddmc_ref o = 0;
   int rc = ddmc__dbg_rd_object(d, in, &o);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc == 0 && o == 0) rc = DDMC_JDWP_INVALID_OBJECT;
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, monitor_info)) return DDMC_JDWP_NOT_IMPLEMENTED;
@@ -73,7 +73,7 @@ static int put_owned(void *arg, ddmc_ref obj, int32_t depth) {
 
 static int rd_suspended(ddmc__dbg *d, ddmc_reader *in, uint32_t *t) {
   int rc = ddmc__dbg_rd_thread(d, in, t);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc == 0 && ddmc__dbg_thr_count(d, *t) == 0) rc = DDMC_JDWP_THREAD_NOT_SUSPENDED;
   return rc;
 }
@@ -84,11 +84,11 @@ static int owned_monitors(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int dept
   int rc = rd_suspended(d, in, &t);
   if (rc != 0) return rc;
   owned w = {d, out, 0, depths, 0};
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   rc = DDMC__DBG_CALL(d, owned_monitors, t, put_owned, &w);
   if (rc == 0) rc = w.err;
-  ddmc__count_end(out, at, w.n);
-  return ddmc__reply_rc(out, rc);
+  ddmc__dbg_count_end(out, at, w.n);
+  return ddmc__dbg_reply_rc(out, rc);
 }
 
 static int tr_owned_monitors(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return owned_monitors(d, in, out, 0); }
@@ -107,7 +107,7 @@ static int tr_contended_monitor(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (o != 0) return ddmc__dbg_wr_tagged_object(d, out, o);
   ddmc_buf_put_u8(out, 'L');
   ddmc__dbg_wr_id(out, 0);
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 const ddmc__dbg_cmd ddmc__dbg_cmds_monitor[] = {

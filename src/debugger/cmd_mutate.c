@@ -54,7 +54,7 @@ static int vm_redefine_classes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t *lens = ddmc__calloc(mem, n ? n : 1, sizeof(*lens));
   if (cls == NULL || bytes == NULL || lens == NULL) rc = DDMC_JDWP_OUT_OF_MEMORY;
   for (uint32_t i = 0; i < n && rc == 0; i++) rc = rd_definition(d, in, &cls[i], &bytes[i], &lens[i]);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc == 0 && n > 0) rc = DDMC__DBG_CALL(d, redefine_classes, n, cls, (const uint8_t *const *)bytes, lens);
   if (rc == 0)
     for (uint32_t i = 0; i < n; i++) {
@@ -78,7 +78,7 @@ static int sf_pop_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   }
   if (!DDMC__DBG_HAS(d, pop_frames)) return ddmc__dbg_not_offered(d, in, out);
   if ((rc = ddmc__dbg_rd_frame(d, in, t, &depth)) != 0) return rc;
-  if ((rc = ddmc__rd_end(in)) != 0) return rc;
+  if ((rc = ddmc__dbg_rd_end(in)) != 0) return rc;
   if ((rc = DDMC__DBG_CALL(d, pop_frames, t, depth + 1)) != 0) return rc;
   ddmc__dbg_thr_frames_moved(d, t);
   ddmc__dbg_reqs_popped(d, t);
@@ -93,7 +93,7 @@ static int tr_force_early_return(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int vrc = ddmc__dbg_rd_value(d, in, 0, &v);
   if (in->err) return DDMC_JDWP_INVALID_LENGTH;
   if (rc == 0) rc = vrc;
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, force_early_return)) return DDMC_JDWP_NOT_IMPLEMENTED;
   if (ddmc__dbg_thr_count(d, t) == 0) return DDMC_JDWP_THREAD_NOT_SUSPENDED;

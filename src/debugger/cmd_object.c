@@ -60,19 +60,19 @@ static int or_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 
 static int or_disable_collection(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint64_t id = ddmc_read_u64(in);
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   return rc != 0 ? rc : ddmc__dbg_id_disable_collection(d, id);
 }
 
 static int or_enable_collection(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint64_t id = ddmc_read_u64(in);
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   return rc != 0 ? rc : ddmc__dbg_id_enable_collection(d, id);
 }
 
 static int or_is_collected(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint64_t id = ddmc_read_u64(in);
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   int collected = 1;
   if (rc == 0) rc = ddmc__dbg_id_is_collected(d, id, &collected);
   if (rc == 0) ddmc_buf_put_u8(out, (uint8_t)collected);
@@ -87,12 +87,12 @@ static int sr_value(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = rd_object(d, in, &o, &c);
   if (rc != 0) return rc;
   if (c->object_tag != 's') return DDMC_JDWP_INVALID_STRING;
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   if ((rc = DDMC__DBG_CALL(d, string_value, o, out)) != 0) return rc;
   size_t n = ddmc_buf_len(out) - at - 4;
   if (n > UINT32_MAX) return DDMC_JDWP_INTERNAL;
-  ddmc__count_end(out, at, (uint32_t)n);
-  return ddmc__reply_rc(out, 0);
+  ddmc__dbg_count_end(out, at, (uint32_t)n);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 /* ---- ArrayReference */
@@ -153,7 +153,7 @@ static int ar_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     if (rc == 0 && ddmc_buf_error(out)) rc = DDMC_JDWP_OUT_OF_MEMORY;
     done += k;
   }
-  return ddmc__reply_rc(out, rc);
+  return ddmc__dbg_reply_rc(out, rc);
 }
 
 static int ar_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -183,7 +183,7 @@ static int ar_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
       if (rc == 0 && apply) rc = ddmc__dbg_ops(d)->array_set(ddmc__dbg_vm_data(d), o, first + done, k, slice);
       done += k;
     }
-    if (rc == 0) rc = ddmc__rd_end(in);
+    if (rc == 0) rc = ddmc__dbg_rd_end(in);
   }
   return rc;
 }
@@ -221,10 +221,10 @@ static int clr_visible_classes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (rc != 0) return rc;
   if (o != 0 && c->object_tag != 'l') return DDMC_JDWP_INVALID_CLASS_LOADER;
   visible v = {d, out, o, 0};
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   if ((rc = DDMC__DBG_CALL(d, for_each_class, put_visible, &v)) != 0) return rc;
-  ddmc__count_end(out, at, v.n);
-  return ddmc__reply_rc(out, 0);
+  ddmc__dbg_count_end(out, at, v.n);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 const ddmc__dbg_cmd ddmc__dbg_cmds_object[] = {

@@ -26,14 +26,14 @@ static int tr_name(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int tr_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int rc = ddmc__dbg_rd_thread(d, in, &t);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   return rc != 0 ? rc : ddmc__dbg_thr_suspend(d, t);
 }
 
 static int tr_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int rc = ddmc__dbg_rd_thread(d, in, &t);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   return rc != 0 ? rc : ddmc__dbg_thr_resume(d, t);
 }
 
@@ -98,7 +98,7 @@ static int tr_frames(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     }
   }
   ddmc__free(ddmc__dbg_mem(d), loc);
-  return rc != 0 ? rc : ddmc__reply_rc(out, 0);
+  return rc != 0 ? rc : ddmc__dbg_reply_rc(out, 0);
 }
 
 static int tr_frame_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -138,7 +138,7 @@ static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__dbg_rd_thread(d, in, &t);
   int orc = ddmc__dbg_rd_object(d, in, &exc);
   if (rc == 0) rc = orc;
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc == 0 && exc == 0) rc = DDMC_JDWP_INVALID_OBJECT;
   if (rc == 0) rc = thread_info(d, t, &info);
   if (rc == 0) rc = check_throwable(d, exc);
@@ -149,7 +149,7 @@ static int tr_interrupt(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_thread_detail info;
   int rc = ddmc__dbg_rd_thread(d, in, &t);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc == 0) rc = thread_info(d, t, &info);
   return rc != 0 ? rc : DDMC__DBG_CALL(d, interrupt_thread, t);
 }
@@ -239,14 +239,14 @@ static int tg_children(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = rd_group(d, in, &g, out, 0);
   if (rc != 0) return rc;
   children c = {d, out, g.want, 0, 0};
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   if ((rc = ddmc__dbg_thr_for_each(d, put_child_thread, &c)) != 0 || (rc = c.err) != 0) return rc;
-  ddmc__count_end(out, at, c.n);
+  ddmc__dbg_count_end(out, at, c.n);
   c.n = 0;
-  at = ddmc__count_begin(out);
+  at = ddmc__dbg_count_begin(out);
   if ((rc = DDMC__DBG_CALL(d, for_each_group, put_child_group, &c)) != 0 || (rc = c.err) != 0) return rc;
-  ddmc__count_end(out, at, c.n);
-  return ddmc__reply_rc(out, 0);
+  ddmc__dbg_count_end(out, at, c.n);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 const ddmc__dbg_cmd ddmc__dbg_cmds_thread[] = {

@@ -23,7 +23,7 @@ static int rt_signature_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int gener
     if ((rc = class_info(d, c, &info)) != 0) return rc;
     ddmc__dbg_wr_string(out, info.generic);
   }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int rt_signature(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_signature_(d, in, out, 0); }
@@ -68,7 +68,7 @@ static int rt_fields_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic)
     if (generic) ddmc__dbg_wr_string(out, f.generic);
     ddmc_buf_put_u32(out, member_mods(f.modifiers));
   }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int rt_fields(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_fields_(d, in, out, 0); }
@@ -90,7 +90,7 @@ static int rt_methods_(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, int generic
     if (generic) ddmc__dbg_wr_string(out, m.generic);
     ddmc_buf_put_u32(out, member_mods(m.modifiers));
   }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int rt_methods(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) { return rt_methods_(d, in, out, 0); }
@@ -144,7 +144,7 @@ static int rt_nested_types(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   size_t len = strlen(c->signature);
   nested v = {d, out, c->signature, len, 0};
   /* An array or primitive type nests nothing. */
@@ -152,8 +152,8 @@ static int rt_nested_types(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     v.len = len - 1;
     if ((rc = DDMC__DBG_CALL(d, for_each_class, put_nested, &v)) != 0) return rc;
   }
-  ddmc__count_end(out, at, v.n);
-  return ddmc__reply_rc(out, 0);
+  ddmc__dbg_count_end(out, at, v.n);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int rt_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -177,7 +177,7 @@ static int rt_interfaces(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     if ((rc = ddmc__dbg_cls_get(d, ic, &k)) != 0) return rc;
     ddmc__dbg_wr_id(out, k->id);
   }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 static int rt_class_object(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
@@ -200,14 +200,14 @@ static int rt_constant_pool(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, constant_pool)) return DDMC_JDWP_NOT_IMPLEMENTED;
   int32_t count = 0;
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   ddmc_buf_put_u32(out, 0);
   if ((rc = DDMC__DBG_CALL(d, constant_pool, c->handle, &count, out)) != 0) return rc;
   if (!ddmc_buf_error(out)) {
-    ddmc__count_end(out, at, (uint32_t)count);
-    ddmc__count_end(out, at + 4, (uint32_t)(ddmc_buf_len(out) - at - 8));
+    ddmc__dbg_count_end(out, at, (uint32_t)count);
+    ddmc__dbg_count_end(out, at + 4, (uint32_t)(ddmc_buf_len(out) - at - 8));
   }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 /* [refTypeID] -> [u4 major][u4 minor]; without the op, ABSENT_INFORMATION as before. */
@@ -229,10 +229,10 @@ static int rt_source_debug_extension(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *ou
   int rc = ddmc__dbg_rd_class(d, in, &c);
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, source_debug_extension)) return DDMC_JDWP_ABSENT_INFORMATION;
-  size_t at = ddmc__count_begin(out);
+  size_t at = ddmc__dbg_count_begin(out);
   if ((rc = DDMC__DBG_CALL(d, source_debug_extension, c->handle, out)) != 0) return rc;
-  if (!ddmc_buf_error(out)) ddmc__count_end(out, at, (uint32_t)(ddmc_buf_len(out) - at - 4));
-  return ddmc__reply_rc(out, 0);
+  if (!ddmc_buf_error(out)) ddmc__dbg_count_end(out, at, (uint32_t)(ddmc_buf_len(out) - at - 4));
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 /* ---- ClassType */
@@ -263,7 +263,7 @@ static int at_new_instance(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   const ddmc__dbg_cls *c;
   int rc = ddmc__dbg_rd_class(d, in, &c);
   int32_t length = (int32_t)ddmc_read_u32(in);
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   if (c->type_tag != DDMC_TYPE_ARRAY) return DDMC_JDWP_INVALID_ARRAY;
   if (length < 0) return DDMC_JDWP_ILLEGAL_ARGUMENT;

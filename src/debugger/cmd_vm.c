@@ -76,7 +76,7 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
     ddmc__free(d->mem, l.v);
     return rc;
   }
-  size_t count = ddmc__count_begin(out);
+  size_t count = ddmc__dbg_count_begin(out);
   uint32_t n = 0;
   for (uint32_t i = 0; i < l.n && out->err == 0; i++) {
     const ddmc__dbg_cls *c;
@@ -103,7 +103,7 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
   ddmc__free(d->mem, l.v);
   if (rc != 0) return rc;
   if (out->err) return DDMC_JDWP_OUT_OF_MEMORY;
-  ddmc__count_end(out, count, n);
+  ddmc__dbg_count_end(out, count, n);
   return 0;
 }
 
@@ -141,12 +141,12 @@ static int put_thread(void *arg, uint32_t thread, const ddmc_thread_detail *info
 }
 
 static int vm_all_threads(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  size_t count = ddmc__count_begin(out);
+  size_t count = ddmc__dbg_count_begin(out);
   id_list l = {d, out, 0, 0};
   int rc = ddmc__dbg_thr_for_each_object(d, put_thread, &l);
   if (rc == 0) rc = l.err;
   if (rc == 0 && out->err) rc = DDMC_JDWP_OUT_OF_MEMORY;
-  if (rc == 0) ddmc__count_end(out, count, l.n);
+  if (rc == 0) ddmc__dbg_count_end(out, count, l.n);
   return rc;
 }
 
@@ -165,17 +165,17 @@ static int put_top_group(void *arg, ddmc_ref group, ddmc_ref parent, const char 
 }
 
 static int vm_top_level_thread_groups(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  size_t count = ddmc__count_begin(out);
+  size_t count = ddmc__dbg_count_begin(out);
   id_list l = {d, out, 0, 0};
   int rc = DDMC__DBG_CALL(d, for_each_group, put_top_group, &l);
   if (rc == 0) rc = l.err;
   if (rc == 0 && out->err) rc = DDMC_JDWP_OUT_OF_MEMORY;
-  if (rc == 0) ddmc__count_end(out, count, l.n);
+  if (rc == 0) ddmc__dbg_count_end(out, count, l.n);
   return rc;
 }
 
 static int vm_dispose(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   /* The connection closes once the reply is out (src/jdwp/dispatch.c; not a relay's, which may
    * carry the next debugger); clean up now so nothing the debugger left suspended waits for that. */
@@ -189,12 +189,12 @@ static int vm_id_sizes(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 static int vm_suspend(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   return rc != 0 ? rc : ddmc__dbg_thr_suspend_all(d);
 }
 
 static int vm_resume(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   if (rc == 0) atomic_fetch_add(&d->resumes, 1);
   return rc != 0 ? rc : ddmc__dbg_thr_resume_all(d);
 }
@@ -216,7 +216,7 @@ static void *exit_main(void *arg) {
 
 static int vm_exit(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int32_t status = (int32_t)ddmc_read_u32(in);
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   if (d->ops.exit == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   exit_job *job = ddmc__malloc(d->mem, sizeof(*job));
@@ -242,7 +242,7 @@ static int vm_create_string(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   if (n > DDMC__MAX_NEW_STRING) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   const char *s = (const char *)ddmc_read_bytes(in, n);
   ddmc_ref o = 0;
-  int rc = ddmc__rd_end(in);
+  int rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   rc = DDMC__DBG_CALL(d, create_string, s, (size_t)n, &o);
   if (rc != 0) return rc;
@@ -308,13 +308,13 @@ static int vm_dispose_objects(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 }
 
 static int vm_hold_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
+  if (ddmc__dbg_rd_end(in) != 0) return ddmc__dbg_rd_end(in);
   ddmc__dbg_events_hold(d, 1);
   return 0;
 }
 
 static int vm_release_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
-  if (ddmc__rd_end(in) != 0) return ddmc__rd_end(in);
+  if (ddmc__dbg_rd_end(in) != 0) return ddmc__dbg_rd_end(in);
   ddmc__dbg_events_hold(d, 0);
   return 0;
 }
@@ -325,7 +325,7 @@ static int vm_release_events(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int vm_set_default_stratum(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   char s[DDMC__MAX_STRATUM];
   int rc = ddmc__dbg_rd_string(in, s, sizeof(s));
-  if (rc == 0) rc = ddmc__rd_end(in);
+  if (rc == 0) rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
   if (!DDMC__DBG_HAS(d, source_debug_extension)) return DDMC_JDWP_NOT_IMPLEMENTED;
   ddmc__dbg_lines_set_stratum(d, s);

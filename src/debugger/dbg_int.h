@@ -234,23 +234,23 @@ int ddmc__dbg_set_fields(ddmc__dbg *d, ddmc_reader *in, const ddmc__dbg_cls *c, 
 int ddmc__dbg_rd_count(ddmc_reader *r, size_t min_each, uint32_t *out);
 /* Called by a handler right before it acts: a request with bytes left over is refused
  * (ILLEGAL_ARGUMENT) before it changed anything, one that ran short is INVALID_LENGTH. */
-static inline int ddmc__rd_end(const ddmc_reader *r) {
+static inline int ddmc__dbg_rd_end(const ddmc_reader *r) {
   return r->err ? DDMC_JDWP_INVALID_LENGTH : ddmc_reader_left(r) != 0 ? DDMC_JDWP_ILLEGAL_ARGUMENT : 0;
 }
 /* Skips the rest of a request whose feature is not offered; NOT_IMPLEMENTED. */
 int ddmc__dbg_not_offered(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out);
 /* A reply that was an error on the VM's side ('out' over its cap): OUT_OF_MEMORY, else rc. */
-static inline int ddmc__reply_rc(const ddmc_buf *out, int rc) {
+static inline int ddmc__dbg_reply_rc(const ddmc_buf *out, int rc) {
   return rc == 0 && ddmc_buf_error(out) ? DDMC_JDWP_OUT_OF_MEMORY : rc;
 }
 
 /* A count written before the elements it counts: its offset (the buffer may move as it grows). */
-static inline size_t ddmc__count_begin(ddmc_buf *out) {
+static inline size_t ddmc__dbg_count_begin(ddmc_buf *out) {
   size_t at = ddmc_buf_len(out);
   ddmc_buf_put_u32(out, 0);
   return at;
 }
-static inline void ddmc__count_end(ddmc_buf *out, size_t at, uint32_t n) {
+static inline void ddmc__dbg_count_end(ddmc_buf *out, size_t at, uint32_t n) {
   if (!ddmc_buf_error(out) && at + 4 <= ddmc_buf_len(out)) ddmc__put_u32(out->p + at, n);
 }
 

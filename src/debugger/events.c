@@ -20,7 +20,7 @@
 /* ---- entering and leaving a post call */
 
 static ddmc__dbg *enter(ddmc_vm *vm) {
-  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  ddmc__dbg *d = vm ? ddmc__dbg_of_vm(vm) : NULL;
   if (d == NULL) return NULL;
   /* No debugger: return before touching the shared counter. A thread that reads 0 here touches
    * nothing the session end frees; method events for a trace come through here on every call. */
@@ -47,7 +47,7 @@ static int not_wanted(ddmc__dbg *d, uint32_t thread) {
 
 /* enter() for an event of thread: first waits while the debugger holds the thread suspended. */
 static ddmc__dbg *enter_thread(ddmc_vm *vm, uint32_t thread) {
-  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  ddmc__dbg *d = vm ? ddmc__dbg_of_vm(vm) : NULL;
   if (d != NULL) ddmc__dbg_thr_wait_resumed(d, thread);
   return enter(vm);
 }
@@ -402,7 +402,7 @@ static int dbg_wants(const ddmc_vm *vm, void *ud, int kind) {
 }
 
 int ddmc_dbg_active(const ddmc_vm *vm) {
-  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  ddmc__dbg *d = vm ? ddmc__dbg_of_vm(vm) : NULL;
   return d != NULL && atomic_load_explicit(&d->connected, memory_order_relaxed);
 }
 

@@ -35,7 +35,7 @@ int ddmc__dbg_get_fields(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out, const ddm
     if ((rc = DDMC__DBG_CALL(d, get_field, self, decl->handle, f, &v)) != 0) return rc;
     if ((rc = ddmc__dbg_wr_value(d, out, &v, 1)) != 0) return rc;
   }
-  return ddmc__reply_rc(out, 0);
+  return ddmc__dbg_reply_rc(out, 0);
 }
 
 int ddmc__dbg_set_fields(ddmc__dbg *d, ddmc_reader *in, const ddmc__dbg_cls *c, ddmc_ref o) {
@@ -55,7 +55,7 @@ int ddmc__dbg_set_fields(ddmc__dbg *d, ddmc_reader *in, const ddmc__dbg_cls *c, 
       if ((rc = ddmc__dbg_rd_value(d, in, ddmc__dbg_sig_tag(fi.signature), &v)) != 0) return rc;
       if (apply && (rc = DDMC__DBG_CALL(d, set_field, self, decl->handle, f, &v)) != 0) return rc;
     }
-    if ((rc = ddmc__rd_end(in)) != 0) return rc;
+    if ((rc = ddmc__dbg_rd_end(in)) != 0) return rc;
   }
   return 0;
 }

@@ -21,7 +21,7 @@ int ddmc__dbg_vm_stopping(const ddmc_vm *vm);
 const ddmc_vm_bridge *ddmc__dbg_vm_bridge(const ddmc_vm *vm);
 void *ddmc__dbg_vm_bridge_data(const ddmc_vm *vm);
 /* The debugger hung on vm by ddmc_dbg_enable (NULL: none). Thread: any (an atomic load). */
-static inline struct ddmc__dbg *ddmc__vm_dbg(const ddmc_vm *vm) {
+static inline struct ddmc__dbg *ddmc__dbg_of_vm(const ddmc_vm *vm) {
   return atomic_load_explicit(&((ddmc_vm *)vm)->dbg, memory_order_acquire);
 }
 void ddmc__dbg_vm_set_dbg(ddmc_vm *vm, struct ddmc__dbg *d, void (*destroy)(struct ddmc__dbg *d));

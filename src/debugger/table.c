@@ -151,7 +151,7 @@ void ddmc__dbg_free(ddmc__dbg *d) { dbg_destroy(d); }
 int ddmc_dbg_enable(ddmc_vm *vm) {
   if (vm == NULL) return DDMC_EINVAL;
   const ddmc_vm_bridge *bridge = ddmc__dbg_vm_bridge(vm);
-  if (bridge == NULL || ddmc__vm_dbg(vm) != NULL) return DDMC_ESTATE;
+  if (bridge == NULL || ddmc__dbg_of_vm(vm) != NULL) return DDMC_ESTATE;
   ddmc__dbg *d;
   int rc = ddmc__dbg_new(vm, bridge, sizeof(*bridge), &d);
   if (rc != 0) return rc;

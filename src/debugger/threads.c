@@ -627,6 +627,6 @@ void ddmc__dbg_thrs_destroy(ddmc__dbg *d) {
 }
 
 int ddmc_dbg_suspend_count(ddmc_vm *vm, uint32_t thread) {
-  ddmc__dbg *d = vm ? ddmc__vm_dbg(vm) : NULL;
+  ddmc__dbg *d = vm ? ddmc__dbg_of_vm(vm) : NULL;
   return d ? ddmc__dbg_thr_count(d, thread) : 0;
 }

@@ -18,12 +18,12 @@ static uint8_t *rle__put_u32(uint8_t *p, uint32_t v) {
   return p + 4;
 }
 
-static int rle__chunk_empty(const ddmc__rle *e) {
+static int rle__chunk_empty(const ddmc__heap_rle *e) {
   return e->p == e->buf + DDMC__HPSG_HEADER_LEN;
 }
 
 /* Turns both fast paths off for good: every later add reaches the slow path and its error check. */
-static void rle__fail(ddmc__rle *e, int rc) {
+static void rle__fail(ddmc__heap_rle *e, int rc) {
   e->err = rc;
   e->lim = e->buf;
   e->run_state = RLE_NO_STATE;
@@ -32,7 +32,7 @@ static void rle__fail(ddmc__rle *e, int rc) {
 
 /* Sends the current chunk if it has any run, and starts an empty one. The header is written last
  * because its unit count is only known now (Dalvik patched a 0x55555555 placeholder). */
-static int rle__flush(ddmc__rle *e) {
+static int rle__flush(ddmc__heap_rle *e) {
   if (rle__chunk_empty(e))
     return 0;
   size_t len = (size_t)(e->p - e->buf);
@@ -56,7 +56,7 @@ static int rle__flush(ddmc__rle *e) {
 /* Writes a run of units (> 0) starting at addr as complete P chains, flushing as chunks fill.
  * A chain never crosses a chunk: ddmlib would parse a chunk ending in P as truncated, and the
  * header's unit count could not match. */
-static int rle__put_run(ddmc__rle *e, uintptr_t addr, size_t units, uint8_t state) {
+static int rle__put_run(ddmc__heap_rle *e, uintptr_t addr, size_t units, uint8_t state) {
   while (units > 0) {
     size_t room = (size_t)(e->buf + DDMC__HPSG_PAYLOAD_MAX - e->p) / 2;
     size_t need = (units - 1) / 256 + 1;
@@ -92,7 +92,7 @@ static int rle__put_run(ddmc__rle *e, uintptr_t addr, size_t units, uint8_t stat
   return 0;
 }
 
-void ddmc__rle_init(ddmc__rle *e, uint32_t heap_id, uintptr_t base, int merge, ddmc__rle_emit_fn fn,
+void ddmc__heap_rle_init(ddmc__heap_rle *e, uint32_t heap_id, uintptr_t base, int merge, ddmc__heap_rle_emit_fn fn,
                     void *arg) {
   e->p = e->buf + DDMC__HPSG_HEADER_LEN;
   e->lim = e->buf; /* the first region goes through the slow path, which sets up the segment */
@@ -110,7 +110,7 @@ void ddmc__rle_init(ddmc__rle *e, uint32_t heap_id, uintptr_t base, int merge, d
 }
 
 /* HPSG: writes the pending run (which ends at next) into the chunk and clears it. */
-static int rle__put_pending(ddmc__rle *e) {
+static int rle__put_pending(ddmc__heap_rle *e) {
   size_t n = e->run_units;
   uint8_t state = e->run_state;
   e->run_units = 0;
@@ -120,7 +120,7 @@ static int rle__put_pending(ddmc__rle *e) {
   return rle__put_run(e, e->next - ((uintptr_t)n << 3), n, state);
 }
 
-int ddmc__rle_add_slow(ddmc__rle *e, uintptr_t addr, size_t units, uint8_t state) {
+int ddmc__heap_rle_add_slow(ddmc__heap_rle *e, uintptr_t addr, size_t units, uint8_t state) {
   if (e->err != 0)
     return e->err;
   if (units == 0)
@@ -150,7 +150,7 @@ int ddmc__rle_add_slow(ddmc__rle *e, uintptr_t addr, size_t units, uint8_t state
   return 0;
 }
 
-int ddmc__rle_finish(ddmc__rle *e) {
+int ddmc__heap_rle_finish(ddmc__heap_rle *e) {
   if (e->err != 0)
     return e->err;
   int rc = rle__put_pending(e);

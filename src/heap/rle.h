@@ -61,12 +61,12 @@
 
 /* Receives one finished chunk payload, borrowed until it returns (the encoder reuses the buffer).
  * A non-zero return aborts the dump: the encoder keeps that value and returns it from every later
- * ddmc__rle_add / ddmc__rle_finish. */
-typedef int (*ddmc__rle_emit_fn)(void *arg, const uint8_t *payload, size_t len);
+ * ddmc__heap_rle_add / ddmc__heap_rle_finish. */
+typedef int (*ddmc__heap_rle_emit_fn)(void *arg, const uint8_t *payload, size_t len);
 
 /* Caller-allocated (about 16 KiB: keep it in the VM state or a static, not a small stack).
  * All fields are private to rle.c and the inline fast path. */
-typedef struct ddmc__rle {
+typedef struct ddmc__heap_rle {
   /* hot: the fast path reads and writes only these */
   uint8_t *p;          /* next free pair slot in buf */
   uint8_t *lim;        /* fast-path pair writes allowed while p < lim; buf when they must not run */
@@ -80,23 +80,23 @@ typedef struct ddmc__rle {
   uint32_t heap_id;
   uintptr_t base;
   uintptr_t chunk_addr; /* address of the current chunk's first run */
-  ddmc__rle_emit_fn fn;
+  ddmc__heap_rle_emit_fn fn;
   void *arg;
   uint8_t buf[DDMC__HPSG_PAYLOAD_MAX];
-} ddmc__rle;
+} ddmc__heap_rle;
 
 /* Starts a dump of one heap. heap_id goes into every header (1 for the managed heap); base is
  * subtracted from every address; merge selects HPSG (non-zero) or HPSO/NHSG (0). Cannot fail. */
-void ddmc__rle_init(ddmc__rle *e, uint32_t heap_id, uintptr_t base, int merge, ddmc__rle_emit_fn fn,
+void ddmc__heap_rle_init(ddmc__heap_rle *e, uint32_t heap_id, uintptr_t base, int merge, ddmc__heap_rle_emit_fn fn,
                     void *arg);
 
-/* Out-of-line part of ddmc__rle_add; units already rounded, state already without P. */
-int ddmc__rle_add_slow(ddmc__rle *e, uintptr_t addr, size_t units, uint8_t state);
+/* Out-of-line part of ddmc__heap_rle_add; units already rounded, state already without P. */
+int ddmc__heap_rle_add_slow(ddmc__heap_rle *e, uintptr_t addr, size_t units, uint8_t state);
 
 /* Adds the region [addr, addr + bytes) with state (DDMC__HPSG_STATE; a P bit is ignored). Regions
  * must come in address order. May call the emit callback (when a chunk fills up or a new segment
  * starts). Returns 0, or the emit callback's non-zero return (now or from an earlier call). */
-static inline int ddmc__rle_add(ddmc__rle *e, uintptr_t addr, size_t bytes, uint8_t state) {
+static inline int ddmc__heap_rle_add(ddmc__heap_rle *e, uintptr_t addr, size_t bytes, uint8_t state) {
   /* (bytes + 7) / 8 without the overflow at SIZE_MAX */
   size_t units = (bytes >> 3) + ((bytes & 7u) != 0);
   state &= (uint8_t)~DDMC__HPSG_PARTIAL;
@@ -130,12 +130,12 @@ static inline int ddmc__rle_add(ddmc__rle *e, uintptr_t addr, size_t bytes, uint
     e->next = addr + (units << 3);
     return 0;
   }
-  return ddmc__rle_add_slow(e, addr, units, state);
+  return ddmc__heap_rle_add_slow(e, addr, units, state);
 }
 
 /* Emits the pending run and the last, partly filled chunk (an empty chunk is never sent). The
  * encoder may then be reused for more regions of the same heap (they start a new chunk). Returns 0
  * or the sticky emit error. */
-int ddmc__rle_finish(ddmc__rle *e);
+int ddmc__heap_rle_finish(ddmc__heap_rle *e);
 
 #endif

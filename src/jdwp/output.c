@@ -65,7 +65,7 @@ static uint8_t *cmd_header(ddmc__jdwp_session *s, ddmc_buf *dst, uint8_t set, ui
 
 static ddmc__send_ext *ext_of(ddmc__send_rec *rec) {
   ddmc__send_ext *e;
-  memcpy(&e, ddmc__rec_data(rec), sizeof(e));
+  memcpy(&e, ddmc__send_rec_data(rec), sizeof(e));
   return e;
 }
 
@@ -73,7 +73,7 @@ static ddmc__send_ext *ext_of(ddmc__send_rec *rec) {
 static ddmc_buf *dst_of(ddmc__jdwp_session *s) { return s->ext != NULL ? &s->later : &s->out; }
 
 static int emit(ddmc__jdwp_session *s, ddmc__send_rec *rec, uint32_t kind) {
-  const uint8_t *d = ddmc__rec_data(rec);
+  const uint8_t *d = ddmc__send_rec_data(rec);
   ddmc_buf *dst = dst_of(s);
   uint8_t *p;
   switch (kind) {
@@ -149,7 +149,7 @@ static int lossless(const fan *f, const ddmc__jdwp_session *s) {
 
 static int full(const ddmc__jdwp_session *s, uint32_t kind) {
   if (kind == DDMC__REC_EXT && s->ext != NULL) return 1;
-  return s->ext != NULL ? s->later.len >= DDMC__OUT_HIGH_WATER : ddmc__session_pending(s) >= DDMC__OUT_HIGH_WATER;
+  return s->ext != NULL ? s->later.len >= DDMC__OUT_HIGH_WATER : ddmc__jdwp_session_pending(s) >= DDMC__OUT_HIGH_WATER;
 }
 
 static void end_with(ddmc__jdwp_session *s, int rc) {
@@ -224,7 +224,7 @@ int ddmc__jdwp_session_drain_queue(ddmc__jdwp_session *s, int inline_only) {
 
 /* Next chunk of a batch: [u4 type][u4 len][payload]. */
 static int pump_batch(ddmc__jdwp_session *s, ddmc__send_ext *e) {
-  while (s->ext_off < e->batch.len && ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER) {
+  while (s->ext_off < e->batch.len && ddmc__jdwp_session_pending(s) < DDMC__OUT_HIGH_WATER) {
     const uint8_t *p = e->batch.p + s->ext_off;
     uint32_t type = ddmc__get_u32(p), n = ddmc__get_u32(p + 4);
     int rc = ddmc__jdwp_out_ddm(s, &s->out, 0, fresh_id(s->vm), type, p + 8, n);
@@ -250,7 +250,7 @@ static int pump_stream(ddmc__jdwp_session *s, ddmc__send_ext *e) {
     }
     e->started = 1;
   }
-  while (e->sent < e->len && ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER) {
+  while (e->sent < e->len && ddmc__jdwp_session_pending(s) < DDMC__OUT_HIGH_WATER) {
     size_t want = (size_t)DDMC__MIN((uint64_t)STREAM_PIECE, e->len - e->sent);
     uint8_t *dst = ddmc__buf_append(&s->out, want);
     if (dst == NULL) return s->out.err;

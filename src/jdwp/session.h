@@ -83,7 +83,7 @@ int ddmc__jdwp_session_input(ddmc__jdwp_session *s, const uint8_t *p, size_t n);
 /* Ends the session: hooks (disconnected, debugger_detached) run, fd closed, memory freed. why is
  * 0 or the error that ended it (for the log). */
 void ddmc__jdwp_session_end(ddmc__jdwp_session *s, int why);
-static inline size_t ddmc__session_pending(const ddmc__jdwp_session *s) { return s->out.len - s->out_off; }
+static inline size_t ddmc__jdwp_session_pending(const ddmc__jdwp_session *s) { return s->out.len - s->out_off; }
 
 /* Handles one complete packet (dispatch.c). Returns 0, or an error that ends the session. */
 int ddmc__jdwp_session_packet(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt);

@@ -94,7 +94,7 @@ static int read_and_handle(ddmc__jdwp_session *s) {
   ddmc_vm *vm = s->vm;
   uint8_t tmp[65536];
   size_t budget = 4 * sizeof(tmp); /* bounded work per wake-up keeps the queue drained */
-  while (budget > 0 && ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER && s->ext == NULL && !s->leaving) {
+  while (budget > 0 && ddmc__jdwp_session_pending(s) < DDMC__OUT_HIGH_WATER && s->ext == NULL && !s->leaving) {
     ssize_t n = recv(s->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
     if (n == 0) return DDMC_ECLOSED;
     if (n < 0) {
@@ -206,8 +206,8 @@ static int session_timeout(ddmc__jdwp_session *s, int64_t now) {
   /* Output waits for a peer that reads nothing: events it asked for, or a transfer (a trace, a
    * heap dump) that holds the session until it is out. Such a peer would hold the session and its
    * buffers forever (and, the debugger, the queue: the VM's events go to EQFULL meanwhile). */
-  uint64_t taken = ddmc__session_pending(s) ? taken_by_peer(s) : s->taken;
-  if (ddmc__session_pending(s) == 0 || taken != s->taken) {
+  uint64_t taken = ddmc__jdwp_session_pending(s) ? taken_by_peer(s) : s->taken;
+  if (ddmc__jdwp_session_pending(s) == 0 || taken != s->taken) {
     s->progress_ms = now;
     s->taken = taken;
   } else if (vm->opt.stall_timeout_ms > 0) {
@@ -241,7 +241,7 @@ static int any_shaken(const loop *l) {
 static int holds_queue(const loop *l) {
   for (int i = 0; i < l->set.n; i++) {
     const ddmc__jdwp_session *s = l->set.s[i];
-    size_t waiting = s->ext != NULL ? s->later.len : ddmc__session_pending(s);
+    size_t waiting = s->ext != NULL ? s->later.len : ddmc__jdwp_session_pending(s);
     if (s->shaken && waiting >= DDMC__OUT_HIGH_WATER &&
         (l->set.n == 1 || (s->number == l->set.seat && l->set.seat_confirmed)))
       return 1;
@@ -263,7 +263,7 @@ static int next_timeout(loop *l, int64_t now) {
   /* A transfer with room in its session's output goes on at once: nothing else would wake the
    * thread for it once the socket took everything. */
   for (int i = 0; i < l->set.n; i++)
-    if (l->set.s[i]->ext != NULL && ddmc__session_pending(l->set.s[i]) < DDMC__OUT_HIGH_WATER) timeout = 0;
+    if (l->set.s[i]->ext != NULL && ddmc__jdwp_session_pending(l->set.s[i]) < DDMC__OUT_HIGH_WATER) timeout = 0;
   return timeout;
 }
 
@@ -348,8 +348,10 @@ static int turn(loop *l) {
   int n = l->set.n;
   for (int i = 0; i < n; i++) {
     ddmc__jdwp_session *s = l->set.s[i];
-    int can_read = ddmc__session_pending(s) < DDMC__OUT_HIGH_WATER && s->ext == NULL && s->why == 0 && !s->leaving;
-    p[2 + i] = (struct pollfd){.fd = s->fd, .events = (short)((ddmc__session_pending(s) ? POLLOUT : 0) | (can_read ? POLLIN : 0))};
+    size_t pending = ddmc__jdwp_session_pending(s);
+    int can_read = pending < DDMC__OUT_HIGH_WATER && s->ext == NULL && s->why == 0 && !s->leaving;
+    short events = (short)((pending ? POLLOUT : 0) | (can_read ? POLLIN : 0));
+    p[2 + i] = (struct pollfd){.fd = s->fd, .events = events};
   }
   if (poll(p, (nfds_t)(2 + n), timeout) < 0) return errno == EINTR ? 0 : DDMC_EIO;
   if (p[0].revents & POLLIN) ddmc__drain_wake(vm);
@@ -381,9 +383,9 @@ static int turn(loop *l) {
   int idle = any_shaken(l) && ddmc__send_ring_peek(&vm->ring) == NULL;
   for (int i = 0; i < l->set.n; i++) {
     ddmc__jdwp_session *s = l->set.s[i];
-    if (s->why == 0 && ddmc__session_pending(s)) s->why = flush_out(s);
-    if (s->why == 0 && s->leaving && !ddmc__session_pending(s) && s->ext == NULL) s->why = DDMC_ECLOSED;
-    if (s->shaken && (ddmc__session_pending(s) || s->ext != NULL)) idle = 0;
+    if (s->why == 0 && ddmc__jdwp_session_pending(s)) s->why = flush_out(s);
+    if (s->why == 0 && s->leaving && !ddmc__jdwp_session_pending(s) && s->ext == NULL) s->why = DDMC_ECLOSED;
+    if (s->shaken && (ddmc__jdwp_session_pending(s) || s->ext != NULL)) idle = 0;
   }
   if (idle) atomic_store(&vm->flushed_seq, flush_seq);
   for (int i = 0; i < l->set.n; i++)

@@ -46,7 +46,7 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
   return 0;
 }
 
-void ddmc__jvmti_destroy(ddmc_vm *vm) {
+void ddmc__jv_destroy(ddmc_vm *vm) {
   ddmc__jvmti *jv = atomic_exchange(&vm->jvmti, NULL);
   if (jv == NULL) return;
   ddmc__jv_tags_free(jv); /* the environments' tag tables */

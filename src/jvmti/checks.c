@@ -65,7 +65,7 @@ jvmtiError ddmc__jv_err(int jdwp) {
 
 int ddmc__jv_jenv_has_cap(ddmc__jv_jenv *e, int bit) {
   ddmc__lock(&e->jv->lock);
-  int has = ddmc__cap_has(&e->caps, bit);
+  int has = ddmc__jv_cap_has(&e->caps, bit);
   ddmc__unlock(&e->jv->lock);
   return has;
 }

@@ -159,48 +159,48 @@ static void potential_caps(ddmc__jvmti *jv, ddmc__jv_caps *out) {
   if (o == NULL) return;
   /* Only what the bridge can do and the hub delivers. */
   if (o->set_method_events) {
-    ddmc__cap_set(out, DDMC_CAP_can_generate_method_entry_events);
-    ddmc__cap_set(out, DDMC_CAP_can_generate_method_exit_events);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_generate_method_entry_events);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_generate_method_exit_events);
   }
-  if (o->line_table) ddmc__cap_set(out, DDMC_CAP_can_get_line_numbers);
-  if (o->class_info) ddmc__cap_set(out, DDMC_CAP_can_get_source_file_name);
-  if (o->get_local && o->set_local && o->variable_table) ddmc__cap_set(out, DDMC_CAP_can_access_local_variables);
-  if (o->suspend_thread && o->resume_thread) ddmc__cap_set(out, DDMC_CAP_can_suspend);
+  if (o->line_table) ddmc__jv_cap_set(out, DDMC_CAP_can_get_line_numbers);
+  if (o->class_info) ddmc__jv_cap_set(out, DDMC_CAP_can_get_source_file_name);
+  if (o->get_local && o->set_local && o->variable_table) ddmc__jv_cap_set(out, DDMC_CAP_can_access_local_variables);
+  if (o->suspend_thread && o->resume_thread) ddmc__jv_cap_set(out, DDMC_CAP_can_suspend);
   /* The switches the VM shares with a JDWP debugger (src/vmctl), and the throws it reports
    * (ddmc_post_exception / _exception_catch). */
   if (o->set_breakpoint && o->clear_breakpoint && o->method_info)
-    ddmc__cap_set(out, DDMC_CAP_can_generate_breakpoint_events);
-  if (o->set_stepping) ddmc__cap_set(out, DDMC_CAP_can_generate_single_step_events);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_generate_breakpoint_events);
+  if (o->set_stepping) ddmc__jv_cap_set(out, DDMC_CAP_can_generate_single_step_events);
   if (o->set_field_watch) {
-    ddmc__cap_set(out, DDMC_CAP_can_generate_field_access_events);
-    ddmc__cap_set(out, DDMC_CAP_can_generate_field_modification_events);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_generate_field_access_events);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_generate_field_modification_events);
   }
-  if (o->object_class) ddmc__cap_set(out, DDMC_CAP_can_generate_exception_events);
-  ddmc__cap_set(out, DDMC_CAP_can_maintain_original_method_order); /* methods in declaration order */
+  if (o->object_class) ddmc__jv_cap_set(out, DDMC_CAP_can_generate_exception_events);
+  ddmc__jv_cap_set(out, DDMC_CAP_can_maintain_original_method_order); /* methods in declaration order */
   /* reflection (reflect.c) */
-  if (o->bytecodes) ddmc__cap_set(out, DDMC_CAP_can_get_bytecodes);
-  if (o->constant_pool) ddmc__cap_set(out, DDMC_CAP_can_get_constant_pool);
-  if (o->source_debug_extension) ddmc__cap_set(out, DDMC_CAP_can_get_source_debug_extension);
+  if (o->bytecodes) ddmc__jv_cap_set(out, DDMC_CAP_can_get_bytecodes);
+  if (o->constant_pool) ddmc__jv_cap_set(out, DDMC_CAP_can_get_constant_pool);
+  if (o->source_debug_extension) ddmc__jv_cap_set(out, DDMC_CAP_can_get_source_debug_extension);
   /* ---- threads and monitors (suspend.c, monitors.c, hub_monitor.c) */
   if (o->owned_monitors) {
-    ddmc__cap_set(out, DDMC_CAP_can_get_owned_monitor_info);
-    ddmc__cap_set(out, DDMC_CAP_can_get_owned_monitor_stack_depth_info);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_get_owned_monitor_info);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_get_owned_monitor_stack_depth_info);
   }
-  if (o->contended_monitor) ddmc__cap_set(out, DDMC_CAP_can_get_current_contended_monitor);
-  if (o->monitor_info) ddmc__cap_set(out, DDMC_CAP_can_get_monitor_info);
-  if (o->set_monitor_events) ddmc__cap_set(out, DDMC_CAP_can_generate_monitor_events);
-  if (o->pop_frames) ddmc__cap_set(out, DDMC_CAP_can_pop_frame);
-  if (o->redefine_classes) ddmc__cap_set(out, DDMC_CAP_can_redefine_classes);
-  if (o->force_early_return) ddmc__cap_set(out, DDMC_CAP_can_force_early_return);
+  if (o->contended_monitor) ddmc__jv_cap_set(out, DDMC_CAP_can_get_current_contended_monitor);
+  if (o->monitor_info) ddmc__jv_cap_set(out, DDMC_CAP_can_get_monitor_info);
+  if (o->set_monitor_events) ddmc__jv_cap_set(out, DDMC_CAP_can_generate_monitor_events);
+  if (o->pop_frames) ddmc__jv_cap_set(out, DDMC_CAP_can_pop_frame);
+  if (o->redefine_classes) ddmc__jv_cap_set(out, DDMC_CAP_can_redefine_classes);
+  if (o->force_early_return) ddmc__jv_cap_set(out, DDMC_CAP_can_force_early_return);
   /* heap: tags need the whole-heap walk; their weak sweep and the GC events come from
    * the VM's GC hooks (ddmc_gc_start / _sweep / _done), VMObjectAlloc from its allocation hook. */
   if (o->with_world_stopped && o->for_each_object) {
-    ddmc__cap_set(out, DDMC_CAP_can_tag_objects);
-    ddmc__cap_set(out, DDMC_CAP_can_generate_object_free_events);
-    ddmc__cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_tag_objects);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_generate_object_free_events);
+    ddmc__jv_cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
   }
-  if (o->collect) ddmc__cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
-  ddmc__cap_set(out, DDMC_CAP_can_generate_vm_object_alloc_events);
+  if (o->collect) ddmc__jv_cap_set(out, DDMC_CAP_can_generate_garbage_collection_events);
+  ddmc__jv_cap_set(out, DDMC_CAP_can_generate_vm_object_alloc_events);
 }
 
 jvmtiError ddmc__jv_jt_GetPotentialCapabilities(ddmc__jv_jenv *e, ddmc__jv_caps *capabilities_ptr) {
@@ -320,7 +320,7 @@ jvmtiError ddmc__jv_jt_SetEventNotificationMode(ddmc__jv_jenv *e, jint mode, jin
   ddmc__jvmti *jv = e->jv;
   if (cap >= 0 && mode == JVMTI_ENABLE) {
     ddmc__lock(&jv->lock);
-    int has = ddmc__cap_has(&e->caps, cap);
+    int has = ddmc__jv_cap_has(&e->caps, cap);
     ddmc__unlock(&jv->lock);
     if (!has) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   }

@@ -33,9 +33,9 @@ int ddmc__jv_is_thread_object(ddmc__jvmti *jv, ddmc_ref obj);
 const ddmc__jv_fnptr *ddmc__jv_jni_functions(void);
 
 /* ---- table.c */
-const ddmc__jv_fnptr *ddmc__jvmti_functions(void);
+const ddmc__jv_fnptr *ddmc__jv_functions(void);
 const ddmc__jv_fnptr *ddmc__jv_jvm_functions(void);
-int ddmc__jvmti_slot_implemented(int slot);
+int ddmc__jv_slot_implemented(int slot);
 
 /* ---- hub.c */
 void ddmc__jv_hub_vm_start(ddmc__jvmti *jv);

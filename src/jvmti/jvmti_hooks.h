@@ -7,6 +7,6 @@
 #include "common.h"
 
 /* ddmc_vm_free. agents.c. */
-void ddmc__jvmti_destroy(ddmc_vm *vm);
+void ddmc__jv_destroy(ddmc_vm *vm);
 
 #endif

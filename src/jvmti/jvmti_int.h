@@ -207,8 +207,8 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out);
 jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version);
 /* Is the event on for env on thread? */
 int ddmc__jv_jenv_enabled(ddmc__jv_jenv *e, int ev, uint32_t thread);
-static inline int ddmc__cap_has(const ddmc__jv_caps *c, int bit) { return (c->w[bit / 32] >> (bit % 32)) & 1u; }
-static inline void ddmc__cap_set(ddmc__jv_caps *c, int bit) { c->w[bit / 32] |= 1u << (bit % 32); }
+static inline int ddmc__jv_cap_has(const ddmc__jv_caps *c, int bit) { return (c->w[bit / 32] >> (bit % 32)) & 1u; }
+static inline void ddmc__jv_cap_set(ddmc__jv_caps *c, int bit) { c->w[bit / 32] |= 1u << (bit % 32); }
 
 /* Maps a JDWP error from a bridge op to the JVM TI error (same numbers for the shared ones). */
 jvmtiError ddmc__jv_err(int jdwp);

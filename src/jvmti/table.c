@@ -144,14 +144,12 @@ static void build(void) {
   g_table[0] = NULL; /* slot 1: reserved */
 }
 
-const ddmc__jv_fnptr *ddmc__jvmti_functions(void) {
+const ddmc__jv_fnptr *ddmc__jv_functions(void) {
   pthread_once(&g_once, build);
   return g_table;
 }
 
-int ddmc__jvmti_slot_implemented(int slot) {
-  return slot >= 1 && slot <= DDMC__JVMTI_SLOTS && g_impl[slot - 1] != NULL;
-}
+int ddmc__jv_slot_implemented(int slot) { return slot >= 1 && slot <= DDMC__JVMTI_SLOTS && g_impl[slot - 1] != NULL; }
 
 /* ---- JavaVM */
 
@@ -201,7 +199,7 @@ jint ddmc__jv_get_env(ddmc__jvmti *jv, void **penv, jint version) {
     if (phase != JVMTI_PHASE_ONLOAD && phase != JVMTI_PHASE_LIVE) return DDMC_JNI_EDETACHED; /* JVM TI: only then */
     ddmc__jv_jenv *e = ddmc__calloc(jv->mem, 1, sizeof(*e));
     if (e == NULL) return DDMC_JNI_ERR;
-    e->functions = ddmc__jvmti_functions();
+    e->functions = ddmc__jv_functions();
     e->jv = jv;
     ddmc__lock(&jv->lock);
     e->next = atomic_load(&jv->envs);

@@ -20,7 +20,7 @@ extern atomic_int ddmc__prof_afence_on;
 void ddmc__prof_afence_init(void);
 
 /* The light side: store 1 to *flag, then loads after it are ordered after the store. */
-static inline void ddmc__afence_set(atomic_int *flag) {
+static inline void ddmc__prof_afence_set(atomic_int *flag) {
   if (atomic_load_explicit(&ddmc__prof_afence_on, memory_order_relaxed)) {
     atomic_store_explicit(flag, 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);

@@ -59,12 +59,12 @@ int ddmc__prof_dmtrace_head(ddmc_buf *b, const ddmc__prof_dmtrace_info *info, co
   uint8_t *h = ddmc__buf_append(b, DDMC__TRACE_HDR);
   if (h != NULL) {
     memset(h, 0, DDMC__TRACE_HDR);
-    ddmc__le32(h, DDMC__TRACE_MAGIC);
-    ddmc__le16(h + 4, DDMC__TRACE_VERSION);
-    ddmc__le16(h + 6, DDMC__TRACE_HDR);
-    ddmc__le32(h + 8, (uint32_t)info->start_us);
-    ddmc__le32(h + 12, (uint32_t)(info->start_us >> 32));
-    ddmc__le16(h + 16, DDMC__TRACE_REC);
+    ddmc__prof_le32(h, DDMC__TRACE_MAGIC);
+    ddmc__prof_le16(h + 4, DDMC__TRACE_VERSION);
+    ddmc__prof_le16(h + 6, DDMC__TRACE_HDR);
+    ddmc__prof_le32(h + 8, (uint32_t)info->start_us);
+    ddmc__prof_le32(h + 12, (uint32_t)(info->start_us >> 32));
+    ddmc__prof_le16(h + 16, DDMC__TRACE_REC);
   }
   return ddmc_buf_error(b);
 }

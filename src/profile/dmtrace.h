@@ -27,23 +27,23 @@
 
 enum { DDMC__TR_ENTER = 0, DDMC__TR_EXIT = 1, DDMC__TR_UNROLL = 2 };
 
-static inline void ddmc__le16(uint8_t *p, uint16_t v) {
+static inline void ddmc__prof_le16(uint8_t *p, uint16_t v) {
   p[0] = (uint8_t)v;
   p[1] = (uint8_t)(v >> 8);
 }
-static inline void ddmc__le32(uint8_t *p, uint32_t v) {
+static inline void ddmc__prof_le32(uint8_t *p, uint32_t v) {
   p[0] = (uint8_t)v;
   p[1] = (uint8_t)(v >> 8);
   p[2] = (uint8_t)(v >> 16);
   p[3] = (uint8_t)(v >> 24);
 }
 
-static inline void ddmc__dmtrace_rec(uint8_t *p, uint16_t tid, uint32_t method_value, uint32_t cpu_us,
-                                     uint32_t wall_us) {
-  ddmc__le16(p, tid);
-  ddmc__le32(p + 2, method_value);
-  ddmc__le32(p + 6, cpu_us);
-  ddmc__le32(p + 10, wall_us);
+static inline void ddmc__prof_dmtrace_rec(uint8_t *p, uint16_t tid, uint32_t method_value, uint32_t cpu_us,
+                                          uint32_t wall_us) {
+  ddmc__prof_le16(p, tid);
+  ddmc__prof_le32(p + 2, method_value);
+  ddmc__prof_le32(p + 6, cpu_us);
+  ddmc__prof_le32(p + 10, wall_us);
 }
 
 typedef struct ddmc__prof_dmtrace_thread {

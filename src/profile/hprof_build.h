@@ -106,7 +106,7 @@ hp_class *ddmc__prof_hp_class_of(hp_build *b, ddmc_class c);
 hp_class *ddmc__prof_hp_class_by_object(hp_build *b, ddmc_ref ref);
 void ddmc__prof_hp_meta_free(hp_build *b);
 
-static inline unsigned ddmc__hp_type_size(uint8_t t) {
+static inline unsigned ddmc__prof_hp_type_size(uint8_t t) {
   switch (t) {
     case HT_BOOLEAN:
     case HT_BYTE: return 1;
@@ -118,8 +118,8 @@ static inline unsigned ddmc__hp_type_size(uint8_t t) {
   }
 }
 
-static inline void ddmc__hp_record(ddmc__prof_hpout *o, uint8_t tag, uint32_t len) {
-  uint8_t *d = ddmc__hpout_room(o, 9);
+static inline void ddmc__prof_hp_record(ddmc__prof_hpout *o, uint8_t tag, uint32_t len) {
+  uint8_t *d = ddmc__prof_hpout_room(o, 9);
   if (d == NULL) return;
   d[0] = tag;
   ddmc__put_u32(d + 1, 0);

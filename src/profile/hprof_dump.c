@@ -25,19 +25,19 @@ static uint32_t id_of(hp_build *b, ddmc_ref r) {
 /* ---- segments */
 
 static void segment_open(hp_build *b) {
-  ddmc__hp_record(&b->body, DDMC__HPROF_HEAP_DUMP_SEGMENT, 0);
+  ddmc__prof_hp_record(&b->body, DDMC__HPROF_HEAP_DUMP_SEGMENT, 0);
   b->seg_len = b->body.err == 0 ? b->body.p - 4 : NULL;
-  b->seg_start = ddmc__hpout_pos(&b->body);
+  b->seg_start = ddmc__prof_hpout_pos(&b->body);
   b->heap = DDMC_HEAP_ID_DEFAULT;
 }
 
 static void segment_close(hp_build *b) {
-  uint64_t n = ddmc__hpout_pos(&b->body) - b->seg_start;
+  uint64_t n = ddmc__prof_hpout_pos(&b->body) - b->seg_start;
   if (b->body.err == 0 && b->seg_len != NULL) ddmc__put_u32(b->seg_len, (uint32_t)n);
 }
 
 static void segment_maybe_split(hp_build *b) {
-  if (ddmc__hpout_pos(&b->body) - b->seg_start < SEGMENT_BYTES) return;
+  if (ddmc__prof_hpout_pos(&b->body) - b->seg_start < SEGMENT_BYTES) return;
   segment_close(b);
   segment_open(b);
 }
@@ -57,9 +57,9 @@ static int heap_index(uint32_t id) {
 
 static void heap_switch(hp_build *b, uint32_t heap) {
   if (heap == b->heap) return;
-  ddmc__hp_u1(&b->body, DDMC__HPROF_HEAP_DUMP_INFO);
-  ddmc__hp_u4(&b->body, heap);
-  ddmc__hp_u4(&b->body, b->heap_name[heap_index(heap)]);
+  ddmc__prof_hp_u1(&b->body, DDMC__HPROF_HEAP_DUMP_INFO);
+  ddmc__prof_hp_u4(&b->body, heap);
+  ddmc__prof_hp_u4(&b->body, b->heap_name[heap_index(heap)]);
   b->heap = heap;
 }
 
@@ -68,7 +68,7 @@ static void heap_switch(hp_build *b, uint32_t heap) {
 /* o's blocks, all of them final, to the sink; o is left empty. */
 static void hand_over(hp_build *b, ddmc__prof_hpout *o) {
   if (ddmc__prof_hpout_finish(o) != 0 || o->head == NULL) return;
-  b->handed += ddmc__hpout_pos(o);
+  b->handed += ddmc__prof_hpout_pos(o);
   b->sink->take(b->sink->arg, o->head);
   const ddmc__mem *mem = o->mem;
   uint64_t max = o->max;
@@ -80,7 +80,7 @@ static int holds(const ddmc__prof_hpblk *k, const uint8_t *p) {
 }
 
 /* The body's blocks before the one being filled, up to the one whose segment length is still to
- * be written, are final. Counted in: the bytes stay where ddmc__hpout_pos counts them. */
+ * be written, are final. Counted in: the bytes stay where ddmc__prof_hpout_pos counts them. */
 static void spill(hp_build *b) {
   ddmc__prof_hpout *o = &b->body;
   ddmc__prof_hpblk *first = o->head, *last = NULL;
@@ -99,21 +99,21 @@ static void put_value(hp_build *b, uint8_t type, const ddmc_value *v) {
   uint32_t u32;
   uint64_t u64;
   switch (type) {
-    case HT_OBJECT: ddmc__hp_u4(o, id_of(b, v->u.l)); break;
+    case HT_OBJECT: ddmc__prof_hp_u4(o, id_of(b, v->u.l)); break;
     case HT_BOOLEAN:
-    case HT_BYTE: ddmc__hp_u1(o, (uint8_t)v->u.i); break;
+    case HT_BYTE: ddmc__prof_hp_u1(o, (uint8_t)v->u.i); break;
     case HT_CHAR:
-    case HT_SHORT: ddmc__hp_u2(o, (uint16_t)v->u.i); break;
+    case HT_SHORT: ddmc__prof_hp_u2(o, (uint16_t)v->u.i); break;
     case HT_FLOAT:
       memcpy(&u32, &v->u.f, 4);
-      ddmc__hp_u4(o, u32);
+      ddmc__prof_hp_u4(o, u32);
       break;
     case HT_DOUBLE:
       memcpy(&u64, &v->u.d, 8);
-      ddmc__hp_u8(o, u64);
+      ddmc__prof_hp_u8(o, u64);
       break;
-    case HT_LONG: ddmc__hp_u8(o, (uint64_t)v->u.j); break;
-    default: ddmc__hp_u4(o, (uint32_t)v->u.i); break;
+    case HT_LONG: ddmc__prof_hp_u8(o, (uint64_t)v->u.j); break;
+    default: ddmc__prof_hp_u4(o, (uint32_t)v->u.i); break;
   }
 }
 
@@ -144,21 +144,21 @@ static int visit_root(void *arg, const ddmc_gc_root *r) {
   }
   segment_maybe_split(b);
   ddmc__prof_hpout *o = &b->body;
-  ddmc__hp_u1(o, tags[r->kind]);
-  ddmc__hp_u4(o, id_of(b, r->object));
+  ddmc__prof_hp_u1(o, tags[r->kind]);
+  ddmc__prof_hp_u4(o, id_of(b, r->object));
   switch (r->kind) {
-    case DDMC_GC_ROOT_JNI_GLOBAL: ddmc__hp_u4(o, 0); break; /* the global ref itself: none to name */
+    case DDMC_GC_ROOT_JNI_GLOBAL: ddmc__prof_hp_u4(o, 0); break; /* the global ref itself: none to name */
     case DDMC_GC_ROOT_JNI_LOCAL:
     case DDMC_GC_ROOT_JAVA_FRAME:
     case DDMC_GC_ROOT_JNI_MONITOR:
-      ddmc__hp_u4(o, r->thread);
-      ddmc__hp_u4(o, UINT32_MAX); /* frame number / depth: -1, as Dalvik and ART write it */
+      ddmc__prof_hp_u4(o, r->thread);
+      ddmc__prof_hp_u4(o, UINT32_MAX); /* frame number / depth: -1, as Dalvik and ART write it */
       break;
     case DDMC_GC_ROOT_NATIVE_STACK:
-    case DDMC_GC_ROOT_THREAD_BLOCK: ddmc__hp_u4(o, r->thread); break;
+    case DDMC_GC_ROOT_THREAD_BLOCK: ddmc__prof_hp_u4(o, r->thread); break;
     case DDMC_GC_ROOT_THREAD_OBJECT:
-      ddmc__hp_u4(o, r->thread);
-      ddmc__hp_u4(o, UINT32_MAX); /* stack trace serial: -1, as Dalvik and ART */
+      ddmc__prof_hp_u4(o, r->thread);
+      ddmc__prof_hp_u4(o, UINT32_MAX); /* stack trace serial: -1, as Dalvik and ART */
       break;
     default: break;
   }
@@ -171,29 +171,29 @@ static int visit_root(void *arg, const ddmc_gc_root *r) {
 static int class_dump(hp_build *b, hp_class *c) {
   ddmc__prof_hpout *o = &b->body;
   segment_maybe_split(b);
-  ddmc__hp_u1(o, DDMC__HPROF_CLASS_DUMP);
-  ddmc__hp_u4(o, c->id);
-  ddmc__hp_u4(o, 0);
-  ddmc__hp_u4(o, c->super >= 0 ? b->cls[c->super].id : 0);
-  ddmc__hp_u4(o, id_of(b, c->loader));
-  for (int i = 0; i < 4; i++) ddmc__hp_u4(o, 0); /* signers, protection domain, two reserved */
-  ddmc__hp_u4(o, c->inst_bytes);
-  ddmc__hp_u2(o, 0); /* constant pool */
-  ddmc__hp_u2(o, (uint16_t)c->nstat);
+  ddmc__prof_hp_u1(o, DDMC__HPROF_CLASS_DUMP);
+  ddmc__prof_hp_u4(o, c->id);
+  ddmc__prof_hp_u4(o, 0);
+  ddmc__prof_hp_u4(o, c->super >= 0 ? b->cls[c->super].id : 0);
+  ddmc__prof_hp_u4(o, id_of(b, c->loader));
+  for (int i = 0; i < 4; i++) ddmc__prof_hp_u4(o, 0); /* signers, protection domain, two reserved */
+  ddmc__prof_hp_u4(o, c->inst_bytes);
+  ddmc__prof_hp_u2(o, 0); /* constant pool */
+  ddmc__prof_hp_u2(o, (uint16_t)c->nstat);
   for (uint32_t i = 0; i < c->nstat && b->rc == 0; i++) {
     const hp_field *f = &c->fields[c->ninst + i];
     ddmc_value v;
     memset(&v, 0, sizeof(v));
     int rc = b->ops->get_field(b->data, 0, c->cls, f->index, &v);
     if (rc != 0) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: get_field failed for a static (JDWP error %d)", rc);
-    ddmc__hp_u4(o, f->name);
-    ddmc__hp_u1(o, f->type);
+    ddmc__prof_hp_u4(o, f->name);
+    ddmc__prof_hp_u1(o, f->type);
     put_value(b, f->type, &v);
   }
-  ddmc__hp_u2(o, (uint16_t)c->ninst);
+  ddmc__prof_hp_u2(o, (uint16_t)c->ninst);
   for (uint32_t i = 0; i < c->ninst; i++) {
-    ddmc__hp_u4(o, c->fields[i].name);
-    ddmc__hp_u1(o, c->fields[i].type);
+    ddmc__prof_hp_u4(o, c->fields[i].name);
+    ddmc__prof_hp_u1(o, c->fields[i].type);
   }
   return b->rc;
 }
@@ -202,11 +202,11 @@ static int class_dump(hp_build *b, hp_class *c) {
 
 static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class *c) {
   ddmc__prof_hpout *o = &b->body;
-  ddmc__hp_u1(o, DDMC__HPROF_INSTANCE_DUMP);
-  ddmc__hp_u4(o, id_of(b, obj->ref));
-  ddmc__hp_u4(o, 0);
-  ddmc__hp_u4(o, c->id);
-  ddmc__hp_u4(o, c->inst_bytes);
+  ddmc__prof_hp_u1(o, DDMC__HPROF_INSTANCE_DUMP);
+  ddmc__prof_hp_u4(o, id_of(b, obj->ref));
+  ddmc__prof_hp_u4(o, 0);
+  ddmc__prof_hp_u4(o, c->id);
+  ddmc__prof_hp_u4(o, c->inst_bytes);
   /* this class's fields, then the superclass's, up to Object (the order hprof readers expect) */
   for (const hp_class *k = c; k != NULL && b->rc == 0; k = k->super >= 0 ? &b->cls[k->super] : NULL)
     for (uint32_t i = 0; i < k->ninst; i++) {
@@ -228,16 +228,16 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
     return;
   }
   uint32_t n = (uint32_t)obj->length;
-  ddmc__hp_u1(o, c->elem == HT_OBJECT ? DDMC__HPROF_OBJECT_ARRAY_DUMP : DDMC__HPROF_PRIMITIVE_ARRAY_DUMP);
-  ddmc__hp_u4(o, id_of(b, obj->ref));
-  ddmc__hp_u4(o, 0);
-  ddmc__hp_u4(o, n);
+  ddmc__prof_hp_u1(o, c->elem == HT_OBJECT ? DDMC__HPROF_OBJECT_ARRAY_DUMP : DDMC__HPROF_PRIMITIVE_ARRAY_DUMP);
+  ddmc__prof_hp_u4(o, id_of(b, obj->ref));
+  ddmc__prof_hp_u4(o, 0);
+  ddmc__prof_hp_u4(o, n);
   if (c->elem == HT_OBJECT)
-    ddmc__hp_u4(o, c->id);
+    ddmc__prof_hp_u4(o, c->id);
   else
-    ddmc__hp_u1(o, c->elem);
+    ddmc__prof_hp_u1(o, c->elem);
   if (c->elem != HT_OBJECT && obj->elements != NULL) {
-    ddmc__prof_hp_elements(o, obj->elements, n, ddmc__hp_type_size(c->elem));
+    ddmc__prof_hp_elements(o, obj->elements, n, ddmc__prof_hp_type_size(c->elem));
     return;
   }
   const uint32_t batch = sizeof(b->vals) / sizeof(b->vals[0]);
@@ -291,8 +291,8 @@ static int build_stopped(void *arg) {
   hp_build *b = arg;
   if (ddmc__prof_hp_classes(b) != 0) return b->rc;
   for (int i = 0; i < 4; i++) b->heap_name[i] = ddmc__prof_hp_string(b, heap_names[i]);
-  ddmc__hp_record(&b->head, DDMC__HPROF_STACK_TRACE, 12);
-  for (int i = 0; i < 3; i++) ddmc__hp_u4(&b->head, 0);
+  ddmc__prof_hp_record(&b->head, DDMC__HPROF_STACK_TRACE, 12);
+  for (int i = 0; i < 3; i++) ddmc__prof_hp_u4(&b->head, 0);
   if (b->sink != NULL && out_error(b, &b->strs) == 0 && out_error(b, &b->head) == 0) {
     hand_over(b, &b->strs); /* nothing is added to either from here on */
     hand_over(b, &b->head);
@@ -306,7 +306,7 @@ static int build_stopped(void *arg) {
     if (rc != 0 && b->rc == 0) ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_object failed (JDWP error %d)", rc);
   }
   segment_close(b);
-  ddmc__hp_record(&b->body, DDMC__HPROF_HEAP_DUMP_END, 0);
+  ddmc__prof_hp_record(&b->body, DDMC__HPROF_HEAP_DUMP_END, 0);
   out_error(b, &b->strs);
   out_error(b, &b->head);
   out_error(b, &b->body);
@@ -316,8 +316,8 @@ static int build_stopped(void *arg) {
 static void write_header(ddmc__prof_hpout *o) {
   static const char magic[] = "JAVA PROFILE 1.0.3";
   ddmc__prof_hp_bytes(o, magic, sizeof(magic)); /* with its NUL */
-  ddmc__hp_u4(o, 4);
-  ddmc__hp_u8(o, (uint64_t)ddmc__wall_ms());
+  ddmc__prof_hp_u4(o, 4);
+  ddmc__prof_hp_u8(o, (uint64_t)ddmc__wall_ms());
 }
 
 static void count(ddmc_vm *vm, int rc, uint64_t bytes) {
@@ -378,7 +378,7 @@ int ddmc__prof_hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__prof_hprof **out, char
     ddmc__prof_hpout_finish(&b->body);
     ddmc__prof_hpout_append(&b->strs, &b->head);
     ddmc__prof_hpout_append(&b->strs, &b->body);
-    h->len = b->handed + ddmc__hpout_pos(&b->strs);
+    h->len = b->handed + ddmc__prof_hpout_pos(&b->strs);
     if (h->len > max)
       ddmc__prof_hp_fail(b, DDMC_ETOOBIG, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
                          (unsigned long long)(max >> 20));

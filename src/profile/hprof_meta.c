@@ -74,8 +74,8 @@ uint32_t ddmc__prof_hp_string(hp_build *b, const char *s) {
   }
   t->off[t->n++] = off;
   t->hash[j] = t->n;
-  ddmc__hp_record(&b->strs, DDMC__HPROF_STRING, 4 + (uint32_t)n);
-  ddmc__hp_u4(&b->strs, t->n);
+  ddmc__prof_hp_record(&b->strs, DDMC__HPROF_STRING, 4 + (uint32_t)n);
+  ddmc__prof_hp_u4(&b->strs, t->n);
   ddmc__prof_hp_bytes(&b->strs, s, n);
   return t->n;
 }
@@ -225,7 +225,7 @@ static int instance_bytes(hp_build *b, hp_class *c) {
   uint32_t steps = 0;
   for (hp_class *k = c; k != NULL; k = k->super >= 0 ? &b->cls[k->super] : NULL) {
     if (++steps > b->ncls) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: the superclasses form a cycle");
-    for (uint32_t i = 0; i < k->ninst; i++) n += ddmc__hp_type_size(k->fields[i].type);
+    for (uint32_t i = 0; i < k->ninst; i++) n += ddmc__prof_hp_type_size(k->fields[i].type);
   }
   if (n > UINT32_MAX) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: an instance over 4 GiB");
   c->inst_bytes = (uint32_t)n;
@@ -267,11 +267,11 @@ int ddmc__prof_hp_classes(hp_build *b) {
   ddmc__free(b->mem, supers);
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) instance_bytes(b, &b->cls[i]);
   for (uint32_t i = 0; i < b->ncls && b->rc == 0; i++) {
-    ddmc__hp_record(&b->head, DDMC__HPROF_LOAD_CLASS, 16);
-    ddmc__hp_u4(&b->head, i + 1);
-    ddmc__hp_u4(&b->head, b->cls[i].id);
-    ddmc__hp_u4(&b->head, 0);
-    ddmc__hp_u4(&b->head, b->cls[i].name);
+    ddmc__prof_hp_record(&b->head, DDMC__HPROF_LOAD_CLASS, 16);
+    ddmc__prof_hp_u4(&b->head, i + 1);
+    ddmc__prof_hp_u4(&b->head, b->cls[i].id);
+    ddmc__prof_hp_u4(&b->head, 0);
+    ddmc__prof_hp_u4(&b->head, b->cls[i].name);
   }
   return b->rc;
 }

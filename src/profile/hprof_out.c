@@ -20,7 +20,7 @@ void ddmc__prof_hpout_free(ddmc__prof_hpout *o) {
 
 uint8_t *ddmc__prof_hpout_grow(ddmc__prof_hpout *o, size_t n) {
   if (o->err != 0) return NULL;
-  uint64_t pos = ddmc__hpout_pos(o);
+  uint64_t pos = ddmc__prof_hpout_pos(o);
   if (n > DDMC__HPBLK_BYTES || pos + n > o->max) {
     o->err = DDMC_ETOOBIG;
     o->p = o->end; /* every later write takes this path and fails */
@@ -125,7 +125,7 @@ int ddmc__prof_hpout_finish(ddmc__prof_hpout *o) {
 
 void ddmc__prof_hpout_append(ddmc__prof_hpout *dst, ddmc__prof_hpout *src) {
   if (src->head == NULL) return;
-  uint64_t dst_total = ddmc__hpout_pos(dst);
+  uint64_t dst_total = ddmc__prof_hpout_pos(dst);
   if (dst->tail != NULL) {
     dst->tail->len = (size_t)(dst->p - dst->tail->data);
     dst->tail->next = src->head;

@@ -38,14 +38,14 @@ typedef struct ddmc__prof_hpout {
 void ddmc__prof_hpout_init(ddmc__prof_hpout *o, const ddmc__mem *mem, uint64_t max);
 void ddmc__prof_hpout_free(ddmc__prof_hpout *o);
 /* Bytes written so far. */
-static inline uint64_t ddmc__hpout_pos(const ddmc__prof_hpout *o) {
+static inline uint64_t ddmc__prof_hpout_pos(const ddmc__prof_hpout *o) {
   return o->tail ? o->base + (uint64_t)(o->p - o->tail->data) : 0;
 }
 /* Slow path: a new block with room for at least n contiguous bytes (n <= DDMC__HPBLK_BYTES).
  * Returns where they go, or NULL with err set. */
 uint8_t *ddmc__prof_hpout_grow(ddmc__prof_hpout *o, size_t n);
 /* n contiguous bytes (n <= DDMC__HPBLK_BYTES) to fill in; NULL once an error is set. */
-static inline uint8_t *ddmc__hpout_room(ddmc__prof_hpout *o, size_t n) {
+static inline uint8_t *ddmc__prof_hpout_room(ddmc__prof_hpout *o, size_t n) {
   if ((size_t)(o->end - o->p) >= n) {
     uint8_t *r = o->p;
     o->p += n;
@@ -53,20 +53,20 @@ static inline uint8_t *ddmc__hpout_room(ddmc__prof_hpout *o, size_t n) {
   }
   return ddmc__prof_hpout_grow(o, n);
 }
-static inline void ddmc__hp_u1(ddmc__prof_hpout *o, uint8_t v) {
-  uint8_t *d = ddmc__hpout_room(o, 1);
+static inline void ddmc__prof_hp_u1(ddmc__prof_hpout *o, uint8_t v) {
+  uint8_t *d = ddmc__prof_hpout_room(o, 1);
   if (d) d[0] = v;
 }
-static inline void ddmc__hp_u2(ddmc__prof_hpout *o, uint16_t v) {
-  uint8_t *d = ddmc__hpout_room(o, 2);
+static inline void ddmc__prof_hp_u2(ddmc__prof_hpout *o, uint16_t v) {
+  uint8_t *d = ddmc__prof_hpout_room(o, 2);
   if (d) ddmc__put_u16(d, v);
 }
-static inline void ddmc__hp_u4(ddmc__prof_hpout *o, uint32_t v) {
-  uint8_t *d = ddmc__hpout_room(o, 4);
+static inline void ddmc__prof_hp_u4(ddmc__prof_hpout *o, uint32_t v) {
+  uint8_t *d = ddmc__prof_hpout_room(o, 4);
   if (d) ddmc__put_u32(d, v);
 }
-static inline void ddmc__hp_u8(ddmc__prof_hpout *o, uint64_t v) {
-  uint8_t *d = ddmc__hpout_room(o, 8);
+static inline void ddmc__prof_hp_u8(ddmc__prof_hpout *o, uint64_t v) {
+  uint8_t *d = ddmc__prof_hpout_room(o, 8);
   if (d) {
     ddmc__put_u32(d, (uint32_t)(v >> 32));
     ddmc__put_u32(d + 4, (uint32_t)v);

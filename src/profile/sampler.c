@@ -229,7 +229,7 @@ static int put(struct ddmc__prof_sampler *s, uint16_t tid, uint32_t value, uint3
     atomic_store(&tr->overflow, 1);
     return 0;
   }
-  ddmc__dmtrace_rec(tr->buf + s->pos, tid, value, cpu, wall);
+  ddmc__prof_dmtrace_rec(tr->buf + s->pos, tid, value, cpu, wall);
   s->pos += DDMC__TRACE_REC;
   return 1;
 }
@@ -256,7 +256,7 @@ static int sample_thread(struct ddmc__prof_sampler *s, uint32_t id, uint32_t tid
     t->stack = v;
     t->cap = MAX_DEPTH;
   }
-  int64_t now = ddmc__mono_ns();
+  int64_t now = ddmc__prof_mono_ns();
   int64_t cpu_ns = thread_cpu_ns(tid, t->cpu_last);
   if (!t->have_base) {
     t->cpu_base = cpu_ns;
@@ -265,7 +265,7 @@ static int sample_thread(struct ddmc__prof_sampler *s, uint32_t id, uint32_t tid
   if (cpu_ns < t->cpu_last) cpu_ns = t->cpu_last;
   t->cpu_last = cpu_ns;
   uint32_t wall = (uint32_t)((now - s->tr->t0_ns) / 1000), cpu = (uint32_t)((cpu_ns - t->cpu_base) / 1000);
-  ddmc__trace_seen(s->tr, id);
+  ddmc__prof_trace_seen(s->tr, id);
   for (uint32_t j = t->depth; j > k; j--)
     if (t->stack[j - 1] != DDMC__NO_METHOD && !put(s, (uint16_t)id, t->stack[j - 1] | DDMC__TR_EXIT, cpu, wall))
       return 0;
@@ -293,14 +293,14 @@ static int tick(struct ddmc__prof_sampler *s) {
 static void *sampler_main(void *arg) {
   struct ddmc__prof_sampler *s = arg;
   pthread_setname_np(pthread_self(), "ddmc-sampler");
-  int64_t next = ddmc__mono_ns();
+  int64_t next = ddmc__prof_mono_ns();
   ddmc__lock(&s->lock);
   while (!s->stop) {
     ddmc__unlock(&s->lock);
     int more = tick(s);
     ddmc__lock(&s->lock);
     if (!more) break; /* full: recording stops here; SPSE still collects what there is */
-    int64_t now = ddmc__mono_ns();
+    int64_t now = ddmc__prof_mono_ns();
     next += s->interval_ns;
     if (next < now) next = now + s->interval_ns; /* fell behind: skip, never catch up in a burst */
     struct timespec ts = {(time_t)(next / 1000000000), (long)(next % 1000000000)};

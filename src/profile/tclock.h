@@ -28,7 +28,7 @@ typedef struct ddmc__prof_tclock {
   double ns_per_tick;
 } ddmc__prof_tclock;
 
-static inline int64_t ddmc__mono_ns(void) {
+static inline int64_t ddmc__prof_mono_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -38,14 +38,14 @@ static inline int64_t ddmc__mono_ns(void) {
 void ddmc__prof_tclock_start(ddmc__prof_tclock *c);
 
 /* ns since start; any thread. */
-static inline int64_t ddmc__tclock_ns(const ddmc__prof_tclock *c) {
+static inline int64_t ddmc__prof_tclock_ns(const ddmc__prof_tclock *c) {
 #if DDMC__HAVE_TSC
   if (c->tsc) return (int64_t)((double)(__rdtsc() - c->tsc0) * c->ns_per_tick);
 #endif
-  return ddmc__mono_ns() - c->mono0;
+  return ddmc__prof_mono_ns() - c->mono0;
 }
 
-/* At stop: the elapsed ns by CLOCK_MONOTONIC, and the factor that turns the times ddmc__tclock_ns
+/* At stop: the elapsed ns by CLOCK_MONOTONIC, and the factor that turns the times ddmc__prof_tclock_ns
  * gave into CLOCK_MONOTONIC's (1 without a TSC). */
 double ddmc__prof_tclock_finish(const ddmc__prof_tclock *c, int64_t *elapsed_ns);
 

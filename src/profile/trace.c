@@ -50,7 +50,7 @@ static int emit(ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t val
       return 0;
     }
   }
-  ddmc__dmtrace_rec(t->pos, t->tid, value, cpu, wall);
+  ddmc__prof_dmtrace_rec(t->pos, t->tid, value, cpu, wall);
   t->pos += DDMC__TRACE_REC;
   return 1;
 }
@@ -153,12 +153,12 @@ static void thread_reset(ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uin
   t->cpu_base_ns = t->cpu_ns = t->real_ns = thread_cpu_ns();
   t->real_at_ns = now;
   t->last_wall = 0;
-  ddmc__trace_seen(tr, thread);
+  ddmc__prof_trace_seen(tr, thread);
 }
 
 static void record(ddmc_vm *vm, ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t thread,
                    const ddmc_location *loc, uint32_t d, int exit) {
-  int64_t now = ddmc__tclock_ns(&tr->clock);
+  int64_t now = ddmc__prof_tclock_ns(&tr->clock);
   if (t->gen != tr->gen) thread_reset(tr, t, thread, now);
   uint32_t wall = (uint32_t)(now / 1000);
   if (wall < t->last_wall) wall = t->last_wall; /* a thread moved to a CPU whose counter lags */
@@ -207,7 +207,7 @@ static void trace_method(ddmc_vm *vm, uint32_t thread, const ddmc_location *loc,
   }
   struct ddmc__prof_tthread *t = thread_state(vm, p->threads, thread);
   if (t == NULL) return;
-  ddmc__afence_set(&t->busy);
+  ddmc__prof_afence_set(&t->busy);
   ddmc__prof_trace *tr = atomic_load_explicit(&p->trace, memory_order_acquire);
   if (tr != NULL && tr->mode == DDMC_TRACE_METHODS && !atomic_load_explicit(&tr->overflow, memory_order_relaxed))
     record(vm, tr, t, thread, loc, (uint32_t)depth, exit);
@@ -254,10 +254,10 @@ int ddmc__prof_trace_subscribe(ddmc_vm *vm) {
 /* ---- start and stop (JDWP thread) */
 
 static uint32_t clock_cost_ns(const ddmc__prof_tclock *c) {
-  int64_t a = ddmc__mono_ns(), b;
+  int64_t a = ddmc__prof_mono_ns(), b;
   volatile int64_t sink = 0;
-  for (int i = 0; i < 64; i++) sink += ddmc__tclock_ns(c);
-  b = ddmc__mono_ns();
+  for (int i = 0; i < 64; i++) sink += ddmc__prof_tclock_ns(c);
+  b = ddmc__prof_mono_ns();
   (void)sink;
   return (uint32_t)((b - a) / 64);
 }
@@ -385,7 +385,7 @@ ddmc__prof_trace *ddmc__prof_trace_stop(ddmc_vm *vm, int *err) {
     for (size_t at = 0; at < tr->len; at += DDMC__TRACE_REC) {
       uint8_t *w = tr->buf + at + 10;
       uint32_t v = (uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24;
-      ddmc__le32(w, (uint32_t)((double)v * k + 0.5));
+      ddmc__prof_le32(w, (uint32_t)((double)v * k + 0.5));
     }
   p->current = NULL;
   atomic_store(&p->mode, DDMC_TRACE_OFF);

@@ -88,7 +88,7 @@ struct ddmc__prof_tthread {
   uint32_t last_wall; /* wall times never go back within a thread */
 };
 
-static inline void ddmc__trace_seen(ddmc__prof_trace *tr, uint32_t tid) {
+static inline void ddmc__prof_trace_seen(ddmc__prof_trace *tr, uint32_t tid) {
   atomic_fetch_or_explicit(&tr->seen[tid >> 3], (uint8_t)(1u << (tid & 7)), memory_order_relaxed);
 }
 

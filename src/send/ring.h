@@ -71,12 +71,12 @@ void ddmc__send_ring_destroy(ddmc__send_ring *r);
 size_t ddmc__send_ring_max_payload(const ddmc__send_ring *r);
 
 /* Reserves a record with room for len payload bytes. On success returns the header (fill len's
- * payload at ddmc__rec_data, set a/b, then ddmc__send_ring_publish); otherwise NULL with *err set to
+ * payload at ddmc__send_rec_data, set a/b, then ddmc__send_ring_publish); otherwise NULL with *err set to
  * DDMC_ENOTCONN, DDMC_EQFULL or DDMC_ETOOBIG. Thread: any; lock-free. */
 ddmc__send_rec *ddmc__send_ring_reserve(ddmc__send_ring *r, size_t len, int *err);
 void ddmc__send_ring_publish(ddmc__send_ring *r, ddmc__send_rec *rec, uint32_t kind);
 
-static inline uint8_t *ddmc__rec_data(ddmc__send_rec *rec) { return (uint8_t *)(rec + 1); }
+static inline uint8_t *ddmc__send_rec_data(ddmc__send_rec *rec) { return (uint8_t *)(rec + 1); }
 static inline uint32_t ddmc__send_rec_kind(ddmc__send_rec *rec) {
   return atomic_load_explicit(&rec->word, memory_order_relaxed) & 0xff;
 }

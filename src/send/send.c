@@ -38,7 +38,7 @@ static int append(ddmc_vm *vm, uint32_t kind, uint32_t a, uint32_t b, uint32_t c
   rec->a = a;
   rec->b = b;
   rec->c = c;
-  uint8_t *d = ddmc__rec_data(rec);
+  uint8_t *d = ddmc__send_rec_data(rec);
   for (int i = 0; i < iovcnt; i++) {
     if (iov[i].len) memcpy(d, iov[i].base, iov[i].len);
     d += iov[i].len;
@@ -63,7 +63,7 @@ static int append_ext(ddmc_vm *vm, uint32_t session, ddmc__send_ext *e) {
   ddmc__send_rec *rec = ddmc__send_ring_reserve(&vm->ring, sizeof(e), &err);
   if (rec == NULL) return err;
   rec->b = session;
-  memcpy(ddmc__rec_data(rec), &e, sizeof(e));
+  memcpy(ddmc__send_rec_data(rec), &e, sizeof(e));
   ddmc__send_ring_publish(&vm->ring, rec, DDMC__REC_EXT);
   if (!on_jdwp_thread) ddmc__wake(vm);
   return 0;
@@ -189,7 +189,7 @@ void ddmc__send_ext_finish(ddmc_vm *vm, ddmc__send_ext *e, int status) {
 void ddmc__send_drop(void *vm, ddmc__send_rec *rec) {
   if (ddmc__send_rec_kind(rec) != DDMC__REC_EXT) return;
   ddmc__send_ext *e;
-  memcpy(&e, ddmc__rec_data(rec), sizeof(e));
+  memcpy(&e, ddmc__send_rec_data(rec), sizeof(e));
   ddmc__send_ext_finish(vm, e, DDMC_ENOTCONN);
 }
 

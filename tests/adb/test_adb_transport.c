@@ -29,21 +29,11 @@
 
 #include "ddmc/ddmc.h"
 #include "ddmc_host.h"
+#include "util/testutil.h"
 
 #define TMO 5000
 
 /* ------------------------------------------------------------------ helpers */
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static atomic_int g_unreachable; /* "cannot reach adbd" log lines: one per failed dial */
 static atomic_int g_untrusted;   /* "not trusted" log lines */
@@ -105,9 +95,9 @@ static int ctl_accept(int lfd, int timeout_ms) {
 /* Reads exactly n bytes (stream) or one message (seqpacket) within TMO. Returns bytes read. */
 static ssize_t read_some(int fd, void *buf, size_t n, int timeout_ms) {
   size_t got = 0;
-  int64_t deadline = now_ms() + timeout_ms;
+  int64_t deadline = mono_ms() + timeout_ms;
   while (got < n) {
-    int left = (int)(deadline - now_ms());
+    int left = (int)(deadline - mono_ms());
     if (left <= 0) break;
     struct pollfd p = {.fd = fd, .events = POLLIN};
     if (poll(&p, 1, left) != 1) break;
@@ -289,11 +279,11 @@ static void adbvm_start(adbvm *a, const char *name, ddmc_adb_announce fmt, uint3
 }
 
 static void adbvm_stop(adbvm *a) {
-  int64_t t0 = now_ms();
+  int64_t t0 = mono_ms();
   ddmc_vm_free(a->vm);
   a->vm = NULL;
   /* Nothing in the transport may block a stop on adbd. */
-  assert_true(now_ms() - t0 < 1000);
+  assert_true(mono_ms() - t0 < 1000);
 }
 
 /* Reads a hex4 announcement and checks it. */
@@ -458,9 +448,9 @@ static void test_retry_until_adbd_appears(void **state) {
   char name[64];
   unique_name(name, sizeof(name));
   adbvm a;
-  int64_t t0 = now_ms();
+  int64_t t0 = mono_ms();
   adbvm_start(&a, name, DDMC_ADB_HEX4_STREAM, 0);
-  assert_true(now_ms() - t0 < 500); /* prepare does not wait for adbd */
+  assert_true(mono_ms() - t0 < 500); /* prepare does not wait for adbd */
   sleep_ms(3500);
   /* Attempts at ~0, 500, 1250, 2375 ms: four; 3 or 5 tolerate scheduling noise. A fixed
    * 500 ms interval would give 7-8, no back-off at all hundreds. */
@@ -615,13 +605,13 @@ static void test_stray_bytes_flood(void **state) {
   flood(c, 100000, 100000);
   assert_true(sees_eof(c, TMO)); /* (b) the VM dropped the broken control socket... */
   close(c);
-  int64_t t0 = now_ms();
+  int64_t t0 = mono_ms();
   c = ctl_accept(l, 3000); /* ...and dialled again, announcing the pid */
   assert_true(c >= 0);
   expect_hex4(c, "2222");
   int near = hand_over(c, NULL);
   check_hello(near, 0x2222);                  /* (c) a peer over the passed descriptor... */
-  assert_true(now_ms() - t0 < 2500);          /* ...within one back-off step and then some */
+  assert_true(mono_ms() - t0 < 2500);         /* ...within one back-off step and then some */
   assert_true(atomic_load(&g_warnings) <= 3); /* (a) a line or so, not 100,001 */
   assert_int_equal(atomic_load(&g_announced), 2);
   if (getenv("DDMC_TEST_VERBOSE"))
@@ -812,13 +802,13 @@ static void test_peercred_rejected(void **state) {
   assert_int_equal(adbvm_start_rc(&a, name, DDMC_ADB_HEX4_STREAM, 0x2222, uids, 1), 0);
   int c = ctl_accept(l, TMO);
   assert_true(c >= 0);
-  int64_t t1 = now_ms();
+  int64_t t1 = mono_ms();
   char buf[8];
   assert_int_equal(read_some(c, buf, 4, TMO), 0); /* EOF, no announcement */
   close(c);
   c = ctl_accept(l, TMO);
   assert_true(c >= 0);
-  assert_true(now_ms() - t1 >= 350); /* backed off, not a busy loop */
+  assert_true(mono_ms() - t1 >= 350); /* backed off, not a busy loop */
   assert_int_equal(read_some(c, buf, 4, TMO), 0);
   close(c);
   assert_true(atomic_load(&g_untrusted) >= 2);
@@ -1004,9 +994,9 @@ static void test_suspend_y(void **state) {
   ops.log = log_fn;
   ddmc_vm *vm;
   assert_int_equal(ddmc_vm_new(&vm, &o, &ops, NULL, NULL), 0);
-  int64_t t0 = now_ms();
+  int64_t t0 = mono_ms();
   assert_int_equal(ddmc_vm_start(vm), 0);
-  assert_true(now_ms() - t0 >= 250);
+  assert_true(mono_ms() - t0 >= 250);
   assert_true(ddmc_vm_is_connected(vm));
   atomic_store(&s.done, 1);
   pthread_join(t, NULL);

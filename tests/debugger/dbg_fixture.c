@@ -133,11 +133,6 @@ uint64_t tid(uint32_t t) {
   return oid(t == FD_T_MAIN ? FD_O_THREAD_MAIN : t == FD_T_WORKER ? FD_O_THREAD_WORKER : FD_O_THREAD_JDWP);
 }
 
-void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
 comp g_comp[16];
 
 int g_ncomp;

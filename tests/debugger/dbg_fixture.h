@@ -22,6 +22,7 @@
 #include "debugger/requests.h"
 #include "debugger/state.h"
 #include "fakedbg.h"
+#include "util/testutil.h"
 
 /* ---- the fixture */
 
@@ -76,7 +77,6 @@ void get_one_field(uint64_t obj, uint64_t field, int want);
 int frames(uint32_t t, int32_t start, int32_t len, ddmc_reader *r);
 uint64_t frame_id(uint32_t t, int32_t depth);
 
-void sleep_ms(int ms);
 /* Waits up to about 5 s for cond, then asserts it. */
 #define WAIT_FOR(cond)                  \
   do {                                  \

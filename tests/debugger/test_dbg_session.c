@@ -105,46 +105,6 @@ static void test_relay_detach_and_next_debugger(void **state) {
 
 /* Out of memory at every allocation in turn, over a session that touches every part of the
  * layer: no crash, and nothing left allocated once the VM is freed (ASan checks the accesses). */
-typedef struct failmem {
-  atomic_long count, fail_at, failed, live;
-} failmem;
-
-static void *fm_malloc(void *ud, size_t n) {
-  failmem *m = ud;
-  if (atomic_fetch_add(&m->count, 1) + 1 == atomic_load(&m->fail_at)) {
-    atomic_fetch_add(&m->failed, 1);
-    return NULL;
-  }
-  void *p = malloc(n);
-  if (p) atomic_fetch_add(&m->live, 1);
-  return p;
-}
-
-static void *fm_realloc(void *ud, void *p, size_t n) {
-  failmem *m = ud;
-  if (atomic_fetch_add(&m->count, 1) + 1 == atomic_load(&m->fail_at)) {
-    atomic_fetch_add(&m->failed, 1);
-    return NULL;
-  }
-  void *q = realloc(p, n);
-  if (q && p == NULL) atomic_fetch_add(&m->live, 1);
-  return q;
-}
-
-static void fm_free(void *ud, void *p) {
-  failmem *m = ud;
-  if (p) atomic_fetch_sub(&m->live, 1);
-  free(p);
-}
-
-/* Fails allocation number fail_at (from 1), counting afresh. */
-static void failmem_arm(failmem *m, long fail_at) {
-  atomic_init(&m->count, 0);
-  atomic_init(&m->fail_at, fail_at);
-  atomic_init(&m->failed, 0);
-  atomic_init(&m->live, 0);
-}
-
 static uint64_t try_oid(ddmc_ref o) {
   uint64_t id = 0;
   ddmc__dbg_id_of_object(F->d, o, &id);
@@ -230,10 +190,10 @@ static void oom_script(void) {
 /* ddmc_dbg_enable with each of its allocations failing in turn: DDMC_ENOMEM, nothing left. */
 static void test_attach_out_of_memory(void **state) {
   (void)state;
-  failmem fm;
-  ddmc_allocator a = {&fm, fm_malloc, fm_realloc, fm_free};
+  failer fm;
+  ddmc_allocator a = failer_allocator(&fm);
   for (long n = 1;; n++) {
-    failmem_arm(&fm, n);
+    failer_arm(&fm, n);
     F = calloc(1, sizeof(*F));
     assert_non_null(F);
     int rc = fakedbg_new_mem(F, FAKEDBG_NO_SESSION, &a);
@@ -248,11 +208,11 @@ static void test_attach_out_of_memory(void **state) {
 
 static void test_out_of_memory_everywhere(void **state) {
   (void)state;
-  failmem fm;
-  ddmc_allocator a = {&fm, fm_malloc, fm_realloc, fm_free};
+  failer fm;
+  ddmc_allocator a = failer_allocator(&fm);
   long total = 0;
   for (long n = 1;; n++) {
-    failmem_arm(&fm, n);
+    failer_arm(&fm, n);
     F = calloc(1, sizeof(*F));
     assert_non_null(F);
     if (fakedbg_new_mem(F, 0, &a) == 0) {

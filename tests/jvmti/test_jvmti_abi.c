@@ -18,10 +18,10 @@
 #include "jvmti/slots.h"
 
 typedef void (*fnptr)(void);
-const fnptr *ddmc__jvmti_functions(void);
+const fnptr *ddmc__jv_functions(void);
 const fnptr *ddmc__jv_jni_functions(void);
 const fnptr *ddmc__jv_jvm_functions(void);
-int ddmc__jvmti_slot_implemented(int slot);
+int ddmc__jv_slot_implemented(int slot);
 extern void ddmc__jv_jt_SetEventNotificationMode(void);
 extern void ddmc__jv_jt_GetLocalObject(void);
 extern void ddmc__jv_jt_GetLocalInt(void);
@@ -178,7 +178,7 @@ static int failures;
   CHECK(offsetof(jvmtiEventCallbacks, field) == (size_t)((num)-50) * sizeof(void *), "callback %s", #field);
 
 int main(void) {
-  const fnptr *t = ddmc__jvmti_functions();
+  const fnptr *t = ddmc__jv_functions();
   int implemented[200] = {0};
   int nimpl = 0;
   SLOT(2, SetEventNotificationMode)
@@ -317,7 +317,7 @@ int main(void) {
   for (size_t n = 2; n <= nslots; n++) CHECK(t[n - 1] != NULL, "jvmti slot %zu is empty", n);
   /* Every slot the library fills is checked above: a new one without its SLOT line fails here. */
   for (int n = 1; n < 200; n++)
-    CHECK(!ddmc__jvmti_slot_implemented(n) || implemented[n], "jvmti slot %d is implemented but not checked here", n);
+    CHECK(!ddmc__jv_slot_implemented(n) || implemented[n], "jvmti slot %d is implemented but not checked here", n);
   const fnptr *j = ddmc__jv_jni_functions();
   JNI(GetVersion, 4)
   JNI(FindClass, 6)

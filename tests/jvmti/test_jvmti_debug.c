@@ -17,6 +17,7 @@
 
 #include "ddmc/ddmc.h"
 #include "jvmti/jv_fixture.h"
+#include "util/testutil.h"
 #include "vmctl/switches.h"
 
 #define T_MAIN 1
@@ -148,11 +149,11 @@ static int teardown(void **state) {
 static void caps_and_live(fixture *f) {
   ddmc__jv_caps c;
   memset(&c, 0, sizeof(c));
-  ddmc__cap_set(&c, DDMC_CAP_can_suspend);
-  ddmc__cap_set(&c, DDMC_CAP_can_generate_breakpoint_events);
-  ddmc__cap_set(&c, DDMC_CAP_can_generate_field_access_events);
-  ddmc__cap_set(&c, DDMC_CAP_can_generate_field_modification_events);
-  ddmc__cap_set(&c, DDMC_CAP_can_generate_single_step_events);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_suspend);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_breakpoint_events);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_field_access_events);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_field_modification_events);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_single_step_events);
   assert_int_equal(ddmc__jv_jt_AddCapabilities(f->e, &c), 0);
   assert_int_equal(ddmc_agent_vm_start(f->vm), 0);
   assert_int_equal(ddmc_agent_vm_init(f->vm, 0), 0);
@@ -184,7 +185,7 @@ static void test_suspend_shared_with_debugger(void **state) {
   /* Locals: only of the calling thread or a suspended one. */
   ddmc__jv_caps lv;
   memset(&lv, 0, sizeof(lv));
-  ddmc__cap_set(&lv, DDMC_CAP_can_access_local_variables);
+  ddmc__jv_cap_set(&lv, DDMC_CAP_can_access_local_variables);
   assert_int_equal(ddmc__jv_jt_AddCapabilities(f->e, &lv), 0);
   jint v;
   assert_int_equal(ddmc__jv_jt_GetLocalInt(f->e, w, 0, 0, &v), JVMTI_ERROR_THREAD_NOT_SUSPENDED);
@@ -338,12 +339,6 @@ static void *rm_waiter(void *p) {
   a->woke = 1;
   assert_int_equal(ddmc__jv_jt_RawMonitorExit(a->f->e, a->m), 0);
   return NULL;
-}
-
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void test_raw_monitor_notify_goes_to_a_waiter(void **state) {

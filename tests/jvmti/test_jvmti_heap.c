@@ -219,9 +219,9 @@ static int teardown(void **state) {
 static void add_caps(fixture *f) {
   ddmc__jv_caps c;
   memset(&c, 0, sizeof(c));
-  ddmc__cap_set(&c, DDMC_CAP_can_tag_objects);
-  ddmc__cap_set(&c, DDMC_CAP_can_generate_garbage_collection_events);
-  ddmc__cap_set(&c, DDMC_CAP_can_generate_object_free_events);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_tag_objects);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_garbage_collection_events);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_object_free_events);
   assert_int_equal(ddmc__jv_jt_AddCapabilities(f->e, &c), 0);
 }
 

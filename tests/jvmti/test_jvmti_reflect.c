@@ -79,9 +79,9 @@ static void test_reflection_ops(void **state) {
   fixture *f = live(1);
   ddmc__jv_caps pot;
   assert_int_equal(ddmc__jv_jt_GetPotentialCapabilities(f->e, &pot), 0);
-  assert_true(ddmc__cap_has(&pot, DDMC_CAP_can_get_bytecodes));
-  assert_true(ddmc__cap_has(&pot, DDMC_CAP_can_get_constant_pool));
-  assert_true(ddmc__cap_has(&pot, DDMC_CAP_can_get_source_debug_extension));
+  assert_true(ddmc__jv_cap_has(&pot, DDMC_CAP_can_get_bytecodes));
+  assert_true(ddmc__jv_cap_has(&pot, DDMC_CAP_can_get_constant_pool));
+  assert_true(ddmc__jv_cap_has(&pot, DDMC_CAP_can_get_source_debug_extension));
   jmethodID m = ddmc__jv_method_id(f->jv, C_A, 0);
   jclass k = ddmc__jv_class_local(f->jv, C_A);
   go_live(f);
@@ -124,11 +124,11 @@ static void test_without_ops(void **state) {
   fixture *f = live(0);
   ddmc__jv_caps pot, want;
   assert_int_equal(ddmc__jv_jt_GetPotentialCapabilities(f->e, &pot), 0);
-  assert_false(ddmc__cap_has(&pot, DDMC_CAP_can_get_bytecodes));
-  assert_false(ddmc__cap_has(&pot, DDMC_CAP_can_get_constant_pool));
-  assert_false(ddmc__cap_has(&pot, DDMC_CAP_can_get_source_debug_extension));
+  assert_false(ddmc__jv_cap_has(&pot, DDMC_CAP_can_get_bytecodes));
+  assert_false(ddmc__jv_cap_has(&pot, DDMC_CAP_can_get_constant_pool));
+  assert_false(ddmc__jv_cap_has(&pot, DDMC_CAP_can_get_source_debug_extension));
   memset(&want, 0, sizeof(want));
-  ddmc__cap_set(&want, DDMC_CAP_can_get_bytecodes);
+  ddmc__jv_cap_set(&want, DDMC_CAP_can_get_bytecodes);
   assert_int_equal(ddmc__jv_jt_AddCapabilities(f->e, &want), JVMTI_ERROR_NOT_AVAILABLE);
   go_live(f);
   jint n = -1;
