@@ -166,18 +166,18 @@ static int op_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
   return 0;
 }
 
-static ddmc_vm_bridge fake_ops(const fake *f) {
-  ddmc_vm_bridge ops;
-  memset(&ops, 0, sizeof(ops));
-  ops.for_each_class = op_for_each_class;
-  ops.class_info = op_class_info;
-  ops.field_info = op_field_info;
-  ops.get_field = op_get_field;
-  ops.array_get = op_array_get;
-  ops.with_world_stopped = op_with_world_stopped;
-  ops.for_each_object = op_for_each_object;
-  if (!f->no_roots) ops.for_each_root = op_for_each_root;
-  return ops;
+static ddmc_vm_bridge fake_bridge(const fake *f) {
+  ddmc_vm_bridge bridge;
+  memset(&bridge, 0, sizeof(bridge));
+  bridge.for_each_class = op_for_each_class;
+  bridge.class_info = op_class_info;
+  bridge.field_info = op_field_info;
+  bridge.get_field = op_get_field;
+  bridge.array_get = op_array_get;
+  bridge.with_world_stopped = op_with_world_stopped;
+  bridge.for_each_object = op_for_each_object;
+  if (!f->no_roots) bridge.for_each_root = op_for_each_root;
+  return bridge;
 }
 
 static void vm_log(void *d, ddmc_log_level lvl, const char *msg) {
@@ -199,8 +199,8 @@ static void fake_init(fake *f, const ddmc_allocator *mem, int start) {
 }
 
 static void fake_attach(fake *f, int start) {
-  ddmc_vm_bridge ops = fake_ops(f);
-  assert_int_equal(ddmc_vm_set_bridge(f->vm, &ops, f), 0); /* no debugger: dumps need none */
+  ddmc_vm_bridge bridge = fake_bridge(f);
+  assert_int_equal(ddmc_vm_set_bridge(f->vm, &bridge, f), 0); /* no debugger: dumps need none */
   if (start) assert_int_equal(ddmc_vm_start(f->vm), 0);
 }
 

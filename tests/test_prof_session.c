@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Profiling over real sockets: the library in a fake VM with the fake debuggee as its reflective
- * bridge (fakedbg.c), the project's host side (host/) as the peer, and this test as the VM's
+ * bridge (fakebridge.c), the project's host side (host/) as the peer, and this test as the VM's
  * threads (ddmc_alloc_record, ddmc_post_location / _method_exit). Covers FEAT, REAE/REAQ/REAL
  * with the report read by the host's AllocationsParser twin, MPSS/MPSE with the data before the
  * reply, MPRS/MPRE to a file, SPSS/SPSE, and bad input: starts while on, stops while off, a buffer
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <cmocka.h>
 
-#include "fakedbg.h"
+#include "fakebridge.h"
 #include "util/testutil.h"
 #include "vm_int.h"
 
@@ -43,8 +43,8 @@ static void pkt_free(pkt *p) {
 
 /* The fake debuggee's VM, started on a socket; stall_ms sets ddmc_options.stall_timeout_ms
  * (before the JDWP thread reads it). threads (may be NULL) replaces the fake's thread table. */
-static uint16_t start_vm(fakedbg *f, int stall_ms, const fakevm_thread *threads, size_t nthreads) {
-  assert_int_equal(fakedbg_new(f, FAKEDBG_NO_SESSION | FAKEDBG_NO_DEBUGGER) /* profiling needs no debugger */, 0);
+static uint16_t start_vm(fakebridge *f, int stall_ms, const fakevm_thread *threads, size_t nthreads) {
+  assert_int_equal(fakebridge_new(f, FAKEBRIDGE_NO_SESSION | FAKEBRIDGE_NO_DEBUGGER) /* profiling needs no debugger */, 0);
   if (stall_ms) f->fv.vm->opt.stall_timeout_ms = stall_ms;
   if (threads) {
     f->fv.cfg.threads = threads;
@@ -54,9 +54,9 @@ static uint16_t start_vm(fakedbg *f, int stall_ms, const fakevm_thread *threads,
   return ddmc_vm_port(f->fv.vm);
 }
 
-static void stop_vm(fakedbg *f) {
+static void stop_vm(fakebridge *f) {
   int bad = atomic_load(&f->bad_calls);
-  fakedbg_free(f);
+  fakebridge_free(f);
   assert_int_equal(bad, 0); /* the library never asked the bridge about something the VM did not name */
 }
 
@@ -147,19 +147,19 @@ static pkt stop_trace(ddmc_host *h, uint32_t type) {
 
 /* ---- the VM's side: events of thread t */
 
-static void enter(fakedbg *f, uint32_t t, uint32_t method, int32_t depth) {
+static void enter(fakebridge *f, uint32_t t, uint32_t method, int32_t depth) {
   ddmc_location l = {FD_C_DEBUG, method, 0};
   ddmc_post_location(f->fv.vm, t, &l, depth, 0, DDMC_POST_METHOD_ENTRY);
 }
 
-static void leave(fakedbg *f, uint32_t t, uint32_t method, int32_t depth) {
+static void leave(fakebridge *f, uint32_t t, uint32_t method, int32_t depth) {
   ddmc_location l = {FD_C_DEBUG, method, 3};
   ddmc_value v = {.tag = 'V'};
   ddmc_post_method_exit(f->fv.vm, t, &l, depth, 0, &v);
 }
 
 /* One "round": main (depth 0) calls compute twice (depth 1), the second compute calls <init>. */
-static void round_of_calls(fakedbg *f, uint32_t t) {
+static void round_of_calls(fakebridge *f, uint32_t t) {
   enter(f, t, FD_M_MAIN, 0);
   enter(f, t, FD_M_COMPUTE, 1);
   leave(f, t, FD_M_COMPUTE, 1);
@@ -180,7 +180,7 @@ static const char *method_name(const ddmc_host_trace *tr, uint32_t id) {
 
 static void test_feat(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   ddmc_host_helo helo;
@@ -198,7 +198,7 @@ static void test_feat(void **state) {
 
 /* ---- allocations */
 
-static void record(fakedbg *f, uint32_t thread, ddmc_class cls, uint64_t bytes, int native_top) {
+static void record(fakebridge *f, uint32_t thread, ddmc_class cls, uint64_t bytes, int native_top) {
   ddmc_location fr[3] = {
       {FD_C_DEBUG, FD_M_COMPUTE, native_top ? -1 : 6}, {FD_C_DEBUG, FD_M_MAIN, 13}, {FD_C_DEBUG, FD_M_INIT, 1}};
   assert_int_equal(ddmc_alloc_record(f->fv.vm, thread, cls, bytes, fr, 3), 0);
@@ -227,7 +227,7 @@ static uint8_t reaq(ddmc_host *h) {
 
 static void test_alloc_tracking(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   const int *flag = ddmc_alloc_tracking_flag(f.fv.vm);
@@ -314,7 +314,7 @@ static void test_alloc_tracking(void **state) {
 /* The ring keeps the newest records: 65,536 by default; a report carries at most 65,535 (u2). */
 static void test_alloc_ring_wraps(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   uint8_t on = 1;
@@ -370,7 +370,7 @@ static void check_round_records(const ddmc_host_trace *tr, size_t from) {
 
 static void test_trace_stream(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   assert_int_equal(mprq(h), 0);
@@ -427,7 +427,7 @@ static void test_trace_stream(void **state) {
 /* A start while a trace runs stops that one first and delivers it, then starts the new one. */
 static void test_trace_restart(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   mpss(h, 1 << 20);
@@ -465,7 +465,7 @@ static void test_trace_restart(void **state) {
  * a method left without an exit event is closed with UNROLL at the next shallower event. */
 static void test_trace_backfill_unroll(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   mpss(h, 1 << 20);
@@ -499,7 +499,7 @@ static void test_trace_backfill_unroll(void **state) {
 /* A buffer that fills: recording stops, the trace says so, and holds exactly what fitted. */
 static void test_trace_overflow(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   uint32_t size = 32 + 14 * 100; /* the header counts, as in Dalvik: room for 100 records */
@@ -524,7 +524,7 @@ static void test_trace_overflow(void **state) {
 /* MPRS/MPRE: the trace goes to a file in the VM. */
 static void test_trace_file(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, NULL, 0);
   ddmc_host *h = peer_connect(port);
   char dir[] = "/tmp/ddmc-test-trace-XXXXXX", path[64];
@@ -624,8 +624,8 @@ static void test_trace_file_names(void **state) {
   assert_int_equal(symlink(victim, link_), 0);
   assert_int_equal(mkdir(out, 0700), 0);
 
-  fakedbg f;
-  assert_int_equal(fakedbg_new(&f, FAKEDBG_NO_SESSION), 0);
+  fakebridge f;
+  assert_int_equal(fakebridge_new(&f, FAKEBRIDGE_NO_SESSION), 0);
   ddmc_prof_config c;
   ddmc_prof_config_init(&c);
   snprintf(c.file_dir, sizeof c.file_dir, "%s", dir);
@@ -687,7 +687,7 @@ static const fakevm_thread kSampled[] = {
 
 static void test_sampling(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 0, kSampled, 2);
   ddmc_host *h = peer_connect(port);
   uint8_t b[12];
@@ -735,7 +735,7 @@ static void test_sampling(void **state) {
 
 static void test_stalled_peer(void **state) {
   (void)state;
-  fakedbg f;
+  fakebridge f;
   uint16_t port = start_vm(&f, 400, NULL, 0);
   ddmc_host *h = peer_connect(port);
   /* 22 MiB of trace: far more than the socket buffers hold for a peer that reads nothing. */
@@ -818,8 +818,8 @@ static void test_prof_failmalloc(void **state) {
   for (long n = 1; n < 20000 && !clean; n++, runs++) {
     failer fl = {0, n, 0, 0};
     ddmc_allocator a = failer_allocator(&fl);
-    fakedbg f;
-    int rc = fakedbg_new_mem(&f, FAKEDBG_NO_SESSION, &a);
+    fakebridge f;
+    int rc = fakebridge_new_mem(&f, FAKEBRIDGE_NO_SESSION, &a);
     if (rc == 0) rc = ddmc_vm_start(f.fv.vm);
     if (rc == 0) {
       ddmc_host *h = NULL;

@@ -14,7 +14,7 @@
 
 #include <ddmc/ddmc.h>
 
-#include "dbg_bridge.h"
+#include "vm_bridge.h"
 #include "ddm_bridge.h"
 #include "ddm_handlers.h"
 #include "prof_bridge.h"
@@ -25,7 +25,7 @@ struct ddm_bridge {
   mvm_vm *vm;
   _Atomic(ddmc_vm *) ddm;       /* NULL until started: hooks fired earlier are dropped */
   mvm_thread *jdwp_thread;      /* the JDWP thread as a VM thread ("JDWP", daemon) */
-  dbg_bridge *dbg;              /* the JDWP debugger (dbg_bridge.c), attached before start */
+  vm_bridge *dbg;              /* the JDWP debugger (vm_bridge.c), attached before start */
   ddmc_vm *created;             /* ddm_bridge_create's instance (started or not) */
   atomic_int announced;         /* "JDWP listening on" printed */
   ddm_handlers *handlers;       /* the program's own chunk handlers (ddm-* instructions) */
@@ -59,7 +59,7 @@ static ddmc_vm *ddm(void *ud) { return atomic_load(&((ddm_bridge *)ud)->ddm); }
 static void on_thread_start(void *ud, uint32_t id, const char *name) {
   if (!ddm(ud)) return;
   ddmc_notify_thread_start(ddm(ud), id, name);
-  dbg_bridge_thread_start(((ddm_bridge *)ud)->dbg, id);
+  vm_bridge_thread_start(((ddm_bridge *)ud)->dbg, id);
 }
 static void on_thread_end(void *ud, uint32_t id) {
   if (ddm(ud)) ddmc_notify_thread_end(ddm(ud), id);
@@ -81,7 +81,7 @@ static void on_shutdown(void *ud) {
    * JDWP thread (which may not call ddmc_vm_stop). */
   ddm_handlers_shutdown(((ddm_bridge *)ud)->handlers);
   if (!ddm(ud)) return;
-  dbg_bridge_vm_death(((ddm_bridge *)ud)->dbg);
+  vm_bridge_vm_death(((ddm_bridge *)ud)->dbg);
   ddmc_vm_stop(ddm(ud));
 }
 static void on_gc_marked(void *ud) {
@@ -362,8 +362,8 @@ int ddm_bridge_create(ddm_bridge *b, mvm_vm *vm) {
   }
   /* Until the program names itself, as every Android app process starts out. */
   ddmc_notify_app_name(d, "<pre-initialized>", NULL, 0);
-  /* The debugger: command sets 1-17 answered through dbg_bridge.c's ops. */
-  if (!(b->dbg = dbg_bridge_attach(d, vm))) {
+  /* The debugger: command sets 1-17 answered through vm_bridge.c's ops. */
+  if (!(b->dbg = vm_bridge_attach(d, vm))) {
     ddmc_vm_free(d);
     return -1;
   }
@@ -383,6 +383,6 @@ void ddm_bridge_stop(ddm_bridge *b) {
    * exit anyway (ddmc functions stay callable after stop). */
   ddmc_vm *d = atomic_load(&b->ddm);
   if (!d) return;
-  dbg_bridge_vm_death(b->dbg);
+  vm_bridge_vm_death(b->dbg);
   ddmc_vm_stop(d);
 }

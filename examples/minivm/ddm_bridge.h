@@ -16,7 +16,7 @@ ddm_bridge *ddm_bridge_new(int verbose);
 int ddm_bridge_parse(ddm_bridge *b, const char *arg);
 /* The VM hooks that forward thread, app-name, wait and GC events to libddmc. */
 void ddm_bridge_hooks(ddm_bridge *b, mvm_hooks *out);
-/* ddmc_vm_new, ident, the initial app name, the debugger (dbg_bridge_attach), ddmc_vm_start;
+/* ddmc_vm_new, ident, the initial app name, the debugger (vm_bridge_attach), ddmc_vm_start;
  * prints where JDWP listens. The program is loaded and mvm_prepare_main done (with suspend=y a
  * debugger sees the main thread before it runs). Returns 0 or -1 (message printed). */
 int ddm_bridge_start(ddm_bridge *b, mvm_vm *vm);

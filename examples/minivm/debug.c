@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Debugger support in the core: reflection over classes and methods, values of fields, array
  * elements and registers, thread suspension, breakpoints by patching, stepping and method
- * events. No libddmc here: dbg_bridge.c adapts this to ddmc_vm_bridge (mvm_debug.h has the API).
+ * events. No libddmc here: vm_bridge.c adapts this to ddmc_vm_bridge (mvm_debug.h has the API).
  *
  * Cost when nobody debugs: nothing per instruction beyond the poll the collector already needed
  * (vm->poll, one load and a predictable branch). A breakpoint rewrites one opcode to

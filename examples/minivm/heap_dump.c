@@ -75,7 +75,7 @@ static void debugger_root(void *arg, uint64_t *ref) {
 }
 
 /* A frame's registers: the slot a debugger uses puts the parameters (the last nparams registers)
- * first, as dbg_bridge.c numbers them. */
+ * first, as vm_bridge.c numbers them. */
 static void frame_roots(root_walk *w, mvm_thread *t) {
   for (uint32_t f = 0; f < t->depth && !w->rc; f++) {
     const mvm_frame *fr = &t->frames[f];

@@ -37,7 +37,7 @@ static void write_census(mvm_vm *vm) {
   fclose(c.f);
 }
 
-/* Stops the world once; the object ops dbg_bridge.c calls inside (get_field, array_get) stop it
+/* Stops the world once; the object ops vm_bridge.c calls inside (get_field, array_get) stop it
  * again around each access, which the thread holding it passes straight through. */
 static int op_with_world_stopped(void *vm_data, ddmc_stopped_fn fn, void *arg) {
   mvm_vm *vm = vm_of(vm_data);
@@ -115,12 +115,12 @@ static int op_for_each_root(void *vm_data, ddmc_gc_root_visit_fn fn, void *arg) 
   return 0;
 }
 
-void hprof_bridge_ops(ddmc_vm_bridge *ops, mvm_vm *(*vm_of_data)(void *vm_data)) {
+void hprof_bridge_ops(ddmc_vm_bridge *bridge, mvm_vm *(*vm_of_data)(void *vm_data)) {
   vm_of = vm_of_data;
-  ops->with_world_stopped = op_with_world_stopped;
-  ops->for_each_object = op_for_each_object;
-  ops->for_each_root = op_for_each_root;
-  ops->collect = op_collect;
-  ops->object_size = op_object_size;
-  ops->object_hash = op_object_hash;
+  bridge->with_world_stopped = op_with_world_stopped;
+  bridge->for_each_object = op_for_each_object;
+  bridge->for_each_root = op_for_each_root;
+  bridge->collect = op_collect;
+  bridge->object_size = op_object_size;
+  bridge->object_hash = op_object_hash;
 }

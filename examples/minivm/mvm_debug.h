@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* minivm's debugger interface: everything a JDWP back-end needs from the core, in minivm's own
- * terms and without libddmc (dbg_bridge.c adapts it to ddmc_vm_bridge; the unit tests call it
+ * terms and without libddmc (vm_bridge.c adapts it to ddmc_vm_bridge; the unit tests call it
  * directly).
  *
  * Types. A loaded class is its index in the VM + 1; an array type ("[I", "[LDebug;") is

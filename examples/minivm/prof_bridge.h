@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Profiling for minivm: its allocations reported to libddmc's allocation tracker. Method tracing
  * and sampling need nothing here: the library turns method events on through the VM bridge
- * (dbg_bridge.c), whose post calls feed the trace, and samples through the stacks ddm_bridge.c
+ * (vm_bridge.c), whose post calls feed the trace, and samples through the stacks ddm_bridge.c
  * already serves for STKL. ddm_bridge.c calls attach() after the debugger is attached. */
 #ifndef MINIVM_PROF_BRIDGE_H
 #define MINIVM_PROF_BRIDGE_H

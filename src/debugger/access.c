@@ -4,6 +4,6 @@
  * vm_data and the allocator. A leaf: every file of the layer may call it. */
 #include "debugger/state.h"
 
-const ddmc_vm_bridge *ddmc__dbg_ops(const ddmc__dbg *d) { return &d->ops; }
+const ddmc_vm_bridge *ddmc__dbg_bridge(const ddmc__dbg *d) { return &d->bridge; }
 void *ddmc__dbg_vm_data(const ddmc__dbg *d) { return d->vm_data; }
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d) { return d->mem; }

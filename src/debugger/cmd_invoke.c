@@ -4,7 +4,7 @@
  *
  * JDWP runs the call on a thread that an event left suspended. Here that thread is parked inside
  * its ddmc_post_* call: the handler checks the request, hands the thread a job and returns
- * DDMC__REPLY_DEFERRED; the thread makes the call through ops.invoke and sends the reply itself
+ * DDMC__REPLY_DEFERRED; the thread makes the call through bridge.invoke and sends the reply itself
  * through the send path. The JDWP thread never waits for the call, which may run for ever or hit
  * a breakpoint of its own: the thread's count is 0 during the call, so that breakpoint is
  * reported and parks it like any other event, and the call goes on once the debugger resumes it.
@@ -33,11 +33,11 @@ static void run_job(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job) {
   int rc = job->error;
   if (rc == 0) {
     ddmc__dbg_thr_invoke_begin(d, thread, job, all);
-    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
-    rc = d->ops.invoke ? d->ops.invoke(d->vm_data, thread, job->cls, job->method, job->this_obj, job->args, job->nargs,
+    if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 0);
+    rc = d->bridge.invoke ? d->bridge.invoke(d->vm_data, thread, job->cls, job->method, job->this_obj, job->args, job->nargs,
                                        job->options, &result, &exc)
                        : DDMC_JDWP_NOT_IMPLEMENTED;
-    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
+    if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 1);
     /* Suspended again before the reply, as HotSpot does: the debugger that reads it finds the
      * threads as they were. */
     ddmc__dbg_thr_invoke_end(d, thread, job, all);

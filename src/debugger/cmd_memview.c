@@ -22,7 +22,7 @@
 #define DDMC__MV_MAX_LISTED ((uint32_t)1 << 22)
 
 int ddmc__dbg_mv_supported(ddmc__dbg *d) {
-  const ddmc_vm_bridge *o = ddmc__dbg_ops(d);
+  const ddmc_vm_bridge *o = ddmc__dbg_bridge(d);
   int all_ops = o->instance_counts && o->instances && o->referring_objects;
   return all_ops || ddmc__heap_reach_supported(o);
 }
@@ -128,8 +128,8 @@ static int referrer(void *arg, ddmc_ref from, ddmc_ref to) {
  * set) while nothing can free them. */
 static int mv_stopped(void *arg) {
   mv_walk *w = arg;
-  const ddmc_vm_bridge *ops = ddmc__dbg_ops(w->d);
-  w->rc = ddmc__heap_reach(ddmc__dbg_mem(w->d), ops, ddmc__dbg_vm_data(w->d), w->v);
+  const ddmc_vm_bridge *bridge = ddmc__dbg_bridge(w->d);
+  w->rc = ddmc__heap_reach(ddmc__dbg_mem(w->d), bridge, ddmc__dbg_vm_data(w->d), w->v);
   if (w->out == NULL || w->rc != 0) return 0;
   ddmc_buf_put_u32(w->out, w->nfound);
   for (uint32_t i = 0; i < w->nfound && w->rc == 0; i++) w->rc = ddmc__dbg_wr_tagged_object(w->d, w->out, w->found[i]);
@@ -137,17 +137,17 @@ static int mv_stopped(void *arg) {
 }
 
 static int mv_run(mv_walk *w) {
-  const ddmc_vm_bridge *ops = ddmc__dbg_ops(w->d);
-  if (!ddmc__heap_reach_supported(ops)) return DDMC_JDWP_NOT_IMPLEMENTED;
-  int rc = ops->with_world_stopped(ddmc__dbg_vm_data(w->d), mv_stopped, w);
+  const ddmc_vm_bridge *bridge = ddmc__dbg_bridge(w->d);
+  if (!ddmc__heap_reach_supported(bridge)) return DDMC_JDWP_NOT_IMPLEMENTED;
+  int rc = bridge->with_world_stopped(ddmc__dbg_vm_data(w->d), mv_stopped, w);
   return rc != 0 ? rc : w->rc;
 }
 
 /* ---- VirtualMachine.InstanceCounts: [int n][referenceTypeID]* -> [int n][long count]* */
 
 static int counts_of(ddmc__dbg *d, const ddmc_class *classes, uint32_t n, int64_t *counts) {
-  const ddmc_vm_bridge *ops = ddmc__dbg_ops(d);
-  if (ops->instance_counts != NULL) return ops->instance_counts(ddmc__dbg_vm_data(d), classes, (int32_t)n, counts);
+  const ddmc_vm_bridge *bridge = ddmc__dbg_bridge(d);
+  if (bridge->instance_counts != NULL) return bridge->instance_counts(ddmc__dbg_vm_data(d), classes, (int32_t)n, counts);
   const ddmc__mem *mem = ddmc__dbg_mem(d);
   kcount *want = ddmc__calloc(mem, n, sizeof(kcount));
   if (want == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
@@ -206,11 +206,11 @@ static int op_found(void *arg, ddmc_ref o) {
 }
 
 static int op_run(ddmc__dbg *d, ddmc_buf *out, int32_t max, ddmc_class c, ddmc_ref o) {
-  const ddmc_vm_bridge *ops = ddmc__dbg_ops(d);
+  const ddmc_vm_bridge *bridge = ddmc__dbg_bridge(d);
   op_list l = {d, out, 0, max > 0 ? (uint32_t)max : DDMC__MV_MAX_LISTED, 0};
   size_t at = ddmc__dbg_count_begin(out);
-  int rc = o != 0 ? ops->referring_objects(ddmc__dbg_vm_data(d), o, (int32_t)l.max, op_found, &l)
-                  : ops->instances(ddmc__dbg_vm_data(d), c, (int32_t)l.max, op_found, &l);
+  int rc = o != 0 ? bridge->referring_objects(ddmc__dbg_vm_data(d), o, (int32_t)l.max, op_found, &l)
+                  : bridge->instances(ddmc__dbg_vm_data(d), c, (int32_t)l.max, op_found, &l);
   if (rc == 1) rc = 0;
   if (rc == 0) rc = l.rc;
   ddmc__dbg_count_end(out, at, l.n);

@@ -142,7 +142,7 @@ static int ar_get_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   for (int32_t done = 0; done < n && rc == 0;) {
     int32_t k = n - done < DDMC__SLICE ? n - done : DDMC__SLICE;
     memset(slice, 0, (size_t)k * sizeof(slice[0]));
-    if ((rc = ddmc__dbg_ops(d)->array_get(ddmc__dbg_vm_data(d), o, first + done, k, slice)) != 0) break;
+    if ((rc = ddmc__dbg_bridge(d)->array_get(ddmc__dbg_vm_data(d), o, first + done, k, slice)) != 0) break;
     for (int32_t i = 0; i < k && rc == 0; i++) {
       if (objects)
         slice[i].tag = 'L';
@@ -180,7 +180,7 @@ static int ar_set_values(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
     for (int32_t done = 0; done < n && rc == 0;) {
       int32_t k = n - done < DDMC__SLICE ? n - done : DDMC__SLICE;
       for (int32_t i = 0; i < k && rc == 0; i++) rc = ddmc__dbg_rd_value(d, in, etag, &slice[i]);
-      if (rc == 0 && apply) rc = ddmc__dbg_ops(d)->array_set(ddmc__dbg_vm_data(d), o, first + done, k, slice);
+      if (rc == 0 && apply) rc = ddmc__dbg_bridge(d)->array_set(ddmc__dbg_vm_data(d), o, first + done, k, slice);
       done += k;
     }
     if (rc == 0) rc = ddmc__dbg_rd_end(in);

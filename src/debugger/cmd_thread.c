@@ -120,7 +120,7 @@ static int tr_suspend_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 /* None of the objects JDWP tags apart (strings, arrays, threads, groups, class loaders, class
  * objects) is a Throwable: INVALID_CLASS, and the VM never sees them. libjdwp hands any object to
  * JVM TI's StopThread, which HotSpot does not check: the VM dies. Whether a plain object is a
- * Throwable the VM answers (ops.stop_thread). */
+ * Throwable the VM answers (bridge.stop_thread). */
 static int check_throwable(ddmc__dbg *d, ddmc_ref exc) {
   ddmc_class k = 0;
   const ddmc__dbg_cls *c;
@@ -130,7 +130,7 @@ static int check_throwable(ddmc__dbg *d, ddmc_ref exc) {
   return c->object_tag == 'L' ? 0 : DDMC_JDWP_INVALID_CLASS;
 }
 
-/* [thread][throwable]: the thread throws it as soon as it runs again (ops.stop_thread). */
+/* [thread][throwable]: the thread throws it as soon as it runs again (bridge.stop_thread). */
 static int tr_stop(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   ddmc_ref exc = 0;

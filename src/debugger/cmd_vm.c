@@ -92,7 +92,7 @@ static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_
     /* The registry's signature first: ClassesBySignature asks the VM about its one match, not
      * about every loaded class. */
     if (sig != NULL && strcmp(sig, c->signature) != 0) continue;
-    if (d->ops.class_info(d->vm_data, l.v[i], &info) != 0) continue;
+    if (d->bridge.class_info(d->vm_data, l.v[i], &info) != 0) continue;
     ddmc_buf_put_u8(out, c->type_tag);
     ddmc__dbg_wr_id(out, c->id);
     if (with_sig) ddmc__dbg_wr_string(out, c->signature);
@@ -210,7 +210,7 @@ static void *exit_main(void *arg) {
   exit_job job = *(exit_job *)arg;
   ddmc__free(job.d->mem, arg);
   ddmc__send_flush(job.d->vm, 1000);
-  job.d->ops.exit(job.d->vm_data, job.status);
+  job.d->bridge.exit(job.d->vm_data, job.status);
   return NULL;
 }
 
@@ -218,7 +218,7 @@ static int vm_exit(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int32_t status = (int32_t)ddmc_read_u32(in);
   int rc = ddmc__dbg_rd_end(in);
   if (rc != 0) return rc;
-  if (d->ops.exit == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
+  if (d->bridge.exit == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   exit_job *job = ddmc__malloc(d->mem, sizeof(*job));
   if (job == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   job->d = d;

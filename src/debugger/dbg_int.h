@@ -19,7 +19,7 @@
  * thr.sus_lock: every suspend-count change and the stop or release in the VM it causes
  * (ddmc__ctl_suspend: the bridge's suspend_thread / resume_thread, or JVM TI's arbiter) run under
  * it, so it is held across those calls, which wait for a VM thread to stop; a VM thread that
- * wants it declares itself parked first (ops.thread_parking). Order: sus_lock, then thr.lock (and,
+ * wants it declares itself parked first (bridge.thread_parking). Order: sus_lock, then thr.lock (and,
  * through the arbiter, JVM TI's susp.op). */
 #ifndef DDMC_DBG_INT_H
 #define DDMC_DBG_INT_H
@@ -35,9 +35,9 @@ typedef struct ddmc__dbg ddmc__dbg;
 /* ---- the registry (ids.c): wire IDs for objects and reference types.
  * An ID is (generation << 32) | (slot + 1): a slot freed by DisposeObjects or reset at disconnect
  * gets a new generation, so an old ID never names the new occupant. How objects with an ID are
- * held: strong (GC roots, ddmc_gc_visit_roots) on a VM without ops.release_ref; weak, as the
+ * held: strong (GC roots, ddmc_gc_visit_roots) on a VM without bridge.release_ref; weak, as the
  * JDK's agent holds them, on a VM with it: strong only while DisableCollection is in force
- * (ops.hold_ref), and released (ops.release_ref) when disposed or at session end. */
+ * (bridge.hold_ref), and released (bridge.release_ref) when disposed or at session end. */
 typedef struct ddmc__dbg_cls {
   ddmc_class handle;
   uint64_t id;     /* its referenceTypeID */
@@ -69,10 +69,10 @@ int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
  * bridge's class_interface, a bounded number of times. */
 int ddmc__dbg_is_assignable(ddmc__dbg *d, ddmc_class c, ddmc_class target);
 /* DisposeObjects: drops refs reference counts of the ID; at zero the slot is freed, pinned or not
- * (as the JDK's agent does), and the VM told (ops.release_ref, outside the lock). JDWP thread. */
+ * (as the JDK's agent does), and the VM told (bridge.release_ref, outside the lock). JDWP thread. */
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs);
 /* DisableCollection: one more pin (counted); the first makes the VM hold it strong
- * (ops.hold_ref). INVALID_OBJECT for an ID that names nothing or a collected object, the VM's
+ * (bridge.hold_ref). INVALID_OBJECT for an ID that names nothing or a collected object, the VM's
  * error when it cannot; 0 for null, as the JDK's agent answers. JDWP thread. */
 int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id);
 /* EnableCollection: one pin less; the last lets the VM hold it weak again. An ID that names
@@ -205,7 +205,7 @@ extern const ddmc__dbg_cmd ddmc__dbg_cmds_module[];  /* 1/22, 2/19, 18 ModuleRef
 /* ---- the state (table.c) */
 /* A debugger for vm over ops (not yet a service of its JDWP thread nor a client of the hub:
  * ddmc_dbg_enable does all three). Tests and fuzzers use it to drive handlers without a socket. */
-int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc__dbg **out);
+int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *bridge, size_t bridge_size, ddmc__dbg **out);
 void ddmc__dbg_free(ddmc__dbg *d);
 /* Runs one command as the JDWP thread would (the checks of table.c included). Returns the JDWP
  * error; the reply body is in reply. */
@@ -217,7 +217,7 @@ void ddmc__dbg_reset(ddmc__dbg *d);
 void ddmc__dbg_set_connected(ddmc__dbg *d, uint32_t session);
 
 /* The state's accessors for handlers, which never see struct ddmc__dbg (access.c). */
-const ddmc_vm_bridge *ddmc__dbg_ops(const ddmc__dbg *d);
+const ddmc_vm_bridge *ddmc__dbg_bridge(const ddmc__dbg *d);
 void *ddmc__dbg_vm_data(const ddmc__dbg *d);
 const ddmc__mem *ddmc__dbg_mem(const ddmc__dbg *d);
 
@@ -256,8 +256,8 @@ static inline void ddmc__dbg_count_end(ddmc_buf *out, size_t at, uint32_t n) {
 
 /* Calls op `name` of d with the VM's data first; NOT_IMPLEMENTED when the VM left it NULL. */
 #define DDMC__DBG_CALL(d, name, ...) \
-  (ddmc__dbg_ops(d)->name ? ddmc__dbg_ops(d)->name(ddmc__dbg_vm_data(d), __VA_ARGS__) : DDMC_JDWP_NOT_IMPLEMENTED)
-#define DDMC__DBG_HAS(d, name) (ddmc__dbg_ops(d)->name != NULL)
+  (ddmc__dbg_bridge(d)->name ? ddmc__dbg_bridge(d)->name(ddmc__dbg_vm_data(d), __VA_ARGS__) : DDMC_JDWP_NOT_IMPLEMENTED)
+#define DDMC__DBG_HAS(d, name) (ddmc__dbg_bridge(d)->name != NULL)
 /* Modules are offered with all three module ops or not at all (cmd_module.c). */
 #define DDMC__DBG_MODULES(d) \
   (DDMC__DBG_HAS(d, for_each_module) && DDMC__DBG_HAS(d, class_module) && DDMC__DBG_HAS(d, module_info))

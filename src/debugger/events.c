@@ -97,7 +97,7 @@ static int unstarted_thread_is(ddmc__dbg *d, ddmc__dbg_mod *m, uint32_t thread) 
   if (seen != 0) return seen == thread;
   ddmc_thread_detail info;
   memset(&info, 0, sizeof(info));
-  if (thread == 0 || d->ops.thread_info == NULL || d->ops.thread_info(d->vm_data, thread, &info) != 0 ||
+  if (thread == 0 || d->bridge.thread_info == NULL || d->bridge.thread_info(d->vm_data, thread, &info) != 0 ||
       info.object != m->thread_obj)
     return 0;
   atomic_store_explicit(&m->thread_seen, thread, memory_order_relaxed);
@@ -112,10 +112,10 @@ static int source_name_matches(ddmc__dbg *d, ddmc_class cls, const char *pattern
   const ddmc__dbg_cls *k;
   if (cls == 0 || ddmc__dbg_cls_get(d, cls, &k) != 0) return 0;
   if (k->source != NULL && ddmc__dbg_pattern_match(pattern, k->source)) return 1;
-  if (d->ops.source_debug_extension == NULL) return 0;
+  if (d->bridge.source_debug_extension == NULL) return 0;
   ddmc_buf sde;
   ddmc__buf_init(&sde, d->mem, DDMC__MAX_SMAP);
-  int hit = d->ops.source_debug_extension(d->vm_data, k->handle, &sde) == 0 && !ddmc_buf_error(&sde) &&
+  int hit = d->bridge.source_debug_extension(d->vm_data, k->handle, &sde) == 0 && !ddmc_buf_error(&sde) &&
             ddmc__dbg_smap_names_match((const char *)sde.p, ddmc_buf_len(&sde), pattern);
   ddmc__buf_free(&sde);
   return hit;
@@ -257,11 +257,11 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
   ddmc__put_u32(c->b.p + 1, c->n);
   int policy = c->no_stop ? DDMC__POLICY_NONE : c->policy;
   if (policy != DDMC__POLICY_NONE) {
-    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
+    if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 1);
     if (ddmc__dbg_thr_event_suspend(d, thread, policy) != 0) {
       ddmc__dbg_thr_event_undo(d, thread, policy);
       policy = DDMC__POLICY_NONE; /* report the event all the same, without stopping */
-      if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
+      if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 0);
     }
   }
   rc = queue_composite(d, c->b.p, c->b.len);
@@ -275,7 +275,7 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
       ddmc__dbg_thr_event_undo(d, thread, policy); /* the debugger will never resume it */
     else
       ddmc__dbg_thr_park(d, thread);
-    if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
+    if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 0);
   }
   return rc;
 }

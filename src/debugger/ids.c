@@ -9,13 +9,13 @@
  * same ID, as JDI's == on mirrors requires.
  *
  * Objects with an ID are held as the JDK's agent holds them when the VM can release names
- * (ops.release_ref): weakly, strong (a GC root, and ops.hold_ref) only while DisableCollection is
+ * (bridge.release_ref): weakly, strong (a GC root, and bridge.hold_ref) only while DisableCollection is
  * in force, released when disposed or at session end; the VM's sweep (ddmc_gc_sweep) marks the
  * ones it frees collected, and their IDs answer INVALID_OBJECT. A VM without release_ref keeps
  * every object with an ID (a root) until the debugger disposes of it or leaves. The table is
  * bounded (max_slots): past it, OUT_OF_MEMORY.
  *
- * Classes get a description (ddmc__dbg_cls) copied from ops.class_info on first sight: filters match
+ * Classes get a description (ddmc__dbg_cls) copied from bridge.class_info on first sight: filters match
  * on it from VM threads without calling the VM again. */
 #include <string.h>
 
@@ -300,10 +300,10 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int de
   if (*out != NULL) return 0;
 
   /* First sight: describe it outside the lock (the op may take the VM's own locks). */
-  if (d->ops.class_info == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
+  if (d->bridge.class_info == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
-  int rc = d->ops.class_info(d->vm_data, c, &info);
+  int rc = d->bridge.class_info(d->vm_data, c, &info);
   if (rc != 0) return rc;
   if (info.signature == NULL || info.signature[0] == '\0') return DDMC_JDWP_INVALID_CLASS;
   ddmc__dbg_cls *k = ddmc__calloc(d->mem, 1, sizeof(*k));
@@ -364,7 +364,7 @@ int ddmc__dbg_class_of_member_id(ddmc__dbg *d, uint64_t fid, int method, const d
 }
 
 /* Names are weak (the VM releases them) rather than held as roots. */
-static int weak_names(const ddmc__dbg *d) { return d->ops.release_ref != NULL; }
+static int weak_names(const ddmc__dbg *d) { return d->bridge.release_ref != NULL; }
 
 /* Frees slot idx once DisposeObjects took its references to 0, pinned or not (JDWP frees the ID
  * then, and the JDK's agent drops its strong reference with it); returns the ref to release
@@ -378,7 +378,7 @@ static ddmc_ref vacate_if_unheld(ddmc__dbg *d, uint32_t idx) {
 }
 
 static void release(ddmc__dbg *d, ddmc_ref r) {
-  if (r != 0 && d->ops.release_ref != NULL) d->ops.release_ref(d->vm_data, r);
+  if (r != 0 && d->bridge.release_ref != NULL) d->bridge.release_ref(d->vm_data, r);
 }
 
 void ddmc__dbg_id_release(ddmc__dbg *d, uint64_t id, int32_t refs) {
@@ -419,7 +419,7 @@ int ddmc__dbg_id_disable_collection(ddmc__dbg *d, uint64_t id) {
   ddmc__unlock(&ids->lock);
   /* Pins change only here and in enable, both on the JDWP thread: no hold_ref calls cross. The
    * pin already counts, so a collector running meanwhile keeps the object (visit_roots). */
-  if (r != 0 && d->ops.hold_ref != NULL && (rc = d->ops.hold_ref(d->vm_data, r, 1)) != 0) {
+  if (r != 0 && d->bridge.hold_ref != NULL && (rc = d->bridge.hold_ref(d->vm_data, r, 1)) != 0) {
     ddmc__lock(&ids->lock);
     idx = slot_of(ids, id);
     if (idx >= 0) ids->slots[idx].pins--;
@@ -440,7 +440,7 @@ int ddmc__dbg_id_enable_collection(ddmc__dbg *d, uint64_t id) {
     if (s->pins > 0 && --s->pins == 0 && !s->collected) weaken = s->key;
   }
   ddmc__unlock(&ids->lock);
-  if (weaken != 0 && d->ops.hold_ref != NULL) (void)d->ops.hold_ref(d->vm_data, weaken, 0); /* nothing to report */
+  if (weaken != 0 && d->bridge.hold_ref != NULL) (void)d->bridge.hold_ref(d->vm_data, weaken, 0); /* nothing to report */
   return rc;
 }
 
@@ -457,7 +457,7 @@ int ddmc__dbg_id_is_collected(ddmc__dbg *d, uint64_t id, int *out) {
   /* Not seen swept: a VM that sweeps no names (a JVM TI agent) still answers INVALID_OBJECT for
    * one its collector took. */
   ddmc_class c = 0;
-  *out = d->ops.object_class != NULL && d->ops.object_class(d->vm_data, r, &c) == DDMC_JDWP_INVALID_OBJECT;
+  *out = d->bridge.object_class != NULL && d->bridge.object_class(d->vm_data, r, &c) == DDMC_JDWP_INVALID_OBJECT;
   return 0;
 }
 
@@ -547,7 +547,7 @@ static int implements(ddmc__dbg *d, const ddmc__dbg_cls *k, ddmc_class iface, in
   for (uint32_t i = 0; i < k->ninterfaces && depth < 64 && --*budget > 0; i++) {
     ddmc_class ic = 0;
     const ddmc__dbg_cls *ik;
-    if (d->ops.class_interface == NULL || d->ops.class_interface(d->vm_data, k->handle, i, &ic) != 0) return 0;
+    if (d->bridge.class_interface == NULL || d->bridge.class_interface(d->vm_data, k->handle, i, &ic) != 0) return 0;
     if (ic == iface) return 1;
     if (ddmc__dbg_cls_get(d, ic, &ik) == 0 && implements(d, ik, iface, depth + 1, budget)) return 1;
   }

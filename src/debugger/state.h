@@ -34,15 +34,15 @@ typedef struct ddmc__dbg_ids {
 } ddmc__dbg_ids;
 
 int ddmc__dbg_ids_init(ddmc__dbg_ids *ids);
-/* Frees every slot and description (session end), then tells the VM through ops.release_ref of
+/* Frees every slot and description (session end), then tells the VM through bridge.release_ref of
  * each object it held (outside the lock). Thread: JDWP thread. */
 void ddmc__dbg_ids_reset(ddmc__dbg *d);
 void ddmc__dbg_ids_destroy(ddmc__dbg *d);
 /* ddmc_gc_visit_roots: the objects the registry holds strong (every object with an ID on a VM
- * without ops.release_ref; only the DisableCollection'd ones on a VM with it, whose names are
+ * without bridge.release_ref; only the DisableCollection'd ones on a VM with it, whose names are
  * weak); a moved reference is rehashed. GC thread. */
 void ddmc__dbg_ids_visit_roots(ddmc__dbg *d, ddmc_root_visit_fn fn, void *arg);
-/* ddmc_gc_sweep, on a VM with ops.release_ref: every unpinned object the collector frees is marked
+/* ddmc_gc_sweep, on a VM with bridge.release_ref: every unpinned object the collector frees is marked
  * collected (its ID answers INVALID_OBJECT; ObjectReference.IsCollected says true). No allocation,
  * no op, only the registry's lock. GC thread, world stopped. */
 void ddmc__dbg_ids_sweep(ddmc__dbg *d, ddmc_gc_is_live_fn is_live, void *arg);
@@ -89,10 +89,10 @@ struct ddmc__dbg_job {
 
 typedef struct ddmc__dbg_thrs {
   /* Every change of a suspend count, and the stop or release in the VM it causes
-   * (ddmc__ctl_suspend: ops.suspend_thread / resume_thread, or JVM TI's arbiter when agents are
+   * (ddmc__ctl_suspend: bridge.suspend_thread / resume_thread, or JVM TI's arbiter when agents are
    * loaded), happens under sus_lock, so those calls never cross for one thread. It is the one
    * lock of this layer held across ops calls (the VM waits there for a thread to stop): a VM
-   * thread that wants it declares itself parked first (ops.thread_parking), so the VM never waits
+   * thread that wants it declares itself parked first (bridge.thread_parking), so the VM never waits
    * for a thread that waits for sus_lock. Order: sus_lock, then lock (or JVM TI's susp.op). */
   pthread_mutex_t sus_lock;
   pthread_mutex_t lock;     /* the table, each entry's members, all_count */
@@ -116,7 +116,7 @@ void ddmc__dbg_thrs_destroy(ddmc__dbg *d);
 void ddmc__dbg_thrs_release_all(ddmc__dbg *d);
 /* An event with policy 1 (EVENT_THREAD) or 2 (ALL) is about to be queued by thread: counts go up
  * (and the other threads are stopped for ALL) before the debugger can see the event. The caller
- * has called ops.thread_parking(thread, 1). Returns 0 or a JDWP error. */
+ * has called bridge.thread_parking(thread, 1). Returns 0 or a JDWP error. */
 int ddmc__dbg_thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy);
 /* The event could not be queued: undoes ddmc__dbg_thr_event_suspend. */
 void ddmc__dbg_thr_event_undo(ddmc__dbg *d, uint32_t thread, int policy);
@@ -221,7 +221,7 @@ typedef struct ddmc__dbg_lines ddmc__dbg_lines;
 
 struct ddmc__dbg {
   ddmc_vm *vm;
-  ddmc_vm_bridge ops;
+  ddmc_vm_bridge bridge;
   void *vm_data;
   const ddmc__mem *mem;
   atomic_int connected; /* a debugger session is live */

@@ -9,7 +9,7 @@
  * the request excludes does not end there: the matcher rejects it and stepping goes on, which is
  * how "step through java.*" works.
  *
- * Line numbers come from a cache of line tables (one ops.line_table call per method), read by
+ * Line numbers come from a cache of line tables (one bridge.line_table call per method), read by
  * stepping threads without a lock once built. A class with an SMAP has its tables converted to
  * the lines of a stratum (smap.c: the default stratum SetDefaultStratum named where the SMAP has
  * it, else the SMAP's own default), as libjdwp steps; tables of an earlier default stratum stay in
@@ -89,11 +89,11 @@ static int by_index(const void *a, const void *b) {
  * (smap.c: the one asked for where the SMAP has it, else the SMAP's default); a class without
  * one keeps its Java lines, as under libjdwp. */
 static void convert(ddmc__dbg *d, ddmc_class cls, const char *want, collect *c) {
-  if (c->n == 0 || d->ops.source_debug_extension == NULL) return;
+  if (c->n == 0 || d->bridge.source_debug_extension == NULL) return;
   ddmc_buf sde;
   char stratum[DDMC__MAX_STRATUM];
   ddmc__buf_init(&sde, d->mem, DDMC__MAX_SMAP);
-  if (d->ops.source_debug_extension(d->vm_data, cls, &sde) == 0 && !ddmc_buf_error(&sde) &&
+  if (d->bridge.source_debug_extension(d->vm_data, cls, &sde) == 0 && !ddmc_buf_error(&sde) &&
       ddmc__dbg_smap_pick((const char *)sde.p, ddmc_buf_len(&sde), want, stratum, sizeof(stratum))) {
     uint32_t out = 0;
     for (uint32_t i = 0; i < c->n; i++) {
@@ -121,7 +121,7 @@ static const line_table *table_for(ddmc__dbg *d, ddmc_class cls, uint32_t method
 
   collect c = {d->mem, NULL, 0, 0, 0};
   int rc =
-      d->ops.line_table ? d->ops.line_table(d->vm_data, cls, method, collect_line, &c) : DDMC_JDWP_ABSENT_INFORMATION;
+      d->bridge.line_table ? d->bridge.line_table(d->vm_data, cls, method, collect_line, &c) : DDMC_JDWP_ABSENT_INFORMATION;
   if (c.err) {
     ddmc__free(d->mem, c.v);
     return NULL; /* no memory: unknown lines this time, try again next time */

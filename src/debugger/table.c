@@ -108,14 +108,14 @@ static void dbg_destroy(ddmc__dbg *d) {
   ddmc__free(d->mem, d);
 }
 
-int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *ops, size_t ops_size, ddmc__dbg **out) {
+int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *bridge, size_t bridge_size, ddmc__dbg **out) {
   const ddmc__mem *mem = ddmc__dbg_vm_mem(vm);
   ddmc__dbg *d = ddmc__calloc(mem, 1, sizeof(*d));
   if (d == NULL) return DDMC_ENOMEM;
   d->vm = vm;
   d->mem = mem;
   d->vm_data = ddmc_vm_data(vm);
-  memcpy(&d->ops, ops, ops_size < sizeof(d->ops) ? ops_size : sizeof(d->ops));
+  memcpy(&d->bridge, bridge, bridge_size < sizeof(d->bridge) ? bridge_size : sizeof(d->bridge));
   d->suspend_on_start = ddmc__dbg_vm_options(vm)->suspend;
   atomic_init(&d->connected, 0);
   atomic_init(&d->inflight, 0);

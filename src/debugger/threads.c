@@ -2,8 +2,8 @@
 /* Suspension as the debugger sees it: a count per thread (docs/protocol/jdwp.md §2.6), kept apart from whatever
  * the VM does to its threads for itself.
  *
- * A count going 0 -> 1 asks the VM to stop the thread (ops.suspend_thread), 1 -> 0 lets it go
- * (ops.resume_thread), except for a thread that stopped itself for an event: it waits inside its
+ * A count going 0 -> 1 asks the VM to stop the thread (bridge.suspend_thread), 1 -> 0 lets it go
+ * (bridge.resume_thread), except for a thread that stopped itself for an event: it waits inside its
  * ddmc_post_* call, on parked_cv, until its count is 0 again. When a count returns to 0 the
  * thread's epoch moves on, and every frameID handed out before is dead (INVALID_FRAMEID).
  *
@@ -162,7 +162,7 @@ static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
      * ends meanwhile lets the VM go here, or the thread stops for good where its call returns. */
     if (!to_zero || !e->vm_suspended) return 0;
     e->vm_suspended = 0;
-    return d->ops.resume_thread ? ddmc__ctl_suspend(d->vm, e->id, 0) : 0;
+    return d->bridge.resume_thread ? ddmc__ctl_suspend(d->vm, e->id, 0) : 0;
   }
   atomic_fetch_sub_explicit(&d->thr.held, to_zero ? e->count : 1, memory_order_release);
   e->count = to_zero ? 0 : e->count - 1;
@@ -174,7 +174,7 @@ static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
   ddmc__unlock(&d->thr.lock);
   if (last && e->vm_suspended) {
     e->vm_suspended = 0;
-    if (d->ops.resume_thread) return ddmc__ctl_suspend(d->vm, e->id, 0);
+    if (d->bridge.resume_thread) return ddmc__ctl_suspend(d->vm, e->id, 0);
   }
   return 0;
 }
@@ -229,7 +229,7 @@ static int collect_threads(ddmc__dbg *d, collect *c) {
   memset(c, 0, sizeof(*c));
   c->d = d;
   const ddmc_vm_ops *vo = ddmc__dbg_vm_ops(d->vm);
-  if (vo->for_each_thread == NULL || d->ops.thread_info == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
+  if (vo->for_each_thread == NULL || d->bridge.thread_info == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   vo->for_each_thread(ddmc_vm_data(d->vm), collect_visit, c);
   return c->err;
 }
@@ -240,7 +240,7 @@ int ddmc__dbg_thr_for_each(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg) {
   for (uint32_t i = 0; rc == 0 && i < c.n; i++) {
     ddmc_thread_detail info;
     memset(&info, 0, sizeof(info));
-    if (d->ops.thread_info(d->vm_data, c.ids[i], &info) != 0 || info.internal || info.object == 0) continue;
+    if (d->bridge.thread_info(d->vm_data, c.ids[i], &info) != 0 || info.internal || info.object == 0) continue;
     ddmc__dbg_thr *e = get(d, c.ids[i], 1);
     if (e != NULL) {
       ddmc__lock(&d->thr.lock);
@@ -277,9 +277,9 @@ static int object_visit_one(void *arg, uint32_t thread, ddmc_ref object) {
 }
 
 int ddmc__dbg_thr_for_each_object(ddmc__dbg *d, ddmc__dbg_thr_visit_fn fn, void *arg) {
-  if (d->ops.for_each_debuggee_thread == NULL) return ddmc__dbg_thr_for_each(d, fn, arg);
+  if (d->bridge.for_each_debuggee_thread == NULL) return ddmc__dbg_thr_for_each(d, fn, arg);
   object_visit v = {d, fn, arg};
-  return d->ops.for_each_debuggee_thread(d->vm_data, object_visit_one, &v);
+  return d->bridge.for_each_debuggee_thread(d->vm_data, object_visit_one, &v);
 }
 
 static int lookup_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
@@ -325,7 +325,7 @@ int ddmc__dbg_thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   /* Still alive and visible? */
   ddmc_thread_detail info;
   memset(&info, 0, sizeof(info));
-  if (d->ops.thread_info == NULL || d->ops.thread_info(d->vm_data, *thread, &info) != 0 || info.internal ||
+  if (d->bridge.thread_info == NULL || d->bridge.thread_info(d->vm_data, *thread, &info) != 0 || info.internal ||
       info.object != o) {
     ddmc__dbg_thr *e = get(d, *thread, 0);
     if (e != NULL) {
@@ -426,7 +426,7 @@ int ddmc__dbg_thr_event_suspend(ddmc__dbg *d, uint32_t thread, int policy) {
   if (self == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   ddmc__lock(&d->thr.lock);
-  self->count++; /* stops itself: no ops.suspend_thread */
+  self->count++; /* stops itself: no bridge.suspend_thread */
   self->parking = 1;
   atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
   ddmc__unlock(&d->thr.lock);
@@ -487,7 +487,7 @@ void ddmc__dbg_thr_invoke_begin(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *jo
   job->all_taken = 0;
   if (self != NULL) {
     ddmc__lock(&d->thr.lock);
-    /* The thread runs its own call: no ops.resume_thread, the count alone (the call's own resume
+    /* The thread runs its own call: no bridge.resume_thread, the count alone (the call's own resume
      * was taken by ddmc__dbg_thr_invoke; a suspension that came since is taken too). Its frames
      * are dead from here (JDI forgets them across a call too). */
     job->own += self->count;
@@ -514,7 +514,7 @@ void ddmc__dbg_thr_invoke_end(ddmc__dbg *d, uint32_t thread, ddmc__dbg_job *job,
   if (atomic_load(&d->connected) && atomic_load(&d->gen) == job->gen) {
     if (self != NULL && job->own > 0) {
       ddmc__lock(&d->thr.lock);
-      self->count += job->own; /* it parks itself again: no ops.suspend_thread */
+      self->count += job->own; /* it parks itself again: no bridge.suspend_thread */
       /* The reply goes before the thread is back in its park loop: the debugger's next call,
        * sent the instant the reply arrives, waits for it there. */
       self->parking = 1;
@@ -605,9 +605,9 @@ void ddmc__dbg_thr_wait_resumed(ddmc__dbg *d, uint32_t thread) {
   int held = self->count > 0 || self->job != NULL; /* a call taken before it parked */
   ddmc__unlock(&d->thr.lock);
   if (!held) return;
-  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 1);
+  if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 1);
   ddmc__dbg_thr_park(d, thread);
-  if (d->ops.thread_parking) d->ops.thread_parking(d->vm_data, thread, 0);
+  if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 0);
 }
 
 void ddmc__dbg_thrs_forget(ddmc__dbg *d) {

@@ -39,7 +39,7 @@ typedef struct cobj {
 
 typedef struct reach {
   const ddmc__mem *mem;
-  const ddmc_vm_bridge *ops;
+  const ddmc_vm_bridge *bridge;
   void *od;
   const ddmc__reach_visitor *v;
   robj *objs;
@@ -87,7 +87,7 @@ static int add_class(void *arg, ddmc_class c) {
   reach *w = arg;
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
-  if (w->ops->class_info(w->od, c, &ci) != 0 || ci.class_object == 0) return 0;
+  if (w->bridge->class_info(w->od, c, &ci) != 0 || ci.class_object == 0) return 0;
   if (grow(w, (void **)&w->cmap, &w->cmapcap, sizeof(cobj), w->ncmap + 1) != 0) {
     w->rc = DDMC_JDWP_OUT_OF_MEMORY;
     return 1;
@@ -158,7 +158,7 @@ static rclass *kget(reach *w, ddmc_class c) {
   w->kn++;
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
-  if (c != 0 && w->ops->class_info(w->od, c, &ci) == 0) {
+  if (c != 0 && w->bridge->class_info(w->od, c, &ci) == 0) {
     k->class_object = ci.class_object;
     k->loader = ci.loader;
     k->super = ci.superclass;
@@ -173,11 +173,11 @@ static int is_ref_sig(const char *s) { return s != NULL && (s[0] == 'L' || s[0] 
 static int own_fields(reach *w, ddmc_class c, int statics, rfield **list, uint32_t *n) {
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
-  if (w->ops->class_info(w->od, c, &ci) != 0) return 0;
+  if (w->bridge->class_info(w->od, c, &ci) != 0) return 0;
   for (uint32_t f = 0; f < ci.nfields && f < 65536; f++) {
     ddmc_field_info fi;
     memset(&fi, 0, sizeof(fi));
-    if (w->ops->field_info(w->od, c, f, &fi) != 0 || !is_ref_sig(fi.signature)) continue;
+    if (w->bridge->field_info(w->od, c, f, &fi) != 0 || !is_ref_sig(fi.signature)) continue;
     if (((fi.modifiers & DDMC_ACC_STATIC) != 0) != statics) continue;
     rfield *nl = ddmc__realloc(w->mem, *list, sizeof(rfield) * (*n + 1));
     if (nl == NULL) return -1;
@@ -258,7 +258,7 @@ static void fields(reach *w, int64_t idx, ddmc_ref obj, const rfield *list, uint
   for (uint32_t i = 0; i < n && w->rc == 0; i++) {
     ddmc_value v;
     memset(&v, 0, sizeof(v));
-    if (w->ops->get_field(w->od, obj, fl[i].owner, fl[i].index, &v) == 0) edge(w, idx, v.u.l);
+    if (w->bridge->get_field(w->od, obj, fl[i].owner, fl[i].index, &v) == 0) edge(w, idx, v.u.l);
   }
   ddmc__free(w->mem, fl);
 }
@@ -268,7 +268,7 @@ static void elements(reach *w, int64_t idx, ddmc_ref a, int32_t length) {
   ddmc_value v[BATCH];
   for (int32_t first = 0; first < length && w->rc == 0; first += BATCH) {
     int32_t n = length - first < BATCH ? length - first : BATCH;
-    if (count_read(w, (uint64_t)n) != 0 || w->ops->array_get(w->od, a, first, n, v) != 0) return;
+    if (count_read(w, (uint64_t)n) != 0 || w->bridge->array_get(w->od, a, first, n, v) != 0) return;
     for (int32_t i = 0; i < n; i++) edge(w, idx, v[i].u.l);
   }
 }
@@ -326,8 +326,8 @@ static int add_root(void *arg, const ddmc_gc_root *r) {
 }
 
 static int list_all(reach *w) {
-  int rc = w->ops->for_each_object(w->od, add_object, w);
-  if (rc == 0 && w->rc == 0) rc = w->ops->for_each_class(w->od, add_class, w);
+  int rc = w->bridge->for_each_object(w->od, add_object, w);
+  if (rc == 0 && w->rc == 0) rc = w->bridge->for_each_class(w->od, add_class, w);
   if (w->rc != 0) return w->rc;
   if (rc != 0) return rc;
   qsort(w->objs, w->n, sizeof(robj), cmp_obj);
@@ -337,18 +337,18 @@ static int list_all(reach *w) {
   return w->mark == NULL || w->stack == NULL ? DDMC_JDWP_OUT_OF_MEMORY : 0;
 }
 
-int ddmc__heap_reach(const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *vm_data, const ddmc__reach_visitor *v) {
-  if (!ddmc__heap_reach_supported(ops)) return DDMC_JDWP_NOT_IMPLEMENTED;
+int ddmc__heap_reach(const ddmc__mem *mem, const ddmc_vm_bridge *bridge, void *vm_data, const ddmc__reach_visitor *v) {
+  if (!ddmc__heap_reach_supported(bridge)) return DDMC_JDWP_NOT_IMPLEMENTED;
   reach w;
   memset(&w, 0, sizeof(w));
   w.mem = mem;
-  w.ops = ops;
+  w.bridge = bridge;
   w.od = vm_data;
   w.v = v;
   int rc = list_all(&w);
   if (rc == 0) {
     roots rs = {&w, NULL, 0, 0};
-    ops->for_each_root(vm_data, add_root, &rs);
+    bridge->for_each_root(vm_data, add_root, &rs);
     for (uint32_t i = 0; i < rs.n && w.rc == 0; i++) edge(&w, -1, rs.v[i]);
     ddmc__free(mem, rs.v);
     while (w.nstack > 0 && w.rc == 0) follow(&w, w.stack[--w.nstack]);

@@ -32,11 +32,11 @@ typedef struct ddmc__reach_visitor {
 } ddmc__reach_visitor;
 
 /* Can the VM's ops walk references (the ops above are all there)? */
-int ddmc__heap_reach_supported(const ddmc_vm_bridge *ops);
-/* Walks. Inside ops->with_world_stopped, on the thread that stopped it; no I/O, no lock held but
+int ddmc__heap_reach_supported(const ddmc_vm_bridge *bridge);
+/* Walks. Inside bridge->with_world_stopped, on the thread that stopped it; no I/O, no lock held but
  * what the visitor takes. Returns 0 (walked, or stopped by a visitor's 1), a visitor's other
  * value, DDMC_JDWP_OUT_OF_MEMORY (a bound above, or the allocator), or the VM's JDWP error from
  * for_each_object / for_each_class. */
-int ddmc__heap_reach(const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *vm_data, const ddmc__reach_visitor *v);
+int ddmc__heap_reach(const ddmc__mem *mem, const ddmc_vm_bridge *bridge, void *vm_data, const ddmc__reach_visitor *v);
 
 #endif

@@ -23,8 +23,8 @@ int ddmc__jv_ensure(ddmc_vm *vm, ddmc__jvmti **out) {
   if (jv == NULL) return DDMC_ENOMEM;
   jv->vm = vm;
   jv->mem = &vm->mem;
-  jv->ops = ddmc__bridge(vm);
-  jv->ops_data = vm->bridge_data;
+  jv->bridge = ddmc__bridge(vm);
+  jv->bridge_data = vm->bridge_data;
   jv->javavm.functions = ddmc__jv_jvm_functions();
   jv->javavm.jv = jv;
   atomic_init(&jv->phase, JVMTI_PHASE_ONLOAD);

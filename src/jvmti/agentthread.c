@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* RunAgentThread: an agent's own thread, started by the VM (ops.start_agent_thread) for a
+/* RunAgentThread: an agent's own thread, started by the VM (bridge.start_agent_thread) for a
  * java.lang.Thread the agent made (JNI NewObject, as on HotSpot).
  *
  * The VM makes the new OS thread a daemon VM thread that runs no bytecode and calls the
@@ -46,12 +46,12 @@ jvmtiError ddmc__jv_jt_RunAgentThread(ddmc__jv_jenv *e, jthread thread, ddmc__jv
   /* Already started (a live thread has it): INVALID_THREAD, as the specification says. */
   uint32_t running;
   if (c.thread != 0 || ddmc__jv_thread_of(jv, thread, &running) == 0) return JVMTI_ERROR_INVALID_THREAD;
-  if (jv->ops == NULL || jv->ops->start_agent_thread == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->start_agent_thread == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   start *st = malloc(sizeof(*st));
   if (st == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   *st = (start){e, proc, arg};
   uint32_t id = 0;
-  int r = jv->ops->start_agent_thread(jv->ops_data, c.ref, priority, agent_main, st, &id);
+  int r = jv->bridge->start_agent_thread(jv->bridge_data, c.ref, priority, agent_main, st, &id);
   if (r != 0) {
     free(st); /* the VM did not start it: run was never called */
     return r == DDMC_JDWP_INVALID_THREAD ? JVMTI_ERROR_INVALID_THREAD : ddmc__jv_err(r);

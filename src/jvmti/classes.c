@@ -22,10 +22,10 @@ static jvmtiError class_info(ddmc__jv_jenv *e, int ptrs_ok, jclass k, ddmc_class
   if (rc) return rc;
   if (!ptrs_ok) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
-  if (jv->ops == NULL || jv->ops->class_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->class_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   if (k == NULL || ddmc__jv_class_of(jv, k, c) != 0) return JVMTI_ERROR_INVALID_CLASS;
   memset(info, 0, sizeof(*info));
-  rc = jv->ops->class_info(jv->ops_data, *c, info);
+  rc = jv->bridge->class_info(jv->bridge_data, *c, info);
   return rc == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_CLASS;
 }
 
@@ -35,10 +35,10 @@ static jvmtiError method_info(ddmc__jv_jenv *e, int ptrs_ok, jmethodID m, ddmc_c
   if (rc) return rc;
   if (!ptrs_ok) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
-  if (jv->ops == NULL || jv->ops->method_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->method_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   if (m == NULL || ddmc__jv_method_of(jv, m, c, idx) != 0) return JVMTI_ERROR_INVALID_METHODID;
   memset(info, 0, sizeof(*info));
-  return jv->ops->method_info(jv->ops_data, *c, *idx, info) == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_METHODID;
+  return jv->bridge->method_info(jv->bridge_data, *c, *idx, info) == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_METHODID;
 }
 
 /* Fields also name the class they are asked of (klass), checked before the field. */
@@ -50,10 +50,10 @@ static jvmtiError field_info(ddmc__jv_jenv *e, int ptrs_ok, jclass klass, jfield
   ddmc__jvmti *jv = e->jv;
   ddmc_class kc;
   if (klass == NULL || ddmc__jv_class_of(jv, klass, &kc) != 0) return JVMTI_ERROR_INVALID_CLASS;
-  if (jv->ops == NULL || jv->ops->field_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->field_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   if (f == NULL || ddmc__jv_field_of(jv, f, c, idx) != 0) return JVMTI_ERROR_INVALID_FIELDID;
   memset(info, 0, sizeof(*info));
-  return jv->ops->field_info(jv->ops_data, *c, *idx, info) == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_FIELDID;
+  return jv->bridge->field_info(jv->bridge_data, *c, *idx, info) == 0 ? JVMTI_ERROR_NONE : JVMTI_ERROR_INVALID_FIELDID;
 }
 
 /* *out = a copy of s (NULL stays NULL when may_be_null), or leaves out alone when out is NULL. */
@@ -95,9 +95,9 @@ jvmtiError ddmc__jv_jt_GetLoadedClasses(ddmc__jv_jenv *e, jint *class_count_ptr,
   if (rc) return rc;
   if (class_count_ptr == NULL || classes_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
-  if (jv->ops == NULL || jv->ops->for_each_class == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->for_each_class == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   class_list l = {NULL, 0, 0, 0};
-  jv->ops->for_each_class(jv->ops_data, collect_class, &l);
+  jv->bridge->for_each_class(jv->bridge_data, collect_class, &l);
   jclass *out = l.oom ? NULL : ddmc__jv_alloc(sizeof(jclass) * (l.n ? l.n : 1));
   uint32_t i = 0;
   for (; out != NULL && i < l.n; i++)
@@ -203,9 +203,9 @@ jvmtiError ddmc__jv_jt_GetImplementedInterfaces(ddmc__jv_jenv *e, jclass klass, 
   jclass *v = ddmc__jv_alloc(sizeof(jclass) * (n ? n : 1));
   if (v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   uint32_t k = 0;
-  for (uint32_t i = 0; i < n && jv->ops->class_interface; i++) {
+  for (uint32_t i = 0; i < n && jv->bridge->class_interface; i++) {
     ddmc_class ic = 0;
-    if (jv->ops->class_interface(jv->ops_data, c, i, &ic) == 0 && ic != 0) v[k++] = ddmc__jv_class_local(jv, ic);
+    if (jv->bridge->class_interface(jv->bridge_data, c, i, &ic) == 0 && ic != 0) v[k++] = ddmc__jv_class_local(jv, ic);
   }
   *count_ptr = (jint)k;
   *interfaces_ptr = v;
@@ -374,7 +374,7 @@ jvmtiError ddmc__jv_jt_GetLineNumberTable(ddmc__jv_jenv *e, jmethodID method, ji
   if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
   ddmc__jvmti *jv = e->jv;
   line_list l = {NULL, 0, 0, 0};
-  int r = jv->ops->line_table(jv->ops_data, c, idx, collect_line, &l);
+  int r = jv->bridge->line_table(jv->bridge_data, c, idx, collect_line, &l);
   if (r == 0 && l.n == 0) r = DDMC_JDWP_ABSENT_INFORMATION;
   if (r != 0 || l.oom) {
     free(l.v);
@@ -435,7 +435,7 @@ jvmtiError ddmc__jv_jt_GetLocalVariableTable(ddmc__jv_jenv *e, jmethodID method,
   if (m.modifiers & DDMC_ACC_NATIVE) return JVMTI_ERROR_NATIVE_METHOD;
   ddmc__jvmti *jv = e->jv;
   var_list l = {NULL, 0, 0, 0};
-  int r = jv->ops->variable_table(jv->ops_data, c, idx, collect_var, &l);
+  int r = jv->bridge->variable_table(jv->bridge_data, c, idx, collect_var, &l);
   if (r != 0 || l.oom) {
     for (uint32_t i = 0; i < l.n; i++) {
       free(l.v[i].name);

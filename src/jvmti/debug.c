@@ -21,7 +21,7 @@ static jvmtiError method_loc(ddmc__jv_jenv *e, jmethodID method, jlocation locat
   if (ddmc__jv_method_of(jv, method, &c, &idx) != 0) return JVMTI_ERROR_INVALID_METHODID;
   ddmc_method_info mi;
   memset(&mi, 0, sizeof(mi));
-  if (jv->ops->method_info == NULL || jv->ops->method_info(jv->ops_data, c, idx, &mi) != 0)
+  if (jv->bridge->method_info == NULL || jv->bridge->method_info(jv->bridge_data, c, idx, &mi) != 0)
     return JVMTI_ERROR_INVALID_METHODID;
   if (mi.code_start < 0 || location < mi.code_start || location > mi.code_end) return JVMTI_ERROR_INVALID_LOCATION;
   *out = (ddmc_location){c, idx, location};
@@ -200,7 +200,7 @@ static int has(const uint32_t *v, uint32_t n, uint32_t x) {
 }
 
 void ddmc__jv_step_sync(ddmc__jvmti *jv) {
-  if (jv->ops == NULL || jv->ops->set_stepping == NULL) return;
+  if (jv->bridge == NULL || jv->bridge->set_stepping == NULL) return;
   const ddmc_vm_ops *vo = ddmc__jv_vm_ops(jv);
   step_want *w = ddmc__calloc(jv->mem, 1, sizeof(*w));
   if (w == NULL) return;
@@ -272,13 +272,13 @@ static int type_fits(char want, char have) {
 
 static jvmtiError check_type(ddmc__jvmti *jv, uint32_t thread, jint depth, jint slot, char want) {
   if (thread != ddmc__jv_self() && !ddmc__jv_susp_held(jv, thread)) return JVMTI_ERROR_THREAD_NOT_SUSPENDED;
-  const ddmc_vm_bridge *o = jv->ops;
+  const ddmc_vm_bridge *o = jv->bridge;
   if (o->frame_location == NULL || o->variable_table == NULL) return JVMTI_ERROR_NONE;
   ddmc_location loc;
-  int rc = o->frame_location(jv->ops_data, thread, depth, &loc);
+  int rc = o->frame_location(jv->bridge_data, thread, depth, &loc);
   if (rc != 0) return ddmc__jv_err(rc);
   var_find f = {loc.index, slot, 0};
-  if (o->variable_table(jv->ops_data, loc.cls, loc.method, find_var, &f) != 0) return JVMTI_ERROR_NONE;
+  if (o->variable_table(jv->bridge_data, loc.cls, loc.method, find_var, &f) != 0) return JVMTI_ERROR_NONE;
   if (f.type == 0) return JVMTI_ERROR_INVALID_SLOT;
   return type_fits(want, f.type) ? JVMTI_ERROR_NONE : JVMTI_ERROR_TYPE_MISMATCH;
 }
@@ -292,7 +292,7 @@ static jvmtiError local_get(ddmc__jv_jenv *e, jthread thread, jint depth, jint s
   if ((rc = ddmc__jv_thread_of(e->jv, thread, &t)) != 0) return rc;
   if ((rc = check_type(e->jv, t, depth, slot, tag)) != 0) return rc;
   memset(out, 0, sizeof(*out));
-  return ddmc__jv_err(e->jv->ops->get_local(e->jv->ops_data, t, depth, slot, tag, out));
+  return ddmc__jv_err(e->jv->bridge->get_local(e->jv->bridge_data, t, depth, slot, tag, out));
 }
 
 static jvmtiError local_set(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, const ddmc_value *v) {
@@ -303,7 +303,7 @@ static jvmtiError local_set(ddmc__jv_jenv *e, jthread thread, jint depth, jint s
   uint32_t t;
   if ((rc = ddmc__jv_thread_of(e->jv, thread, &t)) != 0) return rc;
   if ((rc = check_type(e->jv, t, depth, slot, v->tag)) != 0) return rc;
-  return ddmc__jv_err(e->jv->ops->set_local(e->jv->ops_data, t, depth, slot, v));
+  return ddmc__jv_err(e->jv->bridge->set_local(e->jv->bridge_data, t, depth, slot, v));
 }
 
 jvmtiError ddmc__jv_jt_GetLocalObject(ddmc__jv_jenv *e, jthread thread, jint depth, jint slot, jobject *value_ptr) {
@@ -322,9 +322,9 @@ jvmtiError ddmc__jv_jt_GetLocalInstance(ddmc__jv_jenv *e, jthread thread, jint d
   if (depth < 0) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   uint32_t t;
   if ((rc = ddmc__jv_thread_of(e->jv, thread, &t)) != 0) return rc;
-  if (e->jv->ops->frame_this == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (e->jv->bridge->frame_this == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   ddmc_ref r = 0;
-  if ((rc = ddmc__jv_err(e->jv->ops->frame_this(e->jv->ops_data, t, depth, &r))) != 0) return rc;
+  if ((rc = ddmc__jv_err(e->jv->bridge->frame_this(e->jv->bridge_data, t, depth, &r))) != 0) return rc;
   if (r == 0) return JVMTI_ERROR_INVALID_SLOT; /* a static method's frame */
   *value_ptr = ddmc__jv_ref_local(e->jv, r, 0, 0);
   return JVMTI_ERROR_NONE;

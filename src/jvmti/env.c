@@ -155,7 +155,7 @@ jvmtiError ddmc__jv_jt_GetErrorName(ddmc__jv_jenv *e, jvmtiError error, char **n
 /* What the VM behind the bridge can do, honestly. */
 static void potential_caps(ddmc__jvmti *jv, ddmc__jv_caps *out) {
   memset(out, 0, sizeof(*out));
-  const ddmc_vm_bridge *o = jv->ops;
+  const ddmc_vm_bridge *o = jv->bridge;
   if (o == NULL) return;
   /* Only what the bridge can do and the hub delivers. */
   if (o->set_method_events) {

@@ -59,7 +59,7 @@ typedef struct cobj {
 typedef struct walk {
   ddmc__jv_jenv *e;
   ddmc__jvmti *jv;
-  const ddmc_vm_bridge *ops;
+  const ddmc_vm_bridge *bridge;
   void *od;
   ddmc__jv_tags *tags;
   jint filter;
@@ -119,7 +119,7 @@ static kinfo *kget(walk *w, ddmc_class c) {
   k->cls = c;
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
-  if (c != 0 && w->ops->class_info(w->od, c, &ci) == 0) {
+  if (c != 0 && w->bridge->class_info(w->od, c, &ci) == 0) {
     k->class_object = ci.class_object;
     k->super = ci.superclass;
     k->type_tag = ci.type_tag;
@@ -174,14 +174,14 @@ static size_t elem_size(char t) {
 static const void *prim_elements(walk *w, ddmc_ref a, char t, int32_t len, const void *direct, void **buf) {
   *buf = NULL;
   if (direct != NULL || len <= 0) return direct ? direct : (const void *)"";
-  if (w->ops->array_get == NULL) return NULL;
+  if (w->bridge->array_get == NULL) return NULL;
   size_t es = elem_size(t);
   uint8_t *p = malloc((size_t)len * es);
   if (p == NULL) return NULL;
   ddmc_value v[256];
   for (int32_t first = 0; first < len; first += 256) {
     int32_t n = len - first < 256 ? len - first : 256;
-    if (w->ops->array_get(w->od, a, first, n, v) != 0) {
+    if (w->bridge->array_get(w->od, a, first, n, v) != 0) {
       free(p);
       return NULL;
     }
@@ -220,10 +220,10 @@ static void value_callbacks(walk *w, const kinfo *k, ddmc_ref ref, uint64_t size
     }
     free(buf);
   }
-  if (cb->string_primitive_value_callback && k->is_string && w->ops->string_value && !w->abort) {
+  if (cb->string_primitive_value_callback && k->is_string && w->bridge->string_value && !w->abort) {
     ddmc_buf b;
     ddmc__buf_init(&b, w->jv->mem, (size_t)1 << 28);
-    if (w->ops->string_value(w->od, ref, &b) == 0 && b.err == 0) {
+    if (w->bridge->string_value(w->od, ref, &b) == 0 && b.err == 0) {
       size_t units = ddmc__utf8_to_utf16be((const char *)b.p, b.len, NULL);
       uint8_t *be = malloc(units * 2 + 2);
       jchar *u = malloc(units * sizeof(jchar) + sizeof(jchar));
@@ -249,12 +249,12 @@ static jvmtiError walk_check(ddmc__jv_jenv *e, jclass klass, const void *callbac
   memset(w, 0, sizeof(*w));
   w->e = e;
   w->jv = e->jv;
-  w->ops = e->jv->ops;
-  w->od = e->jv->ops_data;
+  w->bridge = e->jv->bridge;
+  w->od = e->jv->bridge_data;
   if (klass != NULL && ddmc__jv_class_of(e->jv, klass, &w->klass) != 0) return JVMTI_ERROR_INVALID_CLASS;
   if (callbacks == NULL) return JVMTI_ERROR_NULL_POINTER;
-  if (w->ops == NULL || w->ops->with_world_stopped == NULL || w->ops->for_each_object == NULL ||
-      w->ops->class_info == NULL)
+  if (w->bridge == NULL || w->bridge->with_world_stopped == NULL || w->bridge->for_each_object == NULL ||
+      w->bridge->class_info == NULL)
     return JVMTI_ERROR_NOT_AVAILABLE;
   w->tags = ddmc__jv_tags_of(e, 0);
   return JVMTI_ERROR_NONE;
@@ -348,14 +348,14 @@ static ddmc_class class_for(const walk *w, ddmc_ref r) {
  * superinterfaces), each interface once. seen holds up to DDMC__JV_MAX_SEEN_INTERFACES. */
 static uint32_t interface_fields(walk *w, ddmc_class c, ddmc_class *seen, uint32_t *nseen, int depth) {
   uint32_t total = 0;
-  if (depth > 64 || w->ops->class_interface == NULL) return 0;
+  if (depth > 64 || w->bridge->class_interface == NULL) return 0;
   ddmc_class_info ci;
   for (; c != 0; c = ci.superclass) {
     memset(&ci, 0, sizeof(ci));
-    if (w->ops->class_info(w->od, c, &ci) != 0) break;
+    if (w->bridge->class_info(w->od, c, &ci) != 0) break;
     for (uint32_t i = 0; i < ci.ninterfaces && i < DDMC__JV_MAX_DIRECT_INTERFACES; i++) {
       ddmc_class itf = 0;
-      if (w->ops->class_interface(w->od, c, i, &itf) != 0 || itf == 0) continue;
+      if (w->bridge->class_interface(w->od, c, i, &itf) != 0 || itf == 0) continue;
       uint32_t k;
       for (k = 0; k < *nseen && seen[k] != itf; k++) {
       }
@@ -363,7 +363,7 @@ static uint32_t interface_fields(walk *w, ddmc_class c, ddmc_class *seen, uint32
       seen[(*nseen)++] = itf;
       ddmc_class_info ii;
       memset(&ii, 0, sizeof(ii));
-      if (w->ops->class_info(w->od, itf, &ii) == 0) total += ii.nfields;
+      if (w->bridge->class_info(w->od, itf, &ii) == 0) total += ii.nfields;
       total += interface_fields(w, itf, seen, nseen, depth + 1);
     }
     if (depth > 0) break; /* an interface: its superinterfaces only */
@@ -378,7 +378,7 @@ static int layout(walk *w, ddmc_class self) {
   if (k == NULL) return -1;
   if (k->laid_out) return 0;
   k->laid_out = 1;
-  if (w->ops->field_info == NULL || k->type_tag == DDMC_TYPE_ARRAY) return 0;
+  if (w->bridge->field_info == NULL || k->type_tag == DDMC_TYPE_ARRAY) return 0;
   ddmc_class chain[64];
   uint32_t nchain = 0;
   for (ddmc_class c = self; c != 0 && nchain < 64;) {
@@ -394,7 +394,7 @@ static int layout(walk *w, ddmc_class self) {
   ddmc_class_info ci;
   for (uint32_t i = 0; i < nchain; i++) {
     memset(&ci, 0, sizeof(ci));
-    if (w->ops->class_info(w->od, chain[i], &ci) == 0) cap += DDMC__MIN(ci.nfields, DDMC__JV_CLASS_COUNT_MAX + 1);
+    if (w->bridge->class_info(w->od, chain[i], &ci) == 0) cap += DDMC__MIN(ci.nfields, DDMC__JV_CLASS_COUNT_MAX + 1);
   }
   fref *inst = calloc(cap ? cap : 1, sizeof(fref)), *stat = calloc(cap ? cap : 1, sizeof(fref));
   if (inst == NULL || stat == NULL) {
@@ -405,11 +405,11 @@ static int layout(walk *w, ddmc_class self) {
   uint32_t ninst = 0, nstat = 0;
   for (uint32_t i = nchain; i-- > 0;) {
     memset(&ci, 0, sizeof(ci));
-    if (w->ops->class_info(w->od, chain[i], &ci) != 0) continue;
+    if (w->bridge->class_info(w->od, chain[i], &ci) != 0) continue;
     for (uint32_t f = 0; f < ci.nfields && f <= DDMC__JV_CLASS_COUNT_MAX; f++, index++) {
       ddmc_field_info fi;
       memset(&fi, 0, sizeof(fi));
-      if (w->ops->field_info(w->od, chain[i], f, &fi) != 0 || fi.signature == NULL) continue;
+      if (w->bridge->field_info(w->od, chain[i], f, &fi) != 0 || fi.signature == NULL) continue;
       char sig = fi.signature[0] == '[' ? 'L' : fi.signature[0];
       fref r = {chain[i], f, index, sig};
       if (fi.modifiers & DDMC_ACC_STATIC) {
@@ -499,13 +499,13 @@ static void primitive_field(walk *w, jint kind, ddmc_ref ref, ddmc_class cls, co
 
 /* The fields of fl (of object obj, or the statics when obj is 0) as references or primitives. */
 static void fields(walk *w, int64_t idx, ddmc_ref obj, const fref *fl, uint32_t n, jint ref_kind) {
-  if (w->ops->get_field == NULL) return;
+  if (w->bridge->get_field == NULL) return;
   for (uint32_t i = 0; i < n && !w->abort && !w->err; i++) {
     int is_ref = fl[i].sig == 'L';
     if (!is_ref && w->cb->primitive_field_callback == NULL) continue;
     ddmc_value v;
     memset(&v, 0, sizeof(v));
-    if (w->ops->get_field(w->od, obj, fl[i].owner, fl[i].field, &v) != 0) continue;
+    if (w->bridge->get_field(w->od, obj, fl[i].owner, fl[i].field, &v) != 0) continue;
     if (is_ref) {
       ddmc__jv_jref_info info;
       memset(&info, 0, sizeof(info));
@@ -541,15 +541,15 @@ static void follow_class_object(walk *w, int64_t idx, ddmc_class self, ddmc__jv_
   }
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
-  if (w->ops->class_info(w->od, self, &ci) == 0) {
+  if (w->bridge->class_info(w->od, self, &ci) == 0) {
     if (ci.loader) report(w, JVMTI_HEAP_REFERENCE_CLASS_LOADER, info, idx, ci.loader);
     if (ci.superclass) {
       kinfo *s = kget(w, ci.superclass);
       if (s) report(w, JVMTI_HEAP_REFERENCE_SUPERCLASS, info, idx, s->class_object);
     }
-    for (uint32_t i = 0; w->ops->class_interface && i < ci.ninterfaces && i < DDMC__JV_MAX_INTERFACES; i++) {
+    for (uint32_t i = 0; w->bridge->class_interface && i < ci.ninterfaces && i < DDMC__JV_MAX_INTERFACES; i++) {
       ddmc_class itf = 0;
-      if (w->ops->class_interface(w->od, self, i, &itf) != 0) continue;
+      if (w->bridge->class_interface(w->od, self, i, &itf) != 0) continue;
       kinfo *s = kget(w, itf);
       if (s) report(w, JVMTI_HEAP_REFERENCE_INTERFACE, info, idx, s->class_object);
     }
@@ -560,12 +560,12 @@ static void follow_class_object(walk *w, int64_t idx, ddmc_class self, ddmc__jv_
 
 /* A reference array's elements, a bounded batch at a time. */
 static void follow_elements(walk *w, int64_t idx, const objrec *o, ddmc__jv_jref_info *info) {
-  if (w->ops->array_get == NULL) return;
+  if (w->bridge->array_get == NULL) return;
   enum { BATCH = 256 };
   ddmc_value v[BATCH];
   for (int32_t first = 0; first < o->length && !w->abort && !w->err; first += BATCH) {
     int32_t n = o->length - first < BATCH ? o->length - first : BATCH;
-    if (w->ops->array_get(w->od, o->ref, first, n, v) != 0) return;
+    if (w->bridge->array_get(w->od, o->ref, first, n, v) != 0) return;
     for (int32_t i = 0; i < n; i++) {
       info->index = first + i;
       report(w, JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT, info, idx, v[i].u.l);
@@ -655,14 +655,14 @@ static void report_root(walk *w, const ddmc_gc_root *r) {
   if (kind == JVMTI_HEAP_REFERENCE_STACK_LOCAL || kind == JVMTI_HEAP_REFERENCE_JNI_LOCAL) {
     ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
-    if (r->thread && w->ops->thread_info && w->ops->thread_info(w->od, r->thread, &ti) == 0)
+    if (r->thread && w->bridge->thread_info && w->bridge->thread_info(w->od, r->thread, &ti) == 0)
       info.stack_local.thread_tag = tag_of(w, ti.object);
     info.stack_local.thread_id = r->thread;
     info.stack_local.depth = r->depth;
     info.stack_local.location = -1;
     info.stack_local.slot = r->slot;
     ddmc_location loc;
-    if (r->depth >= 0 && w->ops->frame_location && w->ops->frame_location(w->od, r->thread, r->depth, &loc) == 0) {
+    if (r->depth >= 0 && w->bridge->frame_location && w->bridge->frame_location(w->od, r->thread, r->depth, &loc) == 0) {
       info.stack_local.method = ddmc__jv_method_id(w->jv, loc.cls, loc.method);
       info.stack_local.location = loc.index;
     }
@@ -672,8 +672,8 @@ static void report_root(walk *w, const ddmc_gc_root *r) {
 
 static int follow_stopped(void *arg) {
   walk *w = arg;
-  int rc = w->ops->for_each_object(w->od, collect_object, w);
-  if (rc == 0 && w->err == 0 && w->ops->for_each_class) rc = w->ops->for_each_class(w->od, collect_class, w);
+  int rc = w->bridge->for_each_object(w->od, collect_object, w);
+  if (rc == 0 && w->err == 0 && w->bridge->for_each_class) rc = w->bridge->for_each_class(w->od, collect_class, w);
   if (rc != 0) return (int)ddmc__jv_err(rc);
   if (w->err) return 0;
   qsort(w->objs, w->nobjs, sizeof(objrec), cmp_obj);
@@ -694,7 +694,7 @@ static int follow_stopped(void *arg) {
     w->stack[w->nstack++] = (uint32_t)i;
   } else {
     rootv rv = {0};
-    if (w->ops->for_each_root) w->ops->for_each_root(w->od, collect_root, &rv);
+    if (w->bridge->for_each_root) w->bridge->for_each_root(w->od, collect_root, &rv);
     if (rv.oom) w->err = JVMTI_ERROR_OUT_OF_MEMORY;
     for (uint32_t i = 0; i < rv.n && !w->abort && !w->err; i++) report_root(w, &rv.v[i]);
     free(rv.v);
@@ -716,7 +716,7 @@ jvmtiError ddmc__jv_jt_FollowReferences(ddmc__jv_jenv *e, jint heap_filter, jcla
   w.filter = heap_filter;
   w.cb = callbacks;
   w.ud = (void *)user_data;
-  rc = w.ops->with_world_stopped(w.od, follow_stopped, &w);
+  rc = w.bridge->with_world_stopped(w.od, follow_stopped, &w);
   kcache_free(&w);
   free(w.objs);
   free(w.cmap);
@@ -731,7 +731,7 @@ jvmtiError ddmc__jv_jt_FollowReferences(ddmc__jv_jenv *e, jint heap_filter, jcla
 /* primitive_field_callback for an instance's primitive fields (FIELD), or a class object's
  * primitive statics (STATIC_FIELD), with the indexes FollowReferences gives them. */
 static void iterate_fields(walk *w, ddmc_ref ref, ddmc_class cls, int32_t length) {
-  if (length >= 0 || w->ops->get_field == NULL) return;
+  if (length >= 0 || w->bridge->get_field == NULL) return;
   ddmc_class self = class_for(w, ref);
   if (layout(w, self ? self : cls) != 0) {
     w->err = JVMTI_ERROR_OUT_OF_MEMORY;
@@ -749,7 +749,7 @@ static void iterate_fields(walk *w, ddmc_ref ref, ddmc_class cls, int32_t length
   for (uint32_t i = 0; i < n && !w->abort && !w->err; i++) {
     ddmc_value v;
     memset(&v, 0, sizeof(v));
-    if (fl[i].sig == 'L' || w->ops->get_field(w->od, self ? 0 : ref, fl[i].owner, fl[i].field, &v) != 0) continue;
+    if (fl[i].sig == 'L' || w->bridge->get_field(w->od, self ? 0 : ref, fl[i].owner, fl[i].field, &v) != 0) continue;
     primitive_field(w, self ? JVMTI_HEAP_REFERENCE_STATIC_FIELD : JVMTI_HEAP_REFERENCE_FIELD, ref, cls, &fl[i], &v);
   }
   free(fl);
@@ -779,13 +779,13 @@ static int iterate_object(void *arg, const ddmc_heap_object *o) {
 
 static int iterate_stopped(void *arg) {
   walk *w = arg;
-  if (w->cb->primitive_field_callback && w->ops->for_each_class) { /* class objects, for their statics */
-    int rc = w->ops->for_each_class(w->od, collect_class, w);
+  if (w->cb->primitive_field_callback && w->bridge->for_each_class) { /* class objects, for their statics */
+    int rc = w->bridge->for_each_class(w->od, collect_class, w);
     if (rc != 0) return (int)ddmc__jv_err(rc);
     if (w->err) return 0;
     qsort(w->cmap, w->ncmap, sizeof(cobj), cmp_cobj);
   }
-  int rc = w->ops->for_each_object(w->od, iterate_object, w);
+  int rc = w->bridge->for_each_object(w->od, iterate_object, w);
   return rc ? (int)ddmc__jv_err(rc) : 0;
 }
 
@@ -797,7 +797,7 @@ jvmtiError ddmc__jv_jt_IterateThroughHeap(ddmc__jv_jenv *e, jint heap_filter, jc
   w.filter = heap_filter;
   w.cb = callbacks;
   w.ud = (void *)user_data;
-  rc = w.ops->with_world_stopped(w.od, iterate_stopped, &w);
+  rc = w.bridge->with_world_stopped(w.od, iterate_stopped, &w);
   kcache_free(&w);
   free(w.cmap);
   if (rc == 0) rc = w.err;
@@ -864,9 +864,9 @@ jvmtiError ddmc__jv_jt_GetObjectsWithTags(ddmc__jv_jenv *e, jint tag_count, cons
   t.want = sorted;
   /* With the world stopped when the VM can: no collection frees a listed object before its
    * handle (a root) exists. */
-  const ddmc_vm_bridge *ops = e->jv->ops;
-  if (ops != NULL && ops->with_world_stopped != NULL)
-    ops->with_world_stopped(e->jv->ops_data, with_tags_stopped, &t);
+  const ddmc_vm_bridge *bridge = e->jv->bridge;
+  if (bridge != NULL && bridge->with_world_stopped != NULL)
+    bridge->with_world_stopped(e->jv->bridge_data, with_tags_stopped, &t);
   else
     with_tags_stopped(&t);
   free(sorted);
@@ -898,9 +898,9 @@ jvmtiError ddmc__jv_jt_GetObjectsWithTags(ddmc__jv_jenv *e, jint tag_count, cons
 jvmtiError ddmc__jv_jt_ForceGarbageCollection(ddmc__jv_jenv *e) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
-  const ddmc_vm_bridge *ops = e->jv->ops;
-  if (ops == NULL || ops->collect == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
-  return ddmc__jv_err(ops->collect(e->jv->ops_data));
+  const ddmc_vm_bridge *bridge = e->jv->bridge;
+  if (bridge == NULL || bridge->collect == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  return ddmc__jv_err(bridge->collect(e->jv->bridge_data));
 }
 
 static jvmtiError object_ref(ddmc__jv_jenv *e, jobject object, ddmc_ref *out) {
@@ -916,10 +916,10 @@ jvmtiError ddmc__jv_jt_GetObjectSize(ddmc__jv_jenv *e, jobject object, jlong *si
   ddmc_ref ref;
   if ((rc = object_ref(e, object, &ref)) != 0) return rc;
   if (size_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  const ddmc_vm_bridge *ops = e->jv->ops;
-  if (ops == NULL || ops->object_size == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  const ddmc_vm_bridge *bridge = e->jv->bridge;
+  if (bridge == NULL || bridge->object_size == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   uint64_t size = 0;
-  if ((rc = ddmc__jv_err(ops->object_size(e->jv->ops_data, ref, &size))) != 0) return rc;
+  if ((rc = ddmc__jv_err(bridge->object_size(e->jv->bridge_data, ref, &size))) != 0) return rc;
   *size_ptr = (jlong)size;
   return JVMTI_ERROR_NONE;
 }
@@ -930,10 +930,10 @@ jvmtiError ddmc__jv_jt_GetObjectHashCode(ddmc__jv_jenv *e, jobject object, jint 
   ddmc_ref ref;
   if ((rc = object_ref(e, object, &ref)) != 0) return rc;
   if (hash_code_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
-  const ddmc_vm_bridge *ops = e->jv->ops;
-  if (ops == NULL || ops->object_hash == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  const ddmc_vm_bridge *bridge = e->jv->bridge;
+  if (bridge == NULL || bridge->object_hash == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   int32_t h = 0;
-  if ((rc = ddmc__jv_err(ops->object_hash(e->jv->ops_data, ref, &h))) != 0) return rc;
+  if ((rc = ddmc__jv_err(bridge->object_hash(e->jv->bridge_data, ref, &h))) != 0) return rc;
   *hash_code_ptr = h;
   return JVMTI_ERROR_NONE;
 }

@@ -49,7 +49,7 @@ static int find_class_visit(void *arg, ddmc_class c) {
   find_class *f = arg;
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
-  if (f->jv->ops->class_info(f->jv->ops_data, c, &info) == 0 && info.signature && !strcmp(info.signature, f->sig)) {
+  if (f->jv->bridge->class_info(f->jv->bridge_data, c, &info) == 0 && info.signature && !strcmp(info.signature, f->sig)) {
     f->found = c;
     return 1;
   }
@@ -57,7 +57,7 @@ static int find_class_visit(void *arg, ddmc_class c) {
 }
 
 static ddmc_class class_named(ddmc__jvmti *jv, const char *name) {
-  if (name == NULL || jv->ops == NULL || jv->ops->for_each_class == NULL || jv->ops->class_info == NULL) return 0;
+  if (name == NULL || jv->bridge == NULL || jv->bridge->for_each_class == NULL || jv->bridge->class_info == NULL) return 0;
   size_t n = strlen(name);
   if (n == 0 || n > 1000) return 0;
   char sig[1004];
@@ -70,7 +70,7 @@ static ddmc_class class_named(ddmc__jvmti *jv, const char *name) {
     sig[n + 2] = 0;
   }
   find_class f = {jv, sig, 0};
-  jv->ops->for_each_class(jv->ops_data, find_class_visit, &f);
+  jv->bridge->for_each_class(jv->bridge_data, find_class_visit, &f);
   return f.found;
 }
 
@@ -86,7 +86,7 @@ jclass ddmc__jv_jni_FindClass(ddmc__jv_jnienv *env, const char *name) {
 static ddmc_class super_of(ddmc__jvmti *jv, ddmc_class c) {
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
-  if (jv->ops == NULL || jv->ops->class_info == NULL || jv->ops->class_info(jv->ops_data, c, &info) != 0) return 0;
+  if (jv->bridge == NULL || jv->bridge->class_info == NULL || jv->bridge->class_info(jv->bridge_data, c, &info) != 0) return 0;
   return info.superclass;
 }
 
@@ -197,7 +197,7 @@ static ddmc_class object_class(ddmc__jvmti *jv, jobject obj) {
   ddmc_class k = 0;
   if (obj == NULL || ddmc__jv_ref_get(jv, obj, &c) != 0) return 0;
   if (c.cls != 0) return class_named(jv, "java/lang/Class");
-  if (jv->ops == NULL || jv->ops->object_class == NULL || jv->ops->object_class(jv->ops_data, c.ref, &k) != 0) return 0;
+  if (jv->bridge == NULL || jv->bridge->object_class == NULL || jv->bridge->object_class(jv->bridge_data, c.ref, &k) != 0) return 0;
   return k;
 }
 
@@ -218,26 +218,26 @@ static struct ddmc__jmember *find_member(ddmc__jv_jnienv *env, jclass clazz, con
                                          int is_field, int is_static) {
   ddmc__jvmti *jv = JV(env);
   ddmc_class c;
-  if (name == NULL || sig == NULL || ddmc__jv_class_of(jv, clazz, &c) != 0 || jv->ops == NULL ||
-      jv->ops->class_info == NULL || (is_field ? !jv->ops->field_info : !jv->ops->method_info)) {
+  if (name == NULL || sig == NULL || ddmc__jv_class_of(jv, clazz, &c) != 0 || jv->bridge == NULL ||
+      jv->bridge->class_info == NULL || (is_field ? !jv->bridge->field_info : !jv->bridge->method_info)) {
     set_pending("java.lang.NoSuchMethodError: %s", name);
     return NULL;
   }
   for (int depth = 0; c != 0 && depth < DDMC__JV_MAX_SUPER_DEPTH; depth++, c = super_of(jv, c)) {
     ddmc_class_info info;
     memset(&info, 0, sizeof(info));
-    if (jv->ops->class_info(jv->ops_data, c, &info) != 0) break;
+    if (jv->bridge->class_info(jv->bridge_data, c, &info) != 0) break;
     uint32_t n = is_field ? info.nfields : info.nmethods;
     for (uint32_t i = 0; i < n; i++) {
       const char *nm = NULL, *sg = NULL;
       uint32_t mods = 0;
       if (is_field) {
         ddmc_field_info f;
-        if (jv->ops->field_info(jv->ops_data, c, i, &f) != 0) continue;
+        if (jv->bridge->field_info(jv->bridge_data, c, i, &f) != 0) continue;
         nm = f.name, sg = f.signature, mods = f.modifiers;
       } else {
         ddmc_method_info m;
-        if (jv->ops->method_info(jv->ops_data, c, i, &m) != 0) continue;
+        if (jv->bridge->method_info(jv->bridge_data, c, i, &m) != 0) continue;
         nm = m.name, sg = m.signature, mods = m.modifiers;
       }
       if (nm && sg && !strcmp(nm, name) && !strcmp(sg, sig) && ((mods & DDMC_ACC_STATIC) != 0) == is_static)
@@ -267,8 +267,8 @@ jstring ddmc__jv_jni_NewStringUTF(ddmc__jv_jnienv *env, const char *utf) {
   ddmc_ref s = 0;
   if (utf == NULL) return NULL;
   size_t n = strlen(utf);
-  if (jv->ops == NULL || jv->ops->create_string == NULL || n > ((size_t)1 << 28) ||
-      jv->ops->create_string(jv->ops_data, utf, n, &s) != 0 || s == 0) {
+  if (jv->bridge == NULL || jv->bridge->create_string == NULL || n > ((size_t)1 << 28) ||
+      jv->bridge->create_string(jv->bridge_data, utf, n, &s) != 0 || s == 0) {
     set_pending("java.lang.OutOfMemoryError: %s", "NewStringUTF");
     return NULL;
   }
@@ -307,8 +307,8 @@ static int ctor_of(ddmc__jv_jnienv *env, jclass clazz, jmethodID m, ddmc_class *
   ddmc_class k;
   ddmc_method_info mi;
   memset(&mi, 0, sizeof(mi));
-  if (ddmc__jv_class_of(jv, clazz, &k) != 0 || ddmc__jv_method_of(jv, m, c, index) != 0 || jv->ops == NULL ||
-      jv->ops->method_info == NULL || jv->ops->method_info(jv->ops_data, *c, *index, &mi) != 0 || mi.name == NULL ||
+  if (ddmc__jv_class_of(jv, clazz, &k) != 0 || ddmc__jv_method_of(jv, m, c, index) != 0 || jv->bridge == NULL ||
+      jv->bridge->method_info == NULL || jv->bridge->method_info(jv->bridge_data, *c, *index, &mi) != 0 || mi.name == NULL ||
       strcmp(mi.name, "<init>") != 0) {
     set_pending("java.lang.IllegalArgumentException: %s", "NewObject: not a constructor");
     return -1;
@@ -321,13 +321,13 @@ static int ctor_of(ddmc__jv_jnienv *env, jclass clazz, jmethodID m, ddmc_class *
 static jobject construct(ddmc__jv_jnienv *env, ddmc_class c, uint32_t index, const ddmc_value *args, int n) {
   ddmc__jvmti *jv = JV(env);
   uint32_t self = ddmc__jv_self();
-  if (jv->ops->invoke == NULL || self == 0) {
+  if (jv->bridge->invoke == NULL || self == 0) {
     set_pending("java.lang.UnsupportedOperationException: %s", "NewObject outside a VM thread");
     return NULL;
   }
   ddmc_value result = {'V', {0}};
   ddmc_ref exc = 0;
-  int rc = jv->ops->invoke(jv->ops_data, self, c, index, 0, args, n, DDMC_INVOKE_CONSTRUCT, &result, &exc);
+  int rc = jv->bridge->invoke(jv->bridge_data, self, c, index, 0, args, n, DDMC_INVOKE_CONSTRUCT, &result, &exc);
   if (rc != 0 || exc != 0 || result.u.l == 0) {
     set_pending("java.lang.InstantiationException: %s", exc ? "the constructor threw" : "NewObject failed");
     return NULL;
@@ -425,12 +425,12 @@ jobject ddmc__jv_jni_AllocObject(ddmc__jv_jnienv *env, jclass clazz) {
 /* The string's UTF-8 in a malloc'd copy (its length in *len), or NULL. */
 static char *string_utf8(ddmc__jvmti *jv, jstring str, size_t *len) {
   ddmc__jv_cell c;
-  if (str == NULL || ddmc__jv_ref_get(jv, str, &c) != 0 || c.ref == 0 || jv->ops == NULL || !jv->ops->string_value)
+  if (str == NULL || ddmc__jv_ref_get(jv, str, &c) != 0 || c.ref == 0 || jv->bridge == NULL || !jv->bridge->string_value)
     return NULL;
   ddmc_buf b;
   ddmc__buf_init(&b, jv->mem, (size_t)1 << 28);
   char *out = NULL;
-  if (jv->ops->string_value(jv->ops_data, c.ref, &b) == 0 && b.err == 0 && (out = malloc(b.len + 1)) != NULL) {
+  if (jv->bridge->string_value(jv->bridge_data, c.ref, &b) == 0 && b.err == 0 && (out = malloc(b.len + 1)) != NULL) {
     if (b.len) memcpy(out, b.p, b.len);
     out[b.len] = 0;
     *len = b.len;
@@ -460,8 +460,8 @@ jsize ddmc__jv_jni_GetArrayLength(ddmc__jv_jnienv *env, jobject array) {
   ddmc__jvmti *jv = JV(env);
   ddmc__jv_cell c;
   int32_t n = 0;
-  if (array == NULL || ddmc__jv_ref_get(jv, array, &c) != 0 || jv->ops == NULL || !jv->ops->array_length ||
-      jv->ops->array_length(jv->ops_data, c.ref, &n) != 0)
+  if (array == NULL || ddmc__jv_ref_get(jv, array, &c) != 0 || jv->bridge == NULL || !jv->bridge->array_length ||
+      jv->bridge->array_length(jv->bridge_data, c.ref, &n) != 0)
     return 0;
   return n;
 }

@@ -175,8 +175,8 @@ void ddmc__jv_susp_destroy(ddmc__jv_susp *s);
 struct ddmc__jvmti {
   ddmc_vm *vm;
   const ddmc__mem *mem;
-  const ddmc_vm_bridge *ops; /* the VM bridge (NULL: the VM set none) */
-  void *ops_data;
+  const ddmc_vm_bridge *bridge; /* the VM bridge (NULL: the VM set none) */
+  void *bridge_data;
   ddmc__jv_javavm javavm;
   atomic_int phase;
   pthread_mutex_t lock;

@@ -29,16 +29,16 @@ static int owned_visit(void *arg, ddmc_ref obj, int32_t depth) {
 
 static int read_owned(void *arg) {
   owned *o = arg;
-  o->rc = o->jv->ops->owned_monitors(o->jv->ops_data, o->thread, owned_visit, o);
+  o->rc = o->jv->bridge->owned_monitors(o->jv->bridge_data, o->thread, owned_visit, o);
   return 0;
 }
 
 /* Runs fn(arg) on the thread itself when it asks about itself, else with the world stopped. */
 static void stopped(ddmc__jvmti *jv, uint32_t thread, ddmc_stopped_fn fn, void *arg) {
-  if (thread == ddmc__jv_self() || jv->ops->with_world_stopped == NULL)
+  if (thread == ddmc__jv_self() || jv->bridge->with_world_stopped == NULL)
     fn(arg);
   else
-    jv->ops->with_world_stopped(jv->ops_data, fn, arg);
+    jv->bridge->with_world_stopped(jv->bridge_data, fn, arg);
 }
 
 static jvmtiError thread_rc(int jdwp) {
@@ -50,7 +50,7 @@ static jvmtiError get_owned(ddmc__jv_jenv *e, jthread thread, owned **out) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   ddmc__jvmti *jv = e->jv;
-  if (jv->ops == NULL || jv->ops->owned_monitors == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->owned_monitors == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   owned *o = calloc(1, sizeof(*o));
   if (o == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   o->jv = jv;
@@ -120,7 +120,7 @@ typedef struct contended {
 
 static int read_contended(void *arg) {
   contended *c = arg;
-  c->rc = c->jv->ops->contended_monitor(c->jv->ops_data, c->thread, &c->obj);
+  c->rc = c->jv->bridge->contended_monitor(c->jv->bridge_data, c->thread, &c->obj);
   return 0;
 }
 
@@ -130,7 +130,7 @@ jvmtiError ddmc__jv_jt_GetCurrentContendedMonitor(ddmc__jv_jenv *e, jthread thre
   if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_current_contended_monitor)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (monitor_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
-  if (jv->ops == NULL || jv->ops->contended_monitor == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->contended_monitor == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   contended c = {jv, 0, 0, 0};
   if ((rc = ddmc__jv_thread_of(jv, thread, &c.thread)) != 0) return rc;
   stopped(jv, c.thread, read_contended, &c);
@@ -158,7 +158,7 @@ static int usage_visit(void *arg, uint32_t thread) {
 
 static int read_usage(void *arg) {
   usage *u = arg;
-  u->rc = u->jv->ops->monitor_info(u->jv->ops_data, u->obj, &u->owner, &u->count, usage_visit, u);
+  u->rc = u->jv->bridge->monitor_info(u->jv->bridge_data, u->obj, &u->owner, &u->count, usage_visit, u);
   return 0;
 }
 
@@ -168,7 +168,7 @@ jvmtiError ddmc__jv_jt_GetObjectMonitorUsage(ddmc__jv_jenv *e, jobject object, d
   if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_get_monitor_info)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
   if (info_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
-  if (jv->ops == NULL || jv->ops->monitor_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->monitor_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   ddmc__jv_cell c;
   if (object == NULL || ddmc__jv_ref_get(jv, object, &c) != 0 || c.ref == 0) return JVMTI_ERROR_INVALID_OBJECT;
   usage *u = calloc(1, sizeof(*u));
@@ -189,7 +189,7 @@ jvmtiError ddmc__jv_jt_GetObjectMonitorUsage(ddmc__jv_jenv *e, jobject object, d
   for (uint32_t i = 0; w != NULL && nw != NULL && i < u->n; i++) {
     ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
-    if (jv->ops->thread_info == NULL || jv->ops->thread_info(jv->ops_data, u->waiters[i], &ti) != 0) continue;
+    if (jv->bridge->thread_info == NULL || jv->bridge->thread_info(jv->bridge_data, u->waiters[i], &ti) != 0) continue;
     jthread t = ddmc__jv_thread_local(jv, u->waiters[i]);
     if (t == NULL) continue;
     if (ti.status == DDMC_TS_WAIT || ti.status == DDMC_TS_SLEEPING)

@@ -25,18 +25,18 @@ static jvmtiError held_thread(ddmc__jv_jenv *e, jthread thread, uint32_t *t) {
 }
 
 jvmtiError ddmc__jv_jt_PopFrame(ddmc__jv_jenv *e, jthread thread) {
-  jvmtiError rc = mutate_check(e, DDMC_CAP_can_pop_frame, e && e->jv && e->jv->ops && e->jv->ops->pop_frames);
+  jvmtiError rc = mutate_check(e, DDMC_CAP_can_pop_frame, e && e->jv && e->jv->bridge && e->jv->bridge->pop_frames);
   uint32_t t;
   if (rc == 0) rc = held_thread(e, thread, &t);
-  return rc ? rc : ddmc__jv_err(e->jv->ops->pop_frames(e->jv->ops_data, t, 1));
+  return rc ? rc : ddmc__jv_err(e->jv->bridge->pop_frames(e->jv->bridge_data, t, 1));
 }
 
 static jvmtiError early_return(ddmc__jv_jenv *e, jthread thread, const ddmc_value *v) {
   jvmtiError rc =
-      mutate_check(e, DDMC_CAP_can_force_early_return, e && e->jv && e->jv->ops && e->jv->ops->force_early_return);
+      mutate_check(e, DDMC_CAP_can_force_early_return, e && e->jv && e->jv->bridge && e->jv->bridge->force_early_return);
   uint32_t t;
   if (rc == 0) rc = held_thread(e, thread, &t);
-  return rc ? rc : ddmc__jv_err(e->jv->ops->force_early_return(e->jv->ops_data, t, v));
+  return rc ? rc : ddmc__jv_err(e->jv->bridge->force_early_return(e->jv->bridge_data, t, v));
 }
 
 jvmtiError ddmc__jv_jt_ForceEarlyReturnObject(ddmc__jv_jenv *e, jthread thread, jobject value) {
@@ -77,7 +77,7 @@ jvmtiError ddmc__jv_jt_ForceEarlyReturnVoid(ddmc__jv_jenv *e, jthread thread) {
 
 jvmtiError ddmc__jv_jt_RedefineClasses(ddmc__jv_jenv *e, jint count, const ddmc__jv_jclass_def *defs) {
   jvmtiError rc =
-      mutate_check(e, DDMC_CAP_can_redefine_classes, e && e->jv && e->jv->ops && e->jv->ops->redefine_classes);
+      mutate_check(e, DDMC_CAP_can_redefine_classes, e && e->jv && e->jv->bridge && e->jv->bridge->redefine_classes);
   if (rc) return rc;
   if (count < 0 || count > DDMC__MAX_REDEFINE) return JVMTI_ERROR_ILLEGAL_ARGUMENT;
   if (defs == NULL) return JVMTI_ERROR_NULL_POINTER;
@@ -94,7 +94,7 @@ jvmtiError ddmc__jv_jt_RedefineClasses(ddmc__jv_jenv *e, jint count, const ddmc_
     lens[i] = (uint32_t)defs[i].class_byte_count;
   }
   if (rc == 0)
-    rc = ddmc__jv_err(e->jv->ops->redefine_classes(e->jv->ops_data, (uint32_t)count, cls, bytes, lens));
+    rc = ddmc__jv_err(e->jv->bridge->redefine_classes(e->jv->bridge_data, (uint32_t)count, cls, bytes, lens));
   free(cls);
   free(bytes);
   free(lens);

@@ -6,7 +6,7 @@
  * mutex is only held inside these functions: a thread that "owns" the monitor holds no mutex
  * while it runs the agent's code, so a GC callback that enters a monitor an agent thread owns
  * waits for that thread's RawMonitorExit, never for a lock the collector itself holds. Waiting
- * to enter or in RawMonitorWait, a VM thread counts as parked (ops.thread_parking), so a
+ * to enter or in RawMonitorWait, a VM thread counts as parked (bridge.thread_parking), so a
  * collection started meanwhile does not wait for it. */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,8 +50,8 @@ static jvmtiError check(ddmc__jv_jenv *e, jrawMonitorID m) {
 static void parking(ddmc__jv_jenv *e, int on) {
   ddmc__jvmti *jv = e->jv;
   uint32_t self = ddmc__jv_self();
-  if (self != 0 && ddmc__jv_may_park() && jv->ops != NULL && jv->ops->thread_parking != NULL)
-    jv->ops->thread_parking(jv->ops_data, self, on);
+  if (self != 0 && ddmc__jv_may_park() && jv->bridge != NULL && jv->bridge->thread_parking != NULL)
+    jv->bridge->thread_parking(jv->bridge_data, self, on);
 }
 
 jvmtiError ddmc__jv_jt_CreateRawMonitor(ddmc__jv_jenv *e, const char *name, jrawMonitorID *monitor_ptr) {

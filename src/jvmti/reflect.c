@@ -40,7 +40,7 @@ static jvmtiError give_blob(ddmc__jvmti *jv, ddmc_buf *b, int rc, unsigned char 
 static jvmtiError klass_of(ddmc__jv_jenv *e, jclass k, ddmc_class *c) {
   jvmtiError rc = ddmc__jv_phase_ok(e, SL);
   if (rc) return rc;
-  if (e->jv->ops == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (e->jv->bridge == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   return k == NULL || ddmc__jv_class_of(e->jv, k, c) != 0 ? JVMTI_ERROR_INVALID_CLASS : JVMTI_ERROR_NONE;
 }
 
@@ -55,7 +55,7 @@ jvmtiError ddmc__jv_jt_GetBytecodes(ddmc__jv_jenv *e, jmethodID method, jint *co
   if (method == NULL || ddmc__jv_method_of(jv, method, &c, &idx) != 0) return JVMTI_ERROR_INVALID_METHODID;
   ddmc_buf b;
   ddmc__buf_init(&b, jv->mem, DDMC__JV_MAX_BLOB);
-  return give_blob(jv, &b, jv->ops->bytecodes(jv->ops_data, c, idx, &b), bytes_ptr, count_ptr);
+  return give_blob(jv, &b, jv->bridge->bytecodes(jv->bridge_data, c, idx, &b), bytes_ptr, count_ptr);
 }
 
 jvmtiError ddmc__jv_jt_GetConstantPool(ddmc__jv_jenv *e, jclass klass, jint *count_ptr, jint *bytes_count_ptr,
@@ -70,7 +70,7 @@ jvmtiError ddmc__jv_jt_GetConstantPool(ddmc__jv_jenv *e, jclass klass, jint *cou
   int32_t count = 0;
   ddmc_buf b;
   ddmc__buf_init(&b, jv->mem, DDMC__JV_MAX_BLOB);
-  rc = give_blob(jv, &b, jv->ops->constant_pool(jv->ops_data, c, &count, &b), bytes_ptr, bytes_count_ptr);
+  rc = give_blob(jv, &b, jv->bridge->constant_pool(jv->bridge_data, c, &count, &b), bytes_ptr, bytes_count_ptr);
   if (rc == JVMTI_ERROR_NONE) *count_ptr = count;
   return rc;
 }
@@ -81,9 +81,9 @@ jvmtiError ddmc__jv_jt_GetClassVersionNumbers(ddmc__jv_jenv *e, jclass klass, ji
   if (rc) return rc;
   if (minor_ptr == NULL || major_ptr == NULL) return JVMTI_ERROR_NULL_POINTER;
   ddmc__jvmti *jv = e->jv;
-  if (jv->ops->class_file_version == NULL) return JVMTI_ERROR_ABSENT_INFORMATION;
+  if (jv->bridge->class_file_version == NULL) return JVMTI_ERROR_ABSENT_INFORMATION;
   int32_t major = 0, minor = 0;
-  int r = jv->ops->class_file_version(jv->ops_data, c, &major, &minor);
+  int r = jv->bridge->class_file_version(jv->bridge_data, c, &major, &minor);
   if (r != 0) return ddmc__jv_err(r);
   *minor_ptr = minor;
   *major_ptr = major;
@@ -100,7 +100,7 @@ jvmtiError ddmc__jv_jt_GetSourceDebugExtension(ddmc__jv_jenv *e, jclass klass, c
   ddmc__jvmti *jv = e->jv;
   ddmc_buf b;
   ddmc__buf_init(&b, jv->mem, DDMC__JV_MAX_BLOB);
-  return give_blob(jv, &b, jv->ops->source_debug_extension(jv->ops_data, c, &b),
+  return give_blob(jv, &b, jv->bridge->source_debug_extension(jv->bridge_data, c, &b),
                    (unsigned char **)source_debug_extension_ptr, NULL);
 }
 
@@ -138,7 +138,7 @@ jvmtiError ddmc__jv_jt_GetAllModules(ddmc__jv_jenv *e, jint *module_count_ptr, j
   ddmc__jvmti *jv = e->jv;
   module_list l = {jv, ddmc__jv_alloc(sizeof(jobject) * 64), 0, 64, 0};
   if (l.v == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
-  int r = jv->ops && jv->ops->for_each_module ? jv->ops->for_each_module(jv->ops_data, put_module, &l) : 0;
+  int r = jv->bridge && jv->bridge->for_each_module ? jv->bridge->for_each_module(jv->bridge_data, put_module, &l) : 0;
   if (r != 0 || l.oom) {
     free(l.v);
     return l.oom ? JVMTI_ERROR_OUT_OF_MEMORY : ddmc__jv_err(r);

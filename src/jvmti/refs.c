@@ -202,7 +202,7 @@ jclass ddmc__jv_class_local(ddmc__jvmti *jv, ddmc_class c) {
   ddmc_class_info info;
   memset(&info, 0, sizeof(info));
   ddmc_ref obj = 0;
-  if (jv->ops != NULL && jv->ops->class_info != NULL && jv->ops->class_info(jv->ops_data, c, &info) == 0)
+  if (jv->bridge != NULL && jv->bridge->class_info != NULL && jv->bridge->class_info(jv->bridge_data, c, &info) == 0)
     obj = info.class_object;
   return ddmc__jv_ref_local(jv, obj, c, 0);
 }
@@ -215,23 +215,23 @@ int ddmc__jv_class_of(ddmc__jvmti *jv, jclass h, ddmc_class *out) {
 }
 
 jthread ddmc__jv_thread_local(ddmc__jvmti *jv, uint32_t thread) {
-  if (thread == 0 || jv->ops == NULL || jv->ops->thread_info == NULL) return NULL;
+  if (thread == 0 || jv->bridge == NULL || jv->bridge->thread_info == NULL) return NULL;
   ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
-  if (jv->ops->thread_info(jv->ops_data, thread, &ti) != 0 || ti.object == 0) return NULL;
+  if (jv->bridge->thread_info(jv->bridge_data, thread, &ti) != 0 || ti.object == 0) return NULL;
   return ddmc__jv_ref_local(jv, ti.object, 0, thread);
 }
 
 /* Is obj a java.lang.Thread (or of a subclass)? */
 int ddmc__jv_is_thread_object(ddmc__jvmti *jv, ddmc_ref obj) {
   ddmc_class c = 0;
-  if (obj == 0 || jv->ops == NULL || jv->ops->object_class == NULL || jv->ops->class_info == NULL ||
-      jv->ops->object_class(jv->ops_data, obj, &c) != 0)
+  if (obj == 0 || jv->bridge == NULL || jv->bridge->object_class == NULL || jv->bridge->class_info == NULL ||
+      jv->bridge->object_class(jv->bridge_data, obj, &c) != 0)
     return 0;
   for (int depth = 0; c != 0 && depth < 64; depth++) {
     ddmc_class_info info;
     memset(&info, 0, sizeof(info));
-    if (jv->ops->class_info(jv->ops_data, c, &info) != 0 || info.signature == NULL) return 0;
+    if (jv->bridge->class_info(jv->bridge_data, c, &info) != 0 || info.signature == NULL) return 0;
     if (strcmp(info.signature, "Ljava/lang/Thread;") == 0) return 1;
     c = info.superclass;
   }
@@ -264,7 +264,7 @@ static uint32_t find_thread_of(ddmc__jvmti *jv, ddmc_ref obj) {
   for (uint32_t i = 0; i < f->n && found == 0; i++) {
     ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
-    if (jv->ops->thread_info(jv->ops_data, f->ids[i], &ti) == 0 && ti.object == obj) found = f->ids[i];
+    if (jv->bridge->thread_info(jv->bridge_data, f->ids[i], &ti) == 0 && ti.object == obj) found = f->ids[i];
   }
   free(f);
   return found;
@@ -283,7 +283,7 @@ int ddmc__jv_thread_of(ddmc__jvmti *jv, jthread h, uint32_t *out) {
   }
   /* A Thread object from elsewhere (a field, a global made before it started): find it. */
   const ddmc_vm_ops *vo = ddmc__jv_vm_ops(jv);
-  if (vo == NULL || vo->for_each_thread == NULL || jv->ops == NULL || jv->ops->thread_info == NULL)
+  if (vo == NULL || vo->for_each_thread == NULL || jv->bridge == NULL || jv->bridge->thread_info == NULL)
     return JVMTI_ERROR_INVALID_THREAD;
   uint32_t found = find_thread_of(jv, c.ref);
   if (found == 0)

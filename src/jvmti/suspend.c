@@ -76,7 +76,7 @@ static held snapshot(ddmc__jv_susp *s, uint32_t thread) {
 /* One side (agent or debugger) takes (on = 1) or releases its hold of thread; the VM is asked to
  * stop or release the thread when the holds go from none to some or back. s->op held. Returns a
  * JDWP error of the VM's op, DDMC_JDWP_OUT_OF_MEMORY (table full). */
-static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uint32_t thread, int agent, int on) {
+static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *bridge, void *data, uint32_t thread, int agent, int on) {
   ddmc__lock(&s->lock);
   ddmc__jv_susp_entry *e = entry(s, thread, on);
   if (e == NULL) {
@@ -95,7 +95,7 @@ static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uin
   ddmc__unlock(&s->lock);
   int rc = 0;
   if (call_suspend) {
-    rc = ops->suspend_thread ? ops->suspend_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
+    rc = bridge->suspend_thread ? bridge->suspend_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
     ddmc__lock(&s->lock);
     e = entry(s, thread, 0);
     if (e != NULL && rc == 0) e->vm = 1;
@@ -113,7 +113,7 @@ static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uin
     if (e != NULL) e->vm = 0;
     if (e != NULL) tidy(s, e);
     ddmc__unlock(&s->lock);
-    rc = ops->resume_thread ? ops->resume_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
+    rc = bridge->resume_thread ? bridge->resume_thread(data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
   } else {
     ddmc__lock(&s->lock);
     e = entry(s, thread, 0);
@@ -125,9 +125,9 @@ static int set_hold(ddmc__jv_susp *s, const ddmc_vm_bridge *ops, void *data, uin
 
 int ddmc__jv_susp_debugger(ddmc_vm *vm, uint32_t thread, int suspend) {
   ddmc__jvmti *jv = ddmc__jv_get(vm);
-  if (jv == NULL || jv->ops == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
+  if (jv == NULL || jv->bridge == NULL) return DDMC_JDWP_NOT_IMPLEMENTED;
   ddmc__lock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
-  int rc = set_hold(&jv->susp, jv->ops, jv->ops_data, thread, 0, suspend);
+  int rc = set_hold(&jv->susp, jv->bridge, jv->bridge_data, thread, 0, suspend);
   ddmc__unlock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   return rc;
 }
@@ -138,8 +138,8 @@ int ddmc__jv_susp_debugger(ddmc_vm *vm, uint32_t thread, int suspend) {
  * so neither a collection nor a suspend of it waits for it. */
 static int park_self(ddmc__jvmti *jv, int on) {
   uint32_t self = ddmc__jv_self();
-  if (self == 0 || !ddmc__jv_may_park() || jv->ops == NULL || jv->ops->thread_parking == NULL) return 0;
-  jv->ops->thread_parking(jv->ops_data, self, on);
+  if (self == 0 || !ddmc__jv_may_park() || jv->bridge == NULL || jv->bridge->thread_parking == NULL) return 0;
+  jv->bridge->thread_parking(jv->bridge_data, self, on);
   return 1;
 }
 
@@ -147,7 +147,7 @@ static jvmtiError check(ddmc__jv_jenv *e) {
   jvmtiError rc = ddmc__jv_phase_ok(e, JVMTI_PHASE_LIVE);
   if (rc) return rc;
   if (!ddmc__jv_jenv_has_cap(e, DDMC_CAP_can_suspend)) return JVMTI_ERROR_MUST_POSSESS_CAPABILITY;
-  if (e->jv->ops == NULL || e->jv->ops->suspend_thread == NULL || e->jv->ops->resume_thread == NULL)
+  if (e->jv->bridge == NULL || e->jv->bridge->suspend_thread == NULL || e->jv->bridge->resume_thread == NULL)
     return JVMTI_ERROR_NOT_AVAILABLE;
   return JVMTI_ERROR_NONE;
 }
@@ -156,7 +156,7 @@ static jvmtiError check(ddmc__jv_jenv *e) {
 static int alive(ddmc__jvmti *jv, uint32_t thread) {
   ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
-  return jv->ops->thread_info != NULL && jv->ops->thread_info(jv->ops_data, thread, &ti) == 0 &&
+  return jv->bridge->thread_info != NULL && jv->bridge->thread_info(jv->bridge_data, thread, &ti) == 0 &&
          ti.status != DDMC_TS_ZOMBIE && ti.object != 0;
 }
 
@@ -164,7 +164,7 @@ static int alive(ddmc__jvmti *jv, uint32_t thread) {
 static jvmtiError suspend_other(ddmc__jvmti *jv, uint32_t thread) {
   held h = snapshot(&jv->susp, thread);
   if (h.agent) return JVMTI_ERROR_THREAD_SUSPENDED;
-  int rc = set_hold(&jv->susp, jv->ops, jv->ops_data, thread, 1, 1);
+  int rc = set_hold(&jv->susp, jv->bridge, jv->bridge_data, thread, 1, 1);
   if (rc == DDMC_JDWP_INVALID_THREAD) return JVMTI_ERROR_THREAD_NOT_ALIVE;
   return rc ? ddmc__jv_err(rc) : JVMTI_ERROR_NONE;
 }
@@ -222,7 +222,7 @@ static jvmtiError resume_one(ddmc__jvmti *jv, uint32_t thread) {
   int parked = park_self(jv, 1);
   ddmc__lock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   h = snapshot(&jv->susp, thread);
-  int rc = h.agent ? set_hold(&jv->susp, jv->ops, jv->ops_data, thread, 1, 0) : -1;
+  int rc = h.agent ? set_hold(&jv->susp, jv->bridge, jv->bridge_data, thread, 1, 0) : -1;
   ddmc__unlock_role(&jv->susp.op, DDMC__LOCK_SUSPEND);
   if (parked) park_self(jv, 0);
   if (rc < 0) return JVMTI_ERROR_THREAD_NOT_SUSPENDED; /* resumed meanwhile by another thread */

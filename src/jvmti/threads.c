@@ -49,7 +49,7 @@ static jvmtiError list_threads(ddmc__jvmti *jv, thread_list *l) {
   memset(l, 0, sizeof(*l));
   l->jv = jv;
   const ddmc_vm_ops *vo = ddmc__jv_vm_ops(jv);
-  if (vo == NULL || vo->for_each_thread == NULL || jv->ops == NULL || jv->ops->thread_info == NULL)
+  if (vo == NULL || vo->for_each_thread == NULL || jv->bridge == NULL || jv->bridge->thread_info == NULL)
     return JVMTI_ERROR_NOT_AVAILABLE;
   vo->for_each_thread(ddmc__jv_vm_data(jv), collect_thread, l);
   if (l->oom) {
@@ -60,7 +60,7 @@ static jvmtiError list_threads(ddmc__jvmti *jv, thread_list *l) {
   for (uint32_t i = 0; i < l->n; i++) {
     ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
-    if (jv->ops->thread_info(jv->ops_data, l->v[i].id, &ti) == 0 && !ti.internal && ti.object != 0) l->v[k++] = l->v[i];
+    if (jv->bridge->thread_info(jv->bridge_data, l->v[i].id, &ti) == 0 && !ti.internal && ti.object != 0) l->v[k++] = l->v[i];
   }
   l->n = k;
   return JVMTI_ERROR_NONE;
@@ -102,10 +102,10 @@ jvmtiError ddmc__jv_jt_GetThreadInfo(ddmc__jv_jenv *e, jthread thread, ddmc__jv_
   ddmc__jvmti *jv = e->jv;
   uint32_t id;
   if ((rc = ddmc__jv_thread_of(jv, thread, &id)) != 0) return rc;
-  if (jv->ops == NULL || jv->ops->thread_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  if (jv->bridge == NULL || jv->bridge->thread_info == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
   ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
-  if (jv->ops->thread_info(jv->ops_data, id, &ti) != 0) return JVMTI_ERROR_THREAD_NOT_ALIVE;
+  if (jv->bridge->thread_info(jv->bridge_data, id, &ti) != 0) return JVMTI_ERROR_THREAD_NOT_ALIVE;
   char *name = ddmc__jv_strdup(ti.name ? ti.name : "");
   if (name == NULL) return JVMTI_ERROR_OUT_OF_MEMORY;
   memset(info_ptr, 0, sizeof(*info_ptr));
@@ -132,7 +132,7 @@ jvmtiError ddmc__jv_jt_GetThreadState(ddmc__jv_jenv *e, jthread thread, jint *th
   if (rc) return rc;
   ddmc_thread_detail ti;
   memset(&ti, 0, sizeof(ti));
-  if (jv->ops == NULL || jv->ops->thread_info == NULL || jv->ops->thread_info(jv->ops_data, id, &ti) != 0) {
+  if (jv->bridge == NULL || jv->bridge->thread_info == NULL || jv->bridge->thread_info(jv->bridge_data, id, &ti) != 0) {
     *thread_state_ptr = JVMTI_THREAD_STATE_TERMINATED;
     return JVMTI_ERROR_NONE;
   }
@@ -187,8 +187,8 @@ static int collect_group(void *arg, ddmc_ref group, ddmc_ref parent, const char 
 
 static jvmtiError list_groups(ddmc__jvmti *jv, group_list *l) {
   memset(l, 0, sizeof(*l));
-  if (jv->ops == NULL || jv->ops->for_each_group == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
-  jv->ops->for_each_group(jv->ops_data, collect_group, l);
+  if (jv->bridge == NULL || jv->bridge->for_each_group == NULL) return JVMTI_ERROR_NOT_AVAILABLE;
+  jv->bridge->for_each_group(jv->bridge_data, collect_group, l);
   return JVMTI_ERROR_NONE;
 }
 
@@ -265,7 +265,7 @@ jvmtiError ddmc__jv_jt_GetThreadGroupChildren(ddmc__jv_jenv *e, jthreadGroup gro
   for (uint32_t i = 0; tv && gv && i < l.n; i++) {
     ddmc_thread_detail ti;
     memset(&ti, 0, sizeof(ti));
-    if (jv->ops->thread_info(jv->ops_data, l.v[i].id, &ti) == 0 && ti.group == g.g[gi]) {
+    if (jv->bridge->thread_info(jv->bridge_data, l.v[i].id, &ti) == 0 && ti.group == g.g[gi]) {
       jthread t = ddmc__jv_ref_local(jv, ti.object, 0, l.v[i].id);
       if (t) tv[nt++] = t;
     }
@@ -301,7 +301,7 @@ static int read_stack(void *arg) {
   stack_req *r = arg;
   ddmc__jvmti *jv = r->jv;
   int32_t n = 0;
-  int rc = jv->ops->frame_count(jv->ops_data, r->thread, &n);
+  int rc = jv->bridge->frame_count(jv->bridge_data, r->thread, &n);
   if (rc != 0) {
     r->rc = rc == DDMC_JDWP_INVALID_THREAD ? JVMTI_ERROR_THREAD_NOT_ALIVE : ddmc__jv_err(rc);
     return 0;
@@ -315,7 +315,7 @@ static int read_stack(void *arg) {
   }
   for (jint d = first; d < n && r->count < r->max; d++) {
     ddmc_location loc;
-    if (jv->ops->frame_location(jv->ops_data, r->thread, d, &loc) != 0) break;
+    if (jv->bridge->frame_location(jv->bridge_data, r->thread, d, &loc) != 0) break;
     r->out[r->count].method = ddmc__jv_method_id(jv, loc.cls, loc.method);
     r->out[r->count].location = loc.index;
     r->count++;
@@ -325,13 +325,13 @@ static int read_stack(void *arg) {
 
 /* Reads thread's stack: on the thread itself, or with the world stopped. */
 static jvmtiError stack_of(ddmc__jvmti *jv, stack_req *r) {
-  if (jv->ops == NULL || jv->ops->frame_count == NULL || jv->ops->frame_location == NULL)
+  if (jv->bridge == NULL || jv->bridge->frame_count == NULL || jv->bridge->frame_location == NULL)
     return JVMTI_ERROR_NOT_AVAILABLE;
   r->rc = 0;
-  if (r->thread == ddmc__jv_self() || jv->ops->with_world_stopped == NULL)
+  if (r->thread == ddmc__jv_self() || jv->bridge->with_world_stopped == NULL)
     read_stack(r);
   else
-    jv->ops->with_world_stopped(jv->ops_data, read_stack, r);
+    jv->bridge->with_world_stopped(jv->bridge_data, read_stack, r);
   return r->rc;
 }
 

@@ -64,7 +64,7 @@ typedef struct hp_sink {
 typedef struct hp_build {
   ddmc_vm *vm;
   const ddmc__mem *mem;
-  const ddmc_vm_bridge *ops;
+  const ddmc_vm_bridge *bridge;
   void *data;
   ddmc__prof_hpout strs, head, body;
   hp_strings s;

@@ -184,7 +184,7 @@ static int class_dump(hp_build *b, hp_class *c) {
     const hp_field *f = &c->fields[c->ninst + i];
     ddmc_value v;
     memset(&v, 0, sizeof(v));
-    int rc = b->ops->get_field(b->data, 0, c->cls, f->index, &v);
+    int rc = b->bridge->get_field(b->data, 0, c->cls, f->index, &v);
     if (rc != 0) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: get_field failed for a static (JDWP error %d)", rc);
     ddmc__prof_hp_u4(o, f->name);
     ddmc__prof_hp_u1(o, f->type);
@@ -211,7 +211,7 @@ static void instance_dump(hp_build *b, const ddmc_heap_object *obj, const hp_cla
   for (const hp_class *k = c; k != NULL && b->rc == 0; k = k->super >= 0 ? &b->cls[k->super] : NULL)
     for (uint32_t i = 0; i < k->ninst; i++) {
       ddmc_value v;
-      int rc = b->ops->get_field(b->data, obj->ref, k->cls, k->fields[i].index, &v);
+      int rc = b->bridge->get_field(b->data, obj->ref, k->cls, k->fields[i].index, &v);
       if (rc != 0) {
         ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: get_field failed on object 0x%llx (JDWP error %d)",
                            (unsigned long long)obj->ref, rc);
@@ -243,7 +243,7 @@ static void array_dump(hp_build *b, const ddmc_heap_object *obj, const hp_class 
   const uint32_t batch = sizeof(b->vals) / sizeof(b->vals[0]);
   for (uint32_t first = 0; first < n && b->rc == 0 && o->err == 0; first += batch) {
     int32_t k = (int32_t)DDMC__MIN(batch, n - first);
-    int rc = b->ops->array_get(b->data, obj->ref, (int32_t)first, k, b->vals);
+    int rc = b->bridge->array_get(b->data, obj->ref, (int32_t)first, k, b->vals);
     if (rc != 0) {
       ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: array_get failed on array 0x%llx (JDWP error %d)",
                          (unsigned long long)obj->ref, rc);
@@ -298,11 +298,11 @@ static int build_stopped(void *arg) {
     hand_over(b, &b->head);
   }
   segment_open(b);
-  int rc = b->ops->for_each_root(b->data, visit_root, b);
+  int rc = b->bridge->for_each_root(b->data, visit_root, b);
   if (rc != 0 && b->rc == 0) ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_root failed (JDWP error %d)", rc);
   for (uint32_t i = 0; i < b->ncls && b->rc == 0 && b->body.err == 0; i++) class_dump(b, &b->cls[i]);
   if (b->rc == 0 && b->body.err == 0) {
-    rc = b->ops->for_each_object(b->data, visit_object, b);
+    rc = b->bridge->for_each_object(b->data, visit_object, b);
     if (rc != 0 && b->rc == 0) ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_object failed (JDWP error %d)", rc);
   }
   segment_close(b);
@@ -353,7 +353,7 @@ int ddmc__prof_hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__prof_hprof **out, char
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
   b->vm = vm;
   b->mem = &vm->mem;
-  b->ops = ddmc__bridge(vm);
+  b->bridge = ddmc__bridge(vm);
   b->data = vm->bridge_data;
   b->class_class = -1;
   b->sink = sink;
@@ -369,7 +369,7 @@ int ddmc__prof_hp_build(ddmc_vm *vm, hp_sink *sink, ddmc__prof_hprof **out, char
   }
   ddmc__buf_init(&b->s.chars, &vm->mem, UINT32_MAX);
   write_header(&b->strs);
-  int rc = b->ops->with_world_stopped(b->data, build_stopped, b);
+  int rc = b->bridge->with_world_stopped(b->data, build_stopped, b);
   if (b->rc == 0 && rc != 0)
     ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: the VM could not stop its threads (error %d)", rc);
   if (b->rc == 0) {

@@ -172,7 +172,7 @@ static int pretty_name(const char *sig, char *out, size_t cap) {
 }
 
 static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
-  int rc = b->ops->class_info(b->data, c->cls, ci);
+  int rc = b->bridge->class_info(b->data, c->cls, ci);
   if (rc != 0 || ci->signature == NULL)
     return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: class_info failed for a listed class (JDWP error %d)", rc);
   if (ci->nfields > DDMC__HPROF_MAX_FIELDS)
@@ -199,7 +199,7 @@ static int describe(hp_build *b, hp_class *c, ddmc_class_info *ci) {
     for (uint32_t i = 0; i < ci->nfields && b->rc == 0; i++) {
       ddmc_field_info fi;
       memset(&fi, 0, sizeof(fi));
-      if ((rc = b->ops->field_info(b->data, c->cls, i, &fi)) != 0 || fi.signature == NULL)
+      if ((rc = b->bridge->field_info(b->data, c->cls, i, &fi)) != 0 || fi.signature == NULL)
         return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: field_info failed for %s field %u (JDWP error %d)",
                                   ci->signature, i, rc);
       if (((fi.modifiers & DDMC_ACC_STATIC) != 0) != statics) continue;
@@ -233,7 +233,7 @@ static int instance_bytes(hp_build *b, hp_class *c) {
 }
 
 int ddmc__prof_hp_classes(hp_build *b) {
-  int rc = b->ops->for_each_class(b->data, add_class, b);
+  int rc = b->bridge->for_each_class(b->data, add_class, b);
   if (b->rc != 0) return b->rc;
   if (rc != 0) return ddmc__prof_hp_fail(b, DDMC_EIO, "heap dump: for_each_class failed (JDWP error %d)", rc);
   b->hcap = 16;

@@ -8,10 +8,10 @@
 
 #define MAX_LINES (1u << 20) /* a line table longer than this is cut (its tail is never asked for) */
 
-void ddmc__prof_names_init(ddmc__prof_names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data) {
+void ddmc__prof_names_init(ddmc__prof_names *n, const ddmc__mem *mem, const ddmc_vm_bridge *bridge, void *data) {
   memset(n, 0, sizeof(*n));
   n->mem = mem;
-  n->ops = ops;
+  n->bridge = bridge;
   n->data = data;
 }
 
@@ -84,7 +84,7 @@ ddmc__prof_nclass *ddmc__prof_names_class(ddmc__prof_names *n, ddmc_class c) {
       if (((ddmc__prof_nclass *)n->cls[n->cls_hash[k] - 1])->c == c) return n->cls[n->cls_hash[k] - 1];
   ddmc_class_info ci;
   memset(&ci, 0, sizeof(ci));
-  int ok = n->ops && n->ops->class_info && c != 0 && n->ops->class_info(n->data, c, &ci) == 0;
+  int ok = n->bridge && n->bridge->class_info && c != 0 && n->bridge->class_info(n->data, c, &ci) == 0;
   ddmc__prof_nclass *e = ddmc__calloc(n->mem, 1, sizeof(*e));
   if (e == NULL) return NULL;
   e->c = c;
@@ -138,7 +138,7 @@ ddmc__prof_nmethod *ddmc__prof_names_method(ddmc__prof_names *n, ddmc_class c, u
   if (cls == NULL) return NULL;
   ddmc_method_info info;
   memset(&info, 0, sizeof(info));
-  int ok = n->ops && n->ops->method_info && c != 0 && n->ops->method_info(n->data, c, mi, &info) == 0;
+  int ok = n->bridge && n->bridge->method_info && c != 0 && n->bridge->method_info(n->data, c, mi, &info) == 0;
   ddmc__prof_nmethod *e = ddmc__calloc(n->mem, 1, sizeof(*e));
   if (e == NULL) return NULL;
   e->c = c;
@@ -149,7 +149,7 @@ ddmc__prof_nmethod *ddmc__prof_names_method(ddmc__prof_names *n, ddmc_class c, u
   e->name = dup_or(n->mem, ok ? info.name : NULL, "?");
   e->sig = dup_or(n->mem, ok ? info.signature : NULL, "?");
   lines_arg la = {e, n->mem, 0, 0};
-  if (ok && !e->native && n->ops->line_table && n->ops->line_table(n->data, c, mi, on_line, &la) != 0) e->nlines = 0;
+  if (ok && !e->native && n->bridge->line_table && n->bridge->line_table(n->data, c, mi, on_line, &la) != 0) e->nlines = 0;
   if (e->name == NULL || e->sig == NULL || la.err != 0 ||
       vec_push(n->mem, &n->meth, &n->nmeth, &n->meth_cap, &n->meth_hash, &n->meth_hcap, e, h, meth_key) != 0) {
     ddmc__free(n->mem, e->name);

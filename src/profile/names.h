@@ -30,7 +30,7 @@ typedef struct ddmc__prof_nmethod {
 
 typedef struct ddmc__prof_names {
   const ddmc__mem *mem;
-  const ddmc_vm_bridge *ops; /* may be NULL: every name is then "?" */
+  const ddmc_vm_bridge *bridge; /* may be NULL: every name is then "?" */
   void *data;
   void **cls; /* ddmc__prof_nclass *, by number */
   uint32_t ncls, cls_cap, *cls_hash, cls_hcap;
@@ -38,7 +38,7 @@ typedef struct ddmc__prof_names {
   uint32_t nmeth, meth_cap, *meth_hash, meth_hcap;
 } ddmc__prof_names;
 
-void ddmc__prof_names_init(ddmc__prof_names *n, const ddmc__mem *mem, const ddmc_vm_bridge *ops, void *data);
+void ddmc__prof_names_init(ddmc__prof_names *n, const ddmc__mem *mem, const ddmc_vm_bridge *bridge, void *data);
 void ddmc__prof_names_free(ddmc__prof_names *n);
 /* NULL only when out of memory. Valid until ddmc__prof_names_free. */
 ddmc__prof_nclass *ddmc__prof_names_class(ddmc__prof_names *n, ddmc_class c);

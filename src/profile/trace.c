@@ -133,12 +133,12 @@ static void unroll_to(ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32
  * on the thread itself, outermost first, and given ENTER records so every EXIT has its ENTER. */
 static void backfill(ddmc_vm *vm, ddmc__prof_trace *tr, struct ddmc__prof_tthread *t, uint32_t thread, int32_t depth,
                      uint32_t upto, uint32_t cpu, uint32_t wall) {
-  const ddmc_vm_bridge *ops = ddmc__bridge(vm);
+  const ddmc_vm_bridge *bridge = ddmc__bridge(vm);
   while (t->depth < upto) {
     ddmc_location l;
     uint32_t id = DDMC__NO_METHOD;
     memset(&l, 0, sizeof(l));
-    if (ops->frame_location && ops->frame_location(vm->bridge_data, thread, depth - (int32_t)t->depth, &l) == 0)
+    if (bridge->frame_location && bridge->frame_location(vm->bridge_data, thread, depth - (int32_t)t->depth, &l) == 0)
       id = method_id(tr, l.cls, l.method);
     if (!push(vm, t, l.cls, l.method, id)) return;
     if (id != DDMC__NO_METHOD) emit(tr, t, id | DDMC__TR_ENTER, cpu, wall);

@@ -5,13 +5,13 @@
 
 #include <time.h>
 
-fakedbg *F;
+fakebridge *F;
 
 ddmc_buf g_out;
 
 static int setup_flags(unsigned flags) {
   F = calloc(1, sizeof(*F));
-  if (F == NULL || fakedbg_new(F, flags) != 0) return -1;
+  if (F == NULL || fakebridge_new(F, flags) != 0) return -1;
   ddmc__buf_init(&g_out, ddmc__dbg_mem(F->d), (size_t)64 << 20);
   return 0;
 }
@@ -23,24 +23,24 @@ int setup(void **state) {
 
 int setup_suspend_y(void **state) {
   (void)state;
-  return setup_flags(FAKEDBG_SUSPEND_Y);
+  return setup_flags(FAKEBRIDGE_SUSPEND_Y);
 }
 
 int setup_thread_objects(void **state) {
   (void)state;
-  return setup_flags(FAKEDBG_THREAD_OBJECTS);
+  return setup_flags(FAKEBRIDGE_THREAD_OBJECTS);
 }
 
 int setup_weak_names(void **state) {
   (void)state;
-  return setup_flags(FAKEDBG_WEAK_NAMES);
+  return setup_flags(FAKEBRIDGE_WEAK_NAMES);
 }
 
 int teardown(void **state) {
   (void)state;
   int bad = atomic_load(&F->bad_calls);
   ddmc__buf_free(&g_out);
-  fakedbg_free(F);
+  fakebridge_free(F);
   free(F);
   F = NULL;
   assert_int_equal(bad, 0); /* the library never handed the VM a value it should have rejected */
@@ -234,7 +234,7 @@ static void on_event(void *arg, const uint8_t *p, size_t n) {
 /* Composites queued since the last call, parsed into g_comp. */
 int events(void) {
   g_ncomp = 0;
-  return fakedbg_events(F, on_event, NULL);
+  return fakebridge_events(F, on_event, NULL);
 }
 
 int events_wait(void) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The shared harness of the debugger layer's tests (tests/debugger/test_dbg_*.c, one per module of
  * src/debugger): src/debugger without a socket, commands run through ddmc__dbg_run against the
- * fake debuggee (tests/fakedbg.c on tests/fakevm.c), events posted as a VM thread would and read
+ * fake debuggee (tests/fakebridge.c on tests/fakevm.c), events posted as a VM thread would and read
  * back from the send queue.
  *
  * Every test runs on a fresh fake (setup / teardown, or setup_suspend_y for a session started
@@ -21,19 +21,19 @@
 
 #include "debugger/requests.h"
 #include "debugger/state.h"
-#include "fakedbg.h"
+#include "fakebridge.h"
 #include "util/testutil.h"
 
 /* ---- the fixture */
 
-extern fakedbg *F;
+extern fakebridge *F;
 extern ddmc_buf g_out; /* the last command's reply */
 
 int setup(void **state);
 int setup_suspend_y(void **state);
-/* setup with the bridge's for_each_debuggee_thread (FAKEDBG_THREAD_OBJECTS) */
+/* setup with the bridge's for_each_debuggee_thread (FAKEBRIDGE_THREAD_OBJECTS) */
 int setup_thread_objects(void **state);
-/* setup with the bridge's hold_ref / release_ref (FAKEDBG_WEAK_NAMES): names held weakly */
+/* setup with the bridge's hold_ref / release_ref (FAKEBRIDGE_WEAK_NAMES): names held weakly */
 int setup_weak_names(void **state);
 int teardown(void **state);
 

@@ -43,12 +43,12 @@ static void test_switches_shared_with_agent(void **state) {
   assert_int_equal(atomic_load(&F->n_set_bp), 1);
   assert_int_equal(clear_req(DDMC_EV_BREAKPOINT, a), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 0);
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
   assert_int_equal(run(15, 3, NULL, NULL), 0); /* ClearAllBreakpoints: the debugger's only */
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
   assert_int_equal(ddmc__ctl_breakpoint(F->fv.vm, &loc, 0), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 1);
-  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_false(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
   /* turning off what is not on changes nothing */
   assert_int_equal(ddmc__ctl_breakpoint(F->fv.vm, &loc, 0), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 1);
@@ -72,7 +72,7 @@ static void test_breakpoints_counted_per_location(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 0, &m, 1, &b), 0);
   assert_true(a != b && a > 0 && b > 0);
   assert_int_equal(atomic_load(&F->n_set_bp), 1);
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
   assert_true(ddmc_event_wanted(F->fv.vm, DDMC_EV_BREAKPOINT));
   /* another location: its own set */
   body m2 = {.n = 0};
@@ -82,15 +82,15 @@ static void test_breakpoints_counted_per_location(void **state) {
   /* clearing one of two keeps it; a wrong kind or unknown id clears nothing */
   assert_int_equal(clear_req(DDMC_EV_BREAKPOINT, a), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 0);
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
   assert_int_equal(clear_req(DDMC_EV_SINGLE_STEP, b), 0);
   assert_int_equal(clear_req(DDMC_EV_BREAKPOINT, a), 0);
   assert_int_equal(clear_req(DDMC_EV_BREAKPOINT, 9999), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 0);
   assert_int_equal(clear_req(DDMC_EV_BREAKPOINT, b), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 1);
-  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_MAIN, 0));
+  assert_false(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_MAIN, 0));
   /* ClearAllBreakpoints */
   assert_int_equal(run(15, 3, NULL, NULL), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 2);
@@ -211,7 +211,7 @@ static void test_thread_only_and_composite(void **state) {
   ddmc__dbg_reset(F->d);
   assert_int_equal(post(FD_T_WORKER, FD_M_COMPUTE, 8, 2, DDMC_POST_AT_BREAKPOINT), DDMC_ENOTCONN);
   assert_false(ddmc_dbg_active(F->fv.vm));
-  fakedbg_reconnect(F);
+  fakebridge_reconnect(F);
   assert_true(ddmc_dbg_active(F->fv.vm));
 }
 
@@ -564,7 +564,7 @@ static void test_concurrent_posts(void **state) {
     events();
     if (round % 50 == 49) { /* the debugger leaves and comes back */
       ddmc__dbg_reset(F->d);
-      fakedbg_reconnect(F);
+      fakebridge_reconnect(F);
       memset(ids, 0, sizeof(ids));
     }
   }

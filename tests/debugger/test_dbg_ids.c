@@ -116,7 +116,7 @@ static void test_ids_reset(void **state) {
   uint64_t o = oid(FD_O_DEBUG), c = cid(FD_C_DEBUG), t = tid(FD_T_MAIN), s = oid(FD_O_STR);
   assert_int_equal(run_id(11, 1, t, &r), 0);
   ddmc__dbg_reset(F->d); /* the session ends */
-  fakedbg_reconnect(F);
+  fakebridge_reconnect(F);
   assert_int_equal(run_id(9, 1, o, &r), DDMC_JDWP_INVALID_OBJECT);
   assert_int_equal(run_id(2, 1, c, &r), DDMC_JDWP_INVALID_OBJECT);
   assert_int_equal(run_id(11, 1, t, &r), DDMC_JDWP_INVALID_OBJECT);

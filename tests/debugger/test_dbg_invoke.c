@@ -233,7 +233,7 @@ static void assert_compute_reply(uint32_t id, int64_t want) {
   assert_true(ddmc_read_u64(&r) == 0);
 }
 
-/* A test's hold on a thread inside an op (fakedbg's hook): armed for one call at `where`. */
+/* A test's hold on a thread inside an op (fakebridge's hook): armed for one call at `where`. */
 typedef struct holder {
   atomic_int armed, where, inside, release;
   atomic_int nested_rc; /* FD_HOOK_INVOKE with post_inside: what the nested post returned */
@@ -283,7 +283,7 @@ static void test_invoke_session_ends(void **state) {
   WAIT_FOR(atomic_load(&h.inside) == 1);
   assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0); /* running for the call */
   assert_int_equal(run(1, 6, NULL, NULL), 0); /* Dispose: the IDE is gone ... */
-  fakedbg_reconnect(F);                       /* ... and another attaches */
+  fakebridge_reconnect(F);                       /* ... and another attaches */
   int suspends = atomic_load(&F->n_suspend);
   atomic_store(&h.release, 1);
   WAIT_FOR(atomic_load(&p.done) == 1); /* the caller went on from its event */

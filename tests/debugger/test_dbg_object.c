@@ -60,7 +60,7 @@ static void test_object_reference(void **state) {
   b_u64(&b, fid(FD_C_DEBUG, FD_F_F));
   b_u32(&b, f25b);
   assert_int_equal(run(9, 3, &b, &r), 0);
-  fd_object *ob = fakedbg_object(F, FD_O_DEBUG);
+  fd_object *ob = fakebridge_object(F, FD_O_DEBUG);
   assert_int_equal(ob->fields[FD_F_X].u.i, 99);
   assert_int_equal(ob->fields[FD_F_B].u.i, 5);
   assert_true(ob->fields[FD_F_NEXT].u.l == 0);
@@ -134,7 +134,7 @@ static void test_array_reference(void **state) {
   assert_int_equal(ddmc_read_u32(&r), 88);
   /* fewer values than the count says */
   assert_int_equal(arr_set(0, 2, v, 1), DDMC_JDWP_INVALID_LENGTH);
-  assert_int_equal(fakedbg_object(F, FD_O_ARR)->arr[0], 10);
+  assert_int_equal(fakebridge_object(F, FD_O_ARR)->arr[0], 10);
   /* more values than the count says */
   assert_int_equal(arr_set(0, 1, v, 2), DDMC_JDWP_ILLEGAL_ARGUMENT);
   /* not an array */

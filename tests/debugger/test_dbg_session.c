@@ -39,7 +39,7 @@ static void test_reset_releases_everything(void **state) {
   assert_int_equal(atomic_load(&F->n_resume), 1);
   assert_false(ddmc_event_wanted(F->fv.vm, DDMC_EV_BREAKPOINT));
   /* the next session starts clean: request IDs, counts */
-  fakedbg_reconnect(F);
+  fakebridge_reconnect(F);
   m.n = 0;
   mod_loc(&m, FD_M_COMPUTE, 8); /* IDs of this session */
   int32_t id;
@@ -78,7 +78,7 @@ static void test_relay_detach_and_next_debugger(void **state) {
   uint8_t pkt[11 + 8] = {0, 0, 0, 19, 0, 0, 0, 9, 0, 199, 1, 'D', 'B', 'G', 'D', 0, 0, 0, 0};
   assert_int_equal(ddmc__jdwp_session_input(F->sess, pkt, sizeof pkt), 0);
   assert_int_equal(atomic_load(&F->n_clear_bp), 1);
-  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 8));
+  assert_false(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 8));
   assert_int_equal(thr_count(FD_T_WORKER), 0);
   assert_int_equal(atomic_load(&F->d->connected), 0);
   ddmc_location at = {FD_C_DEBUG, FD_M_COMPUTE, 8};
@@ -181,9 +181,9 @@ static void oom_script(void) {
   post(FD_T_MAIN, FD_M_COMPUTE, 8, 1, 0);
   ddmc_post_thread_start(F->fv.vm, FD_T_WORKER);
   ddmc_post_class_prepare(F->fv.vm, FD_T_MAIN, FD_C_DEBUG);
-  fakedbg_events(F, NULL, NULL);
+  fakebridge_events(F, NULL, NULL);
   run(1, 6, NULL, NULL); /* Dispose */
-  fakedbg_reconnect(F);
+  fakebridge_reconnect(F);
   run(1, 4, NULL, NULL);
 }
 
@@ -196,8 +196,8 @@ static void test_attach_out_of_memory(void **state) {
     failer_arm(&fm, n);
     F = calloc(1, sizeof(*F));
     assert_non_null(F);
-    int rc = fakedbg_new_mem(F, FAKEDBG_NO_SESSION, &a);
-    fakedbg_free(F);
+    int rc = fakebridge_new_mem(F, FAKEBRIDGE_NO_SESSION, &a);
+    fakebridge_free(F);
     free(F);
     F = NULL;
     assert_true(rc == 0 || rc == DDMC_ENOMEM);
@@ -215,13 +215,13 @@ static void test_out_of_memory_everywhere(void **state) {
     failer_arm(&fm, n);
     F = calloc(1, sizeof(*F));
     assert_non_null(F);
-    if (fakedbg_new_mem(F, 0, &a) == 0) {
+    if (fakebridge_new_mem(F, 0, &a) == 0) {
       ddmc__buf_init(&g_out, ddmc__dbg_mem(F->d), (size_t)64 << 20);
       oom_script();
       ddmc__buf_free(&g_out);
     }
     int bad = atomic_load(&F->bad_calls);
-    fakedbg_free(F);
+    fakebridge_free(F);
     free(F);
     F = NULL;
     assert_int_equal(bad, 0);

@@ -9,7 +9,7 @@
 static void test_short_ops_table(void **state) {
   (void)state;
   ddmc__dbg *d2;
-  assert_int_equal(ddmc__dbg_new(F->fv.vm, &F->ops, offsetof(ddmc_vm_bridge, set_breakpoint), &d2), 0);
+  assert_int_equal(ddmc__dbg_new(F->fv.vm, &F->bridge, offsetof(ddmc_vm_bridge, set_breakpoint), &d2), 0);
   ddmc__dbg *keep = F->d;
   F->d = d2;
   /* The VM's bridge as an older VM would install it: shorter, the rest NULL. */
@@ -263,7 +263,7 @@ static int takes_nothing(uint8_t set, uint8_t cmd) {
 }
 
 static void after_command(uint8_t set, uint8_t cmd) {
-  if (set == 1 && cmd == 6) fakedbg_reconnect(F); /* Dispose ended the session */
+  if (set == 1 && cmd == 6) fakebridge_reconnect(F); /* Dispose ended the session */
 }
 
 static void test_bad_input_every_command(void **state) {
@@ -361,7 +361,7 @@ static void test_bad_input_no_effect_on_error(void **state) {
   b_u8(&b, 0); /* one byte too many */
   assert_int_equal(run(15, 1, &b, NULL), DDMC_JDWP_ILLEGAL_ARGUMENT);
   assert_int_equal(atomic_load(&F->n_set_bp), 0);
-  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 8));
+  assert_false(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 8));
 
   b.n = 0;
   b_u64(&b, tid(FD_T_MAIN));

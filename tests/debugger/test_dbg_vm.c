@@ -156,11 +156,11 @@ static void test_redefine(void **state) {
   b_u32(&b, 1);
   mod_loc(&b, FD_M_COMPUTE, 5);
   assert_int_equal(run(15, 1, &b, &r), 0);
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
 
   redefine_body(&b, FD_C_DEBUG, bad, sizeof bad);
   assert_int_equal(run(1, 18, &b, &r), DDMC_JDWP_INVALID_CLASS_FORMAT);
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5)); /* refused: nothing changed */
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5)); /* refused: nothing changed */
   redefine_body(&b, FD_C_INT_ARRAY, good, sizeof good);
   assert_int_equal(run(1, 18, &b, &r), DDMC_JDWP_INVALID_CLASS);
   redefine_body(&b, FD_C_DEBUG, good, 0);
@@ -181,7 +181,7 @@ static void test_redefine(void **state) {
 
   redefine_body(&b, FD_C_DEBUG, good, sizeof good);
   assert_int_equal(run(1, 18, &b, &r), 0);
-  assert_false(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_false(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
   b.n = 0;
   b_u8(&b, DDMC_EV_BREAKPOINT);
   b_u32(&b, 1);
@@ -193,7 +193,7 @@ static void test_redefine(void **state) {
   b_u32(&b, 1);
   mod_loc(&b, FD_M_COMPUTE, 5);
   assert_int_equal(run(15, 1, &b, &r), 0);
-  assert_true(fakedbg_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
+  assert_true(fakebridge_has_bp(F, FD_C_DEBUG, FD_M_COMPUTE, 5));
 }
 
 static void test_exit(void **state) {

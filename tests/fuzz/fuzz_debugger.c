@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: the debugger's command parser and handlers (command sets 1-17), request matching
- * and suspension, against the tests' fake debuggee (../fakedbg.c), without a socket.
+ * and suspension, against the tests' fake debuggee (../fakebridge.c), without a socket.
  *
  * Input: a sequence of [u1 op][u1 cmd][u1 len][len bytes of body template].
  *   op < 0xf0   runs command (1 + op % 17, cmd) through ddmc__dbg_run, as the JDWP thread would.
@@ -14,7 +14,7 @@
  *
  * Oracles: no crash, leak or sanitizer report; no hang (a parked thread is always released by the
  * disconnect at the end of the input); and the fake never got a value the library should have
- * rejected (fakedbg's bad_calls stays 0). */
+ * rejected (fakebridge's bad_calls stays 0). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,12 +22,12 @@
 #include <time.h>
 
 #include "debugger/state.h"
-#include "fakedbg.h"
+#include "fakebridge.h"
 
 #define MAX_IDS 128
 #define MAX_BODY (255 * 8)
 
-static fakedbg g_f;
+static fakebridge g_f;
 static int g_trace; /* FUZZ_DEBUGGER_TRACE=1: one line per command (to check what a seed reaches) */
 static ddmc_buf g_out;
 static uint64_t g_ids[MAX_IDS];
@@ -131,7 +131,7 @@ static void add_id_(uint64_t id, int dedup) {
 static void add_id(uint64_t id) { add_id_(id, 1); }
 
 static void setup(void) {
-  if (fakedbg_new(&g_f, FAKEDBG_NO_EXIT) != 0) abort();
+  if (fakebridge_new(&g_f, FAKEBRIDGE_NO_EXIT) != 0) abort();
   g_trace = getenv("FUZZ_DEBUGGER_TRACE") != NULL;
   ddmc__buf_init(&g_out, ddmc__dbg_mem(g_f.d), (size_t)16 << 20);
   for (int i = 0; i < 2; i++) {
@@ -228,9 +228,9 @@ static void vm_action(uint8_t op, uint8_t arg, const uint8_t *p, size_t n) {
       return;
     case 0xf5: /* disconnect and a new session */
       ddmc__dbg_reset(d);
-      fakedbg_reconnect(&g_f);
+      fakebridge_reconnect(&g_f);
       return;
-    case 0xf6: fakedbg_events(&g_f, NULL, NULL); return;
+    case 0xf6: fakebridge_events(&g_f, NULL, NULL); return;
     case 0xf8: /* the frameIDs of a thread, as ThreadReference.Frames would give them */
       for (int32_t depth = 0; depth < 3; depth++)
         add_id_(ddmc__dbg_frame_id(d, t->id, depth), 0); /* at a known place */
@@ -249,8 +249,8 @@ static void identity(void *arg, ddmc_ref *ref) { (void)arg, (void)ref; }
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (g_f.d == NULL) setup();
   ddmc__dbg *d = g_f.d;
-  fakedbg_reset_debuggee(&g_f);
-  fakedbg_reconnect(&g_f);
+  fakebridge_reset_debuggee(&g_f);
+  fakebridge_reconnect(&g_f);
   seed_ids();
   static uint8_t body[MAX_BODY];
   size_t off = 0;
@@ -274,14 +274,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       fprintf(stderr, "%-40s %4zu bytes -> %3d (%zu bytes)\n", c ? c->name : "?", n, rc, g_out.len);
     }
     if (rc == 0) harvest(g_out.p, g_out.len);
-    if (set == 1 && cmd == 6) fakedbg_reconnect(&g_f); /* Dispose */
+    if (set == 1 && cmd == 6) fakebridge_reconnect(&g_f); /* Dispose */
     if (ddmc_buf_len(&g_out) > ((size_t)1 << 20)) ddmc__buf_free(&g_out);
   }
   /* The debugger leaves: every parked thread comes back, the debuggee is as it was. */
   ddmc_gc_visit_roots(g_f.fv.vm, identity, NULL);
   ddmc__dbg_reset(d);
   for (int i = 0; i < 2; i++) wait_idle(&g_thr[i]);
-  fakedbg_events(&g_f, NULL, NULL);
+  fakebridge_events(&g_f, NULL, NULL);
   int bad = atomic_load(&g_f.bad_calls);
   int held = 0;
   for (int t = 1; t <= FD_NTHREADS; t++) held += atomic_load(&g_f.vm_suspended[t]) + atomic_load(&g_f.stepping[t]);

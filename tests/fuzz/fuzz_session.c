@@ -87,7 +87,7 @@ static int h_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
   fn(arg, &r);
   return 0;
 }
-static const ddmc_vm_bridge kHeapOps = {.for_each_class = h_for_each_class,
+static const ddmc_vm_bridge kHeapBridge = {.for_each_class = h_for_each_class,
                                       .class_info = h_class_info,
                                       .field_info = h_field_info,
                                       .get_field = h_get_field,
@@ -126,7 +126,7 @@ static void setup(void) {
   o.zlib_threshold = 64;
   if (fakevm_new(&g_fake, &o, NULL) != 0) abort();
   g_vm = g_fake.vm;
-  if (ddmc_vm_set_bridge(g_vm, &kHeapOps, NULL) != 0) abort();
+  if (ddmc_vm_set_bridge(g_vm, &kHeapBridge, NULL) != 0) abort();
   mkdir(HPDU_DIR, 0700);
 }
 

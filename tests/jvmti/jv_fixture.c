@@ -9,7 +9,7 @@
 
 #include "jvmti/jv_fixture.h"
 
-fixture *jv_fixture_new(const ddmc_vm_bridge *ops, const ddmc_vm_ops *vops) {
+fixture *jv_fixture_new(const ddmc_vm_bridge *bridge, const ddmc_vm_ops *vops) {
   fixture *f = calloc(1, sizeof(*f));
   assert_non_null(f);
   ddmc_options o;
@@ -19,7 +19,7 @@ fixture *jv_fixture_new(const ddmc_vm_bridge *ops, const ddmc_vm_ops *vops) {
   ddmc_vm_ops none;
   memset(&none, 0, sizeof(none));
   assert_int_equal(ddmc_vm_new(&f->vm, &o, vops ? vops : &none, NULL, NULL), 0);
-  assert_int_equal(ddmc_vm_set_bridge(f->vm, ops, NULL), 0);
+  assert_int_equal(ddmc_vm_set_bridge(f->vm, bridge, NULL), 0);
   assert_int_equal(ddmc__jv_ensure(f->vm, &f->jv), 0);
   void *env = NULL;
   assert_int_equal(ddmc__jv_get_env(f->jv, &env, 0x30010200), 0); /* JVMTI_VERSION_1_2 */

@@ -14,8 +14,8 @@ typedef struct fixture {
   ddmc__jv_jenv *e;
 } fixture;
 
-/* ops must outlive the fixture; vops may be NULL (no DDM ops). Asserts (cmocka) on failure. */
-fixture *jv_fixture_new(const ddmc_vm_bridge *ops, const ddmc_vm_ops *vops);
+/* bridge must outlive the fixture; vops may be NULL (no DDM ops). Asserts (cmocka) on failure. */
+fixture *jv_fixture_new(const ddmc_vm_bridge *bridge, const ddmc_vm_ops *vops);
 void jv_fixture_free(fixture *f);
 
 #endif

@@ -113,26 +113,26 @@ static int vm_for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
 }
 
 static int setup(void **state) {
-  static ddmc_vm_bridge ops;
-  memset(&ops, 0, sizeof(ops));
-  ops.thread_info = op_thread_info;
-  ops.suspend_thread = op_suspend;
-  ops.resume_thread = op_resume;
-  ops.method_info = op_method_info;
-  ops.field_info = op_field_info;
-  ops.class_info = op_class_info;
-  ops.set_breakpoint = op_set_bp;
-  ops.clear_breakpoint = op_clear_bp;
-  ops.set_field_watch = op_watch;
-  ops.set_stepping = op_stepping;
-  ops.get_local = op_get_local;
-  ops.set_local = op_set_local;
-  ops.variable_table = op_variable_table;
-  ops.invoke = op_invoke;
+  static ddmc_vm_bridge bridge;
+  memset(&bridge, 0, sizeof(bridge));
+  bridge.thread_info = op_thread_info;
+  bridge.suspend_thread = op_suspend;
+  bridge.resume_thread = op_resume;
+  bridge.method_info = op_method_info;
+  bridge.field_info = op_field_info;
+  bridge.class_info = op_class_info;
+  bridge.set_breakpoint = op_set_bp;
+  bridge.clear_breakpoint = op_clear_bp;
+  bridge.set_field_watch = op_watch;
+  bridge.set_stepping = op_stepping;
+  bridge.get_local = op_get_local;
+  bridge.set_local = op_set_local;
+  bridge.variable_table = op_variable_table;
+  bridge.invoke = op_invoke;
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
   vops.for_each_thread = vm_for_each_thread;
-  fixture *f = jv_fixture_new(&ops, &vops);
+  fixture *f = jv_fixture_new(&bridge, &vops);
   memset(g_suspends, 0, sizeof(g_suspends));
   memset(g_resumes, 0, sizeof(g_resumes));
   memset(g_stepping, 0, sizeof(g_stepping));

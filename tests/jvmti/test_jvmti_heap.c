@@ -191,21 +191,21 @@ static int op_object_hash(void *d, ddmc_ref o, int32_t *out) {
 }
 
 static int setup(void **state) {
-  static ddmc_vm_bridge ops;
-  memset(&ops, 0, sizeof(ops));
-  ops.for_each_class = op_for_each_class;
-  ops.class_info = op_class_info;
-  ops.field_info = op_field_info;
-  ops.get_field = op_get_field;
-  ops.object_class = op_object_class;
-  ops.array_get = op_array_get;
-  ops.with_world_stopped = op_with_world_stopped;
-  ops.for_each_object = op_for_each_object;
-  ops.for_each_root = op_for_each_root;
-  ops.collect = op_collect;
-  ops.object_size = op_object_size;
-  ops.object_hash = op_object_hash;
-  fixture *f = jv_fixture_new(&ops, NULL);
+  static ddmc_vm_bridge bridge;
+  memset(&bridge, 0, sizeof(bridge));
+  bridge.for_each_class = op_for_each_class;
+  bridge.class_info = op_class_info;
+  bridge.field_info = op_field_info;
+  bridge.get_field = op_get_field;
+  bridge.object_class = op_object_class;
+  bridge.array_get = op_array_get;
+  bridge.with_world_stopped = op_with_world_stopped;
+  bridge.for_each_object = op_for_each_object;
+  bridge.for_each_root = op_for_each_root;
+  bridge.collect = op_collect;
+  bridge.object_size = op_object_size;
+  bridge.object_hash = op_object_hash;
+  fixture *f = jv_fixture_new(&bridge, NULL);
   g_collects = g_stopped = 0;
   *state = f;
   return 0;

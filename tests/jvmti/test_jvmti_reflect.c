@@ -54,19 +54,19 @@ static int op_for_each_module(void *d, int (*fn)(void *arg, ddmc_ref m), void *a
   return 0;
 }
 
-static ddmc_vm_bridge g_ops;
+static ddmc_vm_bridge g_bridge;
 
 static fixture *live(int with_reflection) {
-  memset(&g_ops, 0, sizeof(g_ops));
-  g_ops.class_info = op_class_info;
-  g_ops.method_info = op_method_info;
+  memset(&g_bridge, 0, sizeof(g_bridge));
+  g_bridge.class_info = op_class_info;
+  g_bridge.method_info = op_method_info;
   if (with_reflection) {
-    g_ops.bytecodes = op_bytecodes;
-    g_ops.constant_pool = op_constant_pool;
-    g_ops.source_debug_extension = op_sde;
-    g_ops.for_each_module = op_for_each_module;
+    g_bridge.bytecodes = op_bytecodes;
+    g_bridge.constant_pool = op_constant_pool;
+    g_bridge.source_debug_extension = op_sde;
+    g_bridge.for_each_module = op_for_each_module;
   }
-  fixture *f = jv_fixture_new(&g_ops, NULL);
+  fixture *f = jv_fixture_new(&g_bridge, NULL);
   return f;
 }
 

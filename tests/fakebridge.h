@@ -2,7 +2,7 @@
 /* A fake Dalvik-style debuggee for the debugger layer's tests and fuzzer: every ddmc_vm_bridge op,
  * answered from a small static program, plus counters of what the library asked of it.
  *
- * The program (see fakedbg.c for every value):
+ * The program (see fakebridge.c for every value):
  *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
  *             java.lang.Class, java.lang.Runnable (an interface), Debug ("LDebug;", implements Runnable,
  *             5 static and 7 instance fields of types I Z J D String / I B C S F LDebug; [I, methods
@@ -15,15 +15,15 @@
  *
  * The VM half (thread enumeration through ddmc_vm_ops.for_each_thread) is the tests' fakevm; the
  * bridge is installed with ddmc_vm_set_bridge and the debugger enabled with ddmc_dbg_enable (unless
- * FAKEDBG_NO_DEBUGGER), and a session without a socket (ddmc__jdwp_session fed the
- * handshake) opens the send path so events are queued and can be read back (fakedbg_events).
+ * FAKEBRIDGE_NO_DEBUGGER), and a session without a socket (ddmc__jdwp_session fed the
+ * handshake) opens the send path so events are queued and can be read back (fakebridge_events).
  *
  * The fake checks the library's promises: an op called with a value the library should have
  * rejected (an unknown class, a field index out of range, an array range past the length, a
  * second suspend_thread without a resume, a breakpoint set twice at one location, a frame depth
  * past the frame count) counts in bad_calls; tests expect 0. */
-#ifndef DDMC_TEST_FAKEDBG_H
-#define DDMC_TEST_FAKEDBG_H
+#ifndef DDMC_TEST_FAKEBRIDGE_H
+#define DDMC_TEST_FAKEBRIDGE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -104,17 +104,17 @@ typedef struct fd_frame {
 
 enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 
-/* fakedbg_new flags */
-#define FAKEDBG_SUSPEND_Y 1u       /* the VM's options say suspend=y (VM_START suspends all) */
-#define FAKEDBG_NO_SESSION 2u      /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
-#define FAKEDBG_NO_EXIT 4u         /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
-#define FAKEDBG_NO_DEBUGGER 8u     /* the bridge only, the debugger never enabled (f->d stays NULL) */
-#define FAKEDBG_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
-#define FAKEDBG_WEAK_NAMES 32u     /* the bridge has hold_ref / release_ref: names are weak (counted below) */
+/* fakebridge_new flags */
+#define FAKEBRIDGE_SUSPEND_Y 1u       /* the VM's options say suspend=y (VM_START suspends all) */
+#define FAKEBRIDGE_NO_SESSION 2u      /* no session: nothing can be queued (post calls get DDMC_ENOTCONN) */
+#define FAKEBRIDGE_NO_EXIT 4u         /* no exit op: VirtualMachine.Exit is NOT_IMPLEMENTED (fuzzers) */
+#define FAKEBRIDGE_NO_DEBUGGER 8u     /* the bridge only, the debugger never enabled (f->d stays NULL) */
+#define FAKEBRIDGE_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
+#define FAKEBRIDGE_WEAK_NAMES 32u     /* the bridge has hold_ref / release_ref: names are weak (counted below) */
 
-typedef struct fakedbg {
+typedef struct fakebridge {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
-  ddmc_vm_bridge ops;  /* what was attached */
+  ddmc_vm_bridge bridge;  /* what was attached */
   struct ddmc__dbg *d; /* the library's debugger for fv.vm */
   void *sess;          /* a ddmc__jdwp_session fed by no socket, or NULL */
   uint32_t session;    /* its number */
@@ -169,30 +169,30 @@ typedef struct fakedbg {
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];
   int nbps;
-} fakedbg;
+} fakebridge;
 
 /* The VM (fakevm), the debugger attached, the debuggee in its initial state and (unless
- * FAKEDBG_NO_SESSION) a live session. Returns 0 or the failing call's code. f must stay put. */
-int fakedbg_new(fakedbg *f, unsigned flags);
-/* The same with the VM's allocator (NULL: libc). After a failure, fakedbg_free frees what was made. */
-int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem);
+ * FAKEBRIDGE_NO_SESSION) a live session. Returns 0 or the failing call's code. f must stay put. */
+int fakebridge_new(fakebridge *f, unsigned flags);
+/* The same with the VM's allocator (NULL: libc). After a failure, fakebridge_free frees what was made. */
+int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem);
 /* Ends the session (the library's disconnect clean-up runs) and frees the VM. */
-void fakedbg_free(fakedbg *f);
-/* Puts the debuggee back as fakedbg_new made it (objects, statics, frames, knobs, breakpoints and
+void fakebridge_free(fakebridge *f);
+/* Puts the debuggee back as fakebridge_new made it (objects, statics, frames, knobs, breakpoints and
  * counters). The library's state is not touched. */
-void fakedbg_reset_debuggee(fakedbg *f);
+void fakebridge_reset_debuggee(fakebridge *f);
 /* Marks the session live again after a ddmc__dbg_reset (VirtualMachine.Dispose). */
-void fakedbg_reconnect(fakedbg *f);
+void fakebridge_reconnect(fakebridge *f);
 
 /* Drains the queue and calls fn with the data of each Event.Composite (64/100) queued since the
  * last call; other packets are skipped. Returns the number of composites. JDWP thread. */
-typedef void (*fakedbg_event_fn)(void *arg, const uint8_t *p, size_t n);
-int fakedbg_events(fakedbg *f, fakedbg_event_fn fn, void *arg);
+typedef void (*fakebridge_event_fn)(void *arg, const uint8_t *p, size_t n);
+int fakebridge_events(fakebridge *f, fakebridge_event_fn fn, void *arg);
 
 /* Is a breakpoint set at (cls, method, index)? */
-int fakedbg_has_bp(fakedbg *f, ddmc_class cls, uint32_t method, int64_t index);
+int fakebridge_has_bp(fakebridge *f, ddmc_class cls, uint32_t method, int64_t index);
 
 /* The debuggee's object for r, or NULL. */
-fd_object *fakedbg_object(fakedbg *f, ddmc_ref r);
+fd_object *fakebridge_object(fakebridge *f, ddmc_ref r);
 
 #endif

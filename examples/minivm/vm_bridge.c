@@ -20,12 +20,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dbg_bridge.h"
+#include "vm_bridge.h"
 #include "ddm_bridge.h"
 #include "hprof_bridge.h"
 #include "mvm_debug.h"
 
-struct dbg_bridge {
+struct vm_bridge {
   ddmc_vm *d;
   mvm_vm *vm;
   atomic_int dead;              /* VM_DEATH sent */
@@ -62,7 +62,7 @@ static int jdwp_error(int rc) {
 /* For the ops that visit: a visitor's non-zero return stops the walk and is not an error. */
 static int visit_rc(int rc) { return rc > 0 ? 0 : jdwp_error(rc); }
 
-static mvm_vm *VM(void *vm_data) { return ((dbg_bridge *)vm_data)->vm; }
+static mvm_vm *VM(void *vm_data) { return ((vm_bridge *)vm_data)->vm; }
 
 static ddmc_value to_ddmc(const mvm_value *v) {
   ddmc_value out;
@@ -597,7 +597,7 @@ static void op_release_ref(void *vm_data, ddmc_ref o) {
 /* ---- VM -> library: the core's debugger hooks */
 
 static void on_location(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, unsigned flags) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   unsigned f = (flags & MVM_DBG_AT_BREAKPOINT ? DDMC_POST_AT_BREAKPOINT : 0) |
                (flags & MVM_DBG_METHOD_ENTRY ? DDMC_POST_METHOD_ENTRY : 0);
@@ -605,14 +605,14 @@ static void on_location(void *ud, uint32_t thread, const mvm_loc *loc, int32_t d
 }
 
 static void on_method_exit(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, const mvm_value *ret) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   ddmc_value v = to_ddmc(ret);
   ddmc_post_method_exit(b->d, thread, &l, depth, 0, &v);
 }
 
 static void on_method_unwind(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   ddmc_post_method_unwind(b->d, thread, &l, depth, 0);
 }
@@ -623,19 +623,19 @@ static void on_method_unwind(void *ud, uint32_t thread, const mvm_loc *loc, int3
  * superclasses and caught / uncaught), and the handler once the stack has unwound to it
  * (ddmc_post_exception_catch: JVM TI's ExceptionCatch; JDWP has no such event). */
 static int on_exception_events(void *ud) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   return ddmc_event_wanted(b->d, DDMC_EV_EXCEPTION) || ddmc_event_wanted(b->d, DDMC_EV_EXCEPTION_CATCH);
 }
 
 static void on_exception_catch(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   ddmc_post_exception_catch(b->d, thread, &l, depth, 0, exc);
 }
 
 static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, uint64_t exc,
                          const mvm_loc *catch_loc) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc}, c;
   if (catch_loc) c = (ddmc_location){.cls = catch_loc->cls, .method = catch_loc->method, .index = catch_loc->pc};
   ddmc_post_exception(b->d, thread, &l, depth, 0, exc, catch_loc ? &c : NULL);
@@ -643,7 +643,7 @@ static void on_exception(void *ud, uint32_t thread, const mvm_loc *loc, int32_t 
 
 static void on_field(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, mvm_type type, uint32_t field,
                      uint64_t obj, const mvm_value *new_value) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   if (new_value) {
     ddmc_value v = to_ddmc(new_value);
@@ -654,12 +654,12 @@ static void on_field(void *ud, uint32_t thread, const mvm_loc *loc, int32_t dept
 }
 
 static void on_class_prepare(void *ud, uint32_t thread, mvm_type type) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   if (ddmc_event_wanted(b->d, DDMC_EV_CLASS_PREPARE)) ddmc_post_class_prepare(b->d, thread, (ddmc_class)type);
 }
 
 static void on_thread_dying(void *ud, uint32_t thread) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_post_thread_death(b->d, thread);
 }
 
@@ -685,13 +685,13 @@ static int mon_kind(int kind) {
 }
 
 static int on_monitor_wants(void *ud, int kind) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   return ddmc_event_wanted(b->d, (ddmc_event_kind)mon_kind(kind));
 }
 
 static void on_monitor(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, int kind, uint64_t obj,
                        int64_t arg) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   ddmc_location l = {.cls = loc->cls, .method = loc->method, .index = loc->pc};
   switch (kind) {
     case MVM_MON_CONTENDED_ENTER: ddmc_post_monitor_contended_enter(b->d, thread, &l, depth, 0, obj); break;
@@ -710,18 +710,18 @@ static void root_adapter(void *arg, ddmc_ref *ref) {
   v->mark(v->arg, ref);
 }
 static void on_gc_roots(void *ud, void (*mark)(void *arg, uint64_t *ref), void *arg) {
-  dbg_bridge *b = ud;
+  vm_bridge *b = ud;
   root_visit v = {mark, arg};
   ddmc_gc_visit_roots(b->d, root_adapter, &v);
 }
 
-void dbg_bridge_thread_start(dbg_bridge *b, uint32_t id) {
+void vm_bridge_thread_start(vm_bridge *b, uint32_t id) {
   mvm_dbg_thread t;
   if (!b || id == 1 || mvm_dbg_thread_get(b->vm, id, &t, NULL, 0) || t.internal) return;
   ddmc_post_thread_start(b->d, id);
 }
 
-void dbg_bridge_vm_death(dbg_bridge *b) {
+void vm_bridge_vm_death(vm_bridge *b) {
   if (!b || atomic_exchange(&b->dead, 1)) return;
   /* The caller may be an interpreter thread (the exit instruction): it counts as parked while
    * it waits for the packet to go, so neither the collector nor the JDWP thread waits for it. */
@@ -730,8 +730,8 @@ void dbg_bridge_vm_death(dbg_bridge *b) {
   mvm_dbg_parking(b->vm, 0);
 }
 
-dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
-  static const ddmc_vm_bridge ops = {
+vm_bridge *vm_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
+  static const ddmc_vm_bridge bridge = {
       .for_each_class = op_for_each_class,
       .class_info = op_class_info,
       .class_interface = op_class_interface,
@@ -779,14 +779,14 @@ dbg_bridge *dbg_bridge_attach(ddmc_vm *d, mvm_vm *vm) {
       .pop_frames = op_pop_frames,
       .force_early_return = op_force_early_return,
   };
-  dbg_bridge *b = calloc(1, sizeof *b);
+  vm_bridge *b = calloc(1, sizeof *b);
   if (!b) {
     fprintf(stderr, "minivm: JDWP debugger: out of memory\n");
     return NULL;
   }
   b->d = d;
   b->vm = vm;
-  ddmc_vm_bridge all = ops;
+  ddmc_vm_bridge all = bridge;
   hprof_bridge_ops(&all, VM); /* the whole heap, for heap dumps: hprof_bridge.c */
   int rc = ddmc_vm_set_bridge(d, &all, b); /* for every client: the debugger, dumps, traces, agents */
   if (rc == 0) rc = ddmc_dbg_enable(d);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "fakedbg.h"
+#include "fakebridge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -125,14 +125,14 @@ static const fakevm_thread kThreads[FD_NTHREADS] = {
 
 /* ---- helpers */
 
-static fakedbg *FD(void *vm_data) { return vm_data; }
-static void bad(fakedbg *f) { atomic_fetch_add(&f->bad_calls, 1); }
+static fakebridge *FD(void *vm_data) { return vm_data; }
+static void bad(fakebridge *f) { atomic_fetch_add(&f->bad_calls, 1); }
 
 static const ddmc_class_info *class_of(ddmc_class c) {
   return c >= FD_C_OBJECT && c < FD_C_END ? &kClasses[c - FD_C_OBJECT].info : NULL;
 }
 
-fd_object *fakedbg_object(fakedbg *f, ddmc_ref r) {
+fd_object *fakebridge_object(fakebridge *f, ddmc_ref r) {
   for (int i = 0; i < f->nobj; i++)
     if (f->obj[i].ref == r) return &f->obj[i];
   return NULL;
@@ -160,7 +160,7 @@ static ddmc_value vj(int64_t j) {
   return v;
 }
 
-static fd_object *add_object(fakedbg *f, ddmc_ref r, ddmc_class c) {
+static fd_object *add_object(fakebridge *f, ddmc_ref r, ddmc_class c) {
   if (f->nobj >= FD_MAX_OBJECTS) return NULL;
   fd_object *o = &f->obj[f->nobj++];
   memset(o, 0, sizeof(*o));
@@ -219,7 +219,7 @@ static int method_info(void *vd, ddmc_class c, uint32_t method, ddmc_method_info
 }
 
 static int line_table(void *vd, ddmc_class c, uint32_t method, ddmc_line_visit_fn fn, void *arg) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
     bad(f);
     return DDMC_JDWP_INVALID_METHODID;
@@ -231,7 +231,7 @@ static int line_table(void *vd, ddmc_class c, uint32_t method, ddmc_line_visit_f
 }
 
 static int variable_table(void *vd, ddmc_class c, uint32_t method, ddmc_variable_visit_fn fn, void *arg) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
     bad(f);
     return DDMC_JDWP_INVALID_METHODID;
@@ -245,42 +245,42 @@ static int variable_table(void *vd, ddmc_class c, uint32_t method, ddmc_variable
 /* ---- objects */
 
 static int object_class(void *vd, ddmc_ref o, ddmc_class *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (o == 0) bad(f); /* "o is never 0" */
-  fd_object *ob = fakedbg_object(f, o);
+  fd_object *ob = fakebridge_object(f, o);
   if (ob == NULL) return DDMC_JDWP_INVALID_OBJECT;
   *out = ob->cls;
   return 0;
 }
 
-/* Names (FAKEDBG_WEAK_NAMES). */
+/* Names (FAKEBRIDGE_WEAK_NAMES). */
 static int hold_ref(void *vd, ddmc_ref o, int strong) {
-  fakedbg *f = FD(vd);
-  if (fakedbg_object(f, o) == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  fakebridge *f = FD(vd);
+  if (fakebridge_object(f, o) == NULL) return DDMC_JDWP_INVALID_OBJECT;
   atomic_fetch_add(strong ? &f->n_hold_strong : &f->n_hold_weak, 1);
   return 0;
 }
 
 static void release_ref(void *vd, ddmc_ref o) {
-  fakedbg *f = FD(vd);
-  if (fakedbg_object(f, o) == NULL) bad(f);
+  fakebridge *f = FD(vd);
+  if (fakebridge_object(f, o) == NULL) bad(f);
   atomic_fetch_add(&f->n_release, 1);
   atomic_store(&f->last_release, (long long)o);
 }
 
-static ddmc_value *field_slot(fakedbg *f, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_field_info **fi) {
+static ddmc_value *field_slot(fakebridge *f, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_field_info **fi) {
   *fi = field_of(c, field);
   if (*fi == NULL) return NULL;
   int is_static = ((*fi)->modifiers & DDMC_ACC_STATIC) != 0;
   if (o == 0) return is_static && c == FD_C_DEBUG ? &f->statics[field] : NULL;
   if (is_static) return NULL; /* the library passes 0 for a static */
-  fd_object *ob = fakedbg_object(f, o);
+  fd_object *ob = fakebridge_object(f, o);
   if (ob == NULL || ob->cls != c) return NULL;
   return &ob->fields[field];
 }
 
 static int get_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, ddmc_value *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   const ddmc_field_info *fi;
   ddmc_value *v = field_slot(f, o, c, field, &fi);
   if (v == NULL) {
@@ -292,7 +292,7 @@ static int get_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, ddmc_va
 }
 
 static int set_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, const ddmc_value *val) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   const ddmc_field_info *fi;
   ddmc_value *v = field_slot(f, o, c, field, &fi);
   if (v == NULL) {
@@ -302,7 +302,7 @@ static int set_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, const d
   char want = fi->signature[0] == '[' ? 'L' : fi->signature[0];
   if (val->tag != want) return DDMC_JDWP_TYPE_MISMATCH;
   if (want == 'L' && val->u.l != 0) { /* the object must fit the field's type */
-    fd_object *ob = fakedbg_object(f, val->u.l);
+    fd_object *ob = fakebridge_object(f, val->u.l);
     ddmc_class need = fi->signature[0] == '['                 ? FD_C_INT_ARRAY
                       : strcmp(fi->signature, "LDebug;") == 0 ? FD_C_DEBUG
                                                               : FD_C_STRING;
@@ -313,8 +313,8 @@ static int set_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, const d
 }
 
 static int string_value(void *vd, ddmc_ref s, ddmc_buf *out) {
-  fakedbg *f = FD(vd);
-  fd_object *ob = fakedbg_object(f, s);
+  fakebridge *f = FD(vd);
+  fd_object *ob = fakebridge_object(f, s);
   if (ob == NULL || ob->cls != FD_C_STRING) {
     bad(f);
     return DDMC_JDWP_INVALID_STRING;
@@ -323,7 +323,7 @@ static int string_value(void *vd, ddmc_ref s, ddmc_buf *out) {
 }
 
 static int create_string(void *vd, const char *utf8, size_t n, ddmc_ref *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   ddmc_ref r = FD_O_END + (ddmc_ref)f->nobj;
   fd_object *ob = add_object(f, r, FD_C_STRING);
   if (ob == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
@@ -334,8 +334,8 @@ static int create_string(void *vd, const char *utf8, size_t n, ddmc_ref *out) {
   return 0;
 }
 
-static fd_object *array_of(fakedbg *f, ddmc_ref a) {
-  fd_object *ob = fakedbg_object(f, a);
+static fd_object *array_of(fakebridge *f, ddmc_ref a) {
+  fd_object *ob = fakebridge_object(f, a);
   if (ob == NULL || ob->cls != FD_C_INT_ARRAY) {
     bad(f);
     return NULL;
@@ -351,7 +351,7 @@ static int array_length(void *vd, ddmc_ref a, int32_t *out) {
 }
 
 static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   fd_object *ob = array_of(f, a);
   if (ob == NULL) return DDMC_JDWP_INVALID_ARRAY;
   if (first < 0 || n < 0 || first > ob->arrlen || n > ob->arrlen - first) {
@@ -363,7 +363,7 @@ static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value 
 }
 
 static int array_set(void *vd, ddmc_ref a, int32_t first, int32_t n, const ddmc_value *v) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   fd_object *ob = array_of(f, a);
   if (ob == NULL) return DDMC_JDWP_INVALID_ARRAY;
   if (first < 0 || n < 0 || first > ob->arrlen || n > ob->arrlen - first) {
@@ -379,7 +379,7 @@ static int array_set(void *vd, ddmc_ref a, int32_t first, int32_t n, const ddmc_
 /* ---- threads */
 
 static int thread_info(void *vd, uint32_t t, ddmc_thread_detail *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   switch (t) {
     case FD_T_MAIN:
       *out = (ddmc_thread_detail){FD_O_THREAD_MAIN, FD_O_GROUP_MAIN, "main", DDMC_TS_RUNNING, 0};
@@ -397,7 +397,7 @@ static int thread_info(void *vd, uint32_t t, ddmc_thread_detail *out) {
 
 /* The threads thread_info shows (JDWP, internal, left out), with the objects it gives. */
 static int for_each_debuggee_thread(void *vd, ddmc_thread_object_visit_fn fn, void *arg) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_thread_objects, 1);
   if (fn(arg, FD_T_MAIN, FD_O_THREAD_MAIN)) return 0;
   if (!atomic_load(&f->worker_dead)) fn(arg, FD_T_WORKER, FD_O_THREAD_WORKER);
@@ -418,7 +418,7 @@ static int main_thread(void *vd, uint32_t *out) {
 }
 
 static int suspend_thread(void *vd, uint32_t t) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_suspend, 1);
   if (!thread_ok(t) || atomic_load(&f->vm_suspended[t])) {
     bad(f);
@@ -432,7 +432,7 @@ static int suspend_thread(void *vd, uint32_t t) {
 }
 
 static int resume_thread(void *vd, uint32_t t) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_resume, 1);
   if (!thread_ok(t) || !atomic_load(&f->vm_suspended[t])) {
     bad(f);
@@ -443,7 +443,7 @@ static int resume_thread(void *vd, uint32_t t) {
 }
 
 static void thread_parking(void *vd, uint32_t t, int parked) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (!thread_ok(t)) {
     bad(f);
     return;
@@ -454,7 +454,7 @@ static void thread_parking(void *vd, uint32_t t, int parked) {
 
 /* ---- frames */
 
-static fd_frame *frame_of(fakedbg *f, uint32_t t, int32_t depth) {
+static fd_frame *frame_of(fakebridge *f, uint32_t t, int32_t depth) {
   if (!thread_ok(t) || depth < 0 || depth >= f->nframes[t]) {
     bad(f);
     return NULL;
@@ -463,7 +463,7 @@ static fd_frame *frame_of(fakedbg *f, uint32_t t, int32_t depth) {
 }
 
 static int frame_count(void *vd, uint32_t t, int32_t *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (!thread_ok(t)) {
     bad(f);
     return DDMC_JDWP_INVALID_THREAD;
@@ -511,14 +511,14 @@ static int loc_valid(const ddmc_location *l) {
          l->index <= kMethods[l->method].code_end;
 }
 
-static int bp_find(fakedbg *f, const ddmc_location *l) {
+static int bp_find(fakebridge *f, const ddmc_location *l) {
   for (int i = 0; i < f->nbps; i++)
     if (f->bps[i].cls == l->cls && f->bps[i].method == l->method && f->bps[i].index == l->index) return i;
   return -1;
 }
 
 static int set_breakpoint(void *vd, const ddmc_location *loc) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_set_bp, 1);
   pthread_mutex_lock(&f->bp_lock);
   int rc = 0;
@@ -535,7 +535,7 @@ static int set_breakpoint(void *vd, const ddmc_location *loc) {
 }
 
 static int clear_breakpoint(void *vd, const ddmc_location *loc) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_clear_bp, 1);
   pthread_mutex_lock(&f->bp_lock);
   int i = bp_find(f, loc), rc = 0;
@@ -549,7 +549,7 @@ static int clear_breakpoint(void *vd, const ddmc_location *loc) {
   return rc;
 }
 
-int fakedbg_has_bp(fakedbg *f, ddmc_class cls, uint32_t method, int64_t index) {
+int fakebridge_has_bp(fakebridge *f, ddmc_class cls, uint32_t method, int64_t index) {
   ddmc_location l = {cls, method, index};
   pthread_mutex_lock(&f->bp_lock);
   int found = bp_find(f, &l) >= 0;
@@ -558,7 +558,7 @@ int fakedbg_has_bp(fakedbg *f, ddmc_class cls, uint32_t method, int64_t index) {
 }
 
 static int set_stepping(void *vd, uint32_t t, int on) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_set_step, 1);
   if (!thread_ok(t)) {
     bad(f);
@@ -570,14 +570,14 @@ static int set_stepping(void *vd, uint32_t t, int on) {
 }
 
 static int set_method_events(void *vd, int on) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_method_events, 1);
   atomic_store(&f->method_events, on);
   return 0;
 }
 
 static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watch) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (c != FD_C_DEBUG || field >= 16 || watch > 3) {
     atomic_fetch_add(&f->bad_calls, 1);
     return DDMC_JDWP_INVALID_FIELDID;
@@ -592,7 +592,7 @@ static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watc
 
 static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args,
                   int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (c != FD_C_DEBUG || method >= FD_NMETHODS || thread == 0 || thread > FD_NTHREADS || nargs < 0) {
     atomic_fetch_add(&f->bad_calls, 1);
     return DDMC_JDWP_INVALID_METHODID;
@@ -629,7 +629,7 @@ static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc
 }
 
 static int new_array(void *vd, ddmc_class c, int32_t length, ddmc_ref *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (c != FD_C_INT_ARRAY || length < 0) {
     bad(f);
     return DDMC_JDWP_INVALID_ARRAY;
@@ -644,7 +644,7 @@ static int new_array(void *vd, ddmc_class c, int32_t length, ddmc_ref *out) {
 }
 
 static int interrupt_thread(void *vd, uint32_t thread) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (thread == 0 || thread > FD_NTHREADS) {
     bad(f);
     return DDMC_JDWP_INVALID_THREAD;
@@ -656,8 +656,8 @@ static int interrupt_thread(void *vd, uint32_t thread) {
 
 /* The fake's only "Throwable" is a Debug instance. */
 static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
-  fakedbg *f = FD(vd);
-  fd_object *ob = fakedbg_object(f, exc);
+  fakebridge *f = FD(vd);
+  fd_object *ob = fakebridge_object(f, exc);
   atomic_fetch_add(&f->n_stop, 1);
   if (thread == 0 || thread > FD_NTHREADS || ob == NULL) {
     bad(f);
@@ -671,7 +671,7 @@ static int stop_thread(void *vd, uint32_t thread, ddmc_ref exc) {
 
 static int redefine_classes(void *vd, uint32_t n, const ddmc_class *classes, const uint8_t *const *bytes,
                             const uint32_t *lengths) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_fetch_add(&f->n_redefine, 1);
   for (uint32_t i = 0; i < n; i++) {
     if (classes[i] == 0 || bytes[i] == NULL) {
@@ -685,7 +685,7 @@ static int redefine_classes(void *vd, uint32_t n, const ddmc_class *classes, con
 }
 
 static int pop_frames(void *vd, uint32_t thread, int32_t n) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (thread == 0 || thread > FD_NTHREADS || n < 1) {
     bad(f);
     return DDMC_JDWP_INVALID_THREAD;
@@ -696,7 +696,7 @@ static int pop_frames(void *vd, uint32_t thread, int32_t n) {
 }
 
 static int force_early_return(void *vd, uint32_t thread, const ddmc_value *v) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (thread == 0 || thread > FD_NTHREADS) {
     bad(f);
     return DDMC_JDWP_INVALID_THREAD;
@@ -710,8 +710,8 @@ static int force_early_return(void *vd, uint32_t thread, const ddmc_value *v) {
  * FD_O_DEBUG2 (once, innermost frame); Worker waits to enter FD_O_DEBUG. */
 static int monitor_info(void *vd, ddmc_ref obj, uint32_t *owner, int32_t *count, ddmc_thread_id_visit_fn waiter,
                         void *arg) {
-  fakedbg *f = FD(vd);
-  if (fakedbg_object(f, obj) == NULL) {
+  fakebridge *f = FD(vd);
+  if (fakebridge_object(f, obj) == NULL) {
     bad(f);
     return DDMC_JDWP_INVALID_OBJECT;
   }
@@ -729,7 +729,7 @@ static int monitor_info(void *vd, ddmc_ref obj, uint32_t *owner, int32_t *count,
 }
 
 static int owned_monitors(void *vd, uint32_t thread, ddmc_monitor_visit_fn fn, void *arg) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (thread == 0 || thread > FD_NTHREADS) {
     bad(f);
     return DDMC_JDWP_INVALID_THREAD;
@@ -739,7 +739,7 @@ static int owned_monitors(void *vd, uint32_t thread, ddmc_monitor_visit_fn fn, v
 }
 
 static int contended_monitor(void *vd, uint32_t thread, ddmc_ref *out) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   if (thread == 0 || thread > FD_NTHREADS) {
     bad(f);
     return DDMC_JDWP_INVALID_THREAD;
@@ -749,7 +749,7 @@ static int contended_monitor(void *vd, uint32_t thread, ddmc_ref *out) {
 }
 
 static void vm_exit(void *vd, int32_t status) {
-  fakedbg *f = FD(vd);
+  fakebridge *f = FD(vd);
   atomic_store(&f->last_exit, status);
   atomic_fetch_add(&f->n_exit, 1);
 }
@@ -801,7 +801,7 @@ static const ddmc_vm_bridge kOps = {
 
 /* ---- set-up */
 
-static void set_frame(fakedbg *f, uint32_t t, int depth, uint32_t method, int64_t index, ddmc_ref this_obj,
+static void set_frame(fakebridge *f, uint32_t t, int depth, uint32_t method, int64_t index, ddmc_ref this_obj,
                       ddmc_value l0, ddmc_value l1, ddmc_value l2) {
   fd_frame *fr = &f->frames[t][depth];
   fr->loc = (ddmc_location){FD_C_DEBUG, method, index};
@@ -812,7 +812,7 @@ static void set_frame(fakedbg *f, uint32_t t, int depth, uint32_t method, int64_
   fr->nlocals = 3;
 }
 
-void fakedbg_reset_debuggee(fakedbg *f) {
+void fakebridge_reset_debuggee(fakebridge *f) {
   f->nobj = 0;
   fd_object *o = add_object(f, FD_O_DEBUG, FD_C_DEBUG);
   o->fields[FD_F_X] = vi('I', 42);
@@ -897,33 +897,33 @@ void fakedbg_reset_debuggee(fakedbg *f) {
   f->nbps = 0;
 }
 
-int fakedbg_new(fakedbg *f, unsigned flags) { return fakedbg_new_mem(f, flags, NULL); }
+int fakebridge_new(fakebridge *f, unsigned flags) { return fakebridge_new_mem(f, flags, NULL); }
 
-int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
+int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem) {
   const fakevm_config cfg = {.threads = kThreads, .nthreads = FD_NTHREADS};
   fakevm_init(&f->fv, &cfg); /* zeroes f->fv only */
   memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
   pthread_mutex_init(&f->bp_lock, NULL);
-  fakedbg_reset_debuggee(f);
-  f->ops = kOps;
-  if (flags & FAKEDBG_NO_EXIT) f->ops.exit = NULL;
-  if (flags & FAKEDBG_THREAD_OBJECTS) f->ops.for_each_debuggee_thread = for_each_debuggee_thread;
-  if (flags & FAKEDBG_WEAK_NAMES) {
-    f->ops.hold_ref = hold_ref;
-    f->ops.release_ref = release_ref;
+  fakebridge_reset_debuggee(f);
+  f->bridge = kOps;
+  if (flags & FAKEBRIDGE_NO_EXIT) f->bridge.exit = NULL;
+  if (flags & FAKEBRIDGE_THREAD_OBJECTS) f->bridge.for_each_debuggee_thread = for_each_debuggee_thread;
+  if (flags & FAKEBRIDGE_WEAK_NAMES) {
+    f->bridge.hold_ref = hold_ref;
+    f->bridge.release_ref = release_ref;
   }
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;
-  o.suspend = (flags & FAKEDBG_SUSPEND_Y) != 0;
+  o.suspend = (flags & FAKEBRIDGE_SUSPEND_Y) != 0;
   o.sendq_bytes = 1 << 20;
   int rc = fakevm_new(&f->fv, &o, mem);
   if (rc != 0) return rc;
-  if ((rc = ddmc_vm_set_bridge(f->fv.vm, &f->ops, ddmc_vm_data(f->fv.vm))) != 0) return rc;
-  if (flags & FAKEDBG_NO_DEBUGGER) return 0;
+  if ((rc = ddmc_vm_set_bridge(f->fv.vm, &f->bridge, ddmc_vm_data(f->fv.vm))) != 0) return rc;
+  if (flags & FAKEBRIDGE_NO_DEBUGGER) return 0;
   if ((rc = ddmc_dbg_enable(f->fv.vm)) != 0) return rc;
   f->d = ddmc__dbg_of_vm(f->fv.vm);
-  if (flags & FAKEDBG_NO_SESSION) return 0;
+  if (flags & FAKEBRIDGE_NO_SESSION) return 0;
   ddmc__jdwp_session *s = calloc(1, sizeof(*s));
   if (s == NULL) return DDMC_ENOMEM;
   ddmc__jdwp_session_init(s, f->fv.vm, -1);
@@ -934,9 +934,9 @@ int fakedbg_new_mem(fakedbg *f, unsigned flags, const ddmc_allocator *mem) {
   return 0;
 }
 
-void fakedbg_reconnect(fakedbg *f) { ddmc__dbg_set_connected(f->d, f->session); }
+void fakebridge_reconnect(fakebridge *f) { ddmc__dbg_set_connected(f->d, f->session); }
 
-int fakedbg_events(fakedbg *f, fakedbg_event_fn fn, void *arg) {
+int fakebridge_events(fakebridge *f, fakebridge_event_fn fn, void *arg) {
   ddmc__jdwp_session *s = f->sess;
   if (s == NULL) return 0;
   int n = 0;
@@ -965,7 +965,7 @@ int fakedbg_events(fakedbg *f, fakedbg_event_fn fn, void *arg) {
   return n;
 }
 
-void fakedbg_free(fakedbg *f) {
+void fakebridge_free(fakebridge *f) {
   ddmc__jdwp_session *s = f->sess;
   if (s != NULL) {
     ddmc__jdwp_session_end(s, 0);
