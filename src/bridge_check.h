@@ -54,7 +54,7 @@
   X(set_stepping, DDMC__LOCKS(DDMC__LOCK_SWITCHES), (void *vm_data, uint32_t thread, int on), (D, thread, on)) \
   X(set_field_watch, DDMC__LOCKS(DDMC__LOCK_SWITCHES), (void *vm_data, ddmc_class c, uint32_t field, unsigned watch), (D, c, field, watch)) \
   X(set_method_events, DDMC__LOCKS(DDMC__LOCK_SWITCHES), (void *vm_data, int on), (D, on)) \
-  XV(set_monitor_events, 0, (void *vm_data, int on), (D, on)) \
+  XV(set_monitor_events, DDMC__LOCKS(DDMC__LOCK_SWITCHES), (void *vm_data, int on), (D, on)) \
   X(invoke, 0, (void *vm_data, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args, int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception), (D, thread, c, method, this_obj, args, nargs, options, result, exception)) \
   XV(exit, 0, (void *vm_data, int32_t status), (D, status)) \
   X(with_world_stopped, 0, (void *vm_data, ddmc_stopped_fn fn, void *arg), (D, fn, arg)) \

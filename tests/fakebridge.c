@@ -576,6 +576,12 @@ static int set_method_events(void *vd, int on) {
   return 0;
 }
 
+static void set_monitor_events(void *vd, int on) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_monitor_events, 1);
+  if (atomic_exchange(&f->monitor_events, on) == on) atomic_fetch_add(&f->bad_calls, 1); /* not a change */
+}
+
 static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watch) {
   fakebridge *f = FD(vd);
   if (c != FD_C_DEBUG || field >= 16 || watch > 3) {
@@ -883,6 +889,8 @@ void fakebridge_reset_debuggee(fakebridge *f) {
     atomic_store(&f->parked[t], 0);
   }
   atomic_store(&f->method_events, 0);
+  atomic_store(&f->n_monitor_events, 0);
+  atomic_store(&f->monitor_events, 0);
   atomic_store(&f->n_field_watch, 0);
   atomic_store(&f->last_watch_field, 0);
   atomic_store(&f->last_watch_mask, 0);
@@ -908,6 +916,7 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
   f->bridge = kOps;
   if (flags & FAKEBRIDGE_NO_EXIT) f->bridge.exit = NULL;
   if (flags & FAKEBRIDGE_THREAD_OBJECTS) f->bridge.for_each_debuggee_thread = for_each_debuggee_thread;
+  if (flags & FAKEBRIDGE_MONITOR_EVENTS) f->bridge.set_monitor_events = set_monitor_events;
   if (flags & FAKEBRIDGE_WEAK_NAMES) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;

@@ -111,6 +111,7 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_NO_DEBUGGER 8u     /* the bridge only, the debugger never enabled (f->d stays NULL) */
 #define FAKEBRIDGE_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
 #define FAKEBRIDGE_WEAK_NAMES 32u     /* the bridge has hold_ref / release_ref: names are weak (counted below) */
+#define FAKEBRIDGE_MONITOR_EVENTS 64u /* the bridge has set_monitor_events (counted below) */
 
 typedef struct fakebridge {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -142,6 +143,7 @@ typedef struct fakebridge {
   atomic_int n_stop;          /* stop_thread calls */
   atomic_int parked[FD_NTHREADS + 1]; /* thread_parking said 1, not yet 0 */
   atomic_int method_events;
+  atomic_int n_monitor_events, monitor_events; /* set_monitor_events: calls, and the last on */
   /* set_field_watch: calls, and the last field and kinds asked for. */
   atomic_int n_field_watch, last_watch_field, last_watch_mask;
   /* invoke: calls, and the last thread and options. compute(int x) returns (long)2x, or throws

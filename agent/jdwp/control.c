@@ -349,9 +349,20 @@ static int set_method_events(void *vd, int on) {
   return ja_err(e);
 }
 
-/* The agent listens to the monitor events from the start (events.c) and reports each one some
- * client wants (ddmc_event_wanted): the op only says the VM can. */
-static void set_monitor_events(void *vd, int on) {}
+/* HotSpot reports the four monitor events only while some client of the library wants one (the
+ * library's switch, bridge.h): a JVM with them enabled pays at every contended enter and wait.
+ * events.c then reports each one ddmc_event_wanted says is wanted. The op has no error to give:
+ * a refusal (which the capability taken at OnLoad rules out) leaves the events off, and stderr
+ * says so. */
+static void set_monitor_events(void *vd, int on) {
+  static const jvmtiEvent kinds[] = {JVMTI_EVENT_MONITOR_CONTENDED_ENTER, JVMTI_EVENT_MONITOR_CONTENDED_ENTERED,
+                                     JVMTI_EVENT_MONITOR_WAIT, JVMTI_EVENT_MONITOR_WAITED};
+  jvmtiEventMode mode = on ? JVMTI_ENABLE : JVMTI_DISABLE;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    jvmtiError e = (*ja.ti)->SetEventNotificationMode(ja.ti, mode, kinds[i], NULL);
+    if (e != JVMTI_ERROR_NONE) fprintf(stderr, "ddmcjdwp: monitor events %s: JVMTI error %d\n", on ? "on" : "off", (int)e);
+  }
+}
 
 /* The type letters of a descriptor's arguments ('L' for any reference), and of its result. */
 static int parse_sig(const char *sig, char *args, int max, int *n, char *ret) {

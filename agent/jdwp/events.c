@@ -387,12 +387,7 @@ int ja_events_enable(void) {
   /* Only the fields the library watches report these. */
   if (ja.caps.can_generate_field_access_events) always[n++] = JVMTI_EVENT_FIELD_ACCESS;
   if (ja.caps.can_generate_field_modification_events) always[n++] = JVMTI_EVENT_FIELD_MODIFICATION;
-  if (ja.caps.can_generate_monitor_events) {
-    always[n++] = JVMTI_EVENT_MONITOR_CONTENDED_ENTER;
-    always[n++] = JVMTI_EVENT_MONITOR_CONTENDED_ENTERED;
-    always[n++] = JVMTI_EVENT_MONITOR_WAIT;
-    always[n++] = JVMTI_EVENT_MONITOR_WAITED;
-  }
+  /* The monitor events are switched by the library (control.c, set_monitor_events). */
   for (int i = 0; i < n; i++) {
     jvmtiError e = (*ja.ti)->SetEventNotificationMode(ja.ti, JVMTI_ENABLE, always[i], NULL);
     if (e != JVMTI_ERROR_NONE) return (int)e;

@@ -29,6 +29,7 @@ struct vm_bridge {
   ddmc_vm *d;
   mvm_vm *vm;
   atomic_int dead;              /* VM_DEATH sent */
+  atomic_int monitor_events;    /* set_monitor_events: some client wants monitor events */
 };
 
 static int jdwp_error(int rc) {
@@ -672,8 +673,11 @@ static int op_start_agent_thread(void *vm_data, ddmc_ref thread_obj, int32_t pri
   return rc == MVM_DBG_ENOOBJECT ? DDMC_JDWP_INVALID_THREAD : jdwp_error(rc);
 }
 
-/* Nothing to switch: monitor.c asks monitor_wants (ddmc_event_wanted, one atomic read) each time. */
-static void op_set_monitor_events(void *vm_data, int on) { (void)vm_data, (void)on; }
+/* The library's switch (bridge.h): while it is off, monitor.c's monitor_wants answers no without
+ * asking the library; while on, ddmc_event_wanted picks the kinds some client wants. */
+static void op_set_monitor_events(void *vm_data, int on) {
+  atomic_store(&((vm_bridge *)vm_data)->monitor_events, on != 0);
+}
 
 static int mon_kind(int kind) {
   switch (kind) {
@@ -686,7 +690,7 @@ static int mon_kind(int kind) {
 
 static int on_monitor_wants(void *ud, int kind) {
   vm_bridge *b = ud;
-  return ddmc_event_wanted(b->d, (ddmc_event_kind)mon_kind(kind));
+  return atomic_load(&b->monitor_events) && ddmc_event_wanted(b->d, (ddmc_event_kind)mon_kind(kind));
 }
 
 static void on_monitor(void *ud, uint32_t thread, const mvm_loc *loc, int32_t depth, int kind, uint64_t obj,

@@ -37,8 +37,8 @@
  * says "Locks:". Two locks are held across ops, each so that the library's counts and the VM's
  * state change together:
  *   - the switch lock (every client's breakpoints, field watches, stepping and method events):
- *     held across set_breakpoint, clear_breakpoint, set_field_watch, set_stepping and
- *     set_method_events;
+ *     held across set_breakpoint, clear_breakpoint, set_field_watch, set_stepping,
+ *     set_method_events and set_monitor_events;
  *   - a suspension lock (the debugger's suspend counts, JVM TI's): held across suspend_thread and
  *     resume_thread, and across the thread listing a suspension of every thread needs
  *     (for_each_debuggee_thread, thread_info, and vm.h's for_each_thread).
@@ -366,10 +366,13 @@ typedef struct ddmc_vm_bridge {
    * lock. */
   int (*set_method_events)(void *vm_data, int on);
   /* Its presence says the VM reports the ddmc_post_monitor_* events (JDWP's
-   * canRequestMonitorEvents, JVM TI's can_generate_monitor_events). This library does not call
-   * it yet: a VM checks ddmc_event_wanted at each contended enter and wait (one atomic read) and
-   * leaves this a no-op. Reserved for a later library to call when the first client starts (on
-   * = 1) or the last stops (0) wanting any of them. Thread: any. */
+   * canRequestMonitorEvents, JVM TI's can_generate_monitor_events). The library counts who wants
+   * any of them (the debugger's MONITOR_CONTENDED_ENTER/ENTERED, MONITOR_WAIT/WAITED requests, an
+   * agent's SetEventNotificationMode for the four JVM TI monitor events) and calls it with on = 1
+   * when the first wants them and on = 0 when the last stops, as set_method_events. While off the
+   * VM need not report them (it saves its hooks at contended enters and waits); while on it
+   * reports each one ddmc_event_wanted says some client wants. Thread: the JDWP thread or an
+   * agent's thread. Locks: runs under the switch lock. */
   void (*set_monitor_events)(void *vm_data, int on);
   /* A method call. VM thread: the thread the client names, which an event left parked inside a
    * ddmc_post_* call, runs the call itself (the library hands it over; the JDWP thread never waits

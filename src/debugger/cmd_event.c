@@ -36,6 +36,19 @@ static int method_events(ddmc__dbg *d, int on) {
   return 0;
 }
 
+/* The monitor events are one switch too (bridge.h, set_monitor_events): on with the first MONITOR_*
+ * request, off when the last goes. */
+static void monitor_events(ddmc__dbg *d, int on) {
+  ddmc__dbg_reqs *q = d->req;
+  if (on && q->monitor_events++ == 0) ddmc__ctl_monitor_events(d->vm, DDMC__ME_DEBUGGER, 1);
+  if (!on && q->monitor_events > 0 && --q->monitor_events == 0) ddmc__ctl_monitor_events(d->vm, DDMC__ME_DEBUGGER, 0);
+}
+
+static int is_monitor_kind(int kind) {
+  return kind == DDMC_EV_MONITOR_CONTENDED_ENTER || kind == DDMC_EV_MONITOR_CONTENDED_ENTERED ||
+         kind == DDMC_EV_MONITOR_WAIT || kind == DDMC_EV_MONITOR_WAITED;
+}
+
 static unsigned watch_kind(int kind) { return kind == DDMC_EV_FIELD_ACCESS ? DDMC_WATCH_ACCESS : DDMC_WATCH_MODIFY; }
 
 static int is_method_kind(int kind) {
@@ -66,6 +79,7 @@ static void detach(ddmc__dbg *d, ddmc__dbg_req *r) {
     if (!others) ddmc__ctl_stepping(d->vm, r->step_thread, DDMC__ME_DEBUGGER, 0);
   }
   if (is_method_kind(r->kind)) method_events(d, 0);
+  if (is_monitor_kind(r->kind)) monitor_events(d, 0);
   atomic_fetch_sub(&d->want[r->kind % DDMC__EV_KINDS], 1);
   if (is_hot_kind(r->kind)) atomic_fetch_sub(&d->hot_wants, 1);
 }
@@ -328,9 +342,9 @@ static int install_watch(ddmc__dbg *d, ddmc__dbg_req *r) {
   return 0;
 }
 
-/* The kind's requirements and the VM's part. Kinds are exclusive here: at most one of the four
- * VM-side effects, and each is the last thing that can fail for its kind, so a failure leaves
- * nothing to undo. */
+/* The kind's requirements and the VM's part. Kinds are exclusive here: at most one of the five
+ * VM-side effects, and each is the last thing that can fail for its kind (the monitor switch
+ * cannot), so a failure leaves nothing to undo. */
 static int install(ddmc__dbg *d, ddmc__dbg_req *r) {
   const ddmc__dbg_mod *step_mod = NULL;
   for (uint32_t i = 0; i < r->nmods; i++) {
@@ -342,6 +356,7 @@ static int install(ddmc__dbg *d, ddmc__dbg_req *r) {
   if (r->kind == DDMC_EV_BREAKPOINT) return install_breakpoint(d, r);
   if (step_mod != NULL) return arm_step(d, r, step_mod);
   if (is_method_kind(r->kind)) return method_events(d, 1);
+  if (is_monitor_kind(r->kind)) monitor_events(d, 1);
   if (r->kind == DDMC_EV_FIELD_ACCESS || r->kind == DDMC_EV_FIELD_MODIFICATION) return install_watch(d, r);
   return 0;
 }

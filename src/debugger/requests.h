@@ -78,6 +78,7 @@ struct ddmc__dbg_reqs {
   uint32_t n, cap;
   int32_t next_id;
   uint32_t method_events; /* METHOD_ENTRY / EXIT requests: the VM reports them while > 0 */
+  uint32_t monitor_events; /* MONITOR_* requests: the VM reports them while > 0 */
   /* The bytes the list's requests hold, against ddmc_options.event_request_bytes: the count
    * cap alone let one peer pin hundreds of MiB in patterns. freed: given back since the last
    * trim, which the session's end does when it is large. */

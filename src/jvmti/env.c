@@ -305,6 +305,10 @@ static void want_changed(ddmc__jvmti *jv, int i, int before, int after) {
   int me = atomic_load(&jv->want[JVMTI_EVENT_METHOD_ENTRY - DDMC__JEV_FIRST]) > 0 ||
            atomic_load(&jv->want[JVMTI_EVENT_METHOD_EXIT - DDMC__JEV_FIRST]) > 0;
   if (atomic_exchange(&jv->method_events_on, me) != me) ddmc__ctl_method_events(jv->vm, DDMC__ME_AGENT, me);
+  int mon = 0;
+  for (int k = JVMTI_EVENT_MONITOR_WAIT; k <= JVMTI_EVENT_MONITOR_CONTENDED_ENTERED; k++)
+    mon |= atomic_load(&jv->want[k - DDMC__JEV_FIRST]) > 0;
+  if (atomic_exchange(&jv->monitor_events_on, mon) != mon) ddmc__ctl_monitor_events(jv->vm, DDMC__ME_AGENT, mon);
   /* heap: VMObjectAlloc rides on the allocation hook's flag. */
   if (i == JVMTI_EVENT_VM_OBJECT_ALLOC - DDMC__JEV_FIRST)
     ddmc__hub_alloc_want(jv->vm, DDMC__ALLOC_AGENTS, atomic_load(&jv->want[i]) > 0);

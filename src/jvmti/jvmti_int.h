@@ -188,6 +188,7 @@ struct ddmc__jvmti {
    * one-read test; ddmc_event_wanted answers from it too. */
   atomic_int want[DDMC__JEV_COUNT];
   atomic_int method_events_on; /* the VM's method events switched on for agents */
+  atomic_int monitor_events_on; /* the VM's monitor events switched on for agents */
   /* Threads the VM steps for agents (debug.c); step_lock orders the changes and is held across
    * the shared switch (src/vmctl), never under jv->lock. */
   pthread_mutex_t step_lock;

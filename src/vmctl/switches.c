@@ -55,6 +55,17 @@ int ddmc__ctl_method_events(ddmc_vm *vm, unsigned reason, int on) {
   return rc;
 }
 
+void ddmc__ctl_monitor_events(ddmc_vm *vm, unsigned reason, int on) {
+  ddmc__ctl *c = &vm->ctl;
+  ddmc__lock_role(&c->lock, DDMC__LOCK_SWITCHES);
+  unsigned before = c->mon_reasons, after = on ? before | reason : before & ~reason;
+  c->mon_reasons = after;
+  const ddmc_vm_bridge *b = ddmc__bridge(vm);
+  if ((before != 0) != (after != 0) && b != NULL && b->set_monitor_events != NULL)
+    b->set_monitor_events(vm->bridge_data, after != 0);
+  ddmc__unlock_role(&c->lock, DDMC__LOCK_SWITCHES);
+}
+
 static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
   return a->cls == b->cls && a->method == b->method && a->index == b->index;
 }

@@ -3,8 +3,8 @@
  * traces, agents), breakpoints, field watches and single stepping (the debugger and agents).
  *
  * Each switch is counted here, by client, and the VM is told (ddmc_vm_bridge.set_method_events,
- * set_breakpoint / clear_breakpoint, set_field_watch, set_stepping) only when the first client
- * turns it on or the last turns it off. A debugger clearing its breakpoint therefore never
+ * set_monitor_events, set_breakpoint / clear_breakpoint, set_field_watch, set_stepping) only when
+ * the first client turns it on or the last turns it off. A debugger clearing its breakpoint therefore never
  * removes an agent's at the same place, and the other way round.
  *
  * Threads: the JDWP thread (the debugger, traces) and any VM or agent thread (JVM TI). One lock
@@ -48,6 +48,7 @@ typedef struct ddmc__ctl {
   int (*suspend_arbiter)(ddmc_vm *vm, uint32_t thread, int suspend);
   pthread_mutex_t lock;
   unsigned me_reasons DDMC_GUARDED_BY(lock);
+  unsigned mon_reasons DDMC_GUARDED_BY(lock); /* who wants monitor events */
   ddmc__ctl_bp *bps DDMC_GUARDED_BY(lock);
   uint32_t nbps, cap_bps;
   ddmc__ctl_watch *watches DDMC_GUARDED_BY(lock);
@@ -67,6 +68,9 @@ int ddmc__ctl_suspend(ddmc_vm *vm, uint32_t thread, int suspend);
 /* Each returns 0 or the op's JDWP error code (NOT_IMPLEMENTED without the op, OUT_OF_MEMORY
  * past DDMC__CTL_MAX or when memory runs out). Turning off what is not on is 0. */
 int ddmc__ctl_method_events(ddmc_vm *vm, unsigned reason, int on);
+/* reason (DDMC__ME_DEBUGGER or _AGENT) wants monitor events (on) or no longer. The op cannot fail
+ * (a VM without it offers no monitor events, so no client asks). */
+void ddmc__ctl_monitor_events(ddmc_vm *vm, unsigned reason, int on);
 /* One more (on) or one fewer request for a breakpoint at loc. */
 int ddmc__ctl_breakpoint(ddmc_vm *vm, const ddmc_location *loc, int on);
 /* One more or one fewer watch of field (kind DDMC_WATCH_ACCESS or _MODIFY). */

@@ -36,6 +36,11 @@ int setup_weak_names(void **state) {
   return setup_flags(FAKEBRIDGE_WEAK_NAMES);
 }
 
+int setup_monitor_events(void **state) {
+  (void)state;
+  return setup_flags(FAKEBRIDGE_MONITOR_EVENTS);
+}
+
 int teardown(void **state) {
   (void)state;
   int bad = atomic_load(&F->bad_calls);

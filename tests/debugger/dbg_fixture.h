@@ -35,6 +35,8 @@ int setup_suspend_y(void **state);
 int setup_thread_objects(void **state);
 /* setup with the bridge's hold_ref / release_ref (FAKEBRIDGE_WEAK_NAMES): names held weakly */
 int setup_weak_names(void **state);
+/* setup with the bridge's set_monitor_events (FAKEBRIDGE_MONITOR_EVENTS) */
+int setup_monitor_events(void **state);
 int teardown(void **state);
 
 /* ---- request bodies */

@@ -489,6 +489,41 @@ static void test_other_events(void **state) {
   assert_int_equal(g_comp[0].policy, 0);
 }
 
+/* The monitor events are a switch (bridge.h, set_monitor_events): on with the first MONITOR_*
+ * request of any of the four kinds, off with the last, shared with an agent's, and off when the
+ * session ends with requests left. */
+static void test_monitor_events_switch(void **state) {
+  (void)state;
+  int32_t a, b;
+  assert_int_equal(set_req(DDMC_EV_MONITOR_CONTENDED_ENTER, 0, NULL, 0, &a), 0);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 1);
+  assert_int_equal(atomic_load(&F->monitor_events), 1);
+  assert_int_equal(set_req(DDMC_EV_MONITOR_WAITED, 0, NULL, 0, &b), 0);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 1);
+  assert_int_equal(clear_req(DDMC_EV_MONITOR_CONTENDED_ENTER, a), 0);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 1);
+  assert_int_equal(clear_req(DDMC_EV_MONITOR_WAITED, b), 0);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 2);
+  assert_int_equal(atomic_load(&F->monitor_events), 0);
+  /* an agent's want keeps them on past the debugger's last request */
+  ddmc__ctl_monitor_events(F->fv.vm, DDMC__ME_AGENT, 1);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 3);
+  assert_int_equal(set_req(DDMC_EV_MONITOR_WAIT, 0, NULL, 0, &a), 0);
+  assert_int_equal(clear_req(DDMC_EV_MONITOR_WAIT, a), 0);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 3);
+  ddmc__ctl_monitor_events(F->fv.vm, DDMC__ME_AGENT, 0);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 4);
+  assert_int_equal(atomic_load(&F->monitor_events), 0);
+  /* other kinds leave the switch alone; the session's end clears what is left */
+  assert_int_equal(set_req(DDMC_EV_THREAD_START, 0, NULL, 0, NULL), 0);
+  assert_int_equal(set_req(DDMC_EV_MONITOR_CONTENDED_ENTERED, 0, NULL, 0, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 5);
+  ddmc__dbg_reset(F->d);
+  assert_int_equal(atomic_load(&F->n_monitor_events), 6);
+  assert_int_equal(atomic_load(&F->monitor_events), 0);
+  fakebridge_reconnect(F);
+}
+
 /* Two requests at one place: one composite, the strongest policy of the two. */
 static void test_strongest_policy(void **state) {
   (void)state;
@@ -655,6 +690,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_field_watch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_hold_events, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_events, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_monitor_events_switch, setup_monitor_events, teardown),
       cmocka_unit_test_setup_teardown(test_strongest_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_concurrent_posts, setup, teardown),
   };

@@ -2,7 +2,7 @@
 /* JVM TI's debugging and suspension functions without a VM process, over a fake bridge that
  * counts what the VM is asked to do: suspension shared with the debugger (src/jvmti/suspend.c),
  * breakpoints and field watches shared with it through src/vmctl (src/jvmti/debug.c), single
- * stepping following SetEventNotificationMode, and their bad input; raw monitors' notify; JNI
+ * stepping and the monitor events' switch following SetEventNotificationMode, and their bad input; raw monitors' notify; JNI
  * NewObject's argument forms. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -25,6 +25,7 @@
 #define C_A 7
 
 static int g_suspends[3], g_resumes[3], g_bps, g_bp_clears, g_watch, g_stepping[3];
+static int g_monitor_calls, g_monitor_on; /* set_monitor_events */
 
 static int op_thread_info(void *d, uint32_t t, ddmc_thread_detail *out) {
   if (t != T_MAIN && t != T_WORKER) return DDMC_JDWP_INVALID_THREAD;
@@ -105,6 +106,10 @@ static int op_set_local(void *d, uint32_t t, int32_t depth, int32_t slot, const 
 static int op_variable_table(void *d, ddmc_class c, uint32_t m, ddmc_variable_visit_fn fn, void *arg) {
   return DDMC_JDWP_ABSENT_INFORMATION;
 }
+static void op_monitor_events(void *d, int on) {
+  g_monitor_calls++;
+  g_monitor_on = on;
+}
 static int vm_for_each_thread(void *d, ddmc_thread_visit_fn fn, void *arg) {
   ddmc_thread_info a = {.id = T_MAIN, .tid = 1, .name = "main"}, b = {.id = T_WORKER, .tid = 2, .name = "worker"};
   if (fn(arg, &a)) return 0;
@@ -129,6 +134,7 @@ static int setup(void **state) {
   bridge.set_local = op_set_local;
   bridge.variable_table = op_variable_table;
   bridge.invoke = op_invoke;
+  bridge.set_monitor_events = op_monitor_events;
   ddmc_vm_ops vops;
   memset(&vops, 0, sizeof(vops));
   vops.for_each_thread = vm_for_each_thread;
@@ -137,6 +143,7 @@ static int setup(void **state) {
   memset(g_resumes, 0, sizeof(g_resumes));
   memset(g_stepping, 0, sizeof(g_stepping));
   g_bps = g_bp_clears = g_watch = 0;
+  g_monitor_calls = g_monitor_on = 0;
   *state = f;
   return 0;
 }
@@ -154,6 +161,7 @@ static void caps_and_live(fixture *f) {
   ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_field_access_events);
   ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_field_modification_events);
   ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_single_step_events);
+  ddmc__jv_cap_set(&c, DDMC_CAP_can_generate_monitor_events);
   assert_int_equal(ddmc__jv_jt_AddCapabilities(f->e, &c), 0);
   assert_int_equal(ddmc_agent_vm_start(f->vm), 0);
   assert_int_equal(ddmc_agent_vm_init(f->vm, 0), 0);
@@ -341,6 +349,32 @@ static void *rm_waiter(void *p) {
   return NULL;
 }
 
+/* The VM's monitor events are on while some environment enables any of the four (globally or for
+ * a thread), and the switch is told only when that changes (bridge.h, set_monitor_events). */
+static void test_monitor_events_follow_enables(void **state) {
+  fixture *f = *state;
+  caps_and_live(f);
+  jthread w = ddmc__jv_thread_local(f->jv, T_WORKER);
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_MONITOR_WAIT, NULL), 0);
+  assert_int_equal(g_monitor_calls, 1);
+  assert_int_equal(g_monitor_on, 1);
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER, w), 0);
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_DISABLE, JVMTI_EVENT_MONITOR_WAIT, NULL), 0);
+  assert_int_equal(g_monitor_calls, 1); /* the worker's CONTENDED_ENTER keeps them on */
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_DISABLE, JVMTI_EVENT_MONITOR_CONTENDED_ENTER, w), 0);
+  assert_int_equal(g_monitor_calls, 2);
+  assert_int_equal(g_monitor_on, 0);
+  /* other events leave it alone */
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_THREAD_START, NULL), 0);
+  assert_int_equal(g_monitor_calls, 2);
+  /* DisposeEnvironment takes its enables with it */
+  assert_int_equal(ddmc__jv_jt_SetEventNotificationMode(f->e, JVMTI_ENABLE, JVMTI_EVENT_MONITOR_WAITED, NULL), 0);
+  assert_int_equal(g_monitor_calls, 3);
+  assert_int_equal(ddmc__jv_jt_DisposeEnvironment(f->e), 0);
+  assert_int_equal(g_monitor_calls, 4);
+  assert_int_equal(g_monitor_on, 0);
+}
+
 static void test_raw_monitor_notify_goes_to_a_waiter(void **state) {
   fixture *f = *state;
   rm_arg a = {f, NULL, 0, 0};
@@ -375,6 +409,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_suspend_shared_with_debugger, setup, teardown),
       cmocka_unit_test_setup_teardown(test_breakpoints_and_watches, setup, teardown),
       cmocka_unit_test_setup_teardown(test_single_step_follows_enables, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_monitor_events_follow_enables, setup, teardown),
       cmocka_unit_test_setup_teardown(test_raw_monitor_notify_goes_to_a_waiter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_object_arguments, setup, teardown),
   };
