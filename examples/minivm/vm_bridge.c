@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* minivm's half of JDWP debugging: every ddmc_vm_bridge op, and the VM's debugger hooks turned
- * into ddmc_post_* calls. The VM work itself (reflection, values, suspension, breakpoints)
- * is in the core (debug.c, mvm_debug.h), which builds without libddmc; this file only adapts
- * types and error codes, as Dalvik's Debugger.cpp adapted the VM to vm/jdwp.
+/* minivm's bridge, for every client (JDWP debugging, profiling, agents): every ddmc_vm_bridge
+ * op, and the VM's debugger hooks turned into ddmc_post_* calls. The VM work itself (reflection,
+ * values, suspension, breakpoints) is in the core (debug.c, mvm_debug.h), which builds without
+ * libddmc; this file only adapts types and error codes, as Dalvik's Debugger.cpp adapted the VM to vm/jdwp.
  *
  * Names on the wire side: a ddmc_class is an mvm_type (class index + 1, or MVM_TYPE_ARRAY |
  * array-type index), a ddmc_ref an mvm_ref, a thread its VM id. Slots: JDI takes the variables

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The JDWP debugger side of minivm: ddmc_vm_bridge over the core's mvm_debug.h, and the core's
- * debugger hooks turned into ddmc_post_* calls. ddm_bridge.c drives it: attach() between
- * ddmc_vm_new and ddmc_vm_start, thread_start() from its thread-start hook, vm_death() at exit. */
+/* minivm's bridge (the debugger's, profiling's and agents'): ddmc_vm_bridge over the core's
+ * mvm_debug.h, and the core's debugger hooks turned into ddmc_post_* calls. ddm_bridge.c drives
+ * it: attach() between ddmc_vm_new and ddmc_vm_start, thread_start() from its thread-start hook,
+ * vm_death() at exit. */
 #ifndef MINIVM_VM_BRIDGE_H
 #define MINIVM_VM_BRIDGE_H
 

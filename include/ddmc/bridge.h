@@ -385,7 +385,11 @@ typedef struct ddmc_vm_bridge {
    * usual, and may park the thread inside the call as any event does. */
   int (*invoke)(void *vm_data, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj,
                 const ddmc_value *args, int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception);
-  /* VirtualMachine.Exit: end the process with status (after the reply is sent). */
+  /* JDWP's VirtualMachine.Exit: end the process at once with status, as Runtime.halt does and as
+   * the JDK's agent does: no shutdown hooks, no orderly stop of the VM's threads (which the
+   * debugger may hold suspended). Not vm.h's ddmc_vm_ops.exit, which asks for an orderly exit.
+   * Does not return. Thread: a thread of the library's own, once the reply has been flushed to
+   * the debugger. */
   void (*exit)(void *vm_data, int32_t status);
 
   /* ---- the heap. A VM without with_world_stopped, for_each_object and for_each_root has no heap

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The VM bridge: what a VM implementer links and fills in.
+/* The VM's instance of the library: what a VM implementer links and fills in first.
  *
  * A VM creates one ddmc_vm per process with ddmc_vm_new(), passing its parsed options, a table
- * of callbacks (ddmc_vm_ops) and an opaque vm_data pointer handed back to every callback.
+ * of hooks (ddmc_vm_ops: the JDWP thread's life, DDM's threads, stacks and heap, exit, log) and an
+ * opaque vm_data pointer handed back to every hook. What the library's clients (debugger,
+ * profiling, agents) need of the VM goes through the other table, the bridge (bridge.h).
  * ddmc_vm_start() starts the JDWP thread, which owns the socket: it accepts (or dials) one peer
  * at a time, reads and answers requests, and is the only thread that ever writes to the peer.
  * VM threads report events with the ddmc_notify_* functions, which copy their input into a
@@ -120,7 +122,8 @@ typedef int (*ddmc_frame_visit_fn)(void *arg, const ddmc_frame *f);
 typedef int (*ddmc_heap_visit_fn)(void *arg, uintptr_t addr, size_t bytes, ddmc_heap_kind kind,
                                   ddmc_heap_solidity solidity);
 
-/* Callbacks into the VM. Any member may be NULL: the library then does without (a DDM request that
+/* The VM's hooks (named ops wherever the library keeps them; the bridge is named bridge). Any
+ * member may be NULL: the library then does without (a DDM request that
  * needs it gets a FAIL chunk, a JDWP command gets NOT_IMPLEMENTED). New members are only ever
  * appended; ddmc_vm_new passes sizeof so an older VM binary keeps working. */
 typedef struct ddmc_vm_ops {
@@ -141,7 +144,12 @@ typedef struct ddmc_vm_ops {
   int (*jdwp_command)(void *vm_data, uint8_t cmd_set, uint8_t cmd, const uint8_t *in, size_t n,
                       ddmc_buf *reply);
 
-  /* EXIT chunk: end the process with this status (normally does not return). */
+  /* End the VM with this status as the program's own exit would (System.exit: a JVM runs its
+   * shutdown hooks; a VM with no shutdown work may flush its output and _exit). For DDM's EXIT
+   * chunk, and for timeout= when no debugger came (status 1). It may return at once and exit from
+   * a thread of its own (it must, if its shutdown stops the library and so waits for the JDWP
+   * thread), or return having refused. Not the bridge's exit (bridge.h), which is JDWP's
+   * VirtualMachine.Exit: a halt that never returns. Thread: the JDWP thread. */
   void (*exit)(void *vm_data, int32_t status);
 
   /* Visit every live thread once, under whatever lock keeps the list stable. Returns 0, or
