@@ -125,7 +125,12 @@ static const fakevm_thread kThreads[FD_NTHREADS] = {
 
 /* ---- helpers */
 
-static fakebridge *FD(void *vm_data) { return vm_data; }
+/* Every op gets the vm_data it was installed with (not a shim's of the library's lock check). */
+static fakebridge *FD(void *vm_data) {
+  fakebridge *f = vm_data;
+  if (f == NULL || f->magic != FAKEBRIDGE_MAGIC) abort();
+  return f;
+}
 static void bad(fakebridge *f) { atomic_fetch_add(&f->bad_calls, 1); }
 
 static const ddmc_class_info *class_of(ddmc_class c) {
@@ -911,6 +916,7 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
   const fakevm_config cfg = {.threads = kThreads, .nthreads = FD_NTHREADS};
   fakevm_init(&f->fv, &cfg); /* zeroes f->fv only */
   memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
+  f->magic = FAKEBRIDGE_MAGIC;
   pthread_mutex_init(&f->bp_lock, NULL);
   fakebridge_reset_debuggee(f);
   f->bridge = kOps;

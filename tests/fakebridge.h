@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* A fake Dalvik-style debuggee for the debugger layer's tests and fuzzer: every ddmc_vm_bridge op,
- * answered from a small static program, plus counters of what the library asked of it.
+/* The tests' fake bridge: a Dalvik-style debuggee behind every ddmc_vm_bridge op, answered from a
+ * small static program, plus counters of what the library asked of it. The debugger layer's
+ * tests and fuzzer, the profiler's session test and the lock-contract test (test_lockcheck)
+ * configure it with fakebridge_new's flags and knobs; a test that needs another answer adds a
+ * knob here rather than a bridge of its own.
  *
  * The program (see fakebridge.c for every value):
  *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
@@ -171,7 +174,9 @@ typedef struct fakebridge {
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];
   int nbps;
+  uint32_t magic; /* FAKEBRIDGE_MAGIC: every op checks its vm_data is this fake */
 } fakebridge;
+#define FAKEBRIDGE_MAGIC 0xfb1d6e00u
 
 /* The VM (fakevm), the debugger attached, the debuggee in its initial state and (unless
  * FAKEBRIDGE_NO_SESSION) a live session. Returns 0 or the failing call's code. f must stay put. */

@@ -13,50 +13,29 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fakebridge.h"
 #include "vm_int.h"
 
 #ifndef DDMC__LOCK_CHECK
 #error "test_lockcheck needs a build without NDEBUG"
 #endif
 
-static int g_info_calls, g_bp_calls;
+/* The tests' one fake bridge, without the debugger: the ops are called straight, as a client of
+ * the bridge calls them, under the locks each test takes. */
+static fakebridge g_fb;
 static unsigned g_suspend_held;
 
-static int fake_thread_info(void *vm_data, uint32_t thread, ddmc_thread_detail *out) {
-  assert_ptr_equal(vm_data, &g_info_calls); /* the VM gets its own vm_data back, not the shim's */
+static void on_hook(void *arg, int where, uint32_t thread) {
+  (void)arg;
   (void)thread;
-  memset(out, 0, sizeof(*out));
-  g_info_calls++;
-  return 0;
-}
-
-static int fake_set_breakpoint(void *vm_data, const ddmc_location *loc) {
-  (void)vm_data;
-  (void)loc;
-  g_bp_calls++;
-  return 0;
-}
-
-static int fake_suspend(void *vm_data, uint32_t thread) {
-  (void)vm_data;
-  (void)thread;
-  g_suspend_held = ddmc__locks_held(DDMC__LOCK_SUSPEND);
-  return 0;
+  if (where == FD_HOOK_SUSPEND) g_suspend_held = ddmc__locks_held(DDMC__LOCK_SUSPEND);
 }
 
 static ddmc_vm *new_vm(void) {
-  ddmc_options o;
-  ddmc_options_init(&o);
-  o.transport = DDMC_TRANSPORT_SOCKET;
-  ddmc_vm *vm = NULL;
-  assert_int_equal(ddmc_vm_new(&vm, &o, NULL, NULL, NULL), 0);
-  ddmc_vm_bridge b;
-  memset(&b, 0, sizeof(b));
-  b.thread_info = fake_thread_info;
-  b.set_breakpoint = fake_set_breakpoint;
-  b.suspend_thread = fake_suspend;
-  assert_int_equal(ddmc_vm_set_bridge(vm, &b, &g_info_calls), 0);
-  return vm;
+  assert_int_equal(fakebridge_new(&g_fb, FAKEBRIDGE_NO_DEBUGGER | FAKEBRIDGE_NO_SESSION), 0);
+  g_fb.hook = on_hook;
+  g_suspend_held = 0;
+  return g_fb.fv.vm;
 }
 
 /* Runs fn in a child; returns its stderr and whether it died of SIGABRT. */
@@ -104,22 +83,24 @@ static void test_allowed_locks_pass(void **state) {
   (void)state;
   ddmc_vm *vm = new_vm();
   ddmc_thread_detail d;
-  g_info_calls = g_bp_calls = 0;
-  assert_int_equal(ddmc__bridge(vm)->thread_info(vm->bridge_data, 1, &d), 0); /* no lock */
-  ddmc_location loc = {1, 0, 0};
+  assert_int_equal(ddmc__bridge(vm)->thread_info(vm->bridge_data, FD_T_MAIN, &d), 0); /* no lock */
+  assert_string_equal(d.name, "main");
+  ddmc_location loc = {FD_C_DEBUG, FD_M_COMPUTE, 5};
   assert_int_equal(ddmc__ctl_breakpoint(vm, &loc, 1), 0); /* under the switch lock, as allowed */
-  assert_int_equal(ddmc__ctl_suspend(vm, 1, 1), 0);       /* vmctl itself holds no lock here */
-  assert_int_equal(g_info_calls, 1);
-  assert_int_equal(g_bp_calls, 1);
+  assert_int_equal(ddmc__ctl_suspend(vm, FD_T_MAIN, 1), 0); /* vmctl itself holds no lock here */
+  assert_int_equal(atomic_load(&g_fb.n_set_bp), 1);
   assert_int_equal(g_suspend_held, 0);
+  assert_int_equal(ddmc__ctl_suspend(vm, FD_T_MAIN, 0), 0);
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER; /* what the debugger does: suspend under sus_lock */
   ddmc__lock_role(&m, DDMC__LOCK_SUSPEND);
-  assert_int_equal(ddmc__ctl_suspend(vm, 1, 1), 0);
-  assert_int_equal(ddmc__bridge(vm)->thread_info(vm->bridge_data, 1, &d), 0);
+  assert_int_equal(ddmc__ctl_suspend(vm, FD_T_MAIN, 1), 0);
+  assert_int_equal(ddmc__bridge(vm)->thread_info(vm->bridge_data, FD_T_MAIN, &d), 0);
   ddmc__unlock_role(&m, DDMC__LOCK_SUSPEND);
   assert_int_equal(g_suspend_held, 1);
+  assert_int_equal(atomic_load(&g_fb.n_suspend), 2);
   assert_int_equal(ddmc__locks_held(DDMC__LOCK_SUSPEND), 0);
-  ddmc_vm_free(vm);
+  assert_int_equal(atomic_load(&g_fb.bad_calls), 0);
+  fakebridge_free(&g_fb);
 }
 
 static void test_forbidden_locks_abort(void **state) {
@@ -133,7 +114,7 @@ static void test_forbidden_locks_abort(void **state) {
   assert_non_null(strstr(err, "1 switch"));
   assert_true(dies_of_abort(breakpoint_under_suspension, vm, err, sizeof(err)));
   assert_non_null(strstr(err, "bridge op set_breakpoint"));
-  ddmc_vm_free(vm);
+  fakebridge_free(&g_fb);
 }
 
 int main(void) {
