@@ -48,10 +48,12 @@ static void log_dump(ddmc_vm *vm, const char *what, const ddmc__prof_hprof *h) {
 static void log_native(ddmc_vm *vm, const char *what, const ddmc__prof_hpnat *n) {
   uint64_t objects, classes, roots, dangling;
   ddmc__prof_hpnat_counts(n, &objects, &classes, &roots, &dangling);
-  ddmc__log(vm, DDMC_LOG_INFO,
-            "heap dump %s (the VM's own dumper): %llu bytes, %llu classes, %llu objects, %llu roots, %llu dangling "
-            "references", what, (unsigned long long)ddmc__prof_hpnat_len(n), (unsigned long long)classes,
-            (unsigned long long)objects, (unsigned long long)roots, (unsigned long long)dangling);
+  ddmc__log(vm, DDMC_LOG_INFO, "heap dump %s (the VM's own dumper): %llu bytes, %llu classes, %llu objects, %llu roots",
+            what, (unsigned long long)ddmc__prof_hpnat_len(n), (unsigned long long)classes, (unsigned long long)objects,
+            (unsigned long long)roots);
+  if (dangling > 0) /* counted as they are written */
+    ddmc__log(vm, DDMC_LOG_INFO, "heap dump: %llu references to objects the VM's dumper left out written as null",
+              (unsigned long long)dangling);
 }
 
 static void count_native(ddmc_vm *vm, int rc, uint64_t bytes) {
@@ -178,6 +180,7 @@ static void src_done(void *ud, int status) {
   ddmc_vm *vm = s->vm;
   if (status != 0) ddmc__log(vm, DDMC_LOG_WARN, "heap dump transfer dropped: %s", ddmc_strerror(status));
   ddmc__prof_hprof_free(vm, s->h);
+  if (s->n != NULL && status == 0) log_native(vm, "sent", s->n);
   ddmc__prof_hpnat_close(s->n);
   atomic_store(&vm->prof.hprof_sending, 0);
   ddmc__free(&vm->mem, s);

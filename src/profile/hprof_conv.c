@@ -694,7 +694,7 @@ static void top_record(ddmc__hpconv *c) {
 static void sub_root(ddmc__hpconv *c, uint32_t tag) {
   o_u1(c, tag);
   o_ref(c, r_id(c));
-  c->roots++;
+  c->roots += !c->emit;
   switch (tag) {
     case 0x01: /* JNI global: the global ref's own id is no object of the dump */
       r_id(c);
@@ -777,7 +777,7 @@ static void sub_instance(ddmc__hpconv *c) {
          (unsigned long long)id);
     return;
   }
-  c->objects++;
+  c->objects += !c->emit;
   o_u1(c, 0x21);
   o_def(c, id);
   o_u4(c, stack);
@@ -813,7 +813,7 @@ static void sub_array(ddmc__hpconv *c, uint32_t tag) {
   uint64_t id = r_id(c);
   uint32_t stack = r_u4(c);
   uint32_t n = r_u4(c);
-  c->objects++;
+  c->objects += !c->emit;
   o_u1(c, tag);
   o_def(c, id);
   o_u4(c, stack);
