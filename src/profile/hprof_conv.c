@@ -69,8 +69,10 @@ struct ddmc__hpconv {
   uint64_t *chunk_keys; /* piece number + 1; 0: empty */
   uint8_t **chunk_bits;
   size_t chunk_cap, nchunk;
-  uint64_t last_key;
-  uint8_t *last_bits;
+  uint64_t last_key, mark_key;
+  uint8_t *last_bits, *mark_bits;
+  uint64_t cls_key; /* the class found last, and its index */
+  size_t cls_index;
   unsigned shift;
   uint64_t objects, roots, dangling;
   int err;
@@ -89,9 +91,8 @@ static int fail(ddmc__hpconv *c, int err, const char *fmt, ...) {
 
 /* ---- input */
 
-/* n contiguous bytes of the input (n <= IN_BYTES), or NULL with err set. */
-static const uint8_t *need(ddmc__hpconv *c, size_t n) {
-  if (c->in_len - c->in_pos >= n) return c->in + c->in_pos;
+/* n contiguous bytes of the input (n <= IN_BYTES), or NULL with err set: the buffer refilled. */
+static __attribute__((noinline)) const uint8_t *need_slow(ddmc__hpconv *c, size_t n) {
   if (c->err != 0) return NULL;
   memmove(c->in, c->in + c->in_pos, c->in_len - c->in_pos);
   c->in_len -= c->in_pos;
@@ -113,8 +114,13 @@ static const uint8_t *need(ddmc__hpconv *c, size_t n) {
   return c->in;
 }
 
+static inline const uint8_t *need(ddmc__hpconv *c, size_t n) {
+  if (c->in_len - c->in_pos >= n) return c->in + c->in_pos;
+  return need_slow(c, n);
+}
+
 /* n bytes of the current record, consumed. */
-static const uint8_t *take(ddmc__hpconv *c, size_t n) {
+static inline const uint8_t *take(ddmc__hpconv *c, size_t n) {
   if (n > c->lim) {
     fail(c, DDMC_ENOTSUP, "heap dump: a sub-record runs past its record in the VM's file");
     return NULL;
@@ -142,7 +148,19 @@ static void skip(ddmc__hpconv *c, uint64_t n) {
   if (e != 0) fail(c, DDMC_EIO, "heap dump: the VM's file could not be read (errno %d)", e);
 }
 
-static uint64_t be(const uint8_t *p, unsigned n) {
+static inline uint64_t be(const uint8_t *p, unsigned n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (n == 8) { /* ids and longs: one load, not eight */
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+  }
+  if (n == 4) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return __builtin_bswap32(v);
+  }
+#endif
   uint64_t v = 0;
   for (unsigned i = 0; i < n; i++) v = v << 8 | p[i];
   return v;
@@ -292,6 +310,11 @@ static void mark(ddmc__hpconv *c, uint64_t a) {
     return;
   }
   uint64_t key = (a >> CHUNK_SHIFT) + 1;
+  size_t bit = (size_t)((a >> 3) & ((CHUNK_BITS_BYTES * 8) - 1));
+  if (key == c->mark_key) {
+    c->mark_bits[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+    return;
+  }
   uint8_t **slot = chunk_slot(c, key);
   if (slot == NULL) {
     if ((c->nchunk + 1) * 2 > c->chunk_cap && chunk_grow(c) != 0) return;
@@ -306,8 +329,9 @@ static void mark(ddmc__hpconv *c, uint64_t a) {
     c->nchunk++;
     slot = &c->chunk_bits[j];
   }
-  size_t bit = (size_t)((a >> 3) & ((CHUNK_BITS_BYTES * 8) - 1));
-  (*slot)[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+  c->mark_key = key;
+  c->mark_bits = *slot; /* the bits stay where they are when the table grows */
+  c->mark_bits[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 }
 
 /* Second pass: whether a is an object the dump defines. */
@@ -367,9 +391,14 @@ static int settle_ids(ddmc__hpconv *c) {
 
 static cls_ent *cls_find(ddmc__hpconv *c, uint64_t key) {
   if (c->cls_slot_cap == 0 || key == 0) return NULL;
+  if (key == c->cls_key) return &c->cls[c->cls_index]; /* objects of a class often come together */
   size_t j = mix(key) & (c->cls_slot_cap - 1);
   for (; c->cls_slots[j] != 0; j = (j + 1) & (c->cls_slot_cap - 1))
-    if (c->cls[c->cls_slots[j] - 1].key == key) return &c->cls[c->cls_slots[j] - 1];
+    if (c->cls[c->cls_slots[j] - 1].key == key) {
+      c->cls_key = key;
+      c->cls_index = c->cls_slots[j] - 1;
+      return &c->cls[c->cls_index];
+    }
   return NULL;
 }
 

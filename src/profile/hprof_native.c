@@ -85,7 +85,9 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
     return DDMC_ENOMEM;
   }
   h->vm = vm;
+  int64_t t0 = ddmc__now_ms();
   h->fd = vm_dump(vm, msg, msglen);
+  int64_t t1 = ddmc__now_ms();
   if (h->fd < 0) {
     ddmc__free(&vm->mem, h);
     return DDMC_EIO;
@@ -93,6 +95,8 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
   ddmc__hpconv_input in = {in_fill, in_skip, in_rewind, &h->fd};
   int rc = ddmc__hpconv_open(&vm->mem, &in, &h->conv, &h->len, msg, msglen);
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
+  ddmc__log(vm, DDMC_LOG_INFO, "heap dump: the VM's dumper took %lld ms, reading its file through %lld ms",
+            (long long)(t1 - t0), (long long)(ddmc__now_ms() - t1));
   if (rc == 0 && h->len > max) {
     snprintf(msg, msglen, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
              (unsigned long long)(max >> 20));
