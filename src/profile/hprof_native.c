@@ -8,6 +8,7 @@
  * on disk (TMPDIR, or /tmp), never whole in memory. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 
 #include "profile/hprof.h"
 #include "profile/hprof_conv.h"
+#include "lock.h"
 
 struct ddmc__prof_hpnat {
   ddmc_vm *vm;
@@ -118,28 +120,105 @@ ssize_t ddmc__prof_hpnat_read(ddmc__prof_hpnat *h, uint8_t *dst, size_t cap) {
   return n;
 }
 
-int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr) {
-  enum { PIECE = 1 << 20 };
-  *werr = 0;
-  uint8_t *buf = ddmc__malloc(&h->vm->mem, PIECE);
-  if (buf == NULL) return DDMC_ENOMEM;
-  uint64_t left = h->len;
-  int rc = 0;
-  while (left > 0 && rc == 0 && *werr == 0) {
-    ssize_t n = ddmc__prof_hpnat_read(h, buf, PIECE);
-    if (n <= 0) {
-      rc = n < 0 ? (int)n : DDMC_EIO; /* ended before the length the first pass gave */
-      break;
-    }
-    left -= DDMC__MIN(left, (uint64_t)n);
-    for (size_t off = 0; off < (size_t)n && *werr == 0;) {
-      ssize_t w = write(fd, buf + off, (size_t)n - off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) *werr = w < 0 ? errno : EIO;
-      else off += (size_t)w;
-    }
+/* HPDU's file: the conversion fills one 1 MiB piece while a writer thread writes the other, so
+ * the second pass and the file's write overlap (a disk that throttles writers after HotSpot's own
+ * file took its share would otherwise add its wait to the conversion's time). */
+enum { PIECE = 1 << 20 };
+
+typedef struct pieces {
+  pthread_mutex_t lock;
+  pthread_cond_t cv;
+  uint8_t *buf[2];
+  size_t len[2]; /* 0: free for the conversion */
+  int closed;
+  int fd;
+  int err; /* errno of the first failed write */
+} pieces;
+
+static int put_all(int fd, const uint8_t *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return w < 0 ? errno : EIO;
+    p += w;
+    n -= (size_t)w;
   }
-  ddmc__free(&h->vm->mem, buf);
+  return 0;
+}
+
+static void *writer(void *arg) {
+  pieces *q = arg;
+#ifdef __linux__
+  pthread_setname_np(pthread_self(), "ddmc-hprof");
+#endif
+  for (int i = 0;; i ^= 1) {
+    ddmc__lock(&q->lock);
+    while (q->len[i] == 0 && !q->closed) pthread_cond_wait(&q->cv, &q->lock);
+    size_t n = q->len[i];
+    int err = q->err;
+    ddmc__unlock(&q->lock);
+    if (n == 0) break; /* closed, and nothing left */
+    if (err == 0) err = put_all(q->fd, q->buf[i], n);
+    ddmc__lock(&q->lock);
+    q->err = err;
+    q->len[i] = 0;
+    pthread_cond_signal(&q->cv);
+    ddmc__unlock(&q->lock);
+  }
+  return NULL;
+}
+
+/* The conversion into the pieces in turn; with no thread, each written at once. */
+static int produce(ddmc__prof_hpnat *h, pieces *q, int threaded) {
+  uint64_t left = h->len;
+  for (int i = 0; left > 0; i ^= 1) {
+    ddmc__lock(&q->lock);
+    while (q->len[i] != 0 && q->err == 0) pthread_cond_wait(&q->cv, &q->lock);
+    int err = q->err;
+    ddmc__unlock(&q->lock);
+    if (err != 0) return 0;
+    ssize_t n = ddmc__prof_hpnat_read(h, q->buf[i], PIECE);
+    if (n <= 0) return n < 0 ? (int)n : DDMC_EIO; /* shorter than the first pass said */
+    left -= DDMC__MIN(left, (uint64_t)n);
+    if (!threaded) {
+      q->err = put_all(q->fd, q->buf[i], (size_t)n);
+      continue;
+    }
+    ddmc__lock(&q->lock);
+    q->len[i] = (size_t)n;
+    pthread_cond_signal(&q->cv);
+    ddmc__unlock(&q->lock);
+  }
+  return 0;
+}
+
+int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr) {
+  pieces q;
+  memset(&q, 0, sizeof q);
+  q.fd = fd;
+  *werr = 0;
+  q.buf[0] = ddmc__malloc(&h->vm->mem, PIECE);
+  q.buf[1] = ddmc__malloc(&h->vm->mem, PIECE);
+  int rc = DDMC_ENOMEM;
+  if (q.buf[0] != NULL && q.buf[1] != NULL) {
+    pthread_mutex_init(&q.lock, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    pthread_t th;
+    int threaded = pthread_create(&th, NULL, writer, &q) == 0;
+    rc = produce(h, &q, threaded);
+    if (threaded) {
+      ddmc__lock(&q.lock);
+      q.closed = 1;
+      pthread_cond_signal(&q.cv);
+      ddmc__unlock(&q.lock);
+      pthread_join(th, NULL);
+    }
+    pthread_cond_destroy(&q.cv);
+    pthread_mutex_destroy(&q.lock);
+    *werr = q.err;
+  }
+  ddmc__free(&h->vm->mem, q.buf[0]);
+  ddmc__free(&h->vm->mem, q.buf[1]);
   return rc;
 }
 
