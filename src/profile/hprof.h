@@ -106,8 +106,9 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
 uint64_t ddmc__prof_hpnat_len(const ddmc__prof_hpnat *h);
 /* Its next bytes: > 0, 0 at the end, or a negative DDMC_E* (logged). */
 ssize_t ddmc__prof_hpnat_read(ddmc__prof_hpnat *h, uint8_t *dst, size_t cap);
-/* All of it to fd, 1 MiB at a time. Returns 0 or a DDMC_E* of the conversion; *werr is the
- * errno of a failed write. */
+/* All of it to fd, 1 MiB at a time, written by a thread of its own (joined before it returns)
+ * while the next MiB is converted. Returns 0 or a DDMC_E* of the conversion; *werr is the errno
+ * of a failed write. */
 int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr);
 void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint64_t *classes, uint64_t *roots,
                              uint64_t *dangling);
