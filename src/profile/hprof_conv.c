@@ -236,7 +236,7 @@ static uint64_t mix(uint64_t k) {
 static str_ent *str_get(ddmc__hpconv *c, uint64_t key) {
   if (key == 0) return NULL;
   if (c->nstr * 2 >= c->str_cap && !c->emit) {
-    size_t cap = c->str_cap ? c->str_cap * 2 : 1 << 14;
+    size_t cap = c->str_cap ? c->str_cap * 2 : 1 << 10;
     str_ent *t = ddmc__calloc(c->mem, cap, sizeof(*t));
     if (t == NULL) {
       fail(c, DDMC_ENOMEM, "heap dump: out of memory converting the VM's file");
