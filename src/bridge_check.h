@@ -77,7 +77,8 @@
   X(for_each_module, 0, (void *vm_data, int (*fn)(void *arg, ddmc_ref module), void *arg), (D, fn, arg)) \
   X(class_module, 0, (void *vm_data, ddmc_class c, ddmc_ref *out), (D, c, out)) \
   X(module_info, 0, (void *vm_data, ddmc_ref m, ddmc_buf *name, ddmc_ref *loader), (D, m, name, loader)) \
-  X(frame_locations, 0, (void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out), (D, thread, first, n, out))
+  X(frame_locations, 0, (void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out), (D, thread, first, n, out)) \
+  X(write_hprof, 0, (void *vm_data, const char *path, char *msg, size_t msglen), (D, path, msg, msglen))
 
 typedef struct ddmc__bridge_check {
   ddmc_vm_bridge vm;  /* the VM's ops */

@@ -222,6 +222,7 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   ja_bridge_control(&b);
   ja_bridge_mutate(&b);
   ja_bridge_heap(&b);
+  ja_bridge_hdump(&b);
   ja_bridge_memview(&b);
   ja_bridge_reflect(&b);
   if (rc == 0 && hprof_max_from_env(ja.vm) != 0) return JNI_ERR;

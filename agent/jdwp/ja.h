@@ -253,6 +253,9 @@ int ja_events_enable(void);
 /* ---- heap.c: heap walks (with_world_stopped, for_each_object, for_each_root), collect, and
  * allocation tracking from SampledObjectAlloc, ddmc_gc_done after GarbageCollectionFinish */
 void ja_bridge_heap(ddmc_vm_bridge *b);
+/* ---- hdump.c: heap dumps by HotSpot's own dumper (the bridge's write_hprof), unless
+ * DDMC_JDWP_HPROF_WALK=1 */
+void ja_bridge_hdump(ddmc_vm_bridge *b);
 void ja_heap_callbacks(jvmtiEventCallbacks *cb);
 /* After ddmc_vm_new: the tracker's flag. At VMInit: the thread that follows it, and the one that
  * reports the end of each collection. */

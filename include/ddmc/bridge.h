@@ -593,6 +593,18 @@ typedef struct ddmc_vm_bridge {
    * DDMC_JDWP_INVALID_THREAD, DDMC_JDWP_INVALID_FRAMEID (fewer frames than first + n), or
    * another JDWP error. Thread: the JDWP thread. */
   int (*frame_locations)(void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out);
+  /* ---- heap dumps by the VM's own dumper (optional: without it, or when it fails, HPDU and HPDS
+   * build the dump by walking the heap through the heap ops above). write_hprof: writes a
+   * standard hprof of the heap's reachable objects ("JAVA PROFILE 1.0.1" or "1.0.2", identifiers
+   * of 4 or 8 bytes, heap dump segments or one HEAP DUMP record: what HotSpot's
+   * HotSpotDiagnosticMXBean.dumpHeap(path, true) writes) to path, a new file in a directory of
+   * the library's own (mode 0700, removed after), and returns 0 once the file is complete, or a
+   * non-zero error with a one-line reason in msg (msglen bytes, NUL-terminated). The library
+   * reads the file, converts it to Android's hprof (docs/protocol/profiling.md §6: 4-byte ids,
+   * class names as Android's) and deletes it; a file it cannot convert makes it fall back to the
+   * walk. Thread: the JDWP thread, never inside with_world_stopped; the VM may run Java code and
+   * stop the world itself (a collection first, then its own dump). Locks: none. */
+  int (*write_hprof)(void *vm_data, const char *path, char *msg, size_t msglen);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

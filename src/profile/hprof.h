@@ -24,6 +24,8 @@
 #ifndef DDMC_PROFILE_HPROF_H
 #define DDMC_PROFILE_HPROF_H
 
+#include <sys/types.h>
+
 #include "profile/hprof_out.h"
 #include "vm_int.h"
 
@@ -87,5 +89,29 @@ void ddmc__prof_hprof_free(ddmc_vm *vm, ddmc__prof_hprof *h);
  * *werr is the errno of a failed write (the build then stops with DDMC_EIO), else 0. JDWP
  * thread. hprof_file.c. */
 int ddmc__prof_hprof_write(ddmc_vm *vm, int fd, ddmc__prof_hprof **out, int *werr, char *msg, size_t msglen);
+
+
+/* ---- dumps by the VM's own dumper (the bridge's write_hprof; hprof_native.c, hprof_conv.c).
+ * HPDU and HPDS use this first when the VM has the op, and the walk above when it has not or
+ * it fails (but for ETOOBIG). JDWP thread. */
+typedef struct ddmc__prof_hpnat ddmc__prof_hpnat;
+/* Non-zero when the bridge has write_hprof. */
+int ddmc__prof_hprof_native(const ddmc_vm *vm);
+/* The VM writes its dump into a private directory (removed at once) and the first pass of the
+ * conversion reads it. Returns 0 and *out (ddmc__prof_hpnat_close), or DDMC_ENOTSUP (no op, or
+ * a file it does not convert), DDMC_EIO (the VM's dumper failed), DDMC_ETOOBIG (over
+ * hprof_max_bytes), DDMC_ENOMEM, with why in msg. */
+int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t msglen);
+/* The length of the 1.0.3 file, known before its first byte. */
+uint64_t ddmc__prof_hpnat_len(const ddmc__prof_hpnat *h);
+/* Its next bytes: > 0, 0 at the end, or a negative DDMC_E* (logged). */
+ssize_t ddmc__prof_hpnat_read(ddmc__prof_hpnat *h, uint8_t *dst, size_t cap);
+/* All of it to fd, 1 MiB at a time, written by a thread of its own (joined before it returns)
+ * while the next MiB is converted. Returns 0 or a DDMC_E* of the conversion; *werr is the errno
+ * of a failed write. */
+int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr);
+void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint64_t *classes, uint64_t *roots,
+                             uint64_t *dangling);
+void ddmc__prof_hpnat_close(ddmc__prof_hpnat *h);
 
 #endif

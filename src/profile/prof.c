@@ -62,7 +62,7 @@ void ddmc__prof_features(const ddmc_vm *vm, void (*fn)(void *arg, const char *fe
     fn(arg, "method-trace-profiling-streaming");
   }
   if (ddmc__prof_can_sample(vm)) fn(arg, "method-sample-profiling");
-  if (ddmc__prof_hprof_supported(vm)) {
+  if (ddmc__prof_hprof_supported(vm) || ddmc__prof_hprof_native(vm)) {
     fn(arg, "hprof-heap-dump");
     fn(arg, "hprof-heap-dump-streaming");
   }

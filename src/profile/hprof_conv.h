@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A VM's own hprof (Java SE's "JAVA PROFILE 1.0.1" / "1.0.2", ids of 4 or 8 bytes: what
+ * HotSpot's dumper writes) rewritten into Android's 1.0.3 with 4-byte ids
+ * (docs/protocol/profiling.md §6), for the bridge's write_hprof (hprof_native.c).
+ *
+ * Two passes over the same input. The first reads the records' heads and the heap dump's
+ * sub-records but skips object contents: it learns the strings, the classes' field types, the
+ * range of the object ids, and the exact length of every output segment and of the whole output,
+ * and refuses (DDMC_ENOTSUP, with why) anything it would not convert faithfully (an unknown
+ * record or sub-record, an instance whose bytes are not its class's fields, ids that cannot be
+ * made 4 bytes). The second produces the output, piece by piece, into a bounded buffer: so a
+ * 1.0.3 file of a known length can be streamed (HPDS is one chunk whose length goes first)
+ * without holding it.
+ *
+ * What changes: the magic (1.0.3), the id size (4), every id: strings are numbered 1..n in the
+ * order they are first met; objects (and classes) get n + 1 + (address - lowest) >> k, k the
+ * common alignment of the object ids, which must stay below 0xF0000000; stack frames keep their
+ * serial numbers (which must fit 4 bytes); the names of LOAD CLASS become Android's
+ * ("java.lang.String", "int[]", "java.lang.Object[][]"); a JNI global root's reference id becomes
+ * 0; lengths and instance byte counts shrink by the ids' lost bytes. A reference to nothing the
+ * dump defines becomes 0 (counted in dangling). Everything else is copied.
+ *
+ * Memory: the input buffer (1 MiB), the output buffer (at most one sub-record, or 64 Ki array
+ * elements, or one string: a few MiB at worst), and tables proportional to the strings and
+ * classes of the dump (about 48 bytes a string, 48 a class, one a declared instance field, 4 a
+ * segment), never to its objects. Pure: input comes through fill, no I/O of its own. Thread: one
+ * user at a time. */
+#ifndef DDMC_PROFILE_HPROF_CONV_H
+#define DDMC_PROFILE_HPROF_CONV_H
+
+#include <sys/types.h>
+
+#include "common.h"
+
+typedef struct ddmc__hpconv ddmc__hpconv;
+
+/* Reads up to cap bytes of the input at the current position into dst: *got = 0 at its end.
+ * Returns 0 or an errno. rewind: back to the input's start (between the passes). */
+typedef struct ddmc__hpconv_input {
+  int (*fill)(void *arg, uint8_t *dst, size_t cap, size_t *got);
+  int (*skip)(void *arg, uint64_t n); /* n bytes forward; 0 or an errno */
+  int (*rewind)(void *arg);
+  void *arg;
+} ddmc__hpconv_input;
+
+/* Runs the first pass. Returns 0 with *c (ddmc__hpconv_free) ready to produce *len bytes, or
+ * DDMC_ENOTSUP (the input is not something it converts), DDMC_EIO (fill failed), DDMC_ENOMEM,
+ * with why in msg. */
+int ddmc__hpconv_open(const ddmc__mem *mem, const ddmc__hpconv_input *in, ddmc__hpconv **c, uint64_t *len,
+                      char *msg, size_t msglen);
+/* The next output bytes, at most cap: > 0 bytes, 0 at the end, or a negative DDMC_E* (the input
+ * changed under it or could not be read; msg of ddmc__hpconv_why says what). */
+ssize_t ddmc__hpconv_read(ddmc__hpconv *c, uint8_t *dst, size_t cap);
+const char *ddmc__hpconv_why(const ddmc__hpconv *c);
+/* What the dump held, for the log: objects (instances and arrays), classes, roots, references
+ * to nothing the dump defines (written as 0). */
+void ddmc__hpconv_counts(const ddmc__hpconv *c, uint64_t *objects, uint64_t *classes, uint64_t *roots,
+                         uint64_t *dangling);
+void ddmc__hpconv_free(ddmc__hpconv *c);
+
+#endif

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libFuzzer: the conversion of a VM's own hprof into Android's (src/profile/hprof_conv.c), on
+ * whatever file a VM's dumper might leave. It must refuse cleanly or give exactly the length its
+ * first pass promised, whatever the input and the pieces it comes in. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/hprof_conv.h"
+
+typedef struct src {
+  const uint8_t *p;
+  size_t n, pos, piece;
+} src;
+
+static int fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
+  src *s = arg;
+  size_t k = s->n - s->pos < cap ? s->n - s->pos : cap;
+  if (k > s->piece) k = s->piece;
+  memcpy(dst, s->p + s->pos, k);
+  s->pos += k;
+  *got = k;
+  return 0;
+}
+static int skip(void *arg, uint64_t n) {
+  src *s = arg;
+  s->pos = s->pos + n > s->n ? s->n : s->pos + (size_t)n;
+  return 0;
+}
+static int rewind_(void *arg) {
+  ((src *)arg)->pos = 0;
+  return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  uint8_t *copy = malloc(size ? size : 1); /* an exact-size copy so any over-read is caught */
+  if (copy == NULL) return 0;
+  memcpy(copy, data, size);
+  static ddmc__mem mem;
+  ddmc__mem_init(&mem, NULL);
+  src s = {copy, size, 0, size > 0 ? 1 + copy[size - 1] % 97 : 1};
+  ddmc__hpconv_input in = {fill, skip, rewind_, &s};
+  ddmc__hpconv *c;
+  uint64_t len;
+  char msg[200];
+  if (ddmc__hpconv_open(&mem, &in, &c, &len, msg, sizeof msg) == 0) {
+    uint8_t buf[4096];
+    uint64_t got = 0;
+    ssize_t k;
+    while ((k = ddmc__hpconv_read(c, buf, 1 + got % sizeof buf)) > 0) got += (uint64_t)k;
+    if (k == 0 && got != len) __builtin_trap();
+    if (got > len) __builtin_trap();
+    ddmc__hpconv_free(c);
+  }
+  free(copy);
+  return 0;
+}

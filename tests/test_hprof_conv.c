@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A VM's own hprof (1.0.2, 8-byte ids, as HotSpot writes it) into Android's 1.0.3
+ * (src/profile/hprof_conv.c): a small dump known to the byte converted, read back with
+ * host/hprof.c and a walker of this file; the length promised before the first byte is the
+ * length given, whatever the input's and the reader's pieces; ids, names, values, a reference to
+ * an object the dump left out, HotSpot's doubled LOAD CLASS; and what it refuses (every one a
+ * clean DDMC_ENOTSUP): a file cut anywhere, an unknown record, an instance that does not match
+ * its class, ids that do not fit, allocation failures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "ddmc_host.h"
+#include "profile/hprof_conv.h"
+
+/* ---- a 1.0.2 file with 8-byte ids */
+
+typedef struct wr {
+  uint8_t b[8192];
+  size_t n;
+  size_t rec; /* where the open record's length goes */
+} wr;
+
+static void w1(wr *w, uint32_t v) { w->b[w->n++] = (uint8_t)v; }
+static void w2(wr *w, uint32_t v) {
+  w1(w, v >> 8);
+  w1(w, v);
+}
+static void w4(wr *w, uint32_t v) {
+  w2(w, v >> 16);
+  w2(w, v);
+}
+static void w8(wr *w, uint64_t v) {
+  w4(w, (uint32_t)(v >> 32));
+  w4(w, (uint32_t)v);
+}
+static void wstr(wr *w, const char *s) {
+  memcpy(w->b + w->n, s, strlen(s));
+  w->n += strlen(s);
+}
+static void open_rec(wr *w, uint32_t tag) {
+  w1(w, tag);
+  w4(w, 0);
+  w->rec = w->n;
+  w4(w, 0);
+}
+static void close_rec(wr *w) {
+  uint32_t len = (uint32_t)(w->n - w->rec - 4);
+  for (int i = 0; i < 4; i++) w->b[w->rec + i] = (uint8_t)(len >> (24 - 8 * i));
+}
+
+/* Input ids: strings 0x7f0000001000 + k, objects at 0x7000000 + 8 * k. */
+#define S(k) (0x7f0000001000ull + (k))
+#define A(k) (0x7000000ull + 8 * (uint64_t)(k))
+enum { S_OBJECT = 1, S_SUB, S_INTS, S_SUBS, S_A, S_REF, S_L, S_ST, S_UNUSED, S_MAIN, S_SIG, S_FILE };
+enum { A_OBJECT = 1, A_SUB, A_INTS_C, A_SUBS_C, A_SUB1 = 100, A_SUB2, A_INTS, A_SUBS, A_GONE = 5000 };
+
+static void strings(wr *w) {
+  static const char *const s[] = {NULL,     "java/lang/Object", "Sub",         "[I", "[LSub;", "a", "ref", "l",
+                                  "st", "not used by anything", "main", "()V", "Sub.java"};
+  for (int k = 1; k <= S_FILE; k++) {
+    open_rec(w, 0x01);
+    w8(w, S(k));
+    wstr(w, s[k]);
+    close_rec(w);
+  }
+}
+
+static void load_class(wr *w, uint32_t serial, uint64_t cls, uint64_t name) {
+  open_rec(w, 0x02);
+  w4(w, serial);
+  w8(w, cls);
+  w4(w, 1);
+  w8(w, name);
+  close_rec(w);
+}
+
+static void class_dump(wr *w, uint64_t id, uint64_t super, int fields) {
+  w1(w, 0x20);
+  w8(w, id);
+  w4(w, 1);
+  w8(w, super);
+  for (int i = 0; i < 5; i++) w8(w, 0);
+  w4(w, fields ? 4 + 8 + 8 : 0); /* HotSpot's instance size: ids of 8 bytes */
+  w2(w, 0);
+  w2(w, fields ? 1 : 0);
+  if (fields) { /* static Object st = sub1 */
+    w8(w, S(S_ST));
+    w1(w, 2);
+    w8(w, A(A_SUB1));
+  }
+  w2(w, fields ? 3 : 0);
+  if (fields) {
+    w8(w, S(S_A));
+    w1(w, 10);
+    w8(w, S(S_REF));
+    w1(w, 2);
+    w8(w, S(S_L));
+    w1(w, 11);
+  }
+}
+
+static void instance(wr *w, uint64_t id, int32_t a, uint64_t ref, uint64_t l) {
+  w1(w, 0x21);
+  w8(w, id);
+  w4(w, 1);
+  w8(w, A(A_SUB));
+  w4(w, 4 + 8 + 8);
+  w4(w, (uint32_t)a);
+  w8(w, ref);
+  w8(w, l);
+}
+
+static void heap(wr *w) {
+  open_rec(w, 0x1C);
+  w1(w, 0x01); /* JNI global, with the global ref's own id */
+  w8(w, A(A_SUB1));
+  w8(w, 0x7f00deadbeefull);
+  w1(w, 0x08); /* thread object */
+  w8(w, A(A_SUB2));
+  w4(w, 1);
+  w4(w, 1);
+  w1(w, 0x05);
+  w8(w, A(A_OBJECT));
+  class_dump(w, A(A_OBJECT), 0, 0);
+  class_dump(w, A(A_SUB), A(A_OBJECT), 1);
+  class_dump(w, A(A_INTS_C), A(A_OBJECT), 0);
+  class_dump(w, A(A_SUBS_C), A(A_OBJECT), 0);
+  close_rec(w);
+  open_rec(w, 0x1C);
+  instance(w, A(A_SUB1), 7, A(A_SUB2), 0x1122334455667788ull);
+  instance(w, A(A_SUB2), -1, A(A_GONE), 2); /* A_GONE: not in the dump */
+  w1(w, 0x23);
+  w8(w, A(A_INTS));
+  w4(w, 1);
+  w4(w, 3);
+  w1(w, 10);
+  for (uint32_t i = 1; i <= 3; i++) w4(w, i);
+  w1(w, 0x22);
+  w8(w, A(A_SUBS));
+  w4(w, 1);
+  w4(w, 2);
+  w8(w, A(A_SUBS_C));
+  w8(w, A(A_SUB1));
+  w8(w, 0);
+  close_rec(w);
+}
+
+static void make(wr *w) {
+  memset(w, 0, sizeof(*w));
+  wstr(w, "JAVA PROFILE 1.0.2");
+  w1(w, 0);
+  w4(w, 8);
+  w8(w, 1700000000000ull);
+  strings(w);
+  load_class(w, 1, A(A_OBJECT), S(S_OBJECT));
+  load_class(w, 2, A(A_SUB), S(S_SUB));
+  load_class(w, 3, A(A_INTS_C), S(S_INTS));
+  load_class(w, 4, A(A_SUBS_C), S(S_SUBS));
+  load_class(w, 5, A(A_SUBS_C), S(S_SUBS)); /* HotSpot's second LOAD CLASS of an array class */
+  open_rec(w, 0x04);
+  w8(w, 1);
+  w8(w, S(S_MAIN));
+  w8(w, S(S_SIG));
+  w8(w, S(S_FILE));
+  w4(w, 2);
+  w4(w, 10);
+  close_rec(w);
+  open_rec(w, 0x05);
+  w4(w, 1);
+  w4(w, 1);
+  w4(w, 1);
+  w8(w, 1);
+  close_rec(w);
+  heap(w);
+  open_rec(w, 0x2C);
+  close_rec(w);
+}
+
+/* ---- input from memory, in pieces of at most piece bytes */
+
+typedef struct src {
+  const uint8_t *p;
+  size_t n, pos, piece;
+} src;
+
+static int s_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
+  src *s = arg;
+  size_t k = s->n - s->pos < cap ? s->n - s->pos : cap;
+  if (k > s->piece) k = s->piece;
+  memcpy(dst, s->p + s->pos, k);
+  s->pos += k;
+  *got = k;
+  return 0;
+}
+static int s_skip(void *arg, uint64_t n) {
+  src *s = arg;
+  s->pos = s->pos + n > s->n ? s->n : s->pos + (size_t)n;
+  return 0;
+}
+static int s_rewind(void *arg) {
+  ((src *)arg)->pos = 0;
+  return 0;
+}
+
+static ddmc__mem mem;
+
+/* Converts w's first n bytes; the output in *out (free it), its length *len. */
+static uint64_t counts[4]; /* of the last conversion: objects, classes, roots, dangling */
+
+static int convert(const uint8_t *p, size_t n, size_t piece, size_t cap, uint8_t **out, uint64_t *len) {
+  src s = {p, n, 0, piece};
+  ddmc__hpconv_input in = {s_fill, s_skip, s_rewind, &s};
+  ddmc__hpconv *c;
+  char msg[200];
+  *out = NULL;
+  int rc = ddmc__hpconv_open(&mem, &in, &c, len, msg, sizeof msg);
+  if (rc != 0) return rc;
+  uint8_t *o = malloc(*len + 16);
+  size_t got = 0;
+  ssize_t k;
+  while ((k = ddmc__hpconv_read(c, o + got, cap)) > 0) {
+    got += (size_t)k;
+    assert_true(got <= *len);
+  }
+  assert_int_equal(k, 0);
+  assert_int_equal(got, *len);
+  ddmc__hpconv_counts(c, &counts[0], &counts[1], &counts[2], &counts[3]);
+  ddmc__hpconv_free(c);
+  *out = o;
+  return 0;
+}
+
+/* ---- reading the output: strings by id, instances' value bytes */
+
+static uint32_t be4(const uint8_t *p) { return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3]; }
+
+typedef struct seen {
+  char names[8][32]; /* LOAD CLASS names, in order */
+  int nnames, nstrings;
+  uint32_t sub1, sub2, ints, subs, sub1_ref, sub2_ref, jni_ref, st, first_elem;
+  int32_t sub1_a;
+  uint32_t inst_bytes;
+} seen;
+
+static const uint8_t *string_of(const uint8_t *o, uint64_t n, uint32_t id, uint32_t *len) {
+  for (uint64_t p = 31; p + 9 <= n;) {
+    uint32_t l = be4(o + p + 5);
+    if (o[p] == 0x01 && be4(o + p + 9) == id) {
+      *len = l - 4;
+      return o + p + 13;
+    }
+    p += 9 + l;
+  }
+  return NULL;
+}
+
+static void sub_walk(const uint8_t *o, uint64_t p, uint64_t end, seen *s) {
+  while (p < end) {
+    uint8_t t = o[p++];
+    if (t == 0x01) {
+      s->jni_ref = be4(o + p + 4);
+      p += 8;
+    } else if (t == 0x08) {
+      p += 12;
+    } else if (t == 0x05) {
+      p += 4;
+    } else if (t == 0x20) {
+      uint32_t isize = be4(o + p + 32);
+      if (isize != 0) s->inst_bytes = isize;
+      uint64_t q = p + 36 + 2; /* past the constant pool's count (0) */
+      uint32_t ns = (uint32_t)o[q] << 8 | o[q + 1];
+      if (ns == 1) s->st = be4(o + q + 2 + 5); /* the one static, an object: name, type, value */
+      q += 2 + ns * 9u;
+      uint32_t ni = (uint32_t)o[q] << 8 | o[q + 1];
+      p = q + 2 + ni * 5u;
+    } else if (t == 0x21) {
+      uint32_t id = be4(o + p), ref = be4(o + p + 16 + 4);
+      if (s->sub1 == 0) {
+        s->sub1 = id;
+        s->sub1_ref = ref;
+        s->sub1_a = (int32_t)be4(o + p + 16);
+      } else {
+        s->sub2 = id;
+        s->sub2_ref = ref;
+      }
+      p += 16 + be4(o + p + 12);
+    } else if (t == 0x23) {
+      s->ints = be4(o + p);
+      p += 13 + 4 * be4(o + p + 8);
+    } else if (t == 0x22) {
+      s->subs = be4(o + p);
+      s->first_elem = be4(o + p + 16);
+      p += 16 + 4 * be4(o + p + 8);
+    } else {
+      fail_msg("sub-tag 0x%02x at %llu", t, (unsigned long long)p - 1);
+    }
+  }
+}
+
+static void walk(const uint8_t *o, uint64_t n, seen *s) {
+  memset(s, 0, sizeof(*s));
+  for (uint64_t p = 31; p + 9 <= n;) {
+    uint32_t l = be4(o + p + 5);
+    if (o[p] == 0x01) s->nstrings++;
+    if (o[p] == 0x02 && s->nnames < 8) {
+      uint32_t sl = 0;
+      const uint8_t *str = string_of(o, n, be4(o + p + 9 + 12), &sl);
+      assert_non_null(str);
+      snprintf(s->names[s->nnames++], 32, "%.*s", (int)sl, (const char *)str);
+    }
+    if (o[p] == 0x1C) sub_walk(o, p + 9, p + 9 + l, s);
+    p += 9 + l;
+  }
+}
+
+static void converts(void **state) {
+  (void)state;
+  static wr w;
+  make(&w);
+  uint8_t *o;
+  uint64_t len;
+  assert_int_equal(convert(w.b, w.n, SIZE_MAX, SIZE_MAX, &o, &len), 0);
+  assert_int_equal(counts[0], 4);
+  assert_int_equal(counts[1], 4);
+  assert_int_equal(counts[2], 3);
+  assert_int_equal(counts[3], 1); /* the reference to the object the dump left out */
+  ddmc_host_hprof_info info;
+  assert_int_equal(ddmc_host_hprof_scan(o, len, &info), 0);
+  assert_true(info.android);
+  assert_int_equal(info.id_size, 4);
+  assert_int_equal(info.timestamp_ms, 1700000000000ull);
+  assert_int_equal(info.load_classes, 4); /* the doubled one once */
+  assert_int_equal(info.classes, 4);
+  assert_int_equal(info.instances, 2);
+  assert_int_equal(info.object_arrays, 1);
+  assert_int_equal(info.primitive_arrays, 1);
+  assert_int_equal(info.roots, 3);
+  assert_int_equal(info.segments, 2);
+  seen s;
+  walk(o, len, &s);
+  assert_int_equal(s.nnames, 4);
+  assert_string_equal(s.names[0], "java.lang.Object");
+  assert_string_equal(s.names[1], "Sub");
+  assert_string_equal(s.names[2], "int[]");
+  assert_string_equal(s.names[3], "Sub[]");
+  assert_int_equal(s.nstrings, 11); /* all but the one nothing names */
+  assert_int_equal(s.sub1_a, 7);
+  assert_true(s.sub1 != 0 && s.sub2 != 0 && s.sub1 != s.sub2 && s.sub1 < 0xF0000000u && s.sub2 < 0xF0000000u);
+  assert_int_equal(s.sub1_ref, s.sub2);
+  assert_int_equal(s.sub2_ref, 0); /* the object the dump left out */
+  assert_int_equal(s.first_elem, s.sub1);
+  assert_int_equal(s.st, s.sub1);
+  assert_int_equal(s.jni_ref, 0);
+  assert_int_equal(s.inst_bytes, 4 + 4 + 8);
+  /* The same bytes whatever the input's pieces and the reader's */
+  static const size_t pieces[] = {1, 3, 7, 64, 1000};
+  for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+    uint8_t *o2;
+    uint64_t len2;
+    assert_int_equal(convert(w.b, w.n, pieces[i], pieces[i] + 1, &o2, &len2), 0);
+    assert_int_equal(len2, len);
+    assert_memory_equal(o2, o, len);
+    free(o2);
+  }
+  free(o);
+}
+
+static void refuses_cut_files(void **state) {
+  (void)state;
+  static wr w;
+  make(&w);
+  for (size_t n = 0; n < w.n; n++) {
+    uint8_t *o;
+    uint64_t len;
+    assert_int_equal(convert(w.b, n, 5, 100, &o, &len), DDMC_ENOTSUP);
+  }
+}
+
+/* A changed byte at the given offset: refused, never a crash. */
+static int with_byte(const wr *w0, size_t at, uint8_t v) {
+  static wr w;
+  w = *w0;
+  w.b[at] = v;
+  uint8_t *o;
+  uint64_t len;
+  int rc = convert(w.b, w.n, SIZE_MAX, SIZE_MAX, &o, &len);
+  free(o);
+  return rc;
+}
+
+static void refuses_what_it_does_not_convert(void **state) {
+  (void)state;
+  static wr w;
+  make(&w);
+  assert_int_equal(with_byte(&w, 17, '3'), DDMC_ENOTSUP); /* already Android's */
+  assert_int_equal(with_byte(&w, 22, 6), DDMC_ENOTSUP);   /* ids of 6 bytes */
+  size_t first = 31;
+  assert_int_equal(with_byte(&w, first, 0x06), DDMC_ENOTSUP); /* ALLOC SITES: not Android's */
+  /* every byte of the heap's sub-records changed in turn: converted or refused, nothing else */
+  for (size_t at = first; at < w.n; at++) {
+    int rc = with_byte(&w, at, (uint8_t)(w.b[at] ^ 0x5A));
+    assert_true(rc == 0 || rc == DDMC_ENOTSUP);
+  }
+}
+
+static void refuses_ids_that_do_not_fit(void **state) {
+  (void)state;
+  static wr w;
+  make(&w);
+  /* sub2 moved 2^40 bytes up: the ids would span more than 4 bytes hold */
+  uint8_t pat[8], rep[8];
+  for (int i = 0; i < 8; i++) pat[i] = (uint8_t)(A(A_SUB2) >> (56 - 8 * i)), rep[i] = (uint8_t)((A(A_SUB2) + (1ull << 40)) >> (56 - 8 * i));
+  for (size_t p = 0; p + 8 <= w.n; p++)
+    if (memcmp(w.b + p, pat, 8) == 0) memcpy(w.b + p, rep, 8);
+  uint8_t *o;
+  uint64_t len;
+  assert_int_equal(convert(w.b, w.n, SIZE_MAX, SIZE_MAX, &o, &len), DDMC_ENOTSUP);
+}
+
+/* ---- allocation failures: the nth allocation fails */
+
+static int budget;
+static void *f_malloc(void *ud, size_t n) {
+  (void)ud;
+  return budget-- > 0 ? malloc(n) : NULL;
+}
+static void *f_realloc(void *ud, void *p, size_t n) {
+  (void)ud;
+  return budget-- > 0 ? realloc(p, n) : NULL;
+}
+static void f_free(void *ud, void *p) {
+  (void)ud;
+  free(p);
+}
+
+static void survives_allocation_failures(void **state) {
+  (void)state;
+  static wr w;
+  make(&w);
+  ddmc_allocator a = {NULL, f_malloc, f_realloc, f_free};
+  ddmc__mem_init(&mem, &a);
+  int ok = 0;
+  for (int n = 0; n < 64 && !ok; n++) {
+    budget = n;
+    uint8_t *o;
+    uint64_t len;
+    src s = {w.b, w.n, 0, SIZE_MAX};
+    ddmc__hpconv_input in = {s_fill, s_skip, s_rewind, &s};
+    ddmc__hpconv *c;
+    char msg[200];
+    int rc = ddmc__hpconv_open(&mem, &in, &c, &len, msg, sizeof msg);
+    if (rc != 0) {
+      assert_int_equal(rc, DDMC_ENOMEM);
+      continue;
+    }
+    o = malloc(len);
+    size_t got = 0;
+    ssize_t k;
+    while ((k = ddmc__hpconv_read(c, o + got, 4096)) > 0) got += (size_t)k;
+    ok = k == 0 && got == len;
+    assert_true(ok || k == DDMC_ENOMEM);
+    ddmc__hpconv_free(c);
+    free(o);
+  }
+  assert_true(ok);
+  ddmc__mem_init(&mem, NULL);
+}
+
+int main(void) {
+  ddmc__mem_init(&mem, NULL);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(converts),
+      cmocka_unit_test(refuses_cut_files),
+      cmocka_unit_test(refuses_what_it_does_not_convert),
+      cmocka_unit_test(refuses_ids_that_do_not_fit),
+      cmocka_unit_test(survives_allocation_failures),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
