@@ -215,23 +215,23 @@ static uint64_t counts[4]; /* of the last conversion: objects, classes, roots, d
 
 static int convert(const uint8_t *p, size_t n, size_t piece, size_t cap, uint8_t **out, uint64_t *len) {
   src s = {p, n, 0, piece};
-  ddmc__hpconv_input in = {s_fill, s_skip, s_rewind, &s};
-  ddmc__hpconv *c;
+  ddmc__prof_hpconv_input in = {s_fill, s_skip, s_rewind, &s};
+  ddmc__prof_hpconv *c;
   char msg[200];
   *out = NULL;
-  int rc = ddmc__hpconv_open(&mem, &in, &c, len, msg, sizeof msg);
+  int rc = ddmc__prof_hpconv_open(&mem, &in, &c, len, msg, sizeof msg);
   if (rc != 0) return rc;
   uint8_t *o = malloc(*len + 16);
   size_t got = 0;
   ssize_t k;
-  while ((k = ddmc__hpconv_read(c, o + got, cap)) > 0) {
+  while ((k = ddmc__prof_hpconv_read(c, o + got, cap)) > 0) {
     got += (size_t)k;
     assert_true(got <= *len);
   }
   assert_int_equal(k, 0);
   assert_int_equal(got, *len);
-  ddmc__hpconv_counts(c, &counts[0], &counts[1], &counts[2], &counts[3]);
-  ddmc__hpconv_free(c);
+  ddmc__prof_hpconv_counts(c, &counts[0], &counts[1], &counts[2], &counts[3]);
+  ddmc__prof_hpconv_free(c);
   *out = o;
   return 0;
 }
@@ -451,10 +451,10 @@ static void survives_allocation_failures(void **state) {
     uint8_t *o;
     uint64_t len;
     src s = {w.b, w.n, 0, SIZE_MAX};
-    ddmc__hpconv_input in = {s_fill, s_skip, s_rewind, &s};
-    ddmc__hpconv *c;
+    ddmc__prof_hpconv_input in = {s_fill, s_skip, s_rewind, &s};
+    ddmc__prof_hpconv *c;
     char msg[200];
-    int rc = ddmc__hpconv_open(&mem, &in, &c, &len, msg, sizeof msg);
+    int rc = ddmc__prof_hpconv_open(&mem, &in, &c, &len, msg, sizeof msg);
     if (rc != 0) {
       assert_int_equal(rc, DDMC_ENOMEM);
       continue;
@@ -462,10 +462,10 @@ static void survives_allocation_failures(void **state) {
     o = malloc(len);
     size_t got = 0;
     ssize_t k;
-    while ((k = ddmc__hpconv_read(c, o + got, 4096)) > 0) got += (size_t)k;
+    while ((k = ddmc__prof_hpconv_read(c, o + got, 4096)) > 0) got += (size_t)k;
     ok = k == 0 && got == len;
     assert_true(ok || k == DDMC_ENOMEM);
-    ddmc__hpconv_free(c);
+    ddmc__prof_hpconv_free(c);
     free(o);
   }
   assert_true(ok);

@@ -32,9 +32,9 @@ typedef struct cls_ent {
   uint64_t chain_in; /* their bytes in the input */
 } cls_ent;
 
-struct ddmc__hpconv {
+struct ddmc__prof_hpconv {
   const ddmc__mem *mem;
-  ddmc__hpconv_input src;
+  ddmc__prof_hpconv_input src;
   uint8_t *in;
   size_t in_len, in_pos;
   int eof;
@@ -79,7 +79,7 @@ struct ddmc__hpconv {
   char why[200];
 };
 
-static int fail(ddmc__hpconv *c, int err, const char *fmt, ...) {
+static int fail(ddmc__prof_hpconv *c, int err, const char *fmt, ...) {
   if (c->err != 0) return c->err;
   va_list ap;
   va_start(ap, fmt);
@@ -92,7 +92,7 @@ static int fail(ddmc__hpconv *c, int err, const char *fmt, ...) {
 /* ---- input */
 
 /* n contiguous bytes of the input (n <= IN_BYTES), or NULL with err set: the buffer refilled. */
-static __attribute__((noinline)) const uint8_t *need_slow(ddmc__hpconv *c, size_t n) {
+static __attribute__((noinline)) const uint8_t *need_slow(ddmc__prof_hpconv *c, size_t n) {
   if (c->err != 0) return NULL;
   memmove(c->in, c->in + c->in_pos, c->in_len - c->in_pos);
   c->in_len -= c->in_pos;
@@ -114,13 +114,13 @@ static __attribute__((noinline)) const uint8_t *need_slow(ddmc__hpconv *c, size_
   return c->in;
 }
 
-static inline const uint8_t *need(ddmc__hpconv *c, size_t n) {
+static inline const uint8_t *need(ddmc__prof_hpconv *c, size_t n) {
   if (c->in_len - c->in_pos >= n) return c->in + c->in_pos;
   return need_slow(c, n);
 }
 
 /* n bytes of the current record, consumed. */
-static inline const uint8_t *take(ddmc__hpconv *c, size_t n) {
+static inline const uint8_t *take(ddmc__prof_hpconv *c, size_t n) {
   if (n > c->lim) {
     fail(c, DDMC_ENOTSUP, "heap dump: a sub-record runs past its record in the VM's file");
     return NULL;
@@ -132,7 +132,7 @@ static inline const uint8_t *take(ddmc__hpconv *c, size_t n) {
   return p;
 }
 
-static void skip(ddmc__hpconv *c, uint64_t n) {
+static void skip(ddmc__prof_hpconv *c, uint64_t n) {
   if (n > c->lim) {
     fail(c, DDMC_ENOTSUP, "heap dump: a sub-record runs past its record in the VM's file");
     return;
@@ -166,26 +166,26 @@ static inline uint64_t be(const uint8_t *p, unsigned n) {
   return v;
 }
 
-static uint32_t r_u1(ddmc__hpconv *c) {
+static uint32_t r_u1(ddmc__prof_hpconv *c) {
   const uint8_t *p = take(c, 1);
   return p ? p[0] : 0;
 }
-static uint32_t r_u2(ddmc__hpconv *c) {
+static uint32_t r_u2(ddmc__prof_hpconv *c) {
   const uint8_t *p = take(c, 2);
   return p ? (uint32_t)be(p, 2) : 0;
 }
-static uint32_t r_u4(ddmc__hpconv *c) {
+static uint32_t r_u4(ddmc__prof_hpconv *c) {
   const uint8_t *p = take(c, 4);
   return p ? (uint32_t)be(p, 4) : 0;
 }
-static uint64_t r_id(ddmc__hpconv *c) {
+static uint64_t r_id(ddmc__prof_hpconv *c) {
   const uint8_t *p = take(c, c->isz);
   return p ? be(p, c->isz) : 0;
 }
 
 /* ---- output */
 
-static uint8_t *room(ddmc__hpconv *c, size_t n) {
+static uint8_t *room(ddmc__prof_hpconv *c, size_t n) {
   c->total += n;
   if (!c->emit) return NULL;
   if (c->out_cap - c->out_len < n) {
@@ -206,19 +206,19 @@ static uint8_t *room(ddmc__hpconv *c, size_t n) {
   return p;
 }
 
-static void o_u1(ddmc__hpconv *c, uint32_t v) {
+static void o_u1(ddmc__prof_hpconv *c, uint32_t v) {
   uint8_t *p = room(c, 1);
   if (p) p[0] = (uint8_t)v;
 }
-static void o_u2(ddmc__hpconv *c, uint32_t v) {
+static void o_u2(ddmc__prof_hpconv *c, uint32_t v) {
   uint8_t *p = room(c, 2);
   if (p) ddmc__put_u16(p, (uint16_t)v);
 }
-static void o_u4(ddmc__hpconv *c, uint32_t v) {
+static void o_u4(ddmc__prof_hpconv *c, uint32_t v) {
   uint8_t *p = room(c, 4);
   if (p) ddmc__put_u32(p, v);
 }
-static void o_bytes(ddmc__hpconv *c, const uint8_t *s, size_t n) {
+static void o_bytes(ddmc__prof_hpconv *c, const uint8_t *s, size_t n) {
   uint8_t *p = room(c, n);
   if (p && s) memcpy(p, s, n);
 }
@@ -233,7 +233,7 @@ static uint64_t mix(uint64_t k) {
 
 /* The string of input id key; made when the first pass meets it first. NULL: none (0, or the
  * second pass met an id the first did not). */
-static str_ent *str_get(ddmc__hpconv *c, uint64_t key) {
+static str_ent *str_get(ddmc__prof_hpconv *c, uint64_t key) {
   if (key == 0) return NULL;
   if (c->nstr * 2 >= c->str_cap && !c->emit) {
     size_t cap = c->str_cap ? c->str_cap * 2 : 1 << 10;
@@ -263,7 +263,7 @@ static str_ent *str_get(ddmc__hpconv *c, uint64_t key) {
   return &c->strs[j];
 }
 
-static void o_str(ddmc__hpconv *c, uint64_t key) {
+static void o_str(ddmc__prof_hpconv *c, uint64_t key) {
   str_ent *e = str_get(c, key);
   if (e != NULL) e->used = 1;
   o_u4(c, e ? e->id : 0);
@@ -272,14 +272,14 @@ static void o_str(ddmc__hpconv *c, uint64_t key) {
 #define CHUNK_SHIFT 21
 #define CHUNK_BITS_BYTES (((size_t)1 << CHUNK_SHIFT) / 8 / 8)
 
-static uint8_t **chunk_slot(ddmc__hpconv *c, uint64_t key) {
+static uint8_t **chunk_slot(ddmc__prof_hpconv *c, uint64_t key) {
   if (c->chunk_cap == 0) return NULL;
   size_t j = mix(key) & (c->chunk_cap - 1);
   while (c->chunk_keys[j] != 0 && c->chunk_keys[j] != key) j = (j + 1) & (c->chunk_cap - 1);
   return c->chunk_keys[j] == key ? &c->chunk_bits[j] : NULL;
 }
 
-static int chunk_grow(ddmc__hpconv *c) {
+static int chunk_grow(ddmc__prof_hpconv *c) {
   size_t cap = c->chunk_cap ? c->chunk_cap * 2 : 256;
   uint64_t *k = ddmc__calloc(c->mem, cap, sizeof(*k));
   uint8_t **v = ddmc__calloc(c->mem, cap, sizeof(*v));
@@ -304,7 +304,7 @@ static int chunk_grow(ddmc__hpconv *c) {
 }
 
 /* First pass: a defines an object. */
-static void mark(ddmc__hpconv *c, uint64_t a) {
+static void mark(ddmc__prof_hpconv *c, uint64_t a) {
   if (a & 7) {
     fail(c, DDMC_ENOTSUP, "heap dump: object id 0x%llx in the VM's file is not 8-byte aligned", (unsigned long long)a);
     return;
@@ -335,7 +335,7 @@ static void mark(ddmc__hpconv *c, uint64_t a) {
 }
 
 /* Second pass: whether a is an object the dump defines. */
-static int defined(ddmc__hpconv *c, uint64_t a) {
+static int defined(ddmc__prof_hpconv *c, uint64_t a) {
   if (a & 7) return 0;
   uint64_t key = (a >> CHUNK_SHIFT) + 1;
   if (key != c->last_key) {
@@ -349,7 +349,7 @@ static int defined(ddmc__hpconv *c, uint64_t a) {
 }
 
 /* An object's id, defined here (the first pass learns the range from these). */
-static void o_def(ddmc__hpconv *c, uint64_t a) {
+static void o_def(ddmc__prof_hpconv *c, uint64_t a) {
   if (!c->emit && a != 0) {
     if (c->nobj++ == 0) c->omin = c->omax = a;
     c->omin = a < c->omin ? a : c->omin;
@@ -362,7 +362,7 @@ static void o_def(ddmc__hpconv *c, uint64_t a) {
 }
 
 /* A reference to an object: its id, or 0 when the dump defines nothing there. */
-static uint32_t ref_of(ddmc__hpconv *c, uint64_t a) {
+static uint32_t ref_of(ddmc__prof_hpconv *c, uint64_t a) {
   if (a == 0 || !c->emit) return 0;
   if (a < c->omin || a > c->omax || !defined(c, a)) {
     c->dangling++; /* HotSpot 17 leaves out some objects of the CDS archive that others name */
@@ -371,10 +371,10 @@ static uint32_t ref_of(ddmc__hpconv *c, uint64_t a) {
   return (uint32_t)(c->nstr + 1 + ((a - c->omin) >> c->shift));
 }
 
-static void o_ref(ddmc__hpconv *c, uint64_t a) { o_u4(c, ref_of(c, a)); }
+static void o_ref(ddmc__prof_hpconv *c, uint64_t a) { o_u4(c, ref_of(c, a)); }
 
 /* After the first pass: the shift and the check that every object id fits. */
-static int settle_ids(ddmc__hpconv *c) {
+static int settle_ids(ddmc__prof_hpconv *c) {
   if (c->nobj == 0) return 0;
   unsigned k = 0;
   uint64_t g = c->oor | ((uint64_t)1 << 12);
@@ -389,7 +389,7 @@ static int settle_ids(ddmc__hpconv *c) {
 
 /* ---- classes */
 
-static cls_ent *cls_find(ddmc__hpconv *c, uint64_t key) {
+static cls_ent *cls_find(ddmc__prof_hpconv *c, uint64_t key) {
   if (c->cls_slot_cap == 0 || key == 0) return NULL;
   if (key == c->cls_key) return &c->cls[c->cls_index]; /* objects of a class often come together */
   size_t j = mix(key) & (c->cls_slot_cap - 1);
@@ -402,7 +402,7 @@ static cls_ent *cls_find(ddmc__hpconv *c, uint64_t key) {
   return NULL;
 }
 
-static int cls_slots_grow(ddmc__hpconv *c) {
+static int cls_slots_grow(ddmc__prof_hpconv *c) {
   size_t cap = c->cls_slot_cap ? c->cls_slot_cap * 2 : 1 << 12;
   uint32_t *t = ddmc__calloc(c->mem, cap, sizeof(*t));
   if (t == NULL) return fail(c, DDMC_ENOMEM, "heap dump: out of memory converting the VM's file");
@@ -417,7 +417,7 @@ static int cls_slots_grow(ddmc__hpconv *c) {
   return 0;
 }
 
-static int grow(ddmc__hpconv *c, void **p, size_t *cap, size_t need, size_t size) {
+static int grow(ddmc__prof_hpconv *c, void **p, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return 0;
   size_t n = *cap ? *cap * 2 : 256;
   while (n < need) n *= 2;
@@ -428,7 +428,7 @@ static int grow(ddmc__hpconv *c, void **p, size_t *cap, size_t need, size_t size
   return 0;
 }
 
-static cls_ent *cls_add(ddmc__hpconv *c, uint64_t key, uint64_t super) {
+static cls_ent *cls_add(ddmc__prof_hpconv *c, uint64_t key, uint64_t super) {
   if (cls_find(c, key) != NULL) {
     fail(c, DDMC_ENOTSUP, "heap dump: class 0x%llx dumped twice in the VM's file", (unsigned long long)key);
     return NULL;
@@ -443,7 +443,7 @@ static cls_ent *cls_add(ddmc__hpconv *c, uint64_t key, uint64_t super) {
   return e;
 }
 
-static unsigned type_size(ddmc__hpconv *c, uint32_t t) {
+static unsigned type_size(ddmc__prof_hpconv *c, uint32_t t) {
   static const uint8_t sizes[12] = {0, 0, 0, 0, 1, 2, 4, 8, 1, 2, 4, 8};
   if (t == 2) return c->isz;
   return t < 12 ? sizes[t] : 0;
@@ -451,7 +451,7 @@ static unsigned type_size(ddmc__hpconv *c, uint32_t t) {
 
 /* The class's and its superclasses' object fields and input bytes; 0, or an error when a
  * superclass is not (yet) in the file or the chain loops. */
-static int chain(ddmc__hpconv *c, cls_ent *e) {
+static int chain(ddmc__prof_hpconv *c, cls_ent *e) {
   if (e->chain_obj >= 0) return 0;
   int32_t obj = 0;
   uint64_t in = 0;
@@ -477,7 +477,7 @@ static int chain(ddmc__hpconv *c, cls_ent *e) {
 
 /* ---- values */
 
-static void value(ddmc__hpconv *c, uint32_t t) {
+static void value(ddmc__prof_hpconv *c, uint32_t t) {
   unsigned n = type_size(c, t);
   if (n == 0) {
     fail(c, DDMC_ENOTSUP, "heap dump: a value of unknown type %u in the VM's file", t);
@@ -528,13 +528,13 @@ static size_t android_name(const uint8_t *s, size_t n, uint8_t *dst) {
 
 /* ---- top-level records */
 
-static void rec_head(ddmc__hpconv *c, uint32_t tag, uint64_t len) {
+static void rec_head(ddmc__prof_hpconv *c, uint32_t tag, uint64_t len) {
   o_u1(c, tag);
   o_u4(c, 0);
   o_u4(c, (uint32_t)len);
 }
 
-static void rec_string(ddmc__hpconv *c) {
+static void rec_string(ddmc__prof_hpconv *c) {
   uint64_t key = r_id(c);
   size_t n = (size_t)c->lim;
   const uint8_t *s = take(c, n);
@@ -566,7 +566,7 @@ static void rec_string(ddmc__hpconv *c) {
     memcpy(d, s, n);
 }
 
-static int lc_grow(ddmc__hpconv *c) {
+static int lc_grow(ddmc__prof_hpconv *c) {
   size_t cap = c->lc_cap ? c->lc_cap * 2 : 1 << 12;
   uint64_t *k = ddmc__calloc(c->mem, cap, sizeof(*k));
   uint32_t *v = ddmc__calloc(c->mem, cap, sizeof(*v));
@@ -595,7 +595,7 @@ static int lc_grow(ddmc__hpconv *c) {
 
 /* Non-zero for the first LOAD CLASS of cls: HotSpot names some array classes twice (two serials,
  * one class), which Android's readers take for two classes. */
-static int lc_first(ddmc__hpconv *c, uint64_t cls) {
+static int lc_first(ddmc__prof_hpconv *c, uint64_t cls) {
   uint32_t seq = ++c->lc_seq;
   if (!c->emit && (c->nlc + 1) * 2 > c->lc_cap && lc_grow(c) != 0) return 0;
   if (c->lc_cap == 0) return 0;
@@ -609,7 +609,7 @@ static int lc_first(ddmc__hpconv *c, uint64_t cls) {
   return c->lc_keys[j] == cls && c->lc_first[j] == seq;
 }
 
-static void rec_load_class(ddmc__hpconv *c) {
+static void rec_load_class(ddmc__prof_hpconv *c) {
   uint32_t serial = r_u4(c);
   uint64_t cls = r_id(c);
   uint32_t stack = r_u4(c);
@@ -624,12 +624,12 @@ static void rec_load_class(ddmc__hpconv *c) {
   o_u4(c, e ? e->id : 0);
 }
 
-static void o_frame(ddmc__hpconv *c, uint64_t f) {
+static void o_frame(ddmc__prof_hpconv *c, uint64_t f) {
   if (f > UINT32_MAX) fail(c, DDMC_ENOTSUP, "heap dump: a stack frame id does not fit 4 bytes");
   o_u4(c, (uint32_t)f);
 }
 
-static void rec_frame(ddmc__hpconv *c) {
+static void rec_frame(ddmc__prof_hpconv *c) {
   uint64_t f = r_id(c), name = r_id(c), sig = r_id(c), file = r_id(c);
   uint32_t cls = r_u4(c), line = r_u4(c);
   rec_head(c, 0x04, 24);
@@ -641,7 +641,7 @@ static void rec_frame(ddmc__hpconv *c) {
   o_u4(c, line);
 }
 
-static void rec_trace(ddmc__hpconv *c) {
+static void rec_trace(ddmc__prof_hpconv *c) {
   uint32_t serial = r_u4(c), thread = r_u4(c), n = r_u4(c);
   if ((uint64_t)n * c->isz != c->lim) {
     fail(c, DDMC_ENOTSUP, "heap dump: a stack trace's frame count does not match its length");
@@ -654,7 +654,7 @@ static void rec_trace(ddmc__hpconv *c) {
   for (uint32_t i = 0; i < n && c->err == 0; i++) o_frame(c, r_id(c));
 }
 
-static void seg_begin(ddmc__hpconv *c, uint64_t len) {
+static void seg_begin(ddmc__prof_hpconv *c, uint64_t len) {
   if (!c->emit) {
     if (grow(c, (void **)&c->seglen, &c->segcap, c->nseg + 1, sizeof(uint32_t)) != 0) return;
     c->nseg++;
@@ -668,7 +668,7 @@ static void seg_begin(ddmc__hpconv *c, uint64_t len) {
   c->lim = len;
 }
 
-static void seg_end(ddmc__hpconv *c) {
+static void seg_end(ddmc__prof_hpconv *c) {
   if (!c->emit) {
     uint64_t n = c->total - c->seg_start;
     if (n > UINT32_MAX) fail(c, DDMC_ENOTSUP, "heap dump: a segment of the VM's file is too long");
@@ -678,7 +678,7 @@ static void seg_end(ddmc__hpconv *c) {
 }
 
 /* One top-level record whose body is lim bytes; the heap dump's segment only starts here. */
-static void top_record(ddmc__hpconv *c) {
+static void top_record(ddmc__prof_hpconv *c) {
   const uint8_t *p = need(c, 9);
   if (p == NULL) {
     if (c->err == DDMC_ENOTSUP && c->in_len == 0 && c->eof) { /* the file's end, between records */
@@ -720,7 +720,7 @@ static void top_record(ddmc__hpconv *c) {
 
 /* ---- heap dump sub-records */
 
-static void sub_root(ddmc__hpconv *c, uint32_t tag) {
+static void sub_root(ddmc__prof_hpconv *c, uint32_t tag) {
   o_u1(c, tag);
   o_ref(c, r_id(c));
   c->roots += !c->emit;
@@ -741,7 +741,7 @@ static void sub_root(ddmc__hpconv *c, uint32_t tag) {
   }
 }
 
-static void sub_class(ddmc__hpconv *c) {
+static void sub_class(ddmc__prof_hpconv *c) {
   uint64_t id = r_id(c);
   uint32_t stack = r_u4(c);
   uint64_t super = r_id(c), loader = r_id(c), signers = r_id(c), pd = r_id(c);
@@ -795,7 +795,7 @@ static void sub_class(ddmc__hpconv *c) {
   if (!c->emit) e->nf = n;
 }
 
-static void sub_instance(ddmc__hpconv *c) {
+static void sub_instance(ddmc__prof_hpconv *c) {
   uint64_t id = r_id(c);
   uint32_t stack = r_u4(c);
   uint64_t cls = r_id(c);
@@ -838,7 +838,7 @@ static void sub_instance(ddmc__hpconv *c) {
   }
 }
 
-static void sub_array(ddmc__hpconv *c, uint32_t tag) {
+static void sub_array(ddmc__prof_hpconv *c, uint32_t tag) {
   uint64_t id = r_id(c);
   uint32_t stack = r_u4(c);
   uint32_t n = r_u4(c);
@@ -870,7 +870,7 @@ static void sub_array(ddmc__hpconv *c, uint32_t tag) {
 }
 
 /* Up to ARRAY_STEP elements of the array being converted (second pass). */
-static void array_step(ddmc__hpconv *c) {
+static void array_step(ddmc__prof_hpconv *c) {
   uint32_t k = c->arr_left < ARRAY_STEP ? c->arr_left : ARRAY_STEP;
   unsigned s = type_size(c, c->arr_type);
   const uint8_t *p = take(c, (size_t)k * s);
@@ -884,7 +884,7 @@ static void array_step(ddmc__hpconv *c) {
   if (c->arr_left == 0) c->phase = PH_SEG;
 }
 
-static void sub_record(ddmc__hpconv *c) {
+static void sub_record(ddmc__prof_hpconv *c) {
   if (c->lim == 0) {
     seg_end(c);
     return;
@@ -910,7 +910,7 @@ static void sub_record(ddmc__hpconv *c) {
 
 /* ---- the passes */
 
-static void header(ddmc__hpconv *c) {
+static void header(ddmc__prof_hpconv *c) {
   static const char magic[] = "JAVA PROFILE 1.0.3";
   const uint8_t *p = need(c, 19);
   if (p == NULL) return;
@@ -932,7 +932,7 @@ static void header(ddmc__hpconv *c) {
   c->phase = PH_TOP;
 }
 
-static void step(ddmc__hpconv *c) {
+static void step(ddmc__prof_hpconv *c) {
   switch (c->phase) {
     case PH_HEADER: header(c); break;
     case PH_TOP: top_record(c); break;
@@ -942,7 +942,7 @@ static void step(ddmc__hpconv *c) {
   }
 }
 
-static void reset(ddmc__hpconv *c, int emit) {
+static void reset(ddmc__prof_hpconv *c, int emit) {
   c->emit = emit;
   c->in_len = c->in_pos = 0;
   c->eof = 0;
@@ -957,7 +957,7 @@ static void reset(ddmc__hpconv *c, int emit) {
 }
 
 /* After the first pass: the STRING records the second will write. */
-static void strings_total(ddmc__hpconv *c) {
+static void strings_total(ddmc__prof_hpconv *c) {
   for (size_t i = 0; i < c->str_cap; i++) {
     const str_ent *e = &c->strs[i];
     if (e->key != 0 && e->used && e->seen) c->total += 13 + (uint64_t)((int64_t)e->in_len + (e->is_class ? e->delta : 0));
@@ -965,15 +965,15 @@ static void strings_total(ddmc__hpconv *c) {
 }
 
 /* After the first pass: every class's chain resolves, so the second pass cannot fail on one. */
-static int check_classes(ddmc__hpconv *c) {
+static int check_classes(ddmc__prof_hpconv *c) {
   for (size_t i = 0; i < c->ncls && c->err == 0; i++) chain(c, &c->cls[i]);
   return c->err;
 }
 
-int ddmc__hpconv_open(const ddmc__mem *mem, const ddmc__hpconv_input *in, ddmc__hpconv **out, uint64_t *len,
+int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *in, ddmc__prof_hpconv **out, uint64_t *len,
                       char *msg, size_t msglen) {
   *out = NULL;
-  ddmc__hpconv *c = ddmc__calloc(mem, 1, sizeof(*c));
+  ddmc__prof_hpconv *c = ddmc__calloc(mem, 1, sizeof(*c));
   uint8_t *buf = ddmc__malloc(mem, IN_BYTES);
   if (c == NULL || buf == NULL) {
     ddmc__free(mem, c);
@@ -994,7 +994,7 @@ int ddmc__hpconv_open(const ddmc__mem *mem, const ddmc__hpconv_input *in, ddmc__
   int rc = c->err;
   if (rc != 0) {
     snprintf(msg, msglen, "%s", c->why);
-    ddmc__hpconv_free(c);
+    ddmc__prof_hpconv_free(c);
     return rc;
   }
   *len = c->total;
@@ -1003,7 +1003,7 @@ int ddmc__hpconv_open(const ddmc__mem *mem, const ddmc__hpconv_input *in, ddmc__
   return 0;
 }
 
-ssize_t ddmc__hpconv_read(ddmc__hpconv *c, uint8_t *dst, size_t cap) {
+ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
   size_t done = 0;
   while (done < cap && c->err == 0) {
     if (c->out_pos < c->out_len) {
@@ -1021,9 +1021,9 @@ ssize_t ddmc__hpconv_read(ddmc__hpconv *c, uint8_t *dst, size_t cap) {
   return c->err;
 }
 
-const char *ddmc__hpconv_why(const ddmc__hpconv *c) { return c->why; }
+const char *ddmc__prof_hpconv_why(const ddmc__prof_hpconv *c) { return c->why; }
 
-void ddmc__hpconv_counts(const ddmc__hpconv *c, uint64_t *objects, uint64_t *classes, uint64_t *roots,
+void ddmc__prof_hpconv_counts(const ddmc__prof_hpconv *c, uint64_t *objects, uint64_t *classes, uint64_t *roots,
                          uint64_t *dangling) {
   *objects = c->objects;
   *classes = c->ncls;
@@ -1031,7 +1031,7 @@ void ddmc__hpconv_counts(const ddmc__hpconv *c, uint64_t *objects, uint64_t *cla
   *dangling = c->dangling;
 }
 
-void ddmc__hpconv_free(ddmc__hpconv *c) {
+void ddmc__prof_hpconv_free(ddmc__prof_hpconv *c) {
   if (c == NULL) return;
   ddmc__free(c->mem, c->in);
   ddmc__free(c->mem, c->out);

@@ -32,30 +32,30 @@
 
 #include "common.h"
 
-typedef struct ddmc__hpconv ddmc__hpconv;
+typedef struct ddmc__prof_hpconv ddmc__prof_hpconv;
 
 /* Reads up to cap bytes of the input at the current position into dst: *got = 0 at its end.
  * Returns 0 or an errno. rewind: back to the input's start (between the passes). */
-typedef struct ddmc__hpconv_input {
+typedef struct ddmc__prof_hpconv_input {
   int (*fill)(void *arg, uint8_t *dst, size_t cap, size_t *got);
   int (*skip)(void *arg, uint64_t n); /* n bytes forward; 0 or an errno */
   int (*rewind)(void *arg);
   void *arg;
-} ddmc__hpconv_input;
+} ddmc__prof_hpconv_input;
 
-/* Runs the first pass. Returns 0 with *c (ddmc__hpconv_free) ready to produce *len bytes, or
+/* Runs the first pass. Returns 0 with *c (ddmc__prof_hpconv_free) ready to produce *len bytes, or
  * DDMC_ENOTSUP (the input is not something it converts), DDMC_EIO (fill failed), DDMC_ENOMEM,
  * with why in msg. */
-int ddmc__hpconv_open(const ddmc__mem *mem, const ddmc__hpconv_input *in, ddmc__hpconv **c, uint64_t *len,
+int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *in, ddmc__prof_hpconv **c, uint64_t *len,
                       char *msg, size_t msglen);
 /* The next output bytes, at most cap: > 0 bytes, 0 at the end, or a negative DDMC_E* (the input
- * changed under it or could not be read; msg of ddmc__hpconv_why says what). */
-ssize_t ddmc__hpconv_read(ddmc__hpconv *c, uint8_t *dst, size_t cap);
-const char *ddmc__hpconv_why(const ddmc__hpconv *c);
+ * changed under it or could not be read; msg of ddmc__prof_hpconv_why says what). */
+ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap);
+const char *ddmc__prof_hpconv_why(const ddmc__prof_hpconv *c);
 /* What the dump held, for the log: objects (instances and arrays), classes, roots, references
  * to nothing the dump defines (written as 0). */
-void ddmc__hpconv_counts(const ddmc__hpconv *c, uint64_t *objects, uint64_t *classes, uint64_t *roots,
+void ddmc__prof_hpconv_counts(const ddmc__prof_hpconv *c, uint64_t *objects, uint64_t *classes, uint64_t *roots,
                          uint64_t *dangling);
-void ddmc__hpconv_free(ddmc__hpconv *c);
+void ddmc__prof_hpconv_free(ddmc__prof_hpconv *c);
 
 #endif

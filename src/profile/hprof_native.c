@@ -21,7 +21,7 @@
 struct ddmc__prof_hpnat {
   ddmc_vm *vm;
   int fd;
-  ddmc__hpconv *conv;
+  ddmc__prof_hpconv *conv;
   uint64_t len;
 };
 
@@ -94,8 +94,8 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
     ddmc__free(&vm->mem, h);
     return DDMC_EIO;
   }
-  ddmc__hpconv_input in = {in_fill, in_skip, in_rewind, &h->fd};
-  int rc = ddmc__hpconv_open(&vm->mem, &in, &h->conv, &h->len, msg, msglen);
+  ddmc__prof_hpconv_input in = {in_fill, in_skip, in_rewind, &h->fd};
+  int rc = ddmc__prof_hpconv_open(&vm->mem, &in, &h->conv, &h->len, msg, msglen);
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
   ddmc__log(vm, DDMC_LOG_INFO, "heap dump: the VM's dumper took %lld ms, reading its file through %lld ms",
             (long long)(t1 - t0), (long long)(ddmc__now_ms() - t1));
@@ -115,8 +115,8 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
 uint64_t ddmc__prof_hpnat_len(const ddmc__prof_hpnat *h) { return h->len; }
 
 ssize_t ddmc__prof_hpnat_read(ddmc__prof_hpnat *h, uint8_t *dst, size_t cap) {
-  ssize_t n = ddmc__hpconv_read(h->conv, dst, cap);
-  if (n < 0) ddmc__log(h->vm, DDMC_LOG_WARN, "%s", ddmc__hpconv_why(h->conv));
+  ssize_t n = ddmc__prof_hpconv_read(h->conv, dst, cap);
+  if (n < 0) ddmc__log(h->vm, DDMC_LOG_WARN, "%s", ddmc__prof_hpconv_why(h->conv));
   return n;
 }
 
@@ -224,12 +224,12 @@ int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr) {
 
 void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint64_t *classes, uint64_t *roots,
                              uint64_t *dangling) {
-  ddmc__hpconv_counts(h->conv, objects, classes, roots, dangling);
+  ddmc__prof_hpconv_counts(h->conv, objects, classes, roots, dangling);
 }
 
 void ddmc__prof_hpnat_close(ddmc__prof_hpnat *h) {
   if (h == NULL) return;
   if (h->fd >= 0) close(h->fd);
-  ddmc__hpconv_free(h->conv);
+  ddmc__prof_hpconv_free(h->conv);
   ddmc__free(&h->vm->mem, h);
 }

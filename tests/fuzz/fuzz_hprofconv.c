@@ -39,18 +39,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static ddmc__mem mem;
   ddmc__mem_init(&mem, NULL);
   src s = {copy, size, 0, size > 0 ? 1 + copy[size - 1] % 97 : 1};
-  ddmc__hpconv_input in = {fill, skip, rewind_, &s};
-  ddmc__hpconv *c;
+  ddmc__prof_hpconv_input in = {fill, skip, rewind_, &s};
+  ddmc__prof_hpconv *c;
   uint64_t len;
   char msg[200];
-  if (ddmc__hpconv_open(&mem, &in, &c, &len, msg, sizeof msg) == 0) {
+  if (ddmc__prof_hpconv_open(&mem, &in, &c, &len, msg, sizeof msg) == 0) {
     uint8_t buf[4096];
     uint64_t got = 0;
     ssize_t k;
-    while ((k = ddmc__hpconv_read(c, buf, 1 + got % sizeof buf)) > 0) got += (uint64_t)k;
+    while ((k = ddmc__prof_hpconv_read(c, buf, 1 + got % sizeof buf)) > 0) got += (uint64_t)k;
     if (k == 0 && got != len) __builtin_trap();
     if (got > len) __builtin_trap();
-    ddmc__hpconv_free(c);
+    ddmc__prof_hpconv_free(c);
   }
   free(copy);
   return 0;

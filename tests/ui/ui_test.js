@@ -286,8 +286,11 @@ async function tracePage(page, vm, shots) {
 async function vmLeavesAndComesBack(page, vm, shots) {
   await tab(page, "vms");
   process.kill(vm.proc.pid, "SIGKILL");
-  await page.waitForFunction(() => !/connected/.test(document.querySelector("#vm-table tbody").textContent), null,
-    { timeout: 15000 }).catch(() => {});
+  // A VM killed a moment ago may still accept into its listening socket's backlog and then reset
+  // the connection (shown as held by another peer) until the kernel has closed it: wait for the
+  // state the next attempts settle on.
+  await page.waitForFunction(() => /unreachable|lost/.test(document.querySelector("#vm-table tbody").textContent),
+    null, { timeout: 15000 }).catch(() => {});
   const gone = await page.$eval("#vm-table tbody", (e) => e.textContent);
   check(/unreachable|lost/.test(gone), "the VMs page shows the VM gone", gone);
   await startAndWait(args.minivm, [`-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:${vm.port},server=y,suspend=n`,
