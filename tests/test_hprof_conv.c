@@ -61,7 +61,7 @@ enum { S_OBJECT = 1, S_SUB, S_INTS, S_SUBS, S_A, S_REF, S_L, S_ST, S_UNUSED, S_M
 enum { A_OBJECT = 1, A_SUB, A_INTS_C, A_SUBS_C, A_SUB1 = 100, A_SUB2, A_INTS, A_SUBS, A_GONE = 5000 };
 
 static void strings(wr *w) {
-  static const char *const s[] = {NULL,     "java/lang/Object", "Sub",         "[I", "[LSub;", "a", "ref", "l",
+  static const char *const s[] = {NULL, "java/lang/Object",     "Sub",  "[I",  "[LSub;",  "a", "ref", "l",
                                   "st", "not used by anything", "main", "()V", "Sub.java"};
   for (int k = 1; k <= S_FILE; k++) {
     open_rec(w, 0x01);
@@ -415,7 +415,8 @@ static void refuses_ids_that_do_not_fit(void **state) {
   make(&w);
   /* sub2 moved 2^40 bytes up: the ids would span more than 4 bytes hold */
   uint8_t pat[8], rep[8];
-  for (int i = 0; i < 8; i++) pat[i] = (uint8_t)(A(A_SUB2) >> (56 - 8 * i)), rep[i] = (uint8_t)((A(A_SUB2) + (1ull << 40)) >> (56 - 8 * i));
+  for (int i = 0; i < 8; i++)
+    pat[i] = (uint8_t)(A(A_SUB2) >> (56 - 8 * i)), rep[i] = (uint8_t)((A(A_SUB2) + (1ull << 40)) >> (56 - 8 * i));
   for (size_t p = 0; p + 8 <= w.n; p++)
     if (memcmp(w.b + p, pat, 8) == 0) memcpy(w.b + p, rep, 8);
   uint8_t *o;

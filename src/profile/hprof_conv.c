@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define IN_BYTES ((size_t)1 << 20)        /* the input buffer; also the largest non-array unit */
-#define ARRAY_STEP ((uint32_t)1 << 16)    /* array elements converted per step */
-#define OUT_MAX ((size_t)8 << 20)         /* the output of one step, at most */
-#define ID_LIMIT ((uint64_t)0xF0000000u)  /* ids stay below, as the library's own dumps */
+#define IN_BYTES ((size_t)1 << 20)       /* the input buffer; also the largest non-array unit */
+#define ARRAY_STEP ((uint32_t)1 << 16)   /* array elements converted per step */
+#define OUT_MAX ((size_t)8 << 20)        /* the output of one step, at most */
+#define ID_LIMIT ((uint64_t)0xF0000000u) /* ids stay below, as the library's own dumps */
 
 enum { PH_HEADER, PH_TOP, PH_SEG, PH_ARRAY, PH_DONE };
 
@@ -960,7 +960,8 @@ static void reset(ddmc__prof_hpconv *c, int emit) {
 static void strings_total(ddmc__prof_hpconv *c) {
   for (size_t i = 0; i < c->str_cap; i++) {
     const str_ent *e = &c->strs[i];
-    if (e->key != 0 && e->used && e->seen) c->total += 13 + (uint64_t)((int64_t)e->in_len + (e->is_class ? e->delta : 0));
+    if (e->key != 0 && e->used && e->seen)
+      c->total += 13 + (uint64_t)((int64_t)e->in_len + (e->is_class ? e->delta : 0));
   }
 }
 
@@ -970,8 +971,8 @@ static int check_classes(ddmc__prof_hpconv *c) {
   return c->err;
 }
 
-int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *in, ddmc__prof_hpconv **out, uint64_t *len,
-                      char *msg, size_t msglen) {
+int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *in, ddmc__prof_hpconv **out,
+                           uint64_t *len, char *msg, size_t msglen) {
   *out = NULL;
   ddmc__prof_hpconv *c = ddmc__calloc(mem, 1, sizeof(*c));
   uint8_t *buf = ddmc__malloc(mem, IN_BYTES);
@@ -1024,7 +1025,7 @@ ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
 const char *ddmc__prof_hpconv_why(const ddmc__prof_hpconv *c) { return c->why; }
 
 void ddmc__prof_hpconv_counts(const ddmc__prof_hpconv *c, uint64_t *objects, uint64_t *classes, uint64_t *roots,
-                         uint64_t *dangling) {
+                              uint64_t *dangling) {
   *objects = c->objects;
   *classes = c->ncls;
   *roots = c->roots;

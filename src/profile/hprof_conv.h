@@ -46,8 +46,8 @@ typedef struct ddmc__prof_hpconv_input {
 /* Runs the first pass. Returns 0 with *c (ddmc__prof_hpconv_free) ready to produce *len bytes, or
  * DDMC_ENOTSUP (the input is not something it converts), DDMC_EIO (fill failed), DDMC_ENOMEM,
  * with why in msg. */
-int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *in, ddmc__prof_hpconv **c, uint64_t *len,
-                      char *msg, size_t msglen);
+int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *in, ddmc__prof_hpconv **c,
+                           uint64_t *len, char *msg, size_t msglen);
 /* The next output bytes, at most cap: > 0 bytes, 0 at the end, or a negative DDMC_E* (the input
  * changed under it or could not be read; msg of ddmc__prof_hpconv_why says what). */
 ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap);
@@ -55,7 +55,7 @@ const char *ddmc__prof_hpconv_why(const ddmc__prof_hpconv *c);
 /* What the dump held, for the log: objects (instances and arrays), classes, roots, references
  * to nothing the dump defines (written as 0). */
 void ddmc__prof_hpconv_counts(const ddmc__prof_hpconv *c, uint64_t *objects, uint64_t *classes, uint64_t *roots,
-                         uint64_t *dangling);
+                              uint64_t *dangling);
 void ddmc__prof_hpconv_free(ddmc__prof_hpconv *c);
 
 #endif

@@ -41,9 +41,7 @@ static int in_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
   }
 }
 
-static int in_skip(void *arg, uint64_t n) {
-  return lseek(*(int *)arg, (off_t)n, SEEK_CUR) < 0 ? errno : 0;
-}
+static int in_skip(void *arg, uint64_t n) { return lseek(*(int *)arg, (off_t)n, SEEK_CUR) < 0 ? errno : 0; }
 
 static int in_rewind(void *arg) { return lseek(*(int *)arg, 0, SEEK_SET) < 0 ? errno : 0; }
 
