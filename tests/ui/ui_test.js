@@ -285,14 +285,18 @@ async function tracePage(page, vm, shots) {
 // minivm: the VM goes (the VMs page says so), a new one on the same port comes (connected again).
 async function vmLeavesAndComesBack(page, vm, shots) {
   await tab(page, "vms");
+  const pid = String(vm.proc.pid);
   process.kill(vm.proc.pid, "SIGKILL");
-  // A VM killed a moment ago may still accept into its listening socket's backlog and then reset
-  // the connection (shown as held by another peer) until the kernel has closed it: wait for the
-  // state the next attempts settle on.
-  await page.waitForFunction(() => /unreachable|lost/.test(document.querySelector("#vm-table tbody").textContent),
-    null, { timeout: 15000 }).catch(() => {});
+  // Gone: the row no longer says connected nor shows the VM's pid. What it says instead depends on
+  // who has the port meanwhile: nobody (unreachable, lost), or, in a parallel test run, another
+  // process that took the freed port and closes our handshake (shown as held by another peer).
+  const goneNow = (pidText) => {
+    const cells = [...document.querySelectorAll("#vm-table tbody td")].map((td) => td.textContent.trim());
+    return cells.length > 0 && !cells.includes("connected") && !cells.includes(pidText);
+  };
+  await page.waitForFunction(goneNow, pid, { timeout: 15000 }).catch(() => {});
   const gone = await page.$eval("#vm-table tbody", (e) => e.textContent);
-  check(/unreachable|lost/.test(gone), "the VMs page shows the VM gone", gone);
+  check(await page.evaluate(goneNow, pid), "the VMs page shows the VM gone", gone);
   await startAndWait(args.minivm, [`-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:${vm.port},server=y,suspend=n`,
     args.program], /JDWP listening/, 20000, path.join(args.out, "vm2.out"));
   await page.waitForFunction(() => /connected/.test(document.querySelector("#vm-table tbody").textContent), null,
