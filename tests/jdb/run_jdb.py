@@ -136,6 +136,9 @@ INTERLEAVED = [
     (re.compile(r"(Breakpoint hit: |Step completed: )(Set breakpoint [^\n]*\n)" + _STRAY + "?"), r"\2\1"),
     (re.compile(r"(\[\d+\] )" + _STRAY + r"\Z"), r"\1"),
     (re.compile(r"(^|Breakpoint hit: |Step completed: |VM Started: )" + _STRAY + r"(?=\S)", re.M), r"\1"),
+    # In an event set of two events the prompt can land after the first one's words, before the
+    # newline that ends them: "Step completed: > \nBreakpoint hit: ...".
+    (re.compile(r"(Breakpoint hit: |Step completed: |VM Started: )" + _STRAY + r"(?=\n)"), r"\1"),
 ]
 
 
