@@ -4,11 +4,15 @@
  *
  * The classes (agent/java/) are built into libddmcjdwp-ddm.jar, installed next to this .so. At
  * VMInit (or attach) the agent appends that jar to the system class loader's search, so the app's
- * loader and every loader under it find Android's classes, and binds the natives of the
- * DdmServer that loader gives with RegisterNatives: the .so keeps exporting only Agent_*
- * (exports.map). Not the boot class path: appending to it makes HotSpot give up class data
- * sharing for every class outside the boot loader and print a warning on the app's stdout. No jar, or a VM that refuses it: no natives,
- * and DdmServer works without a peer (agent/README.md).
+ * loader and every loader under it find Android's classes. Not the boot class path: appending to
+ * it makes HotSpot give up class data sharing for every class outside the boot loader and print a
+ * warning on the app's stdout. Nothing is loaded then: HotSpot binds DdmServer's natives itself
+ * the first time the app calls one, looking their JNI names up in the agent libraries after the
+ * class's loader (so the .so exports those two names beside Agent_*, exports.map), and the first
+ * nativeRegister binds the rest from the class it is called on. Loading the jar eagerly cost an
+ * app that never uses DdmServer some 130 classes (the jar and zip readers), and every class
+ * loaded makes each RedefineClasses slower (HotSpot walks them all). No jar, or a VM that refuses
+ * it: DdmServer works without a peer (agent/README.md).
  *
  * Dispatch, as Android's VM does it: a chunk of a type the app registered goes to the static
  * DdmServer.dispatch on the JDWP thread, which looks the handler up in its own map; null (no
@@ -124,15 +128,35 @@ static void on_disconnected(void *ud, ddmc_vm *vm) {
   tell(DDM_DISCONNECTED);
 }
 
+/* What dispatch and broadcast need, from the DdmServer class nativeRegister is called on: before
+ * any type is registered with libddmc, so the JDWP thread (which calls handle only for a
+ * registered type) sees them set. Under types_lock. */
+static int bind_class(JNIEnv *env, jclass cls) {
+  jclass chunk = (*env)->FindClass(env, "org/apache/harmony/dalvik/ddmc/Chunk");
+  if (chunk == NULL) return DDMC_ESTATE;
+  m_dispatch = (*env)->GetStaticMethodID(env, cls, "dispatch", "(I[BII)Lorg/apache/harmony/dalvik/ddmc/Chunk;");
+  m_broadcast = m_dispatch ? (*env)->GetStaticMethodID(env, cls, "broadcast", "(I)V") : NULL;
+  f_type = m_broadcast ? (*env)->GetFieldID(env, chunk, "type", "I") : NULL;
+  f_data = f_type ? (*env)->GetFieldID(env, chunk, "data", "[B") : NULL;
+  f_offset = f_data ? (*env)->GetFieldID(env, chunk, "offset", "I") : NULL;
+  f_length = f_offset ? (*env)->GetFieldID(env, chunk, "length", "I") : NULL;
+  (*env)->DeleteLocalRef(env, chunk);
+  if (f_length == NULL) {
+    (*env)->ExceptionClear(env); /* the caller hears of it by nativeRegister's code */
+    return DDMC_ESTATE;
+  }
+  server_class = (jclass)(*env)->NewGlobalRef(env, cls);
+  return server_class ? 0 : DDMC_ENOMEM;
+}
+
 /* DdmServer.nativeRegister: 0 (registered now or before), 1 (a type of libddmc's own) or a
  * libddmc error. Thread: any Java thread. */
-static jint JNICALL native_register(JNIEnv *env, jclass cls, jint type) {
-  (void)env;
-  (void)cls;
+JNIEXPORT jint JNICALL Java_org_apache_harmony_dalvik_ddmc_DdmServer_nativeRegister(JNIEnv *env, jclass cls, jint type) {
   pthread_mutex_lock(&types_lock);
-  int rc = 0, i = 0;
-  while (i < ntypes && types[i] != (uint32_t)type) i++;
-  if (i == ntypes) {
+  int rc = server_class != NULL ? 0 : bind_class(env, cls);
+  int i = 0;
+  while (rc == 0 && i < ntypes && types[i] != (uint32_t)type) i++;
+  if (rc == 0 && i == ntypes) {
     if (ntypes == JA_DDM_TYPES) {
       rc = DDMC_ENOMEM;
     } else {
@@ -148,7 +172,8 @@ static jint JNICALL native_register(JNIEnv *env, jclass cls, jint type) {
 
 /* DdmServer.nativeSendChunk: the Java side has checked the bounds; a chunk without a peer, or
  * over the queue or packet cap, is dropped (Android's sendChunk says nothing either). */
-static void JNICALL native_send(JNIEnv *env, jclass cls, jint type, jbyteArray data, jint off, jint len) {
+JNIEXPORT void JNICALL Java_org_apache_harmony_dalvik_ddmc_DdmServer_nativeSendChunk(JNIEnv *env, jclass cls, jint type,
+                                                                                   jbyteArray data, jint off, jint len) {
   (void)cls;
   jsize n = data ? (*env)->GetArrayLength(env, data) : 0;
   if (off < 0 || len < 0 || off > n - len) return;
@@ -177,35 +202,12 @@ static char *jar_path(void) {
   return p;
 }
 
-static int bind_natives(JNIEnv *env) {
-  jclass cls = (*env)->FindClass(env, "org/apache/harmony/dalvik/ddmc/DdmServer");
-  jclass chunk = cls ? (*env)->FindClass(env, "org/apache/harmony/dalvik/ddmc/Chunk") : NULL;
-  if (chunk == NULL) return -1;
-  static const JNINativeMethod natives[] = {
-      {(char *)"nativeRegister", (char *)"(I)I", (void *)native_register},
-      {(char *)"nativeSendChunk", (char *)"(I[BII)V", (void *)native_send},
-  };
-  m_dispatch = (*env)->GetStaticMethodID(env, cls, "dispatch", "(I[BII)Lorg/apache/harmony/dalvik/ddmc/Chunk;");
-  m_broadcast = m_dispatch ? (*env)->GetStaticMethodID(env, cls, "broadcast", "(I)V") : NULL;
-  f_type = m_broadcast ? (*env)->GetFieldID(env, chunk, "type", "I") : NULL;
-  f_data = f_type ? (*env)->GetFieldID(env, chunk, "data", "[B") : NULL;
-  f_offset = f_data ? (*env)->GetFieldID(env, chunk, "offset", "I") : NULL;
-  f_length = f_offset ? (*env)->GetFieldID(env, chunk, "length", "I") : NULL;
-  if (f_length == NULL || (*env)->RegisterNatives(env, cls, natives, 2) != 0) return -1;
-  server_class = (jclass)(*env)->NewGlobalRef(env, cls);
-  return server_class ? 0 : -1;
-}
-
 void ja_ddmserver_start(JNIEnv *env) {
-  if (env == NULL || (*env)->PushLocalFrame(env, 16) != 0) return;
+  (void)env;
   char *jar = jar_path();
   jvmtiError e = jar ? (*ja.ti)->AddToSystemClassLoaderSearch(ja.ti, jar) : JVMTI_ERROR_NOT_FOUND;
-  if (e != JVMTI_ERROR_NONE || bind_natives(env) != 0) {
-    (*env)->ExceptionClear(env);
-    if (ja.verbose)
-      fprintf(stderr, "ddmcjdwp: no org.apache.harmony.dalvik.ddmc.DdmServer for the app (%s %s)\n",
-              jar ? "cannot use" : "no", jar ? jar : JA_DDM_JAR " next to the agent");
-  }
+  if (e != JVMTI_ERROR_NONE && ja.verbose)
+    fprintf(stderr, "ddmcjdwp: no org.apache.harmony.dalvik.ddmc.DdmServer for the app (%s %s)\n",
+            jar ? "cannot use" : "no", jar ? jar : JA_DDM_JAR " next to the agent");
   free(jar);
-  (*env)->PopLocalFrame(env, NULL);
 }

@@ -78,7 +78,7 @@ public final class DdmServer {
         }
     }
 
-    /* Bound by libddmcjdwp.so (RegisterNatives). 0, 1 (a type of the VM's own) or a libddmc error. */
+    /* Bound by HotSpot to libddmcjdwp.so's exports of these JNI names, at the first call. 0, 1 (a type of the VM's own) or a libddmc error. */
     private static native int nativeRegister(int type);
     private static native void nativeSendChunk(int type, byte[] data, int offset, int length);
 
