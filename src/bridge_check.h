@@ -78,7 +78,8 @@
   X(class_module, 0, (void *vm_data, ddmc_class c, ddmc_ref *out), (D, c, out)) \
   X(module_info, 0, (void *vm_data, ddmc_ref m, ddmc_buf *name, ddmc_ref *loader), (D, m, name, loader)) \
   X(frame_locations, 0, (void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out), (D, thread, first, n, out)) \
-  X(write_hprof, 0, (void *vm_data, const char *path, char *msg, size_t msglen), (D, path, msg, msglen))
+  X(write_hprof, 0, (void *vm_data, const char *path, char *msg, size_t msglen), (D, path, msg, msglen)) \
+  X(classes_named, 0, (void *vm_data, const char *sig, ddmc_class_visit_fn fn, void *arg), (D, sig, fn, arg))
 
 typedef struct ddmc__bridge_check {
   ddmc_vm_bridge vm;  /* the VM's ops */

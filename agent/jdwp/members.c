@@ -290,6 +290,36 @@ static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
   return 0;
 }
 
+/* As for_each_class, but only the types named sig: each loaded class's signature from JVM TI (as
+ * the JDK's agent compares them), and a name made only for a match, so no tag lookup per class. */
+static int classes_named(void *vd, const char *sig, ddmc_class_visit_fn fn, void *arg) {
+  JNIEnv *env = ja_enter();
+  if (env == NULL) return DDMC_JDWP_VM_DEAD;
+  jint n = 0;
+  jclass *ks = NULL;
+  jvmtiError e = (*ja.ti)->GetLoadedClasses(ja.ti, &n, &ks);
+  if (e != JVMTI_ERROR_NONE) {
+    ja_leave(env);
+    return ja_err(e);
+  }
+  int stop = 0;
+  for (jint i = 0; i < n && !stop; i++) {
+    char *s = NULL;
+    if ((*ja.ti)->GetClassSignature(ja.ti, ks[i], &s, NULL) != JVMTI_ERROR_NONE || s == NULL) continue;
+    int same = strcmp(s, sig) == 0;
+    ti_free(s);
+    jint st = 0;
+    if (same && (*ja.ti)->GetClassStatus(ja.ti, ks[i], &st) == JVMTI_ERROR_NONE &&
+        !(st & JVMTI_CLASS_STATUS_PRIMITIVE) && ((st & JVMTI_CLASS_STATUS_ARRAY) || (st & JVMTI_CLASS_STATUS_PREPARED))) {
+      ddmc_class c = ja_ref(env, ks[i]);
+      if (c && fn(arg, c)) stop = 1;
+    }
+  }
+  ti_free(ks);
+  ja_leave(env);
+  return 0;
+}
+
 static int class_info(void *vd, ddmc_class id, ddmc_class_info *out) {
   int err = 0;
   ja_class *c = ja_class_of(id, &err);
@@ -396,6 +426,7 @@ static int variable_table(void *vd, ddmc_class c, uint32_t index, ddmc_variable_
 
 void ja_bridge_members(ddmc_vm_bridge *b) {
   b->for_each_class = for_each_class;
+  b->classes_named = classes_named;
   b->class_info = class_info;
   b->class_interface = class_interface;
   b->field_info = field_info;

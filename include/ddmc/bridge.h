@@ -605,6 +605,13 @@ typedef struct ddmc_vm_bridge {
    * walk. Thread: the JDWP thread, never inside with_world_stopped; the VM may run Java code and
    * stop the world itself (a collection first, then its own dump). Locks: none. */
   int (*write_hprof)(void *vm_data, const char *path, char *msg, size_t msglen);
+  /* ---- classes by name (optional, for speed: without it VirtualMachine.ClassesBySignature walks
+   * for_each_class and compares the signature the library keeps of each type, which costs a VM
+   * that names a type through a lookup of its own, as JVM TI's tags, one lookup per loaded type).
+   * classes_named: calls fn for each type for_each_class would give whose JNI signature is sig
+   * ("Lp/C;", "[I"; several when several loaders define the name), in any order, until fn
+   * returns non-zero. Returns 0 or a JDWP error. Thread: the JDWP thread. Locks: none. */
+  int (*classes_named)(void *vm_data, const char *sig, ddmc_class_visit_fn fn, void *arg);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

@@ -60,10 +60,12 @@ static int list_class(void *arg, ddmc_class c) {
   return 0;
 }
 
-static int all_classes(ddmc__dbg *d, class_list *l) {
+/* Every class, or those named sig when the VM can find them by name itself. */
+static int all_classes(ddmc__dbg *d, const char *sig, class_list *l) {
   memset(l, 0, sizeof(*l));
   l->mem = d->mem;
-  int rc = DDMC__DBG_CALL(d, for_each_class, list_class, l);
+  int rc = sig != NULL && DDMC__DBG_HAS(d, classes_named) ? DDMC__DBG_CALL(d, classes_named, sig, list_class, l)
+                                                          : DDMC__DBG_CALL(d, for_each_class, list_class, l);
   if (rc == 0) rc = l->err;
   return rc;
 }
@@ -71,7 +73,7 @@ static int all_classes(ddmc__dbg *d, class_list *l) {
 /* [typeTag][refTypeID]([signature][generic])?[status] for each class; sig NULL: all of them. */
 static int write_classes(ddmc__dbg *d, ddmc_buf *out, const char *sig, int with_sig, int with_generic) {
   class_list l;
-  int rc = all_classes(d, &l);
+  int rc = all_classes(d, sig, &l);
   if (rc != 0) {
     ddmc__free(d->mem, l.v);
     return rc;

@@ -344,6 +344,15 @@ def main():
         failures += not ok
         print("%s - ClassType.Superclass of int[]: %s, %s" % ("ok" if ok else "FAIL", NAMES.get(err, str(err)),
                                                            "java.lang.Object" if ok else reply.hex()))
+        # ClassesBySignature by name: a primitive type is no class to JDWP (none, as libjdwp
+        # answers), an array type is one (the same ID as ever), a name nobody loaded is none.
+        for sig, want in (("I", []), ("[I", [k["int_array"]]), ("Lno/Such;", [])):
+            err, reply = conn.cmd(1, 2, jstr(sig))
+            got = [struct.unpack(">Q", reply[4 + 13 * i + 1:4 + 13 * i + 9])[0]
+                   for i in range(struct.unpack(">I", reply[:4])[0])] if err == 0 else None
+            ok = got == want
+            failures += not ok
+            print("%s - ClassesBySignature(%s): %s" % ("ok" if ok else "FAIL", sig, got if err == 0 else NAMES.get(err, err)))
         # The VM answers on, and runs on: main's rounds go on.
         resumed, _ = conn.cmd(11, 3, ident(k["main"]))
         time.sleep(1.0)
