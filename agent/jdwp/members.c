@@ -2,7 +2,9 @@
 /* Types and members from JVM TI: the bridge's for_each_class, class_info, class_interface,
  * field_info, method_info, line_table and variable_table. A class's description is built once,
  * after the class is prepared (its members are final then), and kept: the strings the bridge
- * borrows stay valid as long as the class is loaded, as the bridge asks. */
+ * borrows stay valid as long as the class is loaded, as the bridge asks. In two steps: what a
+ * listing of the classes needs (signature, status, counts) at first sight, the member tables
+ * when a member is first asked (ja_members_of). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,24 +43,13 @@ static ja_class *build(JNIEnv *env, jclass k, int *err) {
   (*ti)->GetClassModifiers(ti, k, &mods);
   c->mods = (uint32_t)mods;
   c->type_tag = is_array ? DDMC_TYPE_ARRAY : is_if ? DDMC_TYPE_INTERFACE : DDMC_TYPE_CLASS;
+  /* The counts now (class_info gives them); the tables when asked (ja_members_of). */
   if (!is_array) {
     if ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE) goto fail;
     if ((e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE) goto fail;
     if ((e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE) goto fail;
   }
-  c->methods = calloc((size_t)nm + 1, sizeof *c->methods);
-  c->fields = calloc((size_t)nf + 1, sizeof *c->fields);
-  c->ifs = calloc((size_t)ni + 1, sizeof *c->ifs);
-  if (!c->methods || !c->fields || !c->ifs) {
-    e = JVMTI_ERROR_OUT_OF_MEMORY;
-    goto fail;
-  }
-  for (jint i = 0; i < nm; i++) c->methods[i].id = ms[i];
-  for (jint i = 0; i < nf; i++) c->fields[i].id = fs[i];
-  for (jint i = 0; i < ni; i++) {
-    c->ifs[i] = ja_ref(env, is[i]);
-    (*env)->DeleteLocalRef(env, is[i]);
-  }
+  for (jint i = 0; i < ni; i++) (*env)->DeleteLocalRef(env, is[i]);
   c->nmethods = nm;
   c->nfields = nf;
   c->nif = ni;
@@ -83,9 +74,6 @@ fail:
   ti_free(c->sig);
   ti_free(c->generic);
   ti_free(c->source);
-  free(c->methods);
-  free(c->fields);
-  free(c->ifs);
   free(c);
   *err = e == JVMTI_ERROR_INVALID_CLASS ? DDMC_JDWP_INVALID_CLASS : ja_err(e);
   return NULL;
@@ -123,8 +111,71 @@ ja_class *ja_class_of(ddmc_class id, int *err) {
   return c;
 }
 
-ja_method *ja_method_of(ddmc_class id, uint32_t index, int *err) {
+/* The member tables of c (class k), under class_lock. The counts build took stand: a prepared
+ * class's members do not change (RedefineClasses changes code, not members). */
+static int make_tables(JNIEnv *env, ja_class *c, jclass k) {
+  jvmtiEnv *ti = ja.ti;
+  jint nm = 0, nf = 0, ni = 0;
+  jmethodID *ms = NULL;
+  jfieldID *fs = NULL;
+  jclass *is = NULL;
+  jvmtiError e = JVMTI_ERROR_NONE;
+  if (c->type_tag != DDMC_TYPE_ARRAY &&
+      ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE ||
+       (e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE ||
+       (e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE))
+    goto done;
+  c->methods = calloc((size_t)c->nmethods + 1, sizeof *c->methods);
+  c->fields = calloc((size_t)c->nfields + 1, sizeof *c->fields);
+  c->ifs = calloc((size_t)c->nif + 1, sizeof *c->ifs);
+  if (!c->methods || !c->fields || !c->ifs) {
+    e = JVMTI_ERROR_OUT_OF_MEMORY;
+    goto done;
+  }
+  for (jint i = 0; i < nm && i < c->nmethods; i++) c->methods[i].id = ms[i];
+  for (jint i = 0; i < nf && i < c->nfields; i++) c->fields[i].id = fs[i];
+  for (jint i = 0; i < ni; i++) {
+    if (i < c->nif) c->ifs[i] = ja_ref(env, is[i]);
+    (*env)->DeleteLocalRef(env, is[i]);
+  }
+done:
+  ti_free(ms);
+  ti_free(fs);
+  ti_free(is);
+  if (e != JVMTI_ERROR_NONE) {
+    free(c->methods);
+    free(c->fields);
+    free(c->ifs);
+    c->methods = NULL;
+    c->fields = NULL;
+    c->ifs = NULL;
+    return ja_err(e);
+  }
+  atomic_store_explicit(&c->full, 1, memory_order_release);
+  return 0;
+}
+
+ja_class *ja_members_of(ddmc_class id, int *err) {
   ja_class *c = ja_class_of(id, err);
+  if (c == NULL || atomic_load_explicit(&c->full, memory_order_acquire)) return c;
+  JNIEnv *env = ja_enter();
+  if (env == NULL) {
+    *err = DDMC_JDWP_VM_DEAD;
+    return NULL;
+  }
+  pthread_mutex_lock(&class_lock);
+  int rc = atomic_load_explicit(&c->full, memory_order_relaxed) ? 0 : make_tables(env, c, (jclass)ja_kept_obj(id));
+  pthread_mutex_unlock(&class_lock);
+  ja_leave(env);
+  if (rc != 0) {
+    *err = rc;
+    return NULL;
+  }
+  return c;
+}
+
+ja_method *ja_method_of(ddmc_class id, uint32_t index, int *err) {
+  ja_class *c = ja_members_of(id, err);
   if (c == NULL) return NULL;
   if (index >= (uint32_t)c->nmethods) {
     *err = DDMC_JDWP_INVALID_METHODID;
@@ -154,7 +205,7 @@ ja_method *ja_method_of(ddmc_class id, uint32_t index, int *err) {
 }
 
 ja_field *ja_field_of(ddmc_class id, uint32_t index, int *err) {
-  ja_class *c = ja_class_of(id, err);
+  ja_class *c = ja_members_of(id, err);
   if (c == NULL) return NULL;
   if (index >= (uint32_t)c->nfields) {
     *err = DDMC_JDWP_INVALID_FIELDID;
@@ -183,7 +234,7 @@ ja_field *ja_field_of(ddmc_class id, uint32_t index, int *err) {
 
 int32_t ja_field_index(ddmc_class id, jfieldID f) {
   int err;
-  ja_class *c = ja_class_of(id, &err);
+  ja_class *c = ja_members_of(id, &err);
   if (c == NULL) return -1;
   for (jint i = 0; i < c->nfields; i++)
     if (c->fields[i].id == f) return i;
@@ -209,7 +260,9 @@ static int loc_cached(jmethodID m, ddmc_class *cls, uint32_t *idx) {
   uint32_t i = atomic_load_explicit(&loc_cache[h].idx, memory_order_relaxed);
   ja_entry *e = cid ? ja_entry_of(cid) : NULL;
   ja_class *c = e ? atomic_load_explicit(&e->cls, memory_order_acquire) : NULL;
-  if (c == NULL || i >= (uint32_t)c->nmethods || c->methods[i].id != m) return 0;
+  if (c == NULL || !atomic_load_explicit(&c->full, memory_order_acquire) || i >= (uint32_t)c->nmethods ||
+      c->methods[i].id != m)
+    return 0;
   *cls = cid;
   *idx = i;
   return 1;
@@ -238,7 +291,7 @@ int ja_location(JNIEnv *env, jmethodID m, jlocation index, ddmc_location *out) {
   ddmc_class cid = ja_ref(env, k);
   (*env)->DeleteLocalRef(env, k);
   int err = 0;
-  ja_class *c = ja_class_of(cid, &err);
+  ja_class *c = ja_members_of(cid, &err);
   if (c == NULL) return err;
   for (jint i = 0; i < c->nmethods; i++) {
     if (c->methods[i].id == m) {
@@ -346,7 +399,7 @@ static int class_info(void *vd, ddmc_class id, ddmc_class_info *out) {
 
 static int class_interface(void *vd, ddmc_class id, uint32_t index, ddmc_class *out) {
   int err = 0;
-  ja_class *c = ja_class_of(id, &err);
+  ja_class *c = ja_members_of(id, &err);
   if (c == NULL) return err;
   if (index >= (uint32_t)c->nif) return DDMC_JDWP_ILLEGAL_ARGUMENT;
   *out = c->ifs[index];
@@ -441,8 +494,9 @@ void ja_class_redefined(ddmc_class id) {
   if (c == NULL) return;
   jvmtiEnv *ti = ja.ti;
   pthread_mutex_lock(&class_lock);
-  /* Names, signatures and modifiers cannot change (no schema change); the code can. */
-  for (jint i = 0; i < c->nmethods; i++) {
+  /* Names, signatures and modifiers cannot change (no schema change); the code can. No tables
+   * yet: nothing to refresh. */
+  for (jint i = 0; c->full && i < c->nmethods; i++) {
     ja_method *m = &c->methods[i];
     if (!m->filled) continue;
     if ((*ti)->GetMethodLocation(ti, m->id, &m->start, &m->end) != JVMTI_ERROR_NONE) m->start = m->end = -1;
