@@ -224,8 +224,9 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out) 
   return rc;
 }
 
-/* "LDebug;" -> "Debug", "Lp/Q$R;" -> "p.Q$R", "[I" -> "int[]", "[[Ljava/lang/String;" -> ... */
-static char *dotted_name(const ddmc__mem *mem, const char *sig) {
+/* "LDebug;" -> "Debug", "Lp/Q$R;" -> "p.Q$R", "[I" -> "int[]", "[[Ljava/lang/String;" -> ...:
+ * written into out when out is non-NULL; returns its length (without the NUL), or SIZE_MAX. */
+static size_t dotted_name(const char *sig, char *out) {
   size_t dims = 0;
   while (sig[dims] == '[') dims++;
   const char *base = sig + dims;
@@ -253,22 +254,35 @@ static char *dotted_name(const ddmc__mem *mem, const char *sig) {
   } else {
     blen = strlen(base);
   }
-  if (dims > (SIZE_MAX - blen - 1) / 2) return NULL;
-  char *out = ddmc__malloc(mem, blen + 2 * dims + 1);
-  if (out == NULL) return NULL;
-  for (size_t i = 0; i < blen; i++) out[i] = base[i] == '/' ? '.' : base[i];
-  for (size_t i = 0; i < dims; i++) memcpy(out + blen + 2 * i, "[]", 2);
-  out[blen + 2 * dims] = '\0';
-  return out;
+  if (dims > (SIZE_MAX / 4 - blen) / 2) return SIZE_MAX;
+  if (out != NULL) {
+    for (size_t i = 0; i < blen; i++) out[i] = base[i] == '/' ? '.' : base[i];
+    for (size_t i = 0; i < dims; i++) memcpy(out + blen + 2 * i, "[]", 2);
+    out[blen + 2 * dims] = '\0';
+  }
+  return blen + 2 * dims;
 }
 
-static void cls_free(const ddmc__mem *mem, ddmc__dbg_cls *c) {
-  if (c == NULL) return;
-  ddmc__free(mem, c->signature);
-  ddmc__free(mem, c->dotted);
-  ddmc__free(mem, c->source);
-  ddmc__free(mem, c);
+/* One block: the description, then its signature, dotted name and source file (100,000 classes
+ * listed by a debugger kept 300,000 small allocations otherwise). */
+static ddmc__dbg_cls *cls_new(const ddmc__mem *mem, const ddmc_class_info *info) {
+  size_t sl = strlen(info->signature), dl = dotted_name(info->signature, NULL);
+  size_t fl = info->source_file ? strlen(info->source_file) : 0;
+  if (dl == SIZE_MAX || sl > SIZE_MAX / 4 || fl > SIZE_MAX / 4) return NULL;
+  ddmc__dbg_cls *k = ddmc__calloc(mem, 1, sizeof(*k) + sl + 1 + dl + 1 + (info->source_file ? fl + 1 : 0));
+  if (k == NULL) return NULL;
+  k->signature = (char *)(k + 1);
+  memcpy(k->signature, info->signature, sl + 1);
+  k->dotted = k->signature + sl + 1;
+  dotted_name(info->signature, k->dotted);
+  if (info->source_file) {
+    k->source = k->dotted + dl + 1;
+    memcpy(k->source, info->source_file, fl + 1);
+  }
+  return k;
 }
+
+static void cls_free(const ddmc__mem *mem, ddmc__dbg_cls *c) { ddmc__free(mem, c); }
 
 static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int depth);
 
@@ -306,16 +320,9 @@ static int cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out, int de
   int rc = d->bridge.class_info(d->vm_data, c, &info);
   if (rc != 0) return rc;
   if (info.signature == NULL || info.signature[0] == '\0') return DDMC_JDWP_INVALID_CLASS;
-  ddmc__dbg_cls *k = ddmc__calloc(d->mem, 1, sizeof(*k));
+  ddmc__dbg_cls *k = cls_new(d->mem, &info);
   if (k == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
   k->handle = c;
-  k->signature = ddmc__strdup(d->mem, info.signature);
-  k->dotted = k->signature ? dotted_name(d->mem, info.signature) : NULL;
-  k->source = info.source_file ? ddmc__strdup(d->mem, info.source_file) : NULL;
-  if (k->signature == NULL || k->dotted == NULL || (info.source_file && k->source == NULL)) {
-    cls_free(d->mem, k);
-    return DDMC_JDWP_OUT_OF_MEMORY;
-  }
   k->type_tag = info.type_tag ? info.type_tag : DDMC_TYPE_CLASS;
   k->superclass = info.superclass != c ? info.superclass : 0;
   k->nfields = info.nfields;
