@@ -749,6 +749,25 @@ def mode_ddmc(run):
     say("ddmc -p 999999: exit 2 (%s)" % doc.get("error", {}).get("message", doc))
 
 
+def hold_with_debugger(run, pid):
+    """A debugger connection of ours on a minivm through `adb forward` (the handshake and one JDWP
+    command, VirtualMachine.IDSizes, so the VM reports it in SESS); the open socket."""
+    fwd = free_port()
+    run.adbcmd("-s", run.serial, "forward", "tcp:%d" % fwd, "jdwp:%d" % pid)
+    dbg = socket.create_connection(("127.0.0.1", fwd), timeout=10)
+    dbg.settimeout(10)
+    dbg.sendall(b"JDWP-Handshake")
+    got = b""
+    while len(got) < 14 + 11:
+        if len(got) == 14:
+            dbg.sendall(struct.pack(">IIBBB", 11, 1, 0, 1, 7))
+        d = dbg.recv(14 + 11 - len(got) if len(got) >= 14 else 14 - len(got))
+        if not d:
+            raise Fail("minivm %d closed our debugger connection" % pid)
+        got += d
+    return dbg
+
+
 def mode_ui(run):
     # ddmc ui --all (and -p PID) through the same adb server: tests/ui/ui_test.js drives Debian's
     # chromium on the page (its --adb-port run), starting and killing one more VM itself.
@@ -760,12 +779,15 @@ def mode_ui(run):
     run.connect()
     a = run.start_vm("idle.mvm", "minivm-idle")
     z = run.start_vm("zygote.mvm", "minivm-zygote")
-    run.wait_listed([a.pid, z.pid])
+    held = run.start_vm("idle.mvm", "minivm-held")
+    run.wait_listed([a.pid, z.pid, held.pid])
+    dbg = hold_with_debugger(run, held.pid)  # open until the page's checks are done
     out = os.path.join(run.dir, "ui")
     argv = [run.args.node, run.args.ui_test, "--ddmc", run.args.ddmc, "--chromium", run.args.chromium, "--out", out,
             "--adb-port", str(run.adb_port), "--serial", run.serial, "--control", run.control, "--minivm",
-            run.args.minivm, "--programs", run.args.programs, "--pids", "%d,%d" % (a.pid, z.pid)]
+            run.args.minivm, "--programs", run.args.programs, "--pids", "%d,%d,%d" % (a.pid, z.pid, held.pid)]
     r = subprocess.run(argv, env=run.env, stdin=subprocess.DEVNULL, timeout=150)
+    dbg.close()
     if r.returncode != 0:
         raise Fail("ui_test.js --adb-port exited %d (its log above; screenshots in %s)" % (r.returncode, out))
     say("ddmc ui --all through adb: the page's checks passed")

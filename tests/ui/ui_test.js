@@ -17,13 +17,14 @@
 //             and its collapsed stacks the very text the flame graph was drawn from
 //   shots     a screenshot of each page in --out, each with many colours (not blank)
 //   --all     (tests/adb/run_e2e.py ui: VMs under the adbd stand-in and a real adb server) `ddmc -p A
-//             ui --all`: -p's VM is shown first; the VMs page lists both VMs adb knows, the zygote
-//             waiting for a debugger; a VM started later appears, a click shows it on the other
+//             ui --all`: -p's VM is shown first; the VMs page lists the VMs adb knows, the zygote
+//             waiting for a debugger, the held one attached; a VM started later appears, a click shows it on the other
 //             pages (its threads), killed it leaves the list; a click on A shows A again
 // Usage: ui_test.js --ddmc DDMC --out DIR --proto PROFILE.proto (--minivm MINIVM --program Ui.mvm
 //        | --agent AGENT.so --java-src UiProg.java), or ui_test.js --ddmc DDMC --out DIR --adb-port P
-//        --serial S --control SOCKET --minivm MINIVM --programs DIR --pids A,Z (A: idle.mvm, Z:
-//        zygote.mvm, both under adb). Every process started here is killed when it ends.
+//        --serial S --control SOCKET --minivm MINIVM --programs DIR --pids A,Z,H (A: idle.mvm, Z:
+//        zygote.mvm, H: idle.mvm held by a debugger, all under adb). Every process started here is
+//        killed when it ends.
 "use strict";
 const { spawn, execFileSync } = require("child_process");
 const fs = require("fs");
@@ -436,7 +437,7 @@ async function shownVm(page, pid, what) {
 
 async function mainAdb() {
   fs.mkdirSync(args.out, { recursive: true });
-  const [a, z] = args.pids.split(",").map(Number);
+  const [a, z, held] = args.pids.split(",").map(Number);
   const ui = await startAndWait(args.ddmc, ["-P", args["adb-port"], "-s", args.serial, "-p", String(a), "ui", "--all"],
     /(http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]+))/, 15000, path.join(args.out, "ddmc-ui.out"));
   const { chromium } = require("playwright-core");
@@ -458,6 +459,8 @@ async function mainAdb() {
     const zNow = await page.evaluate(listedRow, z);
     check(zNow && zNow[6] === "waiting" && zNow[2] === "com.example.zygote", "the zygote: renamed, waiting for a debugger",
       JSON.stringify(zNow));
+    const heldRow = await page.evaluate(listedRow, held);
+    check(heldRow && heldRow[6] === "attached", "a VM held by a debugger: attached", JSON.stringify(heldRow));
     // A VM that starts appears; a click shows it on the other pages.
     const c = spawn(args.minivm, ["-agentlib:jdwp=transport=dt_android_adb,server=y,suspend=n",
       path.join(args.programs, "threads.mvm")], { stdio: "ignore", env: { ...process.env, DDMC_ADB_CONTROL: args.control } });
