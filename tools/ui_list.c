@@ -83,32 +83,32 @@ static int run_ps(ui_list *l, char **out, char *err, size_t errlen) {
   size_t len = 0, cap = 65536;
   char *buf = malloc(cap);
   int64_t end = sess_mono_ms() + l->o->timeout_ms + 10000;
-  int killed = 0;
-  for (;;) {
+  const char *why = buf ? NULL : "out of memory";
+  while (why == NULL) {
     struct pollfd p = {fd, POLLIN, 0};
     int r = poll(&p, 1, 200);
-    if (stopping(l) || sess_mono_ms() > end || buf == NULL) {
-      kill(pid, SIGTERM);
-      killed = 1;
-      break;
-    }
-    if (r <= 0) continue;
-    if (len + 4096 > cap && cap < UI_LIST_MAX_BYTES) {
-      char *b = realloc(buf, cap * 2);
-      if (b == NULL) continue; /* buf stays; the next round ends the listing */
+    if (stopping(l) || sess_mono_ms() > end) why = "ddmc ps took too long";
+    if (why || r <= 0) continue;
+    if (len + 4096 > cap) {
+      char *b = cap < UI_LIST_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
+      if (b == NULL) {
+        why = cap < UI_LIST_MAX_BYTES ? "out of memory" : "ddmc ps printed more than the list keeps";
+        continue;
+      }
       buf = b;
       cap *= 2;
     }
-    ssize_t k = len + 1 < cap ? read(fd, buf + len, cap - len - 1) : -1;
-    if (k <= 0) break;
+    ssize_t k = read(fd, buf + len, cap - len - 1);
+    if (k <= 0) break; /* the end (or an error: what came is judged below) */
     len += (size_t)k;
   }
+  if (why) kill(pid, SIGTERM);
   close(fd);
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
-  if (killed || buf == NULL || len == 0 || len + 1 >= cap) {
-    snprintf(err, errlen, "%s", killed ? "ddmc ps took too long" : "ddmc ps printed nothing usable");
+  if (why || len == 0) {
+    snprintf(err, errlen, "%s", why ? why : "ddmc ps printed nothing");
     free(buf);
     return -1;
   }

@@ -490,6 +490,23 @@ async function mainAdb() {
   process.kill(ui.proc.pid, "SIGTERM");
   const code = await new Promise((r) => { const t = setTimeout(() => r(null), 15000); ui.proc.on("exit", (x) => { clearTimeout(t); r(x); }); });
   check(code === 0, "ddmc ui --all ends cleanly on SIGTERM", code);
+  // -p alone (no --all): that VM through adb, no list.
+  const one = await startAndWait(args.ddmc, ["-P", args["adb-port"], "-s", args.serial, "-p", String(z), "ui"],
+    /http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]+)/, 15000, path.join(args.out, "ddmc-ui-p.out"));
+  let st = null;
+  for (const t0 = Date.now(); Date.now() - t0 < 20000; await sleep(300)) {
+    st = await new Promise((resolve) => {
+      http.get({ host: "127.0.0.1", port: one.m[1], path: `/api/state?token=${one.m[2]}` }, (res) => {
+        let body = "";
+        res.on("data", (d) => { body += d; });
+        res.on("end", () => { try { resolve(JSON.parse(body)); } catch (e) { resolve(null); } });
+      }).on("error", () => resolve(null));
+    });
+    if (st && st.vm.state === "connected" && st.vm.pid === z) break;
+  }
+  check(st && st.vm.state === "connected" && st.vm.pid === z && st.vm.app === "com.example.zygote" && !st.list,
+    "ddmc -p PID ui (no --all): that VM, no list", st && JSON.stringify(st.vm));
+  process.kill(one.proc.pid, "SIGTERM");
 }
 
 (args["adb-port"] ? mainAdb : main)().then(() => {
