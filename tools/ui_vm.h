@@ -6,7 +6,8 @@
  * one-slot mailbox (ui_vm_call), so only the worker ever touches the socket.
  *
  * A lost or refused connection is not fatal, unlike the other commands' sessions: the worker
- * shows it on the VMs page and connects again every two seconds.
+ * shows it on the VMs page and connects again every two seconds. With --all (ui_list.h) the VM is
+ * the one the page picked (op "pick"): the worker drops the one it has, with its histories.
  *
  * Threads: ui_vm_run on one thread; ui_vm_snapshot and ui_vm_call from any number of others
  * (the HTTP server's); everything shared is under the object's mutex, no I/O under it. */
