@@ -786,10 +786,22 @@ def mode_ui(run):
     argv = [run.args.node, run.args.ui_test, "--ddmc", run.args.ddmc, "--chromium", run.args.chromium, "--out", out,
             "--adb-port", str(run.adb_port), "--serial", run.serial, "--control", run.control, "--minivm",
             run.args.minivm, "--programs", run.args.programs, "--pids", "%d,%d,%d" % (a.pid, z.pid, held.pid)]
-    r = subprocess.run(argv, env=run.env, stdin=subprocess.DEVNULL, timeout=150)
-    dbg.close()
-    if r.returncode != 0:
-        raise Fail("ui_test.js --adb-port exited %d (its log above; screenshots in %s)" % (r.returncode, out))
+    # SIGTERM on a timeout: the script then ends the ddmc and minivm it started itself.
+    node = subprocess.Popen(argv, env=run.env, stdin=subprocess.DEVNULL)
+    try:
+        rc = node.wait(timeout=150)
+    except subprocess.TimeoutExpired:
+        node.terminate()
+        try:
+            node.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            node.kill()
+            node.wait()
+        raise Fail("ui_test.js --adb-port did not finish in 150 s")
+    finally:
+        dbg.close()
+    if rc != 0:
+        raise Fail("ui_test.js --adb-port exited %d (its log above; screenshots in %s)" % (rc, out))
     say("ddmc ui --all through adb: the page's checks passed")
 
 

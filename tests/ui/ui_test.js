@@ -430,7 +430,7 @@ const listedRow = (pid) => {
 
 async function shownVm(page, pid, what) {
   await page.waitForFunction((p) => { const v = window.ddmcUi.state && window.ddmcUi.state.vm;
-    return v && v.pid === p && v.state === "connected"; }, pid, { timeout: 30000 }).catch(() => {});
+    return v && v.pid === p && v.state === "connected"; }, pid, { timeout: 15000 }).catch(() => {});
   const vm = await page.evaluate(() => window.ddmcUi.state.vm);
   check(vm.pid === pid && vm.state === "connected", what, JSON.stringify(vm));
 }
@@ -451,11 +451,11 @@ async function mainAdb() {
     await page.goto(ui.m[1]);
     await shownVm(page, a, "-p PID: ui shows that VM first, connected through adb");
     await page.waitForFunction((ps) => ps.every((p) => document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`)),
-      [a, z], { timeout: 30000 }).catch(() => {});
+      [a, z], { timeout: 15000 }).catch(() => {});
     const rowA = await page.evaluate(listedRow, a), rowZ = await page.evaluate(listedRow, z);
     check(rowA && rowZ, "the VMs page lists both VMs adb knows", JSON.stringify([rowA, rowZ]));
     await page.waitForFunction((p) => { const tr = document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`);
-      return tr && tr.children[6].textContent === "waiting"; }, z, { timeout: 30000 }).catch(() => {});
+      return tr && tr.children[6].textContent === "waiting"; }, z, { timeout: 15000 }).catch(() => {});
     const zNow = await page.evaluate(listedRow, z);
     check(zNow && zNow[6] === "waiting" && zNow[2] === "com.example.zygote", "the zygote: renamed, waiting for a debugger",
       JSON.stringify(zNow));
@@ -466,7 +466,7 @@ async function mainAdb() {
       path.join(args.programs, "threads.mvm")], { stdio: "ignore", env: { ...process.env, DDMC_ADB_CONTROL: args.control } });
     children.push(c);
     await page.waitForFunction((p) => document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`), c.pid,
-      { timeout: 30000 }).catch(() => {});
+      { timeout: 15000 }).catch(() => {});
     check(await page.evaluate(listedRow, c.pid), "a VM that starts appears on the VMs page", c.pid);
     await shot(page, "vms-all", []);
     await page.click(`#vm-table tbody tr[data-pid="${c.pid}"]`).catch((e) => check(false, "click the new VM", String(e)));
@@ -479,7 +479,7 @@ async function mainAdb() {
     await tab(page, "vms");
     process.kill(c.pid, "SIGKILL");
     await page.waitForFunction((p) => !document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`), c.pid,
-      { timeout: 30000 }).catch(() => {});
+      { timeout: 15000 }).catch(() => {});
     check(!(await page.evaluate(listedRow, c.pid)), "a VM that ends leaves the VMs page", c.pid);
     await page.click(`#vm-table tbody tr[data-pid="${a}"]`).catch((e) => check(false, "click the first VM", String(e)));
     await shownVm(page, a, "a click on the first VM shows it again");
