@@ -712,12 +712,13 @@ static void test_sampling(void **state) {
   ddmc_host_trace tr;
   assert_int_equal(ddmc_host_trace_parse(data.data, data.len, &tr), 0);
   /* The stack never changes: the first sample enters its frames, outermost first, and nothing
-   * follows. */
-  assert_int_equal(tr.nrecs, 3);
-  static const char *const order[] = {"run", "outer", "inner"};
-  for (size_t i = 0; i < 3; i++) {
+   * follows until SPSE, which leaves them, innermost first, so the thread gets the trace's time. */
+  assert_int_equal(tr.nrecs, 6);
+  static const char *const order[] = {"run", "outer", "inner", "inner", "outer", "run"};
+  for (size_t i = 0; i < 6; i++) {
     assert_int_equal(tr.recs[i].thread, 7);
-    assert_int_equal(tr.recs[i].action, 0);
+    assert_int_equal(tr.recs[i].action, i < 3 ? 0 : 1);
+    if (i == 3) assert_true(tr.recs[3].time2 > tr.recs[2].time2); /* wall: the ticks in between */
     const ddmc_host_trace_method *mm = ddmc_host_trace_method_of(&tr, tr.recs[i].method);
     assert_non_null(mm);
     assert_string_equal(mm->name, order[i]);

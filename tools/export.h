@@ -29,7 +29,8 @@
  *                      "thread-cpu" file (what dmtracedump reports);
  *   EXPORT_CLOCK_AUTO  wall when the file has it, else thread CPU.
  * A sampling trace (SPSS) is the same record stream (the VM writes the differences between
- * samples as enters and exits), so the same writers take it. */
+ * samples as enters and exits), so the same writers take it; libddmc's sampler also leaves every
+ * open frame at the stop, so a thread whose stack never changed has the trace's time. */
 #ifndef DDMC_TOOLS_EXPORT_H
 #define DDMC_TOOLS_EXPORT_H
 

@@ -6,7 +6,8 @@
  *   /api/state         the latest snapshot (ui_snap.c)
  *   /api/events        server-sent events: one "state" event per snapshot
  *   /api/legend        the heap map's colours (heapimg.h)
- *   POST /api/op/NAME  a VM operation (ui_vm_call), ?arg=... */
+ *   POST /api/op/NAME  a VM operation (ui_vm_call), ?arg=...
+ *   GET /api/export/NAME  a download of what the page holds (ui_export.c) */
 #include "ui_http.h"
 
 #include <arpa/inet.h>
@@ -284,6 +285,28 @@ static enum MHD_Result serve_op(ui_http *s, struct MHD_Connection *c, const char
   return rc;
 }
 
+/* A download of what the page holds (ui_export.c), named so the browser saves it as a file. */
+static enum MHD_Result serve_export(ui_http *s, struct MHD_Connection *c, const char *name) {
+  if (!name_ok(name)) return text(c, 404, "no such export");
+  ui_vm_result r;
+  ui_vm_call(s->v, "export", name, &r);
+  if (r.body == NULL) return text(c, 500, "out of memory");
+  struct MHD_Response *resp = MHD_create_response_from_buffer(r.len, r.body, MHD_RESPMEM_MUST_FREE);
+  if (resp == NULL) {
+    free(r.body);
+    return MHD_NO;
+  }
+  char disp[128];
+  snprintf(disp, sizeof disp, "attachment; filename=\"ddmc-%s\"", name);
+  MHD_add_response_header(resp, "Content-Type", r.ctype);
+  MHD_add_response_header(resp, "Cache-Control", "no-store");
+  MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+  if (r.status == 200) MHD_add_response_header(resp, "Content-Disposition", disp);
+  enum MHD_Result rc = MHD_queue_response(c, (unsigned)r.status, resp);
+  MHD_destroy_response(resp);
+  return rc;
+}
+
 /* ---- the handler ------------------------------------------------------------------------------ */
 
 static int host_ok(const ui_http *s, struct MHD_Connection *c) {
@@ -301,6 +324,7 @@ static enum MHD_Result route(ui_http *s, struct MHD_Connection *c, const char *u
   if (strcmp(url, "/api/state") == 0) return serve_state(s, c);
   if (strcmp(url, "/api/events") == 0) return serve_events(s, c);
   if (strcmp(url, "/api/legend") == 0) return serve_legend(c);
+  if (strncmp(url, "/api/export/", 12) == 0) return serve_export(s, c, url + 12);
   return text(c, 404, "not found");
 }
 

@@ -199,7 +199,9 @@ static void op_alloc_report(ui_vm *v, ui_vm_result *r) {
     set_text(r, rc == DDMC_ETIMEDOUT ? 504 : 502, rc ? err : "no or malformed REAL report");
     return;
   }
-  free(g_real.data);
+  free(v->kept_real); /* the page's download is of the report it shows */
+  v->kept_real = g_real.data;
+  v->kept_real_len = g_real.len;
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -253,7 +255,10 @@ static void op_trace_stop(ui_vm *v, ui_vm_result *r) {
     return;
   }
   rc = ddmc_host_trace_parse(v->trace_data, v->trace_len, &tr);
-  free(v->trace_data);
+  free(v->kept_trace); /* the page's downloads are of the trace it shows */
+  v->kept_trace = rc == 0 ? v->trace_data : NULL;
+  v->kept_trace_len = rc == 0 ? v->trace_len : 0;
+  if (rc != 0) free(v->trace_data);
   v->trace_data = NULL;
   if (rc != 0) {
     set_text(r, 502, "the VM's trace is malformed");
@@ -372,11 +377,30 @@ static void op_hprof(ui_vm *v, ui_vm_result *r) {
   set_stream(r, f, &buf, &len, k_json);
 }
 
+/* ---- picking a VM (--all, -p) ---------------------------------------------------------------- */
+
+static void op_pick(ui_vm *v, const char *arg, ui_vm_result *r) {
+  char *end;
+  unsigned long pid = strtoul(arg, &end, 10);
+  if (v->list == NULL && v->o->pid == 0) {
+    set_text(r, 400, "pick goes with ddmc ui --all or -p PID (VMs through adb)");
+  } else if (!arg[0] || *end || pid == 0 || pid > INT32_MAX) {
+    set_text(r, 400, "pick needs a pid");
+  } else {
+    ui_vm_pick(v, (uint32_t)pid);
+    set_text(r, 200, "ok");
+  }
+}
+
 /* ---- the table -------------------------------------------------------------------------------- */
 
 void ui_ops_run(ui_vm *v, const char *op, const char *arg, ui_vm_result *r) {
   uint8_t on = 1, off = 0;
-  if (v->h == NULL) {
+  if (strcmp(op, "export") == 0) {
+    ui_export_run(v, arg, r); /* what the page holds: no VM needed */
+  } else if (strcmp(op, "pick") == 0) {
+    op_pick(v, arg, r);
+  } else if (v->h == NULL) {
     set_text(r, 409, v->error[0] ? v->error : "not connected to the VM");
   } else if (strcmp(op, "stack") == 0) {
     op_stack(v, arg, r);

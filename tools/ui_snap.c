@@ -9,10 +9,9 @@
 #include <string.h>
 
 static void json_vm(jw *w, ui_vm *v) {
-  const opts *o = v->o;
   jw_key(w, "vm");
   jw_obj(w);
-  jw_kstr(w, "target", o->target);
+  jw_kstr(w, "target", v->target);
   jw_kstr(w, "state", v->state);
   jw_kstr(w, "error", v->error);
   if (v->helo.vm_ident != NULL) {
@@ -114,6 +113,23 @@ static void json_heap(jw *w, ui_vm *v) {
   jw_close(w);
 }
 
+/* --all: ps's last document as it printed it (a string the page parses: ddmc wrote it, so it is
+ * JSON), the listings so far and why the last one failed, if it did. */
+static void json_list(jw *w, ui_vm *v) {
+  if (v->list == NULL) return;
+  char err[200];
+  uint64_t seq;
+  char *doc = ui_list_copy(v->list, &seq, err, sizeof err);
+  jw_key(w, "list");
+  jw_obj(w);
+  jw_kuint(w, "seq", seq);
+  jw_kstr(w, "error", err);
+  jw_kstr(w, "ps", doc);
+  jw_kuint(w, "picked", v->pid);
+  jw_close(w);
+  free(doc);
+}
+
 void ui_snap_publish(ui_vm *v) {
   char *buf = NULL;
   size_t len = 0;
@@ -127,6 +143,7 @@ void ui_snap_publish(ui_vm *v) {
   json_threads(&w, v);
   json_timeline(&w, v);
   json_heap(&w, v);
+  json_list(&w, v);
   jw_close(&w);
   int bad = jw_end(&w) != 0;
   if (fclose(f) != 0 || bad) {

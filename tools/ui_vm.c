@@ -27,6 +27,8 @@ ui_vm *ui_vm_new(const opts *o) {
   ui_vm *v = calloc(1, sizeof *v);
   if (v == NULL) return NULL;
   v->o = o;
+  v->pid = o->pid;
+  snprintf(v->target, sizeof v->target, "%s", o->target);
   pthread_mutex_init(&v->mu, NULL);
   pthread_cond_init(&v->cv, NULL);
   ddmc_host_threads_init(&v->threads);
@@ -54,11 +56,15 @@ static void forget_vm(ui_vm *v) {
   v->tracking_allocs = v->tracing = 0;
 }
 
+void ui_vm_set_list(ui_vm *v, ui_list *l) { v->list = l; }
+
 void ui_vm_free(ui_vm *v) {
   if (v == NULL) return;
   forget_vm(v);
   ddmc_host_threads_free(&v->threads);
   ddmc_host_heapdump_free(&v->dump);
+  free(v->kept_trace);
+  free(v->kept_real);
   free(v->snap);
   free(v->mb.out);
   pthread_mutex_destroy(&v->mu);
@@ -193,22 +199,26 @@ static int open_connection(ui_vm *v) {
   const opts *o = v->o;
   int rc;
   v->error[0] = '\0'; /* this attempt's reason replaces the last one's */
-  if (o->pid) {
+  if (v->pid) {
     char why[256] = "";
-    rc = ddmc_host_connect_adb(&v->h, "127.0.0.1", o->adb_port, o->serial, o->pid, o->timeout_ms, why, sizeof why);
-    if (rc && why[0]) snprintf(v->error, sizeof v->error, "cannot reach %s: adb says %s", o->target, why);
+    rc = ddmc_host_connect_adb(&v->h, "127.0.0.1", o->adb_port, o->serial, v->pid, o->timeout_ms, why, sizeof why);
+    if (rc && why[0]) snprintf(v->error, sizeof v->error, "cannot reach %s: adb says %s", v->target, why);
+  } else if (v->list) {
+    snprintf(v->state, sizeof v->state, "none");
+    snprintf(v->error, sizeof v->error, "no VM picked: pick one on the VMs page");
+    return -1;
   } else {
     rc = ddmc_host_connect_tcp(&v->h, o->host, o->port, o->timeout_ms);
   }
   if (rc) {
     v->h = NULL;
-    if (!v->error[0]) snprintf(v->error, sizeof v->error, "cannot connect to %s: %s", o->target, ddmc_host_strerror(rc));
+    if (!v->error[0]) snprintf(v->error, sizeof v->error, "cannot connect to %s: %s", v->target, ddmc_host_strerror(rc));
     snprintf(v->state, sizeof v->state, "unreachable");
     return -1;
   }
   if ((rc = ddmc_host_handshake(v->h, o->timeout_ms)) != 0 || (rc = ddmc_host_hello(v->h, &v->helo, o->timeout_ms)) != 0) {
     /* A VM that accepts the connection but not the handshake has a debugger on it already. */
-    snprintf(v->error, sizeof v->error, "%s: %s", o->target, ddmc_host_strerror(rc));
+    snprintf(v->error, sizeof v->error, "%s: %s", v->target, ddmc_host_strerror(rc));
     snprintf(v->state, sizeof v->state, "attached");
     return -1;
   }
@@ -240,6 +250,7 @@ static ui_row *row_of(ui_vm *v, uint32_t id) {
  * '.' where a thread was not there. Rows whose whole window is '.' go. */
 static void timeline_sample(ui_vm *v) {
   uint64_t col = v->tl_n % UI_VM_TIMELINE_SAMPLES;
+  v->tl_t[col] = wall_ms();
   for (size_t i = 0; i < v->nrows; i++) v->rows[i].s[col] = '.';
   for (size_t i = 0; i < v->threads.count; i++) {
     const ddmc_host_thread *t = &v->threads.v[i];
@@ -281,10 +292,38 @@ static void lose(ui_vm *v) {
   v->tl_n = 0;
 }
 
+void ui_vm_pick(ui_vm *v, uint32_t pid) {
+  lose(v);
+  v->heap_n = v->gc_n = 0;
+  v->hpif_seq = 0;
+  free(v->kept_trace);
+  free(v->kept_real);
+  v->kept_trace = v->kept_real = NULL;
+  v->kept_trace_len = v->kept_real_len = 0;
+  v->pid = pid;
+  snprintf(v->target, sizeof v->target, "pid %u via adb 127.0.0.1:%u%s%s", (unsigned)pid, (unsigned)v->o->adb_port,
+           v->o->serial ? " device " : "", v->o->serial ? v->o->serial : "");
+  snprintf(v->state, sizeof v->state, "connecting");
+  v->error[0] = '\0';
+  v->connect_now = 1;
+}
+
+/* --all: a new listing is published at once, whether or not a VM is connected. */
+static int list_changed(ui_vm *v) {
+  if (v->list == NULL) return 0;
+  uint64_t seq = ui_list_seq(v->list);
+  if (seq == v->list_seq) return 0;
+  v->list_seq = seq;
+  return 1;
+}
+
 void ui_vm_run(ui_vm *v, volatile sig_atomic_t *stop) {
   int64_t next_poll = 0, next_connect = 0;
   while (!*stop) {
     int64_t now = sess_mono_ms();
+    if (v->connect_now) next_connect = now;
+    v->connect_now = 0;
+    if (list_changed(v)) ui_snap_publish(v);
     if (v->h == NULL && now >= next_connect) {
       if (open_connection(v) != 0) {
         forget_vm(v);

@@ -6,7 +6,8 @@
  * one-slot mailbox (ui_vm_call), so only the worker ever touches the socket.
  *
  * A lost or refused connection is not fatal, unlike the other commands' sessions: the worker
- * shows it on the VMs page and connects again every two seconds.
+ * shows it on the VMs page and connects again every two seconds. With --all (ui_list.h) the VM is
+ * the one the page picked (op "pick"): the worker drops the one it has, with its histories.
  *
  * Threads: ui_vm_run on one thread; ui_vm_snapshot and ui_vm_call from any number of others
  * (the HTTP server's); everything shared is under the object's mutex, no I/O under it. */
@@ -20,6 +21,7 @@
 #include "session.h"
 
 typedef struct ui_vm ui_vm;
+typedef struct ui_list ui_list;
 
 /* History bounds: heap samples (one a second: ten minutes), thread timeline samples (three
  * minutes) and rows, garbage collections marked. */
@@ -30,6 +32,9 @@ typedef struct ui_vm ui_vm;
 
 /* o must outlive the object. Returns NULL when out of memory. */
 ui_vm *ui_vm_new(const opts *o);
+/* --all: the VMs page lists l's VMs and a VM is picked there (op "pick"); l outlives v. Before
+ * ui_vm_run. */
+void ui_vm_set_list(ui_vm *v, ui_list *l);
 /* After ui_vm_run returned and no other thread uses v any more. */
 void ui_vm_free(ui_vm *v);
 
@@ -54,7 +59,9 @@ typedef struct ui_vm_result {
 
 /* Runs op ("stack", arg: a thread id; "gc"; "alloc-start"; "alloc-stop"; "alloc" (the report, as
  * JSON); "trace-start", arg: a sampling interval in microseconds, 0 for method tracing;
- * "trace-stop" (collapsed stacks, text); "heapmap" (a PNG)) on the worker and waits for it. */
+ * "trace-stop" (collapsed stacks, text); "heapmap" (a PNG); "export", arg: a download's name
+ * (ui_export.c), which needs no VM; "pick", arg: a pid, with --all or -p: the VM the pages show
+ * from now on) on the worker and waits for it. */
 void ui_vm_call(ui_vm *v, const char *op, const char *arg, ui_vm_result *r);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "ui_list.h"
 #include "ui_vm.h"
 
 typedef struct ui_heap_sample {
@@ -24,7 +25,12 @@ typedef struct ui_row {
 
 struct ui_vm {
   const opts *o;
+  ui_list *list;            /* --all: the VMs page's list (set before ui_vm_run), else NULL */
   /* worker */
+  uint32_t pid;             /* the VM through adb (-p, or the one picked on the VMs page); 0: -c's */
+  char target[128];         /* what the page calls it: o->target, or "pid N via adb ..." */
+  int connect_now;          /* a VM was just picked: connect without waiting */
+  uint64_t list_seq;        /* the listing the last snapshot showed */
   ddmc_host *h;
   ddmc_host_helo helo;
   ddmc_host_apnm apnm;
@@ -38,11 +44,15 @@ struct ui_vm {
   size_t trace_len;
   uint8_t *hprof_data;      /* the HPDS chunk of the last heap dump */
   size_t hprof_len;
+  /* What the page holds, for its downloads (ui_export.c): the last trace it stopped (MPSE bytes)
+   * and the last allocation report it got (REAL bytes). Kept across reconnects. */
+  uint8_t *kept_trace, *kept_real;
+  size_t kept_trace_len, kept_real_len;
   int tracking_allocs, tracing, lost;
   uint32_t trace_interval_us;
   unsigned bad_packets;
   char state[16];           /* connecting, connected, unreachable, attached, lost */
-  char error[300];
+  char error[600];
   ui_heap_sample heap[UI_VM_HEAP_SAMPLES];
   uint64_t heap_n;          /* samples taken; the ring holds the last UI_VM_HEAP_SAMPLES */
   int64_t gc[UI_VM_GC_MARKS];
@@ -50,6 +60,7 @@ struct ui_vm {
   ui_row rows[UI_VM_TIMELINE_ROWS];
   size_t nrows;
   uint64_t tl_n;            /* timeline samples taken */
+  int64_t tl_t[UI_VM_TIMELINE_SAMPLES]; /* each column's wall clock, ms since the epoch */
   /* under mu */
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -75,6 +86,12 @@ int ui_vm_request(ui_vm *v, uint32_t type, const void *data, size_t len, int tim
 
 /* ui_ops.c: runs one mailbox operation on the worker (r->body malloc'd). */
 void ui_ops_run(ui_vm *v, const char *op, const char *arg, ui_vm_result *r);
+
+/* ui_vm.c: the worker drops the VM it has (its histories too) and connects to pid through adb. */
+void ui_vm_pick(ui_vm *v, uint32_t pid);
+
+/* ui_export.c: the download NAME (r->body malloc'd; 404 when the page holds no such thing). */
+void ui_export_run(ui_vm *v, const char *name, ui_vm_result *r);
 
 /* ui_snap.c: builds the snapshot from the worker's fields and publishes it (takes mu). */
 void ui_snap_publish(ui_vm *v);

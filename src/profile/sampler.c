@@ -234,6 +234,28 @@ static int put(struct ddmc__prof_sampler *s, uint16_t tid, uint32_t value, uint3
   return 1;
 }
 
+/* The record times for thread t now: wall since the trace's start, t's CPU since its first record. */
+static void clocks_now(struct ddmc__prof_sampler *s, sthread *t, uint32_t *cpu, uint32_t *wall) {
+  int64_t now = ddmc__prof_mono_ns();
+  int64_t cpu_ns = thread_cpu_ns(t->tid, t->cpu_last);
+  if (!t->have_base) {
+    t->cpu_base = cpu_ns;
+    t->have_base = 1;
+  }
+  if (cpu_ns < t->cpu_last) cpu_ns = t->cpu_last;
+  t->cpu_last = cpu_ns;
+  *wall = (uint32_t)((now - s->tr->t0_ns) / 1000);
+  *cpu = (uint32_t)((cpu_ns - t->cpu_base) / 1000);
+}
+
+/* EXIT records for t's frames above depth k, innermost first; 0 once the buffer is full. */
+static int exits_above(struct ddmc__prof_sampler *s, const sthread *t, uint32_t k, uint32_t cpu, uint32_t wall) {
+  for (uint32_t j = t->depth; j > k; j--)
+    if (t->stack[j - 1] != DDMC__NO_METHOD && !put(s, (uint16_t)t->id, t->stack[j - 1] | DDMC__TR_EXIT, cpu, wall))
+      return 0;
+  return 1;
+}
+
 static int sample_thread(struct ddmc__prof_sampler *s, uint32_t id, uint32_t tid) {
   ddmc_vm *vm = s->vm;
   s->ncur = 0;
@@ -256,19 +278,10 @@ static int sample_thread(struct ddmc__prof_sampler *s, uint32_t id, uint32_t tid
     t->stack = v;
     t->cap = MAX_DEPTH;
   }
-  int64_t now = ddmc__prof_mono_ns();
-  int64_t cpu_ns = thread_cpu_ns(tid, t->cpu_last);
-  if (!t->have_base) {
-    t->cpu_base = cpu_ns;
-    t->have_base = 1;
-  }
-  if (cpu_ns < t->cpu_last) cpu_ns = t->cpu_last;
-  t->cpu_last = cpu_ns;
-  uint32_t wall = (uint32_t)((now - s->tr->t0_ns) / 1000), cpu = (uint32_t)((cpu_ns - t->cpu_base) / 1000);
+  uint32_t cpu, wall;
+  clocks_now(s, t, &cpu, &wall);
   ddmc__prof_trace_seen(s->tr, id);
-  for (uint32_t j = t->depth; j > k; j--)
-    if (t->stack[j - 1] != DDMC__NO_METHOD && !put(s, (uint16_t)id, t->stack[j - 1] | DDMC__TR_EXIT, cpu, wall))
-      return 0;
+  if (!exits_above(s, t, k, cpu, wall)) return 0;
   for (uint32_t j = k; j < s->ncur; j++)
     if (s->cur[j] != DDMC__NO_METHOD && !put(s, (uint16_t)id, s->cur[j] | DDMC__TR_ENTER, cpu, wall)) return 0;
   if (s->ncur) memcpy(t->stack, s->cur, s->ncur * sizeof(uint32_t));
@@ -290,6 +303,21 @@ static int tick(struct ddmc__prof_sampler *s) {
   return 1;
 }
 
+/* At SPSE: every live thread's open frames exit now. Only differences are recorded, so a thread
+ * whose stack never changed has no record after its first; its time up to the stop would be lost
+ * to every reader (dmtracedump closes open frames at the thread's last record, and so do ddmc's
+ * exports). A thread that ended keeps its frames open, as Dalvik left them. */
+static void close_frames(struct ddmc__prof_sampler *s) {
+  for (uint32_t i = 0; i < s->tcap; i++) {
+    sthread *t = s->threads[i];
+    if (t == NULL || t->depth == 0) continue;
+    uint32_t cpu, wall;
+    clocks_now(s, t, &cpu, &wall);
+    if (!exits_above(s, t, 0, cpu, wall)) return;
+    t->depth = 0;
+  }
+}
+
 static void *sampler_main(void *arg) {
   struct ddmc__prof_sampler *s = arg;
   pthread_setname_np(pthread_self(), "ddmc-sampler");
@@ -307,7 +335,9 @@ static void *sampler_main(void *arg) {
     while (!s->stop && pthread_cond_timedwait(&s->cond, &s->lock, &ts) == 0) {
     }
   }
+  int stopped = s->stop;
   ddmc__unlock(&s->lock);
+  if (stopped) close_frames(s);
   return NULL;
 }
 

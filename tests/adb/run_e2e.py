@@ -749,6 +749,62 @@ def mode_ddmc(run):
     say("ddmc -p 999999: exit 2 (%s)" % doc.get("error", {}).get("message", doc))
 
 
+def hold_with_debugger(run, pid):
+    """A debugger connection of ours on a minivm through `adb forward` (the handshake and one JDWP
+    command, VirtualMachine.IDSizes, so the VM reports it in SESS); the open socket."""
+    fwd = free_port()
+    run.adbcmd("-s", run.serial, "forward", "tcp:%d" % fwd, "jdwp:%d" % pid)
+    dbg = socket.create_connection(("127.0.0.1", fwd), timeout=10)
+    dbg.settimeout(10)
+    dbg.sendall(b"JDWP-Handshake")
+    got = b""
+    while len(got) < 14 + 11:
+        if len(got) == 14:
+            dbg.sendall(struct.pack(">IIBBB", 11, 1, 0, 1, 7))
+        d = dbg.recv(14 + 11 - len(got) if len(got) >= 14 else 14 - len(got))
+        if not d:
+            raise Fail("minivm %d closed our debugger connection" % pid)
+        got += d
+    return dbg
+
+
+def mode_ui(run):
+    # ddmc ui --all (and -p PID) through the same adb server: tests/ui/ui_test.js drives Debian's
+    # chromium on the page (its --adb-port run), starting and killing one more VM itself.
+    for what, path in (("ddmc", run.args.ddmc), ("tests/ui/ui_test.js", run.args.ui_test), ("node", run.args.node)):
+        if not path or not os.path.exists(path):
+            raise Fail("%s not found at %r" % (what, path))
+    run.start_standin()
+    run.start_adb()
+    run.connect()
+    a = run.start_vm("idle.mvm", "minivm-idle")
+    z = run.start_vm("zygote.mvm", "minivm-zygote")
+    held = run.start_vm("idle.mvm", "minivm-held")
+    run.wait_listed([a.pid, z.pid, held.pid])
+    dbg = hold_with_debugger(run, held.pid)  # open until the page's checks are done
+    out = os.path.join(run.dir, "ui")
+    argv = [run.args.node, run.args.ui_test, "--ddmc", run.args.ddmc, "--chromium", run.args.chromium, "--out", out,
+            "--adb-port", str(run.adb_port), "--serial", run.serial, "--control", run.control, "--minivm",
+            run.args.minivm, "--programs", run.args.programs, "--pids", "%d,%d,%d" % (a.pid, z.pid, held.pid)]
+    # SIGTERM on a timeout: the script then ends the ddmc and minivm it started itself.
+    node = subprocess.Popen(argv, env=run.env, stdin=subprocess.DEVNULL)
+    try:
+        rc = node.wait(timeout=150)
+    except subprocess.TimeoutExpired:
+        node.terminate()
+        try:
+            node.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            node.kill()
+            node.wait()
+        raise Fail("ui_test.js --adb-port did not finish in 150 s")
+    finally:
+        dbg.close()
+    if rc != 0:
+        raise Fail("ui_test.js --adb-port exited %d (its log above; screenshots in %s)" % (rc, out))
+    say("ddmc ui --all through adb: the page's checks passed")
+
+
 def mode_ps(run):
     # ddmc ps through the real adb server. The VMs: 4 minivm processes (idle x2, zygote, and one
     # idle held by a debugger connection of ours), the rest synthetic (the stand-in answers their
@@ -978,8 +1034,11 @@ def mode_ps(run):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["selftest", "ddmlib", "socket", "many", "ddmc", "prof", "hprof", "ps", "jvm", "jvmprof",
-                                     "jvmddm"])
+                                     "jvmddm", "ui"])
     ap.add_argument("--jvm-agent", help="libddmcjdwp.so (mode jvm)")
+    ap.add_argument("--ui-test", help="tests/ui/ui_test.js (mode ui)")
+    ap.add_argument("--node", default="node", help="node (mode ui)")
+    ap.add_argument("--chromium", default="/usr/bin/chromium", help="Debian's chromium (mode ui)")
     ap.add_argument("--ddmc", help="the ddmc binary (mode ddmc)")
     ap.add_argument("--minivm", required=True)
     ap.add_argument("--programs", required=True)
@@ -1001,7 +1060,7 @@ def main():
                   (args.setup, r.returncode), flush=True)
             return 1
     adb, java, javac, cp, missing = find_tools()
-    if args.mode in ("selftest", "ps"):
+    if args.mode in ("selftest", "ps", "ui"):
         missing = [m for m in missing if m.startswith("adb")]
     if missing:
         print("FAIL: missing for the adb end-to-end tests: %s. Install them with `scripts/setup.sh --e2e` "
@@ -1019,7 +1078,7 @@ def main():
     try:
         {"selftest": mode_selftest, "ddmlib": mode_ddmlib, "socket": mode_socket, "many": mode_many,
          "ddmc": mode_ddmc, "prof": mode_prof, "hprof": mode_hprof, "ps": mode_ps, "jvm": mode_jvm,
-         "jvmprof": mode_jvmprof, "jvmddm": mode_jvmddm}[args.mode](run)
+         "jvmprof": mode_jvmprof, "jvmddm": mode_jvmddm, "ui": mode_ui}[args.mode](run)
         ok = True
     except Fail as e:
         print("FAIL: %s" % e, flush=True)

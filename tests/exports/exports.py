@@ -13,6 +13,8 @@ trace     `ddmc trace` of trace.mvm with --chrome, --speedscope, --collapsed and
           profile.proto and with pprof-format, with the same self times and call counts; --clock
           cpu follows dmtracedump's clock.
 sample    a sampling trace (SPSS) of spin.mvm: speedscope and pprof read it.
+stuck     a sampling trace of stuck.mvm, whose threads never change stack: each still gets the
+          trace's time (the sampler closes open frames at SPSE), and dmtracedump reads those exits.
 alloc     `ddmc alloc --pprof`: one sample per allocation, the sites of the table with their bytes.
 timeline  `ddmc timeline` of two VMs at once (trace.mvm, alloc.mvm): one process each, thread
           states as slices that never overlap on a thread, heap counters, and alloc.mvm's GCs;
@@ -142,6 +144,23 @@ def case_sample():
     check(any(n.startswith("Spin.") for n in names), "the samples name Spin's methods", names)
     p = consumer("pprof", pb, ARGS.proto)
     check(any(n.startswith("Spin.") for n in p["incl"]) and p["samples"] > 0, "pprof of the samples", p)
+
+
+def case_stuck():
+    vm = VM(os.path.join(os.path.dirname(os.path.abspath(__file__)), "stuck.mvm"))
+    time.sleep(0.5)  # Spinner is in its loop
+    tr, co, ss = (os.path.join(ARGS.workdir, n) for n in ("stuck.trace", "stuck.collapsed", "stuck.speedscope.json"))
+    ddmc("trace", "--sample", "1000", "--duration", "2", "-o", tr, "--collapsed", co, "--speedscope", ss,
+         target=vm.target, timeout=120)
+    got = read_collapsed(co)
+    # Two seconds of wall time: each stack holds the whole trace (a loaded machine: half of it).
+    for stack in ("Spinner;Stuck.spin", "main;Stuck.main"):
+        check(got.get(stack, 0) >= 1000000, f"{stack} gets the trace's time", dict(got))
+    s = consumer("speedscope", ss)
+    check(any(n == "Stuck.spin" for pr in s["profiles"] for n in pr["opens"]), "speedscope opens Stuck.spin", s)
+    recs = e2e.listing(tr)
+    spin = [r for r in recs if r[4] == "Stuck.spin"]
+    check([r[1] for r in spin] == ["ent", "xit"], "dmtracedump: Stuck.spin entered once, left at the stop", spin)
 
 
 def case_alloc():

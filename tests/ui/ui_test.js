@@ -10,9 +10,21 @@
 //             has points (and, on minivm, the heap map draws); the allocation tracker lists the
 //             Worker's int[]; a sampling flame graph's hot path ends in the hot method, which tops
 //             the methods by exclusive time
+//   downloads each page's download links (the browser's download event), read back by the
+//             consumers tests/exports uses (check_exports.mjs): the Threads page's Perfetto JSON
+//             by Chrome DevTools' trace engine, the allocations' pprof by protobufjs against
+//             pprof's profile.proto, the trace's speedscope file by speedscope's schema, its pprof,
+//             and its collapsed stacks the very text the flame graph was drawn from
 //   shots     a screenshot of each page in --out, each with many colours (not blank)
-// Usage: ui_test.js --ddmc DDMC --out DIR (--minivm MINIVM --program Ui.mvm | --agent AGENT.so
-//        --java-src UiProg.java). Every process started here is killed when it ends.
+//   --all     (tests/adb/run_e2e.py ui: VMs under the adbd stand-in and a real adb server) `ddmc -p A
+//             ui --all`: -p's VM is shown first; the VMs page lists the VMs adb knows, the zygote
+//             waiting for a debugger, the held one attached; a VM started later appears, a click shows it on the other
+//             pages (its threads), killed it leaves the list; a click on A shows A again
+// Usage: ui_test.js --ddmc DDMC --out DIR --proto PROFILE.proto (--minivm MINIVM --program Ui.mvm
+//        | --agent AGENT.so --java-src UiProg.java), or ui_test.js --ddmc DDMC --out DIR --adb-port P
+//        --serial S --control SOCKET --minivm MINIVM --programs DIR --pids A,Z,H (A: idle.mvm, Z:
+//        zygote.mvm, H: idle.mvm held by a debugger, all under adb). Every process started here is
+//        killed when it ends.
 "use strict";
 const { spawn, execFileSync } = require("child_process");
 const fs = require("fs");
@@ -116,6 +128,9 @@ async function securityChecks(base, port, token) {
   const trav = await get(port, `/static/..%2f..%2f..%2fetc%2fpasswd?token=${token}`);
   check(trav.status === 404 && !trav.body.includes("root:"), "a path out of the web directory: 404", trav.status);
   check((await get(port, `/static/.hidden?token=${token}`)).status === 404, "a dot file: 404");
+  check((await get(port, "/api/export/trace.pb")).status === 403, "a download without the token: 403");
+  check((await get(port, `/api/export/trace.pb?token=${token}`)).status === 404, "a trace download before any trace: 404");
+  check((await get(port, `/api/export/passwd?token=${token}`)).status === 404, "an unknown download: 404");
   const addrs = listenAddresses(port);
   check(addrs.length === 1 && addrs[0] === "0100007F", "listens on 127.0.0.1 only (/proc/net/tcp)", addrs.join(","));
   check(!(await connects("127.0.0.2", port)), "127.0.0.2 is not served");
@@ -148,6 +163,26 @@ function colours(file) {
     prev = row;
   }
   return seen.size;
+}
+
+// A click on a download link, the file the browser got (saved in --out).
+async function download(page, sel) {
+  const [d] = await Promise.all([page.waitForEvent("download", { timeout: 60000 }), page.click(sel)]);
+  const f = path.join(args.out, d.suggestedFilename());
+  await d.saveAs(f);
+  return f;
+}
+
+// tests/exports/check_exports.mjs: the consumer's verdict on a file (null, and a failure, if it refuses).
+function consumer(what, file, extra) {
+  const script = path.join(__dirname, "..", "exports", "check_exports.mjs");
+  try {
+    return JSON.parse(execFileSync(process.execPath, [script, what, file, ...(extra ? [extra] : [])],
+      { stdio: ["ignore", "pipe", "pipe"], maxBuffer: 64 << 20 }).toString());
+  } catch (e) {
+    check(false, `${what} consumer reads ${path.basename(file)}`, String(e.stderr || e).slice(-1000));
+    return null;
+  }
 }
 
 async function shot(page, name, shots) {
@@ -184,6 +219,18 @@ async function threadsPage(page, shots) {
   check(/thread \d+: \d+ frames/.test(stack), "a click on a thread shows its stack", stack.slice(0, 200));
   const rows = await page.evaluate(() => window.ddmcUi.state.timeline.rows.length);
   check(rows >= 3, "the timeline has a row per thread", rows);
+  const pf = await download(page, "#dl-perfetto");
+  check(path.basename(pf) === "ddmc-threads.perfetto.json", "the Perfetto download's name", pf);
+  const tr = consumer("chrome", pf);
+  if (tr) {
+    const pid = await page.evaluate(() => window.ddmcUi.state.vm.pid);
+    const procs = tr.processes.filter((x) => x.pid === pid);
+    const threads = procs.length ? procs[0].threads : [];
+    const states = new Set(threads.flatMap((t) => Object.keys(t.slices)));
+    check(tr.processes.length === 1 && threads.length >= 3, "Perfetto JSON: the VM as one process with its threads",
+      JSON.stringify(tr).slice(0, 300));
+    check(states.has("sleeping") || states.has("running"), "Perfetto JSON: thread state slices", [...states].join(","));
+  }
   await shot(page, "threads", shots);
 }
 
@@ -230,6 +277,13 @@ async function allocPage(page, shots) {
   const counts = await page.$$eval("#site-table tbody tr td:nth-child(3)", (ts) => ts.map((t) => Number(t.textContent)));
   check(counts.every((c, i) => i === 0 || counts[i - 1] >= c), "sorted by count on a click", counts.slice(0, 5).join(","));
   await page.click("#alloc-stop");
+  const pb = await download(page, "#dl-alloc-pprof");
+  const p = consumer("pprof", pb, args.proto);
+  const records = await page.evaluate(() => window.ddmcUi.allocRecords);
+  check(p && p.samples === records && JSON.stringify(p.sampleTypes) === '[["alloc_objects","count"],["alloc_space","bytes"]]',
+    "the allocations' pprof download: a sample per record the page lists", p && `${p.samples} vs ${records}`);
+  check(p && p.labels.class && p.labels.class["int[]"] > 0, "the pprof download names the Worker's int[]",
+    p && JSON.stringify(p.labels.class));
   await shot(page, "allocations", shots);
 }
 
@@ -271,14 +325,34 @@ async function tracePage(page, vm, shots) {
   check(hotPath[hotPath.length - 1] === vm.hot, `the flame graph's hot path ends in ${vm.hot}`, hotPath.join(" > "));
   const drawn = await page.$$eval(".flame .fr", (fs) => fs.map((f) => f.dataset.name));
   check(drawn.includes(vm.hot), "the flame graph draws the hot method", drawn.length);
-  // Searching for the program's class keeps its methods (the JDK's sleep and wait go).
+  // Searching for the program's class keeps its methods (the JDK's sleep and wait go). A thread
+  // asleep in one method the whole trace (main, joining its Workers) has the trace's wall time
+  // there too, so the hot method tops the exclusive times of the threads that run it.
   await page.fill("#trace-search", vm.hot.split(".")[0] + ".");
   await sleep(300);
-  const top = await page.$eval("#method-table tbody tr td", (t) => t.textContent).catch(() => "");
-  check(top === vm.hot, "the hot method tops the program's methods by exclusive time", top);
+  const listed = await page.$$eval("#method-table tbody tr td:first-child", (ts) => ts.map((t) => t.textContent));
+  check(listed.includes(vm.hot) && listed.every((n) => n.startsWith(vm.hot.split(".")[0] + ".")),
+    "searching the program's class lists its methods, the hot one among them", listed.join(","));
+  const top = await page.evaluate((hot) => {
+    const root = window.ddmcUi.flame;
+    const has = (nd) => nd.name === hot || [...nd.kids.values()].some(has);
+    const kids = new Map([...root.kids].filter(([, t]) => has(t)));
+    const ms = DdmcFlame.methods({ kids }).sort((a, b) => b.excl - a.excl);
+    return ms.length ? ms[0].name : "";
+  }, vm.hot);
+  check(top === vm.hot, "the hot method tops the exclusive times of the threads that run it", top);
   const hits = await page.$$eval(".flame .fr.hit", (fs) => fs.length);
   check(hits >= 1, "searching highlights it in the flame graph", hits);
   check(await page.$$eval("#calltree summary", (s) => s.length) >= 2, "the call tree has nodes");
+  const co = await download(page, "#dl-collapsed");
+  check(fs.readFileSync(co, "utf8") === await page.evaluate(() => window.ddmcUi.traceText),
+    "the collapsed-stacks download is what the flame graph was drawn from");
+  const ss = consumer("speedscope", await download(page, "#dl-speedscope"));
+  check(ss && ss.profiles.some((pr) => pr.opens[vm.hot] > 0), `the speedscope download opens ${vm.hot}`,
+    ss && JSON.stringify(ss.profiles.map((pr) => pr.name)));
+  const pp = consumer("pprof", await download(page, "#dl-trace-pprof"), args.proto);
+  check(pp && pp.incl[vm.hot] && pp.incl[vm.hot][0] > 0, `the trace's pprof download has time in ${vm.hot}`,
+    pp && Object.keys(pp.incl).slice(0, 10).join(","));
   await shot(page, "trace", shots);
 }
 
@@ -348,7 +422,94 @@ async function main() {
   check(code === 0, "ddmc ui ends cleanly on SIGTERM", code);
 }
 
-main().then(() => {
+// ---- ddmc ui --all through adb ----------------------------------------------------------------
+const listedRow = (pid) => {
+  const tr = document.querySelector(`#vm-table tbody tr[data-pid="${pid}"]`);
+  return tr ? [...tr.children].map((td) => td.textContent) : null;
+};
+
+async function shownVm(page, pid, what) {
+  await page.waitForFunction((p) => { const v = window.ddmcUi.state && window.ddmcUi.state.vm;
+    return v && v.pid === p && v.state === "connected"; }, pid, { timeout: 15000 }).catch(() => {});
+  const vm = await page.evaluate(() => window.ddmcUi.state.vm);
+  check(vm.pid === pid && vm.state === "connected", what, JSON.stringify(vm));
+}
+
+async function mainAdb() {
+  fs.mkdirSync(args.out, { recursive: true });
+  const [a, z, held] = args.pids.split(",").map(Number);
+  const ui = await startAndWait(args.ddmc, ["-P", args["adb-port"], "-s", args.serial, "-p", String(a), "ui", "--all"],
+    /(http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]+))/, 15000, path.join(args.out, "ddmc-ui.out"));
+  const { chromium } = require("playwright-core");
+  const browser = await chromium.launch({ executablePath: args.chromium || "/usr/bin/chromium", args: ["--no-sandbox",
+    "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"] });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors = [];
+    page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(ui.m[1]);
+    await shownVm(page, a, "-p PID: ui shows that VM first, connected through adb");
+    await page.waitForFunction((ps) => ps.every((p) => document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`)),
+      [a, z], { timeout: 15000 }).catch(() => {});
+    const rowA = await page.evaluate(listedRow, a), rowZ = await page.evaluate(listedRow, z);
+    check(rowA && rowZ, "the VMs page lists both VMs adb knows", JSON.stringify([rowA, rowZ]));
+    await page.waitForFunction((p) => { const tr = document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`);
+      return tr && tr.children[6].textContent === "waiting"; }, z, { timeout: 15000 }).catch(() => {});
+    const zNow = await page.evaluate(listedRow, z);
+    check(zNow && zNow[6] === "waiting" && zNow[2] === "com.example.zygote", "the zygote: renamed, waiting for a debugger",
+      JSON.stringify(zNow));
+    const heldRow = await page.evaluate(listedRow, held);
+    check(heldRow && heldRow[6] === "attached", "a VM held by a debugger: attached", JSON.stringify(heldRow));
+    // A VM that starts appears; a click shows it on the other pages.
+    const c = spawn(args.minivm, ["-agentlib:jdwp=transport=dt_android_adb,server=y,suspend=n",
+      path.join(args.programs, "threads.mvm")], { stdio: "ignore", env: { ...process.env, DDMC_ADB_CONTROL: args.control } });
+    children.push(c);
+    await page.waitForFunction((p) => document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`), c.pid,
+      { timeout: 15000 }).catch(() => {});
+    check(await page.evaluate(listedRow, c.pid), "a VM that starts appears on the VMs page", c.pid);
+    await shot(page, "vms-all", []);
+    await page.click(`#vm-table tbody tr[data-pid="${c.pid}"]`).catch((e) => check(false, "click the new VM", String(e)));
+    await shownVm(page, c.pid, "a click on it: the pages show that VM");
+    await tab(page, "threads");
+    await page.waitForFunction(() => [...document.querySelectorAll("#thread-table tbody tr")].some((r) => /Sleeper/.test(r.textContent)),
+      null, { timeout: 20000 }).catch(() => {});
+    const names = await page.$$eval("#thread-table tbody tr", (rs) => rs.map((r) => r.children[1].textContent));
+    check(names.includes("Sleeper") && names.includes("Busy"), "the Threads page lists the picked VM's threads", names.join(","));
+    await tab(page, "vms");
+    process.kill(c.pid, "SIGKILL");
+    await page.waitForFunction((p) => !document.querySelector(`#vm-table tbody tr[data-pid="${p}"]`), c.pid,
+      { timeout: 15000 }).catch(() => {});
+    check(!(await page.evaluate(listedRow, c.pid)), "a VM that ends leaves the VMs page", c.pid);
+    await page.click(`#vm-table tbody tr[data-pid="${a}"]`).catch((e) => check(false, "click the first VM", String(e)));
+    await shownVm(page, a, "a click on the first VM shows it again");
+    check(errors.length === 0, "no console error", errors.join(" | "));
+  } finally {
+    await browser.close();
+  }
+  process.kill(ui.proc.pid, "SIGTERM");
+  const code = await new Promise((r) => { const t = setTimeout(() => r(null), 15000); ui.proc.on("exit", (x) => { clearTimeout(t); r(x); }); });
+  check(code === 0, "ddmc ui --all ends cleanly on SIGTERM", code);
+  // -p alone (no --all): that VM through adb, no list.
+  const one = await startAndWait(args.ddmc, ["-P", args["adb-port"], "-s", args.serial, "-p", String(z), "ui"],
+    /http:\/\/127\.0\.0\.1:(\d+)\/\?token=([0-9a-f]+)/, 15000, path.join(args.out, "ddmc-ui-p.out"));
+  let st = null;
+  for (const t0 = Date.now(); Date.now() - t0 < 20000; await sleep(300)) {
+    st = await new Promise((resolve) => {
+      http.get({ host: "127.0.0.1", port: one.m[1], path: `/api/state?token=${one.m[2]}` }, (res) => {
+        let body = "";
+        res.on("data", (d) => { body += d; });
+        res.on("end", () => { try { resolve(JSON.parse(body)); } catch (e) { resolve(null); } });
+      }).on("error", () => resolve(null));
+    });
+    if (st && st.vm.state === "connected" && st.vm.pid === z) break;
+  }
+  check(st && st.vm.state === "connected" && st.vm.pid === z && st.vm.app === "com.example.zygote" && !st.list,
+    "ddmc -p PID ui (no --all): that VM, no list", st && JSON.stringify(st.vm));
+  process.kill(one.proc.pid, "SIGTERM");
+}
+
+(args["adb-port"] ? mainAdb : main)().then(() => {
   console.log(`${passed} passed, ${failures.length} failed`);
   cleanup();
   process.exit(failures.length ? 1 : 0);

@@ -48,13 +48,54 @@ for (const b of document.querySelectorAll("#tabs button")) {
 }
 
 // ---- VMs ---------------------------------------------------------------------------------------
+// ddmc ui --all: every VM `ddmc ps` lists (s.list.ps, its JSON document), the picked one first
+// with what this page's own connection says; a click on another row picks it.
+function listedVms(s) {
+  if (!s.list) return null;
+  let doc = null;
+  try { doc = s.list.ps ? JSON.parse(s.list.ps) : null; } catch (e) { ui.errors.push(String(e)); }
+  ui.listed = doc && doc.processes ? doc.processes : [];
+  return ui.listed;
+}
+
+function renderVmList(s, procs) {
+  const tb = $("#vm-table tbody"), v = s.vm;
+  for (const p of procs) {
+    const tr = document.createElement("tr"), picked = p.pid === s.list.picked;
+    tr.dataset.pid = p.pid;
+    tr.className = picked ? "picked" : "pickable";
+    cell(tr, `pid ${p.pid}`); cell(tr, p.pid); cell(tr, p.app_name || "(no name)"); cell(tr, p.vm_ident); cell(tr, p.abi);
+    cell(tr, picked ? `${v.state} (shown)` : p.state);
+    cell(tr, picked ? v.debugger : p.debugger);
+    cell(tr, picked ? v.error || "" : p.message || "");
+    if (!picked) tr.addEventListener("click", () => pickVm(p.pid));
+    tb.appendChild(tr);
+  }
+  $("#vm-note").textContent = `${procs.length} VMs on the device${s.list.error ? " — " + s.list.error : ""}; click one to show it`;
+}
+
+async function pickVm(pid) {
+  try {
+    await op("pick", pid);
+    traceRoot = null;
+    for (const id of ["#trace-dl", "#alloc-dl"]) $(id).hidden = true;
+  } catch (e) {
+    $("#vm-note").textContent = String(e.message);
+  }
+}
+
 function renderVms(s) {
   const tb = $("#vm-table tbody");
   tb.textContent = "";
-  const v = s.vm, tr = document.createElement("tr");
-  cell(tr, v.target); cell(tr, v.pid); cell(tr, v.app || "(no name)"); cell(tr, v.vm_ident); cell(tr, v.abi);
-  cell(tr, v.state); cell(tr, v.debugger); cell(tr, v.error || "");
-  tb.appendChild(tr);
+  const v = s.vm, procs = listedVms(s);
+  if (procs) {
+    renderVmList(s, procs);
+  } else {
+    const tr = document.createElement("tr");
+    cell(tr, v.target); cell(tr, v.pid); cell(tr, v.app || "(no name)"); cell(tr, v.vm_ident); cell(tr, v.abi);
+    cell(tr, v.state); cell(tr, v.debugger); cell(tr, v.error || "");
+    tb.appendChild(tr);
+  }
   const st = $("#status");
   st.textContent = `${v.target}: ${v.state}${v.app ? " — " + v.app : ""}`;
   st.className = "status " + (v.state === "connected" ? "ok" : "bad");
@@ -264,6 +305,7 @@ async function getAllocs() {
   try {
     const rep = await (await op("alloc")).json();
     ui.allocRecords = rep.records.length;
+    $("#alloc-dl").hidden = false;
     $("#alloc-note").textContent = `${rep.records.length} records; tracking ${rep.tracking ? "on" : "off"}`;
     sortable("#site-table", group(rep.records, (r) => r.class + "\u0000" + r.site), (tr, r) => {
       cell(tr, r.class); cell(tr, r.site); cell(tr, r.count, "num"); cell(tr, r.bytes, "num");
@@ -294,7 +336,9 @@ async function traceStop() {
   try {
     const text = await (await op("trace-stop")).text();
     traceRoot = DdmcFlame.parse(text);
+    ui.traceText = text;
     ui.flame = traceRoot;
+    $("#trace-dl").hidden = false;
     $("#trace-note").textContent = `${traceRoot.total} µs in ${text.split("\n").length - 1} stacks`;
     renderTrace();
   } catch (e) {
@@ -324,6 +368,12 @@ $("#alloc-get").addEventListener("click", getAllocs);
 $("#trace-start").addEventListener("click", () => note("#trace-note", op("trace-start", $("#trace-mode").value)));
 $("#trace-stop").addEventListener("click", traceStop);
 $("#trace-search").addEventListener("input", renderTrace);
+
+// Downloads: what the page holds, written by ddmc's own exporters (GET /api/export/NAME).
+for (const a of document.querySelectorAll("a[data-export]")) {
+  a.href = url(`api/export/${a.dataset.export}`);
+  a.download = `ddmc-${a.dataset.export}`;
+}
 
 stateLegend();
 mapLegend().catch((e) => ui.errors.push(String(e)));
