@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # The main job, end to end: build everything, start two minivm VMs with JDWP/DDM on, and watch
 # them with the ddmc monitor: info, a few seconds of the live thread table, a stack, the heap
-# numbers and a heap picture (PNG) whose path is printed at the end. The VMs are stopped on exit.
+# numbers and a heap picture (PNG) whose path is printed; then the same VM as a live web page
+# (ddmc ui, on 127.0.0.1 behind a token: open the address it prints) until Ctrl-C, or for
+# WATCH_SECONDS when stdin is no terminal. The VMs are stopped on exit.
 #
 # Usage: scripts/demo.sh
-# Environment: BUILD_DIR (default build), WATCH_SECONDS (default 5),
+# Environment: BUILD_DIR (default build), WATCH_SECONDS (default 5), DEMO_UI=0 (no web page),
 #              THREADS_PORT / ALLOC_PORT (default 8700 / 8701; a busy port falls back to a scan
 #              of 8000-8040), DEMO_OUT (directory for the picture, default $BUILD_DIR/demo).
 set -euo pipefail
@@ -98,6 +100,17 @@ png=$(cd "$out" && pwd)/heap.png
 bold "ddmc heap --bitmap: collect, take the segment dump (HPGC + HPSG) and draw it"
 run "$ddmc" -v -c "127.0.0.1:$aport" heap --bitmap "$png"
 
-bold "Done"
 echo "heap picture: $png"
-echo "(one pixel per 8-byte unit, 1024 per row; legend below the bitmap; the VMs are stopped now)"
+echo "(one pixel per 8-byte unit, 1024 per row; legend below the bitmap)"
+
+if [[ ${DEMO_UI:-1} != 0 ]]; then
+  bold "ddmc ui: the threads VM as a live web page (threads, heap, allocations, traces)"
+  ui_args=()
+  if [[ -t 0 ]]; then echo "open the address below in a browser on this machine; Ctrl-C ends the demo"; else ui_args=(--duration "$watch"); fi
+  trap ':' INT
+  run "$ddmc" -c "127.0.0.1:$tport" ui "${ui_args[@]}"
+  trap 'exit 130' INT
+fi
+
+bold "Done"
+echo "heap picture: $png (the VMs are stopped now)"
