@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "fakebridge.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,10 +186,31 @@ static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
   return 0;
 }
 
+/* The synthetic class c's number, or -1 when c is not one (or they are off). */
+static int64_t synth_of(fakebridge *f, ddmc_class c) {
+  return f->synth_on && c >= FD_C_SYNTH ? (int64_t)(c - FD_C_SYNTH) : -1;
+}
+
+static int synth_class_info(fakebridge *f, int64_t n, ddmc_class_info *out) {
+  if (n == f->synth.fails) return DDMC_JDWP_INVALID_CLASS;
+  snprintf(f->synth_sig, sizeof f->synth_sig, "LC%lld;", (long long)n);
+  snprintf(f->synth_src, sizeof f->synth_src, "C%lld.java", (long long)n);
+  memset(out, 0, sizeof(*out));
+  out->signature = f->synth_sig;
+  out->source_file = n == f->synth.no_source ? NULL : f->synth_src;
+  out->type_tag = DDMC_TYPE_CLASS;
+  out->status = 7;
+  return 0;
+}
+
 static int class_info(void *vd, ddmc_class c, ddmc_class_info *out) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_class_info, 1);
+  int64_t n = synth_of(f, c);
+  if (n >= 0) return synth_class_info(f, n, out);
   const ddmc_class_info *i = class_of(c);
   if (i == NULL) {
-    bad(FD(vd));
+    bad(f);
     return DDMC_JDWP_INVALID_CLASS;
   }
   *out = *i;
@@ -215,8 +237,18 @@ static int field_info(void *vd, ddmc_class c, uint32_t field, ddmc_field_info *o
 }
 
 static int method_info(void *vd, ddmc_class c, uint32_t method, ddmc_method_info *out) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_method_info, 1);
+  if (synth_of(f, c) >= 0) {
+    snprintf(f->synth_name, sizeof f->synth_name, "m%u", method);
+    memset(out, 0, sizeof(*out));
+    out->name = f->synth_name;
+    out->signature = "()V";
+    out->modifiers = method == f->synth.native ? DDMC_ACC_NATIVE : 0;
+    return 0;
+  }
   if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
-    bad(FD(vd));
+    bad(f);
     return DDMC_JDWP_INVALID_METHODID;
   }
   *out = kMethods[method];
@@ -225,6 +257,12 @@ static int method_info(void *vd, ddmc_class c, uint32_t method, ddmc_method_info
 
 static int line_table(void *vd, ddmc_class c, uint32_t method, ddmc_line_visit_fn fn, void *arg) {
   fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_line_table, 1);
+  if (synth_of(f, c) >= 0) {
+    if (method == f->synth.no_lines) return DDMC_JDWP_ABSENT_INFORMATION;
+    if (fn(arg, 0, 100 + (int32_t)method) == 0) fn(arg, 4, method == f->synth.wide_line ? 40000 : 200 + (int32_t)method);
+    return 0;
+  }
   if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
     bad(f);
     return DDMC_JDWP_INVALID_METHODID;
@@ -765,6 +803,56 @@ static void vm_exit(void *vd, int32_t status) {
   atomic_fetch_add(&f->n_exit, 1);
 }
 
+/* ---- reflection (FAKEBRIDGE_REFLECTION) */
+
+static const uint8_t kCodeInit[] = {0x2a, 0xb7, 0x00, 0x01};                 /* aload_0; invokespecial #1 */
+static const uint8_t kCodeMain[21] = {[0] = 0x03, [1] = 0x3c, [20] = 0xb1};  /* iconst_0; istore_1 ... return */
+static const uint8_t kCodeCompute[11] = {[0] = 0x1b, [1] = 0x85, [10] = 0xad}; /* iload_1; i2l ... lreturn */
+
+const uint8_t *fakebridge_bytecodes(uint32_t method, size_t *n) {
+  static const struct {
+    const uint8_t *p;
+    size_t n;
+  } code[FD_NMETHODS] = {{kCodeInit, sizeof kCodeInit}, {kCodeMain, sizeof kCodeMain}, {kCodeCompute, sizeof kCodeCompute}};
+  if (method >= FD_NMETHODS) return NULL;
+  *n = code[method].n;
+  return code[method].p;
+}
+
+static int bytecodes(void *vd, ddmc_class c, uint32_t method, ddmc_buf *out) {
+  size_t n = 0;
+  const uint8_t *p = c == FD_C_DEBUG ? fakebridge_bytecodes(method, &n) : NULL;
+  if (p == NULL) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  return ddmc_buf_put_bytes(out, p, n) ? DDMC_JDWP_OUT_OF_MEMORY : 0;
+}
+
+static int constant_pool(void *vd, ddmc_class c, int32_t *count, ddmc_buf *out) {
+  if (c != FD_C_DEBUG) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_CLASS;
+  }
+  *count = FD_POOL_COUNT;
+  return ddmc_buf_put_bytes(out, FD_POOL, FD_POOL_LEN) ? DDMC_JDWP_OUT_OF_MEMORY : 0;
+}
+
+static int source_debug_extension(void *vd, ddmc_class c, ddmc_buf *out) {
+  if (c != FD_C_DEBUG) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_CLASS;
+  }
+  return ddmc_buf_put_bytes(out, FD_SMAP, strlen(FD_SMAP)) ? DDMC_JDWP_OUT_OF_MEMORY : 0;
+}
+
+static int for_each_module(void *vd, int (*fn)(void *arg, ddmc_ref m), void *arg) {
+  fakebridge *f = FD(vd);
+  for (int i = 0; i < f->nmodules; i++)
+    if (fn(arg, FD_O_MODULE + (ddmc_ref)i)) break;
+  return 0;
+}
+
 static const ddmc_vm_bridge kOps = {
     .for_each_class = for_each_class,
     .class_info = class_info,
@@ -876,6 +964,9 @@ void fakebridge_reset_debuggee(fakebridge *f) {
   atomic_store(&f->absent_info, 0);
   atomic_store(&f->worker_dead, 0);
   atomic_store(&f->fail_suspend, 0);
+  atomic_store(&f->n_class_info, 0);
+  atomic_store(&f->n_method_info, 0);
+  atomic_store(&f->n_line_table, 0);
   atomic_store(&f->n_suspend, 0);
   atomic_store(&f->n_resume, 0);
   atomic_store(&f->n_set_bp, 0);
@@ -923,6 +1014,14 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
   if (flags & FAKEBRIDGE_NO_EXIT) f->bridge.exit = NULL;
   if (flags & FAKEBRIDGE_THREAD_OBJECTS) f->bridge.for_each_debuggee_thread = for_each_debuggee_thread;
   if (flags & FAKEBRIDGE_MONITOR_EVENTS) f->bridge.set_monitor_events = set_monitor_events;
+  if (flags & FAKEBRIDGE_REFLECTION) {
+    f->bridge.bytecodes = bytecodes;
+    f->bridge.constant_pool = constant_pool;
+    f->bridge.source_debug_extension = source_debug_extension;
+    f->bridge.for_each_module = for_each_module;
+  }
+  f->synth_on = (flags & FAKEBRIDGE_SYNTH_CLASSES) != 0;
+  f->synth = (fd_synth){-1, -1, -1, -1, -1};
   if (flags & FAKEBRIDGE_WEAK_NAMES) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;

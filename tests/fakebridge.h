@@ -115,6 +115,34 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
 #define FAKEBRIDGE_WEAK_NAMES 32u     /* the bridge has hold_ref / release_ref: names are weak (counted below) */
 #define FAKEBRIDGE_MONITOR_EVENTS 64u /* the bridge has set_monitor_events (counted below) */
+#define FAKEBRIDGE_REFLECTION 128u    /* bytecodes, constant_pool, source_debug_extension, for_each_module */
+#define FAKEBRIDGE_SYNTH_CLASSES 256u /* class handles from FD_C_SYNTH up answer (see fd_synth) */
+
+/* Reflection (FAKEBRIDGE_REFLECTION): every Debug method's bytecodes are fakebridge_bytecodes';
+ * Debug's constant pool is FD_POOL_COUNT with the entries FD_POOL (one Utf8 "A"); its
+ * SourceDebugExtension is FD_SMAP; for_each_module visits fakebridge.nmodules references from
+ * FD_O_MODULE (0 unless a test sets it). Other classes: INVALID_CLASS, counted in bad_calls. */
+#define FD_POOL "\x01\x00\x01" "A"
+#define FD_POOL_LEN 4
+#define FD_POOL_COUNT 2
+#define FD_SMAP "SMAP\nDebug.java\nJSP\n*S JSP\n*F\n+ 1 a.jsp\na.jsp\n*L\n1#1,2:10\n*E\n"
+#define FD_O_MODULE 0x9000
+/* The bytecodes of Debug's method (code_end + 1 bytes), or NULL for another method. */
+const uint8_t *fakebridge_bytecodes(uint32_t method, size_t *n);
+
+/* Synthetic classes (FAKEBRIDGE_SYNTH_CLASSES), for tests that need more classes than the program
+ * has (the profiler's names cache, REAL's string tables): the class FD_C_SYNTH + n is "LC<n>;" in
+ * "C<n>.java"; its method m (any number) is "m<m>" "()V" with the line table {0: 100 + m,
+ * 4: 200 + m}. The knobs below (each -1: none, as fakebridge_new sets them) make exceptions. The
+ * strings answered live in the fakebridge until the next call: JDWP thread only. */
+#define FD_C_SYNTH ((ddmc_class)0x1000000)
+typedef struct fd_synth {
+  int64_t no_source;   /* this n has no source file */
+  int64_t fails;       /* this n's class_info answers INVALID_CLASS (not counted as bad) */
+  int64_t native;      /* this method number is native (no line table asked) */
+  int64_t no_lines;    /* this method number answers ABSENT_INFORMATION for its line table */
+  int64_t wide_line;   /* this method number's line at index 4 is 40000, not 200 + m */
+} fd_synth;
 
 typedef struct fakebridge {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -135,8 +163,13 @@ typedef struct fakebridge {
   atomic_int absent_info;  /* line_table / variable_table answer ABSENT_INFORMATION */
   atomic_int worker_dead;  /* thread_info(Worker) answers INVALID_THREAD */
   atomic_int fail_suspend; /* suspend_thread answers this error when non-zero */
+  int nmodules;            /* for_each_module's count (FAKEBRIDGE_REFLECTION) */
+  fd_synth synth;          /* FAKEBRIDGE_SYNTH_CLASSES' exceptions */
+  int synth_on;
+  char synth_sig[40], synth_src[40], synth_name[24];
 
   /* What the library asked for. */
+  atomic_int n_class_info, n_method_info, n_line_table; /* every call, synthetic classes too */
   atomic_int n_suspend, n_resume, n_set_bp, n_clear_bp, n_set_step, n_method_events, n_exit, n_park, n_unpark;
   atomic_int last_exit;
   atomic_int bad_calls;
