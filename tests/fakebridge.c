@@ -200,6 +200,7 @@ static int synth_class_info(fakebridge *f, int64_t n, ddmc_class_info *out) {
   out->source_file = n == f->synth.no_source ? NULL : f->synth_src;
   out->type_tag = DDMC_TYPE_CLASS;
   out->status = 7;
+  out->nmethods = f->synth.ctor >= 0 ? (int32_t)f->synth.ctor + 1 : 0;
   return 0;
 }
 
@@ -242,8 +243,10 @@ static int method_info(void *vd, ddmc_class c, uint32_t method, ddmc_method_info
   if (synth_of(f, c) >= 0) {
     snprintf(f->synth_name, sizeof f->synth_name, "m%u", method);
     memset(out, 0, sizeof(*out));
-    out->name = f->synth_name;
-    out->signature = "()V";
+    int ctor = method == f->synth.ctor && f->synth.ctor_sig != NULL;
+    out->name = ctor ? "<init>" : f->synth_name;
+    out->signature = ctor ? f->synth.ctor_sig : "()V";
+    out->code_end = 9;
     out->modifiers = method == f->synth.native ? DDMC_ACC_NATIVE : 0;
     return 0;
   }
@@ -639,9 +642,29 @@ static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watc
   return 0;
 }
 
+/* A synthetic class's constructor (fd_synth.ctor); its other methods cannot be invoked. */
+static int synth_invoke(fakebridge *f, uint32_t thread, ddmc_class c, uint32_t method, int options, ddmc_value *result) {
+  atomic_fetch_add(&f->n_invoke, 1);
+  atomic_store(&f->last_invoke_thread, (int)thread);
+  atomic_store(&f->last_invoke_options, options);
+  if (method != f->synth.ctor || f->synth.ctor_sig == NULL || !(options & DDMC_INVOKE_CONSTRUCT) || thread == 0 ||
+      thread > FD_NTHREADS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  ddmc_ref r = FD_O_END + (ddmc_ref)f->nobj;
+  if (add_object(f, r, c) == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  result->tag = 'L';
+  result->u.l = r;
+  return 0;
+}
+
 static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args,
                   int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
   fakebridge *f = FD(vd);
+  f->last_invoke_nargs = nargs;
+  if (nargs > 0) memcpy(f->last_invoke_args, args, sizeof(ddmc_value) * (size_t)(nargs < 8 ? nargs : 8));
+  if (synth_of(f, c) >= 0) return synth_invoke(f, thread, c, method, options, result);
   if (c != FD_C_DEBUG || method >= FD_NMETHODS || thread == 0 || thread > FD_NTHREADS || nargs < 0) {
     atomic_fetch_add(&f->bad_calls, 1);
     return DDMC_JDWP_INVALID_METHODID;
@@ -1004,7 +1027,7 @@ void fakebridge_reset_debuggee(fakebridge *f) {
 int fakebridge_new(fakebridge *f, unsigned flags) { return fakebridge_new_mem(f, flags, NULL); }
 
 int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem) {
-  const fakevm_config cfg = {.threads = kThreads, .nthreads = FD_NTHREADS};
+  const fakevm_config cfg = {.threads = kThreads, .nthreads = flags & FAKEBRIDGE_NO_JDWP_THREAD ? FD_NTHREADS - 1 : FD_NTHREADS};
   fakevm_init(&f->fv, &cfg); /* zeroes f->fv only */
   memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
   f->magic = FAKEBRIDGE_MAGIC;
@@ -1021,7 +1044,7 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
     f->bridge.for_each_module = for_each_module;
   }
   f->synth_on = (flags & FAKEBRIDGE_SYNTH_CLASSES) != 0;
-  f->synth = (fd_synth){-1, -1, -1, -1, -1};
+  f->synth = (fd_synth){-1, -1, -1, -1, -1, -1, NULL};
   if (flags & FAKEBRIDGE_WEAK_NAMES) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;

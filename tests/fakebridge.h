@@ -117,6 +117,7 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_MONITOR_EVENTS 64u /* the bridge has set_monitor_events (counted below) */
 #define FAKEBRIDGE_REFLECTION 128u    /* bytecodes, constant_pool, source_debug_extension, for_each_module */
 #define FAKEBRIDGE_SYNTH_CLASSES 256u /* class handles from FD_C_SYNTH up answer (see fd_synth) */
+#define FAKEBRIDGE_NO_JDWP_THREAD 512u /* the VM's for_each_thread shows main and Worker only (no JDWP) */
 
 /* Reflection (FAKEBRIDGE_REFLECTION): every Debug method's bytecodes are fakebridge_bytecodes';
  * Debug's constant pool is FD_POOL_COUNT with the entries FD_POOL (one Utf8 "A"); its
@@ -142,6 +143,10 @@ typedef struct fd_synth {
   int64_t native;      /* this method number is native (no line table asked) */
   int64_t no_lines;    /* this method number answers ABSENT_INFORMATION for its line table */
   int64_t wide_line;   /* this method number's line at index 4 is 40000, not 200 + m */
+  /* This method number is "<init>" with the descriptor ctor_sig (when not NULL): invoked with
+   * DDMC_INVOKE_CONSTRUCT it makes a new object of the class (any arguments, recorded below). */
+  int64_t ctor;
+  const char *ctor_sig;
 } fd_synth;
 
 typedef struct fakebridge {
@@ -186,6 +191,8 @@ typedef struct fakebridge {
    * FD_O_DEBUG2 for x < 0; main is void; <init> (with DDMC_INVOKE_CONSTRUCT) makes a new
    * Debug. new_array makes an int[] of up to 8 elements. */
   atomic_int n_invoke, last_invoke_thread, last_invoke_options;
+  ddmc_value last_invoke_args[8]; /* the last invoke's first 8 arguments (JDWP thread or the invoker) */
+  int last_invoke_nargs;
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */

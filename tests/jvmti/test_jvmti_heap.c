@@ -205,7 +205,7 @@ static int setup(void **state) {
   bridge.collect = op_collect;
   bridge.object_size = op_object_size;
   bridge.object_hash = op_object_hash;
-  fixture *f = jv_fixture_new(&bridge, NULL);
+  fixture *f = jv_fixture_new_heap(&bridge);
   g_collects = g_stopped = 0;
   *state = f;
   return 0;
