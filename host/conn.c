@@ -31,8 +31,8 @@
 #include "ddmc_host.h"
 #include "host_int.h"
 
-#define HANDSHAKE "JDWP-Handshake"
-#define HANDSHAKE_LEN 14
+#define HANDSHAKE DDMC_HOST_HANDSHAKE
+#define HANDSHAKE_LEN DDMC_HOST_HANDSHAKE_LEN
 #define ABANDONED_MAX 64
 #define CMD_IDS_MAX 4096
 

@@ -41,6 +41,9 @@ extern "C" {
   (((uint32_t)(uint8_t)(a) << 24) | ((uint32_t)(uint8_t)(b) << 16) | ((uint32_t)(uint8_t)(c) << 8) | \
    (uint32_t)(uint8_t)(d))
 
+/* The JDWP handshake, both ways (docs/protocol/ddm-wire.md §1.1). */
+#define DDMC_HOST_HANDSHAKE "JDWP-Handshake"
+#define DDMC_HOST_HANDSHAKE_LEN 14u
 /* JDWP framing constants (docs/protocol/ddm-wire.md §1.2). */
 #define DDMC_HOST_HEADER_LEN 11u
 #define DDMC_HOST_FLAG_REPLY 0x80u
@@ -111,7 +114,8 @@ void ddmc_host_close(ddmc_host *h);
 void ddmc_host_free(ddmc_host *h);
 
 /* The socket, for callers that poll several connections (readable = ddmc_host_recv may have
- * work). -1 once closed. Do not read from or write to it yourself. */
+ * work). -1 once closed. Do not write to it yourself; read from it only on a handle whose
+ * recv/request/hello/handshake are never called, feeding a ddmc_host_reader (as `ddmc ps`). */
 int ddmc_host_fd(const ddmc_host *h);
 
 /* Cap on an incoming packet's length field (header included; at least 11 + 8). Also caps a ZLIB

@@ -10,8 +10,8 @@
 #include "ddmc_host.h"
 #include "host_int.h"
 
-#define HANDSHAKE "JDWP-Handshake"
-#define HANDSHAKE_LEN 14u
+#define HANDSHAKE DDMC_HOST_HANDSHAKE
+#define HANDSHAKE_LEN DDMC_HOST_HANDSHAKE_LEN
 #define ADB_ITEM_MAX (4u + 65535u)
 
 struct ddmc_host_reader {
