@@ -5,6 +5,10 @@
  * replies, transparent inflation of ZLIB chunks, and pure parsers for the chunk payloads the VM
  * sends. It is used by the project's integration tests and by the `ddmc` command-line monitor.
  *
+ * It is INTERNAL: a static library built for this repository's tools and tests, never installed
+ * (no header or library under the install prefix), with no ABI or API promise; names may change
+ * with any commit (host/README.md). A program outside the repository drives `ddmc` instead.
+ *
  * It is written from the wire facts in docs/protocol/ddm-wire.md and links nothing from libddmc: it uses
  * only the header-only parts of include/ddmc (the DDMC_E* codes and DDMC_FOURCC), so the host
  * side can never "agree with itself" through shared code with the VM side.

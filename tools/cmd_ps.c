@@ -11,7 +11,9 @@
  * Each pid gets a probe, its own adb connection that walks through
  *   host:transport... -> jdwp:PID -> JDWP handshake -> HELO + FEAT + SESS -> done
  * without blocking: every probe's socket is in one poll() set, so 300 VMs cost one round trip
- * each, in parallel. -t bounds the whole listing, not each probe: every row's deadline is the
+ * each, in parallel. The bytes each socket sends go through the host's reader fed bytes
+ * (ddmc_host_reader: adb's verdicts, track-jdwp's messages, the echo, the packets); this file
+ * only reads sockets and decides what each item means for the listing. -t bounds the whole listing, not each probe: every row's deadline is the
  * start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
  * answer cost -t once, not once per MAX_PROBES of them; a row still queued then (every slot held
  * by a silent VM) is listed as not asked.
