@@ -826,6 +826,73 @@ static void vm_exit(void *vd, int32_t status) {
   atomic_fetch_add(&f->n_exit, 1);
 }
 
+/* ---- the heap (FAKEBRIDGE_HEAP) */
+
+uint64_t fakebridge_object_size(const fd_object *o) {
+  switch (o->cls) {
+    case FD_C_DEBUG: return 56;
+    case FD_C_STRING: return 24 + strlen(o->str);
+    case FD_C_INT_ARRAY: return 16 + 4 * (uint64_t)o->arrlen;
+    case FD_C_CLASS: return 64;
+    default: return 32;
+  }
+}
+
+static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_stopped, 1);
+  atomic_fetch_add(&f->world_stopped, 1);
+  int rc = fn(arg);
+  atomic_fetch_sub(&f->world_stopped, 1);
+  return rc;
+}
+
+static int for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  if (atomic_load(&f->world_stopped) == 0) bad(f);
+  for (int i = f->nobj - 1; i >= 0; i--) {
+    const fd_object *o = &f->obj[i];
+    int arr = o->cls == FD_C_INT_ARRAY;
+    ddmc_heap_object h = {o->ref, o->cls, fakebridge_object_size(o), DDMC_HEAP_ID_APP, arr ? o->arrlen : -1,
+                          arr ? o->arr : NULL};
+    if (fn(arg, &h)) break;
+  }
+  return 0;
+}
+
+static int for_each_root(void *vd, ddmc_gc_root_visit_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  if (atomic_load(&f->world_stopped) == 0) bad(f);
+  const ddmc_gc_root roots[] = {
+      {FD_O_DEBUG, DDMC_GC_ROOT_JNI_GLOBAL, 0, -1, -1},
+      {FD_O_CLASS_DEBUG, DDMC_GC_ROOT_STICKY_CLASS, 0, -1, -1},
+      {FD_O_THREAD_MAIN, DDMC_GC_ROOT_THREAD_OBJECT, FD_T_MAIN, -1, -1},
+      {FD_O_THREAD_WORKER, DDMC_GC_ROOT_THREAD_OBJECT, FD_T_WORKER, -1, -1},
+      {FD_O_THREAD_JDWP, DDMC_GC_ROOT_THREAD_OBJECT, FD_T_JDWP, -1, -1},
+  };
+  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+    if (fn(arg, &roots[i])) break;
+  return 0;
+}
+
+static int collect(void *vd) {
+  atomic_fetch_add(&FD(vd)->n_collect, 1);
+  return 0;
+}
+
+static int object_size(void *vd, ddmc_ref o, uint64_t *out) {
+  const fd_object *ob = fakebridge_object(FD(vd), o);
+  if (ob == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  *out = fakebridge_object_size(ob);
+  return 0;
+}
+
+static int object_hash(void *vd, ddmc_ref o, int32_t *out) {
+  if (fakebridge_object(FD(vd), o) == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  *out = (int32_t)(o * 31);
+  return 0;
+}
+
 /* ---- reflection (FAKEBRIDGE_REFLECTION) */
 
 static const uint8_t kCodeInit[] = {0x2a, 0xb7, 0x00, 0x01};                 /* aload_0; invokespecial #1 */
@@ -1024,15 +1091,13 @@ void fakebridge_reset_debuggee(fakebridge *f) {
   f->nbps = 0;
 }
 
-int fakebridge_new(fakebridge *f, unsigned flags) { return fakebridge_new_mem(f, flags, NULL); }
+int fakebridge_new(fakebridge *f, unsigned flags) { return fakebridge_new_vm(f, flags, NULL, NULL, NULL); }
 
 int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem) {
-  const fakevm_config cfg = {.threads = kThreads, .nthreads = flags & FAKEBRIDGE_NO_JDWP_THREAD ? FD_NTHREADS - 1 : FD_NTHREADS};
-  fakevm_init(&f->fv, &cfg); /* zeroes f->fv only */
-  memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
-  f->magic = FAKEBRIDGE_MAGIC;
-  pthread_mutex_init(&f->bp_lock, NULL);
-  fakebridge_reset_debuggee(f);
+  return fakebridge_new_vm(f, flags, NULL, NULL, mem);
+}
+
+static void add_ops(fakebridge *f, unsigned flags) {
   f->bridge = kOps;
   if (flags & FAKEBRIDGE_NO_EXIT) f->bridge.exit = NULL;
   if (flags & FAKEBRIDGE_THREAD_OBJECTS) f->bridge.for_each_debuggee_thread = for_each_debuggee_thread;
@@ -1043,18 +1108,38 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
     f->bridge.source_debug_extension = source_debug_extension;
     f->bridge.for_each_module = for_each_module;
   }
-  f->synth_on = (flags & FAKEBRIDGE_SYNTH_CLASSES) != 0;
-  f->synth = (fd_synth){-1, -1, -1, -1, -1, -1, NULL};
+  if (flags & FAKEBRIDGE_HEAP) {
+    f->bridge.with_world_stopped = with_world_stopped;
+    f->bridge.for_each_object = for_each_object;
+    f->bridge.for_each_root = for_each_root;
+    f->bridge.collect = collect;
+    f->bridge.object_size = object_size;
+    f->bridge.object_hash = object_hash;
+  }
   if (flags & FAKEBRIDGE_WEAK_NAMES) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;
   }
+}
+
+int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *vm_cfg, const ddmc_options *vm_opts,
+                      const ddmc_allocator *mem) {
+  const fakevm_config own = {.threads = kThreads,
+                             .nthreads = flags & FAKEBRIDGE_NO_JDWP_THREAD ? FD_NTHREADS - 1 : FD_NTHREADS};
+  fakevm_init(&f->fv, vm_cfg ? vm_cfg : &own); /* zeroes f->fv only */
+  memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
+  f->magic = FAKEBRIDGE_MAGIC;
+  pthread_mutex_init(&f->bp_lock, NULL);
+  fakebridge_reset_debuggee(f);
+  add_ops(f, flags);
+  f->synth_on = (flags & FAKEBRIDGE_SYNTH_CLASSES) != 0;
+  f->synth = (fd_synth){-1, -1, -1, -1, -1, -1, NULL};
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;
   o.suspend = (flags & FAKEBRIDGE_SUSPEND_Y) != 0;
   o.sendq_bytes = 1 << 20;
-  int rc = fakevm_new(&f->fv, &o, mem);
+  int rc = fakevm_new(&f->fv, vm_opts ? vm_opts : &o, mem);
   if (rc != 0) return rc;
   if ((rc = ddmc_vm_set_bridge(f->fv.vm, &f->bridge, ddmc_vm_data(f->fv.vm))) != 0) return rc;
   if (flags & FAKEBRIDGE_NO_DEBUGGER) return 0;

@@ -118,7 +118,16 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_REFLECTION 128u    /* bytecodes, constant_pool, source_debug_extension, for_each_module */
 #define FAKEBRIDGE_SYNTH_CLASSES 256u /* class handles from FD_C_SYNTH up answer (see fd_synth) */
 #define FAKEBRIDGE_NO_JDWP_THREAD 512u /* the VM's for_each_thread shows main and Worker only (no JDWP) */
+#define FAKEBRIDGE_HEAP 1024u /* a heap: with_world_stopped, for_each_object, for_each_root, collect,
+                                 object_size, object_hash (see "The heap" below) */
 
+/* The heap (FAKEBRIDGE_HEAP): for_each_object shows every object of the debuggee (the program's and
+ * those made since), last made first (not in address order), each of fakebridge_object_size bytes
+ * in DDMC_HEAP_ID_APP, an int[] with its elements; for_each_root shows FD_O_DEBUG as a JNI global,
+ * FD_O_CLASS_DEBUG as a sticky class and each thread object as a THREAD_OBJECT of its thread.
+ * for_each_object / for_each_root called outside with_world_stopped count in bad_calls;
+ * object_hash is ref * 31; collect counts in n_collect. */
+uint64_t fakebridge_object_size(const fd_object *o);
 /* Reflection (FAKEBRIDGE_REFLECTION): every Debug method's bytecodes are fakebridge_bytecodes';
  * Debug's constant pool is FD_POOL_COUNT with the entries FD_POOL (one Utf8 "A"); its
  * SourceDebugExtension is FD_SMAP; for_each_module visits fakebridge.nmodules references from
@@ -196,6 +205,7 @@ typedef struct fakebridge {
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
+  atomic_int n_collect, n_stopped, world_stopped; /* the heap: collect and with_world_stopped calls, inside one */
   /* mutate: redefine_classes (calls; a class file must start 0xCAFEBABE, else
    * INVALID_CLASS_FORMAT), pop_frames (the last thread and count), force_early_return (the last
    * thread and value tag). */
@@ -223,6 +233,11 @@ typedef struct fakebridge {
 int fakebridge_new(fakebridge *f, unsigned flags);
 /* The same with the VM's allocator (NULL: libc). After a failure, fakebridge_free frees what was made. */
 int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem);
+/* The same with the VM half's own threads, heaps and hooks (cfg, NULL: the program's three
+ * threads) and options (o, NULL: a socket transport with a 1 MiB send queue, suspend from the
+ * flags): a test or fuzzer that needs another VM half beside the debuggee. */
+int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *cfg, const ddmc_options *o,
+                      const ddmc_allocator *mem);
 /* Ends the session (the library's disconnect clean-up runs) and frees the VM. */
 void fakebridge_free(fakebridge *f);
 /* Puts the debuggee back as fakebridge_new made it (objects, statics, frames, knobs, breakpoints and
