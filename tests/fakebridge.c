@@ -1054,6 +1054,8 @@ void fakebridge_reset_debuggee(fakebridge *f) {
   atomic_store(&f->absent_info, 0);
   atomic_store(&f->worker_dead, 0);
   atomic_store(&f->fail_suspend, 0);
+  atomic_store(&f->n_collect, 0);
+  atomic_store(&f->n_stopped, 0);
   atomic_store(&f->n_class_info, 0);
   atomic_store(&f->n_method_info, 0);
   atomic_store(&f->n_line_table, 0);

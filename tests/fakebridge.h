@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The tests' fake bridge: a Dalvik-style debuggee behind every ddmc_vm_bridge op, answered from a
  * small static program, plus counters of what the library asked of it. The debugger layer's
- * tests and fuzzer, the profiler's session test and the lock-contract test (test_lockcheck)
- * configure it with fakebridge_new's flags and knobs; a test that needs another answer adds a
- * knob here rather than a bridge of its own.
+ * tests and fuzzer, the profiler's tests (test_profile, test_prof_session), the JVM TI tests
+ * (jvmti/jv_fixture.h), the session fuzzer and the lock-contract test (test_lockcheck) configure it
+ * with fakebridge_new's flags and knobs; a test that needs another answer adds a knob here rather
+ * than a bridge of its own. (Not yet: test_jvmti_heap and test_hprof keep their own heaps.)
  *
  * The program (see fakebridge.c for every value):
  *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
