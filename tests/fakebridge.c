@@ -139,6 +139,7 @@ static const ddmc_class_info *class_of(ddmc_class c) {
 }
 
 fd_object *fakebridge_object(fakebridge *f, ddmc_ref r) {
+  if (r >= FD_O_EXTRA && r - FD_O_EXTRA < (ddmc_ref)f->nextra) return &f->extra[r - FD_O_EXTRA];
   for (int i = 0; i < f->nobj; i++)
     if (f->obj[i].ref == r) return &f->obj[i];
   return NULL;
@@ -172,6 +173,26 @@ static fd_object *add_object(fakebridge *f, ddmc_ref r, ddmc_class c) {
   memset(o, 0, sizeof(*o));
   o->ref = r;
   o->cls = c;
+  return o;
+}
+
+fd_object *fakebridge_add(fakebridge *f, ddmc_class cls) {
+  if (f->nextra == f->extra_cap) {
+    int cap = f->extra_cap ? 2 * f->extra_cap : 64;
+    fd_object *nv = realloc(f->extra, sizeof(fd_object) * (size_t)cap);
+    if (nv == NULL) return NULL;
+    f->extra = nv;
+    f->extra_cap = cap;
+  }
+  fd_object *o = &f->extra[f->nextra];
+  memset(o, 0, sizeof(*o));
+  o->ref = FD_O_EXTRA + (ddmc_ref)f->nextra++;
+  o->cls = cls;
+  if (cls == FD_C_DEBUG) {
+    static const char tags[FD_NFIELDS] = {[FD_F_X] = 'I', [FD_F_B] = 'B', [FD_F_C] = 'C', [FD_F_S] = 'S',
+                                          [FD_F_F] = 'F', [FD_F_NEXT] = 'L', [FD_F_ARR] = 'L'};
+    for (int i = FD_NSTATICS; i < FD_NFIELDS; i++) o->fields[i].tag = tags[i];
+  }
   return o;
 }
 
@@ -850,8 +871,8 @@ static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
 static int for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
   fakebridge *f = FD(vd);
   if (atomic_load(&f->world_stopped) == 0) bad(f);
-  for (int i = f->nobj - 1; i >= 0; i--) {
-    const fd_object *o = &f->obj[i];
+  for (int i = f->nobj + f->nextra - 1; i >= 0; i--) {
+    const fd_object *o = i >= f->nobj ? &f->extra[i - f->nobj] : &f->obj[i];
     int arr = o->cls == FD_C_INT_ARRAY;
     ddmc_heap_object h = {o->ref, o->cls, fakebridge_object_size(o), DDMC_HEAP_ID_APP, arr ? o->arrlen : -1,
                           arr ? o->arr : NULL};
@@ -1198,4 +1219,7 @@ void fakebridge_free(fakebridge *f) {
   }
   fakevm_stop(&f->fv);
   pthread_mutex_destroy(&f->bp_lock);
+  free(f->extra);
+  f->extra = NULL;
+  f->nextra = f->extra_cap = 0;
 }

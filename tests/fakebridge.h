@@ -4,7 +4,7 @@
  * tests and fuzzer, the profiler's tests (test_profile, test_prof_session), the JVM TI tests
  * (jvmti/jv_fixture.h), the session fuzzer and the lock-contract test (test_lockcheck) configure it
  * with fakebridge_new's flags and knobs; a test that needs another answer adds a knob here rather
- * than a bridge of its own. (Not yet: test_jvmti_heap and test_hprof keep their own heaps.)
+ * than a bridge of its own. (Not yet: test_hprof keeps its own heap, known to the byte.)
  *
  * The program (see fakebridge.c for every value):
  *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
@@ -65,6 +65,8 @@ enum {
   FD_O_END
 };
 #define FD_MAX_OBJECTS 48
+/* Objects a test adds (fakebridge_add): FD_O_EXTRA, FD_O_EXTRA + 1, ... */
+#define FD_O_EXTRA ((ddmc_ref)0x100000)
 
 /* DDM thread ids. */
 enum { FD_T_MAIN = 1, FD_T_WORKER = 2, FD_T_JDWP = 3, FD_NTHREADS = 3 };
@@ -122,8 +124,8 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_HEAP 1024u /* a heap: with_world_stopped, for_each_object, for_each_root, collect,
                                  object_size, object_hash (see "The heap" below) */
 
-/* The heap (FAKEBRIDGE_HEAP): for_each_object shows every object of the debuggee (the program's and
- * those made since), last made first (not in address order), each of fakebridge_object_size bytes
+/* The heap (FAKEBRIDGE_HEAP): for_each_object shows every object of the debuggee (the program's,
+ * those made since and those fakebridge_add added), last first (not in address order), each of fakebridge_object_size bytes
  * in DDMC_HEAP_ID_APP, an int[] with its elements; for_each_root shows FD_O_DEBUG as a JNI global,
  * FD_O_CLASS_DEBUG as a sticky class and each thread object as a THREAD_OBJECT of its thread.
  * for_each_object / for_each_root called outside with_world_stopped count in bad_calls;
@@ -170,6 +172,8 @@ typedef struct fakebridge {
   /* The debuggee; ops of the JDWP thread change it (SetValues, CreateString). */
   fd_object obj[FD_MAX_OBJECTS];
   int nobj;
+  fd_object *extra; /* fakebridge_add's, kept by fakebridge_reset_debuggee */
+  int nextra, extra_cap;
   ddmc_value statics[FD_NSTATICS];
   fd_frame frames[FD_NTHREADS + 1][3]; /* by thread id */
   int nframes[FD_NTHREADS + 1];
@@ -257,5 +261,10 @@ int fakebridge_has_bp(fakebridge *f, ddmc_class cls, uint32_t method, int64_t in
 
 /* The debuggee's object for r, or NULL. */
 fd_object *fakebridge_object(fakebridge *f, ddmc_ref r);
+/* Adds an object of class cls (fields zero, of their types for Debug) to the debuggee, as
+ * FD_O_EXTRA + the number added before: a heap of many objects. Set-up only (before the library
+ * runs): earlier pointers from fakebridge_object to added objects may move. NULL when out of
+ * memory. */
+fd_object *fakebridge_add(fakebridge *f, ddmc_class cls);
 
 #endif

@@ -21,9 +21,6 @@ typedef struct fixture {
  * FAKEBRIDGE_NO_JDWP_THREAD are always added: the agent's threads are not the VM's here).
  * Asserts (cmocka) on failure. */
 fixture *jv_fixture_new(unsigned fb_flags);
-/* A VM (no DDM ops) with bridge (outliving the fixture, vm_data NULL) instead of the fake bridge:
- * test_jvmti_heap's own heap, until fakebridge answers the heap ops (for_each_object, roots, GC). */
-fixture *jv_fixture_new_heap(const ddmc_vm_bridge *bridge);
 void jv_fixture_free(fixture *f);
 
 #endif
