@@ -13,8 +13,9 @@
  * without blocking: every probe's socket is in one poll() set, so 300 VMs cost one round trip
  * each, in parallel. The bytes each socket sends go through the host's reader fed bytes
  * (ddmc_host_reader: adb's verdicts, track-jdwp's messages, the echo, the packets); this file
- * only reads sockets and decides what each item means for the listing. -t bounds the whole listing, not each probe: every row's deadline is the
- * start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
+ * only reads sockets and decides what each item means for the listing.
+ *
+ * -t bounds the whole listing, not each probe: every row's deadline is the start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
  * answer cost -t once, not once per MAX_PROBES of them; a row still queued then (every slot held
  * by a silent VM) is listed as not asked.
  *
@@ -51,6 +52,7 @@
 #define MAX_PROBES 256    /* connections in flight, also bounded by RLIMIT_NOFILE */
 #define MAX_PIDS 65536    /* a track-jdwp message is at most 65535 bytes anyway */
 #define REDRAW_MIN_MS 500 /* --watch: at most this often while probes are still running */
+#define READS_PER_WAKE 16 /* reads of one socket per poll() wake-up: a flooding peer cannot starve the rest */
 
 typedef struct ps_args {
   int watch;       /* keep listening to track-jdwp and redraw on every change */
@@ -332,32 +334,34 @@ static void apply_list(ps *p, const char *body, size_t len) {
   free(pids);
 }
 
-/* An adb length prefix as it came, for a message: "-004" (2d 30 30 34), each byte outside printable
- * ASCII shown as '.' between the quotes (and as hex after). */
-/* Reads what the socket fd has into rd, up to EAGAIN. Returns 0 (all read, the peer still
- * there), 1 (EOF or reset: what came before it is in rd), or a ddmc_host_reader_feed error. */
+/* One read of the socket fd into rd: 2 (bytes fed: drain rd, then read again), 0 (nothing more
+ * for now), 1 (EOF or reset), or a ddmc_host_reader_feed error. One read is at most 16 KiB, under
+ * DDMC_HOST_READER_FEED_MAX, so a reader drained between reads never refuses bytes. */
 static int read_into(int fd, ddmc_host_reader *rd) {
   for (;;) {
-    char b[16384]; /* well under DDMC_HOST_READER_FEED_MAX: the caller drains rd after each call */
+    char b[16384];
     ssize_t r = recv(fd, b, sizeof b, MSG_DONTWAIT);
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     if (r <= 0) return 1;
     int rc = ddmc_host_reader_feed(rd, b, (size_t)r);
-    if (rc) return rc;
-    if ((size_t)r < sizeof b) return 0;
+    return rc ? rc : 2;
   }
 }
 
 /* Reads what track-jdwp sent; applies every complete message. */
 static void tracker_read(ps *p) {
-  int rc = read_into(ddmc_host_fd(p->track), p->trd);
-  ddmc_host_item it;
-  int got;
-  while ((got = ddmc_host_reader_next(p->trd, &it)) == 1) apply_list(p, it.text, it.text_len);
-  if (got < 0)
-    ps_fail(p, EXIT_NOT_DDM, "the adb server at 127.0.0.1:%u broke track-jdwp: %s", (unsigned)p->o->adb_port,
-            ddmc_host_reader_why(p->trd));
+  int rc, reads = 0;
+  do {
+    rc = read_into(ddmc_host_fd(p->track), p->trd);
+    ddmc_host_item it;
+    int got;
+    while ((got = ddmc_host_reader_next(p->trd, &it)) == 1) apply_list(p, it.text, it.text_len);
+    if (got < 0)
+      ps_fail(p, EXIT_NOT_DDM, "the adb server at 127.0.0.1:%u broke track-jdwp: %s", (unsigned)p->o->adb_port,
+              ddmc_host_reader_why(p->trd));
+  } while (rc == 2 && ++reads < READS_PER_WAKE);
+  if (rc == 2) return; /* more to read: poll says so again */
   if (rc == 1) ps_fail(p, EXIT_ERROR, "the adb server closed track-jdwp (the device went away?)");
   if (rc) ps_fail(p, EXIT_ERROR, "track-jdwp: %s", ddmc_host_strerror(rc));
 }
@@ -503,19 +507,23 @@ static void probe_closed(ps *p, proc *x) {
 
 /* The socket has bytes (or EOF): the reader makes items of them, each moves the probe on. */
 static void probe_readable(ps *p, proc *x) {
-  int rc = read_into(ddmc_host_fd(x->h), x->rd);
-  ddmc_host_item it;
-  int got;
-  while (x->state != P_DONE && (got = ddmc_host_reader_next(x->rd, &it)) != 0) {
-    if (got < 0) {
-      probe_broken(p, x, got);
-      return;
+  int rc, reads = 0;
+  do {
+    rc = read_into(ddmc_host_fd(x->h), x->rd);
+    ddmc_host_item it;
+    int got;
+    while (x->state != P_DONE && (got = ddmc_host_reader_next(x->rd, &it)) != 0) {
+      if (got < 0) {
+        probe_broken(p, x, got);
+        return;
+      }
+      if (it.kind == DDMC_HOST_ITEM_OKAY || it.kind == DDMC_HOST_ITEM_FAIL) probe_status(p, x, &it);
+      else if (it.kind == DDMC_HOST_ITEM_HANDSHAKE) probe_shaken(p, x);
+      else if (it.kind == DDMC_HOST_ITEM_PACKET) probe_packet(p, x, &it.packet);
     }
-    if (it.kind == DDMC_HOST_ITEM_OKAY || it.kind == DDMC_HOST_ITEM_FAIL) probe_status(p, x, &it);
-    else if (it.kind == DDMC_HOST_ITEM_HANDSHAKE) probe_shaken(p, x);
-    else if (it.kind == DDMC_HOST_ITEM_PACKET) probe_packet(p, x, &it.packet);
-  }
-  if (x->state == P_DONE) return;
+    if (x->state == P_DONE) return;
+  } while (rc == 2 && ++reads < READS_PER_WAKE);
+  if (rc == 2) return; /* more to read: poll says so again, after the other sockets had their turn */
   if (rc == 1) probe_closed(p, x);
   else if (rc) probe_broken(p, x, rc);
 }
