@@ -683,8 +683,10 @@ static int synth_invoke(fakebridge *f, uint32_t thread, ddmc_class c, uint32_t m
 static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args,
                   int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
   fakebridge *f = FD(vd);
+  pthread_mutex_lock(&f->bp_lock); /* invokes may run on several threads at once */
   f->last_invoke_nargs = nargs;
   if (nargs > 0) memcpy(f->last_invoke_args, args, sizeof(ddmc_value) * (size_t)(nargs < 8 ? nargs : 8));
+  pthread_mutex_unlock(&f->bp_lock);
   if (synth_of(f, c) >= 0) return synth_invoke(f, thread, c, method, options, result);
   if (c != FD_C_DEBUG || method >= FD_NMETHODS || thread == 0 || thread > FD_NTHREADS || nargs < 0) {
     atomic_fetch_add(&f->bad_calls, 1);

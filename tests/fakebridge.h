@@ -205,7 +205,7 @@ typedef struct fakebridge {
    * FD_O_DEBUG2 for x < 0; main is void; <init> (with DDMC_INVOKE_CONSTRUCT) makes a new
    * Debug. new_array makes an int[] of up to 8 elements. */
   atomic_int n_invoke, last_invoke_thread, last_invoke_options;
-  ddmc_value last_invoke_args[8]; /* the last invoke's first 8 arguments (JDWP thread or the invoker) */
+  ddmc_value last_invoke_args[8]; /* the last invoke's first 8 arguments (written under bp_lock) */
   int last_invoke_nargs;
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
