@@ -31,8 +31,8 @@
 #include "ddmc_host.h"
 #include "host_int.h"
 
-#define HANDSHAKE "JDWP-Handshake"
-#define HANDSHAKE_LEN 14
+#define HANDSHAKE DDMC_HOST_HANDSHAKE
+#define HANDSHAKE_LEN DDMC_HOST_HANDSHAKE_LEN
 #define ABANDONED_MAX 64
 #define CMD_IDS_MAX 4096
 
@@ -393,17 +393,6 @@ static int fill(ddmc_host *h, size_t need, int64_t deadline) {
   }
 }
 
-/* Checks an 11-byte header. Returns 0, DDMC_EPROTO or DDMC_ETOOBIG. */
-static int check_header(const ddmc_host *h, const uint8_t *p, uint32_t *len) {
-  *len = ddmc_host__get32(p);
-  if (*len < DDMC_HOST_HEADER_LEN) return DDMC_EPROTO;
-  if (*len > h->max_packet) return DDMC_ETOOBIG;
-  /* Only 0x00 (command) and 0x80 (reply) exist; anything else after a handshake that passed is
-   * most likely not JDWP at all (spec pitfall 9). */
-  if (p[8] != 0 && p[8] != DDMC_HOST_FLAG_REPLY) return DDMC_EPROTO;
-  return 0;
-}
-
 /* Next complete packet from the socket (not the FIFO). */
 static int next_frame(ddmc_host *h, frame *out, int64_t deadline) {
   if (h->fatal) return h->fatal;
@@ -412,7 +401,7 @@ static int next_frame(ddmc_host *h, frame *out, int64_t deadline) {
     size_t need = DDMC_HOST_HEADER_LEN;
     if (avail >= DDMC_HOST_HEADER_LEN) {
       uint32_t len;
-      int rc = check_header(h, h->rbuf + h->rpos, &len);
+      int rc = ddmc_host__check_header(h->rbuf + h->rpos, h->max_packet, &len);
       if (rc) return h->fatal = rc;
       if (avail >= len) {
         if (h->progress && len >= DDMC_HOST_PROGRESS_MIN) h->progress(h->progress_ud, len, len);
@@ -563,43 +552,22 @@ static int inflate_chunk(ddmc_host *h, ddmc_host_packet *pkt) {
 static int decode(ddmc_host *h, frame f, ddmc_host_packet *pkt) {
   release_cur(h);
   h->cur = f.data;
-  memset(pkt, 0, sizeof *pkt);
   const uint8_t *d = f.data;
-  pkt->length = f.len;
-  pkt->id = ddmc_host__get32(d + 4);
-  pkt->is_reply = (d[8] & DDMC_HOST_FLAG_REPLY) != 0;
-  pkt->body = d + DDMC_HOST_HEADER_LEN;
-  pkt->body_len = f.len - DDMC_HOST_HEADER_LEN;
-  if (pkt->is_reply) {
-    pkt->error = ddmc_host__get16(d + 9);
-    pkt->is_ddm = !take_cmd_id(h, pkt->id) && pkt->body_len >= 8;
-  } else {
-    pkt->cmd_set = d[9];
-    pkt->cmd = d[10];
-    pkt->is_ddm = pkt->cmd_set == DDMC_HOST_DDM_CMDSET && pkt->cmd == DDMC_HOST_DDM_CMD;
-    if (pkt->is_ddm && pkt->body_len < 8) goto bad;
+  /* A reply is DDM unless it answers a command sent with ddmc_host_send_command. */
+  int reply_is_ddm = (d[8] & DDMC_HOST_FLAG_REPLY) == 0 || !take_cmd_id(h, ddmc_host__get32(d + 4));
+  if (ddmc_host__packet_view(d, f.len, reply_is_ddm, pkt) != 0) {
+    release_cur(h);
+    return DDMC_EPROTO;
   }
-  if (pkt->is_ddm) {
-    uint32_t clen = ddmc_host__get32(pkt->body + 4);
-    /* Written so it cannot wrap: the chunk must fit in what follows its 8-byte header. */
-    if (clen > pkt->body_len - 8) goto bad;
-    pkt->chunk_type = ddmc_host__get32(pkt->body);
-    pkt->chunk = pkt->body + 8;
-    pkt->chunk_len = clen;
-    if (pkt->chunk_type == DDMC_HOST_TYPE_ZLIB) {
-      int rc = inflate_chunk(h, pkt);
-      if (rc) {
-        release_cur(h);
-        memset(pkt, 0, sizeof *pkt);
-        return rc;
-      }
+  if (pkt->is_ddm && pkt->chunk_type == DDMC_HOST_TYPE_ZLIB) {
+    int rc = inflate_chunk(h, pkt);
+    if (rc) {
+      release_cur(h);
+      memset(pkt, 0, sizeof *pkt);
+      return rc;
     }
   }
   return 0;
-bad:
-  release_cur(h);
-  memset(pkt, 0, sizeof *pkt);
-  return DDMC_EPROTO;
 }
 
 int ddmc_host_recv(ddmc_host *h, ddmc_host_packet *pkt, int timeout_ms) {
@@ -674,17 +642,6 @@ int ddmc_host_request(ddmc_host *h, uint32_t type, const void *data, size_t len,
 
 /* ---- handshake ------------------------------------------------------------------------------- */
 
-/* Is the start of the unread bytes a whole DDM command packet that overtook the echo? Returns 1
- * (*len set), 0 (no), or -1 (cannot tell yet: fewer than 11 bytes). */
-static int early_ddm_packet(const ddmc_host *h, uint32_t *len) {
-  size_t avail = h->rlen - h->rpos;
-  if (avail < DDMC_HOST_HEADER_LEN) return -1;
-  const uint8_t *p = h->rbuf + h->rpos;
-  *len = ddmc_host__get32(p);
-  return *len >= DDMC_HOST_HEADER_LEN + 8 && *len <= h->max_packet && p[8] == 0 &&
-         p[9] == DDMC_HOST_DDM_CMDSET && p[10] == DDMC_HOST_DDM_CMD;
-}
-
 int ddmc_host_handshake(ddmc_host *h, int timeout_ms) {
   if (!h) return DDMC_EINVAL;
   if (h->handshake_done) return DDMC_ESTATE;
@@ -707,7 +664,7 @@ int ddmc_host_handshake(ddmc_host *h, int timeout_ms) {
     }
     if (!prefix_ok) {
       uint32_t len = 0;
-      int e = early_ddm_packet(h, &len);
+      int e = ddmc_host__early_ddm_packet(p, avail, h->max_packet, &len);
       if (e == 0) return h->fatal = DDMC_EPROTO;
       if (e == 1 && avail >= len) {
         frame f = {malloc(len), len};

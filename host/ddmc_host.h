@@ -5,6 +5,10 @@
  * replies, transparent inflation of ZLIB chunks, and pure parsers for the chunk payloads the VM
  * sends. It is used by the project's integration tests and by the `ddmc` command-line monitor.
  *
+ * It is INTERNAL: a static library built for this repository's tools and tests, never installed
+ * (no header or library under the install prefix), with no ABI or API promise; names may change
+ * with any commit (host/README.md). A program outside the repository drives `ddmc` instead.
+ *
  * It is written from the wire facts in docs/protocol/ddm-wire.md and links nothing from libddmc: it uses
  * only the header-only parts of include/ddmc (the DDMC_E* codes and DDMC_FOURCC), so the host
  * side can never "agree with itself" through shared code with the VM side.
@@ -41,6 +45,9 @@ extern "C" {
   (((uint32_t)(uint8_t)(a) << 24) | ((uint32_t)(uint8_t)(b) << 16) | ((uint32_t)(uint8_t)(c) << 8) | \
    (uint32_t)(uint8_t)(d))
 
+/* The JDWP handshake, both ways (docs/protocol/ddm-wire.md §1.1). */
+#define DDMC_HOST_HANDSHAKE "JDWP-Handshake"
+#define DDMC_HOST_HANDSHAKE_LEN 14u
 /* JDWP framing constants (docs/protocol/ddm-wire.md §1.2). */
 #define DDMC_HOST_HEADER_LEN 11u
 #define DDMC_HOST_FLAG_REPLY 0x80u
@@ -111,7 +118,8 @@ void ddmc_host_close(ddmc_host *h);
 void ddmc_host_free(ddmc_host *h);
 
 /* The socket, for callers that poll several connections (readable = ddmc_host_recv may have
- * work). -1 once closed. Do not read from or write to it yourself. */
+ * work). -1 once closed. Do not write to it yourself; read from it only on a handle whose
+ * recv/request/hello/handshake are never called, feeding a ddmc_host_reader (as `ddmc ps`). */
 int ddmc_host_fd(const ddmc_host *h);
 
 /* Cap on an incoming packet's length field (header included; at least 11 + 8). Also caps a ZLIB
@@ -217,6 +225,84 @@ int ddmc_host_recv(ddmc_host *h, ddmc_host_packet *pkt, int timeout_ms);
  * error reply or a FAIL chunk is NOT an error here: look at reply->error / reply->chunk_type. */
 int ddmc_host_request(ddmc_host *h, uint32_t type, const void *data, size_t len,
                       ddmc_host_packet *reply, int timeout_ms);
+
+/* ------------------------------------------------------------------------------------------ */
+/* A reader fed bytes: the protocol without the I/O                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What the connection calls above do, as a parser the caller feeds (as hiredis' reader or
+ * nghttp2's mem_recv): the caller reads its socket however it likes (poll, an event loop, a test's
+ * byte array), hands the bytes to ddmc_host_reader_feed, and takes complete items out with
+ * ddmc_host_reader_next. Nothing here reads, writes or waits; the requests it answers are sent with
+ * ddmc_host_adb_send / ddmc_host_send_raw / ddmc_host_send_chunk (or any writer of the same bytes).
+ * `ddmc ps` drives hundreds of adb and JDWP connections in one poll() this way.
+ *
+ * The caller says what comes next (ddmc_host_reader_expect), because the adb host protocol does
+ * not say it on the wire: after OKAY to host:transport another verdict, after OKAY to jdwp:PID the
+ * JDWP handshake, after OKAY to track-jdwp length-prefixed messages. Bytes already fed for the next
+ * item stay buffered across expect.
+ *
+ * Bounds: one item is at most 4 + 65535 bytes (adb) or the packet cap (JDWP, the reader's
+ * max_packet); feed refuses (DDMC_ETOOBIG, nothing taken) bytes that would make the buffer exceed
+ * one item plus DDMC_HOST_READER_FEED_MAX, so a caller that feeds at most that much between drains
+ * (next until it returns 0) is never refused, and the reader never holds more. Errors are sticky:
+ * after one, next returns it again and ddmc_host_reader_why says what was wrong, naming the bytes.
+ *
+ * Thread: one reader, one thread at a time; readers are independent. Memory: the reader's own
+ * (malloc); an item's pointers are valid until the next feed/next/expect/free on that reader. */
+
+#define DDMC_HOST_READER_FEED_MAX 65536u
+
+typedef struct ddmc_host_reader ddmc_host_reader; /* opaque */
+
+typedef enum ddmc_host_expect {
+  DDMC_HOST_EXPECT_ADB_STATUS = 1, /* adb's verdict: OKAY, or FAIL [4 hex digits: len][message] */
+  DDMC_HOST_EXPECT_ADB_MESSAGES,   /* [4 hex digits: len][body], again and again (track-jdwp) */
+  DDMC_HOST_EXPECT_HANDSHAKE,      /* the 14-byte echo "JDWP-Handshake", then JDWP packets */
+  DDMC_HOST_EXPECT_PACKETS         /* JDWP packets */
+} ddmc_host_expect;
+
+typedef enum ddmc_host_item_kind {
+  DDMC_HOST_ITEM_OKAY = 1,  /* adb said OKAY */
+  DDMC_HOST_ITEM_FAIL,      /* adb said FAIL: text is its message */
+  DDMC_HOST_ITEM_MESSAGE,   /* one length-prefixed adb message: text is its body */
+  DDMC_HOST_ITEM_HANDSHAKE, /* the echo arrived; packets follow (the reader expects them now) */
+  DDMC_HOST_ITEM_PACKET     /* one JDWP packet */
+} ddmc_host_item_kind;
+
+typedef struct ddmc_host_item {
+  ddmc_host_item_kind kind;
+  const char *text; /* FAIL, MESSAGE: NUL-terminated (the wire's bytes may hold NULs: use text_len) */
+  size_t text_len;
+  /* PACKET: the header fields and the DDM view as ddmc_host_recv gives them, with two differences
+   * that need a connection's memory: a reply of >= 8 body bytes is always viewed as DDM (the
+   * caller knows which of its ids were other commands), and a ZLIB chunk is not inflated
+   * (chunk_type is then DDMC_HOST_TYPE_ZLIB). */
+  ddmc_host_packet packet;
+} ddmc_host_item;
+
+/* A reader expecting `first`; max_packet caps a JDWP packet (0: DDMC_HOST_DEFAULT_MAX_PACKET;
+ * else at least 11 + 8). Returns 0, DDMC_EINVAL, DDMC_ENOMEM. */
+int ddmc_host_reader_new(ddmc_host_reader **out, ddmc_host_expect first, uint32_t max_packet);
+/* NULL-safe. */
+void ddmc_host_reader_free(ddmc_host_reader *r);
+/* What comes after the item just taken. Returns 0, DDMC_EINVAL, or the sticky error. */
+int ddmc_host_reader_expect(ddmc_host_reader *r, ddmc_host_expect what);
+/* Appends n bytes (p may be NULL when n is 0). Returns 0, DDMC_EINVAL, DDMC_ENOMEM, DDMC_ETOOBIG
+ * (see Bounds: nothing taken), or the sticky error. */
+int ddmc_host_reader_feed(ddmc_host_reader *r, const void *p, size_t n);
+/* Takes the next complete item: 1 (*item filled), 0 (more bytes needed), or a negative code,
+ * sticky: DDMC_EPROTO (adb: not OKAY/FAIL, a length prefix that is not 4 hex digits; JDWP: bytes
+ * other than the echo, other than a whole DDM command packet that overtook it as Dalvik's APNM
+ * can (docs/protocol/ddm-wire.md §1.1); a length < 11, flags not 0x00/0x80, a DDM chunk that does
+ * not fit its packet, a 199/1 command with < 8 body bytes), DDMC_ETOOBIG (a packet's length over
+ * max_packet), DDMC_EINVAL. */
+int ddmc_host_reader_next(ddmc_host_reader *r, ddmc_host_item *item);
+/* After an error: what was wrong, in words that name the offending bytes (e.g. "the length prefix
+ * "-004" (2d 30 30 34) is not 4 hex digits"); "" before any. Valid until the reader is freed. */
+const char *ddmc_host_reader_why(const ddmc_host_reader *r);
+/* Bytes fed and not yet taken as items (how far a peer got before it went quiet). */
+size_t ddmc_host_reader_pending(const ddmc_host_reader *r);
 
 /* ------------------------------------------------------------------------------------------ */
 /* ZLIB chunks                                                                                 */

@@ -59,4 +59,16 @@ static inline uint64_t ddmc_host__u64(ddmc_host__rd *r) {
   return q ? ddmc_host__get64(q) : 0;
 }
 
+/* Shared by the blocking connection (conn.c) and the reader fed bytes (reader.c): */
+struct ddmc_host_packet;
+/* An 11-byte header: *len set; 0, DDMC_EPROTO (length < 11, flags not 0x00/0x80), DDMC_ETOOBIG. */
+int ddmc_host__check_header(const uint8_t *p, uint32_t max_packet, uint32_t *len);
+/* The header fields and DDM view of the whole packet d (len bytes, header checked); a reply is
+ * viewed as DDM when reply_is_ddm and it has >= 8 body bytes. Pointers into d. 0 or DDMC_EPROTO
+ * (pkt zeroed). No inflation. */
+int ddmc_host__packet_view(const uint8_t *d, uint32_t len, int reply_is_ddm, struct ddmc_host_packet *pkt);
+/* Is p (avail bytes) the start of a whole-looking DDM command packet that overtook the handshake
+ * echo? 1 (*len set), 0 (no), -1 (cannot tell yet: fewer than 11 bytes). */
+int ddmc_host__early_ddm_packet(const uint8_t *p, size_t avail, uint32_t max_packet, uint32_t *len);
+
 #endif

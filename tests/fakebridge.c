@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "fakebridge.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -138,6 +139,7 @@ static const ddmc_class_info *class_of(ddmc_class c) {
 }
 
 fd_object *fakebridge_object(fakebridge *f, ddmc_ref r) {
+  if (r >= FD_O_EXTRA && r - FD_O_EXTRA < (ddmc_ref)f->nextra) return &f->extra[r - FD_O_EXTRA];
   for (int i = 0; i < f->nobj; i++)
     if (f->obj[i].ref == r) return &f->obj[i];
   return NULL;
@@ -174,6 +176,26 @@ static fd_object *add_object(fakebridge *f, ddmc_ref r, ddmc_class c) {
   return o;
 }
 
+fd_object *fakebridge_add(fakebridge *f, ddmc_class cls) {
+  if (f->nextra == f->extra_cap) {
+    int cap = f->extra_cap ? 2 * f->extra_cap : 64;
+    fd_object *nv = realloc(f->extra, sizeof(fd_object) * (size_t)cap);
+    if (nv == NULL) return NULL;
+    f->extra = nv;
+    f->extra_cap = cap;
+  }
+  fd_object *o = &f->extra[f->nextra];
+  memset(o, 0, sizeof(*o));
+  o->ref = FD_O_EXTRA + (ddmc_ref)f->nextra++;
+  o->cls = cls;
+  if (cls == FD_C_DEBUG) {
+    static const char tags[FD_NFIELDS] = {[FD_F_X] = 'I', [FD_F_B] = 'B', [FD_F_C] = 'C', [FD_F_S] = 'S',
+                                          [FD_F_F] = 'F', [FD_F_NEXT] = 'L', [FD_F_ARR] = 'L'};
+    for (int i = FD_NSTATICS; i < FD_NFIELDS; i++) o->fields[i].tag = tags[i];
+  }
+  return o;
+}
+
 static int thread_ok(uint32_t t) { return t == FD_T_MAIN || t == FD_T_WORKER; }
 
 /* ---- reference types */
@@ -185,10 +207,32 @@ static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
   return 0;
 }
 
+/* The synthetic class c's number, or -1 when c is not one (or they are off). */
+static int64_t synth_of(fakebridge *f, ddmc_class c) {
+  return f->synth_on && c >= FD_C_SYNTH ? (int64_t)(c - FD_C_SYNTH) : -1;
+}
+
+static int synth_class_info(fakebridge *f, int64_t n, ddmc_class_info *out) {
+  if (n == f->synth.fails) return DDMC_JDWP_INVALID_CLASS;
+  snprintf(f->synth_sig, sizeof f->synth_sig, "LC%lld;", (long long)n);
+  snprintf(f->synth_src, sizeof f->synth_src, "C%lld.java", (long long)n);
+  memset(out, 0, sizeof(*out));
+  out->signature = f->synth_sig;
+  out->source_file = n == f->synth.no_source ? NULL : f->synth_src;
+  out->type_tag = DDMC_TYPE_CLASS;
+  out->status = 7;
+  out->nmethods = f->synth.ctor >= 0 ? (int32_t)f->synth.ctor + 1 : 0;
+  return 0;
+}
+
 static int class_info(void *vd, ddmc_class c, ddmc_class_info *out) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_class_info, 1);
+  int64_t n = synth_of(f, c);
+  if (n >= 0) return synth_class_info(f, n, out);
   const ddmc_class_info *i = class_of(c);
   if (i == NULL) {
-    bad(FD(vd));
+    bad(f);
     return DDMC_JDWP_INVALID_CLASS;
   }
   *out = *i;
@@ -215,8 +259,20 @@ static int field_info(void *vd, ddmc_class c, uint32_t field, ddmc_field_info *o
 }
 
 static int method_info(void *vd, ddmc_class c, uint32_t method, ddmc_method_info *out) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_method_info, 1);
+  if (synth_of(f, c) >= 0) {
+    snprintf(f->synth_name, sizeof f->synth_name, "m%u", method);
+    memset(out, 0, sizeof(*out));
+    int ctor = method == f->synth.ctor && f->synth.ctor_sig != NULL;
+    out->name = ctor ? "<init>" : f->synth_name;
+    out->signature = ctor ? f->synth.ctor_sig : "()V";
+    out->code_end = 9;
+    out->modifiers = method == f->synth.native ? DDMC_ACC_NATIVE : 0;
+    return 0;
+  }
   if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
-    bad(FD(vd));
+    bad(f);
     return DDMC_JDWP_INVALID_METHODID;
   }
   *out = kMethods[method];
@@ -225,6 +281,12 @@ static int method_info(void *vd, ddmc_class c, uint32_t method, ddmc_method_info
 
 static int line_table(void *vd, ddmc_class c, uint32_t method, ddmc_line_visit_fn fn, void *arg) {
   fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_line_table, 1);
+  if (synth_of(f, c) >= 0) {
+    if (method == f->synth.no_lines) return DDMC_JDWP_ABSENT_INFORMATION;
+    if (fn(arg, 0, 100 + (int32_t)method) == 0) fn(arg, 4, method == f->synth.wide_line ? 40000 : 200 + (int32_t)method);
+    return 0;
+  }
   if (c != FD_C_DEBUG || method >= FD_NMETHODS) {
     bad(f);
     return DDMC_JDWP_INVALID_METHODID;
@@ -601,9 +663,31 @@ static int set_field_watch(void *vd, ddmc_class c, uint32_t field, unsigned watc
   return 0;
 }
 
+/* A synthetic class's constructor (fd_synth.ctor); its other methods cannot be invoked. */
+static int synth_invoke(fakebridge *f, uint32_t thread, ddmc_class c, uint32_t method, int options, ddmc_value *result) {
+  atomic_fetch_add(&f->n_invoke, 1);
+  atomic_store(&f->last_invoke_thread, (int)thread);
+  atomic_store(&f->last_invoke_options, options);
+  if (method != f->synth.ctor || f->synth.ctor_sig == NULL || !(options & DDMC_INVOKE_CONSTRUCT) || thread == 0 ||
+      thread > FD_NTHREADS) {
+    bad(f);
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  ddmc_ref r = FD_O_END + (ddmc_ref)f->nobj;
+  if (add_object(f, r, c) == NULL) return DDMC_JDWP_OUT_OF_MEMORY;
+  result->tag = 'L';
+  result->u.l = r;
+  return 0;
+}
+
 static int invoke(void *vd, uint32_t thread, ddmc_class c, uint32_t method, ddmc_ref this_obj, const ddmc_value *args,
                   int32_t nargs, int options, ddmc_value *result, ddmc_ref *exception) {
   fakebridge *f = FD(vd);
+  pthread_mutex_lock(&f->bp_lock); /* invokes may run on several threads at once */
+  f->last_invoke_nargs = nargs;
+  if (nargs > 0) memcpy(f->last_invoke_args, args, sizeof(ddmc_value) * (size_t)(nargs < 8 ? nargs : 8));
+  pthread_mutex_unlock(&f->bp_lock);
+  if (synth_of(f, c) >= 0) return synth_invoke(f, thread, c, method, options, result);
   if (c != FD_C_DEBUG || method >= FD_NMETHODS || thread == 0 || thread > FD_NTHREADS || nargs < 0) {
     atomic_fetch_add(&f->bad_calls, 1);
     return DDMC_JDWP_INVALID_METHODID;
@@ -765,6 +849,123 @@ static void vm_exit(void *vd, int32_t status) {
   atomic_fetch_add(&f->n_exit, 1);
 }
 
+/* ---- the heap (FAKEBRIDGE_HEAP) */
+
+uint64_t fakebridge_object_size(const fd_object *o) {
+  switch (o->cls) {
+    case FD_C_DEBUG: return 56;
+    case FD_C_STRING: return 24 + strlen(o->str);
+    case FD_C_INT_ARRAY: return 16 + 4 * (uint64_t)o->arrlen;
+    case FD_C_CLASS: return 64;
+    default: return 32;
+  }
+}
+
+static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_stopped, 1);
+  atomic_fetch_add(&f->world_stopped, 1);
+  int rc = fn(arg);
+  atomic_fetch_sub(&f->world_stopped, 1);
+  return rc;
+}
+
+static int for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  if (atomic_load(&f->world_stopped) == 0) bad(f);
+  for (int i = f->nobj + f->nextra - 1; i >= 0; i--) {
+    const fd_object *o = i >= f->nobj ? &f->extra[i - f->nobj] : &f->obj[i];
+    int arr = o->cls == FD_C_INT_ARRAY;
+    ddmc_heap_object h = {o->ref, o->cls, fakebridge_object_size(o), DDMC_HEAP_ID_APP, arr ? o->arrlen : -1,
+                          arr ? o->arr : NULL};
+    if (fn(arg, &h)) break;
+  }
+  return 0;
+}
+
+static int for_each_root(void *vd, ddmc_gc_root_visit_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  if (atomic_load(&f->world_stopped) == 0) bad(f);
+  const ddmc_gc_root roots[] = {
+      {FD_O_DEBUG, DDMC_GC_ROOT_JNI_GLOBAL, 0, -1, -1},
+      {FD_O_CLASS_DEBUG, DDMC_GC_ROOT_STICKY_CLASS, 0, -1, -1},
+      {FD_O_THREAD_MAIN, DDMC_GC_ROOT_THREAD_OBJECT, FD_T_MAIN, -1, -1},
+      {FD_O_THREAD_WORKER, DDMC_GC_ROOT_THREAD_OBJECT, FD_T_WORKER, -1, -1},
+      {FD_O_THREAD_JDWP, DDMC_GC_ROOT_THREAD_OBJECT, FD_T_JDWP, -1, -1},
+  };
+  for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
+    if (fn(arg, &roots[i])) break;
+  return 0;
+}
+
+static int collect(void *vd) {
+  atomic_fetch_add(&FD(vd)->n_collect, 1);
+  return 0;
+}
+
+static int object_size(void *vd, ddmc_ref o, uint64_t *out) {
+  const fd_object *ob = fakebridge_object(FD(vd), o);
+  if (ob == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  *out = fakebridge_object_size(ob);
+  return 0;
+}
+
+static int object_hash(void *vd, ddmc_ref o, int32_t *out) {
+  if (fakebridge_object(FD(vd), o) == NULL) return DDMC_JDWP_INVALID_OBJECT;
+  *out = (int32_t)(o * 31);
+  return 0;
+}
+
+/* ---- reflection (FAKEBRIDGE_REFLECTION) */
+
+static const uint8_t kCodeInit[] = {0x2a, 0xb7, 0x00, 0x01};                 /* aload_0; invokespecial #1 */
+static const uint8_t kCodeMain[21] = {[0] = 0x03, [1] = 0x3c, [20] = 0xb1};  /* iconst_0; istore_1 ... return */
+static const uint8_t kCodeCompute[11] = {[0] = 0x1b, [1] = 0x85, [10] = 0xad}; /* iload_1; i2l ... lreturn */
+
+const uint8_t *fakebridge_bytecodes(uint32_t method, size_t *n) {
+  static const struct {
+    const uint8_t *p;
+    size_t n;
+  } code[FD_NMETHODS] = {{kCodeInit, sizeof kCodeInit}, {kCodeMain, sizeof kCodeMain}, {kCodeCompute, sizeof kCodeCompute}};
+  if (method >= FD_NMETHODS) return NULL;
+  *n = code[method].n;
+  return code[method].p;
+}
+
+static int bytecodes(void *vd, ddmc_class c, uint32_t method, ddmc_buf *out) {
+  size_t n = 0;
+  const uint8_t *p = c == FD_C_DEBUG ? fakebridge_bytecodes(method, &n) : NULL;
+  if (p == NULL) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_METHODID;
+  }
+  return ddmc_buf_put_bytes(out, p, n) ? DDMC_JDWP_OUT_OF_MEMORY : 0;
+}
+
+static int constant_pool(void *vd, ddmc_class c, int32_t *count, ddmc_buf *out) {
+  if (c != FD_C_DEBUG) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_CLASS;
+  }
+  *count = FD_POOL_COUNT;
+  return ddmc_buf_put_bytes(out, FD_POOL, FD_POOL_LEN) ? DDMC_JDWP_OUT_OF_MEMORY : 0;
+}
+
+static int source_debug_extension(void *vd, ddmc_class c, ddmc_buf *out) {
+  if (c != FD_C_DEBUG) {
+    bad(FD(vd));
+    return DDMC_JDWP_INVALID_CLASS;
+  }
+  return ddmc_buf_put_bytes(out, FD_SMAP, strlen(FD_SMAP)) ? DDMC_JDWP_OUT_OF_MEMORY : 0;
+}
+
+static int for_each_module(void *vd, int (*fn)(void *arg, ddmc_ref m), void *arg) {
+  fakebridge *f = FD(vd);
+  for (int i = 0; i < f->nmodules; i++)
+    if (fn(arg, FD_O_MODULE + (ddmc_ref)i)) break;
+  return 0;
+}
+
 static const ddmc_vm_bridge kOps = {
     .for_each_class = for_each_class,
     .class_info = class_info,
@@ -876,6 +1077,11 @@ void fakebridge_reset_debuggee(fakebridge *f) {
   atomic_store(&f->absent_info, 0);
   atomic_store(&f->worker_dead, 0);
   atomic_store(&f->fail_suspend, 0);
+  atomic_store(&f->n_collect, 0);
+  atomic_store(&f->n_stopped, 0);
+  atomic_store(&f->n_class_info, 0);
+  atomic_store(&f->n_method_info, 0);
+  atomic_store(&f->n_line_table, 0);
   atomic_store(&f->n_suspend, 0);
   atomic_store(&f->n_resume, 0);
   atomic_store(&f->n_set_bp, 0);
@@ -910,29 +1116,55 @@ void fakebridge_reset_debuggee(fakebridge *f) {
   f->nbps = 0;
 }
 
-int fakebridge_new(fakebridge *f, unsigned flags) { return fakebridge_new_mem(f, flags, NULL); }
+int fakebridge_new(fakebridge *f, unsigned flags) { return fakebridge_new_vm(f, flags, NULL, NULL, NULL); }
 
 int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem) {
-  const fakevm_config cfg = {.threads = kThreads, .nthreads = FD_NTHREADS};
-  fakevm_init(&f->fv, &cfg); /* zeroes f->fv only */
-  memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
-  f->magic = FAKEBRIDGE_MAGIC;
-  pthread_mutex_init(&f->bp_lock, NULL);
-  fakebridge_reset_debuggee(f);
+  return fakebridge_new_vm(f, flags, NULL, NULL, mem);
+}
+
+static void add_ops(fakebridge *f, unsigned flags) {
   f->bridge = kOps;
   if (flags & FAKEBRIDGE_NO_EXIT) f->bridge.exit = NULL;
   if (flags & FAKEBRIDGE_THREAD_OBJECTS) f->bridge.for_each_debuggee_thread = for_each_debuggee_thread;
   if (flags & FAKEBRIDGE_MONITOR_EVENTS) f->bridge.set_monitor_events = set_monitor_events;
+  if (flags & FAKEBRIDGE_REFLECTION) {
+    f->bridge.bytecodes = bytecodes;
+    f->bridge.constant_pool = constant_pool;
+    f->bridge.source_debug_extension = source_debug_extension;
+    f->bridge.for_each_module = for_each_module;
+  }
+  if (flags & FAKEBRIDGE_HEAP) {
+    f->bridge.with_world_stopped = with_world_stopped;
+    f->bridge.for_each_object = for_each_object;
+    f->bridge.for_each_root = for_each_root;
+    f->bridge.collect = collect;
+    f->bridge.object_size = object_size;
+    f->bridge.object_hash = object_hash;
+  }
   if (flags & FAKEBRIDGE_WEAK_NAMES) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;
   }
+}
+
+int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *vm_cfg, const ddmc_options *vm_opts,
+                      const ddmc_allocator *mem) {
+  const fakevm_config own = {.threads = kThreads,
+                             .nthreads = flags & FAKEBRIDGE_NO_JDWP_THREAD ? FD_NTHREADS - 1 : FD_NTHREADS};
+  fakevm_init(&f->fv, vm_cfg ? vm_cfg : &own); /* zeroes f->fv only */
+  memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
+  f->magic = FAKEBRIDGE_MAGIC;
+  pthread_mutex_init(&f->bp_lock, NULL);
+  fakebridge_reset_debuggee(f);
+  add_ops(f, flags);
+  f->synth_on = (flags & FAKEBRIDGE_SYNTH_CLASSES) != 0;
+  f->synth = (fd_synth){-1, -1, -1, -1, -1, -1, NULL};
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;
   o.suspend = (flags & FAKEBRIDGE_SUSPEND_Y) != 0;
   o.sendq_bytes = 1 << 20;
-  int rc = fakevm_new(&f->fv, &o, mem);
+  int rc = fakevm_new(&f->fv, vm_opts ? vm_opts : &o, mem);
   if (rc != 0) return rc;
   if ((rc = ddmc_vm_set_bridge(f->fv.vm, &f->bridge, ddmc_vm_data(f->fv.vm))) != 0) return rc;
   if (flags & FAKEBRIDGE_NO_DEBUGGER) return 0;
@@ -989,4 +1221,7 @@ void fakebridge_free(fakebridge *f) {
   }
   fakevm_stop(&f->fv);
   pthread_mutex_destroy(&f->bp_lock);
+  free(f->extra);
+  f->extra = NULL;
+  f->nextra = f->extra_cap = 0;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The tests' fake bridge: a Dalvik-style debuggee behind every ddmc_vm_bridge op, answered from a
  * small static program, plus counters of what the library asked of it. The debugger layer's
- * tests and fuzzer, the profiler's session test and the lock-contract test (test_lockcheck)
- * configure it with fakebridge_new's flags and knobs; a test that needs another answer adds a
- * knob here rather than a bridge of its own.
+ * tests and fuzzer, the profiler's tests (test_profile, test_prof_session), the JVM TI tests
+ * (jvmti/jv_fixture.h), the session fuzzer and the lock-contract test (test_lockcheck) configure it
+ * with fakebridge_new's flags and knobs; a test that needs another answer adds a knob here rather
+ * than a bridge of its own. (Not yet: test_hprof keeps its own heap, known to the byte.)
  *
  * The program (see fakebridge.c for every value):
  *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
@@ -64,6 +65,8 @@ enum {
   FD_O_END
 };
 #define FD_MAX_OBJECTS 48
+/* Objects a test adds (fakebridge_add): FD_O_EXTRA, FD_O_EXTRA + 1, ... */
+#define FD_O_EXTRA ((ddmc_ref)0x100000)
 
 /* DDM thread ids. */
 enum { FD_T_MAIN = 1, FD_T_WORKER = 2, FD_T_JDWP = 3, FD_NTHREADS = 3 };
@@ -115,6 +118,48 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
 #define FAKEBRIDGE_WEAK_NAMES 32u     /* the bridge has hold_ref / release_ref: names are weak (counted below) */
 #define FAKEBRIDGE_MONITOR_EVENTS 64u /* the bridge has set_monitor_events (counted below) */
+#define FAKEBRIDGE_REFLECTION 128u    /* bytecodes, constant_pool, source_debug_extension, for_each_module */
+#define FAKEBRIDGE_SYNTH_CLASSES 256u /* class handles from FD_C_SYNTH up answer (see fd_synth) */
+#define FAKEBRIDGE_NO_JDWP_THREAD 512u /* the VM's for_each_thread shows main and Worker only (no JDWP) */
+#define FAKEBRIDGE_HEAP 1024u /* a heap: with_world_stopped, for_each_object, for_each_root, collect,
+                                 object_size, object_hash (see "The heap" below) */
+
+/* The heap (FAKEBRIDGE_HEAP): for_each_object shows every object of the debuggee (the program's,
+ * those made since and those fakebridge_add added), last first (not in address order), each of fakebridge_object_size bytes
+ * in DDMC_HEAP_ID_APP, an int[] with its elements; for_each_root shows FD_O_DEBUG as a JNI global,
+ * FD_O_CLASS_DEBUG as a sticky class and each thread object as a THREAD_OBJECT of its thread.
+ * for_each_object / for_each_root called outside with_world_stopped count in bad_calls;
+ * object_hash is ref * 31; collect counts in n_collect. */
+uint64_t fakebridge_object_size(const fd_object *o);
+/* Reflection (FAKEBRIDGE_REFLECTION): every Debug method's bytecodes are fakebridge_bytecodes';
+ * Debug's constant pool is FD_POOL_COUNT with the entries FD_POOL (one Utf8 "A"); its
+ * SourceDebugExtension is FD_SMAP; for_each_module visits fakebridge.nmodules references from
+ * FD_O_MODULE (0 unless a test sets it). Other classes: INVALID_CLASS, counted in bad_calls. */
+#define FD_POOL "\x01\x00\x01" "A"
+#define FD_POOL_LEN 4
+#define FD_POOL_COUNT 2
+#define FD_SMAP "SMAP\nDebug.java\nJSP\n*S JSP\n*F\n+ 1 a.jsp\na.jsp\n*L\n1#1,2:10\n*E\n"
+#define FD_O_MODULE 0x9000
+/* The bytecodes of Debug's method (code_end + 1 bytes), or NULL for another method. */
+const uint8_t *fakebridge_bytecodes(uint32_t method, size_t *n);
+
+/* Synthetic classes (FAKEBRIDGE_SYNTH_CLASSES), for tests that need more classes than the program
+ * has (the profiler's names cache, REAL's string tables): the class FD_C_SYNTH + n is "LC<n>;" in
+ * "C<n>.java"; its method m (any number) is "m<m>" "()V" with the line table {0: 100 + m,
+ * 4: 200 + m}. The knobs below (each -1: none, as fakebridge_new sets them) make exceptions. The
+ * strings answered live in the fakebridge until the next call: JDWP thread only. */
+#define FD_C_SYNTH ((ddmc_class)0x1000000)
+typedef struct fd_synth {
+  int64_t no_source;   /* this n has no source file */
+  int64_t fails;       /* this n's class_info answers INVALID_CLASS (not counted as bad) */
+  int64_t native;      /* this method number is native (no line table asked) */
+  int64_t no_lines;    /* this method number answers ABSENT_INFORMATION for its line table */
+  int64_t wide_line;   /* this method number's line at index 4 is 40000, not 200 + m */
+  /* This method number is "<init>" with the descriptor ctor_sig (when not NULL): invoked with
+   * DDMC_INVOKE_CONSTRUCT it makes a new object of the class (any arguments, recorded below). */
+  int64_t ctor;
+  const char *ctor_sig;
+} fd_synth;
 
 typedef struct fakebridge {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -127,6 +172,8 @@ typedef struct fakebridge {
   /* The debuggee; ops of the JDWP thread change it (SetValues, CreateString). */
   fd_object obj[FD_MAX_OBJECTS];
   int nobj;
+  fd_object *extra; /* fakebridge_add's, kept by fakebridge_reset_debuggee */
+  int nextra, extra_cap;
   ddmc_value statics[FD_NSTATICS];
   fd_frame frames[FD_NTHREADS + 1][3]; /* by thread id */
   int nframes[FD_NTHREADS + 1];
@@ -135,8 +182,13 @@ typedef struct fakebridge {
   atomic_int absent_info;  /* line_table / variable_table answer ABSENT_INFORMATION */
   atomic_int worker_dead;  /* thread_info(Worker) answers INVALID_THREAD */
   atomic_int fail_suspend; /* suspend_thread answers this error when non-zero */
+  int nmodules;            /* for_each_module's count (FAKEBRIDGE_REFLECTION) */
+  fd_synth synth;          /* FAKEBRIDGE_SYNTH_CLASSES' exceptions */
+  int synth_on;
+  char synth_sig[40], synth_src[40], synth_name[24];
 
   /* What the library asked for. */
+  atomic_int n_class_info, n_method_info, n_line_table; /* every call, synthetic classes too */
   atomic_int n_suspend, n_resume, n_set_bp, n_clear_bp, n_set_step, n_method_events, n_exit, n_park, n_unpark;
   atomic_int last_exit;
   atomic_int bad_calls;
@@ -153,9 +205,12 @@ typedef struct fakebridge {
    * FD_O_DEBUG2 for x < 0; main is void; <init> (with DDMC_INVOKE_CONSTRUCT) makes a new
    * Debug. new_array makes an int[] of up to 8 elements. */
   atomic_int n_invoke, last_invoke_thread, last_invoke_options;
+  ddmc_value last_invoke_args[8]; /* the last invoke's first 8 arguments (written under bp_lock) */
+  int last_invoke_nargs;
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
+  atomic_int n_collect, n_stopped, world_stopped; /* the heap: collect and with_world_stopped calls, inside one */
   /* mutate: redefine_classes (calls; a class file must start 0xCAFEBABE, else
    * INVALID_CLASS_FORMAT), pop_frames (the last thread and count), force_early_return (the last
    * thread and value tag). */
@@ -183,6 +238,11 @@ typedef struct fakebridge {
 int fakebridge_new(fakebridge *f, unsigned flags);
 /* The same with the VM's allocator (NULL: libc). After a failure, fakebridge_free frees what was made. */
 int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem);
+/* The same with the VM half's own threads, heaps and hooks (cfg, NULL: the program's three
+ * threads) and options (o, NULL: a socket transport with a 1 MiB send queue, suspend from the
+ * flags): a test or fuzzer that needs another VM half beside the debuggee. */
+int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *cfg, const ddmc_options *o,
+                      const ddmc_allocator *mem);
 /* Ends the session (the library's disconnect clean-up runs) and frees the VM. */
 void fakebridge_free(fakebridge *f);
 /* Puts the debuggee back as fakebridge_new made it (objects, statics, frames, knobs, breakpoints and
@@ -201,5 +261,10 @@ int fakebridge_has_bp(fakebridge *f, ddmc_class cls, uint32_t method, int64_t in
 
 /* The debuggee's object for r, or NULL. */
 fd_object *fakebridge_object(fakebridge *f, ddmc_ref r);
+/* Adds an object of class cls (fields zero, of their types for Debug) to the debuggee, as
+ * FD_O_EXTRA + the number added before: a heap of many objects. Set-up only (before the library
+ * runs): earlier pointers from fakebridge_object to added objects may move. NULL when out of
+ * memory. */
+fd_object *fakebridge_add(fakebridge *f, ddmc_class cls);
 
 #endif

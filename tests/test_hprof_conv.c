@@ -17,6 +17,7 @@
 
 #include "ddmc_host.h"
 #include "profile/hprof_conv.h"
+#include "util/memsrc.h"
 
 /* ---- a 1.0.2 file with 8-byte ids */
 
@@ -184,38 +185,14 @@ static void make(wr *w) {
 
 /* ---- input from memory, in pieces of at most piece bytes */
 
-typedef struct src {
-  const uint8_t *p;
-  size_t n, pos, piece;
-} src;
-
-static int s_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
-  src *s = arg;
-  size_t k = s->n - s->pos < cap ? s->n - s->pos : cap;
-  if (k > s->piece) k = s->piece;
-  memcpy(dst, s->p + s->pos, k);
-  s->pos += k;
-  *got = k;
-  return 0;
-}
-static int s_skip(void *arg, uint64_t n) {
-  src *s = arg;
-  s->pos = s->pos + n > s->n ? s->n : s->pos + (size_t)n;
-  return 0;
-}
-static int s_rewind(void *arg) {
-  ((src *)arg)->pos = 0;
-  return 0;
-}
-
 static ddmc__mem mem;
 
 /* Converts w's first n bytes; the output in *out (free it), its length *len. */
 static uint64_t counts[4]; /* of the last conversion: objects, classes, roots, dangling */
 
 static int convert(const uint8_t *p, size_t n, size_t piece, size_t cap, uint8_t **out, uint64_t *len) {
-  src s = {p, n, 0, piece};
-  ddmc__prof_hpconv_input in = {s_fill, s_skip, s_rewind, &s};
+  memsrc s = {p, n, 0, piece};
+  ddmc__prof_hpconv_input in = memsrc_input(&s);
   ddmc__prof_hpconv *c;
   char msg[200];
   *out = NULL;
@@ -451,8 +428,8 @@ static void survives_allocation_failures(void **state) {
     budget = n;
     uint8_t *o;
     uint64_t len;
-    src s = {w.b, w.n, 0, SIZE_MAX};
-    ddmc__prof_hpconv_input in = {s_fill, s_skip, s_rewind, &s};
+    memsrc s = {w.b, w.n, 0, SIZE_MAX};
+    ddmc__prof_hpconv_input in = memsrc_input(&s);
     ddmc__prof_hpconv *c;
     char msg[200];
     int rc = ddmc__prof_hpconv_open(&mem, &in, &c, &len, msg, sizeof msg);

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ddmc_host.h"
+#include "fakebridge.h"
 #include "profile/alloc_ring.h"
 #include "profile/dmtrace.h"
 #include "profile/names.h"
@@ -18,54 +19,28 @@
 
 static ddmc__mem g_mem;
 
+/* ---- the tests' fake bridge with synthetic classes: S(n) is "LC<n>;" in "C<n>.java" (n 0x10 has no
+ * source, n 0x11 fails); method m of any class is "m<m>" with the line table {0: 100 + m, 4: 200 + m};
+ * method 9 is native; method 8 has no line information; method 7's second line is 40000. */
+#define S(n) (FD_C_SYNTH + (ddmc_class)(n))
+static fakebridge g_fb;
+
+static void names_init(ddmc__prof_names *n) { ddmc__prof_names_init(n, &g_mem, &g_fb.bridge, &g_fb); }
+
 static int setup(void **state) {
   (void)state;
   ddmc__mem_init(&g_mem, NULL);
+  assert_int_equal(fakebridge_new(&g_fb, FAKEBRIDGE_NO_DEBUGGER | FAKEBRIDGE_SYNTH_CLASSES), 0);
+  g_fb.synth = (fd_synth){.no_source = 0x10, .fails = 0x11, .native = 9, .no_lines = 8, .wide_line = 7};
   return 0;
 }
 
-/* ---- a bridge: class c is "LC<c>;" in "C<c>.java" (c 0x10 has no source, c 0x11 fails); method m
- * of any class is "m<m>" with the line table {0: 100 + m, 4: 200 + m}; method 9 is native; method
- * 8 has no line information. Calls are counted. */
-static int n_class_info, n_method_info, n_line_table;
-
-static int b_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
-  (void)d;
-  n_class_info++;
-  if (c == 0x11) return DDMC_JDWP_INVALID_CLASS;
-  static char sig[64], src[64];
-  snprintf(sig, sizeof sig, "LC%llu;", (unsigned long long)c);
-  snprintf(src, sizeof src, "C%llu.java", (unsigned long long)c);
-  memset(out, 0, sizeof(*out));
-  out->signature = sig;
-  out->source_file = c == 0x10 ? NULL : src;
+static int teardown(void **state) {
+  (void)state;
+  assert_int_equal(atomic_load(&g_fb.bad_calls), 0);
+  fakebridge_free(&g_fb);
   return 0;
 }
-
-static int b_method_info(void *d, ddmc_class c, uint32_t m, ddmc_method_info *out) {
-  (void)d;
-  (void)c;
-  n_method_info++;
-  static char name[32];
-  snprintf(name, sizeof name, "m%u", m);
-  memset(out, 0, sizeof(*out));
-  out->name = name;
-  out->signature = "()V";
-  out->modifiers = m == 9 ? DDMC_ACC_NATIVE : 0;
-  return 0;
-}
-
-static int b_line_table(void *d, ddmc_class c, uint32_t m, ddmc_line_visit_fn fn, void *arg) {
-  (void)d;
-  (void)c;
-  n_line_table++;
-  if (m == 8) return DDMC_JDWP_ABSENT_INFORMATION;
-  if (fn(arg, 0, 100 + (int32_t)m) == 0) fn(arg, 4, m == 7 ? 40000 : 200 + (int32_t)m);
-  return 0;
-}
-
-static const ddmc_vm_bridge kBridge = {
-    .class_info = b_class_info, .method_info = b_method_info, .line_table = b_line_table};
 
 /* ---- string tables */
 
@@ -140,7 +115,7 @@ static void test_ring(void **state) {
 
 static ddmc_host_allocs report(ddmc__prof_alloc_ring *r, uint32_t max) {
   ddmc__prof_names n;
-  ddmc__prof_names_init(&n, &g_mem, &kBridge, NULL);
+  names_init(&n);
   ddmc_buf b;
   ddmc__buf_init(&b, &g_mem, (size_t)256 << 20);
   assert_int_equal(ddmc__prof_alloc_report(r, &n, &g_mem, max, &b), 0);
@@ -158,7 +133,7 @@ static ddmc_host_allocs report(ddmc__prof_alloc_ring *r, uint32_t max) {
 static void test_real_empty(void **state) {
   (void)state;
   ddmc__prof_names n;
-  ddmc__prof_names_init(&n, &g_mem, &kBridge, NULL);
+  names_init(&n);
   ddmc_buf b;
   ddmc__buf_init(&b, &g_mem, 1 << 20);
   assert_int_equal(ddmc__prof_alloc_report(NULL, &n, &g_mem, 65535, &b), 0);
@@ -172,10 +147,12 @@ static void test_real_empty(void **state) {
 static void test_real_entries(void **state) {
   (void)state;
   ddmc__prof_alloc_ring *r = ddmc__prof_alloc_ring_new(&g_mem, 4, 16);
-  ddmc_location fr[4] = {{0x20, 3, 5}, {0x20, 9, -1}, {0x10, 8, 2}, {0x20, 7, 6}};
-  for (uint64_t k = 0; k < 10; k++) ddmc__prof_alloc_ring_put(r, k, 1 + (uint32_t)k, 0x20 + k % 2, 8 * k, fr, 4);
+  ddmc_location fr[4] = {{S(0x20), 3, 5}, {S(0x20), 9, -1}, {S(0x10), 8, 2}, {S(0x20), 7, 6}};
+  for (uint64_t k = 0; k < 10; k++) ddmc__prof_alloc_ring_put(r, k, 1 + (uint32_t)k, S(0x20 + k % 2), 8 * k, fr, 4);
   atomic_store(&r->head, 10);
-  n_class_info = n_method_info = n_line_table = 0;
+  atomic_store(&g_fb.n_class_info, 0);
+  atomic_store(&g_fb.n_method_info, 0);
+  atomic_store(&g_fb.n_line_table, 0);
   ddmc_host_allocs a = report(r, 65535);
   assert_int_equal(a.count, 4); /* the ring keeps the newest 4, newest first */
   for (size_t i = 0; i < 4; i++) {
@@ -195,9 +172,9 @@ static void test_real_entries(void **state) {
     assert_int_equal(f[3].line, 32767); /* 40000 clipped, as Dalvik */
   }
   /* Each class and method asked once, whatever the number of frames naming it. */
-  assert_int_equal(n_class_info, 3);
-  assert_int_equal(n_method_info, 4);
-  assert_int_equal(n_line_table, 3); /* not for the native method */
+  assert_int_equal(atomic_load(&g_fb.n_class_info), 3);
+  assert_int_equal(atomic_load(&g_fb.n_method_info), 4);
+  assert_int_equal(atomic_load(&g_fb.n_line_table), 3); /* not for the native method */
   assert_int_equal(a.nclasses, 3);
   assert_int_equal(a.nmethods, 4);
   assert_int_equal(a.nfiles, 2);
@@ -218,8 +195,8 @@ static void test_real_tables_full(void **state) {
   ddmc__prof_alloc_ring *r = ddmc__prof_alloc_ring_new(&g_mem, cap, 16);
   ddmc_location fr[16];
   for (uint64_t k = 0; k < cap; k++) {
-    for (int i = 0; i < 16; i++) fr[i] = (ddmc_location){0x1000 + k * 16 + (uint64_t)i, 0, 0};
-    ddmc__prof_alloc_ring_put(r, k, 1, 0x100000 + k, 16, fr, 16);
+    for (int i = 0; i < 16; i++) fr[i] = (ddmc_location){S(0x1000 + k * 16 + (uint64_t)i), 0, 0};
+    ddmc__prof_alloc_ring_put(r, k, 1, S(0x100000 + k), 16, fr, 16);
   }
   atomic_store(&r->head, cap);
   ddmc_host_allocs a = report(r, 65535);
@@ -254,15 +231,15 @@ static void test_names(void **state) {
   }
   assert_string_equal(ddmc__prof_descriptor_to_dotted("Lcom/example/VeryLong;", out, 8), "com.exa");
   ddmc__prof_names n;
-  ddmc__prof_names_init(&n, &g_mem, &kBridge, NULL);
-  ddmc__prof_nmethod *m = ddmc__prof_names_method(&n, 5, 1);
+  names_init(&n);
+  ddmc__prof_nmethod *m = ddmc__prof_names_method(&n, S(5), 1);
   assert_non_null(m);
   assert_int_equal(ddmc__prof_names_line(m, 0), 101);
   assert_int_equal(ddmc__prof_names_line(m, 3), 101);
   assert_int_equal(ddmc__prof_names_line(m, 4), 201);
   assert_int_equal(ddmc__prof_names_line(m, 1000), 201);
   assert_int_equal(ddmc__prof_names_line(m, -1), -2);
-  assert_string_equal(ddmc__prof_names_class(&n, 0x11)->sig, "?"); /* the bridge failed */
+  assert_string_equal(ddmc__prof_names_class(&n, S(0x11))->sig, "?"); /* the bridge failed */
   assert_string_equal(ddmc__prof_names_class(&n, 0)->sig, "?");    /* never asked */
   ddmc__prof_names_free(&n);
 }
@@ -369,5 +346,5 @@ int main(void) {
       cmocka_unit_test(test_real_tables_full), cmocka_unit_test(test_names),
       cmocka_unit_test(test_dmtrace_head),     cmocka_unit_test(test_host_real_forward_compatible),
   };
-  return cmocka_run_group_tests(tests, setup, NULL);
+  return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -11,8 +11,11 @@
  * Each pid gets a probe, its own adb connection that walks through
  *   host:transport... -> jdwp:PID -> JDWP handshake -> HELO + FEAT + SESS -> done
  * without blocking: every probe's socket is in one poll() set, so 300 VMs cost one round trip
- * each, in parallel. -t bounds the whole listing, not each probe: every row's deadline is the
- * start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
+ * each, in parallel. The bytes each socket sends go through the host's reader fed bytes
+ * (ddmc_host_reader: adb's verdicts, track-jdwp's messages, the echo, the packets); this file
+ * only reads sockets and decides what each item means for the listing.
+ *
+ * -t bounds the whole listing, not each probe: every row's deadline is the start plus -t (with --watch, its appearing plus -t), queued time included, so VMs that never
  * answer cost -t once, not once per MAX_PROBES of them; a row still queued then (every slot held
  * by a silent VM) is listed as not asked.
  *
@@ -49,13 +52,12 @@
 #define MAX_PROBES 256    /* connections in flight, also bounded by RLIMIT_NOFILE */
 #define MAX_PIDS 65536    /* a track-jdwp message is at most 65535 bytes anyway */
 #define REDRAW_MIN_MS 500 /* --watch: at most this often while probes are still running */
+#define READS_PER_WAKE 16 /* reads of one socket per poll() wake-up: a flooding peer cannot starve the rest */
 
 typedef struct ps_args {
   int watch;       /* keep listening to track-jdwp and redraw on every change */
   double duration; /* --watch: seconds to watch; < 0 until Ctrl-C */
 } ps_args;
-
-static const char HANDSHAKE[] = "JDWP-Handshake";
 
 typedef enum pstate { P_QUEUED, P_TRANSPORT, P_JDWP, P_SHAKE, P_HELO, P_DONE } pstate;
 
@@ -78,9 +80,7 @@ typedef struct proc {
   pstate state;
   presult result;
   ddmc_host *h;
-  char buf[272]; /* adb status and FAIL message, the handshake echo */
-  size_t have, need;
-  int fail_len; /* reading adb's FAIL: -1 while its length is still to come */
+  ddmc_host_reader *rd; /* what the probe's socket sends, from adb's first verdict to the packets */
   int64_t t_start, deadline, linger_until, probe_ms;
   uint32_t helo_id, feat_id, sess_id;
   int helo_done;
@@ -106,8 +106,7 @@ typedef struct ps {
   int64_t t0;
   /* track-jdwp */
   ddmc_host *track;
-  char tbuf[4 + 65536];
-  size_t tlen;
+  ddmc_host_reader *trd; /* track-jdwp's messages */
   int lists; /* messages read */
   /* the table, sorted by pid */
   proc **v;
@@ -197,6 +196,8 @@ static void tracker_open(ps *p) {
   transport_request(p->o, req, sizeof req);
   tracker_request(p, req, (int)(deadline - sess_mono_ms()));
   tracker_request(p, "track-jdwp", (int)(deadline - sess_mono_ms()));
+  if ((rc = ddmc_host_reader_new(&p->trd, DDMC_HOST_EXPECT_ADB_MESSAGES, 0)) != 0)
+    ps_fail(p, EXIT_ERROR, "track-jdwp: %s", ddmc_host_strerror(rc));
 }
 
 /* ---- the table -------------------------------------------------------------------------------- */
@@ -224,6 +225,8 @@ static void proc_finish(ps *p, proc *x, presult r) {
     x->h = NULL;
     p->active--;
   }
+  ddmc_host_reader_free(x->rd);
+  x->rd = NULL;
   x->state = P_DONE;
   x->result = r;
   x->probe_ms = sess_mono_ms() - x->t_start;
@@ -235,6 +238,7 @@ static void proc_free(ps *p, proc *x) {
     ddmc_host_free(x->h);
     p->active--;
   }
+  ddmc_host_reader_free(x->rd);
   ddmc_host_helo_free(&x->helo);
   ddmc_host_apnm_free(&x->apnm);
   free(x);
@@ -330,45 +334,36 @@ static void apply_list(ps *p, const char *body, size_t len) {
   free(pids);
 }
 
-/* An adb length prefix as it came, for a message: "-004" (2d 30 30 34), each byte outside printable
- * ASCII shown as '.' between the quotes (and as hex after). */
-static const char *show_prefix(const char *s, char out[40]) {
-  char q[5];
-  for (int i = 0; i < 4; i++) {
-    unsigned char c = (unsigned char)s[i];
-    q[i] = c >= 0x20 && c < 0x7f && c != '\\' ? (char)c : '.';
+/* One read of the socket fd into rd: 2 (bytes fed: drain rd, then read again), 0 (nothing more
+ * for now), 1 (EOF or reset), or a ddmc_host_reader_feed error. One read is at most 16 KiB, under
+ * DDMC_HOST_READER_FEED_MAX, so a reader drained between reads never refuses bytes. */
+static int read_into(int fd, ddmc_host_reader *rd) {
+  for (;;) {
+    char b[16384];
+    ssize_t r = recv(fd, b, sizeof b, MSG_DONTWAIT);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (r <= 0) return 1;
+    int rc = ddmc_host_reader_feed(rd, b, (size_t)r);
+    return rc ? rc : 2;
   }
-  q[4] = '\0';
-  const unsigned char *u = (const unsigned char *)s;
-  snprintf(out, 40, "\"%s\" (%02x %02x %02x %02x)", q, u[0], u[1], u[2], u[3]);
-  return out;
 }
 
 /* Reads what track-jdwp sent; applies every complete message. */
 static void tracker_read(ps *p) {
-  for (;;) {
-    ssize_t r = recv(ddmc_host_fd(p->track), p->tbuf + p->tlen, sizeof p->tbuf - p->tlen, MSG_DONTWAIT);
-    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
-      ps_fail(p, EXIT_ERROR, "the adb server closed track-jdwp (the device went away?)");
-    if (r < 0) break;
-    p->tlen += (size_t)r;
-    for (;;) {
-      if (p->tlen < 4) break;
-      int hl = ddmc_host_adb_hexlen(p->tbuf);
-      if (hl < 0) {
-        char shown[40];
-        ps_fail(p, EXIT_NOT_DDM,
-                "the adb server at 127.0.0.1:%u broke track-jdwp: the length prefix %s is not 4 hex digits",
-                (unsigned)p->o->adb_port, show_prefix(p->tbuf, shown));
-      }
-      size_t len = (size_t)hl;
-      if (p->tlen < 4 + len) break;
-      apply_list(p, p->tbuf + 4, len);
-      memmove(p->tbuf, p->tbuf + 4 + len, p->tlen - 4 - len);
-      p->tlen -= 4 + len;
-    }
-    if (p->tlen == sizeof p->tbuf) ps_fail(p, EXIT_ERROR, "track-jdwp sent more than one message can hold");
-  }
+  int rc, reads = 0;
+  do {
+    rc = read_into(ddmc_host_fd(p->track), p->trd);
+    ddmc_host_item it;
+    int got;
+    while ((got = ddmc_host_reader_next(p->trd, &it)) == 1) apply_list(p, it.text, it.text_len);
+    if (got < 0)
+      ps_fail(p, EXIT_NOT_DDM, "the adb server at 127.0.0.1:%u broke track-jdwp: %s", (unsigned)p->o->adb_port,
+              ddmc_host_reader_why(p->trd));
+  } while (rc == 2 && ++reads < READS_PER_WAKE);
+  if (rc == 2) return; /* more to read: poll says so again */
+  if (rc == 1) ps_fail(p, EXIT_ERROR, "the adb server closed track-jdwp (the device went away?)");
+  if (rc) ps_fail(p, EXIT_ERROR, "track-jdwp: %s", ddmc_host_strerror(rc));
 }
 
 /* ---- probes ----------------------------------------------------------------------------------- */
@@ -384,6 +379,11 @@ static void probe_start(ps *p, proc *x) {
     return;
   }
   p->active++;
+  if ((rc = ddmc_host_reader_new(&x->rd, DDMC_HOST_EXPECT_ADB_STATUS, 0)) != 0) {
+    snprintf(x->msg, sizeof x->msg, "%s", ddmc_host_strerror(rc));
+    proc_finish(p, x, PR_ERROR);
+    return;
+  }
   char req[200];
   transport_request(p->o, req, sizeof req);
   if (ddmc_host_adb_send(x->h, req) != 0) {
@@ -392,168 +392,140 @@ static void probe_start(ps *p, proc *x) {
     return;
   }
   x->state = P_TRANSPORT;
-  x->have = 0;
-  x->need = 4;
-  x->fail_len = 0;
 }
 
-/* adb's verdict on the transport or jdwp:PID request, complete in x->buf. */
-static void probe_status(ps *p, proc *x) {
-  if (x->fail_len == 0 && memcmp(x->buf, "OKAY", 4) == 0) {
-    x->have = 0;
-    if (x->state == P_TRANSPORT) {
-      char req[32];
-      snprintf(req, sizeof req, "jdwp:%u", (unsigned)x->pid);
-      if (ddmc_host_adb_send(x->h, req) != 0) goto dropped;
-      x->state = P_JDWP;
-      x->need = 4;
-    } else {
-      /* The VM's JDWP stream from here on. */
-      if (ddmc_host_send_raw(x->h, HANDSHAKE, sizeof HANDSHAKE - 1) != 0) goto dropped;
-      x->state = P_SHAKE;
-      x->need = sizeof HANDSHAKE - 1;
-    }
-    return;
-  }
-  if (x->fail_len == 0 && memcmp(x->buf, "FAIL", 4) == 0) {
-    x->fail_len = -1;
-    x->have = 0;
-    x->need = 4;
-    return;
-  }
-  if (x->fail_len == -1) {
-    int len = ddmc_host_adb_hexlen(x->buf);
-    if (len < 0) {
-      char shown[40];
-      snprintf(x->msg, sizeof x->msg, "not an adb server: FAIL's length prefix %s is not 4 hex digits",
-               show_prefix(x->buf, shown));
-      proc_finish(p, x, PR_ERROR);
-      return;
-    }
-    x->fail_len = 1;
-    x->have = 0;
-    x->need = (size_t)len < sizeof x->buf - 1 ? (size_t)len : sizeof x->buf - 1;
-    if (x->need > 0) return;
-  }
-  if (x->fail_len == 1) {
-    x->buf[x->have] = '\0';
+/* adb's verdict on the transport or jdwp:PID request: the next request, the handshake, or the end. */
+static void probe_status(ps *p, proc *x, const ddmc_host_item *it) {
+  if (it->kind == DDMC_HOST_ITEM_FAIL) {
     /* Refused jdwp:PID: the process left between the list and the probe (adb says "closed"). */
-    snprintf(x->msg, sizeof x->msg, "adb: %.180s", x->buf);
+    snprintf(x->msg, sizeof x->msg, "adb: %.180s", it->text);
     proc_finish(p, x, x->state == P_JDWP ? PR_GONE : PR_ERROR);
     return;
   }
-  char shown[40];
-  snprintf(x->msg, sizeof x->msg, "not an adb server: it answered %s, not OKAY or FAIL", show_prefix(x->buf, shown));
-  proc_finish(p, x, PR_ERROR);
+  if (x->state == P_TRANSPORT) {
+    char req[32];
+    snprintf(req, sizeof req, "jdwp:%u", (unsigned)x->pid);
+    if (ddmc_host_adb_send(x->h, req) != 0) goto dropped;
+    x->state = P_JDWP;
+  } else {
+    /* The VM's JDWP stream from here on. */
+    if (ddmc_host_send_raw(x->h, DDMC_HOST_HANDSHAKE, DDMC_HOST_HANDSHAKE_LEN) != 0) goto dropped;
+    ddmc_host_reader_expect(x->rd, DDMC_HOST_EXPECT_HANDSHAKE);
+    x->state = P_SHAKE;
+  }
   return;
 dropped:
   snprintf(x->msg, sizeof x->msg, "the adb server dropped the connection");
   proc_finish(p, x, PR_ERROR);
 }
 
-static void probe_packets(ps *p, proc *x) {
-  for (;;) {
-    ddmc_host_packet pk;
-    int rc = ddmc_host_recv(x->h, &pk, 0);
-    if (rc == DDMC_ETIMEDOUT) return;
-    if (rc == DDMC_ECLOSED) {
-      if (x->helo_done) {
-        proc_finish(p, x, PR_OK);
-      } else {
-        snprintf(x->msg, sizeof x->msg, "the VM closed the connection before answering HELO");
-        proc_finish(p, x, PR_ERROR);
-      }
-      return;
-    }
-    if (rc) {
-      snprintf(x->msg, sizeof x->msg, "broke the JDWP framing: %s", ddmc_host_strerror(rc));
-      proc_finish(p, x, x->helo_done ? PR_OK : PR_NOT_DDM);
-      return;
-    }
-    if (pk.is_reply && pk.id == x->helo_id) {
-      if (pk.error || !pk.is_ddm || pk.chunk_type != T_HELO) {
-        snprintf(x->msg, sizeof x->msg, "a JDWP VM, not DDM-aware (HELO got %s)",
-                 pk.error     ? "a JDWP error"
-                 : !pk.is_ddm ? "an empty reply"
-                              : "another chunk");
-        proc_finish(p, x, PR_NOT_DDM);
-        return;
-      }
-      rc = ddmc_host_helo_parse(pk.chunk, pk.chunk_len, &x->helo);
-      if (rc) {
-        snprintf(x->msg, sizeof x->msg, "a malformed HELO reply");
-        proc_finish(p, x, PR_NOT_DDM);
-        return;
-      }
-      x->helo_done = 1;
-      x->linger_until = sess_mono_ms() + LINGER_MS;
-    } else if (pk.is_reply && (pk.id == x->feat_id || pk.id == x->sess_id)) {
-      ddmc_host_sess ss;
-      if (pk.id == x->sess_id && pk.is_ddm && pk.chunk_type == T_SESS &&
-          ddmc_host_sess_parse(pk.chunk, pk.chunk_len, &ss) == 0)
-        x->beside = ss.debugger && ss.seat != ss.self;
-      int last = pk.id == x->sess_id;
-      if (last) x->sess_id = 0;
-      else x->feat_id = 0;
-      if (last && x->helo_done) {
-        proc_finish(p, x, PR_OK);
-        return;
-      } /* else a reply before HELO's: wait for HELO alone */
-    } else if (!pk.is_reply && pk.is_ddm && pk.chunk_type == T_WAIT) {
-      x->waiting = 1;
-    } else if (!pk.is_reply && pk.is_ddm && pk.chunk_type == T_APNM) {
-      ddmc_host_apnm a;
-      if (ddmc_host_apnm_parse(pk.chunk, pk.chunk_len, &a) == 0) {
-        ddmc_host_apnm_free(&x->apnm);
-        x->apnm = a;
-        x->apnm_seen = 1;
-      }
+/* The handshake's echo came back: ask HELO, FEAT and SESS at once. */
+static void probe_shaken(ps *p, proc *x) {
+  uint8_t one[4] = {0, 0, 0, 1};
+  if (ddmc_host_send_chunk(x->h, T_HELO, one, sizeof one, &x->helo_id) != 0 ||
+      ddmc_host_send_chunk(x->h, T_FEAT, NULL, 0, &x->feat_id) != 0 ||
+      ddmc_host_send_chunk(x->h, T_SESS, NULL, 0, &x->sess_id) != 0) {
+    snprintf(x->msg, sizeof x->msg, "the VM closed the connection after the handshake");
+    proc_finish(p, x, PR_ERROR);
+    return;
+  }
+  x->state = P_HELO;
+}
+
+static void probe_helo_reply(ps *p, proc *x, const ddmc_host_packet *pk) {
+  if (pk->error || !pk->is_ddm || pk->chunk_type != T_HELO) {
+    snprintf(x->msg, sizeof x->msg, "a JDWP VM, not DDM-aware (HELO got %s)",
+             pk->error     ? "a JDWP error"
+             : !pk->is_ddm ? "an empty reply"
+                           : "another chunk");
+    proc_finish(p, x, PR_NOT_DDM);
+    return;
+  }
+  if (ddmc_host_helo_parse(pk->chunk, pk->chunk_len, &x->helo)) {
+    snprintf(x->msg, sizeof x->msg, "a malformed HELO reply");
+    proc_finish(p, x, PR_NOT_DDM);
+    return;
+  }
+  x->helo_done = 1;
+  x->linger_until = sess_mono_ms() + LINGER_MS;
+}
+
+/* One packet from the VM (before or after the echo). */
+static void probe_packet(ps *p, proc *x, const ddmc_host_packet *pk) {
+  if (pk->is_reply && pk->id == x->helo_id && x->helo_id != 0) {
+    probe_helo_reply(p, x, pk);
+  } else if (pk->is_reply && pk->id != 0 && (pk->id == x->feat_id || pk->id == x->sess_id)) {
+    ddmc_host_sess ss;
+    if (pk->id == x->sess_id && pk->is_ddm && pk->chunk_type == T_SESS &&
+        ddmc_host_sess_parse(pk->chunk, pk->chunk_len, &ss) == 0)
+      x->beside = ss.debugger && ss.seat != ss.self;
+    int last = pk->id == x->sess_id;
+    if (last) x->sess_id = 0;
+    else x->feat_id = 0;
+    if (last && x->helo_done) proc_finish(p, x, PR_OK); /* else a reply before HELO's: wait for HELO alone */
+  } else if (!pk->is_reply && pk->is_ddm && pk->chunk_type == T_WAIT) {
+    x->waiting = 1;
+  } else if (!pk->is_reply && pk->is_ddm && pk->chunk_type == T_APNM) {
+    ddmc_host_apnm a;
+    if (ddmc_host_apnm_parse(pk->chunk, pk->chunk_len, &a) == 0) {
+      ddmc_host_apnm_free(&x->apnm);
+      x->apnm = a;
+      x->apnm_seen = 1;
     }
   }
 }
 
+/* The reader refused what the socket sent (or could not take it). */
+static void probe_broken(ps *p, proc *x, int rc) {
+  if (x->state == P_TRANSPORT || x->state == P_JDWP) {
+    snprintf(x->msg, sizeof x->msg, "not an adb server: %.170s", ddmc_host_reader_why(x->rd));
+    proc_finish(p, x, PR_ERROR);
+  } else if (x->state == P_SHAKE) {
+    snprintf(x->msg, sizeof x->msg, "not a JDWP VM (bad handshake answer)");
+    proc_finish(p, x, PR_NOT_DDM);
+  } else {
+    snprintf(x->msg, sizeof x->msg, "broke the JDWP framing: %s", ddmc_host_strerror(rc));
+    proc_finish(p, x, x->helo_done ? PR_OK : PR_NOT_DDM);
+  }
+}
+
+/* The peer went away after everything it sent was taken. */
+static void probe_closed(ps *p, proc *x) {
+  if (x->state == P_SHAKE) {
+    snprintf(x->msg, sizeof x->msg, "the VM refused the connection: another debugger is attached");
+    proc_finish(p, x, PR_ATTACHED);
+  } else if (x->state == P_HELO && x->helo_done) {
+    proc_finish(p, x, PR_OK);
+  } else if (x->state == P_HELO) {
+    snprintf(x->msg, sizeof x->msg, "the VM closed the connection before answering HELO");
+    proc_finish(p, x, PR_ERROR);
+  } else {
+    snprintf(x->msg, sizeof x->msg, "the adb server closed the connection");
+    proc_finish(p, x, PR_ERROR);
+  }
+}
+
+/* The socket has bytes (or EOF): the reader makes items of them, each moves the probe on. */
 static void probe_readable(ps *p, proc *x) {
-  if (x->state == P_HELO) {
-    probe_packets(p, x);
-    return;
-  }
-  while (x->state != P_DONE && x->state != P_HELO) {
-    ssize_t r = x->need > x->have ? recv(ddmc_host_fd(x->h), x->buf + x->have, x->need - x->have, MSG_DONTWAIT) : 0;
-    if (x->need > x->have) {
-      if (r < 0 && (errno == EAGAIN || errno == EINTR)) return;
-      if (r <= 0) {
-        if (x->state == P_SHAKE) {
-          snprintf(x->msg, sizeof x->msg, "the VM refused the connection: another debugger is attached");
-          proc_finish(p, x, PR_ATTACHED);
-        } else {
-          snprintf(x->msg, sizeof x->msg, "the adb server closed the connection");
-          proc_finish(p, x, PR_ERROR);
-        }
+  int rc, reads = 0;
+  do {
+    rc = read_into(ddmc_host_fd(x->h), x->rd);
+    ddmc_host_item it;
+    int got;
+    while (x->state != P_DONE && (got = ddmc_host_reader_next(x->rd, &it)) != 0) {
+      if (got < 0) {
+        probe_broken(p, x, got);
         return;
       }
-      x->have += (size_t)r;
-      if (x->have < x->need) continue;
+      if (it.kind == DDMC_HOST_ITEM_OKAY || it.kind == DDMC_HOST_ITEM_FAIL) probe_status(p, x, &it);
+      else if (it.kind == DDMC_HOST_ITEM_HANDSHAKE) probe_shaken(p, x);
+      else if (it.kind == DDMC_HOST_ITEM_PACKET) probe_packet(p, x, &it.packet);
     }
-    if (x->state == P_SHAKE) {
-      if (memcmp(x->buf, HANDSHAKE, sizeof HANDSHAKE - 1) != 0) {
-        snprintf(x->msg, sizeof x->msg, "not a JDWP VM (bad handshake answer)");
-        proc_finish(p, x, PR_NOT_DDM);
-        return;
-      }
-      uint8_t one[4] = {0, 0, 0, 1};
-      if (ddmc_host_send_chunk(x->h, T_HELO, one, sizeof one, &x->helo_id) != 0 ||
-          ddmc_host_send_chunk(x->h, T_FEAT, NULL, 0, &x->feat_id) != 0 ||
-          ddmc_host_send_chunk(x->h, T_SESS, NULL, 0, &x->sess_id) != 0) {
-        snprintf(x->msg, sizeof x->msg, "the VM closed the connection after the handshake");
-        proc_finish(p, x, PR_ERROR);
-        return;
-      }
-      x->state = P_HELO;
-      probe_packets(p, x);
-      return;
-    }
-    probe_status(p, x);
-  }
+    if (x->state == P_DONE) return;
+  } while (rc == 2 && ++reads < READS_PER_WAKE);
+  if (rc == 2) return; /* more to read: poll says so again, after the other sockets had their turn */
+  if (rc == 1) probe_closed(p, x);
+  else if (rc) probe_broken(p, x, rc);
 }
 
 static void probe_timers(ps *p, proc *x, int64_t now) {
@@ -742,6 +714,8 @@ static void on_sigint(int sig) {
 static void ps_free(ps *p) {
   ddmc_host_free(p->track);
   p->track = NULL;
+  ddmc_host_reader_free(p->trd);
+  p->trd = NULL;
   for (size_t i = 0; i < p->n; i++) proc_free(p, p->v[i]);
   free(p->v);
   p->v = NULL;

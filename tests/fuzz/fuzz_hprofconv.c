@@ -7,30 +7,7 @@
 #include <string.h>
 
 #include "profile/hprof_conv.h"
-
-typedef struct src {
-  const uint8_t *p;
-  size_t n, pos, piece;
-} src;
-
-static int fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
-  src *s = arg;
-  size_t k = s->n - s->pos < cap ? s->n - s->pos : cap;
-  if (k > s->piece) k = s->piece;
-  memcpy(dst, s->p + s->pos, k);
-  s->pos += k;
-  *got = k;
-  return 0;
-}
-static int skip(void *arg, uint64_t n) {
-  src *s = arg;
-  s->pos = s->pos + n > s->n ? s->n : s->pos + (size_t)n;
-  return 0;
-}
-static int rewind_(void *arg) {
-  ((src *)arg)->pos = 0;
-  return 0;
-}
+#include "util/memsrc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *copy = malloc(size ? size : 1); /* an exact-size copy so any over-read is caught */
@@ -38,8 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(copy, data, size);
   static ddmc__mem mem;
   ddmc__mem_init(&mem, NULL);
-  src s = {copy, size, 0, size > 0 ? 1 + copy[size - 1] % 97 : 1};
-  ddmc__prof_hpconv_input in = {fill, skip, rewind_, &s};
+  memsrc s = {copy, size, 0, size > 0 ? 1 + copy[size - 1] % 97 : 1};
+  ddmc__prof_hpconv_input in = memsrc_input(&s);
   ddmc__prof_hpconv *c;
   uint64_t len;
   char msg[200];

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* libFuzzer: everything the VM side does with bytes from a peer, without a socket: the framer,
  * dispatch, and every built-in chunk handler (HELO FEAT THEN THST STKL HPIF HPGC HPSG NHSG EXIT
- * DBGD, ZLIB, the profiling chunks but MPRS, the heap dumps HPDS and HPDU over a small fake heap
- * bridge, multi-chunk packets, non-DDM commands, replies from the peer). HPDU writes a file where
+ * DBGD, ZLIB, the profiling chunks but MPRS, the heap dumps HPDS and HPDU over the tests' fake
+ * bridge (../fakebridge.h, its heap, no debugger), multi-chunk packets, non-DDM commands, replies from the peer). HPDU writes a file where
  * its payload says, so its payload is remade from the fuzz bytes: a one-character name in
  * /tmp/ddmc-fuzz-hprof/ (or in a directory there that does not exist), with a length that may
  * lie; the file is removed after each input.
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "ddmc/debugger.h"
-#include "fakevm.h"
+#include "fakebridge.h"
 #include "jdwp/session.h"
 
 static const uint32_t kTypes[] = {
@@ -28,8 +28,8 @@ static const uint32_t kTypes[] = {
     DDMC_FOURCC('H', 'P', 'G', 'C'), DDMC_FOURCC('H', 'P', 'S', 'G'), DDMC_FOURCC('N', 'H', 'S', 'G'),
     DDMC_FOURCC('E', 'X', 'I', 'T'), DDMC_FOURCC('D', 'B', 'G', 'D'), DDMC_FOURCC('Z', 'L', 'I', 'B'),
     DDMC_FOURCC('A', 'P', 'N', 'M'), DDMC_FOURCC('W', 'A', 'I', 'T'), DDMC_FOURCC('X', 'X', 'X', 'X'),
-    /* Profiling (no VM bridge here: allocation tracking and method tracing answer FAIL;
-     * sampling runs). Not MPRS: it writes a file wherever its payload says. */
+    /* Profiling, over the fake bridge's names and method events. Not MPRS: it writes a file
+     * wherever its payload says. */
     DDMC_FOURCC('R', 'E', 'A', 'E'), DDMC_FOURCC('R', 'E', 'A', 'Q'), DDMC_FOURCC('R', 'E', 'A', 'L'),
     DDMC_FOURCC('M', 'P', 'S', 'S'), DDMC_FOURCC('M', 'P', 'S', 'E'), DDMC_FOURCC('S', 'P', 'S', 'S'),
     DDMC_FOURCC('S', 'P', 'S', 'E'), DDMC_FOURCC('M', 'P', 'R', 'E'), DDMC_FOURCC('M', 'P', 'R', 'Q'),
@@ -53,48 +53,9 @@ static const fakevm_region kHeap[] = {
     {2048, DDMC_KIND_ARRAY_1, DDMC_SOLID_HARD},
     {4096 - 0x818, DDMC_KIND_OBJECT, DDMC_SOLID_FREE},
 };
-static fakevm g_fake;
+static fakebridge g_fb;
 static ddmc_vm *g_vm;
 
-/* ---- a heap for HPDS/HPDU: java.lang.Object, int[]; one Object and one int[3]; one root. */
-static const int32_t kInts[3] = {1, 2, 3};
-static int h_for_each_class(void *d, ddmc_class_visit_fn fn, void *arg) {
-  if (fn(arg, 1) == 0) fn(arg, 2);
-  return 0;
-}
-static int h_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
-  if (c != 1 && c != 2) return DDMC_JDWP_INVALID_CLASS;
-  memset(out, 0, sizeof(*out));
-  out->signature = c == 1 ? "Ljava/lang/Object;" : "[I";
-  out->superclass = c == 2 ? 1 : 0;
-  return 0;
-}
-static int h_field_info(void *d, ddmc_class c, uint32_t i, ddmc_field_info *out) { return DDMC_JDWP_INVALID_FIELDID; }
-static int h_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t i, ddmc_value *out) {
-  return DDMC_JDWP_INVALID_FIELDID;
-}
-static int h_array_get(void *d, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
-  return DDMC_JDWP_INVALID_ARRAY;
-}
-static int h_stopped(void *d, ddmc_stopped_fn fn, void *arg) { return fn(arg); }
-static int h_for_each_object(void *d, ddmc_heap_object_visit_fn fn, void *arg) {
-  const ddmc_heap_object o[2] = {{0x10, 1, 16, DDMC_HEAP_ID_APP, -1, NULL}, {0x20, 2, 28, DDMC_HEAP_ID_APP, 3, kInts}};
-  if (fn(arg, &o[0]) == 0) fn(arg, &o[1]);
-  return 0;
-}
-static int h_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
-  const ddmc_gc_root r = {0x10, DDMC_GC_ROOT_VM_INTERNAL, 0, -1, -1};
-  fn(arg, &r);
-  return 0;
-}
-static const ddmc_vm_bridge kHeapBridge = {.for_each_class = h_for_each_class,
-                                      .class_info = h_class_info,
-                                      .field_info = h_field_info,
-                                      .get_field = h_get_field,
-                                      .array_get = h_array_get,
-                                      .with_world_stopped = h_stopped,
-                                      .for_each_object = h_for_each_object,
-                                      .for_each_root = h_for_each_root};
 #define HPDU_DIR "/tmp/ddmc-fuzz-hprof/"
 static const char kNameChars[] = "abcdefghijklmnopqrstuvwxyz0123456789._-";
 
@@ -117,16 +78,14 @@ static void setup(void) {
                             .pattern = kHeap,
                             .npattern = sizeof(kHeap) / sizeof(kHeap[0])};
   const fakevm_config cfg = {.threads = kThreads, .nthreads = 2, .managed = heap, .native = heap};
-  fakevm_init(&g_fake, &cfg);
   ddmc_options o;
   ddmc_options_init(&o);
   o.transport = DDMC_TRANSPORT_SOCKET;
   o.max_packet = 1 << 16;
   o.sendq_bytes = 1 << 20;
   o.zlib_threshold = 64;
-  if (fakevm_new(&g_fake, &o, NULL) != 0) abort();
-  g_vm = g_fake.vm;
-  if (ddmc_vm_set_bridge(g_vm, &kHeapBridge, NULL) != 0) abort();
+  if (fakebridge_new_vm(&g_fb, FAKEBRIDGE_NO_DEBUGGER | FAKEBRIDGE_HEAP, &cfg, &o, NULL) != 0) abort();
+  g_vm = g_fb.fv.vm;
   mkdir(HPDU_DIR, 0700);
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* What several tests need alike, in one place (the ddmc_testutil library, tests/CMakeLists.txt):
+/* What several tests need alike, in one place (the ddmc_testutil library, tests/CMakeLists.txt;
+ * util/memsrc.h, a file in memory as the hprof converter's input, has its own header):
  * time, a failing allocator, a VM thread that keeps sending while a peer reads nothing and a
  * peer with a tiny receive window, and the byte builder the host tests write packets with.
  * Helpers that assert do so with cmocka: call them from the test's own thread. */
