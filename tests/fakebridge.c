@@ -447,6 +447,27 @@ static int resume_thread(void *vd, uint32_t t) {
   return 0;
 }
 
+static int suspend_threads(void *vd, const uint32_t *ts, uint32_t n, int *errs) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_suspend_list, 1);
+  atomic_store(&f->last_list_n, (int)n);
+  int fail = atomic_load(&f->fail_suspend);
+  for (uint32_t i = 0; i < n; i++) {
+    atomic_store(&f->fail_suspend, i == 0 ? fail : 0);
+    errs[i] = suspend_thread(vd, ts[i]);
+  }
+  atomic_store(&f->fail_suspend, 0);
+  return 0;
+}
+
+static int resume_threads(void *vd, const uint32_t *ts, uint32_t n, int *errs) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_resume_list, 1);
+  atomic_store(&f->last_list_n, (int)n);
+  for (uint32_t i = 0; i < n; i++) errs[i] = resume_thread(vd, ts[i]);
+  return 0;
+}
+
 static void thread_parking(void *vd, uint32_t t, int parked) {
   fakebridge *f = FD(vd);
   if (!thread_ok(t)) {
@@ -923,6 +944,10 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
   if (flags & FAKEBRIDGE_NO_EXIT) f->bridge.exit = NULL;
   if (flags & FAKEBRIDGE_THREAD_OBJECTS) f->bridge.for_each_debuggee_thread = for_each_debuggee_thread;
   if (flags & FAKEBRIDGE_MONITOR_EVENTS) f->bridge.set_monitor_events = set_monitor_events;
+  if (flags & FAKEBRIDGE_BULK_SUSPEND) {
+    f->bridge.suspend_threads = suspend_threads;
+    f->bridge.resume_threads = resume_threads;
+  }
   if (flags & FAKEBRIDGE_WEAK_NAMES) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;

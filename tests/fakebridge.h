@@ -115,6 +115,7 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_THREAD_OBJECTS 16u /* the bridge has for_each_debuggee_thread (counted in n_thread_objects) */
 #define FAKEBRIDGE_WEAK_NAMES 32u     /* the bridge has hold_ref / release_ref: names are weak (counted below) */
 #define FAKEBRIDGE_MONITOR_EVENTS 64u /* the bridge has set_monitor_events (counted below) */
+#define FAKEBRIDGE_BULK_SUSPEND 128u  /* the bridge has suspend_threads / resume_threads (counted below) */
 
 typedef struct fakebridge {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -156,6 +157,10 @@ typedef struct fakebridge {
   /* interrupt_thread / stop_thread (stop takes a Debug instance as its "Throwable") */
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
+  /* suspend_threads / resume_threads: calls, and the threads of the last call (each one goes
+   * through suspend_thread / resume_thread, counted there too; fail_suspend fails the first of a
+   * suspend_threads call only). */
+  atomic_int n_suspend_list, n_resume_list, last_list_n;
   /* mutate: redefine_classes (calls; a class file must start 0xCAFEBABE, else
    * INVALID_CLASS_FORMAT), pop_frames (the last thread and count), force_early_return (the last
    * thread and value tag). */

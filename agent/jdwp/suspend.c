@@ -82,47 +82,119 @@ jvmtiError ja_with_suspended(uint32_t thread, jvmtiError (*fn)(jthread t, void *
 /* A thread's entry (kept: its reference stays valid), NULL for any other number. */
 static ja_entry *thread_entry(uint32_t id) { return ja_thread(id) != NULL ? ja_entry_of(id) : NULL; }
 
-static int suspend_thread(void *vd, uint32_t thread) {
-  ja_entry *e = thread_entry(thread);
-  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
-  jvmtiError r = JVMTI_ERROR_NONE;
-  pthread_mutex_lock(&sus_mu);
+/* The two halves of suspend_thread around JVM TI's call, under sus_mu. suspend_begin stops e
+ * without JVM TI where it can (a heap walk's stop taken over, a thread in a callback gated) and
+ * says whether SuspendThread is needed; suspend_end takes its answer. */
+static int suspend_begin(ja_entry *e) {
   if (e->world == 1) {
     /* Already stopped by JVM TI for a heap walk: the debugger's from now on. */
     e->world = 0;
     e->ti_suspended = 1;
-  } else if (e->in_callback > 0) {
-    e->gated = 1;
-  } else if (!e->ti_suspended && !e->gated) {
-    /* The target may be about to take sus_mu in ja_callback_enter: it is in native code then,
-     * which SuspendThread does not wait for. */
-    r = (*ja.ti)->SuspendThread(ja.ti, (jthread)e->ref);
-    /* Already suspended (by another agent): stopped all the same. A thread that has ended is no
-     * longer running anything to stop. */
-    if (r == JVMTI_ERROR_NONE) e->ti_suspended = 1;
-    if (r == JVMTI_ERROR_THREAD_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
+    return 0;
   }
-  pthread_mutex_unlock(&sus_mu);
+  if (e->in_callback > 0) {
+    e->gated = 1;
+    return 0;
+  }
+  /* The target may be about to take sus_mu in ja_callback_enter: it is in native code then,
+   * which SuspendThread does not wait for. */
+  return !e->ti_suspended && !e->gated;
+}
+
+static int suspend_end(ja_entry *e, jvmtiError r) {
+  /* Already suspended (by another agent): stopped all the same. A thread that has ended is no
+   * longer running anything to stop. */
+  if (r == JVMTI_ERROR_NONE) e->ti_suspended = 1;
+  if (r == JVMTI_ERROR_THREAD_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
   return ja_err(r);
 }
 
-static int resume_thread(void *vd, uint32_t thread) {
-  ja_entry *e = thread_entry(thread);
-  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
-  jvmtiError r = JVMTI_ERROR_NONE;
-  pthread_mutex_lock(&sus_mu);
-  if (e->ti_suspended) {
+/* The same for resume_thread: a gated thread's gate opened, 1 when ResumeThread is needed. */
+static int resume_begin(ja_entry *e) {
+  int ti = e->ti_suspended;
+  if (ti) {
     thread_runs(e);
-    r = (*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref);
     e->ti_suspended = 0;
-    if (r == JVMTI_ERROR_THREAD_NOT_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
   }
   if (e->gated) {
     e->gated = 0;
     pthread_cond_broadcast(&sus_cv);
   }
-  pthread_mutex_unlock(&sus_mu);
+  return ti;
+}
+
+static int resume_end(jvmtiError r) {
+  if (r == JVMTI_ERROR_THREAD_NOT_SUSPENDED || r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
   return ja_err(r);
+}
+
+static int suspend_thread(void *vd, uint32_t thread) {
+  ja_entry *e = thread_entry(thread);
+  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  int rc = 0;
+  pthread_mutex_lock(&sus_mu);
+  if (suspend_begin(e)) rc = suspend_end(e, (*ja.ti)->SuspendThread(ja.ti, (jthread)e->ref));
+  pthread_mutex_unlock(&sus_mu);
+  return rc;
+}
+
+static int resume_thread(void *vd, uint32_t thread) {
+  ja_entry *e = thread_entry(thread);
+  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  int rc = 0;
+  pthread_mutex_lock(&sus_mu);
+  if (resume_begin(e)) rc = resume_end((*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref));
+  pthread_mutex_unlock(&sus_mu);
+  return rc;
+}
+
+/* The bridge's suspend_threads / resume_threads: each thread as suspend_thread / resume_thread
+ * would take it, with one SuspendThreadList / ResumeThreadList for those JVM TI stops or lets go
+ * (one call in place of n, each of which looks its thread up in HotSpot's list of threads). */
+typedef struct bulk_one {
+  ja_entry *e;
+  uint32_t at; /* index in the library's list */
+} bulk_one;
+
+static int in_bulk(const uint32_t *threads, uint32_t n, int *errs, int suspend) {
+  bulk_one *v = malloc((size_t)n * sizeof *v);
+  jthread *ts = malloc((size_t)n * sizeof *ts);
+  jvmtiError *rs = malloc((size_t)n * sizeof *rs);
+  if (v == NULL || ts == NULL || rs == NULL) {
+    free(v), free(ts), free(rs);
+    return DDMC_JDWP_OUT_OF_MEMORY;
+  }
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    v[i].e = thread_entry(threads[i]);
+    errs[i] = v[i].e == NULL ? DDMC_JDWP_INVALID_THREAD : 0;
+  }
+  pthread_mutex_lock(&sus_mu);
+  for (uint32_t i = 0; i < n; i++) {
+    ja_entry *e = v[i].e;
+    if (e == NULL || !(suspend ? suspend_begin(e) : resume_begin(e))) continue;
+    v[k].at = i; /* k <= i: v[i].e already read */
+    v[k].e = e;
+    ts[k++] = (jthread)e->ref;
+  }
+  jvmtiError r = JVMTI_ERROR_NONE;
+  if (k > 0)
+    r = suspend ? (*ja.ti)->SuspendThreadList(ja.ti, (jint)k, ts, rs) : (*ja.ti)->ResumeThreadList(ja.ti, (jint)k, ts, rs);
+  for (uint32_t j = 0; j < k; j++) {
+    jvmtiError rj = r != JVMTI_ERROR_NONE ? r : rs[j];
+    errs[v[j].at] = suspend ? suspend_end(v[j].e, rj) : resume_end(rj);
+  }
+  pthread_mutex_unlock(&sus_mu);
+  free(v), free(ts), free(rs);
+  return 0;
+}
+
+static int suspend_threads(void *vd, const uint32_t *threads, uint32_t n, int *errs) {
+  return in_bulk(threads, n, errs, 1);
+}
+
+static int resume_threads(void *vd, const uint32_t *threads, uint32_t n, int *errs) {
+  return in_bulk(threads, n, errs, 0);
 }
 
 /* The world for a heap walk: the same two ways of stopping a thread as suspend_thread, recorded
@@ -187,6 +259,8 @@ void ja_bridge_suspend(ddmc_vm_bridge *b) {
   if (ja.caps.can_suspend) {
     b->suspend_thread = suspend_thread;
     b->resume_thread = resume_thread;
+    b->suspend_threads = suspend_threads;
+    b->resume_threads = resume_threads;
   }
   b->thread_parking = thread_parking;
 }
