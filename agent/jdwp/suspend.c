@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Suspension through JVM TI: the bridge's suspend_thread / resume_thread and thread_parking, the
- * gate around every JVM TI callback (ja_callback_enter / _leave), the world stopped for a heap
+/* Suspension through JVM TI: the bridge's suspend_thread / resume_thread, their bulk forms
+ * (one SuspendThreadList / ResumeThreadList for every thread the library stops or lets go at
+ * once) and thread_parking, the gate around every JVM TI callback (ja_callback_enter / _leave), the world stopped for a heap
  * walk (ja_world_stop), and a thread held suspended for PopFrame / ForceEarlyReturn
  * (ja_with_suspended). Below events.c, heap.c and mutate.c, which call in; it reaches only the
  * table of names (refs.c) and threads.c's jthread lookup. */
