@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """Fails if src/ has a circle: between files through #include "..." lines, or between
-object files through calls and data references.
+object files through calls and data references. The same for the HotSpot agent's agent/jdwp/
+(ctest check_layers_agent; its files are all of one layer, so only circles count there).
 
     check_layers.py SRC_DIR OBJ...
 

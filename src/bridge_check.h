@@ -79,7 +79,9 @@
   X(module_info, 0, (void *vm_data, ddmc_ref m, ddmc_buf *name, ddmc_ref *loader), (D, m, name, loader)) \
   X(frame_locations, 0, (void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out), (D, thread, first, n, out)) \
   X(write_hprof, 0, (void *vm_data, const char *path, char *msg, size_t msglen), (D, path, msg, msglen)) \
-  X(classes_named, 0, (void *vm_data, const char *sig, ddmc_class_visit_fn fn, void *arg), (D, sig, fn, arg))
+  X(classes_named, 0, (void *vm_data, const char *sig, ddmc_class_visit_fn fn, void *arg), (D, sig, fn, arg)) \
+  X(suspend_threads, DDMC__LOCKS(DDMC__LOCK_SUSPEND), (void *vm_data, const uint32_t *threads, uint32_t n, int *errs), (D, threads, n, errs)) \
+  X(resume_threads, DDMC__LOCKS(DDMC__LOCK_SUSPEND), (void *vm_data, const uint32_t *threads, uint32_t n, int *errs), (D, threads, n, errs))
 
 typedef struct ddmc__bridge_check {
   ddmc_vm_bridge vm;  /* the VM's ops */

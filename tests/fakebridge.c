@@ -509,6 +509,27 @@ static int resume_thread(void *vd, uint32_t t) {
   return 0;
 }
 
+static int suspend_threads(void *vd, const uint32_t *ts, uint32_t n, int *errs) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_suspend_list, 1);
+  atomic_store(&f->last_list_n, (int)n);
+  int fail = atomic_load(&f->fail_suspend);
+  for (uint32_t i = 0; i < n; i++) {
+    atomic_store(&f->fail_suspend, i == 0 ? fail : 0);
+    errs[i] = suspend_thread(vd, ts[i]);
+  }
+  atomic_store(&f->fail_suspend, 0);
+  return 0;
+}
+
+static int resume_threads(void *vd, const uint32_t *ts, uint32_t n, int *errs) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_resume_list, 1);
+  atomic_store(&f->last_list_n, (int)n);
+  for (uint32_t i = 0; i < n; i++) errs[i] = resume_thread(vd, ts[i]);
+  return 0;
+}
+
 static void thread_parking(void *vd, uint32_t t, int parked) {
   fakebridge *f = FD(vd);
   if (!thread_ok(t)) {
@@ -1140,6 +1161,10 @@ static void add_ops(fakebridge *f, unsigned flags) {
     f->bridge.collect = collect;
     f->bridge.object_size = object_size;
     f->bridge.object_hash = object_hash;
+  }
+  if (flags & FAKEBRIDGE_BULK_SUSPEND) {
+    f->bridge.suspend_threads = suspend_threads;
+    f->bridge.resume_threads = resume_threads;
   }
   if (flags & FAKEBRIDGE_WEAK_NAMES) {
     f->bridge.hold_ref = hold_ref;

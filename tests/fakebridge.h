@@ -160,6 +160,7 @@ typedef struct fd_synth {
   int64_t ctor;
   const char *ctor_sig;
 } fd_synth;
+#define FAKEBRIDGE_BULK_SUSPEND 2048u /* the bridge has suspend_threads / resume_threads (counted below) */
 
 typedef struct fakebridge {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -211,6 +212,10 @@ typedef struct fakebridge {
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
   atomic_int n_collect, n_stopped, world_stopped; /* the heap: collect and with_world_stopped calls, inside one */
+  /* suspend_threads / resume_threads: calls, and the threads of the last call (each one goes
+   * through suspend_thread / resume_thread, counted there too; fail_suspend fails the first of a
+   * suspend_threads call only). */
+  atomic_int n_suspend_list, n_resume_list, last_list_n;
   /* mutate: redefine_classes (calls; a class file must start 0xCAFEBABE, else
    * INVALID_CLASS_FORMAT), pop_frames (the last thread and count), force_early_return (the last
    * thread and value tag). */

@@ -18,8 +18,6 @@
 #include "ddmc/profile.h"
 #include "ja.h"
 
-ja_agent ja;
-
 static void JNICALL on_vm_init(jvmtiEnv *ti, JNIEnv *env, jthread thread) {
   ja_known_init(env);
   ja.main_thread = (uint32_t)ja_ref(env, thread);
@@ -220,6 +218,8 @@ static int init(JavaVM *jvm, const char *options, int attach) {
   ja_bridge_values(&b);
   ja_bridge_threads(&b);
   ja_bridge_control(&b);
+  ja_bridge_suspend(&b);
+  ja_bridge_invoke(&b);
   ja_bridge_mutate(&b);
   ja_bridge_heap(&b);
   ja_bridge_hdump(&b);

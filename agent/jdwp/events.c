@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* JVM TI events to libddmc's event hub (ddmc_post_*). Each callback runs on the Java thread the
  * event happened on, in native code: the library may park it there (a suspending event) and hand
- * it a method call (invoke, control.c), both of which HotSpot allows inside a callback.
+ * it a method call (invoke.c), both of which HotSpot allows inside a callback.
  *
  * One location, one report. HotSpot reports MethodEntry, Breakpoint and SingleStep at one
  * instruction as separate callbacks (in that order); the library wants one ddmc_post_location

@@ -7,7 +7,7 @@
  * callbacks at a safepoint, where no JNI call is allowed: the library's reads of fields and
  * elements (get_field, array_get) need a jobject per object, outside those callbacks. So
  * with_world_stopped
- *   1. suspends every Java thread but the caller and the agent's and libddmc's own (control.c);
+ *   1. suspends every Java thread but the caller and the agent's and libddmc's own (suspend.c);
  *      with none of them running nothing allocates, so the heap holds still;
  *   2. names every loaded class in the table (refs.c), so every object's class has its number;
  *   3. tags every reachable object the table has not named with one marker (FollowReferences:
@@ -93,14 +93,9 @@ static struct {
   uint32_t object_cls; /* java.lang.Object's number */
 } walk;
 
-jobject ja_walk_obj(uint64_t id) {
-  if (!walk.on || id < JA_WALK_BASE || id - JA_WALK_BASE >= (uint64_t)walk.n) return NULL;
-  return walk.objs[id - JA_WALK_BASE];
-}
-
 /* DDMC_JDWP_VERBOSE: each step of a walk with the process's CPU time it took (every thread: the
  * heap functions run on HotSpot's VM thread), for bench/RESULTS.md. */
-void ja_walk_phase(const char *what) {
+static void walk_phase(const char *what) {
   static struct timespec last;
   struct timespec now;
   if (!ja.verbose) return;
@@ -161,7 +156,7 @@ static void walk_end(void) {
   walk.objs = NULL;
   walk.n = 0;
   walk.on = 0;
-  ja_set_walking(0);
+  ja_walk_lend(NULL, 0);
 }
 
 static int walk_begin(JNIEnv *env) {
@@ -170,7 +165,7 @@ static int walk_begin(JNIEnv *env) {
   cb.heap_reference_callback = mark_cb;
   walk.marked = 0;
   jvmtiError e = (*ja.ti)->FollowReferences(ja.ti, 0, NULL, NULL, &cb, NULL);
-  ja_walk_phase("marking (FollowReferences)");
+  walk_phase("marking (FollowReferences)");
   jlong mark = WALK_MARK;
   jlong *tags = NULL;
   /* Even after a failure: what was marked is named again, then cleared. */
@@ -182,10 +177,10 @@ static int walk_begin(JNIEnv *env) {
     return ja_err(e2);
   }
   walk.on = 1;
-  ja_set_walking(1);
-  ja_walk_phase("GetObjectsWithTags");
+  ja_walk_lend(walk.objs, walk.n); /* ja_obj answers walk tags from them (refs.c) */
+  walk_phase("GetObjectsWithTags");
   for (jint i = 0; i < walk.n; i++) (*ja.ti)->SetTag(ja.ti, walk.objs[i], (jlong)JA_WALK_BASE + i);
-  ja_walk_phase("SetTag of each object");
+  walk_phase("SetTag of each object");
   if (e != JVMTI_ERROR_NONE) return ja_err(e);
   if (walk.marked >= WALK_MAX) return DDMC_JDWP_OUT_OF_MEMORY;
   return collect_objects();
@@ -208,11 +203,11 @@ static int with_world_stopped(void *vd, ddmc_stopped_fn fn, void *arg) {
     jclass obj = ja_known(env, JA_KNOWN_OBJECT);
     (*env)->ExceptionClear(env);
     walk.object_cls = obj ? (uint32_t)ja_ref(env, obj) : 0;
-    ja_walk_phase(NULL);
+    walk_phase(NULL);
     rc = walk_begin(env);
-    ja_walk_phase("listing the objects (IterateThroughHeap)");
+    walk_phase("listing the objects (IterateThroughHeap)");
     if (rc == 0) rc = fn(arg);
-    ja_walk_phase("the dump (the library builds it, fields through JNI)");
+    walk_phase("the dump (the library builds it, fields through JNI)");
     walk_end();
   }
   ja_world_resume();
@@ -489,12 +484,9 @@ static void JNICALL on_sampled_alloc(jvmtiEnv *ti, JNIEnv *env, jthread thread, 
  * ended meanwhile (HPIF describes the heap as it is then). */
 static jrawMonitorID gc_lock;
 static unsigned gc_ended; /* collections ended, under gc_lock */
-static atomic_uint gc_count; /* the same, for refs.c (an atomic add is allowed here) */
-
-unsigned ja_gc_count(void) { return atomic_load_explicit(&gc_count, memory_order_relaxed); }
 
 static void JNICALL on_gc_finish(jvmtiEnv *ti) {
-  atomic_fetch_add_explicit(&gc_count, 1, memory_order_relaxed);
+  ja_gc_ended(); /* refs.c counts it: an atomic add, allowed here */
   if ((*ti)->RawMonitorEnter(ti, gc_lock) != JVMTI_ERROR_NONE) return;
   gc_ended++;
   (*ti)->RawMonitorNotify(ti, gc_lock);

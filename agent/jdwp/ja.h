@@ -21,9 +21,12 @@
  * ja_leave): the JDWP thread never returns to Java, so nothing else would free them.
  *
  * Locks, five, none held across a call into libddmc: refs.c's table lock (a leaf), members.c's
- * class lock (a leaf but for the table's), control.c's breakpoint lock (bp_lock) and suspension
- * gate (sus_mu), both leaves, and ddmserver.c's lock on the registered chunk types (a leaf). The
- * ops libddmc calls under its own locks (bridge.h, "Locks:") take only these leaves. */
+ * class lock (a leaf but for the table's), control.c's breakpoint lock (bp_lock) and suspend.c's
+ * suspension gate (sus_mu), both leaves, and ddmserver.c's lock on the registered chunk types (a leaf). The
+ * ops libddmc calls under its own locks (bridge.h, "Locks:") take only these leaves.
+ *
+ * Files. They call one way (agent/README.md, "Files"; ctest check_layers_agent): refs.c at the
+ * bottom (it also holds ja, below), agent.c at the top. */
 #ifndef DDMCJDWP_JA_H
 #define DDMCJDWP_JA_H
 
@@ -38,7 +41,7 @@
 #include "ddmc/options.h"
 #include "ddmc/vm.h"
 
-/* The agent: one per process, as JVM TI agents are. */
+/* The agent: one per process, as JVM TI agents are. Defined in refs.c, filled by agent.c. */
 typedef struct ja_agent {
   JavaVM *jvm;
   jvmtiEnv *ti;
@@ -69,11 +72,11 @@ typedef struct ja_entry {
   atomic_int internal;      /* a thread of the agent or of libddmc: never shown to a debugger */
   atomic_int parked;        /* a thread parked by the debugger in a post call (thread_parking): in
                                a JVM TI callback, native to HotSpot, suspended to a DDM monitor */
-  /* Suspension of a thread (control.c), under its lock: */
+  /* Suspension of a thread (suspend.c), under its lock: */
   int in_callback;          /* nesting depth of JVM TI callbacks it is running */
   int ti_suspended;         /* stopped by JVM TI SuspendThread */
   int gated;                /* to stop, or stopped, where its outermost callback returns */
-  int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (control.c) */
+  int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (suspend.c) */
   /* PopFrames (mutate.c): frames JVM TI popped but still shows until the thread runs (the frame
    * ops of threads.c skip them), and frames still to pop once it runs (its SingleStep events). */
   atomic_int hidden;
@@ -115,15 +118,16 @@ uint64_t ja_id_of_slot(uint32_t slot);
  * take fresh slots (at or above the ends ja_table_ends gave when it began), never freed ones. */
 #define JA_WALK_BASE 0xC0000000ull
 #define JA_WALK_END (JA_WALK_BASE + (1ull << 25))
-void ja_set_walking(int on);
-/* DDMC_JDWP_VERBOSE: the CPU time since the last call, said on stderr as step what (NULL: only
- * start counting). */
-void ja_walk_phase(const char *what);
-/* The object of walk tag id (heap.c), or NULL. */
-jobject ja_walk_obj(uint64_t id);
+/* The walking thread lends the table its walk's objects, objs[tag - JA_WALK_BASE] for n tags,
+ * for the length of the walk (the walk owns them; refs.c only reads them on that thread), and
+ * takes them back with ja_walk_lend(NULL, 0). */
+void ja_walk_lend(jobject *objs, jint n);
 /* Clears o's tag if it is still tag, under the table's lock (a thread that named o meanwhile
  * keeps its name). */
 void ja_untag(jobject o, jlong tag);
+/* GarbageCollectionFinish (heap.c) says a collection ended: collected names are looked for only
+ * after one. Thread: any, JVM TI's callback too (an atomic add). */
+void ja_gc_ended(void);
 /* The ends of the slots used: kept entries' [0, *kept_end) and objects' [2^18, *objects_end);
  * every slot is below *objects_end. */
 void ja_table_ends(uint32_t *kept_end, uint32_t *objects_end);
@@ -215,25 +219,28 @@ void ja_bridge_values(ddmc_vm_bridge *b);
 jthread ja_thread(uint32_t id);
 void ja_bridge_threads(ddmc_vm_bridge *b);
 
-/* ---- control.c: suspension, breakpoints, steps, watches, method events, invoke, exit */
-int ja_breakpoint_at(jmethodID m, jlocation l);
-/* Around every JVM TI callback that calls into libddmc (control.c, "Suspension"): returns the
+/* ---- suspend.c: suspension, the gate around callbacks, the world stopped for a heap walk */
+/* Around every JVM TI callback that calls into libddmc (suspend.c, "Suspension"): returns the
  * thread's id (0: none, skip the event). */
 uint32_t ja_callback_enter(JNIEnv *env, jthread t);
 void ja_callback_leave(uint32_t id);
-void ja_bridge_control(ddmc_vm_bridge *b);
+void ja_bridge_suspend(ddmc_vm_bridge *b);
 /* Stops every Java thread but the caller and the agent's and libddmc's own, for a heap walk
- * (control.c, "Suspension"); ja_world_resume undoes exactly that. Not nested. */
+ * (suspend.c, "Suspension"); ja_world_resume undoes exactly that. Not nested. */
 int ja_world_stop(JNIEnv *env);
 void ja_world_resume(void);
-
 /* Runs fn on thread's jthread with the thread suspended through JVM TI, as PopFrame and
  * ForceEarlyReturn want: at once when it is; otherwise (a thread the library holds parked or
  * gated inside a callback, in native code) SuspendThread, fn, ResumeThread: the thread stays
  * where the library holds it. Under the suspension lock. Returns fn's error. */
 jvmtiError ja_with_suspended(uint32_t thread, jvmtiError (*fn)(jthread t, void *arg), void *arg);
-/* The thread is about to run bytecode again (resumed, or leaving its callback). */
-void ja_thread_runs(ja_entry *e);
+
+/* ---- control.c: breakpoints, steps, watches, method and monitor events, interrupt, stop, exit */
+int ja_breakpoint_at(jmethodID m, jlocation l);
+void ja_bridge_control(ddmc_vm_bridge *b);
+
+/* ---- invoke.c: a method the debugger calls (the bridge's invoke) */
+void ja_bridge_invoke(ddmc_vm_bridge *b);
 
 /* ---- mutate.c: RedefineClasses, PopFrame, ForceEarlyReturn */
 void ja_bridge_mutate(ddmc_vm_bridge *b);
@@ -267,9 +274,6 @@ void ja_heap_callbacks(jvmtiEventCallbacks *cb);
  * reports the end of each collection. */
 void ja_heap_init(void);
 void ja_heap_start(void);
-/* Collections ended so far (GarbageCollectionFinish; refs.c looks for collected names only after
- * one). Thread: any. */
-unsigned ja_gc_count(void);
 /* HPGC. */
 int ja_request_gc(void *vd);
 

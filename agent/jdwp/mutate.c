@@ -4,7 +4,7 @@
  * can_force_early_return (agent.c takes them at OnLoad, as the JDK's agent does).
  *
  * PopFrame and ForceEarlyReturn want the thread suspended through JVM TI; the library's suspended
- * threads are often parked inside a callback instead (control.c, "Suspension"), so they run under
+ * threads are often parked inside a callback instead (suspend.c, "Suspension"), so they run under
  * ja_with_suspended. JVM TI pops one frame per suspension: the frame is gone only once the thread
  * runs (until then HotSpot still shows it), and a second PopFrame before that fails. So the
  * frames popped are hidden from the frame ops (threads.c) until the thread runs, and a pop of n

@@ -14,7 +14,12 @@
  * the lock (ja_obj), so no reference is deleted under a reader. Classes and threads are "kept":
  * a strong reference for the life of the process (the agent keeps their descriptions and
  * suspension state in the entry), counted apart from the bound on objects, so events keep
- * naming threads and classes when the table of objects is full. */
+ * naming threads and classes when the table of objects is full.
+ *
+ * The bottom of the agent: every file calls in, and this one calls no other (ctest
+ * check_layers_agent). So it holds the agent's state (ja), a heap walk's objects are lent to it
+ * by heap.c (ja_walk_lend) rather than asked of heap.c, and heap.c tells it of each collection
+ * (ja_gc_ended). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,22 +44,35 @@ static uint32_t free_head;    /* slot + 1 of the first free slot, 0: none (under
 static uint32_t objects;      /* entries in use that are not kept: what the bound counts */
 static uint32_t kept;         /* kept entries (classes, threads) */
 static uint32_t since_reclaim; /* objects named since the last reclaim pass */
-static unsigned gcs_at_reclaim = ~0u; /* ja_gc_count at the last pass */
+static unsigned gcs_at_reclaim = ~0u; /* gc_count at the last pass */
+/* Collections ended so far (heap.c's GarbageCollectionFinish counts them, ja_gc_ended): the pass
+ * for collected names runs at the bound only after one. */
+static atomic_uint gc_count;
 static atomic_uint max_objects = JA_MAX_SLOTS - KEPT_RESERVE;
 static atomic_int walk_active; /* a heap walk: new names take fresh slots (heap.c reads them) */
+/* The walk's objects, lent by heap.c (ja_walk_lend): walk tag - JA_WALK_BASE indexes them. Read
+ * only on the walking thread, which lent them. */
+static jobject *walk_objs;
+static jint walk_n;
 static atomic_int full_logged;
 static jclass _Atomic known[JA_KNOWN_N];
 static const char *const known_names[JA_KNOWN_N] = {"java/lang/Class", "java/lang/Thread", "java/lang/String",
                                                     "java/lang/Throwable", "java/lang/Object"};
 
+ja_agent ja;
+
 static _Thread_local int tl_internal;
 /* Set on the thread that walks the heap (heap.c) while its walk tags are valid. */
 static _Thread_local int tl_walking;
 
-void ja_set_walking(int on) {
-  tl_walking = on;
-  atomic_store(&walk_active, on);
+void ja_walk_lend(jobject *objs, jint n) {
+  walk_objs = objs;
+  walk_n = objs != NULL ? n : 0;
+  tl_walking = objs != NULL;
+  atomic_store(&walk_active, objs != NULL);
 }
+
+void ja_gc_ended(void) { atomic_fetch_add_explicit(&gc_count, 1, memory_order_relaxed); }
 
 int ja_set_max_names(uint64_t n) {
   if (n == 0 || n > JA_MAX_SLOTS - KEPT_RESERVE) return -1;
@@ -112,7 +130,7 @@ ja_entry *ja_entry_of(uint64_t id) {
 }
 
 jobject ja_obj(uint64_t id) {
-  if (id >= JA_WALK_BASE) return tl_walking ? ja_walk_obj(id) : NULL;
+  if (id >= JA_WALK_BASE) return tl_walking && id - JA_WALK_BASE < (uint64_t)walk_n ? walk_objs[id - JA_WALK_BASE] : NULL;
   ja_entry *e = ja_entry_of(id);
   if (e == NULL) return NULL;
   JNIEnv *env = ja_env();
@@ -185,7 +203,7 @@ static uint32_t take_slot(JNIEnv *env, int keep) {
     /* Collected objects' entries are found by a pass over the table: when the bound is reached,
      * and when the free list is empty and half the table was named since the last pass
      * (amortized: the table stays within about twice the objects named and alive). */
-    unsigned gcs = ja_gc_count();
+    unsigned gcs = atomic_load_explicit(&gc_count, memory_order_relaxed);
     /* At the bound, a pass only after a collection (nothing else clears a weak reference): a
      * full table then answers each new name at once, not after a scan. */
     if ((objects >= atomic_load(&max_objects) && gcs != gcs_at_reclaim) ||

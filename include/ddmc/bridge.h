@@ -612,6 +612,19 @@ typedef struct ddmc_vm_bridge {
    * ("Lp/C;", "[I"; several when several loaders define the name), in any order, until fn
    * returns non-zero. Returns 0 or a JDWP error. Thread: the JDWP thread. Locks: none. */
   int (*classes_named)(void *vm_data, const char *sig, ddmc_class_visit_fn fn, void *arg);
+  /* ---- suspension in bulk (optional, for speed: without them VirtualMachine.Suspend / Resume,
+   * the suspend-all events and a session's end call suspend_thread / resume_thread once per
+   * thread, which costs a VM whose call is dear per thread, JVM TI's SuspendThread, n of them).
+   * suspend_threads: suspend_thread for each of threads[0, n) (n >= 1, at most 65536), its
+   * result into errs[i]; it returns once every thread it stopped runs no more bytecode.
+   * resume_threads: resume_thread for each, likewise. The library passes exactly the threads
+   * that the single op would be called for (their 0 -> 1 or 1 -> 0 transitions), never one
+   * twice. Returns 0 when errs[] holds the results, or an error when it did nothing at all (no
+   * memory): the library then calls the single op per thread. Not called while a JVM TI agent of
+   * the library holds suspensions (its arbiter takes every thread one at a time). Thread: the
+   * JDWP thread, or a VM thread in its ddmc_post_* call. Locks: runs under a suspension lock. */
+  int (*suspend_threads)(void *vm_data, const uint32_t *threads, uint32_t n, int *errs);
+  int (*resume_threads)(void *vm_data, const uint32_t *threads, uint32_t n, int *errs);
 } ddmc_vm_bridge;
 
 /* Installs the bridge for every client: the debugger (ddmc_dbg_enable), heap dumps, method traces

@@ -128,31 +128,29 @@ void ddmc__dbg_thr_frames_moved(ddmc__dbg *d, uint32_t thread) {
   ddmc__unlock(&d->thr.lock);
 }
 
-/* ---- counts. sus_lock held by every caller of these two. */
+/* ---- counts. sus_lock held by every caller of these.
+ *
+ * Each change of a count is two steps: the count (suspend_count, resume_count), which says
+ * whether the VM must stop or release the thread, then the VM's call (vm_done with its result).
+ * Suspending or resuming every thread moves all the counts first and makes the VM's calls in one
+ * batch (ddmc__ctl_suspend_list). vm_suspended is set (or cleared) with the count, before the
+ * VM's call: a thread met twice in one batch is not stopped twice, and a failed stop undoes it. */
 
-static int suspend_locked(ddmc__dbg *d, ddmc__dbg_thr *e) {
+/* Raises e's count; 1 when the VM is to stop the thread: the thread stops itself when it waits in
+ * a post call, and one that inherited a suspend-all count (first seen meanwhile) is stopped on its
+ * first Suspend. */
+static int suspend_count(ddmc__dbg *d, ddmc__dbg_thr *e) {
   ddmc__lock(&d->thr.lock);
-  /* The VM stops the thread unless it already did or the thread waits in a post call; a thread
-   * that inherited a suspend-all count (first seen meanwhile) is stopped on its first Suspend. */
   int first = !e->vm_suspended && !e->parked;
   e->count++;
   atomic_fetch_add_explicit(&d->thr.held, 1, memory_order_release);
   ddmc__unlock(&d->thr.lock);
-  if (!first || e->vm_suspended) return 0;
-  /* Through vmctl: an agent may hold the thread too. */
-  int rc = ddmc__ctl_suspend(d->vm, e->id, 1);
-  if (rc != 0) {
-    ddmc__lock(&d->thr.lock);
-    e->count--;
-    atomic_fetch_sub_explicit(&d->thr.held, 1, memory_order_release);
-    ddmc__unlock(&d->thr.lock);
-    return rc;
-  }
-  e->vm_suspended = 1;
-  return 0;
+  if (first) e->vm_suspended = 1;
+  return first;
 }
 
-static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
+/* Lowers e's count (to 0 with to_zero); 1 when the VM is to let the thread go. */
+static int resume_count(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
   ddmc__lock(&d->thr.lock);
   if (e->count == 0) {
     ddmc__unlock(&d->thr.lock);
@@ -162,7 +160,7 @@ static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
      * ends meanwhile lets the VM go here, or the thread stops for good where its call returns. */
     if (!to_zero || !e->vm_suspended) return 0;
     e->vm_suspended = 0;
-    return d->bridge.resume_thread ? ddmc__ctl_suspend(d->vm, e->id, 0) : 0;
+    return d->bridge.resume_thread != NULL;
   }
   atomic_fetch_sub_explicit(&d->thr.held, to_zero ? e->count : 1, memory_order_release);
   e->count = to_zero ? 0 : e->count - 1;
@@ -172,11 +170,76 @@ static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
     if (e->parked) pthread_cond_broadcast(&d->thr.parked_cv);
   }
   ddmc__unlock(&d->thr.lock);
-  if (last && e->vm_suspended) {
-    e->vm_suspended = 0;
-    if (d->bridge.resume_thread) return ddmc__ctl_suspend(d->vm, e->id, 0);
+  if (!last || !e->vm_suspended) return 0;
+  e->vm_suspended = 0;
+  return d->bridge.resume_thread != NULL;
+}
+
+/* The VM's answer rc to stopping e (suspend) or letting it go: a stop that failed takes the
+ * count back, and the thread runs on. */
+static int vm_done(ddmc__dbg *d, ddmc__dbg_thr *e, int suspend, int rc) {
+  if (rc == 0 || !suspend) return rc;
+  e->vm_suspended = 0;
+  ddmc__lock(&d->thr.lock);
+  e->count--;
+  atomic_fetch_sub_explicit(&d->thr.held, 1, memory_order_release);
+  ddmc__unlock(&d->thr.lock);
+  return rc;
+}
+
+static int suspend_locked(ddmc__dbg *d, ddmc__dbg_thr *e) {
+  /* Through vmctl: an agent may hold the thread too. */
+  return suspend_count(d, e) ? vm_done(d, e, 1, ddmc__ctl_suspend(d->vm, e->id, 1)) : 0;
+}
+
+static int resume_locked(ddmc__dbg *d, ddmc__dbg_thr *e, int to_zero) {
+  return resume_count(d, e, to_zero) ? ddmc__ctl_suspend(d->vm, e->id, 0) : 0;
+}
+
+/* The threads of one suspension or resumption of every thread whose VM call waits for the batch. */
+typedef struct batch {
+  ddmc__dbg *d;
+  int suspend;
+  uint32_t except; /* a thread left as it is (all_locked) */
+  ddmc__dbg_thr **e;
+  uint32_t *ids;
+  uint32_t n, cap;
+  int err; /* the first error */
+} batch;
+
+/* e's VM call into the batch; made at once when there is no room for it. */
+static void batch_add(batch *b, ddmc__dbg_thr *e) {
+  if (b->n == b->cap && b->cap < DDMC__MAX_THREADS) {
+    uint32_t cap = b->cap ? b->cap * 2 : 64;
+    ddmc__dbg_thr **v = ddmc__realloc(b->d->mem, b->e, (size_t)cap * sizeof(*v));
+    if (v != NULL) b->e = v;
+    uint32_t *ids = v != NULL ? ddmc__realloc(b->d->mem, b->ids, (size_t)cap * sizeof(*ids)) : NULL;
+    if (ids != NULL) b->ids = ids;
+    if (ids != NULL) b->cap = cap;
   }
-  return 0;
+  if (b->n < b->cap) {
+    b->e[b->n] = e;
+    b->ids[b->n++] = e->id;
+    return;
+  }
+  int rc = vm_done(b->d, e, b->suspend, ddmc__ctl_suspend(b->d->vm, e->id, b->suspend));
+  if (rc != 0 && b->err == 0) b->err = rc;
+}
+
+/* The batch's VM calls, in one go when the VM has the op (vmctl), each result then taken as
+ * the single call's would be. */
+static int batch_end(batch *b) {
+  int *errs = b->n ? ddmc__calloc(b->d->mem, b->n, sizeof(int)) : NULL;
+  if (errs != NULL) ddmc__ctl_suspend_list(b->d->vm, b->ids, b->n, b->suspend, errs);
+  for (uint32_t i = 0; i < b->n; i++) {
+    int rc = errs != NULL ? errs[i] : ddmc__ctl_suspend(b->d->vm, b->ids[i], b->suspend);
+    rc = vm_done(b->d, b->e[i], b->suspend, rc);
+    if (rc != 0 && b->err == 0) b->err = rc;
+  }
+  ddmc__free(b->d->mem, errs);
+  ddmc__free(b->d->mem, b->e);
+  ddmc__free(b->d->mem, b->ids);
+  return b->err;
 }
 
 int ddmc__dbg_thr_suspend(ddmc__dbg *d, uint32_t thread) {
@@ -338,30 +401,38 @@ int ddmc__dbg_thr_of_object(ddmc__dbg *d, ddmc_ref o, uint32_t *thread) {
   return 0;
 }
 
-typedef struct all_arg {
-  ddmc__dbg *d;
-  uint32_t except;
-  int suspend;
-  int err;
-} all_arg;
-
 static int all_visit(void *arg, uint32_t thread, const ddmc_thread_detail *info) {
-  all_arg *a = arg;
-  if (thread == a->except) return 0;
-  ddmc__dbg_thr *e = get(a->d, thread, 1);
+  batch *b = arg;
+  if (thread == b->except) return 0;
+  ddmc__dbg_thr *e = get(b->d, thread, 1);
   if (e == NULL) {
-    a->err = DDMC_JDWP_OUT_OF_MEMORY;
+    if (b->err == 0) b->err = DDMC_JDWP_OUT_OF_MEMORY;
     return 0;
   }
-  int rc = a->suspend ? suspend_locked(a->d, e) : resume_locked(a->d, e, 0);
-  if (rc != 0 && a->err == 0) a->err = rc;
+  if (b->suspend ? suspend_count(b->d, e) : resume_count(b->d, e, 0)) batch_add(b, e);
   return 0;
 }
 
 static int all_locked(ddmc__dbg *d, int suspend, uint32_t except) {
-  all_arg a = {d, except, suspend, 0};
-  int rc = ddmc__dbg_thr_for_each_object(d, all_visit, &a);
-  return rc ? rc : a.err;
+  batch b = {d, suspend, except, NULL, NULL, 0, 0, 0};
+  int rc = ddmc__dbg_thr_for_each_object(d, all_visit, &b);
+  int err = batch_end(&b);
+  return rc ? rc : err;
+}
+
+/* Every known thread, dead or unlisted ones too: none may stay counted. */
+static int resume_every(ddmc__dbg *d, int to_zero) {
+  batch b = {d, 0, 0, NULL, NULL, 0, 0, 0};
+  ddmc__lock(&d->thr.lock);
+  uint32_t n = d->thr.n;
+  ddmc__unlock(&d->thr.lock);
+  for (uint32_t i = 0; i < n; i++) {
+    ddmc__lock(&d->thr.lock);
+    ddmc__dbg_thr *e = d->thr.v[i];
+    ddmc__unlock(&d->thr.lock);
+    if (resume_count(d, e, to_zero)) batch_add(&b, e);
+  }
+  return batch_end(&b);
 }
 
 static void all_count_add(ddmc__dbg *d, int delta) {
@@ -382,20 +453,9 @@ int ddmc__dbg_thr_suspend_all(ddmc__dbg *d) {
 }
 
 int ddmc__dbg_thr_resume_all(ddmc__dbg *d) {
-  /* Every known thread, dead or unlisted ones too: none may stay counted. */
   ddmc__lock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   all_count_add(d, -1);
-  ddmc__lock(&d->thr.lock);
-  uint32_t n = d->thr.n;
-  ddmc__unlock(&d->thr.lock);
-  int rc = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    ddmc__lock(&d->thr.lock);
-    ddmc__dbg_thr *e = d->thr.v[i];
-    ddmc__unlock(&d->thr.lock);
-    int r = resume_locked(d, e, 0);
-    if (r != 0 && rc == 0) rc = r;
-  }
+  int rc = resume_every(d, 0);
   ddmc__unlock_role(&d->thr.sus_lock, DDMC__LOCK_SUSPEND);
   return rc;
 }
@@ -405,14 +465,8 @@ void ddmc__dbg_thrs_release_all(ddmc__dbg *d) {
   ddmc__lock(&d->thr.lock);
   atomic_fetch_sub_explicit(&d->thr.held, d->thr.all_count, memory_order_release);
   d->thr.all_count = 0;
-  uint32_t n = d->thr.n;
   ddmc__unlock(&d->thr.lock);
-  for (uint32_t i = 0; i < n; i++) {
-    ddmc__lock(&d->thr.lock);
-    ddmc__dbg_thr *e = d->thr.v[i];
-    ddmc__unlock(&d->thr.lock);
-    resume_locked(d, e, 1);
-  }
+  resume_every(d, 1);
   ddmc__lock(&d->thr.lock);
   pthread_cond_broadcast(&d->thr.parked_cv); /* 'connected' is already 0: parked threads leave */
   ddmc__unlock(&d->thr.lock);

@@ -26,6 +26,15 @@ int ddmc__ctl_suspend(ddmc_vm *vm, uint32_t thread, int suspend) {
   return op != NULL ? op(vm->bridge_data, thread) : DDMC_JDWP_NOT_IMPLEMENTED;
 }
 
+void ddmc__ctl_suspend_list(ddmc_vm *vm, const uint32_t *threads, uint32_t n, int suspend, int *errs) {
+  const ddmc_vm_bridge *b = ddmc__bridge(vm);
+  int (*op)(void *, const uint32_t *, uint32_t, int *) = b == NULL ? NULL : suspend ? b->suspend_threads : b->resume_threads;
+  if (n == 0) return;
+  if (vm->ctl.suspend_arbiter == NULL && op != NULL && op(vm->bridge_data, threads, n, errs) == 0) return;
+  /* No bulk op, an arbiter, or the VM did nothing (no memory): one at a time. */
+  for (uint32_t i = 0; i < n; i++) errs[i] = ddmc__ctl_suspend(vm, threads[i], suspend);
+}
+
 /* Room for one more element in *v (n used, *cap allocated). */
 static int grow(ddmc_vm *vm, void **v, uint32_t n, uint32_t *cap, size_t size) {
   if (n < *cap) return 0;

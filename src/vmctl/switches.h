@@ -64,6 +64,10 @@ void ddmc__ctl_destroy(ddmc_vm *vm);
  * in the VM, or let it go, through the arbiter when there is one. Returns the bridge op's JDWP
  * error (NOT_IMPLEMENTED without it). Thread: the JDWP thread, under the debugger's sus_lock. */
 int ddmc__ctl_suspend(ddmc_vm *vm, uint32_t thread, int suspend);
+/* ddmc__ctl_suspend for each of threads[0, n) (n <= 65536), its result into errs[i]: one call of
+ * the bridge's suspend_threads / resume_threads when the VM has it and no arbiter takes the
+ * threads one by one, else one ddmc__ctl_suspend per thread. Same thread and lock rules. */
+void ddmc__ctl_suspend_list(ddmc_vm *vm, const uint32_t *threads, uint32_t n, int suspend, int *errs);
 
 /* Each returns 0 or the op's JDWP error code (NOT_IMPLEMENTED without the op, OUT_OF_MEMORY
  * past DDMC__CTL_MAX or when memory runs out). Turning off what is not on is 0. */

@@ -41,6 +41,11 @@ int setup_monitor_events(void **state) {
   return setup_flags(FAKEBRIDGE_MONITOR_EVENTS);
 }
 
+int setup_bulk_suspend(void **state) {
+  (void)state;
+  return setup_flags(FAKEBRIDGE_BULK_SUSPEND);
+}
+
 int teardown(void **state) {
   (void)state;
   int bad = atomic_load(&F->bad_calls);

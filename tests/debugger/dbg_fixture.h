@@ -37,6 +37,8 @@ int setup_thread_objects(void **state);
 int setup_weak_names(void **state);
 /* setup with the bridge's set_monitor_events (FAKEBRIDGE_MONITOR_EVENTS) */
 int setup_monitor_events(void **state);
+/* setup with the bridge's suspend_threads / resume_threads (FAKEBRIDGE_BULK_SUSPEND) */
+int setup_bulk_suspend(void **state);
 int teardown(void **state);
 
 /* ---- request bodies */

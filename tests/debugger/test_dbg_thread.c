@@ -162,6 +162,47 @@ static void test_suspend_counts(void **state) {
   atomic_store(&F->fail_suspend, 0);
 }
 
+/* A VM with suspend_threads / resume_threads: VirtualMachine.Suspend and Resume make one call
+ * for the threads whose count moves 0 -> 1 (1 -> 0), never one per thread; a thread the VM
+ * could not stop keeps its count at 0, as with suspend_thread. */
+static void test_suspend_all_in_bulk(void **state) {
+  (void)state;
+  assert_int_equal(run(1, 8, NULL, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_suspend_list), 1);
+  assert_int_equal(atomic_load(&F->last_list_n), 2); /* main and worker, not the internal one */
+  assert_int_equal(atomic_load(&F->n_suspend), 2);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_WORKER]), 1);
+  assert_int_equal(thr_count(FD_T_MAIN), 1);
+  assert_int_equal(run(1, 9, NULL, NULL), 0);
+  assert_int_equal(atomic_load(&F->n_resume_list), 1);
+  assert_int_equal(atomic_load(&F->last_list_n), 2);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_WORKER]), 0);
+  /* main suspended by itself first: only worker is the VM's to stop, and to let go */
+  assert_int_equal(run_id(11, 2, tid(FD_T_MAIN), NULL), 0);
+  assert_int_equal(run(1, 8, NULL, NULL), 0);
+  assert_int_equal(atomic_load(&F->last_list_n), 1);
+  assert_int_equal(thr_count(FD_T_MAIN), 2);
+  assert_int_equal(run(1, 9, NULL, NULL), 0);
+  assert_int_equal(atomic_load(&F->last_list_n), 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_WORKER]), 0);
+  assert_int_equal(run_id(11, 3, tid(FD_T_MAIN), NULL), 0);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 0);
+  /* the first thread of the call fails: its count goes back to 0, the other's stays 1 */
+  atomic_store(&F->fail_suspend, DDMC_JDWP_THREAD_NOT_ALIVE);
+  assert_int_equal(run(1, 8, NULL, NULL), DDMC_JDWP_THREAD_NOT_ALIVE);
+  assert_int_equal(thr_count(FD_T_MAIN) + thr_count(FD_T_WORKER), 1);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]) + atomic_load(&F->vm_suspended[FD_T_WORKER]), 1);
+  assert_int_equal(run(1, 9, NULL, NULL), 0);
+  assert_int_equal(thr_count(FD_T_MAIN) + thr_count(FD_T_WORKER), 0);
+  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]) + atomic_load(&F->vm_suspended[FD_T_WORKER]), 0);
+  assert_int_equal(atomic_load(&F->n_suspend_list), 3);
+  assert_int_equal(atomic_load(&F->n_resume_list), 3);
+  assert_int_equal(atomic_load(&F->bad_calls), 0);
+}
+
 static void test_event_parks_thread(void **state) {
   (void)state;
   body m = {.n = 0};
@@ -315,6 +356,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_thread_reference, setup, teardown),
       cmocka_unit_test_setup_teardown(test_thread_groups, setup, teardown),
       cmocka_unit_test_setup_teardown(test_suspend_counts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_suspend_all_in_bulk, setup_bulk_suspend, teardown),
       cmocka_unit_test_setup_teardown(test_new_thread_waits_while_suspended, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_array_interrupt_stop, setup, teardown),
       cmocka_unit_test_setup_teardown(test_event_parks_thread, setup, teardown),
