@@ -39,7 +39,8 @@ char *ddmc__strdup(const ddmc__mem *m, const char *s); /* NULL -> NULL */
 void *ddmc__big_alloc(const ddmc__mem *m, size_t n);
 void ddmc__big_free(const ddmc__mem *m, void *p, size_t n);
 /* With the default allocator on glibc, gives the heap's free pages back to the system
- * (malloc_trim): after a peer's session freed much, its peak would otherwise stay resident. */
+ * (malloc_trim): after a peer's session freed much, or after a big reply, its peak would otherwise
+ * stay resident. Thread: any. */
 void ddmc__mem_trim(const ddmc__mem *m);
 
 /* ---- growable big-endian writer (wire.c); the public ddmc_buf */
@@ -64,6 +65,9 @@ void ddmc__buf_free(ddmc_buf *b);
 uint8_t *ddmc__buf_append(ddmc_buf *b, size_t n);
 /* Drops the first n bytes. */
 void ddmc__buf_consume(ddmc_buf *b, size_t n);
+/* Frees an empty buffer's memory when it holds more than keep bytes (the next write allocates
+ * again); returns 1 if it did. */
+int ddmc__buf_shrink(ddmc_buf *b, size_t keep);
 
 static inline void ddmc__put_u16(uint8_t *p, uint16_t v) {
   p[0] = (uint8_t)(v >> 8);

@@ -66,6 +66,14 @@ void ddmc__buf_consume(ddmc_buf *b, size_t n) {
   b->len -= n;
 }
 
+int ddmc__buf_shrink(ddmc_buf *b, size_t keep) {
+  if (b->borrowed || b->len != 0 || b->cap <= keep) return 0;
+  ddmc__free(b->mem, b->p);
+  b->p = NULL;
+  b->cap = 0;
+  return 1;
+}
+
 int ddmc_buf_put_u8(ddmc_buf *b, uint8_t v) {
   uint8_t *p = ddmc__buf_append(b, 1);
   if (p) *p = v;

@@ -77,6 +77,32 @@ static void test_buf_on_caller_storage(void **state) {
   ddmc__buf_free(&b);
 }
 
+/* A big reply's buffer is given back once empty (a session must not keep its largest answer):
+ * only when empty, only past keep, never caller storage; written again afterwards. */
+static void test_buf_shrink(void **state) {
+  (void)state;
+  ddmc_buf b;
+  ddmc__buf_init(&b, &g_mem, 4 << 20);
+  assert_non_null(ddmc__buf_append(&b, 1 << 20));
+  assert_int_equal(ddmc__buf_shrink(&b, 256 << 10), 0); /* not empty */
+  ddmc__buf_reset(&b);
+  assert_true(b.cap >= 1 << 20);
+  assert_int_equal(ddmc__buf_shrink(&b, 256 << 10), 1);
+  assert_null(b.p);
+  assert_int_equal(b.cap, 0);
+  ddmc_buf_put_u32(&b, 7);
+  assert_int_equal(ddmc_buf_error(&b), 0);
+  assert_int_equal(b.len, 4);
+  ddmc__buf_reset(&b);
+  assert_int_equal(ddmc__buf_shrink(&b, 256 << 10), 0); /* small: kept */
+  assert_non_null(b.p);
+  ddmc__buf_free(&b);
+  uint8_t stack[16];
+  ddmc__buf_init_on(&b, &g_mem, 1 << 20, stack, sizeof(stack));
+  assert_int_equal(ddmc__buf_shrink(&b, 0), 0); /* caller storage */
+  assert_ptr_equal(b.p, stack);
+}
+
 static void test_reader_str_bounds(void **state) {
   (void)state;
   /* claims 0x7fffffff units with 2 bytes behind it */
@@ -129,6 +155,7 @@ int main(void) {
       cmocka_unit_test(test_buf_put_and_read_back),
       cmocka_unit_test(test_buf_cap_is_sticky),
       cmocka_unit_test(test_buf_on_caller_storage),
+      cmocka_unit_test(test_buf_shrink),
       cmocka_unit_test(test_reader_str_bounds),
       cmocka_unit_test(test_utf8_invalid_becomes_replacement),
       cmocka_unit_test(test_errors_and_version),

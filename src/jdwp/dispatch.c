@@ -195,7 +195,11 @@ static int answer(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
   int rc = ddmc__jdwp_session_drain_queue(s, 1);
   if (rc != 0) return rc;
   if (err != 0) return ddmc__jdwp_out_reply(s, pkt->id, (uint16_t)err, NULL, 0);
-  return ddmc__jdwp_out_reply(s, pkt->id, 0, s->reply.p, s->reply.len);
+  rc = ddmc__jdwp_out_reply(s, pkt->id, 0, s->reply.p, s->reply.len);
+  /* A big answer (AllClasses of 100,000 classes: 2.7 MB) is not kept for the session's life. */
+  ddmc__buf_reset(&s->reply);
+  if (ddmc__buf_shrink(&s->reply, DDMC__KEEP_BYTES)) s->trim = 1;
+  return rc;
 }
 
 /* The debugger's request: "busy" while it runs, and debugger_active (wait_for_debugger) set. */

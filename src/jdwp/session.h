@@ -19,6 +19,8 @@
 
 #define DDMC__OUT_HIGH_WATER ((size_t)1 << 20)
 #define DDMC__REPLY_MAX ((size_t)64 << 20)
+/* A session's reply and output buffers give back what they hold over this once empty. */
+#define DDMC__KEEP_BYTES ((size_t)256 << 10)
 #define DDMC__PACKET_CHUNKS 64
 #define DDMC__PACKET_REPLY_BYTES ((size_t)1 << 20)
 
@@ -36,6 +38,7 @@ typedef struct ddmc__jdwp_session {
   ddmc__jdwp_framer fr;
   ddmc_buf out;    /* bytes to write; out_off of them already written */
   size_t out_off;
+  int trim;        /* a big reply went out: once out is empty, shrink it and trim (thread.c) */
   ddmc_buf reply;  /* payload of the reply being built */
   ddmc_buf hbuf;   /* scratch for handler replies after the first chunk of a packet */
   ddmc_buf extra;  /* whole packets to send right after the current reply */

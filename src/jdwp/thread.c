@@ -41,6 +41,11 @@ static int flush_out(ddmc__jdwp_session *s) {
   if (s->out_off == s->out.len) {
     s->out.len = 0;
     s->out_off = 0;
+    if (s->trim) { /* after a big reply only: a stream empties out often, and trims cost */
+      s->trim = 0;
+      ddmc__buf_shrink(&s->out, DDMC__KEEP_BYTES);
+      ddmc__mem_trim(&vm->mem);
+    }
   } else if (s->out_off >= 65536 && s->out_off >= s->out.len / 2) {
     ddmc__buf_consume(&s->out, s->out_off);
     s->out_off = 0;
