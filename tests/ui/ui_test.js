@@ -397,6 +397,10 @@ async function main() {
     const errors = [];
     page.on("console", (m) => { if (m.type() === "error") errors.push(m.text()); });
     page.on("pageerror", (e) => errors.push(String(e)));
+    /* A failed request's console line does not name it: the URL and the server's reason do. */
+    page.on("response", async (r) => {
+      if (r.status() >= 500) errors.push(`${r.status()} ${new URL(r.url()).pathname}: ${(await r.text().catch(() => "")).slice(0, 200)}`);
+    });
     const shots = [];
     await page.goto(url);
     await page.waitForFunction(() => window.ddmcUi && window.ddmcUi.state && window.ddmcUi.state.vm.state === "connected",
