@@ -259,7 +259,9 @@ static void test_stream_in_pieces(void **state) {
   assert_true(p.largest_read <= 64 * 1024);
   print_message("64 MiB stream: RSS %ld KiB before, at most %ld KiB during; pieces of %zu bytes\n", rss0, rss_max,
                 p.largest_read);
-  assert_true(rss_max - rss0 < 8 * 1024); /* no copy of the payload anywhere */
+  /* No copy of the payload anywhere: one would be 64 MiB. A few pieces may be resident at once
+   * (ASan's quarantine keeps freed ones, a loaded reader lags): 16 MiB, not 8 (ASan saw 8.5). */
+  assert_true(rss_max - rss0 < 16 * 1024);
   /* The session goes on. */
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
