@@ -120,10 +120,9 @@ static int make_tables(JNIEnv *env, ja_class *c, jclass k) {
   jfieldID *fs = NULL;
   jclass *is = NULL;
   jvmtiError e = JVMTI_ERROR_NONE;
-  if (c->type_tag != DDMC_TYPE_ARRAY &&
-      ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE ||
-       (e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE ||
-       (e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE))
+  if (c->type_tag != DDMC_TYPE_ARRAY && ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE ||
+                                         (e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE ||
+                                         (e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE))
     goto done;
   c->methods = calloc((size_t)c->nmethods + 1, sizeof *c->methods);
   c->fields = calloc((size_t)c->nfields + 1, sizeof *c->fields);
@@ -307,7 +306,44 @@ int ja_location(JNIEnv *env, jmethodID m, jlocation index, ddmc_location *out) {
 
 /* ---- the bridge's ops */
 
-static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
+/* A debugger sees prepared classes and array types; primitive types are not classes to JDWP. */
+static int visible(jclass k) {
+  jint st = 0;
+  return (*ja.ti)->GetClassStatus(ja.ti, k, &st) == JVMTI_ERROR_NONE && !(st & JVMTI_CLASS_STATUS_PRIMITIVE) &&
+         ((st & JVMTI_CLASS_STATUS_ARRAY) || (st & JVMTI_CLASS_STATUS_PREPARED));
+}
+
+typedef struct visit {
+  const char *sig; /* classes_named's name; NULL: every class */
+  ddmc_class_visit_fn fn;
+  void *arg;
+} visit;
+
+/* for_each_class's step: a class with a description was prepared (or is an array type) and
+ * stays so, so no GetClassStatus for it. Non-zero: stop. */
+static int visit_any(JNIEnv *env, jclass k, const visit *v) {
+  uint64_t known = ja_named(k);
+  ja_entry *en = known ? ja_entry_of(known) : NULL;
+  ja_class *kc = en ? atomic_load(&en->cls) : NULL;
+  if (kc != NULL && kc->sig != NULL && (kc->sig[0] == 'L' || kc->sig[0] == '[')) return v->fn(v->arg, known);
+  ddmc_class c = visible(k) ? ja_ref(env, k) : 0;
+  return c && v->fn(v->arg, c);
+}
+
+/* classes_named's step: the signature from JVM TI (as the JDK's agent compares them), and a name
+ * made only for a match, so no tag lookup per class. */
+static int visit_named(JNIEnv *env, jclass k, const visit *v) {
+  char *s = NULL;
+  if ((*ja.ti)->GetClassSignature(ja.ti, k, &s, NULL) != JVMTI_ERROR_NONE || s == NULL) return 0;
+  int same = strcmp(s, v->sig) == 0;
+  ti_free(s);
+  ddmc_class c = same && visible(k) ? ja_ref(env, k) : 0;
+  return c && v->fn(v->arg, c);
+}
+
+/* Every loaded class through v's step, until one says stop. The local references die with
+ * ja_leave's frame: no DeleteLocalRef per class. */
+static int walk_loaded(const visit *v) {
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;
   jint n = 0;
@@ -317,60 +353,22 @@ static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
     ja_leave(env);
     return ja_err(e);
   }
-  int stop = 0;
-  /* The local references die with ja_leave's frame: no DeleteLocalRef per class. */
-  for (jint i = 0; i < n && !stop; i++) {
-    /* A class with a description was prepared (or is an array type), and stays so: no
-     * GetClassStatus for it. */
-    uint64_t known = ja_named(ks[i]);
-    ja_entry *en = known ? ja_entry_of(known) : NULL;
-    ja_class *kc = en ? atomic_load(&en->cls) : NULL;
-    if (kc != NULL && kc->sig != NULL && (kc->sig[0] == 'L' || kc->sig[0] == '[')) {
-      if (fn(arg, known)) stop = 1;
-      continue;
-    }
-    jint st = 0;
-    /* A debugger sees prepared classes and array types; primitive types are not classes to
-     * JDWP. */
-    if ((*ja.ti)->GetClassStatus(ja.ti, ks[i], &st) == JVMTI_ERROR_NONE && !(st & JVMTI_CLASS_STATUS_PRIMITIVE) &&
-        ((st & JVMTI_CLASS_STATUS_ARRAY) || (st & JVMTI_CLASS_STATUS_PREPARED))) {
-      ddmc_class c = ja_ref(env, ks[i]);
-      if (c && fn(arg, c)) stop = 1;
-    }
-  }
+  for (jint i = 0; i < n; i++)
+    if (v->sig ? visit_named(env, ks[i], v) : visit_any(env, ks[i], v)) break;
   ti_free(ks);
   ja_leave(env);
   return 0;
 }
 
-/* As for_each_class, but only the types named sig: each loaded class's signature from JVM TI (as
- * the JDK's agent compares them), and a name made only for a match, so no tag lookup per class. */
+static int for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
+  visit v = {NULL, fn, arg};
+  return walk_loaded(&v);
+}
+
+/* As for_each_class, but only the types named sig. */
 static int classes_named(void *vd, const char *sig, ddmc_class_visit_fn fn, void *arg) {
-  JNIEnv *env = ja_enter();
-  if (env == NULL) return DDMC_JDWP_VM_DEAD;
-  jint n = 0;
-  jclass *ks = NULL;
-  jvmtiError e = (*ja.ti)->GetLoadedClasses(ja.ti, &n, &ks);
-  if (e != JVMTI_ERROR_NONE) {
-    ja_leave(env);
-    return ja_err(e);
-  }
-  int stop = 0;
-  for (jint i = 0; i < n && !stop; i++) {
-    char *s = NULL;
-    if ((*ja.ti)->GetClassSignature(ja.ti, ks[i], &s, NULL) != JVMTI_ERROR_NONE || s == NULL) continue;
-    int same = strcmp(s, sig) == 0;
-    ti_free(s);
-    jint st = 0;
-    if (same && (*ja.ti)->GetClassStatus(ja.ti, ks[i], &st) == JVMTI_ERROR_NONE &&
-        !(st & JVMTI_CLASS_STATUS_PRIMITIVE) && ((st & JVMTI_CLASS_STATUS_ARRAY) || (st & JVMTI_CLASS_STATUS_PREPARED))) {
-      ddmc_class c = ja_ref(env, ks[i]);
-      if (c && fn(arg, c)) stop = 1;
-    }
-  }
-  ti_free(ks);
-  ja_leave(env);
-  return 0;
+  visit v = {sig, fn, arg};
+  return walk_loaded(&v);
 }
 
 static int class_info(void *vd, ddmc_class id, ddmc_class_info *out) {
@@ -384,9 +382,10 @@ static int class_info(void *vd, ddmc_class id, ddmc_class_info *out) {
   out->generic = c->generic && c->generic[0] ? c->generic : NULL;
   out->source_file = c->source;
   out->type_tag = c->type_tag;
-  out->status = (st & JVMTI_CLASS_STATUS_ARRAY)
-                    ? DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED
-                    : (uint32_t)st & (DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED | DDMC_CLASS_ERROR);
+  out->status =
+      (st & JVMTI_CLASS_STATUS_ARRAY)
+          ? DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED
+          : (uint32_t)st & (DDMC_CLASS_VERIFIED | DDMC_CLASS_PREPARED | DDMC_CLASS_INITIALIZED | DDMC_CLASS_ERROR);
   out->modifiers = c->mods;
   out->superclass = c->super;
   out->ninterfaces = (uint32_t)c->nif;
@@ -466,8 +465,7 @@ static int variable_table(void *vd, ddmc_class c, uint32_t index, ddmc_variable_
   if (e != JVMTI_ERROR_NONE) return ja_err(e);
   int stop = 0;
   for (jint i = 0; i < n; i++) {
-    ddmc_variable v = {t[i].start_location, t[i].length, t[i].slot, t[i].name, t[i].signature,
-                       t[i].generic_signature};
+    ddmc_variable v = {t[i].start_location, t[i].length, t[i].slot, t[i].name, t[i].signature, t[i].generic_signature};
     if (!stop && fn(arg, &v)) stop = 1;
     ti_free(t[i].name);
     ti_free(t[i].signature);
