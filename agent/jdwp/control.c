@@ -27,7 +27,6 @@ int ja_breakpoint_at(jmethodID m, jlocation l) {
 }
 
 /* A thread's entry (kept: its reference stays valid), NULL for any other number. */
-static ja_entry *thread_entry(uint32_t id) { return ja_thread(id) != NULL ? ja_entry_of(id) : NULL; }
 
 static int interrupt_thread(void *vd, uint32_t thread) {
   jthread t = ja_thread(thread);
@@ -145,13 +144,13 @@ static int clear_breakpoint(void *vd, const ddmc_location *loc) {
 }
 
 static int set_stepping(void *vd, uint32_t thread, int on) {
-  ja_entry *e = thread_entry(thread);
-  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  ja_tstate *e = ja_tstate_of(thread);
+  jthread t = ja_thread(thread);
+  if (e == NULL || t == NULL) return DDMC_JDWP_INVALID_THREAD;
   atomic_store(&e->stepping, on != 0);
   /* Pending pops (mutate.c) keep the thread's SingleStep events on until they are done. */
   if (!on && atomic_load(&e->pops_pending) > 0) return 0;
-  jvmtiError r = (*ja.ti)->SetEventNotificationMode(ja.ti, on ? JVMTI_ENABLE : JVMTI_DISABLE, JVMTI_EVENT_SINGLE_STEP,
-                                                    (jthread)e->ref);
+  jvmtiError r = (*ja.ti)->SetEventNotificationMode(ja.ti, on ? JVMTI_ENABLE : JVMTI_DISABLE, JVMTI_EVENT_SINGLE_STEP, t);
   if (r == JVMTI_ERROR_THREAD_NOT_ALIVE) r = JVMTI_ERROR_NONE;
   return ja_err(r);
 }

@@ -95,7 +95,7 @@ static int for_each_thread(void *vd, ddmc_thread_visit_fn fn, void *arg) {
   if ((*ja.ti)->GetAllThreads(ja.ti, &n, &ts) == JVMTI_ERROR_NONE) {
     for (jint i = 0; i < n; i++) {
       uint32_t id = (uint32_t)ja_ref(env, ts[i]);
-      ja_entry *e = ja_entry_of(id);
+      ja_tstate *e = ja_tstate_of(id);
       jvmtiThreadInfo info;
       jint st = 0;
       memset(&info, 0, sizeof info);

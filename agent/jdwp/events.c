@@ -80,7 +80,7 @@ static void location_event(JNIEnv *env, jthread t, jmethodID m, jlocation l, uns
   }
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
-  ja_entry *e = ja_entry_of(id);
+  ja_tstate *e = ja_tstate_of(id);
   unsigned flags = 0, pending = 0;
   if (ja_breakpoint_at(m, l)) {
     flags |= DDMC_POST_AT_BREAKPOINT;
@@ -223,7 +223,7 @@ static void class_prepare_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jclass k) {
 
 static void thread_start_cb(jvmtiEnv *ti, JNIEnv *env, jthread t) {
   if (ja_thread_is_internal()) { /* ja_env attaching a thread of libddmc */
-    ja_entry *e = ja_entry_of(ja_ref(env, t));
+    ja_tstate *e = ja_tstate_of(ja_ref(env, t));
     if (e) atomic_store(&e->internal, 1);
     return;
   }

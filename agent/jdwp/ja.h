@@ -59,6 +59,24 @@ extern ja_agent ja;
 
 /* ---- refs.c: the table of objects, classes and threads */
 typedef struct ja_class ja_class;
+/* A thread's state, made with its name (a thread's entry is kept, so it lives as long). */
+typedef struct ja_tstate {
+  atomic_int stepping;      /* single-step events enabled for it */
+  atomic_int internal;      /* a thread of the agent or of libddmc: never shown to a debugger */
+  atomic_int parked;        /* parked by the debugger in a post call (thread_parking): in a JVM TI
+                               callback, native to HotSpot, suspended to a DDM monitor */
+  /* Suspension (suspend.c), under its lock: */
+  int in_callback;          /* nesting depth of JVM TI callbacks it is running */
+  int ti_suspended;         /* stopped by JVM TI SuspendThread */
+  int gated;                /* to stop, or stopped, where its outermost callback returns */
+  int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (suspend.c) */
+  /* PopFrames (mutate.c): frames JVM TI popped but still shows until the thread runs (the frame
+   * ops of threads.c skip them), and frames still to pop once it runs (its SingleStep events). */
+  atomic_int hidden;
+  atomic_int pops_pending;
+} ja_tstate;
+/* One name. Every object named has one, so it holds only what every name needs: what only a
+ * class or only a thread needs hangs off it (48 bytes, where one entry for all was 88). */
 typedef struct ja_entry {
   jobject ref;              /* global reference (kept, or held strong), else weak global */
   _Atomic uint32_t gen;     /* generation of the number naming it; 0: free */
@@ -68,19 +86,7 @@ typedef struct ja_entry {
   uint8_t kept;             /* a class or a thread: strong and never freed */
   uint8_t strong;           /* ref is a global reference (kept or holds > 0), under the lock */
   _Atomic(ja_class *) cls;  /* members.c's description, once the object is used as a class */
-  atomic_int stepping;      /* a thread: single-step events enabled for it */
-  atomic_int internal;      /* a thread of the agent or of libddmc: never shown to a debugger */
-  atomic_int parked;        /* a thread parked by the debugger in a post call (thread_parking): in
-                               a JVM TI callback, native to HotSpot, suspended to a DDM monitor */
-  /* Suspension of a thread (suspend.c), under its lock: */
-  int in_callback;          /* nesting depth of JVM TI callbacks it is running */
-  int ti_suspended;         /* stopped by JVM TI SuspendThread */
-  int gated;                /* to stop, or stopped, where its outermost callback returns */
-  int world;                /* stopped for a heap walk: 1 by SuspendThread, 2 gated (suspend.c) */
-  /* PopFrames (mutate.c): frames JVM TI popped but still shows until the thread runs (the frame
-   * ops of threads.c skip them), and frames still to pop once it runs (its SingleStep events). */
-  atomic_int hidden;
-  atomic_int pops_pending;
+  ja_tstate *ts;            /* a thread's state; NULL for any other object */
 } ja_entry;
 
 /* Numbers: objects' (generation << JA_SLOT_BITS) | slot, generation >= 1; kept entries' the slot
@@ -97,6 +103,9 @@ uint64_t ja_named(jobject o);
 /* The entry of a number this table gave out and has not freed, or NULL. Thread: any. Only a
  * kept entry (class, thread) stays valid after the call; an object's may be freed by then. */
 ja_entry *ja_entry_of(uint64_t id);
+/* The state of the thread id names, or NULL when id names no thread. Thread: any; it stays valid
+ * for the life of the process. */
+ja_tstate *ja_tstate_of(uint64_t id);
 /* A local reference to id's object (a kept entry's global reference itself), NULL when id names
  * nothing or its object was collected. In a local frame (ja_enter): the caller's frame frees it. */
 jobject ja_obj(uint64_t id);
@@ -176,8 +185,15 @@ typedef struct ja_field {
   jint mods;
 } ja_field;
 
+/* A class's member tables, one block (ja_members_of). */
+typedef struct ja_tables {
+  ddmc_class *ifs;
+  ja_field *fields;
+  ja_method *methods;
+} ja_tables;
+
 struct ja_class {
-  char *sig, *generic, *source; /* JVM TI's strings, kept for the life of the process */
+  char *sig, *generic, *source; /* copies of JVM TI's, in the same block; for the life of the process */
   uint8_t type_tag;
   uint32_t mods;
   ddmc_class super;
@@ -185,12 +201,11 @@ struct ja_class {
   jint nif, nfields, nmethods;
   /* The member tables, made when first asked (ja_members_of): a debugger lists every class but
    * looks inside few, and the tables of 100,000 classes held 20 MiB. Set once under members.c's
-   * lock, published by full (release). */
-  atomic_int full;
-  ddmc_class *ifs;
-  ja_field *fields;
-  ja_method *methods;
+   * lock (release); ja_members_of's callers read them with ja_tables_of. */
+  _Atomic(ja_tables *) tables;
 };
+
+static inline ja_tables *ja_tables_of(ja_class *c) { return atomic_load_explicit(&c->tables, memory_order_acquire); }
 
 /* The description of class c, built on first use; NULL with *err set (INVALID_CLASS,
  * CLASS_NOT_PREPARED). */

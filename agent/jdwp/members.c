@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Types and members from JVM TI: the bridge's for_each_class, class_info, class_interface,
  * field_info, method_info, line_table and variable_table. A class's description is built once,
- * after the class is prepared (its members are final then), and kept: the strings the bridge
- * borrows stay valid as long as the class is loaded, as the bridge asks. In two steps: what a
- * listing of the classes needs (signature, status, counts) at first sight, the member tables
- * when a member is first asked (ja_members_of). */
+ * after the class is prepared (its members are final then), and kept with its strings in one
+ * block: the strings the bridge borrows stay valid as long as the class is loaded, as the bridge
+ * asks. In two steps: what a listing of the classes needs (signature, status, counts) at first
+ * sight, the member tables when a member is first asked (ja_members_of). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,42 +17,66 @@ static void ti_free(void *p) {
   if (p) (*ja.ti)->Deallocate(ja.ti, (unsigned char *)p);
 }
 
-static ja_class *build(JNIEnv *env, jclass k, int *err) {
+/* The description, with JVM TI's strings copied into the same block: one allocation a class
+ * (100,000 classes listed kept their signatures in 100,000 small blocks besides). */
+static ja_class *class_new(const char *sig, const char *generic, const char *source) {
+  size_t sl = strlen(sig) + 1, gl = generic ? strlen(generic) + 1 : 0, fl = source ? strlen(source) + 1 : 0;
+  ja_class *c = calloc(1, sizeof *c + sl + gl + fl);
+  if (c == NULL) return NULL;
+  char *p = (char *)(c + 1);
+  c->sig = memcpy(p, sig, sl);
+  if (generic) c->generic = memcpy(p + sl, generic, gl);
+  if (source) c->source = memcpy(p + sl + gl, source, fl);
+  return c;
+}
+
+/* The member counts of k (class_info gives them); the tables are made when asked
+ * (ja_members_of). */
+static jvmtiError count_members(JNIEnv *env, jclass k, ja_class *c) {
   jvmtiEnv *ti = ja.ti;
-  ja_class *c = calloc(1, sizeof *c);
-  jint st = 0, mods = 0, nm = 0, nf = 0, ni = 0;
+  jint nm = 0, nf = 0, ni = 0;
   jmethodID *ms = NULL;
   jfieldID *fs = NULL;
   jclass *is = NULL;
+  jvmtiError e = JVMTI_ERROR_NONE;
+  if (c->type_tag != DDMC_TYPE_ARRAY && ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE ||
+                                         (e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE ||
+                                         (e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE))
+    nm = nf = ni = 0;
+  for (jint i = 0; i < ni; i++) (*env)->DeleteLocalRef(env, is[i]);
+  ti_free(ms);
+  ti_free(fs);
+  ti_free(is);
+  c->nmethods = nm;
+  c->nfields = nf;
+  c->nif = ni;
+  return e;
+}
+
+static ja_class *build(JNIEnv *env, jclass k, int *err) {
+  jvmtiEnv *ti = ja.ti;
+  jint st = 0, mods = 0;
+  char *sig = NULL, *generic = NULL, *source = NULL;
+  ja_class *c = NULL;
   jvmtiError e;
-  if (c == NULL) {
-    *err = DDMC_JDWP_OUT_OF_MEMORY;
-    return NULL;
-  }
-  if ((e = (*ti)->GetClassStatus(ti, k, &st)) != JVMTI_ERROR_NONE) goto fail;
+  if ((e = (*ti)->GetClassStatus(ti, k, &st)) != JVMTI_ERROR_NONE) goto done;
   jboolean is_array = JNI_FALSE, is_if = JNI_FALSE;
   (*ti)->IsArrayClass(ti, k, &is_array);
   (*ti)->IsInterface(ti, k, &is_if);
   if (!is_array && !(st & JVMTI_CLASS_STATUS_PRIMITIVE) && !(st & JVMTI_CLASS_STATUS_PREPARED)) {
     e = JVMTI_ERROR_CLASS_NOT_PREPARED;
-    goto fail;
+    goto done;
   }
-  if ((e = (*ti)->GetClassSignature(ti, k, &c->sig, &c->generic)) != JVMTI_ERROR_NONE) goto fail;
-  if (ja.caps.can_get_source_file_name && (*ti)->GetSourceFileName(ti, k, &c->source) != JVMTI_ERROR_NONE)
-    c->source = NULL;
+  if ((e = (*ti)->GetClassSignature(ti, k, &sig, &generic)) != JVMTI_ERROR_NONE) goto done;
+  if (ja.caps.can_get_source_file_name && (*ti)->GetSourceFileName(ti, k, &source) != JVMTI_ERROR_NONE) source = NULL;
+  if ((c = class_new(sig, generic, source)) == NULL) {
+    e = JVMTI_ERROR_OUT_OF_MEMORY;
+    goto done;
+  }
   (*ti)->GetClassModifiers(ti, k, &mods);
   c->mods = (uint32_t)mods;
   c->type_tag = is_array ? DDMC_TYPE_ARRAY : is_if ? DDMC_TYPE_INTERFACE : DDMC_TYPE_CLASS;
-  /* The counts now (class_info gives them); the tables when asked (ja_members_of). */
-  if (!is_array) {
-    if ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE) goto fail;
-    if ((e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE) goto fail;
-    if ((e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE) goto fail;
-  }
-  for (jint i = 0; i < ni; i++) (*env)->DeleteLocalRef(env, is[i]);
-  c->nmethods = nm;
-  c->nfields = nf;
-  c->nif = ni;
+  if ((e = count_members(env, k, c)) != JVMTI_ERROR_NONE) goto done;
   if (!is_if) { /* an interface's superclass is none for the bridge (JNI says Object) */
     jclass s = (*env)->GetSuperclass(env, k);
     c->super = ja_ref(env, s);
@@ -63,20 +87,16 @@ static ja_class *build(JNIEnv *env, jclass k, int *err) {
     c->loader = ja_ref(env, loader);
     (*env)->DeleteLocalRef(env, loader);
   }
-  ti_free(ms);
-  ti_free(fs);
-  ti_free(is);
+done:
+  ti_free(sig);
+  ti_free(generic);
+  ti_free(source);
+  if (e != JVMTI_ERROR_NONE) {
+    free(c);
+    *err = e == JVMTI_ERROR_INVALID_CLASS ? DDMC_JDWP_INVALID_CLASS : ja_err(e);
+    return NULL;
+  }
   return c;
-fail:
-  ti_free(ms);
-  ti_free(fs);
-  ti_free(is);
-  ti_free(c->sig);
-  ti_free(c->generic);
-  ti_free(c->source);
-  free(c);
-  *err = e == JVMTI_ERROR_INVALID_CLASS ? DDMC_JDWP_INVALID_CLASS : ja_err(e);
-  return NULL;
 }
 
 ja_class *ja_class_of(ddmc_class id, int *err) {
@@ -119,51 +139,46 @@ static int make_tables(JNIEnv *env, ja_class *c, jclass k) {
   jmethodID *ms = NULL;
   jfieldID *fs = NULL;
   jclass *is = NULL;
+  ja_tables *t = NULL;
   jvmtiError e = JVMTI_ERROR_NONE;
   if (c->type_tag != DDMC_TYPE_ARRAY && ((e = (*ti)->GetClassMethods(ti, k, &nm, &ms)) != JVMTI_ERROR_NONE ||
                                          (e = (*ti)->GetClassFields(ti, k, &nf, &fs)) != JVMTI_ERROR_NONE ||
                                          (e = (*ti)->GetImplementedInterfaces(ti, k, &ni, &is)) != JVMTI_ERROR_NONE))
     goto done;
-  c->methods = calloc((size_t)c->nmethods + 1, sizeof *c->methods);
-  c->fields = calloc((size_t)c->nfields + 1, sizeof *c->fields);
-  c->ifs = calloc((size_t)c->nif + 1, sizeof *c->ifs);
-  if (!c->methods || !c->fields || !c->ifs) {
+  /* Every part's size is a multiple of 8: each starts aligned. */
+  size_t mb = ((size_t)c->nmethods + 1) * sizeof(ja_method), fb = ((size_t)c->nfields + 1) * sizeof(ja_field);
+  if ((t = calloc(1, sizeof *t + mb + fb + ((size_t)c->nif + 1) * sizeof(ddmc_class))) == NULL) {
     e = JVMTI_ERROR_OUT_OF_MEMORY;
     goto done;
   }
-  for (jint i = 0; i < nm && i < c->nmethods; i++) c->methods[i].id = ms[i];
-  for (jint i = 0; i < nf && i < c->nfields; i++) c->fields[i].id = fs[i];
+  t->methods = (ja_method *)(void *)(t + 1);
+  t->fields = (ja_field *)(void *)((char *)t->methods + mb);
+  t->ifs = (ddmc_class *)(void *)((char *)t->fields + fb);
+  for (jint i = 0; i < nm && i < c->nmethods; i++) t->methods[i].id = ms[i];
+  for (jint i = 0; i < nf && i < c->nfields; i++) t->fields[i].id = fs[i];
   for (jint i = 0; i < ni; i++) {
-    if (i < c->nif) c->ifs[i] = ja_ref(env, is[i]);
+    if (i < c->nif) t->ifs[i] = ja_ref(env, is[i]);
     (*env)->DeleteLocalRef(env, is[i]);
   }
 done:
   ti_free(ms);
   ti_free(fs);
   ti_free(is);
-  if (e != JVMTI_ERROR_NONE) {
-    free(c->methods);
-    free(c->fields);
-    free(c->ifs);
-    c->methods = NULL;
-    c->fields = NULL;
-    c->ifs = NULL;
-    return ja_err(e);
-  }
-  atomic_store_explicit(&c->full, 1, memory_order_release);
+  if (e != JVMTI_ERROR_NONE) return ja_err(e);
+  atomic_store_explicit(&c->tables, t, memory_order_release);
   return 0;
 }
 
 ja_class *ja_members_of(ddmc_class id, int *err) {
   ja_class *c = ja_class_of(id, err);
-  if (c == NULL || atomic_load_explicit(&c->full, memory_order_acquire)) return c;
+  if (c == NULL || ja_tables_of(c) != NULL) return c;
   JNIEnv *env = ja_enter();
   if (env == NULL) {
     *err = DDMC_JDWP_VM_DEAD;
     return NULL;
   }
   pthread_mutex_lock(&class_lock);
-  int rc = atomic_load_explicit(&c->full, memory_order_relaxed) ? 0 : make_tables(env, c, (jclass)ja_kept_obj(id));
+  int rc = ja_tables_of(c) != NULL ? 0 : make_tables(env, c, (jclass)ja_kept_obj(id));
   pthread_mutex_unlock(&class_lock);
   ja_leave(env);
   if (rc != 0) {
@@ -180,7 +195,7 @@ ja_method *ja_method_of(ddmc_class id, uint32_t index, int *err) {
     *err = DDMC_JDWP_INVALID_METHODID;
     return NULL;
   }
-  ja_method *m = &c->methods[index];
+  ja_method *m = &ja_tables_of(c)->methods[index];
   pthread_mutex_lock(&class_lock);
   if (!m->filled) {
     jvmtiEnv *ti = ja.ti;
@@ -210,7 +225,7 @@ ja_field *ja_field_of(ddmc_class id, uint32_t index, int *err) {
     *err = DDMC_JDWP_INVALID_FIELDID;
     return NULL;
   }
-  ja_field *f = &c->fields[index];
+  ja_field *f = &ja_tables_of(c)->fields[index];
   pthread_mutex_lock(&class_lock);
   if (!f->filled) {
     jvmtiEnv *ti = ja.ti;
@@ -235,8 +250,9 @@ int32_t ja_field_index(ddmc_class id, jfieldID f) {
   int err;
   ja_class *c = ja_members_of(id, &err);
   if (c == NULL) return -1;
+  ja_field *fs = ja_tables_of(c)->fields;
   for (jint i = 0; i < c->nfields; i++)
-    if (c->fields[i].id == f) return i;
+    if (fs[i].id == f) return i;
   return -1;
 }
 
@@ -259,9 +275,8 @@ static int loc_cached(jmethodID m, ddmc_class *cls, uint32_t *idx) {
   uint32_t i = atomic_load_explicit(&loc_cache[h].idx, memory_order_relaxed);
   ja_entry *e = cid ? ja_entry_of(cid) : NULL;
   ja_class *c = e ? atomic_load_explicit(&e->cls, memory_order_acquire) : NULL;
-  if (c == NULL || !atomic_load_explicit(&c->full, memory_order_acquire) || i >= (uint32_t)c->nmethods ||
-      c->methods[i].id != m)
-    return 0;
+  ja_tables *t = c ? ja_tables_of(c) : NULL;
+  if (t == NULL || i >= (uint32_t)c->nmethods || t->methods[i].id != m) return 0;
   *cls = cid;
   *idx = i;
   return 1;
@@ -292,8 +307,9 @@ int ja_location(JNIEnv *env, jmethodID m, jlocation index, ddmc_location *out) {
   int err = 0;
   ja_class *c = ja_members_of(cid, &err);
   if (c == NULL) return err;
+  ja_method *ms = ja_tables_of(c)->methods;
   for (jint i = 0; i < c->nmethods; i++) {
-    if (c->methods[i].id == m) {
+    if (ms[i].id == m) {
       out->cls = cid;
       out->method = (uint32_t)i;
       out->index = index;
@@ -401,7 +417,7 @@ static int class_interface(void *vd, ddmc_class id, uint32_t index, ddmc_class *
   ja_class *c = ja_members_of(id, &err);
   if (c == NULL) return err;
   if (index >= (uint32_t)c->nif) return DDMC_JDWP_ILLEGAL_ARGUMENT;
-  *out = c->ifs[index];
+  *out = ja_tables_of(c)->ifs[index];
   return 0;
 }
 
@@ -494,8 +510,9 @@ void ja_class_redefined(ddmc_class id) {
   pthread_mutex_lock(&class_lock);
   /* Names, signatures and modifiers cannot change (no schema change); the code can. No tables
    * yet: nothing to refresh. */
-  for (jint i = 0; c->full && i < c->nmethods; i++) {
-    ja_method *m = &c->methods[i];
+  ja_tables *t = ja_tables_of(c);
+  for (jint i = 0; t != NULL && i < c->nmethods; i++) {
+    ja_method *m = &t->methods[i];
     if (!m->filled) continue;
     if ((*ti)->GetMethodLocation(ti, m->id, &m->start, &m->end) != JVMTI_ERROR_NONE) m->start = m->end = -1;
     if ((*ti)->GetMaxLocals(ti, m->id, &m->max_locals) != JVMTI_ERROR_NONE) m->max_locals = 0;

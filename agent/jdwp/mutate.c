@@ -71,7 +71,7 @@ static jvmtiError pop_now(jthread t, void *arg) {
 }
 
 static int pop_frames(void *vd, uint32_t thread, int32_t n) {
-  ja_entry *e = ja_thread(thread) != NULL ? ja_entry_of(thread) : NULL;
+  ja_tstate *e = ja_tstate_of(thread);
   if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
   /* Pops of an earlier PopFrames not yet done (the thread has not run since: a debugger pops
    * one frame after another, as the conformance suite's PopFrames002 does): JVM TI pops one frame
@@ -86,14 +86,14 @@ static int pop_frames(void *vd, uint32_t thread, int32_t n) {
   atomic_store(&e->hidden, hidden + n);
   if (hidden + n > 1) {
     atomic_store(&e->pops_pending, hidden + n - 1);
-    (*ja.ti)->SetEventNotificationMode(ja.ti, JVMTI_ENABLE, JVMTI_EVENT_SINGLE_STEP, (jthread)e->ref);
+    (*ja.ti)->SetEventNotificationMode(ja.ti, JVMTI_ENABLE, JVMTI_EVENT_SINGLE_STEP, ja_thread(thread));
   }
   return 0;
 }
 
 int ja_pop_step(JNIEnv *env, jthread t) {
   uint64_t id = ja_named(t);
-  ja_entry *e = id ? ja_entry_of(id) : NULL;
+  ja_tstate *e = id ? ja_tstate_of(id) : NULL;
   if (e == NULL || atomic_load(&e->pops_pending) <= 0) return 0;
   /* The current thread may pop its own frame: no suspension needed. */
   (*ja.ti)->PopFrame(ja.ti, t);

@@ -12,8 +12,8 @@
  * Entries of objects hold a JNI weak global reference, a strong one while the library holds
  * the object strong (hold_ref: DisableCollection); readers promote it to a local reference under
  * the lock (ja_obj), so no reference is deleted under a reader. Classes and threads are "kept":
- * a strong reference for the life of the process (the agent keeps their descriptions and
- * suspension state in the entry), counted apart from the bound on objects, so events keep
+ * a strong reference for the life of the process (the agent hangs their descriptions and
+ * suspension state off the entry), counted apart from the bound on objects, so events keep
  * naming threads and classes when the table of objects is full.
  *
  * The bottom of the agent: every file calls in, and this one calls no other (ctest
@@ -34,6 +34,9 @@
 #define GEN_MAX ((uint32_t)(JA_WALK_BASE >> JA_SLOT_BITS) - 2)
 /* Slots kept back for classes and threads whatever the bound on objects. */
 #define KEPT_RESERVE (1u << 18)
+
+/* agent/README.md states a name's cost from this size. */
+_Static_assert(sizeof(void *) != 8 || sizeof(ja_entry) == 48, "agent/README.md: an entry is 48 bytes");
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static ja_entry *_Atomic chunks[MAX_CHUNKS];
@@ -127,6 +130,11 @@ static int is_name(jlong tag) {
 ja_entry *ja_entry_of(uint64_t id) {
   uint32_t slot = ja_slot_of(id);
   return slot == UINT32_MAX ? NULL : slot_entry(slot);
+}
+
+ja_tstate *ja_tstate_of(uint64_t id) {
+  ja_entry *e = ja_entry_of(id);
+  return e != NULL ? e->ts : NULL;
 }
 
 jobject ja_obj(uint64_t id) {
@@ -262,10 +270,13 @@ void ja_known_init(JNIEnv *env) {
 }
 
 /* Classes and threads are kept (see the top). */
+enum { KEEP_NOT, KEEP_CLASS, KEEP_THREAD };
+
 static int is_kept(JNIEnv *env, jobject o) {
   jclass kc = ja_known(env, JA_KNOWN_CLASS);
   jclass tc = ja_known(env, JA_KNOWN_THREAD);
-  return (kc && (*env)->IsInstanceOf(env, o, kc)) || (tc && (*env)->IsInstanceOf(env, o, tc));
+  if (kc && (*env)->IsInstanceOf(env, o, kc)) return KEEP_CLASS;
+  return tc && (*env)->IsInstanceOf(env, o, tc) ? KEEP_THREAD : KEEP_NOT;
 }
 
 static void log_full(void) {
@@ -281,15 +292,18 @@ static uint64_t name_new(JNIEnv *env, jobject o, int keep) {
   ja_entry *e = slot_entry(s);
   jobject g = keep ? (*env)->NewGlobalRef(env, o) : (*env)->NewWeakGlobalRef(env, o);
   uint64_t id = keep ? s : ((uint64_t)e->spare_gen << JA_SLOT_BITS) | s;
-  if (g == NULL || (*ja.ti)->SetTag(ja.ti, o, (jlong)id) != JVMTI_ERROR_NONE) {
+  ja_tstate *ts = keep == KEEP_THREAD ? calloc(1, sizeof *ts) : NULL;
+  if (g == NULL || (keep == KEEP_THREAD && ts == NULL) || (*ja.ti)->SetTag(ja.ti, o, (jlong)id) != JVMTI_ERROR_NONE) {
     if (g) keep ? (*env)->DeleteGlobalRef(env, g) : (*env)->DeleteWeakGlobalRef(env, g);
     (*env)->ExceptionClear(env);
+    free(ts);
     give_back(s);
     return 0;
   }
   e->ref = g;
-  e->kept = (uint8_t)keep;
-  e->strong = (uint8_t)keep;
+  e->ts = ts;
+  e->kept = keep != KEEP_NOT;
+  e->strong = keep != KEEP_NOT;
   e->holds = 0;
   atomic_store_explicit(&e->gen, e->spare_gen, memory_order_release);
   if (keep) kept++;
@@ -381,7 +395,7 @@ JNIEnv *ja_env(void) {
   if ((*ja.jvm)->AttachCurrentThreadAsDaemon(ja.jvm, (void **)&env, &args) != JNI_OK) return NULL;
   jthread self = NULL;
   if ((*ja.ti)->GetCurrentThread(ja.ti, &self) == JVMTI_ERROR_NONE && self) {
-    ja_entry *e = ja_entry_of(ja_ref(env, self));
+    ja_tstate *e = ja_tstate_of(ja_ref(env, self));
     if (e) atomic_store(&e->internal, 1);
     (*env)->DeleteLocalRef(env, self);
   }

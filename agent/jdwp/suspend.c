@@ -27,11 +27,11 @@ static pthread_cond_t sus_cv = PTHREAD_COND_INITIALIZER;
 
 /* The thread is about to run bytecode again (resumed, or leaving its callback): the frames
  * PopFrame left shown (mutate.c) are gone now. */
-static void thread_runs(ja_entry *e) { atomic_store(&e->hidden, 0); }
+static void thread_runs(ja_tstate *e) { atomic_store(&e->hidden, 0); }
 
 uint32_t ja_callback_enter(JNIEnv *env, jthread t) {
   uint32_t id = (uint32_t)ja_ref(env, t);
-  ja_entry *e = ja_entry_of(id);
+  ja_tstate *e = ja_tstate_of(id);
   if (e == NULL) {
     /* Threads are named from a reserve the bound on objects leaves alone: this takes 2^18 of
      * them alive at once. */
@@ -51,7 +51,7 @@ uint32_t ja_callback_enter(JNIEnv *env, jthread t) {
 }
 
 void ja_callback_leave(uint32_t id) {
-  ja_entry *e = ja_entry_of(id);
+  ja_tstate *e = ja_tstate_of(id);
   if (e == NULL) return;
   pthread_mutex_lock(&sus_mu);
   if (--e->in_callback == 0) {
@@ -63,8 +63,8 @@ void ja_callback_leave(uint32_t id) {
 
 jvmtiError ja_with_suspended(uint32_t thread, jvmtiError (*fn)(jthread t, void *arg), void *arg) {
   jthread t = ja_thread(thread);
-  ja_entry *e = t != NULL ? ja_entry_of(thread) : NULL;
-  if (e == NULL) return JVMTI_ERROR_INVALID_THREAD;
+  ja_tstate *e = ja_tstate_of(thread);
+  if (t == NULL || e == NULL) return JVMTI_ERROR_INVALID_THREAD;
   pthread_mutex_lock(&sus_mu);
   jvmtiError r;
   if (e->ti_suspended || e->world == 1) {
@@ -80,13 +80,10 @@ jvmtiError ja_with_suspended(uint32_t thread, jvmtiError (*fn)(jthread t, void *
   return r;
 }
 
-/* A thread's entry (kept: its reference stays valid), NULL for any other number. */
-static ja_entry *thread_entry(uint32_t id) { return ja_thread(id) != NULL ? ja_entry_of(id) : NULL; }
-
 /* The two halves of suspend_thread around JVM TI's call, under sus_mu. suspend_begin stops e
  * without JVM TI where it can (a heap walk's stop taken over, a thread in a callback gated) and
  * says whether SuspendThread is needed; suspend_end takes its answer. */
-static int suspend_begin(ja_entry *e) {
+static int suspend_begin(ja_tstate *e) {
   if (e->world == 1) {
     /* Already stopped by JVM TI for a heap walk: the debugger's from now on. */
     e->world = 0;
@@ -102,7 +99,7 @@ static int suspend_begin(ja_entry *e) {
   return !e->ti_suspended && !e->gated;
 }
 
-static int suspend_end(ja_entry *e, jvmtiError r) {
+static int suspend_end(ja_tstate *e, jvmtiError r) {
   /* Already suspended (by another agent): stopped all the same. A thread that has ended is no
    * longer running anything to stop. */
   if (r == JVMTI_ERROR_NONE) e->ti_suspended = 1;
@@ -111,7 +108,7 @@ static int suspend_end(ja_entry *e, jvmtiError r) {
 }
 
 /* The same for resume_thread: a gated thread's gate opened, 1 when ResumeThread is needed. */
-static int resume_begin(ja_entry *e) {
+static int resume_begin(ja_tstate *e) {
   int ti = e->ti_suspended;
   if (ti) {
     thread_runs(e);
@@ -130,21 +127,23 @@ static int resume_end(jvmtiError r) {
 }
 
 static int suspend_thread(void *vd, uint32_t thread) {
-  ja_entry *e = thread_entry(thread);
-  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  ja_tstate *e = ja_tstate_of(thread);
+  jthread t = ja_thread(thread);
+  if (e == NULL || t == NULL) return DDMC_JDWP_INVALID_THREAD;
   int rc = 0;
   pthread_mutex_lock(&sus_mu);
-  if (suspend_begin(e)) rc = suspend_end(e, (*ja.ti)->SuspendThread(ja.ti, (jthread)e->ref));
+  if (suspend_begin(e)) rc = suspend_end(e, (*ja.ti)->SuspendThread(ja.ti, t));
   pthread_mutex_unlock(&sus_mu);
   return rc;
 }
 
 static int resume_thread(void *vd, uint32_t thread) {
-  ja_entry *e = thread_entry(thread);
-  if (e == NULL) return DDMC_JDWP_INVALID_THREAD;
+  ja_tstate *e = ja_tstate_of(thread);
+  jthread t = ja_thread(thread);
+  if (e == NULL || t == NULL) return DDMC_JDWP_INVALID_THREAD;
   int rc = 0;
   pthread_mutex_lock(&sus_mu);
-  if (resume_begin(e)) rc = resume_end((*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref));
+  if (resume_begin(e)) rc = resume_end((*ja.ti)->ResumeThread(ja.ti, t));
   pthread_mutex_unlock(&sus_mu);
   return rc;
 }
@@ -153,7 +152,8 @@ static int resume_thread(void *vd, uint32_t thread) {
  * would take it, with one SuspendThreadList / ResumeThreadList for those JVM TI stops or lets go
  * (one call in place of n, each of which looks its thread up in HotSpot's list of threads). */
 typedef struct bulk_one {
-  ja_entry *e;
+  ja_tstate *e;
+  jthread t;
   uint32_t at; /* index in the library's list */
 } bulk_one;
 
@@ -167,16 +167,18 @@ static int in_bulk(const uint32_t *threads, uint32_t n, int *errs, int suspend) 
   }
   uint32_t k = 0;
   for (uint32_t i = 0; i < n; i++) {
-    v[i].e = thread_entry(threads[i]);
+    v[i].e = ja_tstate_of(threads[i]);
+    v[i].t = ja_thread(threads[i]);
+    if (v[i].t == NULL) v[i].e = NULL;
     errs[i] = v[i].e == NULL ? DDMC_JDWP_INVALID_THREAD : 0;
   }
   pthread_mutex_lock(&sus_mu);
   for (uint32_t i = 0; i < n; i++) {
-    ja_entry *e = v[i].e;
+    ja_tstate *e = v[i].e;
     if (e == NULL || !(suspend ? suspend_begin(e) : resume_begin(e))) continue;
-    v[k].at = i; /* k <= i: v[i].e already read */
+    v[k].at = i; /* k <= i: v[i] already read */
     v[k].e = e;
-    ts[k++] = (jthread)e->ref;
+    ts[k++] = v[i].t;
   }
   jvmtiError r = JVMTI_ERROR_NONE;
   if (k > 0)
@@ -215,7 +217,7 @@ int ja_world_stop(JNIEnv *env) {
   world_n = 0;
   for (jint i = 0; i < n; i++) {
     uint32_t id = (uint32_t)ja_ref(env, ts[i]);
-    ja_entry *e = ja_entry_of(id);
+    ja_tstate *e = ja_tstate_of(id);
     if (e != NULL && id != me && !atomic_load(&e->internal) && world_ids != NULL) {
       pthread_mutex_lock(&sus_mu);
       if (e->in_callback > 0) {
@@ -236,9 +238,9 @@ int ja_world_stop(JNIEnv *env) {
 void ja_world_resume(void) {
   pthread_mutex_lock(&sus_mu);
   for (jint i = 0; i < world_n; i++) {
-    ja_entry *e = ja_entry_of(world_ids[i]);
+    ja_tstate *e = ja_tstate_of(world_ids[i]);
     if (e == NULL) continue;
-    if (e->world == 1) (*ja.ti)->ResumeThread(ja.ti, (jthread)e->ref);
+    if (e->world == 1) (*ja.ti)->ResumeThread(ja.ti, ja_thread(world_ids[i]));
     e->world = 0;
   }
   pthread_cond_broadcast(&sus_cv);
@@ -252,7 +254,7 @@ void ja_world_resume(void) {
  * safepoints and collector never wait for. Only noted, for THST: a thread stopped at a breakpoint
  * is suspended to a DDM monitor beside the debugger (ddm.c), not "native". */
 static void thread_parking(void *vd, uint32_t thread, int parked) {
-  ja_entry *e = ja_entry_of(thread);
+  ja_tstate *e = ja_tstate_of(thread);
   if (e != NULL) atomic_store_explicit(&e->parked, parked, memory_order_relaxed);
 }
 

@@ -26,7 +26,7 @@ static int status_of(jint st) {
 static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
   /* The name is borrowed until the op returns: a per-thread copy outlives JVM TI's. */
   static _Thread_local char name[256];
-  ja_entry *e = ja_entry_of(id);
+  ja_tstate *e = ja_tstate_of(id);
   jthread t = ja_thread(id); /* threads are kept entries: a global reference, never freed */
   if (e == NULL || t == NULL) return DDMC_JDWP_INVALID_THREAD;
   JNIEnv *env = ja_enter();
@@ -70,7 +70,7 @@ static int for_each_debuggee_thread(void *vd, ddmc_thread_object_visit_fn fn, vo
   for (jint i = 0; i < n; i++) {
     if (!stop) {
       uint32_t id = (uint32_t)ja_ref(env, ts[i]);
-      ja_entry *e = ja_entry_of(id);
+      ja_tstate *e = ja_tstate_of(id);
       if (e != NULL && !atomic_load(&e->internal) && fn(arg, id, id) != 0) stop = 1;
     }
     (*env)->DeleteLocalRef(env, ts[i]);
@@ -128,7 +128,7 @@ static int main_thread(void *vd, uint32_t *out) {
 
 /* Frames a PopFrames popped that JVM TI still shows until the thread runs (mutate.c). */
 static int32_t hidden(uint32_t thread) {
-  ja_entry *e = ja_entry_of(thread);
+  ja_tstate *e = ja_tstate_of(thread);
   return e ? atomic_load(&e->hidden) : 0;
 }
 

@@ -42,7 +42,6 @@ typedef struct ddmc__dbg_cls {
   ddmc_class handle;
   uint64_t id;     /* its referenceTypeID */
   char *signature; /* copied JNI signature */
-  char *dotted;    /* "pkg.Cls$Inner" / "int[]": what ClassMatch compares */
   char *source;    /* copied source file name or NULL */
   uint8_t type_tag;
   uint8_t object_tag; /* tag of its instances: 'L' 's' '[' 't' 'g' 'c' 'l' */
@@ -63,6 +62,12 @@ int ddmc__dbg_class_of_id(ddmc__dbg *d, uint64_t id, const ddmc__dbg_cls **out);
 /* The cached description of c, registering it (and its referenceTypeID) on first sight.
  * Thread: any. The pointer stays valid until the session ends. */
 int ddmc__dbg_cls_get(ddmc__dbg *d, ddmc_class c, const ddmc__dbg_cls **out);
+/* k's dotted name ("pkg.Cls$Inner", "int[]": what ClassMatch compares) written into out when out
+ * is non-NULL (room for the length + 1); returns its length, SIZE_MAX for an impossible one. */
+size_t ddmc__dbg_cls_dotted(const ddmc__dbg_cls *k, char *out);
+/* Does k's dotted name match a JDWP class pattern? 0 also when the name cannot be made (no
+ * memory). Thread: any. */
+int ddmc__dbg_cls_matches(ddmc__dbg *d, const ddmc__dbg_cls *k, const char *pattern);
 /* Does c descend from (or equal) ancestor, by superclasses? Thread: any. */
 int ddmc__dbg_is_subclass(ddmc__dbg *d, ddmc_class c, ddmc_class ancestor);
 /* Is c target, a subclass of it, or an implementor of it (superinterfaces too)? Thread: any; asks the

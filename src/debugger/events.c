@@ -85,9 +85,21 @@ static int loc_eq(const ddmc_location *a, const ddmc_location *b) {
   return a->cls == b->cls && a->method == b->method && a->index == b->index;
 }
 
+int ddmc__dbg_cls_matches(ddmc__dbg *d, const ddmc__dbg_cls *k, const char *pattern) {
+  char small[256];
+  size_t n = ddmc__dbg_cls_dotted(k, NULL);
+  if (n == SIZE_MAX) return 0;
+  char *name = n < sizeof small ? small : ddmc__malloc(ddmc__dbg_mem(d), n + 1);
+  if (name == NULL) return 0;
+  ddmc__dbg_cls_dotted(k, name);
+  int hit = ddmc__dbg_pattern_match(pattern, name);
+  if (name != small) ddmc__free(ddmc__dbg_mem(d), name);
+  return hit;
+}
+
 static int class_name_matches(ddmc__dbg *d, ddmc_class c, const char *pattern) {
   const ddmc__dbg_cls *k;
-  return c != 0 && ddmc__dbg_cls_get(d, c, &k) == 0 && ddmc__dbg_pattern_match(pattern, k->dotted);
+  return c != 0 && ddmc__dbg_cls_get(d, c, &k) == 0 && ddmc__dbg_cls_matches(d, k, pattern);
 }
 
 /* A ThreadOnly of a thread not started when it was set: the event's thread is it when its object is

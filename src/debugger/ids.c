@@ -263,24 +263,25 @@ static size_t dotted_name(const char *sig, char *out) {
   return blen + 2 * dims;
 }
 
-/* One block: the description, then its signature, dotted name and source file (100,000 classes
- * listed by a debugger kept 300,000 small allocations otherwise). */
+/* One block: the description, then its signature and source file (100,000 classes listed by a
+ * debugger kept 300,000 small allocations otherwise). The dotted name is made when a ClassMatch
+ * asks (ddmc__dbg_cls_dotted), not kept: few classes are ever matched. */
 static ddmc__dbg_cls *cls_new(const ddmc__mem *mem, const ddmc_class_info *info) {
-  size_t sl = strlen(info->signature), dl = dotted_name(info->signature, NULL);
+  size_t sl = strlen(info->signature);
   size_t fl = info->source_file ? strlen(info->source_file) : 0;
-  if (dl == SIZE_MAX || sl > SIZE_MAX / 4 || fl > SIZE_MAX / 4) return NULL;
-  ddmc__dbg_cls *k = ddmc__calloc(mem, 1, sizeof(*k) + sl + 1 + dl + 1 + (info->source_file ? fl + 1 : 0));
+  if (sl > SIZE_MAX / 4 || fl > SIZE_MAX / 4) return NULL;
+  ddmc__dbg_cls *k = ddmc__calloc(mem, 1, sizeof(*k) + sl + 1 + (info->source_file ? fl + 1 : 0));
   if (k == NULL) return NULL;
   k->signature = (char *)(k + 1);
   memcpy(k->signature, info->signature, sl + 1);
-  k->dotted = k->signature + sl + 1;
-  dotted_name(info->signature, k->dotted);
   if (info->source_file) {
-    k->source = k->dotted + dl + 1;
+    k->source = k->signature + sl + 1;
     memcpy(k->source, info->source_file, fl + 1);
   }
   return k;
 }
+
+size_t ddmc__dbg_cls_dotted(const ddmc__dbg_cls *k, char *out) { return dotted_name(k->signature, out); }
 
 static void cls_free(const ddmc__mem *mem, ddmc__dbg_cls *c) { ddmc__free(mem, c); }
 

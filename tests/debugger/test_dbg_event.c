@@ -30,6 +30,29 @@ static void test_pattern_match(void **state) {
   assert_false(ddmc__dbg_pattern_match("*Debug", "Debu"));
 }
 
+/* ClassMatch compares the dotted name, made from the signature when asked: arrays, primitives,
+ * and a name longer than the matcher's stack buffer. */
+static void test_class_pattern_names(void **state) {
+  (void)state;
+  char sig[700];
+  ddmc__dbg_cls k = {.signature = "[[Lp/Q$R;"};
+  assert_true(ddmc__dbg_cls_matches(F->d, &k, "p.Q$R[][]"));
+  assert_true(ddmc__dbg_cls_matches(F->d, &k, "p.*"));
+  assert_false(ddmc__dbg_cls_matches(F->d, &k, "p.Q$R"));
+  k.signature = "[I";
+  assert_true(ddmc__dbg_cls_matches(F->d, &k, "int[]"));
+  k.signature = "LDebug;";
+  assert_true(ddmc__dbg_cls_matches(F->d, &k, "Debug"));
+  assert_false(ddmc__dbg_cls_matches(F->d, &k, "LDebug;"));
+  sig[0] = 'L';
+  for (int i = 1; i < 600; i++) sig[i] = i % 10 == 0 ? '/' : 'a';
+  memcpy(sig + 600, "Z;", 3);
+  k.signature = sig;
+  assert_true(ddmc__dbg_cls_matches(F->d, &k, "*aaaaaaaaa.aaaaaaaaaZ"));
+  assert_true(ddmc__dbg_cls_matches(F->d, &k, "aaaaaaaaa.aaaa*"));
+  assert_false(ddmc__dbg_cls_matches(F->d, &k, "*aaaa/aaaaZ"));
+}
+
 /* Switches shared with another client (an agent, src/vmctl): the debugger's clearing leaves the
  * other's breakpoint, watch and stepping in place; the VM is told once each way. */
 static void test_switches_shared_with_agent(void **state) {
@@ -678,6 +701,7 @@ static void test_request_budget(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pattern_match),
+      cmocka_unit_test_setup_teardown(test_class_pattern_names, setup, teardown),
       cmocka_unit_test_setup_teardown(test_request_budget, setup, teardown),
       cmocka_unit_test_setup_teardown(test_breakpoints_counted_per_location, setup, teardown),
       cmocka_unit_test_setup_teardown(test_switches_shared_with_agent, setup, teardown),
