@@ -449,7 +449,7 @@ void bench_section_hotspot(const bench_opts *o) {
  *
  *   classes  Many N 0: AllClasses and ClassesBySignature(LGen<N/2>;) at N = 1,000 / 10,000
  *            (/ 100,000), median of 5; the JVM's RSS idle (before any debugger) and after the
- *            debugger has listed the classes
+ *            debugger has listed the classes (and 1 s after, for what the listing leaves behind)
  *   threads  Many 0 T: AllThreads, and SuspendAll + ResumeAll as one pair, at T = 100 / 1,000
  *            (/ 10,000), median of 5
  *   frames   Deep D: ThreadReference.Frames(all) of a thread D calls deep, D = 10 / 1,000 / 10,000
@@ -562,6 +562,9 @@ static void scale_classes(const hs_env *e, int n) {
         (void)cmd(&c, 1, 1, NULL, 0, NULL, NULL);
         t[ours][1] = median_cmd(&c, 1, 3, NULL, 0, 5);
         t[ours][0] = median_cmd(&c, 1, 2, body, 4 + (size_t)sn, 5);
+        /* What the listing leaves behind, not its peak: each agent gets a second to give its
+         * reply buffers back (ours does so 0.5 s after the last big reply, src/jdwp/session.h). */
+        bench_sleep_us(1000000);
         rss[ours][1] = proc_kb(vm.pid, "VmRSS:");
       }
     } else {

@@ -158,7 +158,7 @@ static int frame_location(void *vd, uint32_t thread, int32_t depth, ddmc_locatio
 }
 
 /* One GetStackTrace for n frames: GetFrameLocation walks from the top for each depth. n is the
- * library's batch (cmd_thread.c: at most 4096), so the frames' buffer is bounded. Frames a pop
+ * library's batch (cmd_thread.c: at most 65536), so the frames' buffer is bounded. Frames a pop
  * hides are skipped as frame_location skips them. */
 static int frame_locations(void *vd, uint32_t thread, int32_t first, int32_t n, ddmc_location *out) {
   jthread t = ja_thread(thread);

@@ -589,7 +589,7 @@ typedef struct ddmc_vm_bridge {
    * per frame, which costs a VM that walks the stack from the top for each depth (JVM TI's
    * GetFrameLocation) the square of the depth). frame_locations: the locations of frames
    * [first, first + n) of a suspended thread into out, innermost first, as frame_location gives
-   * them one by one; the library asks at most 4096 at a time. Returns 0,
+   * them one by one; the library asks at most 65536 at a time. Returns 0,
    * DDMC_JDWP_INVALID_THREAD, DDMC_JDWP_INVALID_FRAMEID (fewer frames than first + n), or
    * another JDWP error. Thread: the JDWP thread. */
   int (*frame_locations)(void *vm_data, uint32_t thread, int32_t first, int32_t n, ddmc_location *out);

@@ -198,7 +198,7 @@ static int answer(ddmc__jdwp_session *s, const ddmc__jdwp_packet *pkt) {
   rc = ddmc__jdwp_out_reply(s, pkt->id, 0, s->reply.p, s->reply.len);
   /* A big answer (AllClasses of 100,000 classes: 2.7 MB) is not kept for the session's life. */
   ddmc__buf_reset(&s->reply);
-  if (ddmc__buf_shrink(&s->reply, DDMC__KEEP_BYTES)) s->trim = 1;
+  if (s->reply.cap > DDMC__KEEP_BYTES) s->trim_at = ddmc__now_ms() + DDMC__TRIM_DELAY_MS;
   return rc;
 }
 

@@ -21,6 +21,9 @@
 #define DDMC__REPLY_MAX ((size_t)64 << 20)
 /* A session's reply and output buffers give back what they hold over this once empty. */
 #define DDMC__KEEP_BYTES ((size_t)256 << 10)
+/* ... once no big reply has come for this long: a debugger asking for the frames of a deep stack
+ * at every step would otherwise pay for the memory's return and its faulting in again each time. */
+#define DDMC__TRIM_DELAY_MS 500
 #define DDMC__PACKET_CHUNKS 64
 #define DDMC__PACKET_REPLY_BYTES ((size_t)1 << 20)
 
@@ -38,7 +41,8 @@ typedef struct ddmc__jdwp_session {
   ddmc__jdwp_framer fr;
   ddmc_buf out;    /* bytes to write; out_off of them already written */
   size_t out_off;
-  int trim;        /* a big reply went out: once out is empty, shrink it and trim (thread.c) */
+  int64_t trim_at; /* a big reply went out: at this time (ms), out empty, its buffers shrink and
+                      the C library trims (thread.c); 0: nothing to give back */
   ddmc_buf reply;  /* payload of the reply being built */
   ddmc_buf hbuf;   /* scratch for handler replies after the first chunk of a packet */
   ddmc_buf extra;  /* whole packets to send right after the current reply */

@@ -41,11 +41,6 @@ static int flush_out(ddmc__jdwp_session *s) {
   if (s->out_off == s->out.len) {
     s->out.len = 0;
     s->out_off = 0;
-    if (s->trim) { /* after a big reply only: a stream empties out often, and trims cost */
-      s->trim = 0;
-      ddmc__buf_shrink(&s->out, DDMC__KEEP_BYTES);
-      ddmc__mem_trim(&vm->mem);
-    }
   } else if (s->out_off >= 65536 && s->out_off >= s->out.len / 2) {
     ddmc__buf_consume(&s->out, s->out_off);
     s->out_off = 0;
@@ -228,6 +223,19 @@ static int session_timeout(ddmc__jdwp_session *s, int64_t now) {
 
 static int min_timeout(int a, int b) { return a < 0 ? b : (b < 0 || a < b ? a : b); }
 
+/* The buffers of a big reply given back once the session has had none for DDMC__TRIM_DELAY_MS
+ * and its output is out (a stream empties out often, and a trim costs: after big replies only).
+ * Returns the poll timeout until then (-1: none). */
+static int trim_due(ddmc__jdwp_session *s, int64_t now) {
+  if (s->trim_at == 0 || ddmc__jdwp_session_pending(s) != 0) return -1; /* flushing wakes the loop */
+  if (now < s->trim_at) return (int)(s->trim_at - now);
+  s->trim_at = 0;
+  ddmc__buf_shrink(&s->reply, DDMC__KEEP_BYTES);
+  ddmc__buf_shrink(&s->out, DDMC__KEEP_BYTES);
+  ddmc__mem_trim(&s->vm->mem);
+  return -1;
+}
+
 /* The thread's sessions and its wake-up grace period. */
 typedef struct loop {
   ddmc_vm *vm;
@@ -259,7 +267,10 @@ static int holds_queue(const loop *l) {
 static int next_timeout(loop *l, int64_t now) {
   ddmc_vm *vm = l->vm;
   int timeout = -1;
-  for (int i = 0; i < l->set.n; i++) timeout = min_timeout(timeout, session_timeout(l->set.s[i], now));
+  for (int i = 0; i < l->set.n; i++) {
+    timeout = min_timeout(timeout, session_timeout(l->set.s[i], now));
+    timeout = min_timeout(timeout, trim_due(l->set.s[i], now));
+  }
   if (any_shaken(l))
     for (int i = 0; i < vm->nservices; i++)
       if (vm->services[i].tick != NULL) timeout = min_timeout(timeout, vm->services[i].tick(vm, vm->services[i].ud, now));
