@@ -95,9 +95,14 @@ model=$(lscpu 2>/dev/null | sed -n 's/^Model name:[[:space:]]*//p' | head -n 1)
 echo "libddmc benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "machine: nproc $(nproc), ${model:-unknown CPU}, kernel $(uname -r); java: $java_desc"
 echo "load average (1, 5, 15 min): $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end (a shared machine: figures under load)"
-if [[ -s $BENCH_SCALE_DATA ]] && command -v python3 >/dev/null 2>&1; then
-  python3 "$root/bench/scale_plot.py" "$BENCH_SCALE_DATA" "$root/bench/scale.svg" >&2 &&
-    echo "scale: plot in bench/scale.svg (points in $BENCH_SCALE_DATA)"
+# The plot and its points beside RESULTS.md come from a run of every curve only: one curve's run
+# would leave the others out of the picture.
+if [[ -s $BENCH_SCALE_DATA && -z ${BENCH_SCALE_ONLY:-} ]] && command -v python3 >/dev/null 2>&1; then
+  cp "$BENCH_SCALE_DATA" "$root/bench/scale.tsv" &&
+    python3 "$root/bench/scale_plot.py" "$BENCH_SCALE_DATA" "$root/bench/scale.svg" >&2 &&
+    echo "scale: plot in bench/scale.svg (points in bench/scale.tsv)"
+elif [[ -s $BENCH_SCALE_DATA ]]; then
+  echo "scale: one curve only (BENCH_SCALE_ONLY): points in $BENCH_SCALE_DATA; bench/scale.svg left as it was"
 fi
 echo "pinning: $(if [[ ${BENCH_PIN:-1} == 0 ]]; then echo off; else echo 'servers on CPU 0; clients as each group says'; fi)"
 echo
