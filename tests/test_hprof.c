@@ -178,6 +178,50 @@ static void count_visit(void *ud, int sub, uint8_t tag, const uint8_t *body, siz
   if (body < c->lo || body + len > c->hi) c->outside = 1;
 }
 
+/* The top-level records of one tag, in file order. */
+typedef struct records {
+  uint8_t tag;
+  int n;
+  const uint8_t *body[32];
+  size_t len[32];
+} records;
+
+static void collect_visit(void *ud, int sub, uint8_t tag, const uint8_t *body, size_t len) {
+  records *r = ud;
+  if (sub || tag != r->tag) return;
+  assert_true(r->n < 32);
+  r->body[r->n] = body;
+  r->len[r->n++] = len;
+}
+
+/* One LOAD CLASS per class, in for_each_class's order: serial, class object id (a synthetic one
+ * for the array classes, which have none), stack trace serial 0, and its name as a STRING. */
+static void check_load_classes(const uint8_t *p, size_t n) {
+  static const uint32_t ids[NCLASSES] = {0x100, 0x101, 0x102, 0x103, 0xF0000000, 0xF0000001, 0x104};
+  static const char *const names[NCLASSES] = {"java.lang.Object", "java.lang.Class", "Base", "Sub",
+                                              "int[]", "Sub[]", "java.lang.String"};
+  records lc = {.tag = 0x02}, str = {.tag = 0x01};
+  assert_int_equal(ddmc_host_hprof_walk(p, n, collect_visit, &lc), 0);
+  assert_int_equal(ddmc_host_hprof_walk(p, n, collect_visit, &str), 0);
+  assert_int_equal(lc.n, NCLASSES);
+  for (int i = 0; i < NCLASSES; i++) {
+    const uint8_t *b = lc.body[i];
+    assert_int_equal(lc.len[i], 16);
+    assert_int_equal(be32(b), i + 1);
+    assert_int_equal(be32(b + 4), ids[i]);
+    assert_int_equal(be32(b + 8), 0);
+    uint32_t name = be32(b + 12);
+    int found = 0;
+    for (int k = 0; k < str.n; k++)
+      if (be32(str.body[k]) == name) {
+        found = 1;
+        assert_int_equal(str.len[k], 4 + strlen(names[i]));
+        assert_memory_equal(str.body[k] + 4, names[i], strlen(names[i]));
+      }
+    assert_true(found);
+  }
+}
+
 static void test_dump_layout(void **state) {
   (void)state;
   fake f;
@@ -251,6 +295,22 @@ static void test_dump_layout(void **state) {
     assert_non_null(find(p, n, r, sizeof r));
   }
   assert_null(find(p, n, (const uint8_t[]){0xC3, 0, 0, 2}, 4));
+  /* Every root in for_each_root's order, each with its fields: the object, JNI GLOBAL's ref (0),
+   * the thread (1) where the kind names one, a frame or stack trace serial of -1. */
+  const uint8_t root_run[] = {
+      0xFF, 0, 0, 2, 0,                                                /* UNKNOWN */
+      0x01, 0, 0, 2, 0, 0, 0, 0, 0,                                    /* JNI GLOBAL */
+      0x02, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff,            /* JNI LOCAL */
+      0x03, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff,            /* JAVA FRAME */
+      0x04, 0, 0, 2, 0, 0, 0, 0, 1,                                    /* NATIVE STACK */
+      0x05, 0, 0, 1, 2,                                                /* STICKY CLASS: Base's */
+      0x06, 0, 0, 2, 0, 0, 0, 0, 1,                                    /* THREAD BLOCK */
+      0x07, 0, 0, 2, 0,                                                /* MONITOR USED */
+      0x08, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff,            /* THREAD OBJECT */
+      0x89, 0, 0, 2, 0, 0x8A, 0, 0, 2, 0, 0x8B, 0, 0, 2, 0, 0x8D, 0, 0, 2, 0, /* Android's */
+      0x8E, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};           /* JNI MONITOR */
+  assert_non_null(find(p, n, root_run, sizeof root_run));
+  check_load_classes(p, n);
   assert_int_equal(p[n - 9], 0x2C); /* HEAP DUMP END, last */
 
   /* The 1.0.2 form: no HEAP DUMP INFO, Android roots as ROOT UNKNOWN, JNI MONITOR shortened. */
