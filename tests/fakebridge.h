@@ -7,7 +7,7 @@
  * known to the byte, fakebridge_new_program); a test that needs another answer adds a knob here
  * rather than a bridge of its own.
  *
- * The program (see fakebridge.c for every value):
+ * The built-in program (see fakebridge.c for every value):
  *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
  *             java.lang.Class, java.lang.Runnable (an interface), Debug ("LDebug;", implements Runnable,
  *             5 static and 7 instance fields of types I Z J D String / I B C S F LDebug; [I, methods
@@ -125,7 +125,8 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_HEAP 1024u /* a heap: with_world_stopped, for_each_object, for_each_root, collect,
                                  object_size, object_hash (see "The heap" below) */
 
-/* The heap (FAKEBRIDGE_HEAP): for_each_object shows every object of the debuggee (the program's,
+/* The heap (FAKEBRIDGE_HEAP; with a program of the test's, see fd_program below): for_each_object
+ * shows every object of the debuggee (the program's,
  * those made since and those fakebridge_add added), last first (not in address order), each of fakebridge_object_size bytes
  * in DDMC_HEAP_ID_APP, an int[] with its elements; for_each_root shows FD_O_DEBUG as a JNI global,
  * FD_O_CLASS_DEBUG as a sticky class and each thread object as a THREAD_OBJECT of its thread.
