@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Heap dumps (src/profile/hprof_*.c, chunks/hprof.c) over the tests' fake bridge (fakebridge.h)
  * given a program whose heap is small and known to the byte: the file's records and their order,
- * every root kind, the cap, a bridge that misbehaves, every allocation failing in turn, HPDU and HPDS over a real socket, FEAT, and a
- * peer that stops reading in the middle of an HPDS. host/hprof.c (the census and the 1.0.2
- * conversion) is checked on the same bytes. */
+ * every root kind, the cap, a bridge that misbehaves, every allocation failing in turn, HPDU and
+ * HPDS over a real socket, FEAT, and a peer that stops reading in the middle of an HPDS.
+ * host/hprof.c (the census and the 1.0.2 conversion) is checked on the same bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -65,8 +65,8 @@ static const fd_pvalue sub1_fields[] = {{C_SUB, 0, V_L(O_SUB2)},
                                         {C_BASE, 2, {.tag = 'J', .u.j = 0x1122334455667788ll}}};
 static const fd_pvalue sub2_fields[] = {
     {C_SUB, 0, V_L(0)}, {C_SUB, 2, {.tag = 'C', .u.i = 'y'}}, {C_BASE, 1, V_I(2)}, {C_BASE, 2, {.tag = 'J', .u.j = 3}}};
-static const int32_t ints[3] = {1, 2, 3}; /* O_INTS and the many: given with the object */
-static const ddmc_value subs_values[2] = {V_L(O_SUB1), V_L(0)};      /* O_SUBS: read with array_get */
+static const int32_t ints[3] = {1, 2, 3};                             /* O_INTS and the many: given with the object */
+static const ddmc_value subs_values[2] = {V_L(O_SUB1), V_L(0)};       /* O_SUBS: read with array_get */
 static const ddmc_value ints2_values[2] = {V_I(-1), V_I(0x7fffffff)}; /* O_INTS2: read with array_get */
 
 #define CLASS_OBJECT(ref) {(ref), C_CLASS, 64, DDMC_HEAP_ID_DEFAULT, -1, NULL, NULL, NULL, 0, 0, 0, 0}
@@ -85,11 +85,11 @@ static const fd_pobject fixed_objects[] = {
 /* Every root kind, JNI MONITOR's with its thread and frame. */
 #define ROOT(k) {(k) == DDMC_GC_ROOT_STICKY_CLASS ? 0x102 : O_SUB1, (k), 1, 0, 2}
 static const ddmc_gc_root roots[] = {
-    ROOT(DDMC_GC_ROOT_UNKNOWN),       ROOT(DDMC_GC_ROOT_JNI_GLOBAL),      ROOT(DDMC_GC_ROOT_JNI_LOCAL),
-    ROOT(DDMC_GC_ROOT_JAVA_FRAME),    ROOT(DDMC_GC_ROOT_NATIVE_STACK),    ROOT(DDMC_GC_ROOT_STICKY_CLASS),
-    ROOT(DDMC_GC_ROOT_THREAD_BLOCK),  ROOT(DDMC_GC_ROOT_MONITOR_USED),    ROOT(DDMC_GC_ROOT_THREAD_OBJECT),
-    ROOT(DDMC_GC_ROOT_INTERNED_STRING), ROOT(DDMC_GC_ROOT_FINALIZING),  ROOT(DDMC_GC_ROOT_DEBUGGER),
-    ROOT(DDMC_GC_ROOT_VM_INTERNAL),   ROOT(DDMC_GC_ROOT_JNI_MONITOR)};
+    ROOT(DDMC_GC_ROOT_UNKNOWN),         ROOT(DDMC_GC_ROOT_JNI_GLOBAL),   ROOT(DDMC_GC_ROOT_JNI_LOCAL),
+    ROOT(DDMC_GC_ROOT_JAVA_FRAME),      ROOT(DDMC_GC_ROOT_NATIVE_STACK), ROOT(DDMC_GC_ROOT_STICKY_CLASS),
+    ROOT(DDMC_GC_ROOT_THREAD_BLOCK),    ROOT(DDMC_GC_ROOT_MONITOR_USED), ROOT(DDMC_GC_ROOT_THREAD_OBJECT),
+    ROOT(DDMC_GC_ROOT_INTERNED_STRING), ROOT(DDMC_GC_ROOT_FINALIZING),   ROOT(DDMC_GC_ROOT_DEBUGGER),
+    ROOT(DDMC_GC_ROOT_VM_INTERNAL),     ROOT(DDMC_GC_ROOT_JNI_MONITOR)};
 _Static_assert(sizeof roots / sizeof roots[0] == DDMC_GC_ROOT_JNI_MONITOR + 1, "a root of every kind");
 
 /* The fake bridge with the program; a test adds objects after the fixed ones (fake_add). */
@@ -434,7 +434,8 @@ static void test_written_while_built(void **state) {
   fake_init(&f, &mem, 0);
   /* about 6 MiB: several segments and blocks, handed over as they fill; every 1000th in the zygote heap */
   const uint32_t nmany = 250000;
-  fake_add(&f, (fd_pobject){O_MANY, C_INTS, 28, DDMC_HEAP_ID_APP, 3, ints, NULL, NULL, 0, nmany, DDMC_HEAP_ID_ZYGOTE, 1000});
+  const fd_pobject many = {O_MANY, C_INTS, 28, DDMC_HEAP_ID_APP, 3, ints, NULL, NULL, 0, nmany, DDMC_HEAP_ID_ZYGOTE, 1000};
+  fake_add(&f, many);
   long base = atomic_load(&a.live);
   ddmc__prof_hprof *h;
   char msg[256];
