@@ -434,8 +434,8 @@ static void test_written_while_built(void **state) {
   fake_init(&f, &mem, 0);
   /* about 6 MiB: several segments and blocks, handed over as they fill; every 1000th in the zygote heap */
   const uint32_t nmany = 250000;
-  const fd_pobject many = {O_MANY, C_INTS, 28, DDMC_HEAP_ID_APP, 3, ints, NULL, NULL, 0, nmany, DDMC_HEAP_ID_ZYGOTE, 1000};
-  fake_add(&f, many);
+  fake_add(&f, (fd_pobject){.ref = O_MANY, .cls = C_INTS, .size = 28, .heap_id = DDMC_HEAP_ID_APP, .length = 3,
+                            .elements = ints, .repeat = nmany, .alt_heap = DDMC_HEAP_ID_ZYGOTE, .alt_every = 1000});
   long base = atomic_load(&a.live);
   ddmc__prof_hprof *h;
   char msg[256];
