@@ -346,8 +346,15 @@ static ddmc_value *field_slot(fakebridge *f, ddmc_ref o, ddmc_class c, uint32_t 
   return &ob->fields[field];
 }
 
+static void count_read(fakebridge *f) {
+  if (atomic_load(&f->world_stopped) == 0) atomic_fetch_add(&f->n_unstopped_reads, 1);
+}
+
 static int get_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, ddmc_value *out) {
   fakebridge *f = FD(vd);
+  count_read(f);
+  int rc = atomic_load(&f->fail_get_field);
+  if (rc != 0) return rc;
   const ddmc_field_info *fi;
   ddmc_value *v = field_slot(f, o, c, field, &fi);
   if (v == NULL) {
@@ -419,6 +426,7 @@ static int array_length(void *vd, ddmc_ref a, int32_t *out) {
 
 static int array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
   fakebridge *f = FD(vd);
+  count_read(f);
   fd_object *ob = array_of(f, a);
   if (ob == NULL) return DDMC_JDWP_INVALID_ARRAY;
   if (first < 0 || n < 0 || first > ob->arrlen || n > ob->arrlen - first) {
@@ -937,6 +945,182 @@ static int object_hash(void *vd, ddmc_ref o, int32_t *out) {
   return 0;
 }
 
+/* ---- a program of the test's (fakebridge_new_program) */
+
+static const fd_pclass *pclass(const fakebridge *f, ddmc_class c) {
+  const fd_program *p = f->prog;
+  return c >= FD_C_PROG && c - FD_C_PROG < p->nclasses ? &p->classes[c - FD_C_PROG] : NULL;
+}
+
+static const fd_pobject *pobject(const fakebridge *f, ddmc_ref r) {
+  const fd_program *p = f->prog;
+  for (size_t k = 0; r != 0 && k < p->nobjects; k++) {
+    const fd_pobject *o = &p->objects[k];
+    if (r >= o->ref && r - o->ref < (o->repeat > 1 ? o->repeat : 1)) return o;
+  }
+  return NULL;
+}
+
+/* Is c the class oc or one of its superclasses? (A chain of the program's; bounded: a cycle is
+ * the test's mistake, not a hang.) */
+static int p_is_a(const fakebridge *f, ddmc_class oc, ddmc_class c) {
+  for (int depth = 0; oc != 0 && depth < 64; depth++) {
+    if (oc == c) return 1;
+    const fd_pclass *pc = pclass(f, oc);
+    oc = pc != NULL ? pc->info.superclass : 0;
+  }
+  return 0;
+}
+
+static int p_for_each_class(void *vd, ddmc_class_visit_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  for (uint32_t i = 0; i < f->prog->nclasses; i++)
+    if (fn(arg, FD_C_PROG + i)) break;
+  return 0;
+}
+
+static int p_class_info(void *vd, ddmc_class c, ddmc_class_info *out) {
+  fakebridge *f = FD(vd);
+  const fd_pclass *pc = pclass(f, c);
+  if (pc == NULL) return class_info(vd, c, out);
+  atomic_fetch_add(&f->n_class_info, 1);
+  *out = pc->info;
+  out->nfields = pc->nfields;
+  return 0;
+}
+
+static int p_field_info(void *vd, ddmc_class c, uint32_t field, ddmc_field_info *out) {
+  fakebridge *f = FD(vd);
+  const fd_pclass *pc = pclass(f, c);
+  if (pc == NULL) return field_info(vd, c, field, out);
+  if (field >= pc->nfields) {
+    bad(f);
+    return DDMC_JDWP_INVALID_FIELDID;
+  }
+  const fd_pfield *pf = &pc->fields[field];
+  *out = (ddmc_field_info){pf->name, pf->signature, NULL, pf->modifiers};
+  return 0;
+}
+
+/* A static (o == 0) or o's instance field (c, field): the value the program gives, else NULL. */
+static const ddmc_value *p_field_value(const fakebridge *f, const fd_pclass *pc, const fd_pobject *po, ddmc_ref o,
+                                       ddmc_class c, uint32_t field) {
+  if (field >= pc->nfields) return NULL;
+  int is_static = (pc->fields[field].modifiers & DDMC_ACC_STATIC) != 0;
+  if (o == 0) return is_static ? &pc->fields[field].value : NULL;
+  if (is_static || po == NULL || !p_is_a(f, po->cls, c)) return NULL;
+  for (size_t i = 0; i < po->nfields; i++)
+    if (po->fields[i].cls == c && po->fields[i].field == field) return &po->fields[i].value;
+  return NULL;
+}
+
+static int p_get_field(void *vd, ddmc_ref o, ddmc_class c, uint32_t field, ddmc_value *out) {
+  fakebridge *f = FD(vd);
+  const fd_pclass *pc = pclass(f, c);
+  const fd_pobject *po = pobject(f, o);
+  if (pc == NULL && po == NULL) return get_field(vd, o, c, field, out);
+  count_read(f);
+  int rc = atomic_load(&f->fail_get_field);
+  if (rc != 0) return rc;
+  const ddmc_value *v = pc != NULL ? p_field_value(f, pc, po, o, c, field) : NULL;
+  if (v == NULL) {
+    bad(f);
+    return DDMC_JDWP_INVALID_FIELDID;
+  }
+  *out = *v;
+  return 0;
+}
+
+static int p_array_get(void *vd, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
+  fakebridge *f = FD(vd);
+  const fd_pobject *po = pobject(f, a);
+  if (po == NULL) return array_get(vd, a, first, n, out);
+  count_read(f);
+  if (po->length < 0 || po->values == NULL) {
+    bad(f);
+    return DDMC_JDWP_INVALID_ARRAY;
+  }
+  if (first < 0 || n < 0 || first > po->length || n > po->length - first) {
+    bad(f);
+    return DDMC_JDWP_INVALID_INDEX;
+  }
+  if (n > 0) memcpy(out, po->values + first, sizeof(*out) * (size_t)n);
+  return 0;
+}
+
+static int p_array_length(void *vd, ddmc_ref a, int32_t *out) {
+  fakebridge *f = FD(vd);
+  const fd_pobject *po = pobject(f, a);
+  if (po == NULL) return array_length(vd, a, out);
+  if (po->length < 0) {
+    bad(f);
+    return DDMC_JDWP_INVALID_ARRAY;
+  }
+  *out = po->length;
+  return 0;
+}
+
+static int p_object_class(void *vd, ddmc_ref o, ddmc_class *out) {
+  const fd_pobject *po = pobject(FD(vd), o);
+  if (po == NULL) return object_class(vd, o, out);
+  *out = po->cls;
+  return 0;
+}
+
+static int p_object_size(void *vd, ddmc_ref o, uint64_t *out) {
+  const fd_pobject *po = pobject(FD(vd), o);
+  if (po == NULL) return object_size(vd, o, out);
+  *out = po->size;
+  return 0;
+}
+
+static int p_object_hash(void *vd, ddmc_ref o, int32_t *out) {
+  if (pobject(FD(vd), o) == NULL) return object_hash(vd, o, out);
+  *out = (int32_t)(o * 31);
+  return 0;
+}
+
+static int p_for_each_object(void *vd, ddmc_heap_object_visit_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  if (atomic_load(&f->world_stopped) == 0) bad(f);
+  const fd_program *p = f->prog;
+  for (size_t k = 0; k < p->nobjects; k++) {
+    const fd_pobject *o = &p->objects[k];
+    uint32_t n = o->repeat > 1 ? o->repeat : 1;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t heap = o->alt_every > 0 && i % o->alt_every == 0 ? o->alt_heap : o->heap_id;
+      ddmc_heap_object h = {o->ref + i, o->cls, o->size, heap, o->length, o->elements};
+      if (fn(arg, &h)) return 0;
+    }
+  }
+  return 0;
+}
+
+static int p_for_each_root(void *vd, ddmc_gc_root_visit_fn fn, void *arg) {
+  fakebridge *f = FD(vd);
+  if (atomic_load(&f->world_stopped) == 0) bad(f);
+  for (size_t i = 0; i < f->prog->nroots; i++)
+    if (fn(arg, &f->prog->roots[i])) break;
+  return 0;
+}
+
+/* With a program: its ops in place of the built-in program's (each falls back to them). */
+static void add_program_ops(fakebridge *f, unsigned flags) {
+  f->bridge.for_each_class = p_for_each_class;
+  f->bridge.class_info = p_class_info;
+  f->bridge.field_info = p_field_info;
+  f->bridge.get_field = p_get_field;
+  f->bridge.array_get = p_array_get;
+  f->bridge.array_length = p_array_length;
+  f->bridge.object_class = p_object_class;
+  if (flags & FAKEBRIDGE_HEAP) {
+    f->bridge.for_each_object = p_for_each_object;
+    f->bridge.for_each_root = p_for_each_root;
+    f->bridge.object_size = p_object_size;
+    f->bridge.object_hash = p_object_hash;
+  }
+}
+
 /* ---- reflection (FAKEBRIDGE_REFLECTION) */
 
 static const uint8_t kCodeInit[] = {0x2a, 0xb7, 0x00, 0x01};                 /* aload_0; invokespecial #1 */
@@ -1098,6 +1282,8 @@ void fakebridge_reset_debuggee(fakebridge *f) {
   atomic_store(&f->absent_info, 0);
   atomic_store(&f->worker_dead, 0);
   atomic_store(&f->fail_suspend, 0);
+  atomic_store(&f->fail_get_field, 0);
+  atomic_store(&f->n_unstopped_reads, 0);
   atomic_store(&f->n_collect, 0);
   atomic_store(&f->n_stopped, 0);
   atomic_store(&f->n_class_info, 0);
@@ -1170,15 +1356,18 @@ static void add_ops(fakebridge *f, unsigned flags) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;
   }
+  if (f->prog != NULL) add_program_ops(f, flags);
+  if (flags & FAKEBRIDGE_NO_ROOTS) f->bridge.for_each_root = NULL;
 }
 
-int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *vm_cfg, const ddmc_options *vm_opts,
-                      const ddmc_allocator *mem) {
+static int new_fake(fakebridge *f, unsigned flags, const fakevm_config *vm_cfg, const ddmc_options *vm_opts,
+                    const ddmc_allocator *mem, const fd_program *prog) {
   const fakevm_config own = {.threads = kThreads,
                              .nthreads = flags & FAKEBRIDGE_NO_JDWP_THREAD ? FD_NTHREADS - 1 : FD_NTHREADS};
   fakevm_init(&f->fv, vm_cfg ? vm_cfg : &own); /* zeroes f->fv only */
   memset((char *)f + sizeof(f->fv), 0, sizeof(*f) - sizeof(f->fv));
   f->magic = FAKEBRIDGE_MAGIC;
+  f->prog = prog;
   pthread_mutex_init(&f->bp_lock, NULL);
   fakebridge_reset_debuggee(f);
   add_ops(f, flags);
@@ -1204,6 +1393,16 @@ int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *vm_cfg
   if ((rc = ddmc__jdwp_session_input(s, (const uint8_t *)DDMC__HANDSHAKE, DDMC__HANDSHAKE_LEN)) != 0) return rc;
   f->session = s->number;
   return 0;
+}
+
+int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *vm_cfg, const ddmc_options *vm_opts,
+                      const ddmc_allocator *mem) {
+  return new_fake(f, flags, vm_cfg, vm_opts, mem, NULL);
+}
+
+int fakebridge_new_program(fakebridge *f, unsigned flags, const fd_program *p, const fakevm_config *cfg,
+                           const ddmc_options *o, const ddmc_allocator *mem) {
+  return new_fake(f, flags, cfg, o, mem, p);
 }
 
 void fakebridge_reconnect(fakebridge *f) { ddmc__dbg_set_connected(f->d, f->session); }

@@ -3,10 +3,11 @@
  * small static program, plus counters of what the library asked of it. The debugger layer's
  * tests and fuzzer, the profiler's tests (test_profile, test_prof_session), the JVM TI tests
  * (jvmti/jv_fixture.h), the session fuzzer and the lock-contract test (test_lockcheck) configure it
- * with fakebridge_new's flags and knobs; a test that needs another answer adds a knob here rather
- * than a bridge of its own. (Not yet: test_hprof keeps its own heap, known to the byte.)
+ * with fakebridge_new's flags and knobs, and test_hprof gives it a program of its own (a heap
+ * known to the byte, fakebridge_new_program); a test that needs another answer adds a knob here
+ * rather than a bridge of its own.
  *
- * The program (see fakebridge.c for every value):
+ * The built-in program (see fakebridge.c for every value):
  *   classes   java.lang.Object, java.lang.String, java.lang.Thread (one int field), java.lang.ThreadGroup,
  *             java.lang.Class, java.lang.Runnable (an interface), Debug ("LDebug;", implements Runnable,
  *             5 static and 7 instance fields of types I Z J D String / I B C S F LDebug; [I, methods
@@ -124,7 +125,8 @@ enum { FD_HOOK_SUSPEND = 1, FD_HOOK_INVOKE = 2 };
 #define FAKEBRIDGE_HEAP 1024u /* a heap: with_world_stopped, for_each_object, for_each_root, collect,
                                  object_size, object_hash (see "The heap" below) */
 
-/* The heap (FAKEBRIDGE_HEAP): for_each_object shows every object of the debuggee (the program's,
+/* The heap (FAKEBRIDGE_HEAP; with a program of the test's, see fd_program below): for_each_object
+ * shows every object of the debuggee (the program's,
  * those made since and those fakebridge_add added), last first (not in address order), each of fakebridge_object_size bytes
  * in DDMC_HEAP_ID_APP, an int[] with its elements; for_each_root shows FD_O_DEBUG as a JNI global,
  * FD_O_CLASS_DEBUG as a sticky class and each thread object as a THREAD_OBJECT of its thread.
@@ -161,6 +163,60 @@ typedef struct fd_synth {
   const char *ctor_sig;
 } fd_synth;
 #define FAKEBRIDGE_BULK_SUSPEND 2048u /* the bridge has suspend_threads / resume_threads (counted below) */
+#define FAKEBRIDGE_NO_ROOTS 4096u /* with FAKEBRIDGE_HEAP: no for_each_root (a VM that cannot dump its heap) */
+
+/* A program of the test's own (fakebridge_new_program), for a heap known to the byte: classes
+ * with a superclass chain, declared instance and static fields, objects of every kind in the
+ * heaps the test names, and roots. Its class i is the handle FD_C_PROG + i. With a program,
+ * for_each_class, for_each_object and for_each_root show only the program's classes, objects and
+ * roots; class_info, field_info, get_field, array_get, array_length, object_class, object_size and
+ * object_hash answer from the program for its classes and objects and as without it for the
+ * others; every other op is the built-in program's. The program and what it points to are the
+ * test's, read at every call: a test may change them (an array's length, one more object) between
+ * dumps, never while the library walks the heap. */
+#define FD_C_PROG ((ddmc_class)0x10000)
+typedef struct fd_pfield {
+  const char *name, *signature;
+  uint32_t modifiers; /* DDMC_ACC_STATIC: a static, whose value is value */
+  ddmc_value value;
+} fd_pfield;
+typedef struct fd_pclass {
+  ddmc_class_info info; /* as class_info answers it, but nfields (the count below) */
+  const fd_pfield *fields; /* its declared fields, statics among them: field index i is fields[i] */
+  uint32_t nfields;
+} fd_pclass;
+typedef struct fd_pvalue { /* an instance field's value: (class declaring it, field index) */
+  ddmc_class cls;
+  uint32_t field;
+  ddmc_value value;
+} fd_pvalue;
+/* An object, or repeat > 1 alike ones (refs ref .. ref + repeat - 1). for_each_object shows
+ * ref, cls, size, heap_id, length and elements as they are here, the objects in the order listed;
+ * object i of a repeat lives in alt_heap when alt_every > 0 and i % alt_every == 0. get_field
+ * answers fields (a field read that is not there counts in bad_calls); array_get answers values
+ * (an array without values, such as one whose elements for_each_object gives, counts in bad_calls
+ * and answers INVALID_ARRAY: the library reads those from the walk). */
+typedef struct fd_pobject {
+  ddmc_ref ref;
+  ddmc_class cls;
+  uint64_t size;
+  uint32_t heap_id;
+  int32_t length;       /* arrays: the element count; -1 otherwise */
+  const void *elements; /* primitive arrays: what for_each_object gives (NULL: none) */
+  const ddmc_value *values; /* arrays: length values for array_get (NULL: none) */
+  const fd_pvalue *fields;
+  size_t nfields;
+  uint32_t repeat;
+  uint32_t alt_heap, alt_every;
+} fd_pobject;
+typedef struct fd_program {
+  const fd_pclass *classes;
+  uint32_t nclasses;
+  const fd_pobject *objects;
+  size_t nobjects;
+  const ddmc_gc_root *roots; /* for_each_root's visits, in this order */
+  size_t nroots;
+} fd_program;
 
 typedef struct fakebridge {
   fakevm fv;           /* first: the ddmc_vm's vm_data is this struct */
@@ -183,6 +239,7 @@ typedef struct fakebridge {
   atomic_int absent_info;  /* line_table / variable_table answer ABSENT_INFORMATION */
   atomic_int worker_dead;  /* thread_info(Worker) answers INVALID_THREAD */
   atomic_int fail_suspend; /* suspend_thread answers this error when non-zero */
+  atomic_int fail_get_field; /* get_field answers this error when non-zero (not counted as bad) */
   int nmodules;            /* for_each_module's count (FAKEBRIDGE_REFLECTION) */
   fd_synth synth;          /* FAKEBRIDGE_SYNTH_CLASSES' exceptions */
   int synth_on;
@@ -212,6 +269,10 @@ typedef struct fakebridge {
   atomic_int n_interrupt, last_interrupt_thread, last_stop_thread;
   atomic_int n_thread_objects; /* for_each_debuggee_thread calls */
   atomic_int n_collect, n_stopped, world_stopped; /* the heap: collect and with_world_stopped calls, inside one */
+  /* get_field and array_get calls outside with_world_stopped: a debugger's are, a heap dump's
+   * never (its reads are part of one stopped walk). */
+  atomic_int n_unstopped_reads;
+  const fd_program *prog; /* fakebridge_new_program's, or NULL */
   /* suspend_threads / resume_threads: calls, and the threads of the last call (each one goes
    * through suspend_thread / resume_thread, counted there too; fail_suspend fails the first of a
    * suspend_threads call only). */
@@ -248,6 +309,10 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
  * flags): a test or fuzzer that needs another VM half beside the debuggee. */
 int fakebridge_new_vm(fakebridge *f, unsigned flags, const fakevm_config *cfg, const ddmc_options *o,
                       const ddmc_allocator *mem);
+/* The same answering from the program p (see fd_program), which must stay put and alive until
+ * fakebridge_free. */
+int fakebridge_new_program(fakebridge *f, unsigned flags, const fd_program *p, const fakevm_config *cfg,
+                           const ddmc_options *o, const ddmc_allocator *mem);
 /* Ends the session (the library's disconnect clean-up runs) and frees the VM. */
 void fakebridge_free(fakebridge *f);
 /* Puts the debuggee back as fakebridge_new made it (objects, statics, frames, knobs, breakpoints and

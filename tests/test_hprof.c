@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Heap dumps (src/profile/hprof_*.c, chunks/hprof.c) over a fake VM whose heap is small and known
- * to the byte: the file's records and their order, every root kind, the cap, a bridge that
- * misbehaves, every allocation failing in turn, HPDU and HPDS over a real socket, FEAT, and a
- * peer that stops reading in the middle of an HPDS. host/hprof.c (the census and the 1.0.2
- * conversion) is checked on the same bytes. */
+/* Heap dumps (src/profile/hprof_*.c, chunks/hprof.c) over the tests' fake bridge (fakebridge.h)
+ * given a program whose heap is small and known to the byte: the file's records and their order,
+ * every root kind, the cap, a bridge that misbehaves, every allocation failing in turn, HPDU and
+ * HPDS over a real socket, FEAT, and a peer that stops reading in the middle of an HPDS.
+ * host/hprof.c (the census and the 1.0.2 conversion) is checked on the same bytes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -24,184 +24,120 @@
 #include "ddmc_host.h"
 #include "profile/hprof.h"
 #include "util/testutil.h"
+#include "fakebridge.h"
 #include "vm_int.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
 #define TMO 10000
 
-/* ---- the fake heap */
+/* ---- the heap: a program of this test's own, which the tests' fake bridge answers from */
 
-enum { C_OBJECT = 1, C_CLASS, C_BASE, C_SUB, C_INTS, C_SUBS, C_STRING, NCLASSES = 7 };
+enum { C_OBJECT = FD_C_PROG, C_CLASS, C_BASE, C_SUB, C_INTS, C_SUBS, C_STRING, C_END };
+#define NCLASSES (C_END - C_OBJECT)
 enum { O_SUB1 = 0x200, O_SUB2, O_INTS, O_SUBS, O_STR, O_INTS2, O_BIG, O_MANY = 0x100000 };
 
-typedef struct fake {
-  ddmc_vm *vm;
-  int32_t ints[3];
-  int32_t ints2[2];
-  int32_t *big; /* O_BIG: an int[] of nbig, only when set */
-  size_t nbig;
-  size_t nmany; /* that many more int[3] (refs from O_MANY), for dumps of many blocks */
-  ddmc_ref bad_ref;       /* non-zero: for_each_object visits this ref too */
-  int fail_get_field;     /* get_field answers this JDWP error */
-  int no_roots;           /* leave for_each_root out of the table */
-  atomic_int inside;      /* with_world_stopped is running */
-  atomic_int outside_calls; /* heap ops called outside with_world_stopped: must stay 0 */
-} fake;
-
-static const struct {
-  const char *sig;
-  ddmc_class super;
-  ddmc_ref obj;
-} classes[NCLASSES + 1] = {{NULL, 0, 0},
-                           {"Ljava/lang/Object;", 0, 0x100},
-                           {"Ljava/lang/Class;", C_OBJECT, 0x101},
-                           {"LBase;", C_OBJECT, 0x102},
-                           {"LSub;", C_BASE, 0x103},
-                           {"[I", C_OBJECT, 0},
-                           {"[LSub;", C_OBJECT, 0},
-                           {"Ljava/lang/String;", C_OBJECT, 0x104}};
+#define V_I(v) {.tag = 'I', .u.i = (v)}
+#define V_L(v) {.tag = 'L', .u.l = (v)}
 
 /* Base: static int sCount = 7; int a; long b.  Sub: Base ref; static String sName; char c. */
-static const struct {
-  const char *name, *sig;
-  int stat;
-} base_fields[] = {{"sCount", "I", 1}, {"a", "I", 0}, {"b", "J", 0}},
-  sub_fields[] = {{"ref", "LBase;", 0}, {"sName", "Ljava/lang/String;", 1}, {"c", "C", 0}};
+static const fd_pfield base_fields[] = {
+    {"sCount", "I", DDMC_ACC_STATIC, V_I(7)}, {"a", "I", 0, {0}}, {"b", "J", 0, {0}}};
+static const fd_pfield sub_fields[] = {
+    {"ref", "LBase;", 0, {0}}, {"sName", "Ljava/lang/String;", DDMC_ACC_STATIC, V_L(O_STR)}, {"c", "C", 0, {0}}};
 
-static int op_for_each_class(void *d, ddmc_class_visit_fn fn, void *arg) {
-  for (ddmc_class c = 1; c <= NCLASSES; c++)
-    if (fn(arg, c)) break;
-  return 0;
-}
+#define CLASS_INFO(sig, sup, obj) \
+  {.signature = (sig), .superclass = (sup), .class_object = (obj), .type_tag = DDMC_TYPE_CLASS}
+#define ARRAY_INFO(sig) {.signature = (sig), .superclass = C_OBJECT, .type_tag = DDMC_TYPE_ARRAY}
+static const fd_pclass classes[NCLASSES] = {
+    {CLASS_INFO("Ljava/lang/Object;", 0, 0x100), NULL, 0},
+    {CLASS_INFO("Ljava/lang/Class;", C_OBJECT, 0x101), NULL, 0},
+    {CLASS_INFO("LBase;", C_OBJECT, 0x102), base_fields, 3},
+    {CLASS_INFO("LSub;", C_BASE, 0x103), sub_fields, 3},
+    {ARRAY_INFO("[I"), NULL, 0},
+    {ARRAY_INFO("[LSub;"), NULL, 0},
+    {CLASS_INFO("Ljava/lang/String;", C_OBJECT, 0x104), NULL, 0},
+};
 
-static int op_class_info(void *d, ddmc_class c, ddmc_class_info *out) {
-  if (c < 1 || c > NCLASSES) return DDMC_JDWP_INVALID_CLASS;
-  memset(out, 0, sizeof(*out));
-  out->signature = classes[c].sig;
-  out->superclass = classes[c].super;
-  out->class_object = classes[c].obj;
-  out->nfields = c == C_BASE ? 3 : c == C_SUB ? 3 : 0;
-  out->type_tag = classes[c].sig[0] == '[' ? DDMC_TYPE_ARRAY : DDMC_TYPE_CLASS;
-  return 0;
-}
+/* Each Sub's fields, by the class that declares them. */
+static const fd_pvalue sub1_fields[] = {{C_SUB, 0, V_L(O_SUB2)},
+                                        {C_SUB, 2, {.tag = 'C', .u.i = 'x'}},
+                                        {C_BASE, 1, V_I(1)},
+                                        {C_BASE, 2, {.tag = 'J', .u.j = 0x1122334455667788ll}}};
+static const fd_pvalue sub2_fields[] = {
+    {C_SUB, 0, V_L(0)}, {C_SUB, 2, {.tag = 'C', .u.i = 'y'}}, {C_BASE, 1, V_I(2)}, {C_BASE, 2, {.tag = 'J', .u.j = 3}}};
+static const int32_t ints[3] = {1, 2, 3};                             /* O_INTS and the many: given with the object */
+static const ddmc_value subs_values[2] = {V_L(O_SUB1), V_L(0)};       /* O_SUBS: read with array_get */
+static const ddmc_value ints2_values[2] = {V_I(-1), V_I(0x7fffffff)}; /* O_INTS2: read with array_get */
 
-static int op_field_info(void *d, ddmc_class c, uint32_t i, ddmc_field_info *out) {
-  if ((c != C_BASE && c != C_SUB) || i >= 3) return DDMC_JDWP_INVALID_FIELDID;
-  memset(out, 0, sizeof(*out));
-  out->name = c == C_BASE ? base_fields[i].name : sub_fields[i].name;
-  out->signature = c == C_BASE ? base_fields[i].sig : sub_fields[i].sig;
-  out->modifiers = (c == C_BASE ? base_fields[i].stat : sub_fields[i].stat) ? DDMC_ACC_STATIC : 0;
-  return 0;
-}
+#define CLASS_OBJECT(ref) {(ref), C_CLASS, 64, DDMC_HEAP_ID_DEFAULT, -1, NULL, NULL, NULL, 0, 0, 0, 0}
+/* The class objects first, then six objects: one in the zygote heap between app ones. */
+static const fd_pobject fixed_objects[] = {
+    CLASS_OBJECT(0x100), CLASS_OBJECT(0x101), CLASS_OBJECT(0x102), CLASS_OBJECT(0x103), CLASS_OBJECT(0x104),
+    {O_SUB1, C_SUB, 40, DDMC_HEAP_ID_APP, -1, NULL, NULL, sub1_fields, 4, 0, 0, 0},
+    {O_SUB2, C_SUB, 40, DDMC_HEAP_ID_APP, -1, NULL, NULL, sub2_fields, 4, 0, 0, 0},
+    {O_INTS, C_INTS, 28, DDMC_HEAP_ID_ZYGOTE, 3, ints, NULL, NULL, 0, 0, 0, 0},
+    {O_SUBS, C_SUBS, 24, DDMC_HEAP_ID_APP, 2, NULL, subs_values, NULL, 0, 0, 0, 0},
+    {O_STR, C_STRING, 16, DDMC_HEAP_ID_APP, -1, NULL, NULL, NULL, 0, 0, 0, 0},
+    {O_INTS2, C_INTS, 24, DDMC_HEAP_ID_APP, 2, NULL, ints2_values, NULL, 0, 0, 0, 0},
+};
+#define NFIXED (sizeof fixed_objects / sizeof fixed_objects[0])
 
-static int op_get_field(void *d, ddmc_ref o, ddmc_class c, uint32_t i, ddmc_value *out) {
-  fake *f = d;
-  if (!atomic_load(&f->inside)) atomic_fetch_add(&f->outside_calls, 1);
-  if (f->fail_get_field) return f->fail_get_field;
-  memset(out, 0, sizeof(*out));
-  if (o == 0) { /* statics */
-    if (c == C_BASE && i == 0) *out = (ddmc_value){.tag = 'I', .u.i = 7};
-    else if (c == C_SUB && i == 1) *out = (ddmc_value){.tag = 'L', .u.l = O_STR};
-    else return DDMC_JDWP_INVALID_FIELDID;
-    return 0;
-  }
-  if (o != O_SUB1 && o != O_SUB2) return DDMC_JDWP_INVALID_OBJECT;
-  int first = o == O_SUB1;
-  if (c == C_BASE && i == 1) *out = (ddmc_value){.tag = 'I', .u.i = first ? 1 : 2};
-  else if (c == C_BASE && i == 2) *out = (ddmc_value){.tag = 'J', .u.j = first ? 0x1122334455667788ll : 3};
-  else if (c == C_SUB && i == 0) *out = (ddmc_value){.tag = 'L', .u.l = first ? O_SUB2 : 0};
-  else if (c == C_SUB && i == 2) *out = (ddmc_value){.tag = 'C', .u.i = first ? 'x' : 'y'};
-  else return DDMC_JDWP_INVALID_FIELDID;
-  return 0;
-}
+/* Every root kind, JNI MONITOR's with its thread and frame. */
+#define ROOT(k) {(k) == DDMC_GC_ROOT_STICKY_CLASS ? 0x102 : O_SUB1, (k), 1, 0, 2}
+static const ddmc_gc_root roots[] = {
+    ROOT(DDMC_GC_ROOT_UNKNOWN),         ROOT(DDMC_GC_ROOT_JNI_GLOBAL),   ROOT(DDMC_GC_ROOT_JNI_LOCAL),
+    ROOT(DDMC_GC_ROOT_JAVA_FRAME),      ROOT(DDMC_GC_ROOT_NATIVE_STACK), ROOT(DDMC_GC_ROOT_STICKY_CLASS),
+    ROOT(DDMC_GC_ROOT_THREAD_BLOCK),    ROOT(DDMC_GC_ROOT_MONITOR_USED), ROOT(DDMC_GC_ROOT_THREAD_OBJECT),
+    ROOT(DDMC_GC_ROOT_INTERNED_STRING), ROOT(DDMC_GC_ROOT_FINALIZING),   ROOT(DDMC_GC_ROOT_DEBUGGER),
+    ROOT(DDMC_GC_ROOT_VM_INTERNAL),     ROOT(DDMC_GC_ROOT_JNI_MONITOR)};
+_Static_assert(sizeof roots / sizeof roots[0] == DDMC_GC_ROOT_JNI_MONITOR + 1, "a root of every kind");
 
-static int op_array_get(void *d, ddmc_ref a, int32_t first, int32_t n, ddmc_value *out) {
-  fake *f = d;
-  for (int32_t i = 0; i < n; i++) {
-    if (a == O_SUBS) out[i] = (ddmc_value){.tag = 'L', .u.l = first + i == 0 ? O_SUB1 : 0};
-    else if (a == O_INTS2) out[i] = (ddmc_value){.tag = 'I', .u.i = f->ints2[first + i]};
-    else return DDMC_JDWP_INVALID_ARRAY; /* the others give their elements */
-  }
-  return 0;
-}
+/* The fake bridge with the program; a test adds objects after the fixed ones (fake_add). */
+typedef struct fake {
+  fakebridge fb;
+  ddmc_vm *vm; /* fb's */
+  fd_program prog;
+  fd_pobject obj[NFIXED + 4];
+} fake;
 
-static int op_with_world_stopped(void *d, ddmc_stopped_fn fn, void *arg) {
-  fake *f = d;
-  atomic_store(&f->inside, 1);
-  int rc = fn(arg);
-  atomic_store(&f->inside, 0);
-  return rc;
-}
-
-static int op_for_each_object(void *d, ddmc_heap_object_visit_fn fn, void *arg) {
-  fake *f = d;
-  if (!atomic_load(&f->inside)) atomic_fetch_add(&f->outside_calls, 1);
-  for (ddmc_class c = 1; c <= NCLASSES; c++) {
-    if (!classes[c].obj) continue;
-    ddmc_heap_object o = {classes[c].obj, C_CLASS, 64, DDMC_HEAP_ID_DEFAULT, -1, NULL};
-    if (fn(arg, &o)) return 0;
-  }
-  ddmc_heap_object objs[] = {
-      {O_SUB1, C_SUB, 40, DDMC_HEAP_ID_APP, -1, NULL},        {O_SUB2, C_SUB, 40, DDMC_HEAP_ID_APP, -1, NULL},
-      {O_INTS, C_INTS, 28, DDMC_HEAP_ID_ZYGOTE, 3, f->ints},  {O_SUBS, C_SUBS, 24, DDMC_HEAP_ID_APP, 2, NULL},
-      {O_STR, C_STRING, 16, DDMC_HEAP_ID_APP, -1, NULL},      {O_INTS2, C_INTS, 24, DDMC_HEAP_ID_APP, 2, NULL},
-      {O_BIG, C_INTS, 16 + f->nbig * 4, DDMC_HEAP_ID_APP, (int32_t)f->nbig, f->big},
-      {f->bad_ref, C_OBJECT, 16, DDMC_HEAP_ID_APP, -1, NULL}};
-  size_t n = sizeof(objs) / sizeof(objs[0]) - (f->big ? 1 : 2);
-  if (f->bad_ref) objs[n++] = objs[7];
-  for (size_t i = 0; i < n; i++)
-    if (fn(arg, &objs[i])) return 0;
-  for (size_t i = 0; i < f->nmany; i++) {
-    ddmc_heap_object o = {O_MANY + i, C_INTS, 28, i % 1000 ? DDMC_HEAP_ID_APP : DDMC_HEAP_ID_ZYGOTE, 3, f->ints};
-    if (fn(arg, &o)) return 0;
-  }
-  return 0;
-}
-
-static int op_for_each_root(void *d, ddmc_gc_root_visit_fn fn, void *arg) {
-  for (int k = DDMC_GC_ROOT_UNKNOWN; k <= DDMC_GC_ROOT_JNI_MONITOR; k++) {
-    ddmc_gc_root r = {k == DDMC_GC_ROOT_STICKY_CLASS ? 0x102 : O_SUB1, (ddmc_gc_root_kind)k, 1, 0, 2};
-    if (fn(arg, &r)) return 0;
-  }
-  return 0;
-}
-
-static ddmc_vm_bridge fake_bridge(const fake *f) {
-  ddmc_vm_bridge bridge;
-  memset(&bridge, 0, sizeof(bridge));
-  bridge.for_each_class = op_for_each_class;
-  bridge.class_info = op_class_info;
-  bridge.field_info = op_field_info;
-  bridge.get_field = op_get_field;
-  bridge.array_get = op_array_get;
-  bridge.with_world_stopped = op_with_world_stopped;
-  bridge.for_each_object = op_for_each_object;
-  if (!f->no_roots) bridge.for_each_root = op_for_each_root;
-  return bridge;
-}
-
-static void vm_log(void *d, ddmc_log_level lvl, const char *msg) {
+static void vm_log(void *ud, ddmc_log_level lvl, const char *msg) {
   if (lvl >= DDMC_LOG_WARN || getenv("DDMC_TEST_VERBOSE")) fprintf(stderr, "[vm] %s\n", msg);
 }
 
-static void fake_init(fake *f, const ddmc_allocator *mem, int start) {
+/* The VM (not started) with the heap above: the bridge only, no debugger (dumps need none).
+ * flags: more of fakebridge_new's (FAKEBRIDGE_NO_ROOTS). */
+static void fake_init(fake *f, const ddmc_allocator *mem, unsigned flags) {
   memset(f, 0, sizeof(*f));
-  f->ints[0] = 1, f->ints[1] = 2, f->ints[2] = 3;
-  f->ints2[0] = -1, f->ints2[1] = 0x7fffffff;
+  memcpy(f->obj, fixed_objects, sizeof fixed_objects);
+  f->prog = (fd_program){classes, NCLASSES, f->obj, NFIXED, roots, sizeof roots / sizeof roots[0]};
   ddmc_options o;
   char err[128];
   ddmc_options_init(&o); /* parse sets only what the spec names */
   assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", err, sizeof err), 0);
-  ddmc_vm_ops vops;
-  memset(&vops, 0, sizeof(vops));
-  vops.log = vm_log;
-  assert_int_equal(ddmc_vm_new(&f->vm, &o, &vops, mem, f), 0);
+  const fakevm_config vm = {.log = vm_log}; /* no threads: the heap's roots name thread 1 only */
+  assert_int_equal(
+      fakebridge_new_program(&f->fb, FAKEBRIDGE_NO_DEBUGGER | FAKEBRIDGE_HEAP | flags, &f->prog, &vm, &o, mem), 0);
+  f->vm = f->fb.fv.vm;
 }
 
-static void fake_attach(fake *f, int start) {
-  ddmc_vm_bridge bridge = fake_bridge(f);
-  assert_int_equal(ddmc_vm_set_bridge(f->vm, &bridge, f), 0); /* no debugger: dumps need none */
-  if (start) assert_int_equal(ddmc_vm_start(f->vm), 0);
+static void fake_start(fake *f) { assert_int_equal(ddmc_vm_start(f->vm), 0); }
+
+/* Appends an object to the heap; returns it (changed in place between dumps). */
+static fd_pobject *fake_add(fake *f, fd_pobject o) {
+  assert_true(f->prog.nobjects < sizeof f->obj / sizeof f->obj[0]);
+  f->obj[f->prog.nobjects] = o;
+  return &f->obj[f->prog.nobjects++];
+}
+
+/* O_BIG, an int[] of n elements at big. */
+static fd_pobject big_array(const int32_t *big, size_t n) {
+  return (fd_pobject){O_BIG, C_INTS, 16 + n * 4, DDMC_HEAP_ID_APP, (int32_t)n, big, NULL, NULL, 0, 0, 0, 0};
+}
+
+/* The library asked the fake nothing it should not have; frees the VM. */
+static void fake_free(fake *f) {
+  assert_int_equal(atomic_load(&f->fb.bad_calls), 0);
+  fakebridge_free(&f->fb);
 }
 
 /* The dump as one buffer. */
@@ -242,15 +178,59 @@ static void count_visit(void *ud, int sub, uint8_t tag, const uint8_t *body, siz
   if (body < c->lo || body + len > c->hi) c->outside = 1;
 }
 
+/* The top-level records of one tag, in file order. */
+typedef struct records {
+  uint8_t tag;
+  int n;
+  const uint8_t *body[32];
+  size_t len[32];
+} records;
+
+static void collect_visit(void *ud, int sub, uint8_t tag, const uint8_t *body, size_t len) {
+  records *r = ud;
+  if (sub || tag != r->tag) return;
+  assert_true(r->n < 32);
+  r->body[r->n] = body;
+  r->len[r->n++] = len;
+}
+
+/* One LOAD CLASS per class, in for_each_class's order: serial, class object id (a synthetic one
+ * for the array classes, which have none), stack trace serial 0, and its name as a STRING. */
+static void check_load_classes(const uint8_t *p, size_t n) {
+  static const uint32_t ids[NCLASSES] = {0x100, 0x101, 0x102, 0x103, 0xF0000000, 0xF0000001, 0x104};
+  static const char *const names[NCLASSES] = {"java.lang.Object", "java.lang.Class", "Base", "Sub",
+                                              "int[]", "Sub[]", "java.lang.String"};
+  records lc = {.tag = 0x02}, str = {.tag = 0x01};
+  assert_int_equal(ddmc_host_hprof_walk(p, n, collect_visit, &lc), 0);
+  assert_int_equal(ddmc_host_hprof_walk(p, n, collect_visit, &str), 0);
+  assert_int_equal(lc.n, NCLASSES);
+  for (int i = 0; i < NCLASSES; i++) {
+    const uint8_t *b = lc.body[i];
+    assert_int_equal(lc.len[i], 16);
+    assert_int_equal(be32(b), i + 1);
+    assert_int_equal(be32(b + 4), ids[i]);
+    assert_int_equal(be32(b + 8), 0);
+    uint32_t name = be32(b + 12);
+    int found = 0;
+    for (int k = 0; k < str.n; k++)
+      if (be32(str.body[k]) == name) {
+        found = 1;
+        assert_int_equal(str.len[k], 4 + strlen(names[i]));
+        assert_memory_equal(str.body[k] + 4, names[i], strlen(names[i]));
+      }
+    assert_true(found);
+  }
+}
+
 static void test_dump_layout(void **state) {
   (void)state;
   fake f;
   fake_init(&f, NULL, 0);
-  fake_attach(&f, 0);
   ddmc__prof_hprof *h;
   char msg[256];
   assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), 0);
-  assert_int_equal(atomic_load(&f.outside_calls), 0);
+  assert_int_equal(atomic_load(&f.fb.n_unstopped_reads), 0); /* every read inside the one stop */
+  assert_int_equal(atomic_load(&f.fb.n_stopped), 1);
   uint8_t *p = flatten(h);
   size_t n = h->len;
   assert_memory_equal(p, "JAVA PROFILE 1.0.3\0\0\0\0\4", 23);
@@ -315,6 +295,22 @@ static void test_dump_layout(void **state) {
     assert_non_null(find(p, n, r, sizeof r));
   }
   assert_null(find(p, n, (const uint8_t[]){0xC3, 0, 0, 2}, 4));
+  /* Every root in for_each_root's order, each with its fields: the object, JNI GLOBAL's ref (0),
+   * the thread (1) where the kind names one, a frame or stack trace serial of -1. */
+  const uint8_t root_run[] = {
+      0xFF, 0, 0, 2, 0,                                                /* UNKNOWN */
+      0x01, 0, 0, 2, 0, 0, 0, 0, 0,                                    /* JNI GLOBAL */
+      0x02, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff,            /* JNI LOCAL */
+      0x03, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff,            /* JAVA FRAME */
+      0x04, 0, 0, 2, 0, 0, 0, 0, 1,                                    /* NATIVE STACK */
+      0x05, 0, 0, 1, 2,                                                /* STICKY CLASS: Base's */
+      0x06, 0, 0, 2, 0, 0, 0, 0, 1,                                    /* THREAD BLOCK */
+      0x07, 0, 0, 2, 0,                                                /* MONITOR USED */
+      0x08, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff,            /* THREAD OBJECT */
+      0x89, 0, 0, 2, 0, 0x8A, 0, 0, 2, 0, 0x8B, 0, 0, 2, 0, 0x8D, 0, 0, 2, 0, /* Android's */
+      0x8E, 0, 0, 2, 0, 0, 0, 0, 1, 0xff, 0xff, 0xff, 0xff};           /* JNI MONITOR */
+  assert_non_null(find(p, n, root_run, sizeof root_run));
+  check_load_classes(p, n);
   assert_int_equal(p[n - 9], 0x2C); /* HEAP DUMP END, last */
 
   /* The 1.0.2 form: no HEAP DUMP INFO, Android roots as ROOT UNKNOWN, JNI MONITOR shortened. */
@@ -339,7 +335,7 @@ static void test_dump_layout(void **state) {
   ddmc_prof_get_stats(f.vm, &st);
   assert_int_equal(st.hprof_dumps, 1);
   assert_int_equal(st.hprof_bytes, n);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
 }
 
 /* ---- bounds and a bridge that misbehaves */
@@ -354,41 +350,40 @@ static void test_cap(void **state) {
   assert_int_equal(ddmc_prof_configure(f.vm, &c), 0);
   c.hprof_max_bytes = 1024;
   assert_int_equal(ddmc_prof_configure(f.vm, &c), DDMC_EINVAL);
-  fake_attach(&f, 0);
-  f.nbig = 300000; /* 1.2 MiB of int[] */
-  f.big = calloc(f.nbig, 4);
+  int32_t *big = calloc(300000, 4);
+  fd_pobject *o = fake_add(&f, big_array(big, 300000)); /* 1.2 MiB of int[] */
   ddmc__prof_hprof *h;
   char msg[256];
   assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), DDMC_ETOOBIG);
   assert_null(h);
   assert_non_null(strstr(msg, "larger than the 1 MiB"));
-  f.nbig = 200000; /* 800 KiB: fits */
+  *o = big_array(big, 200000); /* 800 KiB: fits */
   assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), 0);
   assert_true(h->len > 800000 && h->len < (1 << 20));
   ddmc__prof_hprof_free(f.vm, h);
   ddmc_prof_stats st;
   ddmc_prof_get_stats(f.vm, &st);
   assert_int_equal(st.hprof_failed, 1);
-  free(f.big);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
+  free(big);
 }
 
 static void test_bad_bridge(void **state) {
   (void)state;
   fake f;
   fake_init(&f, NULL, 0);
-  fake_attach(&f, 0);
   ddmc__prof_hprof *h;
   char msg[256];
-  f.bad_ref = 0xF0000001; /* does not fit below the synthetic ids */
+  /* does not fit below the synthetic ids */
+  fake_add(&f, (fd_pobject){0xF0000001, C_OBJECT, 16, DDMC_HEAP_ID_APP, -1, NULL, NULL, NULL, 0, 0, 0, 0});
   assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
   assert_non_null(strstr(msg, "does not fit a 4-byte hprof id"));
-  f.bad_ref = 0;
-  f.fail_get_field = DDMC_JDWP_INVALID_OBJECT;
+  f.prog.nobjects--;
+  atomic_store(&f.fb.fail_get_field, DDMC_JDWP_INVALID_OBJECT);
   assert_int_equal(ddmc__prof_hprof_build(f.vm, &h, msg, sizeof msg), DDMC_EIO);
   assert_non_null(strstr(msg, "get_field failed"));
   assert_null(h);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
 }
 
 static void test_every_allocation_fails(void **state) {
@@ -399,7 +394,6 @@ static void test_every_allocation_fails(void **state) {
     ddmc_allocator mem = failer_allocator(&a);
     fake f;
     fake_init(&f, &mem, 0);
-    fake_attach(&f, 0);
     long base = atomic_load(&a.live);
     atomic_store(&a.count, 0);
     atomic_store(&a.fail_at, at);
@@ -415,7 +409,7 @@ static void test_every_allocation_fails(void **state) {
     }
     assert_int_equal(atomic_load(&a.live), base); /* nothing kept */
     atomic_store(&a.fail_at, 0);
-    ddmc_vm_free(f.vm);
+    fake_free(&f);
   }
   assert_true(ok);
 }
@@ -438,8 +432,10 @@ static void test_written_while_built(void **state) {
   ddmc_allocator mem = failer_allocator(&a);
   fake f;
   fake_init(&f, &mem, 0);
-  fake_attach(&f, 0);
-  f.nmany = 250000; /* about 6 MiB: several segments and blocks, handed over as they fill */
+  /* about 6 MiB: several segments and blocks, handed over as they fill; every 1000th in the zygote heap */
+  const uint32_t nmany = 250000;
+  fake_add(&f, (fd_pobject){.ref = O_MANY, .cls = C_INTS, .size = 28, .heap_id = DDMC_HEAP_ID_APP, .length = 3,
+                            .elements = ints, .repeat = nmany, .alt_heap = DDMC_HEAP_ID_ZYGOTE, .alt_every = 1000});
   long base = atomic_load(&a.live);
   ddmc__prof_hprof *h;
   char msg[256];
@@ -459,7 +455,7 @@ static void test_written_while_built(void **state) {
   assert_non_null(h);
   assert_int_equal(h->len, wlen);
   assert_null(h->out.head); /* every byte went to the file */
-  assert_int_equal(h->objects, 6 + f.nmany); /* the fixed six and the many; class objects are not counted */
+  assert_int_equal(h->objects, 6 + nmany); /* the fixed six and the many; class objects are not counted */
   ddmc__prof_hprof_free(f.vm, h);
   assert_int_equal(atomic_load(&a.live), base); /* the writer freed what it wrote */
   size_t glen;
@@ -490,7 +486,7 @@ static void test_written_while_built(void **state) {
   ddmc_prof_get_stats(f.vm, &st1);
   assert_int_equal(st1.hprof_failed - st0.hprof_failed, rc != 0 ? 1 : 0);
   assert_int_equal(atomic_load(&a.live), base);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
 }
 
 /* ---- over a socket */
@@ -540,7 +536,7 @@ static void test_chunks(void **state) {
   (void)state;
   fake f;
   fake_init(&f, NULL, 0);
-  fake_attach(&f, 1);
+  fake_start(&f);
   ddmc_host *h = peer(&f);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
@@ -596,7 +592,7 @@ static void test_chunks(void **state) {
   assert_int_equal(exchange(h, T('H', 'P', 'D', 'U'), "\0\0\0\x09", 4, 0, NULL, NULL, rep, &rlen),
                    T('F', 'A', 'I', 'L'));
   ddmc_host_free(h);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
 }
 
 /* HPDU's answer: 0 for [0], else the reason after [0xFF] (in why). */
@@ -646,7 +642,7 @@ static void test_hpdu_names(void **state) {
 
   fake f;
   fake_init(&f, NULL, 0);
-  fake_attach(&f, 1);
+  fake_start(&f);
   ddmc_host *h = peer(&f);
   /* A FIFO: answered at once (an open waiting for a reader held the JDWP thread for good), and
    * the next request is served. */
@@ -694,7 +690,7 @@ static void test_hpdu_names(void **state) {
   assert_non_null(strstr(why, "File too large"));
   assert_int_equal(access(p[3], F_OK), -1);
   ddmc_host_free(h);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
   for (int i = 0; i < 5; i++) unlink(p[i]);
   rmdir(dir);
 }
@@ -716,7 +712,7 @@ static void test_hpdu_file_dir(void **state) {
   assert_int_equal(ddmc_prof_configure(f.vm, &c), DDMC_EINVAL);
   snprintf(c.file_dir, sizeof c.file_dir, "%s/", dir); /* a trailing slash is fine */
   assert_int_equal(ddmc_prof_configure(f.vm, &c), 0);
-  fake_attach(&f, 1);
+  fake_start(&f);
   ddmc_host *h = peer(&f);
   assert_int_equal(hpdu(h, ok, why, sizeof why), 0);
   assert_int_equal(access(ok, F_OK), 0);
@@ -731,7 +727,7 @@ static void test_hpdu_file_dir(void **state) {
     assert_int_equal(access(bad[i], F_OK), -1);
   }
   ddmc_host_free(h);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
   unlink(ok);
   rmdir(sub);
   rmdir(dir);
@@ -740,9 +736,8 @@ static void test_hpdu_file_dir(void **state) {
 static void test_unsupported(void **state) {
   (void)state;
   fake f;
-  fake_init(&f, NULL, 0);
-  f.no_roots = 1;
-  fake_attach(&f, 1);
+  fake_init(&f, NULL, FAKEBRIDGE_NO_ROOTS);
+  fake_start(&f);
   ddmc_host *h = peer(&f);
   ddmc_host_helo helo;
   assert_int_equal(ddmc_host_hello(h, &helo, TMO), 0);
@@ -756,7 +751,7 @@ static void test_unsupported(void **state) {
   assert_string_equal(fl.msg, "hprof dumps not supported in this VM");
   ddmc_host_fail_free(&fl);
   ddmc_host_free(h);
-  ddmc_vm_free(f.vm);
+  fake_free(&f);
 }
 
 static void test_stalled_peer(void **state) {
@@ -764,9 +759,10 @@ static void test_stalled_peer(void **state) {
   fake f;
   fake_init(&f, NULL, 0);
   f.vm->opt.stall_timeout_ms = 400;
-  fake_attach(&f, 1);
-  f.nbig = 6 << 20; /* 24 MiB of int[]: far more than the socket buffers hold */
-  f.big = calloc(f.nbig, 4);
+  fake_start(&f);
+  const size_t nbig = 6 << 20; /* 24 MiB of int[]: far more than the socket buffers hold */
+  int32_t *big = calloc(nbig, 4);
+  fake_add(&f, big_array(big, nbig));
   ddmc_host *h = peer(&f);
   uint32_t id;
   assert_int_equal(ddmc_host_send_chunk(h, T('H', 'P', 'D', 'S'), NULL, 0, &id), 0);
@@ -775,8 +771,10 @@ static void test_stalled_peer(void **state) {
   hammer_start(&hm, f.vm, 128);
   ddmc_stats st;
   wait_transfer_dropped(f.vm, &st, 20000);
+  /* Still sending: a thread blocked for good never counts again. Polled, not one 50 ms sleep:
+   * under ASan on a loaded machine the thread was once not scheduled in 50 ms. */
   long before = atomic_load(&hm.calls);
-  sleep_ms(50);
+  for (int i = 0; i < 500 && atomic_load(&hm.calls) == before; i++) sleep_ms(10);
   assert_true(atomic_load(&hm.calls) > before);
   hammer_stop(&hm);
   assert_int_equal(st.transfers_dropped, 1);
@@ -789,11 +787,11 @@ static void test_stalled_peer(void **state) {
   assert_int_equal(exchange(h, T('H', 'P', 'D', 'S'), NULL, 0, T('H', 'P', 'D', 'S'), &data, &n, NULL, NULL), 0);
   ddmc_host_hprof_info info;
   assert_int_equal(ddmc_host_hprof_scan(data, n, &info), 0);
-  assert_true(n > (size_t)f.nbig * 4);
+  assert_true(n > nbig * 4);
   free(data);
   ddmc_host_free(h);
-  ddmc_vm_free(f.vm);
-  free(f.big);
+  fake_free(&f);
+  free(big);
 }
 
 int main(void) {
