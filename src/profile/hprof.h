@@ -26,6 +26,7 @@
 
 #include <sys/types.h>
 
+#include "profile/hprof_conv.h"
 #include "profile/hprof_out.h"
 #include "vm_int.h"
 
@@ -113,5 +114,20 @@ int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr);
 void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint64_t *classes, uint64_t *roots,
                              uint64_t *dangling);
 void ddmc__prof_hpnat_close(ddmc__prof_hpnat *h);
+
+/* The converter's input over fd, a regular file open for reading (hprof_native.c; the bench
+ * drives the converter through it too). map non-zero: the file is mapped a window at a time
+ * (read-only, its pages read where they are: no copy into a buffer); when the first mapping
+ * fails, or map is 0, read() fills the converter's buffer. f must outlive *in;
+ * ddmc__prof_hpfile_end releases the window. */
+typedef struct ddmc__prof_hpfile {
+  int fd;
+  int mapped; /* set by ddmc__prof_hpfile_input: the input maps */
+  uint64_t size;
+  uint8_t *win; /* the window mapped, or NULL */
+  size_t win_len;
+} ddmc__prof_hpfile;
+void ddmc__prof_hpfile_input(ddmc__prof_hpfile *f, int fd, int map, ddmc__prof_hpconv_input *in);
+void ddmc__prof_hpfile_end(ddmc__prof_hpfile *f);
 
 #endif

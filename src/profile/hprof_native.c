@@ -21,6 +21,7 @@
 struct ddmc__prof_hpnat {
   ddmc_vm *vm;
   int fd;
+  ddmc__prof_hpfile file; /* the converter's input over fd */
   ddmc__prof_hpconv *conv;
   uint64_t len;
 };
@@ -31,7 +32,7 @@ int ddmc__prof_hprof_native(const ddmc_vm *vm) {
 }
 
 static int in_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
-  int fd = *(int *)arg;
+  int fd = ((ddmc__prof_hpfile *)arg)->fd;
   for (;;) {
     ssize_t r = read(fd, dst, cap);
     if (r < 0 && errno == EINTR) continue;
@@ -41,9 +42,20 @@ static int in_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
   }
 }
 
-static int in_skip(void *arg, uint64_t n) { return lseek(*(int *)arg, (off_t)n, SEEK_CUR) < 0 ? errno : 0; }
+static int in_skip(void *arg, uint64_t n) {
+  return lseek(((ddmc__prof_hpfile *)arg)->fd, (off_t)n, SEEK_CUR) < 0 ? errno : 0;
+}
 
-static int in_rewind(void *arg) { return lseek(*(int *)arg, 0, SEEK_SET) < 0 ? errno : 0; }
+static int in_rewind(void *arg) { return lseek(((ddmc__prof_hpfile *)arg)->fd, 0, SEEK_SET) < 0 ? errno : 0; }
+
+void ddmc__prof_hpfile_input(ddmc__prof_hpfile *f, int fd, int map, ddmc__prof_hpconv_input *in) {
+  memset(f, 0, sizeof(*f));
+  f->fd = fd;
+  (void)map;
+  *in = (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, f};
+}
+
+void ddmc__prof_hpfile_end(ddmc__prof_hpfile *f) { (void)f; }
 
 /* The VM writes its dump into a fresh private directory; returns the file open for reading (-1
  * with why in msg), with the file and the directory already gone. */
@@ -92,7 +104,8 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
     ddmc__free(&vm->mem, h);
     return DDMC_EIO;
   }
-  ddmc__prof_hpconv_input in = {in_fill, in_skip, in_rewind, &h->fd};
+  ddmc__prof_hpconv_input in;
+  ddmc__prof_hpfile_input(&h->file, h->fd, 1, &in);
   int rc = ddmc__prof_hpconv_open(&vm->mem, &in, &h->conv, &h->len, msg, msglen);
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
   ddmc__log(vm, DDMC_LOG_INFO, "heap dump: the VM's dumper took %lld ms, reading its file through %lld ms",
@@ -227,7 +240,8 @@ void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint6
 
 void ddmc__prof_hpnat_close(ddmc__prof_hpnat *h) {
   if (h == NULL) return;
-  if (h->fd >= 0) close(h->fd);
   ddmc__prof_hpconv_free(h->conv);
+  ddmc__prof_hpfile_end(&h->file);
+  if (h->fd >= 0) close(h->fd);
   ddmc__free(&h->vm->mem, h);
 }
