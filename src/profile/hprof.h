@@ -124,7 +124,9 @@ typedef struct ddmc__prof_hpfile {
   int fd;
   int mapped; /* set by ddmc__prof_hpfile_input: the input maps */
   uint64_t size;
+  size_t page;
   uint8_t *win; /* the window mapped, or NULL */
+  uint64_t win_off;
   size_t win_len;
 } ddmc__prof_hpfile;
 void ddmc__prof_hpfile_input(ddmc__prof_hpfile *f, int fd, int map, ddmc__prof_hpconv_input *in);
