@@ -4,8 +4,8 @@
  *
  *   ddmc_bench hpconv      converts $BENCH_HPCONV_FILE (a HotSpot hprof), or a dump of DumpProg
  *                          1,000,000 8,192 made here with HotSpotDiagnosticMXBean.dumpHeap (java
- *                          needed), REPS times through each input the library has (the file
- *                          mapped a window at a time; read() into a buffer), output discarded
+ *                          needed), REPS times through the input HPDU and HPDS use (read() into
+ *                          the converter's buffer), output discarded
  *
  * Figures: the CPU time of this thread (CLOCK_THREAD_CPUTIME_ID) for the first pass (open) and
  * for the second (every byte read), median of REPS, and the output's MiB over the whole; the
@@ -44,14 +44,12 @@ typedef struct conv_run {
   uint64_t out;
 } conv_run;
 
-/* One conversion of fd through the input map selects; 0 or -1. */
-static int convert_once(int fd, int map, uint8_t *buf, size_t cap, conv_run *r) {
+/* One conversion of fd; 0 or -1. */
+static int convert_once(int fd, uint8_t *buf, size_t cap, conv_run *r) {
   ddmc__mem mem;
   ddmc__mem_init(&mem, NULL);
-  ddmc__prof_hpfile f;
-  ddmc__prof_hpconv_input in;
   if (lseek(fd, 0, SEEK_SET) != 0) return -1;
-  ddmc__prof_hpfile_input(&f, fd, map, &in);
+  ddmc__prof_hpconv_input in = ddmc__prof_hpfile_input(&fd);
   ddmc__prof_hpconv *c;
   char msg[256];
   uint64_t len = 0;
@@ -60,7 +58,6 @@ static int convert_once(int fd, int map, uint8_t *buf, size_t cap, conv_run *r) 
   int64_t t1 = bench_thread_cpu_ns();
   if (rc != 0) {
     bench_note("hpconv: %s", msg);
-    ddmc__prof_hpfile_end(&f);
     return -1;
   }
   uint64_t got = 0;
@@ -70,35 +67,33 @@ static int convert_once(int fd, int map, uint8_t *buf, size_t cap, conv_run *r) 
   if (n < 0 || got != len) bench_note("hpconv: %s (%llu of %llu bytes)", ddmc__prof_hpconv_why(c),
                                       (unsigned long long)got, (unsigned long long)len);
   ddmc__prof_hpconv_free(c);
-  ddmc__prof_hpfile_end(&f);
   r->pass1_ms = (double)(t1 - t0) / 1e6;
   r->pass2_ms = (double)(t2 - t1) / 1e6;
   r->out = got;
   return n < 0 || got != len ? -1 : 0;
 }
 
-static void rows(int fd, int map, uint64_t in_bytes, double ref_ms) {
+static void rows(int fd, uint64_t in_bytes, double ref_ms) {
   enum { PIECE = 1 << 20 }; /* what HPDU's writer hands it */
   uint8_t *buf = malloc(PIECE);
   double p1[REPS], p2[REPS], all[REPS];
   conv_run r = {0, 0, 0};
   int ok = buf != NULL;
   for (int i = 0; i < REPS && ok; i++) {
-    ok = convert_once(fd, map, buf, PIECE, &r) == 0;
+    ok = convert_once(fd, buf, PIECE, &r) == 0;
     p1[i] = r.pass1_ms;
     p2[i] = r.pass2_ms;
     all[i] = r.pass1_ms + r.pass2_ms;
   }
   free(buf);
-  const char *how = map ? "file mapped" : "read()";
   if (!ok) {
-    bench_row(G, bench_fmt("conversion, %s", how), "n/a (failed)", "-", "-", -1, "info", "n/a");
+    bench_row(G, "conversion of a HotSpot hprof", "n/a (failed)", "-", "-", -1, "info", "n/a");
     return;
   }
   double m1 = bench_median(p1, REPS), m2 = bench_median(p2, REPS), m = bench_median(all, REPS);
   bench_row(G,
-            bench_fmt("conversion CPU of a %.0f MiB HotSpot file (%s): pass 1 / pass 2 / all, median of %d",
-                      (double)in_bytes / (1 << 20), how, REPS),
+            bench_fmt("conversion CPU of a %.0f MiB HotSpot file: pass 1 / pass 2 / all, median of %d",
+                      (double)in_bytes / (1 << 20), REPS),
             bench_fmt("%.1f / %.1f / %.1f ms (%.0f MiB/s of output)", m1, m2, m, (double)r.out / (1 << 20) / (m / 1e3)),
             ref_ms > 0 ? "HotSpotDiagnosticMXBean.dumpHeap's time, same heap" : "-",
             ref_ms > 0 ? bench_fmt("%.1f ms", ref_ms) : "-", ref_ms > 0 ? m / ref_ms : -1, "info", "info");
@@ -123,7 +118,6 @@ void bench_section_hpconv(const bench_opts *o) {
     if (fd >= 0) close(fd);
     return;
   }
-  rows(fd, 1, (uint64_t)st.st_size, ref_ms);
-  rows(fd, 0, (uint64_t)st.st_size, ref_ms);
+  rows(fd, (uint64_t)st.st_size, ref_ms);
   close(fd);
 }

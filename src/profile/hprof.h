@@ -115,21 +115,8 @@ void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint6
                              uint64_t *dangling);
 void ddmc__prof_hpnat_close(ddmc__prof_hpnat *h);
 
-/* The converter's input over fd, a regular file open for reading (hprof_native.c; the bench
- * drives the converter through it too). map non-zero: the file is mapped a window at a time
- * (read-only, its pages read where they are: no copy into a buffer); when the first mapping
- * fails, or map is 0, read() fills the converter's buffer. f must outlive *in;
- * ddmc__prof_hpfile_end releases the window. */
-typedef struct ddmc__prof_hpfile {
-  int fd;
-  int mapped; /* set by ddmc__prof_hpfile_input: the input maps */
-  uint64_t size;
-  size_t page;
-  uint8_t *win; /* the window mapped, or NULL */
-  uint64_t win_off;
-  size_t win_len;
-} ddmc__prof_hpfile;
-void ddmc__prof_hpfile_input(ddmc__prof_hpfile *f, int fd, int map, ddmc__prof_hpconv_input *in);
-void ddmc__prof_hpfile_end(ddmc__prof_hpfile *f);
+/* The converter's input reading *fd (a file open for reading) from its current offset; fd must
+ * outlive the input. hprof_native.c; the bench drives the converter through it too. */
+ddmc__prof_hpconv_input ddmc__prof_hpfile_input(int *fd);
 
 #endif

@@ -11,6 +11,7 @@
 #define IN_BYTES ((size_t)1 << 20)       /* the input buffer; also the largest non-array unit */
 #define ARRAY_STEP ((uint32_t)1 << 16)   /* array elements converted per step */
 #define OUT_MAX ((size_t)8 << 20)        /* the output of one step, at most */
+#define OUT_FIRST ((size_t)64 << 10)     /* the output buffer at first: most units are small */
 #define ID_LIMIT ((uint64_t)0xF0000000u) /* ids stay below, as the library's own dumps */
 
 enum { PH_HEADER, PH_TOP, PH_SEG, PH_ARRAY, PH_DONE };
@@ -35,10 +36,8 @@ typedef struct cls_ent {
 struct ddmc__prof_hpconv {
   const ddmc__mem *mem;
   ddmc__prof_hpconv_input src;
-  const uint8_t *in; /* buf, or the input's view */
-  uint8_t *buf;      /* the input buffer (IN_BYTES), when the input has no view */
+  uint8_t *in; /* the input buffer (IN_BYTES) */
   size_t in_len, in_pos;
-  uint64_t in_off; /* with a view: the input's offset of in[0] */
   int eof;
   unsigned isz; /* the input's id size: 4 or 8 */
   int emit;
@@ -95,28 +94,6 @@ static int fail(ddmc__prof_hpconv *c, int err, const char *fmt, ...) {
 
 /* ---- input */
 
-/* The view from the current position on, at least n bytes of it. */
-static const uint8_t *need_view(ddmc__prof_hpconv *c, size_t n) {
-  uint64_t off = c->in_off + c->in_pos;
-  const uint8_t *p = NULL;
-  size_t len = 0;
-  int e = c->src.view(c->src.arg, off, n, &p, &len);
-  if (e != 0) {
-    fail(c, DDMC_EIO, "heap dump: the VM's file could not be read (errno %d)", e);
-    return NULL;
-  }
-  c->in = p;
-  c->in_off = off;
-  c->in_pos = 0;
-  c->in_len = p != NULL ? len : 0;
-  c->eof = c->in_len < n;
-  if (c->eof) {
-    fail(c, DDMC_ENOTSUP, "heap dump: the VM's file ends inside a record");
-    return NULL;
-  }
-  return c->in;
-}
-
 /* n contiguous bytes of the input (n <= IN_BYTES), or NULL with err set: the buffer refilled. */
 static __attribute__((noinline)) const uint8_t *need_slow(ddmc__prof_hpconv *c, size_t n) {
   if (c->err != 0) return NULL;
@@ -124,13 +101,12 @@ static __attribute__((noinline)) const uint8_t *need_slow(ddmc__prof_hpconv *c, 
     fail(c, DDMC_ENOTSUP, "heap dump: a record of the VM's file holds a unit of %zu bytes (1 MiB at most)", n);
     return NULL;
   }
-  if (c->src.view != NULL) return need_view(c, n);
-  memmove(c->buf, c->buf + c->in_pos, c->in_len - c->in_pos);
+  memmove(c->in, c->in + c->in_pos, c->in_len - c->in_pos);
   c->in_len -= c->in_pos;
   c->in_pos = 0;
   while (c->in_len < n && !c->eof) {
     size_t got = 0;
-    int e = c->src.fill(c->src.arg, c->buf + c->in_len, IN_BYTES - c->in_len, &got);
+    int e = c->src.fill(c->src.arg, c->in + c->in_len, IN_BYTES - c->in_len, &got);
     if (e != 0) {
       fail(c, DDMC_EIO, "heap dump: the VM's file could not be read (errno %d)", e);
       return NULL;
@@ -172,11 +148,6 @@ static void skip(ddmc__prof_hpconv *c, uint64_t n) {
   uint64_t have = c->in_len - c->in_pos;
   if (n <= have) {
     c->in_pos += (size_t)n;
-    return;
-  }
-  if (c->src.view != NULL) { /* the next need views from there */
-    c->in_off += c->in_pos + n;
-    c->in_pos = c->in_len = 0;
     return;
   }
   c->in_pos = c->in_len = 0;
@@ -226,7 +197,7 @@ static uint8_t *room(ddmc__prof_hpconv *c, size_t n) {
   if (!c->emit) return NULL;
   if (c->out_cap - c->out_len < n) {
     size_t want = c->out_len + n;
-    size_t cap = c->out_cap ? c->out_cap : IN_BYTES;
+    size_t cap = c->out_cap ? c->out_cap : OUT_FIRST;
     while (cap < want) cap *= 2;
     uint8_t *o = cap <= OUT_MAX + IN_BYTES ? ddmc__realloc(c->mem, c->out, cap) : NULL;
     if (o == NULL) {
@@ -271,7 +242,7 @@ static uint64_t mix(uint64_t k) {
  * second pass met an id the first did not). */
 static str_ent *str_get(ddmc__prof_hpconv *c, uint64_t key) {
   if (key == 0) return NULL;
-  if (c->nstr * 2 >= c->str_cap && !c->emit) {
+  if (c->nstr * 4 >= c->str_cap * 3 && !c->emit) { /* 3/4 full at most: a big table costs its page faults */
     size_t cap = c->str_cap ? c->str_cap * 2 : 1 << 10;
     str_ent *t = ddmc__calloc(c->mem, cap, sizeof(*t));
     if (t == NULL) {
@@ -1020,7 +991,7 @@ static size_t seg_fast(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
     cls_ent *e = NULL;
     uint64_t body, out;
     if (hl == 0 || hl > c->lim || (p = need(c, hl)) == NULL || !object_lens(c, p, &e, &body, &out) ||
-        out > cap - done || body > IN_BYTES || body > c->lim - hl || (p = need(c, hl + (size_t)body)) == NULL)
+        out > cap - done || body > IN_BYTES - hl || body > c->lim - hl || (p = need(c, hl + (size_t)body)) == NULL)
       break;
     uint8_t *d = dst + done;
     d[0] = p[0];
@@ -1108,9 +1079,7 @@ static void step(ddmc__prof_hpconv *c) {
 
 static void reset(ddmc__prof_hpconv *c, int emit) {
   c->emit = emit;
-  c->in = c->buf;
   c->in_len = c->in_pos = 0;
-  c->in_off = 0;
   c->eof = 0;
   c->out_len = c->out_pos = 0;
   c->total = 0;
@@ -1141,8 +1110,8 @@ int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *
                            uint64_t *len, char *msg, size_t msglen) {
   *out = NULL;
   ddmc__prof_hpconv *c = ddmc__calloc(mem, 1, sizeof(*c));
-  uint8_t *buf = in->view != NULL ? NULL : ddmc__malloc(mem, IN_BYTES);
-  if (c == NULL || (buf == NULL && in->view == NULL)) {
+  uint8_t *buf = ddmc__malloc(mem, IN_BYTES);
+  if (c == NULL || buf == NULL) {
     ddmc__free(mem, c);
     ddmc__free(mem, buf);
     snprintf(msg, msglen, "heap dump: out of memory");
@@ -1150,7 +1119,7 @@ int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *
   }
   c->mem = mem;
   c->src = *in;
-  c->buf = buf;
+  c->in = buf;
   reset(c, 0);
   while (c->err == 0 && c->phase != PH_DONE) {
     if (c->phase == PH_SEG) seg_scan(c);
@@ -1159,7 +1128,7 @@ int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *
   if (c->err == 0) settle_ids(c);
   strings_total(c);
   if (c->err == 0) check_classes(c);
-  if (c->err == 0 && c->src.view == NULL && c->src.rewind(c->src.arg) != 0)
+  if (c->err == 0 && c->src.rewind(c->src.arg) != 0)
     fail(c, DDMC_EIO, "heap dump: the VM's file could not be read again");
   int rc = c->err;
   if (rc != 0) {
@@ -1208,7 +1177,7 @@ void ddmc__prof_hpconv_counts(const ddmc__prof_hpconv *c, uint64_t *objects, uin
 
 void ddmc__prof_hpconv_free(ddmc__prof_hpconv *c) {
   if (c == NULL) return;
-  ddmc__free(c->mem, c->buf);
+  ddmc__free(c->mem, c->in);
   ddmc__free(c->mem, c->out);
   ddmc__free(c->mem, c->seglen);
   ddmc__free(c->mem, c->strs);

@@ -35,17 +35,12 @@
 typedef struct ddmc__prof_hpconv ddmc__prof_hpconv;
 
 /* Reads up to cap bytes of the input at the current position into dst: *got = 0 at its end.
- * Returns 0 or an errno. rewind: back to the input's start (between the passes).
- * view, when not NULL, is used instead of fill, skip and rewind (which may then be NULL): the
- * input's bytes from offset off in place, *p and *len (len less than want only where the input
- * ends; 0 past it), valid until the next call; 0 or an errno. The converter then reads the input
- * where it lies (a mapped file: no copy) and has no input buffer. */
+ * Returns 0 or an errno. rewind: back to the input's start (between the passes). */
 typedef struct ddmc__prof_hpconv_input {
   int (*fill)(void *arg, uint8_t *dst, size_t cap, size_t *got);
   int (*skip)(void *arg, uint64_t n); /* n bytes forward; 0 or an errno */
   int (*rewind)(void *arg);
   void *arg;
-  int (*view)(void *arg, uint64_t off, size_t want, const uint8_t **p, size_t *len);
 } ddmc__prof_hpconv_input;
 
 /* Runs the first pass. Returns 0 with *c (ddmc__prof_hpconv_free) ready to produce *len bytes, or

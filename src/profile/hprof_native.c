@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,7 +21,6 @@
 struct ddmc__prof_hpnat {
   ddmc_vm *vm;
   int fd;
-  ddmc__prof_hpfile file; /* the converter's input over fd */
   ddmc__prof_hpconv *conv;
   uint64_t len;
 };
@@ -33,7 +31,7 @@ int ddmc__prof_hprof_native(const ddmc_vm *vm) {
 }
 
 static int in_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
-  int fd = ((ddmc__prof_hpfile *)arg)->fd;
+  int fd = *(int *)arg;
   for (;;) {
     ssize_t r = read(fd, dst, cap);
     if (r < 0 && errno == EINTR) continue;
@@ -43,70 +41,17 @@ static int in_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
   }
 }
 
-static int in_skip(void *arg, uint64_t n) {
-  return lseek(((ddmc__prof_hpfile *)arg)->fd, (off_t)n, SEEK_CUR) < 0 ? errno : 0;
+static int in_skip(void *arg, uint64_t n) { return lseek(*(int *)arg, (off_t)n, SEEK_CUR) < 0 ? errno : 0; }
+
+static int in_rewind(void *arg) { return lseek(*(int *)arg, 0, SEEK_SET) < 0 ? errno : 0; }
+
+/* read() into the converter's buffer, not a mapping of the file: on this project's test machine
+ * a mapped 82 MiB file cost 57-81 ms of CPU to touch against 10-13 ms to read and touch (the
+ * kernel copies from its own large-page map of the page cache; the mapping takes a page fault or
+ * TLB miss every 4 KiB), and the whole conversion 183 ms against 68 (bench/RESULTS.md). */
+ddmc__prof_hpconv_input ddmc__prof_hpfile_input(int *fd) {
+  return (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, fd};
 }
-
-static int in_rewind(void *arg) { return lseek(((ddmc__prof_hpfile *)arg)->fd, 0, SEEK_SET) < 0 ? errno : 0; }
-
-/* The file mapped a window at a time: a window of at most WINDOW bytes (more only for one unit
- * that crosses it) is what the mapping adds to the process's resident pages, and those are the
- * page cache's own pages, not copies. The file is the library's alone (made in a 0700 directory
- * and unlinked at once), so nothing truncates it under the mapping. */
-#define WINDOW ((size_t)8 << 20)
-
-static void unmap(ddmc__prof_hpfile *f) {
-  if (f->win != NULL) munmap(f->win, f->win_len);
-  f->win = NULL;
-  f->win_len = 0;
-}
-
-static int map_at(ddmc__prof_hpfile *f, uint64_t start, size_t len) {
-  unmap(f);
-  void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, f->fd, (off_t)start);
-  if (m == MAP_FAILED) return errno;
-#ifdef MADV_SEQUENTIAL
-  (void)madvise(m, len, MADV_SEQUENTIAL); /* read ahead further; pages behind may go */
-#endif
-  f->win = m;
-  f->win_off = start;
-  f->win_len = len;
-  return 0;
-}
-
-static int in_view(void *arg, uint64_t off, size_t want, const uint8_t **p, size_t *len) {
-  ddmc__prof_hpfile *f = arg;
-  *p = NULL;
-  *len = 0;
-  if (off >= f->size) return 0;
-  uint64_t end = f->size - off < DDMC__MAX(want, WINDOW) ? f->size : off + DDMC__MAX(want, WINDOW);
-  if (f->win == NULL || off < f->win_off || end > f->win_off + f->win_len) {
-    uint64_t start = off & ~(uint64_t)(f->page - 1);
-    int e = map_at(f, start, (size_t)(end - start));
-    if (e != 0) return e;
-  }
-  *p = f->win + (off - f->win_off);
-  *len = (size_t)(f->win_off + f->win_len - off);
-  return 0;
-}
-
-void ddmc__prof_hpfile_input(ddmc__prof_hpfile *f, int fd, int map, ddmc__prof_hpconv_input *in) {
-  memset(f, 0, sizeof(*f));
-  f->fd = fd;
-  *in = (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, f, NULL};
-  struct stat st;
-  long page = sysconf(_SC_PAGESIZE);
-  if (!map || page <= 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-      (uint64_t)st.st_size > SIZE_MAX)
-    return;
-  f->size = (uint64_t)st.st_size;
-  f->page = (size_t)page;
-  if (map_at(f, 0, (size_t)DDMC__MIN(f->size, (uint64_t)WINDOW)) != 0) return; /* read() it is */
-  f->mapped = 1;
-  in->view = in_view;
-}
-
-void ddmc__prof_hpfile_end(ddmc__prof_hpfile *f) { unmap(f); }
 
 /* The VM writes its dump into a fresh private directory; returns the file open for reading (-1
  * with why in msg), with the file and the directory already gone. */
@@ -155,8 +100,7 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
     ddmc__free(&vm->mem, h);
     return DDMC_EIO;
   }
-  ddmc__prof_hpconv_input in;
-  ddmc__prof_hpfile_input(&h->file, h->fd, 1, &in);
+  ddmc__prof_hpconv_input in = ddmc__prof_hpfile_input(&h->fd);
   int rc = ddmc__prof_hpconv_open(&vm->mem, &in, &h->conv, &h->len, msg, msglen);
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
   ddmc__log(vm, DDMC_LOG_INFO, "heap dump: the VM's dumper took %lld ms, reading its file through %lld ms",
@@ -291,8 +235,7 @@ void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint6
 
 void ddmc__prof_hpnat_close(ddmc__prof_hpnat *h) {
   if (h == NULL) return;
-  ddmc__prof_hpconv_free(h->conv);
-  ddmc__prof_hpfile_end(&h->file);
   if (h->fd >= 0) close(h->fd);
+  ddmc__prof_hpconv_free(h->conv);
   ddmc__free(&h->vm->mem, h);
 }
