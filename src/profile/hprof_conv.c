@@ -1184,6 +1184,10 @@ void ddmc__prof_hpconv_free(ddmc__prof_hpconv *c) {
   ddmc__free(c->mem, c->cls_slots);
   ddmc__free(c->mem, c->cls);
   ddmc__free(c->mem, c->types);
+  for (size_t i = 0; i < c->chunk_cap; i++) ddmc__free(c->mem, c->chunk_bits[i]);
+  ddmc__free(c->mem, c->chunk_keys);
+  ddmc__free(c->mem, c->chunk_bits);
+  ddmc__free(c->mem, c->dir);
   ddmc__free(c->mem, c->lc_keys);
   ddmc__free(c->mem, c->lc_first);
   ddmc__free(c->mem, c);
