@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A VM's own hprof into Android's (hprof_conv.h has what changes and why). Both passes run the
  * same code: the first counts what it would write (emit == 0) and skips object contents, the
- * second writes; so the lengths the first pass promised are the bytes the second gives. */
+ * second writes; so the lengths the first pass promised are the bytes the second gives. The one
+ * exception, instances and arrays (nearly all of a dump, so each pass has a loop of its own for
+ * them: seg_scan, seg_fast), take their lengths in both passes from one function, object_lens;
+ * anything those loops do not take whole goes through the general code. */
 #include "profile/hprof_conv.h"
 
 #include <stdarg.h>

@@ -48,7 +48,7 @@ static int in_rewind(void *arg) { return lseek(*(int *)arg, 0, SEEK_SET) < 0 ? e
 /* read() into the converter's buffer, not a mapping of the file: on this project's test machine
  * a mapped 82 MiB file cost 57-81 ms of CPU to touch against 10-13 ms to read and touch (the
  * kernel copies from its own large-page map of the page cache; the mapping takes a page fault or
- * TLB miss every 4 KiB), and the whole conversion 183 ms against 68 (bench/RESULTS.md). */
+ * TLB miss every 4 KiB), and the whole conversion 183-227 ms against 68-106 (bench/RESULTS.md). */
 ddmc__prof_hpconv_input ddmc__prof_hpfile_input(int *fd) {
   return (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, fd};
 }
