@@ -502,6 +502,42 @@ static void converts_big_arrays_and_late_classes(void **state) {
   free(w.b);
 }
 
+/* An instance of more than 1 MiB (three classes of 50,000 long fields each, one the superclass of
+ * the next): refused by the first pass, before a length is promised, not cut off in the second. */
+static void refuses_huge_instances(void **state) {
+  (void)state;
+  enum { FIELDS = 50000, DEPTH = 3 };
+  big w = {malloc(8u << 20), 0};
+  assert_non_null(w.b);
+  memcpy(w.b, "JAVA PROFILE 1.0.2", 19);
+  w.n = 19;
+  b4(&w, 8);
+  b8(&w, 1700000000000ull);
+  brec(&w, 0x01, 8 + 1);
+  b8(&w, S(S_L));
+  b1(&w, 'l');
+  brec(&w, 0x1C, 0);
+  size_t seg = w.n;
+  for (int k = 0; k < DEPTH; k++) {
+    b1(&w, 0x20), b8(&w, A(A_OBJECT + k)), b4(&w, 1), b8(&w, k == 0 ? 0 : A(A_OBJECT + k - 1));
+    for (int i = 0; i < 5; i++) b8(&w, 0);
+    b4(&w, FIELDS * 8);
+    b1(&w, 0), b1(&w, 0), b1(&w, 0), b1(&w, 0); /* no constants, no statics */
+    b1(&w, FIELDS >> 8), b1(&w, FIELDS & 0xFF);
+    for (int i = 0; i < FIELDS; i++) b8(&w, S(S_L)), b1(&w, 11);
+  }
+  b1(&w, 0x21), b8(&w, A(A_SUB1)), b4(&w, 1), b8(&w, A(A_OBJECT + DEPTH - 1)), b4(&w, DEPTH * FIELDS * 8);
+  memset(w.b + w.n, 0, (size_t)DEPTH * FIELDS * 8);
+  w.n += (size_t)DEPTH * FIELDS * 8;
+  uint32_t len = (uint32_t)(w.n - seg);
+  for (int i = 0; i < 4; i++) w.b[seg - 4 + i] = (uint8_t)(len >> (24 - 8 * i));
+  brec(&w, 0x2C, 0);
+  uint8_t *o;
+  uint64_t olen;
+  assert_int_equal(convert(w.b, w.n, SIZE_MAX, SIZE_MAX, &o, &olen), DDMC_ENOTSUP);
+  free(w.b);
+}
+
 /* ---- allocation failures: the nth allocation fails */
 
 static int budget;
@@ -559,6 +595,7 @@ int main(void) {
       cmocka_unit_test(refuses_what_it_does_not_convert),
       cmocka_unit_test(refuses_ids_that_do_not_fit),
       cmocka_unit_test(converts_big_arrays_and_late_classes),
+      cmocka_unit_test(refuses_huge_instances),
       cmocka_unit_test(survives_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
