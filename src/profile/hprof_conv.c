@@ -826,16 +826,17 @@ static void sub_class(ddmc__prof_hpconv *c) {
 /* An instance's fields (its class's, then each superclass's), the input's at p into d: each run
  * of primitive fields copied as one, each reference rewritten (second pass). */
 static void inst_fields(ddmc__prof_hpconv *c, const cls_ent *e, const uint8_t *p, uint8_t *d) {
+  static const uint8_t sizes[12] = {0, 0, 0, 0, 1, 2, 4, 8, 1, 2, 4, 8}; /* type_size's, but 2 */
   const unsigned z = c->isz;
+  size_t run = 0; /* primitive bytes not copied yet: copied as one before the next reference */
   for (const cls_ent *k = e; k != NULL; k = k->sup >= 0 ? &c->cls[k->sup] : NULL) {
     const uint8_t *t = c->types + k->types;
-    size_t run = 0;
     for (uint32_t i = 0; i < k->nf; i++) {
       if (t[i] != 2) {
-        run += type_size(c, t[i]);
+        run += sizes[t[i]]; /* types were checked below 12 by sub_class */
         continue;
       }
-      memcpy(d, p, run);
+      if (run != 0) memcpy(d, p, run);
       d += run;
       p += run;
       run = 0;
@@ -843,10 +844,8 @@ static void inst_fields(ddmc__prof_hpconv *c, const cls_ent *e, const uint8_t *p
       d += 4;
       p += z;
     }
-    memcpy(d, p, run);
-    d += run;
-    p += run;
   }
+  if (run != 0) memcpy(d, p, run);
 }
 
 /* n references of the input's id size at p into 4-byte ids at d (second pass). */
