@@ -45,10 +45,10 @@ static int in_skip(void *arg, uint64_t n) { return lseek(*(int *)arg, (off_t)n, 
 
 static int in_rewind(void *arg) { return lseek(*(int *)arg, 0, SEEK_SET) < 0 ? errno : 0; }
 
-/* read() into the converter's buffer, not a mapping of the file: on this project's test machine
- * a mapped 82 MiB file cost 57-81 ms of CPU to touch against 10-13 ms to read and touch (the
- * kernel copies from its own large-page map of the page cache; the mapping takes a page fault or
- * TLB miss every 4 KiB), and the whole conversion 183-227 ms against 68-106 (bench/RESULTS.md). */
+/* read() into the converter's buffer, not a mapping of the file: on the bench machine a mapped
+ * 82 MiB file cost 57-81 ms of CPU to touch against 10-13 ms to read and touch, and the whole
+ * conversion 183-227 ms against 68-106 (bench/RESULTS.md; probably a fault or TLB miss per 4 KiB
+ * page of the mapping, where the kernel copies from its own map of the page cache). */
 ddmc__prof_hpconv_input ddmc__prof_hpfile_input(int *fd) {
   return (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, fd};
 }
