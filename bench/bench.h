@@ -209,6 +209,7 @@ void bench_section_prof(const bench_opts *o);    /* profiling: allocation tracke
 void bench_section_hprof(const bench_opts *o);   /* heap dumps (hprof) to a file */
 void bench_section_hotspot(const bench_opts *o); /* libddmcjdwp.so vs libjdwp on HotSpot ($BENCH_DDMCJDWP) */
 void bench_section_scale(const bench_opts *o);   /* the same, cost against program size (bench_hotspot.c) */
+void bench_section_hpconv(const bench_opts *o);  /* HotSpot's hprof into Android's, the converter alone */
 void bench_section_jvmti(const bench_opts *o);   /* JVM TI agents: idle cost, method events vs HotSpot, heap walk */
 void bench_jvmti_heap(const bench_opts *o);      /* its heap walk part (bench_jvmti_heap.c) */
 void bench_section_prof_helo(const bench_opts *o); /* profiling aids, not in the table */

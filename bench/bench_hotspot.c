@@ -24,7 +24,9 @@
  *             HotSpotDiagnosticMXBean.dumpHeap of the same heap in a JVM without agent (MiB/s of
  *             each one's file; best of 3)
  * Every process is pinned to CPU 0 by bench_spawn, client included: the ratios compare the agents
- * under the same conditions, not the best each could do on two CPUs. */
+ * under the same conditions, not the best each could do on two CPUs.
+ * BENCH_HOTSPOT_ONLY=trips|queries|dump|cpu runs one group: trips (attach to redefine), queries
+ * (with thst), dump, cpu. */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,10 +441,11 @@ void bench_section_hotspot(const bench_opts *o) {
   }
   hs_env e = {o->java, o->classdir, agent};
   double scale = o->scale > 0 ? o->scale : 1;
-  round_trips(&e, scale);
-  queries(&e);
-  dumps(&e);
-  cpu_loop(&e, scale);
+  const char *only = getenv("BENCH_HOTSPOT_ONLY"); /* one of trips queries dump cpu */
+  if (only == NULL || strcmp(only, "trips") == 0) round_trips(&e, scale);
+  if (only == NULL || strcmp(only, "queries") == 0) queries(&e);
+  if (only == NULL || strcmp(only, "dump") == 0) dumps(&e);
+  if (only == NULL || strcmp(only, "cpu") == 0) cpu_loop(&e, scale);
 }
 
 /* ---- scale: how each cost grows with the program, ours and libjdwp side by side in one run

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ddmc_bench SECTION... [--java PATH] [--classdir DIR] [--scale X] [--minivm PATH] [--programs DIR]
- * Sections: rt send threads heap mem dbg prof hprof jvmti hotspot scale (or all). Prints ROW/NOTE lines (see bench.h); bench/run.sh
+ * Sections: rt send threads heap mem dbg prof hprof hpconv jvmti hotspot scale (or all). Prints ROW/NOTE lines (see bench.h); bench/run.sh
  * runs each section in its own process and prints the table. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
     else if (ns < 8) sections[ns++] = argv[i];
   }
   if (ns == 0) {
-    fprintf(stderr, "usage: %s rt|send|threads|heap|mem|dbg|prof|hprof|jvmti|hotspot|scale|all... [--java PATH] [--classdir DIR] [--scale X] [--minivm PATH] [--programs DIR]\n", argv[0]);
+    fprintf(stderr, "usage: %s rt|send|threads|heap|mem|dbg|prof|hprof|hpconv|jvmti|hotspot|scale|all... [--java PATH] [--classdir DIR] [--scale X] [--minivm PATH] [--programs DIR]\n", argv[0]);
     return 2;
   }
   if (o.scale <= 0) o.scale = 1.0;
@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
     if (all || strcmp(sections[i], "dbg") == 0) bench_section_dbg(&o), known = 1;
     if (all || strcmp(sections[i], "prof") == 0) bench_section_prof(&o), known = 1;
     if (all || strcmp(sections[i], "hprof") == 0) bench_section_hprof(&o), known = 1;
+    if (all || strcmp(sections[i], "hpconv") == 0) bench_section_hpconv(&o), known = 1;
     if (all || strcmp(sections[i], "jvmti") == 0) bench_section_jvmti(&o), known = 1;
     if (all || strcmp(sections[i], "hotspot") == 0) bench_section_hotspot(&o), known = 1;
     if (all || strcmp(sections[i], "scale") == 0) bench_section_scale(&o), known = 1;

@@ -6,12 +6,15 @@
 # ratio, with the target and met / MISSED (info: no target; n/a: no java).
 #
 #   bench/run.sh                    everything (about 3 minutes after the build; dbg is 1.5 of them)
-#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof jvmti hotspot scale ui
+#   bench/run.sh rt heap            only some sections: rt send threads heap mem dbg prof hprof hpconv jvmti hotspot scale ui
 #   BENCH_UI_SECS=600 bench/run.sh ui   `ddmc ui`'s RSS over 10 minutes (default 60 s) against a busy
 #                                   minivm (bench/ui_bench.py; builds ddmc in $build/ui)
 #   BENCH_SCALE_BIG=1 bench/run.sh scale   the scale section with its biggest sizes too (100,000
 #                                   classes, 10,000 threads, a 1 GiB dump: about half an hour)
 #   BENCH_SCALE_ONLY=dump bench/run.sh scale   one curve of it: classes threads deep dump
+#   BENCH_HOTSPOT_ONLY=dump bench/run.sh hotspot   one group of rows of it: trips queries dump cpu
+#   BENCH_HPCONV_FILE=F bench/run.sh hpconv   the hprof converter alone on HotSpot's file F (default:
+#                                   a dump of DumpProg made with java)
 #   BENCH_SCALE=0.2 bench/run.sh    shorter runs (e.g. under a profiler)
 #   BENCH_PIN=0 bench/run.sh        no CPU pinning (the round trips then run once, "unpinned")
 #
@@ -24,7 +27,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 scale=${BENCH_SCALE:-1}
 sections=("$@")
-if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof jvmti hotspot scale ui); fi
+if ((${#sections[@]} == 0)); then sections=(rt send threads heap mem dbg prof hprof hpconv jvmti hotspot scale ui); fi
 
 t_start=$(date +%s)
 echo "bench: building $build (Release)" >&2

@@ -401,6 +401,143 @@ static void refuses_ids_that_do_not_fit(void **state) {
   assert_int_equal(convert(w.b, w.n, SIZE_MAX, SIZE_MAX, &o, &len), DDMC_ENOTSUP);
 }
 
+/* ---- a bigger file: arrays longer than one step of the converter, LOAD CLASS after the heap */
+
+typedef struct big {
+  uint8_t *b;
+  size_t n;
+} big;
+
+static void b1(big *w, uint32_t v) { w->b[w->n++] = (uint8_t)v; }
+static void b4(big *w, uint32_t v) {
+  for (int i = 3; i >= 0; i--) b1(w, v >> (8 * i));
+}
+static void b8(big *w, uint64_t v) {
+  b4(w, (uint32_t)(v >> 32));
+  b4(w, (uint32_t)v);
+}
+static void brec(big *w, uint32_t tag, uint32_t len) {
+  b1(w, tag);
+  b4(w, 0);
+  b4(w, len);
+}
+static void bclass(big *w, uint64_t id) { /* no fields, no statics */
+  b1(w, 0x20);
+  b8(w, id);
+  b4(w, 1);
+  for (int i = 0; i < 6; i++) b8(w, 0);
+  b4(w, 0);
+  for (int i = 0; i < 3; i++) b1(w, 0), b1(w, 0);
+}
+
+enum { BIG_INTS = 300000, BIG_REFS = 70000, LATE_LOADS = 3000 };
+
+/* Object (A_OBJECT) with one instance (A_SUB1), an int[BIG_INTS] (A_INTS, element i = 7i) and an
+ * Object[BIG_REFS] (A_SUBS: A_SUB1, A_GONE, 0 in turn), then LATE_LOADS LOAD CLASS records of
+ * classes the dump does not hold. */
+static size_t make_big(big *w) {
+  w->n = 0;
+  memcpy(w->b, "JAVA PROFILE 1.0.2", 19);
+  w->n = 19;
+  b4(w, 8);
+  b8(w, 1700000000000ull);
+  brec(w, 0x01, 8 + 16);
+  b8(w, S(S_OBJECT));
+  memcpy(w->b + w->n, "java/lang/Object", 16);
+  w->n += 16;
+  brec(w, 0x1C, 0);
+  size_t seg = w->n;
+  bclass(w, A(A_OBJECT));
+  b1(w, 0x21), b8(w, A(A_SUB1)), b4(w, 1), b8(w, A(A_OBJECT)), b4(w, 0);
+  b1(w, 0x23), b8(w, A(A_INTS)), b4(w, 1), b4(w, BIG_INTS), b1(w, 10);
+  for (uint32_t i = 0; i < BIG_INTS; i++) b4(w, 7 * i);
+  b1(w, 0x22), b8(w, A(A_SUBS)), b4(w, 1), b4(w, BIG_REFS), b8(w, A(A_OBJECT));
+  for (uint32_t i = 0; i < BIG_REFS; i++) b8(w, i % 3 == 0 ? A(A_SUB1) : i % 3 == 1 ? A(A_GONE) : 0);
+  uint32_t len = (uint32_t)(w->n - seg);
+  for (int i = 0; i < 4; i++) w->b[seg - 4 + i] = (uint8_t)(len >> (24 - 8 * i));
+  for (uint32_t i = 0; i < LATE_LOADS; i++) {
+    brec(w, 0x02, 24);
+    b4(w, i + 1), b8(w, A(100000 + i)), b4(w, 1), b8(w, S(S_OBJECT));
+  }
+  brec(w, 0x2C, 0);
+  return w->n;
+}
+
+static void converts_big_arrays_and_late_classes(void **state) {
+  (void)state;
+  big w = {malloc(4u << 20), 0};
+  assert_non_null(w.b);
+  size_t n = make_big(&w);
+  uint8_t *o, *o2;
+  uint64_t len, len2;
+  assert_int_equal(convert(w.b, n, SIZE_MAX, (size_t)1 << 20, &o, &len), 0);
+  assert_int_equal(counts[0], 3);
+  assert_int_equal(counts[3], (BIG_REFS + 1) / 3 + LATE_LOADS); /* A_GONE, and the classes never dumped */
+  ddmc_host_hprof_info info;
+  assert_int_equal(ddmc_host_hprof_scan(o, len, &info), 0);
+  assert_int_equal(info.primitive_arrays, 1);
+  assert_int_equal(info.object_arrays, 1);
+  assert_int_equal(info.load_classes, LATE_LOADS);
+  /* the arrays' elements, found by their heads (the segment starts after the header and STRING) */
+  const uint8_t *ints = NULL, *refs = NULL;
+  uint32_t sub1 = 0;
+  for (uint64_t p = 31 + 9 + 4 + 16 + 9; p + 17 <= len && (ints == NULL || refs == NULL);) {
+    uint8_t t = o[p];
+    if (t == 0x20) p += 1 + 4 + 4 + 6 * 4 + 4 + 6;
+    else if (t == 0x21) sub1 = be4(o + p + 1), p += 17;
+    else if (t == 0x23) ints = o + p + 14, p += 14 + 4ull * BIG_INTS;
+    else if (t == 0x22) refs = o + p + 17, p += 17 + 4ull * BIG_REFS;
+    else fail_msg("sub-tag 0x%02x at %llu", t, (unsigned long long)p);
+  }
+  assert_non_null(ints);
+  assert_non_null(refs);
+  for (uint32_t i = 0; i < BIG_INTS; i++) assert_int_equal(be4(ints + 4 * i), 7 * i);
+  for (uint32_t i = 0; i < BIG_REFS; i++) assert_int_equal(be4(refs + 4 * i), i % 3 == 0 ? sub1 : 0);
+  /* the same bytes in small pieces, and into a reader's small buffer */
+  assert_int_equal(convert(w.b, n, 4093, 777, &o2, &len2), 0);
+  assert_int_equal(len2, len);
+  assert_memory_equal(o2, o, len);
+  free(o2);
+  free(o);
+  free(w.b);
+}
+
+/* An instance of more than 1 MiB (three classes of 50,000 long fields each, one the superclass of
+ * the next): refused by the first pass, before a length is promised, not cut off in the second. */
+static void refuses_huge_instances(void **state) {
+  (void)state;
+  enum { FIELDS = 50000, DEPTH = 3 };
+  big w = {malloc(8u << 20), 0};
+  assert_non_null(w.b);
+  memcpy(w.b, "JAVA PROFILE 1.0.2", 19);
+  w.n = 19;
+  b4(&w, 8);
+  b8(&w, 1700000000000ull);
+  brec(&w, 0x01, 8 + 1);
+  b8(&w, S(S_L));
+  b1(&w, 'l');
+  brec(&w, 0x1C, 0);
+  size_t seg = w.n;
+  for (int k = 0; k < DEPTH; k++) {
+    b1(&w, 0x20), b8(&w, A(A_OBJECT + k)), b4(&w, 1), b8(&w, k == 0 ? 0 : A(A_OBJECT + k - 1));
+    for (int i = 0; i < 5; i++) b8(&w, 0);
+    b4(&w, FIELDS * 8);
+    b1(&w, 0), b1(&w, 0), b1(&w, 0), b1(&w, 0); /* no constants, no statics */
+    b1(&w, FIELDS >> 8), b1(&w, FIELDS & 0xFF);
+    for (int i = 0; i < FIELDS; i++) b8(&w, S(S_L)), b1(&w, 11);
+  }
+  b1(&w, 0x21), b8(&w, A(A_SUB1)), b4(&w, 1), b8(&w, A(A_OBJECT + DEPTH - 1)), b4(&w, DEPTH * FIELDS * 8);
+  memset(w.b + w.n, 0, (size_t)DEPTH * FIELDS * 8);
+  w.n += (size_t)DEPTH * FIELDS * 8;
+  uint32_t len = (uint32_t)(w.n - seg);
+  for (int i = 0; i < 4; i++) w.b[seg - 4 + i] = (uint8_t)(len >> (24 - 8 * i));
+  brec(&w, 0x2C, 0);
+  uint8_t *o;
+  uint64_t olen;
+  assert_int_equal(convert(w.b, w.n, SIZE_MAX, SIZE_MAX, &o, &olen), DDMC_ENOTSUP);
+  free(w.b);
+}
+
 /* ---- allocation failures: the nth allocation fails */
 
 static int budget;
@@ -457,6 +594,8 @@ int main(void) {
       cmocka_unit_test(refuses_cut_files),
       cmocka_unit_test(refuses_what_it_does_not_convert),
       cmocka_unit_test(refuses_ids_that_do_not_fit),
+      cmocka_unit_test(converts_big_arrays_and_late_classes),
+      cmocka_unit_test(refuses_huge_instances),
       cmocka_unit_test(survives_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The bridge's write_hprof: HotSpot's own heap dumper, HotSpotDiagnosticMXBean.dumpHeap(path,
- * true), called through JNI on the JDWP thread. Walking the heap through JVM TI costs a tag map
+ * true), called through JNI on the JDWP thread (on the object behind the bean, made directly when
+ * the JDK has it where JDK 17 does). Walking the heap through JVM TI costs a tag map
  * lookup per object and per reference and ran at 0.03-0.07x the speed of this dumper
  * (bench/RESULTS.md); libddmc converts the file into Android's hprof and falls back to the walk
  * (heap.c) when this op fails, which it does on a JVM without the MXBean (the jdk.management
@@ -17,8 +18,35 @@
 static jobject bean;
 static jmethodID dump_heap;
 
+/* The object behind the MXBean, made directly: ManagementFactory's lookup first sets up the whole
+ * platform MBean machinery, 50-70 ms on the bench machine (bench/RESULTS.md) where this takes
+ * 3-9 ms, once per JVM and inside the first dump's time. JNI checks no module exports; FindClass
+ * initializes PlatformMBeanProviderImpl, which loads the native library behind dumpHeap. NULL
+ * (nothing pending) when a class or member is not there (another JDK's layout, jdk.management
+ * left out): the MXBean is then looked up as documented. */
+static jobject direct_bean(JNIEnv *env, jmethodID *dump) {
+  jclass lib = (*env)->FindClass(env, "com/sun/management/internal/PlatformMBeanProviderImpl");
+  jclass hs = lib ? (*env)->FindClass(env, "com/sun/management/internal/HotSpotDiagnostic") : NULL;
+  jmethodID make = hs ? (*env)->GetMethodID(env, hs, "<init>", "()V") : NULL;
+  jmethodID d = make ? (*env)->GetMethodID(env, hs, "dumpHeap", "(Ljava/lang/String;Z)V") : NULL;
+  jobject b = d ? (*env)->NewObject(env, hs, make) : NULL;
+  if (b == NULL || (*env)->ExceptionCheck(env)) {
+    (*env)->ExceptionClear(env);
+    return NULL;
+  }
+  *dump = d;
+  return b;
+}
+
 static int find_bean(JNIEnv *env) {
   if (bean != NULL) return 0;
+  jmethodID direct = NULL;
+  jobject db = direct_bean(env, &direct);
+  if (db != NULL) {
+    bean = (*env)->NewGlobalRef(env, db);
+    dump_heap = direct;
+    if (bean != NULL) return 0;
+  }
   jclass mf = (*env)->FindClass(env, "java/lang/management/ManagementFactory");
   jclass hs = mf ? (*env)->FindClass(env, "com/sun/management/HotSpotDiagnosticMXBean") : NULL;
   jmethodID get = hs ? (*env)->GetStaticMethodID(env, mf, "getPlatformMXBean",

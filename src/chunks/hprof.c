@@ -82,7 +82,10 @@ static int hpdu_native(ddmc_vm *vm, int fd, int *werr, char *why, size_t whylen)
     if (rc != DDMC_ENOTSUP) count_native(vm, rc, 0);
     return rc;
   }
+  int64_t t0 = ddmc__now_ms();
   rc = ddmc__prof_hpnat_write(n, fd, werr);
+  ddmc__log(vm, DDMC_LOG_INFO, "heap dump: the second pass and the file's writes took %lld ms",
+            (long long)(ddmc__now_ms() - t0));
   if (rc != 0) snprintf(why, whylen, "heap dump: converting the VM's file failed: %s", ddmc_strerror(rc));
   count_native(vm, rc != 0 || *werr != 0, ddmc__prof_hpnat_len(n));
   log_native(vm, rc == 0 && *werr == 0 ? "written" : "not written", n);

@@ -26,6 +26,7 @@
 
 #include <sys/types.h>
 
+#include "profile/hprof_conv.h"
 #include "profile/hprof_out.h"
 #include "vm_int.h"
 
@@ -113,5 +114,9 @@ int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr);
 void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint64_t *classes, uint64_t *roots,
                              uint64_t *dangling);
 void ddmc__prof_hpnat_close(ddmc__prof_hpnat *h);
+
+/* The converter's input reading *fd (a file open for reading) from its current offset; fd must
+ * outlive the input. hprof_native.c; the bench drives the converter through it too. */
+ddmc__prof_hpconv_input ddmc__prof_hpfile_input(int *fd);
 
 #endif

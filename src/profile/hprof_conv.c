@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A VM's own hprof into Android's (hprof_conv.h has what changes and why). Both passes run the
  * same code: the first counts what it would write (emit == 0) and skips object contents, the
- * second writes; so the lengths the first pass promised are the bytes the second gives. */
+ * second writes; so the lengths the first pass promised are the bytes the second gives. The one
+ * exception, instances and arrays (nearly all of a dump, so each pass has a loop of its own for
+ * them: seg_scan, seg_fast), take their lengths in both passes from one function, object_lens;
+ * anything those loops do not take whole goes through the general code. */
 #include "profile/hprof_conv.h"
 
 #include <stdarg.h>
@@ -11,6 +14,7 @@
 #define IN_BYTES ((size_t)1 << 20)       /* the input buffer; also the largest non-array unit */
 #define ARRAY_STEP ((uint32_t)1 << 16)   /* array elements converted per step */
 #define OUT_MAX ((size_t)8 << 20)        /* the output of one step, at most */
+#define OUT_FIRST ((size_t)64 << 10)     /* the output buffer at first: most units are small */
 #define ID_LIMIT ((uint64_t)0xF0000000u) /* ids stay below, as the library's own dumps */
 
 enum { PH_HEADER, PH_TOP, PH_SEG, PH_ARRAY, PH_DONE };
@@ -35,7 +39,7 @@ typedef struct cls_ent {
 struct ddmc__prof_hpconv {
   const ddmc__mem *mem;
   ddmc__prof_hpconv_input src;
-  uint8_t *in;
+  uint8_t *in; /* the input buffer (IN_BYTES) */
   size_t in_len, in_pos;
   int eof;
   unsigned isz; /* the input's id size: 4 or 8 */
@@ -71,6 +75,8 @@ struct ddmc__prof_hpconv {
   size_t chunk_cap, nchunk;
   uint64_t last_key, mark_key;
   uint8_t *last_bits, *mark_bits;
+  uint8_t **dir; /* second pass: the pieces' bits by piece number - dir0 (make_dir), or NULL */
+  uint64_t dir0, ospan;
   uint64_t cls_key; /* the class found last, and its index */
   size_t cls_index;
   unsigned shift;
@@ -94,6 +100,10 @@ static int fail(ddmc__prof_hpconv *c, int err, const char *fmt, ...) {
 /* n contiguous bytes of the input (n <= IN_BYTES), or NULL with err set: the buffer refilled. */
 static __attribute__((noinline)) const uint8_t *need_slow(ddmc__prof_hpconv *c, size_t n) {
   if (c->err != 0) return NULL;
+  if (n > IN_BYTES) {
+    fail(c, DDMC_ENOTSUP, "heap dump: a record of the VM's file holds a unit of %zu bytes (1 MiB at most)", n);
+    return NULL;
+  }
   memmove(c->in, c->in + c->in_pos, c->in_len - c->in_pos);
   c->in_len -= c->in_pos;
   c->in_pos = 0;
@@ -190,7 +200,7 @@ static uint8_t *room(ddmc__prof_hpconv *c, size_t n) {
   if (!c->emit) return NULL;
   if (c->out_cap - c->out_len < n) {
     size_t want = c->out_len + n;
-    size_t cap = c->out_cap ? c->out_cap : IN_BYTES;
+    size_t cap = c->out_cap ? c->out_cap : OUT_FIRST;
     while (cap < want) cap *= 2;
     uint8_t *o = cap <= OUT_MAX + IN_BYTES ? ddmc__realloc(c->mem, c->out, cap) : NULL;
     if (o == NULL) {
@@ -235,7 +245,7 @@ static uint64_t mix(uint64_t k) {
  * second pass met an id the first did not). */
 static str_ent *str_get(ddmc__prof_hpconv *c, uint64_t key) {
   if (key == 0) return NULL;
-  if (c->nstr * 2 >= c->str_cap && !c->emit) {
+  if (c->nstr * 4 >= c->str_cap * 3 && !c->emit) { /* 3/4 full at most: a big table costs its page faults */
     size_t cap = c->str_cap ? c->str_cap * 2 : 1 << 10;
     str_ent *t = ddmc__calloc(c->mem, cap, sizeof(*t));
     if (t == NULL) {
@@ -334,44 +344,63 @@ static void mark(ddmc__prof_hpconv *c, uint64_t a) {
   c->mark_bits[bit >> 3] |= (uint8_t)(1u << (bit & 7));
 }
 
-/* Second pass: whether a is an object the dump defines. */
-static int defined(ddmc__prof_hpconv *c, uint64_t a) {
-  if (a & 7) return 0;
-  uint64_t key = (a >> CHUNK_SHIFT) + 1;
-  if (key != c->last_key) {
-    uint8_t **slot = chunk_slot(c, key);
-    c->last_key = key;
+/* Second pass: the bits of the 2 MiB piece holding a, or NULL (no object there). */
+static const uint8_t *bits_of(ddmc__prof_hpconv *c, uint64_t a) {
+  uint64_t n = a >> CHUNK_SHIFT;
+  if (c->dir != NULL) return c->dir[n - c->dir0]; /* the caller checked a is in the objects' range */
+  if (n + 1 != c->last_key) {
+    uint8_t **slot = chunk_slot(c, n + 1);
+    c->last_key = n + 1;
     c->last_bits = slot ? *slot : NULL;
   }
-  if (c->last_bits == NULL) return 0;
-  size_t bit = (size_t)((a >> 3) & ((CHUNK_BITS_BYTES * 8) - 1));
-  return c->last_bits[bit >> 3] >> (bit & 7) & 1;
+  return c->last_bits;
+}
+
+/* First pass: a defines an object (the range of the ids, their common alignment, its bit). */
+static void note_def(ddmc__prof_hpconv *c, uint64_t a) {
+  if (a == 0) return;
+  if (c->nobj++ == 0) c->omin = c->omax = a;
+  c->omin = a < c->omin ? a : c->omin;
+  c->omax = a > c->omax ? a : c->omax;
+  c->oor |= a;
+  mark(c, a);
+}
+
+static inline uint32_t def_id(const ddmc__prof_hpconv *c, uint64_t a) {
+  return a == 0 ? 0 : (uint32_t)(c->nstr + 1 + ((a - c->omin) >> c->shift));
 }
 
 /* An object's id, defined here (the first pass learns the range from these). */
 static void o_def(ddmc__prof_hpconv *c, uint64_t a) {
-  if (!c->emit && a != 0) {
-    if (c->nobj++ == 0) c->omin = c->omax = a;
-    c->omin = a < c->omin ? a : c->omin;
-    c->omax = a > c->omax ? a : c->omax;
-    c->oor |= a;
-    mark(c, a);
-  }
-  uint64_t d = a - c->omin;
-  o_u4(c, a == 0 ? 0 : (uint32_t)(c->nstr + 1 + (d >> c->shift)));
+  if (!c->emit) note_def(c, a);
+  o_u4(c, def_id(c, a));
 }
 
 /* A reference to an object: its id, or 0 when the dump defines nothing there. */
-static uint32_t ref_of(ddmc__prof_hpconv *c, uint64_t a) {
+static inline uint32_t ref_of(ddmc__prof_hpconv *c, uint64_t a) {
   if (a == 0 || !c->emit) return 0;
-  if (a < c->omin || a > c->omax || !defined(c, a)) {
-    c->dangling++; /* HotSpot 17 leaves out some objects of the CDS archive that others name */
-    return 0;
+  uint64_t d = a - c->omin; /* below omin: wraps past ospan */
+  if (d <= c->ospan && (a & 7) == 0) {
+    const uint8_t *b = bits_of(c, a);
+    size_t bit = (size_t)((a >> 3) & ((CHUNK_BITS_BYTES * 8) - 1));
+    if (b != NULL && (b[bit >> 3] >> (bit & 7) & 1)) return (uint32_t)(c->nstr + 1 + (d >> c->shift));
   }
-  return (uint32_t)(c->nstr + 1 + ((a - c->omin) >> c->shift));
+  c->dangling++; /* HotSpot 17 leaves out some objects of the CDS archive that others name */
+  return 0;
 }
 
 static void o_ref(ddmc__prof_hpconv *c, uint64_t a) { o_u4(c, ref_of(c, a)); }
+
+/* The pieces' bits by piece number from the lowest object's on, when that table is small
+ * (DIR_MAX pointers: objects over 256 GiB of addresses); the hash table otherwise. */
+#define DIR_MAX ((uint64_t)1 << 17)
+static void make_dir(ddmc__prof_hpconv *c) {
+  uint64_t n = (c->omax >> CHUNK_SHIFT) - (c->omin >> CHUNK_SHIFT) + 1;
+  if (n > DIR_MAX || (c->dir = ddmc__calloc(c->mem, (size_t)n, sizeof(*c->dir))) == NULL) return;
+  c->dir0 = c->omin >> CHUNK_SHIFT;
+  for (size_t i = 0; i < c->chunk_cap; i++)
+    if (c->chunk_keys[i] != 0) c->dir[c->chunk_keys[i] - 1 - c->dir0] = c->chunk_bits[i];
+}
 
 /* After the first pass: the shift and the check that every object id fits. */
 static int settle_ids(ddmc__prof_hpconv *c) {
@@ -380,10 +409,12 @@ static int settle_ids(ddmc__prof_hpconv *c) {
   uint64_t g = c->oor | ((uint64_t)1 << 12);
   while (k < 12 && !(g >> k & 1)) k++;
   c->shift = k;
-  uint64_t top = c->nstr + 1 + ((c->omax - c->omin) >> k);
+  c->ospan = c->omax - c->omin;
+  uint64_t top = c->nstr + 1 + (c->ospan >> k);
   if (top >= ID_LIMIT)
     return fail(c, DDMC_ENOTSUP, "heap dump: the VM's object ids span too much to fit 4 bytes (%llu ids)",
                 (unsigned long long)top);
+  make_dir(c); /* without it (no memory), the hash table answers */
   return 0;
 }
 
@@ -582,9 +613,6 @@ static int lc_grow(ddmc__prof_hpconv *c) {
     k[j] = c->lc_keys[i];
     v[j] = c->lc_first[i];
   }
-  for (size_t i = 0; i < c->chunk_cap; i++) ddmc__free(c->mem, c->chunk_bits[i]);
-  ddmc__free(c->mem, c->chunk_keys);
-  ddmc__free(c->mem, c->chunk_bits);
   ddmc__free(c->mem, c->lc_keys);
   ddmc__free(c->mem, c->lc_first);
   c->lc_keys = k;
@@ -795,6 +823,37 @@ static void sub_class(ddmc__prof_hpconv *c) {
   if (!c->emit) e->nf = n;
 }
 
+/* An instance's fields (its class's, then each superclass's), the input's at p into d: each run
+ * of primitive fields copied as one, each reference rewritten (second pass). */
+static void inst_fields(ddmc__prof_hpconv *c, const cls_ent *e, const uint8_t *p, uint8_t *d) {
+  static const uint8_t sizes[12] = {0, 0, 0, 0, 1, 2, 4, 8, 1, 2, 4, 8}; /* type_size's, but 2 */
+  const unsigned z = c->isz;
+  size_t run = 0; /* primitive bytes not copied yet: copied as one before the next reference */
+  for (const cls_ent *k = e; k != NULL; k = k->sup >= 0 ? &c->cls[k->sup] : NULL) {
+    const uint8_t *t = c->types + k->types;
+    for (uint32_t i = 0; i < k->nf; i++) {
+      if (t[i] != 2) {
+        run += sizes[t[i]]; /* types were checked below 12 by sub_class */
+        continue;
+      }
+      if (run != 0) memcpy(d, p, run);
+      d += run;
+      p += run;
+      run = 0;
+      ddmc__put_u32(d, ref_of(c, be(p, z)));
+      d += 4;
+      p += z;
+    }
+  }
+  if (run != 0) memcpy(d, p, run);
+}
+
+/* n references of the input's id size at p into 4-byte ids at d (second pass). */
+static void refs(ddmc__prof_hpconv *c, const uint8_t *p, uint32_t n, uint8_t *d) {
+  const unsigned z = c->isz;
+  for (uint32_t i = 0; i < n; i++, p += z, d += 4) ddmc__put_u32(d, ref_of(c, be(p, z)));
+}
+
 static void sub_instance(ddmc__prof_hpconv *c) {
   uint64_t id = r_id(c);
   uint32_t stack = r_u4(c);
@@ -804,6 +863,11 @@ static void sub_instance(ddmc__prof_hpconv *c) {
   if (e == NULL || chain(c, e) != 0 || e->chain_in != n) {
     fail(c, DDMC_ENOTSUP, "heap dump: instance 0x%llx does not match its class in the VM's file",
          (unsigned long long)id);
+    return;
+  }
+  if (n > IN_BYTES) {
+    fail(c, DDMC_ENOTSUP, "heap dump: instance 0x%llx of %u bytes in the VM's file (1 MiB at most)",
+         (unsigned long long)id, n);
     return;
   }
   c->objects += !c->emit;
@@ -820,22 +884,7 @@ static void sub_instance(ddmc__prof_hpconv *c) {
   }
   const uint8_t *p = take(c, n);
   uint8_t *d = room(c, on);
-  if (p == NULL || d == NULL) return;
-  for (cls_ent *k = e; k != NULL; k = k->sup >= 0 ? &c->cls[k->sup] : NULL) {
-    const uint8_t *t = c->types + k->types;
-    for (uint32_t i = 0; i < k->nf; i++) {
-      if (t[i] == 2) {
-        ddmc__put_u32(d, ref_of(c, be(p, c->isz)));
-        d += 4;
-        p += c->isz;
-      } else {
-        unsigned s = type_size(c, t[i]);
-        memcpy(d, p, s);
-        d += s;
-        p += s;
-      }
-    }
-  }
+  if (p != NULL && d != NULL) inst_fields(c, e, p, d);
 }
 
 static void sub_array(ddmc__prof_hpconv *c, uint32_t tag) {
@@ -877,11 +926,99 @@ static void array_step(ddmc__prof_hpconv *c) {
   uint8_t *d = room(c, (size_t)k * (c->arr_type == 2 ? 4 : s));
   if (p == NULL || d == NULL) return;
   if (c->arr_type == 2)
-    for (uint32_t i = 0; i < k; i++, p += s, d += 4) ddmc__put_u32(d, ref_of(c, be(p, s)));
+    refs(c, p, k, d);
   else
     memcpy(d, p, (size_t)k * s);
   c->arr_left -= k;
   if (c->arr_left == 0) c->phase = PH_SEG;
+}
+
+/* The head of an instance (0x21) or array (0x22, 0x23) sub-record at the input's id size z; 0
+ * for any other tag. Their fields: id at 1, stack serial at 1 + z, then 0x21: class at 5 + z,
+ * byte count at 5 + 2z; 0x22 and 0x23: element count at 5 + z, then the class (0x22) or the
+ * element type (0x23) at 9 + z. */
+static inline size_t head_len(unsigned z, uint32_t tag) {
+  return tag == 0x21 || tag == 0x22 ? 9 + 2 * (size_t)z : tag == 0x23 ? 10 + (size_t)z : 0;
+}
+
+/* The instance or array whose head is at p: its bytes after the head in the input (*body) and
+ * its whole length in the output (*out), or 0 when it is something the general path must take
+ * (which refuses it with its reason when it is wrong). *e: an instance's class. */
+static int object_lens(ddmc__prof_hpconv *c, const uint8_t *p, cls_ent **e, uint64_t *body, uint64_t *out) {
+  const unsigned z = c->isz;
+  if (p[0] == 0x21) {
+    uint32_t n = (uint32_t)be(p + 5 + 2 * z, 4);
+    *e = cls_find(c, be(p + 5 + z, z));
+    if (*e == NULL || (c->emit ? (*e)->chain_obj < 0 : chain(c, *e) != 0) || (*e)->chain_in != n || n > IN_BYTES)
+      return 0;
+    *body = n;
+    *out = 17 + (uint64_t)n - (uint64_t)(*e)->chain_obj * (z - 4);
+    return 1;
+  }
+  uint64_t n = be(p + 5 + z, 4);
+  unsigned s = p[0] == 0x22 ? z : p[9 + z] == 2 ? 0 : type_size(c, p[9 + z]);
+  *body = n * s;
+  *out = p[0] == 0x22 ? 17 + 4 * n : 14 + n * s;
+  return s != 0;
+}
+
+/* First pass, inside a segment: the instances and arrays, the bulk of a dump, read in place:
+ * their ids noted, their output counted, their contents skipped. Stops at anything else. */
+static void seg_scan(ddmc__prof_hpconv *c) {
+  while (c->err == 0 && c->lim > 0) {
+    const uint8_t *p = need(c, 1);
+    size_t hl = p != NULL ? head_len(c->isz, p[0]) : 0;
+    cls_ent *e;
+    uint64_t body, out;
+    if (hl == 0 || hl > c->lim || (p = need(c, hl)) == NULL || !object_lens(c, p, &e, &body, &out) ||
+        body > c->lim - hl)
+      return;
+    c->objects++;
+    note_def(c, be(p + 1, c->isz));
+    c->total += out;
+    c->in_pos += hl;
+    c->lim -= hl;
+    skip(c, body);
+  }
+}
+
+/* Second pass, inside a segment: whole instances and arrays converted from the input straight
+ * into dst while they fit in cap. Returns the bytes written; stops at anything else. */
+static size_t seg_fast(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
+  const unsigned z = c->isz;
+  size_t done = 0;
+  while (c->err == 0 && c->lim > 0) {
+    const uint8_t *p = need(c, 1);
+    size_t hl = p != NULL ? head_len(z, p[0]) : 0;
+    cls_ent *e = NULL;
+    uint64_t body, out;
+    if (hl == 0 || hl > c->lim || (p = need(c, hl)) == NULL || !object_lens(c, p, &e, &body, &out) ||
+        out > cap - done || body > IN_BYTES - hl || body > c->lim - hl || (p = need(c, hl + (size_t)body)) == NULL)
+      break;
+    uint8_t *d = dst + done;
+    d[0] = p[0];
+    ddmc__put_u32(d + 1, def_id(c, be(p + 1, z)));
+    ddmc__put_u32(d + 5, (uint32_t)be(p + 1 + z, 4));
+    if (p[0] == 0x21) {
+      ddmc__put_u32(d + 9, ref_of(c, be(p + 5 + z, z)));
+      ddmc__put_u32(d + 13, (uint32_t)(out - 17));
+      inst_fields(c, e, p + hl, d + 17);
+    } else {
+      memcpy(d + 9, p + 5 + z, 4); /* the element count */
+      if (p[0] == 0x22) {
+        ddmc__put_u32(d + 13, ref_of(c, be(p + 9 + z, z)));
+        refs(c, p + hl, (uint32_t)be(p + 5 + z, 4), d + 17);
+      } else {
+        d[13] = p[9 + z];
+        memcpy(d + 14, p + hl, (size_t)body);
+      }
+    }
+    c->in_pos += hl + (size_t)body;
+    c->lim -= hl + body;
+    c->total += out;
+    done += (size_t)out;
+  }
+  return done;
 }
 
 static void sub_record(ddmc__prof_hpconv *c) {
@@ -986,7 +1123,10 @@ int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *
   c->src = *in;
   c->in = buf;
   reset(c, 0);
-  while (c->err == 0 && c->phase != PH_DONE) step(c);
+  while (c->err == 0 && c->phase != PH_DONE) {
+    if (c->phase == PH_SEG) seg_scan(c);
+    if (c->err == 0) step(c);
+  }
   if (c->err == 0) settle_ids(c);
   strings_total(c);
   if (c->err == 0) check_classes(c);
@@ -1016,6 +1156,11 @@ ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
     }
     c->out_len = c->out_pos = 0;
     if (c->phase == PH_DONE) break;
+    if (c->phase == PH_SEG) {
+      size_t k = seg_fast(c, dst + done, cap - done);
+      done += k;
+      if (k > 0 || c->err != 0) continue;
+    }
     step(c);
   }
   if (done > 0) return (ssize_t)done;
@@ -1044,6 +1189,7 @@ void ddmc__prof_hpconv_free(ddmc__prof_hpconv *c) {
   for (size_t i = 0; i < c->chunk_cap; i++) ddmc__free(c->mem, c->chunk_bits[i]);
   ddmc__free(c->mem, c->chunk_keys);
   ddmc__free(c->mem, c->chunk_bits);
+  ddmc__free(c->mem, c->dir);
   ddmc__free(c->mem, c->lc_keys);
   ddmc__free(c->mem, c->lc_first);
   ddmc__free(c->mem, c);

@@ -5,12 +5,14 @@
  *
  * Two passes over the same input. The first reads the records' heads and the heap dump's
  * sub-records but skips object contents: it learns the strings, the classes' field types, the
- * range of the object ids, and the exact length of every output segment and of the whole output,
- * and refuses (DDMC_ENOTSUP, with why) anything it would not convert faithfully (an unknown
- * record or sub-record, an instance whose bytes are not its class's fields, ids that cannot be
- * made 4 bytes). The second produces the output, piece by piece, into a bounded buffer: so a
- * 1.0.3 file of a known length can be streamed (HPDS is one chunk whose length goes first)
- * without holding it.
+ * range of the object ids and which ids the dump defines, and the exact length of every output
+ * segment and of the whole output, and refuses (DDMC_ENOTSUP, with why) anything it would not
+ * convert faithfully (an unknown record or sub-record, an instance whose bytes are not its
+ * class's fields, ids that cannot be made 4 bytes). The second produces the output, piece by
+ * piece: so a 1.0.3 file of a known length can be streamed (HPDS is one chunk whose length goes
+ * first) without holding it. Instances and arrays, the bulk of a dump, are read in place in the
+ * input buffer by a loop of their own in each pass, and the second writes them straight into the
+ * caller's buffer when they fit there (everything else goes through the output buffer).
  *
  * What changes: the magic (1.0.3), the id size (4), every id: strings are numbered 1..n in the
  * order they are first met; objects (and classes) get n + 1 + (address - lowest) >> k, k the
@@ -20,11 +22,16 @@
  * 0; lengths and instance byte counts shrink by the ids' lost bytes. A reference to nothing the
  * dump defines becomes 0 (counted in dangling). Everything else is copied.
  *
- * Memory: the input buffer (1 MiB), the output buffer (at most one sub-record, or 64 Ki array
- * elements, or one string: a few MiB at worst), and tables proportional to the strings and
- * classes of the dump (about 48 bytes a string, 48 a class, one a declared instance field, 4 a
- * segment), never to its objects. Pure: input comes through fill, no I/O of its own. Thread: one
- * user at a time. */
+ * Memory (anonymous, all of it: the input is read() into the buffer, never mapped): the input
+ * buffer (1 MiB); the output buffer (64 KiB at first; at most one sub-record, 64 Ki array
+ * elements or one string: a few MiB at worst); tables proportional to the strings and classes of
+ * the dump (24 bytes a string in a table kept between 3/8 and 3/4 full, so at most 64, and 96
+ * while it grows; about 48 bytes a class, one a declared instance field, 4 a segment, 24 a
+ * LOAD CLASS); and, for the objects, a bit per 8 bytes of every 2 MiB of address space that holds
+ * one (32 KiB per such piece: 1/64 of the heap the dump covers when the heap is dense) and, in
+ * the second pass, 8 bytes per 2 MiB of the span from the lowest object to the highest (at most
+ * 1 MiB; beyond, the pieces are found through their hash table). Nothing else per object.
+ * Pure: input comes through fill, no I/O of its own. Thread: one user at a time. */
 #ifndef DDMC_PROFILE_HPROF_CONV_H
 #define DDMC_PROFILE_HPROF_CONV_H
 

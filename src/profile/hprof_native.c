@@ -45,6 +45,14 @@ static int in_skip(void *arg, uint64_t n) { return lseek(*(int *)arg, (off_t)n, 
 
 static int in_rewind(void *arg) { return lseek(*(int *)arg, 0, SEEK_SET) < 0 ? errno : 0; }
 
+/* read() into the converter's buffer, not a mapping of the file: on the bench machine a mapped
+ * 82 MiB file cost 57-81 ms of CPU to touch against 10-13 ms to read and touch, and the whole
+ * conversion 183-227 ms against 68-106 (bench/RESULTS.md; probably a fault or TLB miss per 4 KiB
+ * page of the mapping, where the kernel copies from its own map of the page cache). */
+ddmc__prof_hpconv_input ddmc__prof_hpfile_input(int *fd) {
+  return (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, fd};
+}
+
 /* The VM writes its dump into a fresh private directory; returns the file open for reading (-1
  * with why in msg), with the file and the directory already gone. */
 static int vm_dump(ddmc_vm *vm, char *msg, size_t msglen) {
@@ -92,7 +100,7 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
     ddmc__free(&vm->mem, h);
     return DDMC_EIO;
   }
-  ddmc__prof_hpconv_input in = {in_fill, in_skip, in_rewind, &h->fd};
+  ddmc__prof_hpconv_input in = ddmc__prof_hpfile_input(&h->fd);
   int rc = ddmc__prof_hpconv_open(&vm->mem, &in, &h->conv, &h->len, msg, msglen);
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
   ddmc__log(vm, DDMC_LOG_INFO, "heap dump: the VM's dumper took %lld ms, reading its file through %lld ms",
