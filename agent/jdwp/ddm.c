@@ -99,7 +99,7 @@ static int for_each_thread(void *vd, ddmc_thread_visit_fn fn, void *arg) {
       jvmtiThreadInfo info;
       jint st = 0;
       memset(&info, 0, sizeof info);
-      if (rc == 0 && e && !atomic_load(&e->internal) &&
+      if (rc == 0 && e && !ja_is_internal(id) &&
           (*ja.ti)->GetThreadInfo(ja.ti, ts[i], &info) == JVMTI_ERROR_NONE) {
         (*ja.ti)->GetThreadState(ja.ti, ts[i], &st);
         ddmc_thread_status status = atomic_load_explicit(&e->parked, memory_order_relaxed) && (st & JVMTI_THREAD_STATE_ALIVE)

@@ -223,8 +223,7 @@ static void class_prepare_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jclass k) {
 
 static void thread_start_cb(jvmtiEnv *ti, JNIEnv *env, jthread t) {
   if (ja_thread_is_internal()) { /* ja_env attaching a thread of libddmc */
-    ja_tstate *e = ja_tstate_of(ja_ref(env, t));
-    if (e) atomic_store(&e->internal, 1);
+    ja_set_internal(ja_ref(env, t));
     return;
   }
   if (!atomic_load(&ja.live)) return;

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ja.h"
 
@@ -135,6 +136,16 @@ ja_entry *ja_entry_of(uint64_t id) {
 ja_tstate *ja_tstate_of(uint64_t id) {
   ja_entry *e = ja_entry_of(id);
   return e != NULL ? e->ts : NULL;
+}
+
+int ja_is_internal(uint64_t id) {
+  ja_entry *e = ja_entry_of(id);
+  return e != NULL && atomic_load_explicit(&e->internal, memory_order_relaxed);
+}
+
+void ja_set_internal(uint64_t id) {
+  ja_entry *e = ja_entry_of(id);
+  if (e != NULL && e->ts != NULL) atomic_store(&e->internal, 1);
 }
 
 jobject ja_obj(uint64_t id) {
@@ -330,6 +341,29 @@ uint64_t ja_ref(JNIEnv *env, jobject o) {
   return id;
 }
 
+/* The last listing's names, in its order. HotSpot lists its threads in the same order every time,
+ * and a thread found where it was is named by comparing references, not by its JVM TI tag:
+ * HotSpot 17's tag table grows only when a collection rehashes it, and 10,000 threads tagged as
+ * they started cost a walk of a long chain each (AllThreads took 1.8x libjdwp's time). */
+static pthread_mutex_t listed_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t *listed;
+static jint nlisted;
+
+void ja_ref_threads(JNIEnv *env, const jthread *ts, jint n, uint32_t *ids) {
+  pthread_mutex_lock(&listed_lock);
+  for (jint i = 0; i < n; i++) {
+    jobject was = i < nlisted ? ja_kept_obj(listed[i]) : NULL;
+    ids[i] = was != NULL && (*env)->IsSameObject(env, ts[i], was) ? listed[i] : (uint32_t)ja_ref(env, ts[i]);
+  }
+  uint32_t *keep = n > nlisted ? realloc(listed, (size_t)n * sizeof *keep) : listed;
+  if (keep != NULL && n > 0) {
+    memcpy(keep, ids, (size_t)n * sizeof *keep);
+    listed = keep;
+    nlisted = n;
+  }
+  pthread_mutex_unlock(&listed_lock);
+}
+
 int ja_hold(JNIEnv *env, uint64_t id, int strong) {
   int rc = DDMC_JDWP_INVALID_OBJECT;
   pthread_mutex_lock(&table_lock);
@@ -395,8 +429,7 @@ JNIEnv *ja_env(void) {
   if ((*ja.jvm)->AttachCurrentThreadAsDaemon(ja.jvm, (void **)&env, &args) != JNI_OK) return NULL;
   jthread self = NULL;
   if ((*ja.ti)->GetCurrentThread(ja.ti, &self) == JVMTI_ERROR_NONE && self) {
-    ja_tstate *e = ja_tstate_of(ja_ref(env, self));
-    if (e) atomic_store(&e->internal, 1);
+    ja_set_internal(ja_ref(env, self));
     (*env)->DeleteLocalRef(env, self);
   }
   return env;

@@ -218,7 +218,7 @@ int ja_world_stop(JNIEnv *env) {
   for (jint i = 0; i < n; i++) {
     uint32_t id = (uint32_t)ja_ref(env, ts[i]);
     ja_tstate *e = ja_tstate_of(id);
-    if (e != NULL && id != me && !atomic_load(&e->internal) && world_ids != NULL) {
+    if (e != NULL && id != me && !ja_is_internal(id) && world_ids != NULL) {
       pthread_mutex_lock(&sus_mu);
       if (e->in_callback > 0) {
         e->world = 2;

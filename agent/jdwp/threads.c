@@ -44,7 +44,7 @@ static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
     out->group = ja_ref(env, ti.thread_group);
     out->name = name;
     out->status = status_of(st);
-    out->internal = atomic_load(&e->internal);
+    out->internal = ja_is_internal(id);
     ti_free(ti.name);
     rc = out->group == 0 && ti.thread_group != NULL ? DDMC_JDWP_OUT_OF_MEMORY : 0;
   }
@@ -53,8 +53,8 @@ static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
   return rc;
 }
 
-/* AllThreads and suspending every thread need only the thread objects: one GetAllThreads and the
- * table's internal marks, where thread_info per thread would cost HotSpot a walk of its list of
+/* AllThreads and suspending every thread need only the thread objects: one GetAllThreads, their
+ * names (ja_ref_threads) and the table's internal marks, where thread_info per thread would cost HotSpot a walk of its list of
  * threads for each of GetThreadInfo and GetThreadState (n threads: n^2). */
 static int for_each_debuggee_thread(void *vd, ddmc_thread_object_visit_fn fn, void *arg) {
   JNIEnv *env = ja_enter();
@@ -66,18 +66,18 @@ static int for_each_debuggee_thread(void *vd, ddmc_thread_object_visit_fn fn, vo
     ja_leave(env);
     return ja_err(err);
   }
-  int stop = 0;
-  for (jint i = 0; i < n; i++) {
-    if (!stop) {
-      uint32_t id = (uint32_t)ja_ref(env, ts[i]);
-      ja_tstate *e = ja_tstate_of(id);
-      if (e != NULL && !atomic_load(&e->internal) && fn(arg, id, id) != 0) stop = 1;
-    }
-    (*env)->DeleteLocalRef(env, ts[i]);
+  uint32_t *ids = malloc(((size_t)n + 1) * sizeof *ids);
+  if (ids != NULL) ja_ref_threads(env, ts, n, ids);
+  for (jint i = 0; i < n && ids != NULL; i++) {
+    uint32_t id = ids[i];
+    if (ja_tstate_of(id) != NULL && !ja_is_internal(id) && fn(arg, id, id) != 0) break;
   }
+  int rc = ids != NULL ? 0 : DDMC_JDWP_OUT_OF_MEMORY;
+  for (jint i = 0; i < n; i++) (*env)->DeleteLocalRef(env, ts[i]);
+  free(ids);
   ti_free(ts);
   ja_leave(env);
-  return 0;
+  return rc;
 }
 
 static int visit_groups(JNIEnv *env, jint n, jthreadGroup *gs, ddmc_ref parent, ddmc_group_visit_fn fn, void *arg,
