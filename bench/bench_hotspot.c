@@ -451,10 +451,10 @@ void bench_section_hotspot(const bench_opts *o) {
 /* ---- scale: how each cost grows with the program, ours and libjdwp side by side in one run
  *
  *   classes  Many N 0: AllClasses and ClassesBySignature(LGen<N/2>;) at N = 1,000 / 10,000
- *            (/ 100,000), median of 5; the JVM's RSS idle (before any debugger) and after the
+ *            (/ 100,000), median of 9 (every time below too); the JVM's RSS idle (before any debugger) and after the
  *            debugger has listed the classes (and 1 s after, for what the listing leaves behind)
  *   threads  Many 0 T: AllThreads, and SuspendAll + ResumeAll as one pair, at T = 100 / 1,000
- *            (/ 10,000), median of 5
+ *            (/ 10,000)
  *   frames   Deep D: ThreadReference.Frames(all) of a thread D calls deep, D = 10 / 1,000 / 10,000
  *   arrays   Deep: ArrayReference.GetValues of a whole int[] of 10^3 / 10^5 / 10^6 elements
  *   dump     DumpProg sized to about 10 / 100 (/ 1,000) MiB of hprof: HPDU through
@@ -465,6 +465,9 @@ void bench_section_hotspot(const bench_opts *o) {
  * bench/scale_plot.py draws bench/scale.svg. */
 
 static FILE *scale_data;
+/* Each point is the median of this many requests: with 5, the smallest rows swung by 2x from run
+ * to run on the shared machine. */
+#define SCALE_REPS 9
 
 /* /proc/loadavg's three averages, for the notes: these figures are taken on a shared machine. */
 static const char *load_now(void) {
@@ -563,8 +566,8 @@ static void scale_classes(const hs_env *e, int n) {
         put_be32(body, (uint32_t)sn);
         memcpy(body + 4, sig, (size_t)sn);
         (void)cmd(&c, 1, 1, NULL, 0, NULL, NULL);
-        t[ours][1] = median_cmd(&c, 1, 3, NULL, 0, 5);
-        t[ours][0] = median_cmd(&c, 1, 2, body, 4 + (size_t)sn, 5);
+        t[ours][1] = median_cmd(&c, 1, 3, NULL, 0, SCALE_REPS);
+        t[ours][0] = median_cmd(&c, 1, 2, body, 4 + (size_t)sn, SCALE_REPS);
         /* What the listing leaves behind, not its peak: each agent gets a second to give its
          * reply buffers back (ours does so 0.5 s after the last big reply, src/jdwp/session.h). */
         bench_sleep_us(1000000);
@@ -596,15 +599,15 @@ static void scale_threads(const hs_env *e, int n) {
     jc c;
     t[ours][0] = t[ours][1] = -1;
     if (scale_open(e, ours, "Many", "0", th, "MANY ready", &vm, &c) == 0) {
-      t[ours][0] = median_cmd(&c, 1, 4, NULL, 0, 5);
-      double v[5];
+      t[ours][0] = median_cmd(&c, 1, 4, NULL, 0, SCALE_REPS);
+      double v[SCALE_REPS];
       int ok = 1;
-      for (int i = 0; i < 5 && ok; i++) {
+      for (int i = 0; i < SCALE_REPS && ok; i++) {
         double a = cmd(&c, 1, 8, NULL, 0, NULL, NULL), b = cmd(&c, 1, 9, NULL, 0, NULL, NULL);
         ok = a > 0 && b > 0;
         v[i] = a + b;
       }
-      if (ok) t[ours][1] = bench_median(v, 5);
+      if (ok) t[ours][1] = bench_median(v, SCALE_REPS);
     }
     scale_close(&vm, &c);
   }
@@ -659,12 +662,12 @@ static void scale_deep(const hs_env *e, int depth, int elems) {
       put_be64(body, arr);
       put_be32(body + 8, 0);
       put_be32(body + 12, (uint32_t)elems);
-      if (arr != 0) t[ours][1] = median_cmd(&c, 13, 2, body, 16, 5);
+      if (arr != 0) t[ours][1] = median_cmd(&c, 13, 2, body, 16, SCALE_REPS);
       put_be64(body, th);
       if (th != 0 && cmd(&c, 11, 2, body, 8, NULL, NULL) > 0) { /* Suspend */
         put_be32(body + 8, 0);
         put_be32(body + 12, UINT32_MAX); /* all frames */
-        t[ours][0] = median_cmd(&c, 11, 6, body, 16, 5);
+        t[ours][0] = median_cmd(&c, 11, 6, body, 16, SCALE_REPS);
         (void)cmd(&c, 11, 3, body, 8, NULL, NULL);
       }
       if (arr == 0 || th == 0) bench_note("scale: Deep's statics not found (%s)", ours ? "libddmcjdwp.so" : "libjdwp");
