@@ -55,11 +55,15 @@ else
 fi
 if ((quick == 0)); then
   # The *_reference tests run the JDK's own agent, the behaviour ours is measured against: none of
-  # our code runs inside that JVM, so the normal build's run of them says all there is. Two more
-  # stay out to keep CI under 30 minutes, as their C code runs under ASan in a sibling: the ui
-  # pages on HotSpot and through adb (ddmc_ui_minivm serves the same pages from the same server),
-  # and Eclipse's JDI against minivm (its _ddmcjdwp twins run the same client through the library).
-  suite "tests under ASan+UBSan" build-asan -E '_reference$|^hotspot_ui_ddmcjdwp$|^adb_ddmc_ui$|^eclipse_.*_minivm$' -- -DCMAKE_BUILD_TYPE=Debug -DDDMC_SANITIZE=address \
+  # our code runs inside that JVM, so the normal build's run of them says all there is. More stay
+  # out to keep CI under 30 minutes, as their C code runs under ASan in a sibling: the ui pages on
+  # HotSpot and through adb (ddmc_ui_minivm serves the same pages from the same server), Eclipse's
+  # JDI against minivm (its _ddmcjdwp twins run the same client through the library), minivm's
+  # stalled peers (half a minute of waiting each; test_stall drives the same session code, and
+  # hotspot_stall_ddmcjdwp the same scenario), and the attach cycles with a request pending
+  # (hotspot_cycles_ddmcjdwp runs the cycles).
+  suite "tests under ASan+UBSan" build-asan \
+    -E '_reference$|^hotspot_ui_ddmcjdwp$|^adb_ddmc_ui$|^eclipse_.*_minivm$|^(hprof_)?minivm_stall$|^hotspot_cycles_ddmcjdwp_pending$' -- -DCMAKE_BUILD_TYPE=Debug -DDDMC_SANITIZE=address \
     -DDDMC_BUILD_EXAMPLES=ON -DDDMC_BUILD_TOOLS=ON
   # The threaded tests: the library's session and fault-injection tests, minivm's threads, adb.
   suite "threaded tests under TSan" build-tsan -R 'test_session|test_sessions|test_stall|test_failmalloc|test_dbg_|test_prof_session|test_hprof|minivm_test_threads|adb_transport|jdi_invoke_.*_minivm' \
