@@ -43,6 +43,7 @@ static int tr_status(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   int rc = ddmc__dbg_rd_thread(d, in, &t);
   if (rc == 0) rc = thread_info(d, t, &info);
   if (rc != 0) return rc;
+  ddmc__dbg_events_settle(d);
   ddmc_buf_put_u32(out, (uint32_t)info.status);
   ddmc_buf_put_u32(out, ddmc__dbg_thr_count(d, t) > 0 ? 1 : 0); /* SUSPEND_STATUS_SUSPENDED */
   return 0;
@@ -116,6 +117,7 @@ static int tr_frame_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
 static int tr_suspend_count(ddmc__dbg *d, ddmc_reader *in, ddmc_buf *out) {
   uint32_t t;
   int rc = ddmc__dbg_rd_thread(d, in, &t);
+  if (rc == 0) ddmc__dbg_events_settle(d);
   if (rc == 0) ddmc_buf_put_u32(out, (uint32_t)ddmc__dbg_thr_count(d, t));
   return rc;
 }

@@ -52,6 +52,13 @@ static ddmc__dbg *enter_thread(ddmc_vm *vm, uint32_t thread) {
   return enter(vm);
 }
 
+void ddmc__dbg_events_settle(ddmc__dbg *d) {
+  for (int i = 0; i < 100 && atomic_load(&d->raising) != 0; i++) {
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 void ddmc__dbg_events_quiesce(ddmc__dbg *d) {
   while (atomic_load(&d->inflight) != 0) {
     struct timespec ts = {0, 200000};
@@ -267,8 +274,9 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
   }
   c->b.p[0] = (uint8_t)c->policy;
   ddmc__put_u32(c->b.p + 1, c->n);
-  int policy = c->no_stop ? DDMC__POLICY_NONE : c->policy;
-  if (policy != DDMC__POLICY_NONE) {
+  int policy = c->no_stop ? DDMC__POLICY_NONE : c->policy, raising = policy != DDMC__POLICY_NONE;
+  if (raising) {
+    atomic_fetch_add(&d->raising, 1);
     if (d->bridge.thread_parking) d->bridge.thread_parking(d->vm_data, thread, 1);
     if (ddmc__dbg_thr_event_suspend(d, thread, policy) != 0) {
       ddmc__dbg_thr_event_undo(d, thread, policy);
@@ -277,6 +285,7 @@ static int deliver(ddmc__dbg *d, uint32_t thread, composite *c) {
     }
   }
   rc = queue_composite(d, c->b.p, c->b.len);
+  if (raising) atomic_fetch_sub(&d->raising, 1);
   /* A thread about to park waits for the debugger's answer: wake the JDWP thread now rather than
    * leave the packet for its batching grace period (a round trip per breakpoint hit or step). */
   if (rc == 0 && policy != DDMC__POLICY_NONE) ddmc__wake_force(d->vm);

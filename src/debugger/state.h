@@ -229,6 +229,7 @@ struct ddmc__dbg {
   atomic_uint resumes;  /* VirtualMachine.Resume commands so far (a dying VM waits for one) */
   atomic_int inflight;  /* VM threads inside a post call, before any park: session end waits
                            for 0 before it frees what they may be reading */
+  atomic_int raising;   /* posts between raising counts and queuing their packet (settle) */
   uint32_t session;     /* written by the JDWP thread at session start, before events are matched */
   uint32_t cur_id;      /* the request being handled (JDWP thread only): deferred replies name it */
   atomic_int want[DDMC__EV_KINDS]; /* enabled requests per event kind (ddmc_event_wanted) */

@@ -119,6 +119,7 @@ int ddmc__dbg_new(ddmc_vm *vm, const ddmc_vm_bridge *bridge, size_t bridge_size,
   d->suspend_on_start = ddmc__dbg_vm_options(vm)->suspend;
   atomic_init(&d->connected, 0);
   atomic_init(&d->inflight, 0);
+  atomic_init(&d->raising, 0);
   atomic_init(&d->holding, 0);
   ddmc__buf_init(&d->held, mem, DDMC__HELD_MAX + 64);
   if (pthread_mutex_init(&d->hold_lock, NULL) != 0) {
