@@ -54,8 +54,9 @@ static int thread_info(void *vd, uint32_t id, ddmc_thread_detail *out) {
 }
 
 /* AllThreads and suspending every thread need only the thread objects: one GetAllThreads, their
- * names (ja_ref_threads) and the table's internal marks, where thread_info per thread would cost HotSpot a walk of its list of
- * threads for each of GetThreadInfo and GetThreadState (n threads: n^2). */
+ * names (ja_ref_threads) and the table's internal marks, where thread_info per thread would cost
+ * HotSpot a walk of its list of threads for each of GetThreadInfo and GetThreadState (n threads:
+ * n^2). */
 static int for_each_debuggee_thread(void *vd, ddmc_thread_object_visit_fn fn, void *arg) {
   JNIEnv *env = ja_enter();
   if (env == NULL) return DDMC_JDWP_VM_DEAD;

@@ -6,7 +6,9 @@
  * the strongest policy among them (docs/protocol/jdwp.md §2.4): a step that lands on a breakpoint is one stop. The
  * packet is built on the reporting thread and queued for the JDWP thread, the only writer of the
  * socket; nothing here waits for the network. Counts are raised before the packet is queued and
- * the thread parks after, so the debugger's Resume always finds them raised. */
+ * the thread parks after, so the debugger's Resume always finds them raised; SuspendCount and
+ * Status wait out that window (ddmc__dbg_events_settle), so no reply shows a count before the
+ * event that raised it. */
 #include <string.h>
 #include <time.h>
 
