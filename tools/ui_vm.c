@@ -308,6 +308,26 @@ void ui_vm_pick(ui_vm *v, uint32_t pid) {
   v->connect_now = 1;
 }
 
+static void deadline_in(struct timespec *dl, int ms) {
+  clock_gettime(CLOCK_REALTIME, dl);
+  dl->tv_sec += ms / 1000;
+  dl->tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (dl->tv_nsec >= 1000000000L) {
+    dl->tv_sec++;
+    dl->tv_nsec -= 1000000000L;
+  }
+}
+
+/* With no VM to read, the worker sleeps until a page posts (or ms pass). */
+static void wait_for_post(ui_vm *v, int ms) {
+  struct timespec dl;
+  deadline_in(&dl, ms);
+  pthread_mutex_lock(&v->mu);
+  int rc = 0;
+  while (v->mb.posted == v->mb.done && !v->shutdown && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&v->cv, &v->mu, &dl);
+  pthread_mutex_unlock(&v->mu);
+}
+
 /* --all: a new listing is published at once, whether or not a VM is connected. */
 static int list_changed(ui_vm *v) {
   if (v->list == NULL) return 0;
@@ -349,8 +369,7 @@ void ui_vm_run(ui_vm *v, volatile sig_atomic_t *stop) {
         ui_snap_publish(v);
       }
     } else {
-      struct timespec ts = {0, 50 * 1000000L};
-      nanosleep(&ts, NULL);
+      wait_for_post(v, 50);
     }
   }
   ui_vm_shutdown(v);
@@ -384,15 +403,6 @@ static int serve_mailbox(ui_vm *v) {
   return 1;
 }
 
-static void deadline_in(struct timespec *dl, int ms) {
-  clock_gettime(CLOCK_REALTIME, dl);
-  dl->tv_sec += ms / 1000;
-  dl->tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (dl->tv_nsec >= 1000000000L) {
-    dl->tv_sec++;
-    dl->tv_nsec -= 1000000000L;
-  }
-}
 
 static void result_text(ui_vm_result *r, int status, const char *msg) {
   r->status = status;
@@ -411,8 +421,11 @@ void ui_vm_call(ui_vm *v, const char *op, const char *arg, ui_vm_result *r) {
   deadline_in(&dl, 10000);
   pthread_mutex_lock(&v->mu);
   int rc = 0;
-  while (v->mb.posted != v->mb.done && !v->shutdown && rc != ETIMEDOUT) rc = pthread_cond_timedwait(&v->cv, &v->mu, &dl);
-  if (v->mb.posted != v->mb.done || v->shutdown) {
+  /* Waiting for done alone would free a result its caller is about to take: the worker's
+   * broadcast wakes this caller too, maybe first. */
+  while ((v->mb.posted != v->mb.done || v->mb.posted != v->mb.settled) && !v->shutdown && rc != ETIMEDOUT)
+    rc = pthread_cond_timedwait(&v->cv, &v->mu, &dl);
+  if (v->mb.posted != v->mb.done || v->mb.posted != v->mb.settled || v->shutdown) {
     pthread_mutex_unlock(&v->mu);
     result_text(r, 503, "busy: another request is running");
     return;
@@ -422,6 +435,7 @@ void ui_vm_call(ui_vm *v, const char *op, const char *arg, ui_vm_result *r) {
   uint64_t seq = ++v->mb.posted;
   snprintf(v->mb.op, sizeof v->mb.op, "%s", op);
   snprintf(v->mb.arg, sizeof v->mb.arg, "%s", arg);
+  pthread_cond_broadcast(&v->cv); /* the worker, when it waits for a post */
   /* A trace or a heap map may take long to arrive; everything else is one request. */
   deadline_in(&dl, 120000);
   rc = 0;
@@ -433,6 +447,8 @@ void ui_vm_call(ui_vm *v, const char *op, const char *arg, ui_vm_result *r) {
     r->len = v->mb.out_len;
     v->mb.out = NULL;
   }
+  v->mb.settled = seq; /* taken, or given up: the next caller may post */
+  pthread_cond_broadcast(&v->cv);
   pthread_mutex_unlock(&v->mu);
   if (r->status == 0) result_text(r, 504, "the VM did not finish in time");
 }

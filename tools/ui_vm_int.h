@@ -69,7 +69,9 @@ struct ui_vm {
   size_t snap_len;
   uint64_t version;
   struct {
-    uint64_t posted, done;  /* sequence numbers: the slot is free when equal */
+    /* Sequence numbers. The slot is free when all three are equal: the worker has done the last
+     * one posted and its caller has taken the result or given up on it (settled). */
+    uint64_t posted, done, settled;
     char op[16], arg[32];
     int status;
     const char *ctype;
