@@ -155,9 +155,16 @@ PAUSE = None  # the file whose presence stops Rotate's rotation
 def live_byte_arrays(pid):
     """byte[] instances after a full GC (GC.class_histogram collects first), with the rotation
     paused so that no array is half filled."""
+    ack = PAUSE + ".ack"
+    if os.path.exists(ack):
+        os.unlink(ack)
     open(PAUSE, "w").close()
-    time.sleep(3 * PERIOD_MS / 1000 + 0.3)
     try:
+        deadline = time.monotonic() + 60
+        while not os.path.exists(ack) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not os.path.exists(ack):
+            return -1
         m = re.search(r"^\s*\d+:\s+(\d+)\s+\d+\s+\[B\b", jcmd(pid, "GC.class_histogram"), re.M)
     finally:
         os.unlink(PAUSE)
@@ -241,7 +248,7 @@ def check_full(j, vm, checks, figures):
     checks.append(("a full table answers OUT_OF_MEMORY", oom_at is not None and oom_at[1] == OUT_OF_MEMORY))
     checks.append(("no null for a live element before that", nulls == 0))
     j.events.clear()
-    starts, deadline = 0, time.monotonic() + 10
+    starts, deadline = 0, time.monotonic() + 30
     while starts < 3 and time.monotonic() < deadline:
         j.wait_events(0.5)
         # Event.Composite: 64/100, suspendPolicy, count, then kind 6 (THREAD_START) first.
@@ -250,7 +257,7 @@ def check_full(j, vm, checks, figures):
     checks.append(("ThreadStart events keep coming while the table is full", starts >= 3))
     # Not disposed of, but collected: once the program replaced the array and a GC ran, their
     # entries are free again (the weak references cleared).
-    err, ids, arr2, deadline = OUT_OF_MEMORY, [], 0, time.monotonic() + 20
+    err, ids, arr2, deadline = OUT_OF_MEMORY, [], 0, time.monotonic() + 60
     while err and time.monotonic() < deadline:
         time.sleep(3 * PERIOD_MS / 1000)  # the array replaced meanwhile
         jcmd(vm.pid, "GC.run")
@@ -327,7 +334,7 @@ def launch_rotate(java, spec, classes, out_path):
     with open(out_path, "wb") as out:
         vm = subprocess.Popen([java, "-Xmx128m", spec, "-cp", classes, "Rotate", str(N), str(PERIOD_MS), PAUSE],
                               stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # a JVM with ASan's runtime, on a loaded machine
     while time.monotonic() < deadline and vm.poll() is None:
         text = open(out_path, errors="replace").read()
         m = re.search(r"Listening for transport dt_socket at address: (\d+)", text)
