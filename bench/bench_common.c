@@ -442,15 +442,6 @@ void bvm_start(bvm *b, size_t sendq_bytes) {
     fprintf(stderr, "bench: options: %s\n", err);
     exit(2);
   }
-  /* address=...:0 means "scan 8000-8040" to libddmc; a kernel-chosen port is safer when other
-   * benchmarks or tests run: find one free now. */
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t sl = sizeof(sa);
-  bind(s, (struct sockaddr *)&sa, sizeof(sa));
-  getsockname(s, (struct sockaddr *)&sa, &sl);
-  o.port = ntohs(sa.sin_port);
-  close(s);
   if (sendq_bytes) o.sendq_bytes = sendq_bytes;
   ddmc_vm_ops ops;
   memset(&ops, 0, sizeof(ops));

@@ -8,8 +8,8 @@
 #
 # Usage: scripts/demo.sh
 # Environment: BUILD_DIR (default build), WATCH_SECONDS (default 5), DEMO_UI=0 (no web page),
-#              THREADS_PORT / ALLOC_PORT (default 8700 / 8701; a busy port falls back to a scan
-#              of 8000-8040), DEMO_OUT (directory for the picture, default $BUILD_DIR/demo).
+#              THREADS_PORT / ALLOC_PORT (default 8700 / 8701; a busy port falls back to any
+#              free port), DEMO_OUT (directory for the picture, default $BUILD_DIR/demo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
@@ -47,7 +47,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # start_vm NAME PORT [VM options...]: starts minivm, waits for its "JDWP listening on" line and
-# sets vm_pid and vm_port. A busy port is retried with address=127.0.0.1:0 (scan 8000-8040).
+# sets vm_pid and vm_port. A busy port is retried with address=127.0.0.1:0 (any free port).
 start_vm() {
   local name=$1 port=$2
   shift 2

@@ -209,7 +209,7 @@ uint16_t fakevm_start_cfg(fakevm *f, const fakevm_config *cfg, const char *extra
   if (o.suspend) return 0; /* the caller starts it on another thread */
   assert_int_equal(ddmc_vm_start(f->vm), 0);
   uint16_t port = ddmc_vm_port(f->vm);
-  assert_true(port >= DDMC_SCAN_PORT_FIRST && port <= DDMC_SCAN_PORT_LAST);
+  assert_true(port != 0);
   return port;
 }
 

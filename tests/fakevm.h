@@ -80,7 +80,7 @@ void fakevm_stop(fakevm *f);
 
 /* fakevm_init, fakevm_new with "transport=dt_socket,address=127.0.0.1:0,server=y" plus extra_opts,
  * ident "fakevm v1" and two features, then ddmc_vm_start, asserting each step. Returns the port
- * (8000-8040), or 0 with suspend=y: the caller starts the VM on another thread. */
+ * (any free one), or 0 with suspend=y: the caller starts the VM on another thread. */
 uint16_t fakevm_start_cfg(fakevm *f, const fakevm_config *cfg, const char *extra_opts, int handshake_timeout_ms);
 uint16_t fakevm_start(fakevm *f, const char *extra_opts, int handshake_timeout_ms);
 /* Connects and handshakes a host peer. */

@@ -16,7 +16,7 @@ typedef struct minivm_proc {
   char log[64];
 } minivm_proc;
 
-/* Starts MINIVM_PATH with -agentlib:jdwp=...address=127.0.0.1:0 (the 8000-8040 scan), the
+/* Starts MINIVM_PATH with -agentlib:jdwp=...address=127.0.0.1:0 (any free port), the
  * space-separated extra options (may be NULL), and MINIVM_PROGRAMS/<program>.mvm. Asserts. */
 void minivm_spawn(minivm_proc *c, const char *program, const char *extra);
 /* SIGKILL and reap; removes the log. */

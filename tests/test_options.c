@@ -271,8 +271,7 @@ static void test_port_in_use(void **state) {
   assert_non_null(strstr(g_log, want));
 }
 
-/* An address that is not this machine's fails on every port alike: the port scan stops at the
- * first and names the reason, instead of claiming that 8000-8040 are all taken. */
+/* An address that is not this machine's fails with its reason, for a named port and for port 0. */
 static void test_foreign_address(void **state) {
   (void)state;
   char want[200];
@@ -280,10 +279,10 @@ static void test_foreign_address(void **state) {
   assert_int_equal(start_logged("transport=dt_socket,address=192.0.2.1:8000"), DDMC_EADDR); /* TEST-NET-1 */
   if (strstr(g_log, want) == NULL) print_error("log: %s", g_log);
   assert_non_null(strstr(g_log, want));
+  snprintf(want, sizeof(want), "JDWP: cannot listen on 192.0.2.1:0: %s\n", strerror(EADDRNOTAVAIL));
   assert_int_equal(start_logged("transport=dt_socket,address=192.0.2.1:0"), DDMC_EADDR);
   if (strstr(g_log, want) == NULL) print_error("log: %s", g_log);
   assert_non_null(strstr(g_log, want));
-  assert_null(strstr(g_log, "no free port"));
 }
 
 static void test_help_and_flags(void **state) {

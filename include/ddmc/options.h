@@ -27,7 +27,9 @@ typedef enum ddmc_adb_announce {
 
 #define DDMC_ALLOW_MAX 32        /* allow= entries, as many as the JDK takes */
 
-#define DDMC_SCAN_PORT_FIRST 8000  /* address=0 (or none) with server=y scans these, as Dalvik */
+/* Dalvik's range for address=0, which 0.3 scanned. Port 0 now takes any free port, as the JDK's
+ * agent does; the names stay so that code naming them still builds (docs/versioning.md). */
+#define DDMC_SCAN_PORT_FIRST 8000
 #define DDMC_SCAN_PORT_LAST 8040
 
 typedef struct ddmc_options {
@@ -35,7 +37,8 @@ typedef struct ddmc_options {
   int server;                  /* 1: listen for the debugger side (server=y); 0: dial out */
   int suspend;                 /* 1: ddmc_vm_start waits until a peer completed the handshake */
   char host[256];              /* "" means 127.0.0.1 when listening; required when dialing */
-  uint16_t port;               /* 0 with server=y: scan DDMC_SCAN_PORT_FIRST..LAST */
+  uint16_t port;               /* 0 with server=y: any free port the kernel gives (the JDK's
+                                  agent's choice; ddmc_vm_port() says which) */
   int help;                    /* set when the tail said "help": print ddmc_options_help() */
 
   /* Tunables, not settable from the flag; ddmc_options_init sets the defaults. */

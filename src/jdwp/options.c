@@ -51,7 +51,7 @@ const char *ddmc_options_help(void) {
   return "JDWP options: -agentlib:jdwp=OPT=VALUE,... (or -Xrunjdwp:OPT=VALUE,...)\n"
          "  transport=dt_socket|dt_android_adb   required\n"
          "  address=[HOST:]PORT                  dt_socket; default host 127.0.0.1 when server=y;\n"
-         "                                       PORT 0 or no address scans 8000-8040\n"
+         "                                       PORT 0 or no address: any free port\n"
          "  server=y|n                           y: listen (default); n: connect to HOST:PORT\n"
          "  suspend=y|n                          y: wait for a debugger before running (default n)\n"
          "  timeout=MS                           a debugger must connect (listening) or answer\n"

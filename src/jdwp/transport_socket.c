@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* dt_socket: TCP. server=y listens (127.0.0.1 unless a host is named; port 0 scans 8000-8040 as
- * Dalvik did) and accepts one peer at a time, only from the allow= list when there is one (others
+/* dt_socket: TCP. server=y listens (127.0.0.1 unless a host is named; port 0, or none, takes any
+ * free port the kernel gives, as the JDK's agent does: Dalvik scanned 8000-8040, where a debugger
+ * still dialling a VM that has just exited reached the next VM to take the port) and accepts one peer at a time, only from the allow= list when there is one (others
  * are closed at once and logged, and the listening goes on, as the JDK's agent does); server=n dials host:port and re-dials with
  * back-off (500 ms, x1.5, capped) after each session until the VM stops.
  *
@@ -46,7 +47,7 @@ static int resolve(ddmc_vm *vm, const char *host, uint16_t port, int passive, st
 
 /* A port in use on any of the host's addresses makes the port "in use", whatever the other
  * addresses said: "localhost" may be ::1 on a machine without IPv6 (EADDRNOTAVAIL) and
- * 127.0.0.1 taken, and the port scan must move on rather than stop. */
+ * 127.0.0.1 taken, and "in use" is the reason a user can act on. */
 static void note_failure(int *why, int err) {
   if (*why != EADDRINUSE) *why = err;
 }
@@ -81,26 +82,13 @@ static int socket_prepare(ddmc_vm *vm) {
   const char *host = vm->opt.host[0] ? vm->opt.host : "127.0.0.1";
   int fd = -1, why = 0;
   uint16_t port = vm->opt.port;
-  if (port != 0) {
-    fd = try_listen(vm, host, port, &why);
-  } else {
-    /* Only a port in use sends the scan on: any other failure (a host that is not this
-     * machine's, no permission) would fail on every port alike, and is the thing to report. */
-    for (port = DDMC_SCAN_PORT_FIRST; port <= DDMC_SCAN_PORT_LAST; port++) {
-      fd = try_listen(vm, host, port, &why);
-      if (fd >= 0 || fd == -2 || why != EADDRINUSE) break;
-    }
-  }
+  fd = try_listen(vm, host, port, &why);
   if (fd == -2) return DDMC_EADDR; /* resolve() said why */
   if (fd < 0) {
-    if (vm->opt.port == 0 && why == EADDRINUSE)
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: no free port in %d-%d on %s: all in use", DDMC_SCAN_PORT_FIRST,
-                DDMC_SCAN_PORT_LAST, host);
-    else
-      ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)port, strerror(why));
+    ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)port, strerror(why));
     return DDMC_EADDR;
   }
-  /* With an explicit port of 0 after the scan, or a kernel-chosen port, report the real one. */
+  /* Port 0: report the one the kernel gave. */
   struct sockaddr_storage ss;
   socklen_t sl = sizeof(ss);
   if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {

@@ -503,7 +503,7 @@ def mode_ddmlib(run):
 
 
 def mode_socket(run):
-    # minivm on dt_socket first (it scans 8000-8040 with address 0... here: a free port of its own).
+    # minivm on dt_socket first, each on a free port of its own.
     vms = []
     for prog, kind in (("threads.mvm", "threads"), ("alloc.mvm", "alloc"), ("zygote.mvm", "zygote")):
         port = free_port()

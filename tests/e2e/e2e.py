@@ -4,8 +4,7 @@
 
 Each test case is one ctest test: `e2e.py --ddmc PATH [--minivm PATH --programs DIR]
 [--pngcheck PATH] --workdir DIR CASE`. Cases that need a VM start minivm with
--agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n (libddmc scans
-8000-8040 for a free port) and read the port from minivm's "JDWP listening on HOST:PORT" line.
+-agentlib:jdwp=transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n (any free port) and read the port from minivm's "JDWP listening on HOST:PORT" line.
 Error cases run against peers made here: nothing listening, `python3 -m http.server`, a listener
 that answers garbage, one that completes the JDWP handshake and then stays silent, a JDWP VM that
 is not DDM-aware, and a scripted DDM VM whose strings stress the JSON writer. hostile_names runs a

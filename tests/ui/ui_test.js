@@ -68,8 +68,8 @@ function startAndWait(cmd, argv, re, ms, logPath) {
 
 async function startVm() {
   if (args.minivm) {
-    // A port the kernel picks rather than minivm's scan of 8000-8040 (address=...:0), so that the
-    // port is still free when the test starts the VM again on it after killing it.
+    // A port named rather than address=...:0: the test starts the VM again on the same port after
+    // killing it.
     const port = await new Promise((resolve) => {
       const srv = net.createServer().listen(0, "127.0.0.1", () => { const p = srv.address().port; srv.close(() => resolve(p)); });
     });
