@@ -12,6 +12,13 @@
 #include <string.h>
 
 #define IN_BYTES ((size_t)1 << 20)       /* the input buffer; also the largest non-array unit */
+/* What one read asks for, unless a unit needs more: the buffer's pages beyond it are then never
+ * touched. A first touch costs 18 us a page on the bench machine (bench/RESULTS.md), 4.6 ms for
+ * the whole buffer, a tenth of a small dump's conversion; more reads cost nothing measurable. */
+#define READ_STEP ((size_t)256 << 10)
+/* The string table at first: HotSpot writes every symbol of the VM, 30,000-41,000 of them in any
+ * dump, and growing to that from a small table touched twice the final table's pages. */
+#define STR_FIRST ((size_t)1 << 16)
 #define ARRAY_STEP ((uint32_t)1 << 16)   /* array elements converted per step */
 #define OUT_MAX ((size_t)8 << 20)        /* the output of one step, at most */
 #define OUT_FIRST ((size_t)64 << 10)     /* the output buffer at first: most units are small */
@@ -109,7 +116,8 @@ static __attribute__((noinline)) const uint8_t *need_slow(ddmc__prof_hpconv *c, 
   c->in_pos = 0;
   while (c->in_len < n && !c->eof) {
     size_t got = 0;
-    int e = c->src.fill(c->src.arg, c->in + c->in_len, IN_BYTES - c->in_len, &got);
+    size_t ask = DDMC__MIN(IN_BYTES - c->in_len, DDMC__MAX(n - c->in_len, READ_STEP));
+    int e = c->src.fill(c->src.arg, c->in + c->in_len, ask, &got);
     if (e != 0) {
       fail(c, DDMC_EIO, "heap dump: the VM's file could not be read (errno %d)", e);
       return NULL;
@@ -246,7 +254,7 @@ static uint64_t mix(uint64_t k) {
 static str_ent *str_get(ddmc__prof_hpconv *c, uint64_t key) {
   if (key == 0) return NULL;
   if (c->nstr * 4 >= c->str_cap * 3 && !c->emit) { /* 3/4 full at most: a big table costs its page faults */
-    size_t cap = c->str_cap ? c->str_cap * 2 : 1 << 10;
+    size_t cap = c->str_cap ? c->str_cap * 2 : STR_FIRST;
     str_ent *t = ddmc__calloc(c->mem, cap, sizeof(*t));
     if (t == NULL) {
       fail(c, DDMC_ENOMEM, "heap dump: out of memory converting the VM's file");

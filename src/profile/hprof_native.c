@@ -126,10 +126,10 @@ ssize_t ddmc__prof_hpnat_read(ddmc__prof_hpnat *h, uint8_t *dst, size_t cap) {
   return n;
 }
 
-/* HPDU's file: the conversion fills one 1 MiB piece while a writer thread writes the other, so
+/* HPDU's file: the conversion fills one piece while a writer thread writes the other, so
  * the second pass and the file's write overlap (a disk that throttles writers after HotSpot's own
  * file took its share would otherwise add its wait to the conversion's time). */
-enum { PIECE = 1 << 20 };
+enum { PIECE = 256 << 10 }; /* smaller pieces touch fewer new pages (hprof_conv.c's READ_STEP) */
 
 typedef struct pieces {
   pthread_mutex_t lock;
