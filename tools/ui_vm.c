@@ -403,7 +403,6 @@ static int serve_mailbox(ui_vm *v) {
   return 1;
 }
 
-
 static void result_text(ui_vm_result *r, int status, const char *msg) {
   r->status = status;
   r->ctype = "text/plain; charset=utf-8";
