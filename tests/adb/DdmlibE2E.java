@@ -39,6 +39,7 @@ public class DdmlibE2E {
   static int passed = 0, failed = 0;
   static long deadline;
   static final ConcurrentLinkedQueue<String> problems = new ConcurrentLinkedQueue<>();
+  static final java.util.concurrent.atomic.AtomicInteger ddmlibRaces = new java.util.concurrent.atomic.AtomicInteger();
   static final ConcurrentLinkedQueue<String> changes = new ConcurrentLinkedQueue<>();
   static final String STATUS_NAMES[] = {"zombie", "running", "sleeping", "monitor", "wait", "initializing",
                                         "starting", "native", "vmwait", "suspended"};
@@ -850,6 +851,15 @@ public class DdmlibE2E {
         if (!line.endsWith("\n")) System.out.println();
         // ddmlib logs every REAL it receives at error level ("*** Received REAL"): not a problem.
         boolean realNote = "ddm-heap".equals(tag) && message.startsWith("*** Received REAL");
+        // ddmlib's own race, not the VM's doing: its device monitor closes a client whose pid left
+        // adb's jdwp list (the channel set to null) while its monitor thread still holds the
+        // client's ready key, and Client.read then throws. Seen when many VMs exit at once; any
+        // fault of the VM that made ddmlib close the client logs its own line first.
+        boolean closedRace = message.contains("\"this.mChan\" is null") && message.contains("com.android.ddmlib.Client.read");
+        if (closedRace) {
+          ddmlibRaces.incrementAndGet();
+          return;
+        }
         if (level.getPriority() >= Log.LogLevel.ERROR.getPriority() && !realNote) problems.add(tag + ": " + message);
         // Not errors in ddmlib's eyes, but each means a chunk it could not use.
         if (message.contains("unsupported chunk") || message.contains("Discarding") || message.contains("Exception"))
@@ -908,6 +918,7 @@ public class DdmlibE2E {
     List<String> probs = new ArrayList<>(problems);
     for (String p : probs) note("ddmlib problem: " + p);
     check(probs.isEmpty(), "ddmlib logged no errors, unsupported chunks or parse failures (" + probs.size() + ")");
+    if (ddmlibRaces.get() > 0) note("ddmlib's read of a client it had closed (its own race, not counted): " + ddmlibRaces.get());
     note("client change events: " + changes.size());
     AndroidDebugBridge.disconnectBridge();
     AndroidDebugBridge.terminate();
