@@ -16,9 +16,12 @@
  * touched. A first touch costs 18 us a page on the bench machine (bench/RESULTS.md), 4.6 ms for
  * the whole buffer, a tenth of a small dump's conversion; more reads cost nothing measurable. */
 #define READ_STEP ((size_t)256 << 10)
-/* The string table at first: HotSpot writes every symbol of the VM, 30,000-41,000 of them in any
- * dump, and growing to that from a small table touched twice the final table's pages. */
-#define STR_FIRST ((size_t)1 << 16)
+/* The string table grows eightfold up to STR_BIG, then twofold: HotSpot writes every symbol of
+ * the VM, 30,000-41,000 in any dump, and doubling up to that touched twice the final table's
+ * pages (1,024 to 65,536 entries, 1.5 MiB); eightfold touches an eighth more. A small file still
+ * gets a small table (a test converts thousands of them). */
+#define STR_FIRST ((size_t)1 << 10)
+#define STR_BIG ((size_t)1 << 16)
 #define ARRAY_STEP ((uint32_t)1 << 16)   /* array elements converted per step */
 #define OUT_MAX ((size_t)8 << 20)        /* the output of one step, at most */
 #define OUT_FIRST ((size_t)64 << 10)     /* the output buffer at first: most units are small */
@@ -254,7 +257,7 @@ static uint64_t mix(uint64_t k) {
 static str_ent *str_get(ddmc__prof_hpconv *c, uint64_t key) {
   if (key == 0) return NULL;
   if (c->nstr * 4 >= c->str_cap * 3 && !c->emit) { /* 3/4 full at most: a big table costs its page faults */
-    size_t cap = c->str_cap ? c->str_cap * 2 : STR_FIRST;
+    size_t cap = c->str_cap == 0 ? STR_FIRST : c->str_cap * (c->str_cap < STR_BIG ? 8 : 2);
     str_ent *t = ddmc__calloc(c->mem, cap, sizeof(*t));
     if (t == NULL) {
       fail(c, DDMC_ENOMEM, "heap dump: out of memory converting the VM's file");

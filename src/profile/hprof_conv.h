@@ -25,9 +25,9 @@
  * Memory (anonymous, all of it: the input is read() into the buffer, never mapped): the input
  * buffer (1 MiB); the output buffer (64 KiB at first; at most one sub-record, 64 Ki array
  * elements or one string: a few MiB at worst); tables proportional to the strings and classes of
- * the dump (24 bytes a string in a table of 65,536 entries at first, 1.5 MiB, which a VM's
- * symbols fill to about half; beyond, kept between 3/8 and 3/4 full, so at most 64 bytes a
- * string, and 96 while it grows; about 48 bytes a class, one a declared instance field, 4 a
+ * the dump (24 bytes a string in a table that grows eightfold up to 65,536 entries, 1.5 MiB,
+ * and twofold beyond, kept between 3/8 and 3/4 full there: at most 64 bytes a string, 96 while
+ * it grows; about 48 bytes a class, one a declared instance field, 4 a
  * segment, 24 a LOAD CLASS); and, for the objects, a bit per 8 bytes of every 2 MiB of address space that holds
  * one (32 KiB per such piece: 1/64 of the heap the dump covers when the heap is dense) and, in
  * the second pass, 8 bytes per 2 MiB of the span from the lowest object to the highest (at most

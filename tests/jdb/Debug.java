@@ -38,7 +38,7 @@ public class Debug {
     public static void main(String[] args) {
         Thread w = new Thread(Debug::worker, "Worker");
         w.setDaemon(true);
-        w.start();
+        w.start(); while (counter == 0) Thread.onSpinWait(); // the Worker announced (ThreadStart) before main can stop
         boolean flag = true;
         char letter = 'A';
         long big = 1234567890123L;
