@@ -139,10 +139,10 @@ size_t ddmc__dbg_value_size(char tag);
 /* ---- threads (threads.c): the debugger's view of suspension. */
 /* The thread's debugger suspend count (0 for an unknown thread). */
 int ddmc__dbg_thr_count(ddmc__dbg *d, uint32_t thread);
-/* Waits (10 ms at most) for the VM threads between raising suspend counts and queuing their
- * event's packet: an event raises its counts before its packet is queued (events.c, so that a
- * Resume right after the event finds them raised), and a reply showing a count
- * must not overtake the event that raised it (JDI builds an event set from its request when the
+/* (events.c) Waits (10 ms at most) for the VM threads between raising suspend counts and
+ * queuing their event's packet: an event raises its counts before its packet is queued (so that
+ * a Resume right after the event finds them raised), and a reply showing a count must not
+ * overtake the event that raised it (JDI builds an event set from its request when the
  * packet arrives: a debugger that saw the count and cleared the request first would lose the
  * set, as libjdwp, which sends before it suspends, never lets happen). JDWP thread. */
 void ddmc__dbg_events_settle(ddmc__dbg *d);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dt_socket: TCP. server=y listens (127.0.0.1 unless a host is named; port 0, or none, takes any
  * free port the kernel gives, as the JDK's agent does: Dalvik scanned 8000-8040, where a debugger
- * still dialling a VM that has just exited reached the next VM to take the port) and accepts one peer at a time, only from the allow= list when there is one (others
- * are closed at once and logged, and the listening goes on, as the JDK's agent does); server=n dials host:port and re-dials with
- * back-off (500 ms, x1.5, capped) after each session until the VM stops.
+ * still dialling a VM that has just exited reached the next VM to take the port) and accepts one
+ * peer at a time, only from the allow= list when there is one (others are closed at once and
+ * logged, and the listening goes on, as the JDK's agent does); server=n dials host:port and
+ * re-dials with back-off (500 ms, x1.5, capped) after each session until the VM stops.
  *
  * Every socket is close-on-exec, so a VM that forks and execs does not leak its debug port into
  * the child. Dialing is non-blocking so ddmc_vm_stop never waits on a SYN that goes unanswered. */
@@ -80,9 +81,9 @@ static int try_listen(ddmc_vm *vm, const char *host, uint16_t port, int *why) {
 static int socket_prepare(ddmc_vm *vm) {
   if (!vm->opt.server) return 0; /* dialing happens on the JDWP thread */
   const char *host = vm->opt.host[0] ? vm->opt.host : "127.0.0.1";
-  int fd = -1, why = 0;
+  int why = 0;
   uint16_t port = vm->opt.port;
-  fd = try_listen(vm, host, port, &why);
+  int fd = try_listen(vm, host, port, &why);
   if (fd == -2) return DDMC_EADDR; /* resolve() said why */
   if (fd < 0) {
     ddmc__log(vm, DDMC_LOG_ERROR, "JDWP: cannot listen on %s:%u: %s", host, (unsigned)port, strerror(why));
