@@ -1329,6 +1329,16 @@ int fakebridge_new_mem(fakebridge *f, unsigned flags, const ddmc_allocator *mem)
   return fakebridge_new_vm(f, flags, NULL, NULL, mem);
 }
 
+static int write_hprof(void *vd, const char *path, char *msg, size_t msglen) {
+  fakebridge *f = FD(vd);
+  atomic_fetch_add(&f->n_write_hprof, 1);
+  if (f->write_hprof == NULL) {
+    snprintf(msg, msglen, "the fake has no dumper set");
+    return -1;
+  }
+  return f->write_hprof(f->write_hprof_arg, path, msg, msglen);
+}
+
 static void add_ops(fakebridge *f, unsigned flags) {
   f->bridge = kOps;
   if (flags & FAKEBRIDGE_NO_EXIT) f->bridge.exit = NULL;
@@ -1356,6 +1366,7 @@ static void add_ops(fakebridge *f, unsigned flags) {
     f->bridge.hold_ref = hold_ref;
     f->bridge.release_ref = release_ref;
   }
+  if (flags & FAKEBRIDGE_WRITE_HPROF) f->bridge.write_hprof = write_hprof;
   if (f->prog != NULL) add_program_ops(f, flags);
   if (flags & FAKEBRIDGE_NO_ROOTS) f->bridge.for_each_root = NULL;
 }

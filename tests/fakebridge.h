@@ -164,6 +164,7 @@ typedef struct fd_synth {
 } fd_synth;
 #define FAKEBRIDGE_BULK_SUSPEND 2048u /* the bridge has suspend_threads / resume_threads (counted below) */
 #define FAKEBRIDGE_NO_ROOTS 4096u /* with FAKEBRIDGE_HEAP: no for_each_root (a VM that cannot dump its heap) */
+#define FAKEBRIDGE_WRITE_HPROF 8192u /* a dumper of its own: write_hprof calls the write_hprof knob below */
 
 /* A program of the test's own (fakebridge_new_program), for a heap known to the byte: classes
  * with a superclass chain, declared instance and static fields, objects of every kind in the
@@ -292,6 +293,11 @@ typedef struct fakebridge {
    * holds a thread there, or posts an event from inside a call. */
   void (*hook)(void *arg, int where, uint32_t thread);
   void *hook_arg;
+  /* write_hprof (FAKEBRIDGE_WRITE_HPROF) calls this, set before the library asks; without it the
+   * op fails. */
+  int (*write_hprof)(void *arg, const char *path, char *msg, size_t msglen);
+  void *write_hprof_arg;
+  atomic_int n_write_hprof;
   pthread_mutex_t bp_lock;
   ddmc_location bps[32];
   int nbps;

@@ -19,12 +19,15 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <cmocka.h>
 
 #include "ddmc_host.h"
 #include "profile/hprof.h"
 #include "util/testutil.h"
 #include "fakebridge.h"
+#include "util/hsfile.h"
+#include "util/memsrc.h"
 #include "vm_int.h"
 
 #define T(a, b, c, d) DDMC_FOURCC(a, b, c, d)
@@ -794,6 +797,177 @@ static void test_stalled_peer(void **state) {
   free(big);
 }
 
+/* ---- a VM with a dumper of its own (the bridge's write_hprof): the first pass reads the file
+ * while the VM writes it */
+
+enum { D_WHOLE, D_DRIP, D_PATCH, D_FAIL };
+typedef struct dumper {
+  const uint8_t *p; /* the file the VM writes */
+  size_t n;
+  int mode;
+  size_t len_at; /* D_PATCH: its first heap dump record's length, written last */
+} dumper;
+
+static atomic_int read_again; /* the library said it read the file again */
+
+static void dumper_log(void *ud, ddmc_log_level lvl, const char *msg) {
+  (void)ud;
+  if (strstr(msg, "reading it again, finished") != NULL) atomic_fetch_add(&read_again, 1);
+  if (lvl >= DDMC_LOG_WARN || getenv("DDMC_TEST_VERBOSE")) fprintf(stderr, "[vm] %s\n", msg);
+}
+
+/* How far another descriptor of this process open on path has read (-1: none is open). */
+static long long reader_at(const char *path, int own) {
+  long long at = -1;
+  char link[64], target[600], line[128];
+  for (int fd = 0; fd < 1024; fd++) {
+    if (fd == own) continue;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t k = readlink(link, target, sizeof target - 1);
+    if (k <= 0) continue;
+    target[k] = '\0';
+    if (strcmp(target, path) != 0) continue;
+    snprintf(link, sizeof link, "/proc/self/fdinfo/%d", fd);
+    FILE *fp = fopen(link, "r");
+    while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
+      if (strncmp(line, "pos:", 4) == 0 && atoll(line + 4) > at) at = atoll(line + 4);
+    if (fp != NULL) fclose(fp);
+  }
+  return at;
+}
+
+/* Until the library's reader has read all of the first n bytes of path (10 s at most). */
+static void wait_reader(const char *path, int own, size_t n) {
+  int64_t until = mono_ms() + 10000;
+  while (reader_at(path, own) < (long long)n && mono_ms() < until) usleep(500);
+  assert_true(reader_at(path, own) >= (long long)n);
+}
+
+/* The VM's dumper: the file whole, or in 16 pieces each read by the library before the next is
+ * written, or so with its heap dump's length left 0 and written last (as JDK 8-11 do), or half
+ * of it and a failure. */
+static int dumper_write(void *arg, const char *path, char *msg, size_t msglen) {
+  const dumper *d = arg;
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    snprintf(msg, msglen, "cannot create %s", path);
+    return -1;
+  }
+  size_t piece = d->mode == D_WHOLE ? d->n : (d->n + 15) / 16;
+  uint8_t *b = malloc(piece);
+  assert_non_null(b);
+  for (size_t at = 0; at < d->n; at += piece) {
+    size_t k = d->n - at < piece ? d->n - at : piece;
+    memcpy(b, d->p + at, k);
+    for (size_t i = d->len_at; d->mode == D_PATCH && i < d->len_at + 4; i++)
+      if (i >= at && i < at + k) b[i - at] = 0;
+    if (d->mode == D_FAIL && at >= d->n / 2) {
+      free(b);
+      close(fd);
+      snprintf(msg, msglen, "No space left on device");
+      return -1;
+    }
+    assert_int_equal(write(fd, b, k), (ssize_t)k);
+    /* The library's first pass gives up at the length it finds 0, to read the file again later. */
+    size_t upto = d->mode == D_PATCH && d->len_at + 4 < at + k ? d->len_at + 4 : at + k;
+    if (d->mode != D_WHOLE) wait_reader(path, fd, upto);
+  }
+  free(b);
+  if (d->mode == D_PATCH) assert_int_equal(pwrite(fd, d->p + d->len_at, 4, (off_t)d->len_at), 4);
+  close(fd);
+  return 0;
+}
+
+/* Where the first heap dump record's length sits in an hprof file. */
+static size_t first_dump_len_at(const uint8_t *p, size_t n) {
+  for (size_t at = 31; at + 9 <= n; at += 9 + be32(p + at + 5))
+    if (p[at] == 0x0C || p[at] == 0x1C) return at + 5;
+  fail();
+  return 0;
+}
+
+static void test_vm_dumper(void **state) {
+  (void)state;
+  /* The file: a small one as HotSpot writes it. */
+  static hsfile file;
+  hsfile_make(&file);
+  const uint8_t *std = file.b;
+  size_t sn = file.n;
+  char msg[300];
+
+  /* What the converter makes of it, read at once from memory. */
+  ddmc__mem mem;
+  ddmc__mem_init(&mem, NULL);
+  memsrc src = {std, sn, 0, SIZE_MAX};
+  ddmc__prof_hpconv_input in = memsrc_input(&src);
+  ddmc__prof_hpconv *c;
+  uint64_t want_len;
+  assert_int_equal(ddmc__prof_hpconv_open(&mem, &in, &c, &want_len, msg, sizeof msg), 0);
+  uint8_t *want = malloc(want_len);
+  assert_int_equal(ddmc__prof_hpconv_read(c, want, want_len), (ssize_t)want_len);
+  assert_int_equal(ddmc__prof_hpconv_read(c, want, want_len), 0);
+  ddmc__prof_hpconv_free(c);
+
+  /* The VM dumps into a directory of the test's own, to see the library leave it empty. */
+  char dir[] = "/tmp/ddmc_test_vmdump_XXXXXX", old_tmp[400] = "";
+  assert_non_null(mkdtemp(dir));
+  if (getenv("TMPDIR") != NULL) snprintf(old_tmp, sizeof old_tmp, "%s", getenv("TMPDIR"));
+  assert_int_equal(setenv("TMPDIR", dir, 1), 0);
+  dumper d = {std, sn, D_WHOLE, first_dump_len_at(std, sn)};
+  for (d.mode = D_WHOLE; d.mode <= D_FAIL; d.mode++) {
+    fake f;
+    memset(&f, 0, sizeof f);
+    memcpy(f.obj, fixed_objects, sizeof fixed_objects);
+    f.prog = (fd_program){classes, NCLASSES, f.obj, NFIXED, roots, sizeof roots / sizeof roots[0]};
+    ddmc_options o;
+    ddmc_options_init(&o);
+    assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", msg, sizeof msg), 0);
+    const fakevm_config vc = {.log = dumper_log};
+    assert_int_equal(fakebridge_new_program(&f.fb, FAKEBRIDGE_NO_DEBUGGER | FAKEBRIDGE_HEAP | FAKEBRIDGE_WRITE_HPROF,
+                                            &f.prog, &vc, &o, NULL),
+                     0);
+    f.vm = f.fb.fv.vm;
+    f.fb.write_hprof = dumper_write;
+    f.fb.write_hprof_arg = &d;
+    atomic_store(&read_again, 0);
+    ddmc__prof_hpnat *h = NULL;
+    int rc = ddmc__prof_hpnat_open(f.vm, &h, msg, sizeof msg);
+    assert_int_equal(atomic_load(&f.fb.n_write_hprof), 1);
+    if (d.mode == D_FAIL) {
+      assert_int_equal(rc, DDMC_EIO);
+      assert_string_equal(msg, "heap dump: the VM's dumper failed: No space left on device");
+      assert_null(h);
+    } else {
+      assert_int_equal(rc, 0);
+      /* Read as it was written; read again only when a length came last. */
+      assert_int_equal(atomic_load(&read_again), d.mode == D_PATCH);
+      assert_int_equal(ddmc__prof_hpnat_len(h), want_len);
+      uint8_t *got = malloc(want_len + 1);
+      size_t k = 0;
+      ssize_t r;
+      while ((r = ddmc__prof_hpnat_read(h, got + k, want_len + 1 - k)) > 0) k += (size_t)r;
+      assert_int_equal(r, 0);
+      assert_int_equal(k, want_len);
+      assert_memory_equal(got, want, want_len);
+      free(got);
+      ddmc__prof_hpnat_close(h);
+    }
+    /* The file and its directory are gone. */
+    DIR *dp = opendir(dir);
+    assert_non_null(dp);
+    struct dirent *de;
+    while ((de = readdir(dp)) != NULL) assert_true(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
+    closedir(dp);
+    fake_free(&f);
+  }
+  if (old_tmp[0] != '\0')
+    setenv("TMPDIR", old_tmp, 1);
+  else
+    unsetenv("TMPDIR");
+  assert_int_equal(rmdir(dir), 0);
+  free(want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dump_layout), cmocka_unit_test(test_cap),
@@ -801,6 +975,7 @@ int main(void) {
       cmocka_unit_test(test_chunks),      cmocka_unit_test(test_unsupported),
       cmocka_unit_test(test_stalled_peer),  cmocka_unit_test(test_written_while_built),
       cmocka_unit_test(test_hpdu_names),    cmocka_unit_test(test_hpdu_file_dir),
+      cmocka_unit_test(test_vm_dumper),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,171 +17,8 @@
 
 #include "ddmc_host.h"
 #include "profile/hprof_conv.h"
+#include "util/hsfile.h"
 #include "util/memsrc.h"
-
-/* ---- a 1.0.2 file with 8-byte ids */
-
-typedef struct wr {
-  uint8_t b[8192];
-  size_t n;
-  size_t rec; /* where the open record's length goes */
-} wr;
-
-static void w1(wr *w, uint32_t v) { w->b[w->n++] = (uint8_t)v; }
-static void w2(wr *w, uint32_t v) {
-  w1(w, v >> 8);
-  w1(w, v);
-}
-static void w4(wr *w, uint32_t v) {
-  w2(w, v >> 16);
-  w2(w, v);
-}
-static void w8(wr *w, uint64_t v) {
-  w4(w, (uint32_t)(v >> 32));
-  w4(w, (uint32_t)v);
-}
-static void wstr(wr *w, const char *s) {
-  memcpy(w->b + w->n, s, strlen(s));
-  w->n += strlen(s);
-}
-static void open_rec(wr *w, uint32_t tag) {
-  w1(w, tag);
-  w4(w, 0);
-  w->rec = w->n;
-  w4(w, 0);
-}
-static void close_rec(wr *w) {
-  uint32_t len = (uint32_t)(w->n - w->rec - 4);
-  for (int i = 0; i < 4; i++) w->b[w->rec + i] = (uint8_t)(len >> (24 - 8 * i));
-}
-
-/* Input ids: strings 0x7f0000001000 + k, objects at 0x7000000 + 8 * k. */
-#define S(k) (0x7f0000001000ull + (k))
-#define A(k) (0x7000000ull + 8 * (uint64_t)(k))
-enum { S_OBJECT = 1, S_SUB, S_INTS, S_SUBS, S_A, S_REF, S_L, S_ST, S_UNUSED, S_MAIN, S_SIG, S_FILE };
-enum { A_OBJECT = 1, A_SUB, A_INTS_C, A_SUBS_C, A_SUB1 = 100, A_SUB2, A_INTS, A_SUBS, A_GONE = 5000 };
-
-static void strings(wr *w) {
-  static const char *const s[] = {NULL, "java/lang/Object",     "Sub",  "[I",  "[LSub;",  "a", "ref", "l",
-                                  "st", "not used by anything", "main", "()V", "Sub.java"};
-  for (int k = 1; k <= S_FILE; k++) {
-    open_rec(w, 0x01);
-    w8(w, S(k));
-    wstr(w, s[k]);
-    close_rec(w);
-  }
-}
-
-static void load_class(wr *w, uint32_t serial, uint64_t cls, uint64_t name) {
-  open_rec(w, 0x02);
-  w4(w, serial);
-  w8(w, cls);
-  w4(w, 1);
-  w8(w, name);
-  close_rec(w);
-}
-
-static void class_dump(wr *w, uint64_t id, uint64_t super, int fields) {
-  w1(w, 0x20);
-  w8(w, id);
-  w4(w, 1);
-  w8(w, super);
-  for (int i = 0; i < 5; i++) w8(w, 0);
-  w4(w, fields ? 4 + 8 + 8 : 0); /* HotSpot's instance size: ids of 8 bytes */
-  w2(w, 0);
-  w2(w, fields ? 1 : 0);
-  if (fields) { /* static Object st = sub1 */
-    w8(w, S(S_ST));
-    w1(w, 2);
-    w8(w, A(A_SUB1));
-  }
-  w2(w, fields ? 3 : 0);
-  if (fields) {
-    w8(w, S(S_A));
-    w1(w, 10);
-    w8(w, S(S_REF));
-    w1(w, 2);
-    w8(w, S(S_L));
-    w1(w, 11);
-  }
-}
-
-static void instance(wr *w, uint64_t id, int32_t a, uint64_t ref, uint64_t l) {
-  w1(w, 0x21);
-  w8(w, id);
-  w4(w, 1);
-  w8(w, A(A_SUB));
-  w4(w, 4 + 8 + 8);
-  w4(w, (uint32_t)a);
-  w8(w, ref);
-  w8(w, l);
-}
-
-static void heap(wr *w) {
-  open_rec(w, 0x1C);
-  w1(w, 0x01); /* JNI global, with the global ref's own id */
-  w8(w, A(A_SUB1));
-  w8(w, 0x7f00deadbeefull);
-  w1(w, 0x08); /* thread object */
-  w8(w, A(A_SUB2));
-  w4(w, 1);
-  w4(w, 1);
-  w1(w, 0x05);
-  w8(w, A(A_OBJECT));
-  class_dump(w, A(A_OBJECT), 0, 0);
-  class_dump(w, A(A_SUB), A(A_OBJECT), 1);
-  class_dump(w, A(A_INTS_C), A(A_OBJECT), 0);
-  class_dump(w, A(A_SUBS_C), A(A_OBJECT), 0);
-  close_rec(w);
-  open_rec(w, 0x1C);
-  instance(w, A(A_SUB1), 7, A(A_SUB2), 0x1122334455667788ull);
-  instance(w, A(A_SUB2), -1, A(A_GONE), 2); /* A_GONE: not in the dump */
-  w1(w, 0x23);
-  w8(w, A(A_INTS));
-  w4(w, 1);
-  w4(w, 3);
-  w1(w, 10);
-  for (uint32_t i = 1; i <= 3; i++) w4(w, i);
-  w1(w, 0x22);
-  w8(w, A(A_SUBS));
-  w4(w, 1);
-  w4(w, 2);
-  w8(w, A(A_SUBS_C));
-  w8(w, A(A_SUB1));
-  w8(w, 0);
-  close_rec(w);
-}
-
-static void make(wr *w) {
-  memset(w, 0, sizeof(*w));
-  wstr(w, "JAVA PROFILE 1.0.2");
-  w1(w, 0);
-  w4(w, 8);
-  w8(w, 1700000000000ull);
-  strings(w);
-  load_class(w, 1, A(A_OBJECT), S(S_OBJECT));
-  load_class(w, 2, A(A_SUB), S(S_SUB));
-  load_class(w, 3, A(A_INTS_C), S(S_INTS));
-  load_class(w, 4, A(A_SUBS_C), S(S_SUBS));
-  load_class(w, 5, A(A_SUBS_C), S(S_SUBS)); /* HotSpot's second LOAD CLASS of an array class */
-  open_rec(w, 0x04);
-  w8(w, 1);
-  w8(w, S(S_MAIN));
-  w8(w, S(S_SIG));
-  w8(w, S(S_FILE));
-  w4(w, 2);
-  w4(w, 10);
-  close_rec(w);
-  open_rec(w, 0x05);
-  w4(w, 1);
-  w4(w, 1);
-  w4(w, 1);
-  w8(w, 1);
-  close_rec(w);
-  heap(w);
-  open_rec(w, 0x2C);
-  close_rec(w);
-}
 
 /* ---- input from memory, in pieces of at most piece bytes */
 
@@ -298,8 +135,8 @@ static void walk(const uint8_t *o, uint64_t n, seen *s) {
 
 static void converts(void **state) {
   (void)state;
-  static wr w;
-  make(&w);
+  static hsfile w;
+  hsfile_make(&w);
   uint8_t *o;
   uint64_t len;
   assert_int_equal(convert(w.b, w.n, SIZE_MAX, SIZE_MAX, &o, &len), 0);
@@ -350,8 +187,8 @@ static void converts(void **state) {
 
 static void refuses_cut_files(void **state) {
   (void)state;
-  static wr w;
-  make(&w);
+  static hsfile w;
+  hsfile_make(&w);
   for (size_t n = 0; n < w.n; n++) {
     uint8_t *o;
     uint64_t len;
@@ -360,8 +197,8 @@ static void refuses_cut_files(void **state) {
 }
 
 /* A changed byte at the given offset: refused, never a crash. */
-static int with_byte(const wr *w0, size_t at, uint8_t v) {
-  static wr w;
+static int with_byte(const hsfile *w0, size_t at, uint8_t v) {
+  static hsfile w;
   w = *w0;
   w.b[at] = v;
   uint8_t *o;
@@ -373,8 +210,8 @@ static int with_byte(const wr *w0, size_t at, uint8_t v) {
 
 static void refuses_what_it_does_not_convert(void **state) {
   (void)state;
-  static wr w;
-  make(&w);
+  static hsfile w;
+  hsfile_make(&w);
   assert_int_equal(with_byte(&w, 17, '3'), DDMC_ENOTSUP); /* already Android's */
   assert_int_equal(with_byte(&w, 22, 6), DDMC_ENOTSUP);   /* ids of 6 bytes */
   size_t first = 31;
@@ -388,8 +225,8 @@ static void refuses_what_it_does_not_convert(void **state) {
 
 static void refuses_ids_that_do_not_fit(void **state) {
   (void)state;
-  static wr w;
-  make(&w);
+  static hsfile w;
+  hsfile_make(&w);
   /* sub2 moved 2^40 bytes up: the ids would span more than 4 bytes hold */
   uint8_t pat[8], rep[8];
   for (int i = 0; i < 8; i++)
@@ -556,8 +393,8 @@ static void f_free(void *ud, void *p) {
 
 static void survives_allocation_failures(void **state) {
   (void)state;
-  static wr w;
-  make(&w);
+  static hsfile w;
+  hsfile_make(&w);
   ddmc_allocator a = {NULL, f_malloc, f_realloc, f_free};
   ddmc__mem_init(&mem, &a);
   int ok = 0;
@@ -587,6 +424,100 @@ static void survives_allocation_failures(void **state) {
   ddmc__mem_init(&mem, NULL);
 }
 
+/* ---- a file that changes: between the passes, or while the VM still writes it */
+
+typedef struct twofile {
+  memsrc s;
+  ddmc__prof_hpconv_input base; /* memsrc's, on s */
+  const uint8_t *again;         /* the file as the second pass finds it (NULL: the same) */
+  size_t again_n;
+  int growing;
+} twofile;
+
+static int tf_fill(void *a, uint8_t *dst, size_t cap, size_t *got) {
+  twofile *t = a;
+  return t->base.fill(t->base.arg, dst, cap, got);
+}
+static int tf_skip(void *a, uint64_t n) {
+  twofile *t = a;
+  return (t->base.skip)(t->base.arg, n); /* cmocka has a skip() macro */
+}
+static int tf_rewind(void *a) {
+  twofile *t = a;
+  if (t->again != NULL) t->s.p = t->again, t->s.n = t->again_n;
+  return t->base.rewind(t->base.arg);
+}
+static int tf_growing(void *a) { return ((twofile *)a)->growing; }
+
+/* Opens p (n bytes), the second pass reading again (again_n bytes) when not NULL; returns what
+ * the open returned, and with 0 what the reads came to: 0 at the promised length, or the error. */
+static int convert_two(const uint8_t *p, size_t n, const uint8_t *again, size_t again_n, int growing, int *open_rc) {
+  twofile t;
+  memset(&t, 0, sizeof t);
+  t.s.p = p;
+  t.s.n = n;
+  t.s.piece = SIZE_MAX;
+  t.base = memsrc_input(&t.s);
+  t.again = again;
+  t.again_n = again_n;
+  t.growing = growing;
+  ddmc__prof_hpconv_input in = {tf_fill, tf_skip, tf_rewind, &t, tf_growing};
+  ddmc__prof_hpconv *c;
+  uint64_t len;
+  char msg[200];
+  *open_rc = ddmc__prof_hpconv_open(&mem, &in, &c, &len, msg, sizeof msg);
+  if (*open_rc != 0) return 0;
+  static uint8_t o[1 << 16];
+  uint64_t got = 0;
+  ssize_t k;
+  while ((k = ddmc__prof_hpconv_read(c, o, 100)) > 0) got += (uint64_t)k;
+  if (k < 0) assert_string_equal(ddmc__prof_hpconv_why(c), "heap dump: the VM's file changed between the two passes");
+  ddmc__prof_hpconv_free(c);
+  return k < 0 ? (int)k : got == len ? 0 : -1;
+}
+
+/* The offset of the first record of this tag in an hprof file, and its whole length. */
+static size_t record_at(const uint8_t *p, size_t n, uint8_t tag, size_t *len) {
+  for (size_t at = 31; at + 9 <= n; at += 9 + be4(p + at + 5))
+    if (p[at] == tag) {
+      *len = 9 + be4(p + at + 5);
+      return at;
+    }
+  fail();
+  return 0;
+}
+
+static void notices_a_file_that_changes(void **state) {
+  (void)state;
+  static hsfile w, shorter, longer;
+  hsfile_make(&w);
+  int orc;
+  assert_int_equal(convert_two(w.b, w.n, NULL, 0, 0, &orc), 0);
+  assert_int_equal(orc, 0);
+  /* The second pass finds a record less, or one more (the STACK FRAME gone, or twice): an error,
+   * never an output of another length than promised. */
+  size_t flen, at = record_at(w.b, w.n, 0x04, &flen);
+  memcpy(shorter.b, w.b, at);
+  memcpy(shorter.b + at, w.b + at + flen, w.n - at - flen);
+  shorter.n = w.n - flen;
+  assert_int_equal(convert_two(w.b, w.n, shorter.b, shorter.n, 0, &orc), DDMC_EIO);
+  assert_int_equal(orc, 0);
+  memcpy(longer.b, w.b, at + flen);
+  memcpy(longer.b + at + flen, w.b + at, w.n - at);
+  longer.n = w.n + flen;
+  assert_int_equal(convert_two(w.b, w.n, longer.b, longer.n, 0, &orc), DDMC_EIO);
+  assert_int_equal(orc, 0);
+  /* Read while the VM writes it: a heap dump of length 0 is one whose length comes last (JDK
+   * 8-11), so the pass stops (the caller reads the finished file again); a length written is
+   * read as it is. */
+  assert_int_equal(convert_two(w.b, w.n, NULL, 0, 1, &orc), 0);
+  assert_int_equal(orc, 0);
+  size_t slen, seg = record_at(w.b, w.n, 0x1C, &slen);
+  memset(w.b + seg + 5, 0, 4);
+  convert_two(w.b, w.n, NULL, 0, 1, &orc);
+  assert_int_equal(orc, DDMC_ESTATE);
+}
+
 int main(void) {
   ddmc__mem_init(&mem, NULL);
   const struct CMUnitTest tests[] = {
@@ -597,6 +528,7 @@ int main(void) {
       cmocka_unit_test(converts_big_arrays_and_late_classes),
       cmocka_unit_test(refuses_huge_instances),
       cmocka_unit_test(survives_allocation_failures),
+      cmocka_unit_test(notices_a_file_that_changes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

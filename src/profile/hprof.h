@@ -99,16 +99,17 @@ typedef struct ddmc__prof_hpnat ddmc__prof_hpnat;
 /* Non-zero when the bridge has write_hprof. */
 int ddmc__prof_hprof_native(const ddmc_vm *vm);
 /* The VM writes its dump into a private directory (removed at once) and the first pass of the
- * conversion reads it. Returns 0 and *out (ddmc__prof_hpnat_close), or DDMC_ENOTSUP (no op, or
- * a file it does not convert), DDMC_EIO (the VM's dumper failed), DDMC_ETOOBIG (over
+ * conversion reads it, on a thread of its own while the VM writes it (joined before this
+ * returns). Returns 0 and *out (ddmc__prof_hpnat_close), or DDMC_ENOTSUP (no op, or a file it
+ * does not convert), DDMC_EIO (the VM's dumper failed), DDMC_ETOOBIG (over
  * hprof_max_bytes), DDMC_ENOMEM, with why in msg. */
 int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t msglen);
 /* The length of the 1.0.3 file, known before its first byte. */
 uint64_t ddmc__prof_hpnat_len(const ddmc__prof_hpnat *h);
 /* Its next bytes: > 0, 0 at the end, or a negative DDMC_E* (logged). */
 ssize_t ddmc__prof_hpnat_read(ddmc__prof_hpnat *h, uint8_t *dst, size_t cap);
-/* All of it to fd, 1 MiB at a time, written by a thread of its own (joined before it returns)
- * while the next MiB is converted. Returns 0 or a DDMC_E* of the conversion; *werr is the errno
+/* All of it to fd, 256 KiB at a time, written by a thread of its own (joined before it returns)
+ * while the next piece is converted. Returns 0 or a DDMC_E* of the conversion; *werr is the errno
  * of a failed write. */
 int ddmc__prof_hpnat_write(ddmc__prof_hpnat *h, int fd, int *werr);
 void ddmc__prof_hpnat_counts(const ddmc__prof_hpnat *h, uint64_t *objects, uint64_t *classes, uint64_t *roots,

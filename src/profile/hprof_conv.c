@@ -57,6 +57,7 @@ struct ddmc__prof_hpconv {
   uint8_t *out;
   size_t out_len, out_pos, out_cap;
   uint64_t total; /* bytes "written" so far in this pass */
+  uint64_t promised, given; /* the output's length by the first pass; bytes the second gave */
   int phase, seen_end;
   uint64_t lim; /* bytes left in the current record (or segment) */
   uint32_t arr_left;
@@ -735,6 +736,10 @@ static void top_record(ddmc__prof_hpconv *c) {
     return;
   }
   if (tag == 0x0C || tag == 0x1C) {
+    if (len == 0 && c->src.growing != NULL && c->src.growing(c->src.arg)) {
+      fail(c, DDMC_ESTATE, "heap dump: the VM's file holds a heap dump whose length is not written yet");
+      return;
+    }
     seg_begin(c, len);
     return;
   }
@@ -1149,10 +1154,15 @@ int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *
     ddmc__prof_hpconv_free(c);
     return rc;
   }
-  *len = c->total;
+  *len = c->promised = c->total;
   reset(c, 1);
   *out = c;
   return 0;
+}
+
+/* The second pass read other bytes than the first: the VM's file changed under the conversion. */
+static void changed(ddmc__prof_hpconv *c) {
+  if (c->err == 0) fail(c, DDMC_EIO, "heap dump: the VM's file changed between the two passes");
 }
 
 ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
@@ -1166,7 +1176,10 @@ ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
       continue;
     }
     c->out_len = c->out_pos = 0;
-    if (c->phase == PH_DONE) break;
+    if (c->phase == PH_DONE) {
+      if (c->given + done != c->promised) changed(c);
+      break;
+    }
     if (c->phase == PH_SEG) {
       size_t k = seg_fast(c, dst + done, cap - done);
       done += k;
@@ -1174,8 +1187,10 @@ ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap) {
     }
     step(c);
   }
-  if (done > 0) return (ssize_t)done;
-  return c->err;
+  if (done > c->promised - c->given) changed(c);
+  if (c->err != 0) return c->err;
+  c->given += done;
+  return (ssize_t)done;
 }
 
 const char *ddmc__prof_hpconv_why(const ddmc__prof_hpconv *c) { return c->why; }

@@ -43,12 +43,17 @@
 typedef struct ddmc__prof_hpconv ddmc__prof_hpconv;
 
 /* Reads up to cap bytes of the input at the current position into dst: *got = 0 at its end.
- * Returns 0 or an errno. rewind: back to the input's start (between the passes). */
+ * Returns 0 or an errno. rewind: back to the input's start (between the passes). growing (NULL
+ * for a finished file): non-zero while the VM still writes the input, fill then waiting for more
+ * rather than ending it; a heap dump record of length 0 read then is one whose length the VM
+ * goes back to write when its body is done (JDK 8-11), and fails the pass with DDMC_ESTATE (the
+ * caller runs it again over the finished file). */
 typedef struct ddmc__prof_hpconv_input {
   int (*fill)(void *arg, uint8_t *dst, size_t cap, size_t *got);
   int (*skip)(void *arg, uint64_t n); /* n bytes forward; 0 or an errno */
   int (*rewind)(void *arg);
   void *arg;
+  int (*growing)(void *arg);
 } ddmc__prof_hpconv_input;
 
 /* Runs the first pass. Returns 0 with *c (ddmc__prof_hpconv_free) ready to produce *len bytes, or
@@ -57,7 +62,8 @@ typedef struct ddmc__prof_hpconv_input {
 int ddmc__prof_hpconv_open(const ddmc__mem *mem, const ddmc__prof_hpconv_input *in, ddmc__prof_hpconv **c,
                            uint64_t *len, char *msg, size_t msglen);
 /* The next output bytes, at most cap: > 0 bytes, 0 at the end, or a negative DDMC_E* (the input
- * changed under it or could not be read; msg of ddmc__prof_hpconv_why says what). */
+ * could not be read, or changed under it so that the output would not be the *len bytes
+ * promised: DDMC_EIO; ddmc__prof_hpconv_why says what). */
 ssize_t ddmc__prof_hpconv_read(ddmc__prof_hpconv *c, uint8_t *dst, size_t cap);
 const char *ddmc__prof_hpconv_why(const ddmc__prof_hpconv *c);
 /* What the dump held, for the log: objects (instances and arrays), classes, roots, references

@@ -2,27 +2,37 @@
 /* Heap dumps by the VM's own dumper: the bridge's write_hprof writes its hprof into a directory
  * of the library's (mkdtemp, 0700), the library opens the file and removes it and the directory
  * at once (the open descriptor keeps the bytes until the dump is sent), and hprof_conv.c turns it
- * into Android's 1.0.3 as HPDU writes it or HPDS streams it. A VM whose dumper is faster than a
+ * into Android's 1.0.3: its first pass reads the file while the VM writes it, its second as HPDU
+ * writes it or HPDS streams it. A VM whose dumper is faster than a
  * walk through the bridge's ops (HotSpot's, through JVM TI tags, is 10-30x slower) answers heap
  * dumps at about the speed of its own dumper. Memory: hprof_conv.h's bound; the dump itself is
  * on disk (TMPDIR, or /tmp), never whole in memory. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "profile/hprof.h"
 #include "profile/hprof_conv.h"
 #include "lock.h"
 
+/* The dumper's progress, as the first pass sees it. */
+enum { DUMPING, DUMPED, FAILED };
+
 struct ddmc__prof_hpnat {
   ddmc_vm *vm;
-  int fd;
+  int fd; /* the VM's file, opened by the first pass */
+  atomic_int dumper;
+  char path[544];
   ddmc__prof_hpconv *conv;
   uint64_t len;
+  int rc; /* the first pass's */
+  char why[256];
 };
 
 int ddmc__prof_hprof_native(const ddmc_vm *vm) {
@@ -50,35 +60,110 @@ static int in_rewind(void *arg) { return lseek(*(int *)arg, 0, SEEK_SET) < 0 ? e
  * conversion 183-227 ms against 68-106 (bench/RESULTS.md; probably a fault or TLB miss per 4 KiB
  * page of the mapping, where the kernel copies from its own map of the page cache). */
 ddmc__prof_hpconv_input ddmc__prof_hpfile_input(int *fd) {
-  return (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, fd};
+  return (ddmc__prof_hpconv_input){in_fill, in_skip, in_rewind, fd, NULL};
 }
 
-/* The VM writes its dump into a fresh private directory; returns the file open for reading (-1
- * with why in msg), with the file and the directory already gone. */
-static int vm_dump(ddmc_vm *vm, char *msg, size_t msglen) {
+/* ---- the first pass beside the dumper: it reads the file as the VM writes it, so a dump costs
+ * the dumper's time plus the second pass, not plus both (on two CPUs; HotSpot's dumper of JDK 17
+ * writes on one). The file only grows: a read that finds no more while the VM still writes
+ * waits a millisecond and reads again. A dumper that goes back to write a length it left 0
+ * (JDK 8-11's heap dump records) makes this pass fail (hprof_conv.h's growing), and it runs
+ * again over the finished file; should the file change in any other way, the second pass finds
+ * it (DDMC_EIO), as it would for any file changed under it. */
+
+static void nap(void) {
+  struct timespec ts = {0, 1000000};
+  nanosleep(&ts, NULL);
+}
+
+static int follow_fill(void *arg, uint8_t *dst, size_t cap, size_t *got) {
+  ddmc__prof_hpnat *h = arg;
+  for (;;) {
+    int state = atomic_load(&h->dumper); /* before the read: a read of nothing after DUMPED is the end */
+    if (state == FAILED) return ECANCELED;
+    ssize_t r = read(h->fd, dst, cap);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return errno;
+    if (r > 0 || state == DUMPED) {
+      *got = (size_t)r;
+      return 0;
+    }
+    nap();
+  }
+}
+
+static int follow_skip(void *arg, uint64_t n) { return in_skip(&((ddmc__prof_hpnat *)arg)->fd, n); }
+
+static int follow_rewind(void *arg) { return in_rewind(&((ddmc__prof_hpnat *)arg)->fd); }
+
+static int follow_growing(void *arg) { return atomic_load(&((ddmc__prof_hpnat *)arg)->dumper) == DUMPING; }
+
+static void first_pass(ddmc__prof_hpnat *h) {
+  while (h->fd < 0) {
+    int state = atomic_load(&h->dumper);
+    if (state == FAILED) return;
+    h->fd = open(h->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (h->fd >= 0) break;
+    if (errno != ENOENT || state == DUMPED) {
+      h->rc = DDMC_EIO;
+      snprintf(h->why, sizeof h->why, "heap dump: the VM's dumper wrote no file (%s)", strerror(errno));
+      return;
+    }
+    nap();
+  }
+#ifdef POSIX_FADV_SEQUENTIAL
+  (void)posix_fadvise(h->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  ddmc__prof_hpconv_input in = {follow_fill, follow_skip, follow_rewind, h, follow_growing};
+  h->rc = ddmc__prof_hpconv_open(&h->vm->mem, &in, &h->conv, &h->len, h->why, sizeof h->why);
+}
+
+static void *first_pass_thread(void *arg) {
+#ifdef __linux__
+  pthread_setname_np(pthread_self(), "ddmc-hprof");
+#endif
+  first_pass(arg);
+  return NULL;
+}
+
+/* The VM writes its dump into a fresh private directory while the first pass reads it; the file
+ * and the directory are gone when this returns. 0, or a DDMC_E* with why in msg. */
+static int vm_dump(ddmc__prof_hpnat *h, char *msg, size_t msglen) {
   const char *tmp = getenv("TMPDIR");
-  char dir[512], path[544];
+  char dir[512];
   if (tmp == NULL || tmp[0] != '/' || strlen(tmp) > 400) tmp = "/tmp";
   snprintf(dir, sizeof dir, "%s/ddmc-hprof-XXXXXX", tmp);
   if (mkdtemp(dir) == NULL) {
     snprintf(msg, msglen, "heap dump: cannot make a directory in %s: %s", tmp, strerror(errno));
-    return -1;
+    return DDMC_EIO;
   }
-  snprintf(path, sizeof path, "%s/heap.hprof", dir);
+  snprintf(h->path, sizeof h->path, "%s/heap.hprof", dir);
+  atomic_store(&h->dumper, DUMPING);
+  pthread_t th;
+  int beside = pthread_create(&th, NULL, first_pass_thread, h) == 0;
+  int64_t t0 = ddmc__now_ms();
   char why[256] = "";
-  int rc = ddmc__bridge(vm)->write_hprof(vm->bridge_data, path, why, sizeof why);
-  int fd = rc == 0 ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-  int e = errno;
-  unlink(path);
+  int rc = ddmc__bridge(h->vm)->write_hprof(h->vm->bridge_data, h->path, why, sizeof why);
+  atomic_store(&h->dumper, rc == 0 ? DUMPED : FAILED);
+  int64_t t1 = ddmc__now_ms();
+  if (beside) pthread_join(th, NULL);
+  if (rc == 0 && beside && h->rc != 0 && h->rc != DDMC_ENOMEM && h->fd >= 0) {
+    ddmc__log(h->vm, DDMC_LOG_INFO, "%s (read as the VM wrote it): reading it again, finished", h->why);
+    h->rc = lseek(h->fd, 0, SEEK_SET) == 0 ? 0 : DDMC_EIO;
+    if (h->rc == 0) first_pass(h);
+  } else if (!beside && rc == 0)
+    first_pass(h);
+  unlink(h->path);
   rmdir(dir);
-  if (rc != 0)
+  ddmc__log(h->vm, DDMC_LOG_INFO,
+            "heap dump: the VM's dumper took %lld ms; the first pass, read beside it, ended %lld ms after it",
+            (long long)(t1 - t0), (long long)(ddmc__now_ms() - t1));
+  if (rc != 0) {
     snprintf(msg, msglen, "heap dump: the VM's dumper failed: %s", why[0] ? why : "no reason given");
-  else if (fd < 0)
-    snprintf(msg, msglen, "heap dump: the VM's dumper wrote no file (%s)", strerror(e));
-#ifdef POSIX_FADV_SEQUENTIAL
-  if (fd >= 0) (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-#endif
-  return fd;
+    return DDMC_EIO;
+  }
+  if (h->rc != 0) snprintf(msg, msglen, "%s", h->why);
+  return h->rc;
 }
 
 int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t msglen) {
@@ -93,18 +178,9 @@ int ddmc__prof_hpnat_open(ddmc_vm *vm, ddmc__prof_hpnat **out, char *msg, size_t
     return DDMC_ENOMEM;
   }
   h->vm = vm;
-  int64_t t0 = ddmc__now_ms();
-  h->fd = vm_dump(vm, msg, msglen);
-  int64_t t1 = ddmc__now_ms();
-  if (h->fd < 0) {
-    ddmc__free(&vm->mem, h);
-    return DDMC_EIO;
-  }
-  ddmc__prof_hpconv_input in = ddmc__prof_hpfile_input(&h->fd);
-  int rc = ddmc__prof_hpconv_open(&vm->mem, &in, &h->conv, &h->len, msg, msglen);
+  h->fd = -1;
+  int rc = vm_dump(h, msg, msglen);
   uint64_t max = vm->prof.cfg.hprof_max_bytes;
-  ddmc__log(vm, DDMC_LOG_INFO, "heap dump: the VM's dumper took %lld ms, reading its file through %lld ms",
-            (long long)(t1 - t0), (long long)(ddmc__now_ms() - t1));
   if (rc == 0 && h->len > max) {
     snprintf(msg, msglen, "heap dump larger than the %llu MiB allowed (hprof_max_bytes)",
              (unsigned long long)(max >> 20));

@@ -24,4 +24,4 @@ static int rewind_(void *arg) {
   return 0;
 }
 
-ddmc__prof_hpconv_input memsrc_input(memsrc *s) { return (ddmc__prof_hpconv_input){fill, skip, rewind_, s}; }
+ddmc__prof_hpconv_input memsrc_input(memsrc *s) { return (ddmc__prof_hpconv_input){fill, skip, rewind_, s, NULL}; }
