@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The bridge's write_hprof: HotSpot's own heap dumper, HotSpotDiagnosticMXBean.dumpHeap(path,
- * true), called through JNI on the JDWP thread (on the object behind the bean, made directly when
- * the JDK has it where JDK 17 does). Walking the heap through JVM TI costs a tag map
+ * true), called through JNI on the JDWP thread (on the object behind the bean, made directly, and
+ * its native half, when the JDK has them where JDK 17 does). Walking the heap through JVM TI costs a tag map
  * lookup per object and per reference and ran at 0.03-0.07x the speed of this dumper
  * (bench/RESULTS.md); libddmc converts the file into Android's hprof and falls back to the walk
  * (heap.c) when this op fails, which it does on a JVM without the MXBean (the jdk.management
@@ -18,17 +18,40 @@
 static jobject bean;
 static jmethodID dump_heap;
 
+/* The native library behind dumpHeap, loaded as PlatformMBeanProviderImpl's static initializer
+ * loads it but without its lambda: on the bench machine that initializer cost 11-13 ms, the first
+ * invokedynamic of a JVM that had run none, inside the first dump's time (BootLoader takes no
+ * lambda without a security manager). Non-zero when loaded. */
+static int load_library(JNIEnv *env) {
+  jclass bl = (*env)->FindClass(env, "jdk/internal/loader/BootLoader");
+  jmethodID load = bl ? (*env)->GetStaticMethodID(env, bl, "loadLibrary", "(Ljava/lang/String;)V") : NULL;
+  jstring name = load ? (*env)->NewStringUTF(env, "management_ext") : NULL;
+  if (name != NULL) (*env)->CallStaticVoidMethod(env, bl, load, name);
+  int ok = name != NULL && !(*env)->ExceptionCheck(env);
+  (*env)->ExceptionClear(env);
+  if (ok) return 1;
+  jclass impl = (*env)->FindClass(env, "com/sun/management/internal/PlatformMBeanProviderImpl");
+  (*env)->ExceptionClear(env);
+  return impl != NULL;
+}
+
 /* The object behind the MXBean, made directly: ManagementFactory's lookup first sets up the whole
- * platform MBean machinery, 50-70 ms on the bench machine (bench/RESULTS.md) where this takes
- * 3-9 ms, once per JVM and inside the first dump's time. JNI checks no module exports; FindClass
- * initializes PlatformMBeanProviderImpl, which loads the native library behind dumpHeap. NULL
- * (nothing pending) when a class or member is not there (another JDK's layout, jdk.management
- * left out): the MXBean is then looked up as documented. */
+ * platform MBean machinery, 50-70 ms on the bench machine (bench/RESULTS.md), once per JVM and
+ * inside the first dump's time. JNI checks no module exports. The dump goes through the private
+ * native dumpHeap0 where there is one: dumpHeap only adds a check of the file's suffix (the
+ * library names it heap.hprof) and of a security manager's permission (the agent has JVM TI's)
+ * to it, and a lambda of its own, a few milliseconds more on the first call. NULL (nothing
+ * pending) when a class or member is not there (another JDK's layout, jdk.management left out):
+ * the MXBean is then looked up as documented. */
 static jobject direct_bean(JNIEnv *env, jmethodID *dump) {
-  jclass lib = (*env)->FindClass(env, "com/sun/management/internal/PlatformMBeanProviderImpl");
-  jclass hs = lib ? (*env)->FindClass(env, "com/sun/management/internal/HotSpotDiagnostic") : NULL;
+  if (!load_library(env)) return NULL;
+  jclass hs = (*env)->FindClass(env, "com/sun/management/internal/HotSpotDiagnostic");
   jmethodID make = hs ? (*env)->GetMethodID(env, hs, "<init>", "()V") : NULL;
-  jmethodID d = make ? (*env)->GetMethodID(env, hs, "dumpHeap", "(Ljava/lang/String;Z)V") : NULL;
+  jmethodID d = make ? (*env)->GetMethodID(env, hs, "dumpHeap0", "(Ljava/lang/String;Z)V") : NULL;
+  if (d == NULL && make != NULL) {
+    (*env)->ExceptionClear(env);
+    d = (*env)->GetMethodID(env, hs, "dumpHeap", "(Ljava/lang/String;Z)V");
+  }
   jobject b = d ? (*env)->NewObject(env, hs, make) : NULL;
   if (b == NULL || (*env)->ExceptionCheck(env)) {
     (*env)->ExceptionClear(env);
