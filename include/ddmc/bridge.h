@@ -602,7 +602,9 @@ typedef struct ddmc_vm_bridge {
    * non-zero error with a one-line reason in msg (msglen bytes, NUL-terminated). The library
    * reads the file, converts it to Android's hprof (docs/protocol/profiling.md §6: 4-byte ids,
    * class names as Android's) and deletes it; a file it cannot convert makes it fall back to the
-   * walk. Thread: the JDWP thread, never inside with_world_stopped; the VM may run Java code and
+   * walk. It starts reading, on a thread of its own, while the VM still writes: write the file
+   * front to back (a heap dump record's length left 0 and written last, as JDK 8-11 do, only
+   * makes it read the finished file again). Thread: the JDWP thread, never inside with_world_stopped; the VM may run Java code and
    * stop the world itself (a collection first, then its own dump). Locks: none. */
   int (*write_hprof)(void *vm_data, const char *path, char *msg, size_t msglen);
   /* ---- classes by name (optional, for speed: without it VirtualMachine.ClassesBySignature walks

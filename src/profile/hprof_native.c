@@ -3,11 +3,10 @@
  * of the library's (mkdtemp, 0700), the library opens the file and removes it and the directory
  * at once (the open descriptor keeps the bytes until the dump is sent), and hprof_conv.c turns it
  * into Android's 1.0.3: its first pass reads the file while the VM writes it, its second as HPDU
- * writes it or HPDS streams it. A VM whose dumper is faster than a
- * walk through the bridge's ops (HotSpot's, through JVM TI tags, is 10-30x slower) answers heap
- * dumps at about the speed of its own dumper. Memory: hprof_conv.h's bound; the dump itself is
- * on disk (TMPDIR, or /tmp), never whole in memory, and its pages are given back as the second
- * pass reads them. */
+ * writes it or HPDS streams it. A VM whose dumper is faster than a walk through the bridge's ops
+ * (HotSpot's, through JVM TI tags, is 10-30x slower) answers heap dumps at about the speed of its
+ * own dumper. Memory: hprof_conv.h's bound; the dump itself is on disk (TMPDIR, or /tmp), never
+ * whole in memory, and its pages are given back as the second pass reads them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
