@@ -886,6 +886,111 @@ static size_t first_dump_len_at(const uint8_t *p, size_t n) {
   return 0;
 }
 
+/* A VM (not started) whose dumper is d. */
+static void dumper_vm(fake *f, dumper *d) {
+  memset(f, 0, sizeof *f);
+  memcpy(f->obj, fixed_objects, sizeof fixed_objects);
+  f->prog = (fd_program){classes, NCLASSES, f->obj, NFIXED, roots, sizeof roots / sizeof roots[0]};
+  ddmc_options o;
+  char err[128];
+  ddmc_options_init(&o);
+  assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", err, sizeof err), 0);
+  const fakevm_config vc = {.log = dumper_log};
+  assert_int_equal(fakebridge_new_program(&f->fb, FAKEBRIDGE_NO_DEBUGGER | FAKEBRIDGE_HEAP | FAKEBRIDGE_WRITE_HPROF,
+                                          &f->prog, &vc, &o, NULL),
+                   0);
+  f->vm = f->fb.fv.vm;
+  f->fb.write_hprof = dumper_write;
+  f->fb.write_hprof_arg = d;
+}
+
+/* The blocks of the file behind another descriptor of this process named path (deleted). */
+static long long blocks_of(const char *path) {
+  char link[64], target[700], want[700];
+  snprintf(want, sizeof want, "%s (deleted)", path);
+  for (int fd = 0; fd < 1024; fd++) {
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t k = readlink(link, target, sizeof target - 1);
+    if (k <= 0) continue;
+    target[k] = '\0';
+    struct stat st;
+    if (strcmp(target, want) == 0 && fstat(fd, &st) == 0) return (long long)st.st_blocks;
+  }
+  return -1;
+}
+
+/* The second pass gives the VM's file's pages back as it reads it: a file of 12 MiB, the small
+ * one with an int[] of 3 Mi elements before its end, holds less than half its blocks when read. */
+static void test_vm_dumper_gives_pages_back(void **state) {
+  (void)state;
+  static hsfile small;
+  hsfile_make(&small);
+  const uint32_t n = 3u << 20;
+  size_t head = small.n - 9; /* HEAP DUMP END last */
+  size_t body = 1 + 8 + 4 + 4 + 1 + (size_t)n * 4, len = head + 9 + body + 9;
+  uint8_t *p = calloc(1, len);
+  assert_non_null(p);
+  memcpy(p, small.b, head);
+  uint8_t *q = p + head;
+  *q++ = 0x1C;
+  q += 4;
+  for (int i = 0; i < 4; i++) *q++ = (uint8_t)(body >> (24 - 8 * i));
+  *q++ = 0x23;
+  for (int i = 0; i < 8; i++) *q++ = (uint8_t)(A(7000) >> (56 - 8 * i));
+  q += 4;
+  for (int i = 0; i < 4; i++) *q++ = (uint8_t)(n >> (24 - 8 * i));
+  *q++ = 10; /* int */
+  q += (size_t)n * 4;
+  memcpy(q, small.b + head, 9);
+  char dir[] = "/tmp/ddmc_test_vmdump_XXXXXX", old_tmp[400] = "", path[700];
+  assert_non_null(mkdtemp(dir));
+  if (getenv("TMPDIR") != NULL) snprintf(old_tmp, sizeof old_tmp, "%s", getenv("TMPDIR"));
+  assert_int_equal(setenv("TMPDIR", dir, 1), 0);
+  dumper d = {p, len, D_WHOLE, 0};
+  fake f;
+  dumper_vm(&f, &d);
+  ddmc__prof_hpnat *h = NULL;
+  char msg[300];
+  assert_int_equal(ddmc__prof_hpnat_open(f.vm, &h, msg, sizeof msg), 0);
+  DIR *dp = opendir(dir);
+  struct dirent *de;
+  while ((de = readdir(dp)) != NULL)
+    if (strncmp(de->d_name, "ddmc-hprof-", 11) == 0) fail_msg("%s left in %s", de->d_name, dir);
+  closedir(dp);
+  /* The file's name: the library's directory is gone, the descriptor says "(deleted)". */
+  long long before = -1;
+  for (int fd = 0; fd < 1024 && before < 0; fd++) {
+    char link[64], target[700];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t k = readlink(link, target, sizeof target - 1);
+    if (k <= 0) continue;
+    target[k] = '\0';
+    if (strncmp(target, dir, strlen(dir)) == 0 && strstr(target, "/heap.hprof (deleted)") != NULL) {
+      target[k - strlen(" (deleted)")] = '\0';
+      snprintf(path, sizeof path, "%s", target);
+      before = blocks_of(path);
+    }
+  }
+  assert_true(before >= (long long)(len / 512)); /* all of it, written or reserved */
+  uint64_t out = ddmc__prof_hpnat_len(h), got = 0;
+  uint8_t *buf = malloc(1 << 20);
+  ssize_t r;
+  while ((r = ddmc__prof_hpnat_read(h, buf, 1 << 20)) > 0) got += (uint64_t)r;
+  assert_int_equal(r, 0);
+  assert_int_equal(got, out);
+  long long after = blocks_of(path);
+  assert_true(after >= 0 && after < before / 2);
+  free(buf);
+  ddmc__prof_hpnat_close(h);
+  fake_free(&f);
+  if (old_tmp[0] != '\0')
+    setenv("TMPDIR", old_tmp, 1);
+  else
+    unsetenv("TMPDIR");
+  assert_int_equal(rmdir(dir), 0);
+  free(p);
+}
+
 static void test_vm_dumper(void **state) {
   (void)state;
   /* The file: a small one as HotSpot writes it. */
@@ -916,19 +1021,7 @@ static void test_vm_dumper(void **state) {
   dumper d = {std, sn, D_WHOLE, first_dump_len_at(std, sn)};
   for (d.mode = D_WHOLE; d.mode <= D_FAIL; d.mode++) {
     fake f;
-    memset(&f, 0, sizeof f);
-    memcpy(f.obj, fixed_objects, sizeof fixed_objects);
-    f.prog = (fd_program){classes, NCLASSES, f.obj, NFIXED, roots, sizeof roots / sizeof roots[0]};
-    ddmc_options o;
-    ddmc_options_init(&o);
-    assert_int_equal(ddmc_options_parse(&o, "transport=dt_socket,address=127.0.0.1:0,server=y,suspend=n", msg, sizeof msg), 0);
-    const fakevm_config vc = {.log = dumper_log};
-    assert_int_equal(fakebridge_new_program(&f.fb, FAKEBRIDGE_NO_DEBUGGER | FAKEBRIDGE_HEAP | FAKEBRIDGE_WRITE_HPROF,
-                                            &f.prog, &vc, &o, NULL),
-                     0);
-    f.vm = f.fb.fv.vm;
-    f.fb.write_hprof = dumper_write;
-    f.fb.write_hprof_arg = &d;
+    dumper_vm(&f, &d);
     atomic_store(&read_again, 0);
     ddmc__prof_hpnat *h = NULL;
     int rc = ddmc__prof_hpnat_open(f.vm, &h, msg, sizeof msg);
@@ -975,7 +1068,7 @@ int main(void) {
       cmocka_unit_test(test_chunks),      cmocka_unit_test(test_unsupported),
       cmocka_unit_test(test_stalled_peer),  cmocka_unit_test(test_written_while_built),
       cmocka_unit_test(test_hpdu_names),    cmocka_unit_test(test_hpdu_file_dir),
-      cmocka_unit_test(test_vm_dumper),
+      cmocka_unit_test(test_vm_dumper),     cmocka_unit_test(test_vm_dumper_gives_pages_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
