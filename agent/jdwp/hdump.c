@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The bridge's write_hprof: HotSpot's own heap dumper, HotSpotDiagnosticMXBean.dumpHeap(path,
  * true), called through JNI on the JDWP thread (on the object behind the bean, made directly, and
- * its native half, when the JDK has them where JDK 17 does). Walking the heap through JVM TI costs a tag map
- * lookup per object and per reference and ran at 0.03-0.07x the speed of this dumper
- * (bench/RESULTS.md); libddmc converts the file into Android's hprof and falls back to the walk
- * (heap.c) when this op fails, which it does on a JVM without the MXBean (the jdk.management
- * module left out, another VM). live = true: only reachable objects, after a full collection, as
- * the walk (reachable from the roots) dumps them. DDMC_JDWP_HPROF_WALK=1 in the environment
- * leaves the op out, so every dump walks the heap (agent/README.md). */
+ * its native half, when the JDK has them where JDK 17 does). Walking the heap through JVM TI
+ * costs a tag map lookup per object and per reference and ran at 0.03-0.07x the speed of this
+ * dumper (bench/RESULTS.md); libddmc converts the file into Android's hprof and falls back to
+ * the walk (heap.c) when this op fails, which it does on a JVM without the MXBean (the
+ * jdk.management module left out, another VM). live = true: only reachable objects, after a
+ * full collection, as the walk (reachable from the roots) dumps them. DDMC_JDWP_HPROF_WALK=1 in
+ * the environment leaves the op out, so every dump walks the heap (agent/README.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
