@@ -278,8 +278,9 @@ static void test_event_suspend_all(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 2 /* ALL */, &m, 1, NULL), 0);
   poster p;
   start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
-  WAIT_FOR(thr_count(FD_T_WORKER) == 1 && thr_count(FD_T_MAIN) == 1);
-  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 1);
+  /* Main's count can show before the VM's suspend_thread for it has run (the count is read
+   * without the suspension's lock): wait for both (under TSan one CI run saw the count first). */
+  WAIT_FOR(thr_count(FD_T_WORKER) == 1 && thr_count(FD_T_MAIN) == 1 && atomic_load(&F->vm_suspended[FD_T_MAIN]) == 1);
   assert_int_equal(atomic_load(&F->vm_suspended[FD_T_WORKER]), 0);
   int got = events_wait();
   assert_int_equal(got, 1);
