@@ -816,24 +816,61 @@ static void dumper_log(void *ud, ddmc_log_level lvl, const char *msg) {
   if (lvl >= DDMC_LOG_WARN || getenv("DDMC_TEST_VERBOSE")) fprintf(stderr, "[vm] %s\n", msg);
 }
 
-/* How far another descriptor of this process open on path has read (-1: none is open). */
-static long long reader_at(const char *path, int own) {
-  long long at = -1;
-  char link[64], target[600], line[128];
+/* A descriptor of this process other than skip whose file's name starts with prefix, with that
+ * name ("... (deleted)" once removed) in target; -1 when there is none. */
+static int fd_under(const char *prefix, int skip, char *target, size_t cap) {
+  char link[64];
   for (int fd = 0; fd < 1024; fd++) {
-    if (fd == own) continue;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t k = readlink(link, target, sizeof target - 1);
+    ssize_t k = fd == skip ? -1 : readlink(link, target, cap - 1);
     if (k <= 0) continue;
     target[k] = '\0';
-    if (strcmp(target, path) != 0) continue;
-    snprintf(link, sizeof link, "/proc/self/fdinfo/%d", fd);
-    FILE *fp = fopen(link, "r");
-    while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
-      if (strncmp(line, "pos:", 4) == 0 && atoll(line + 4) > at) at = atoll(line + 4);
-    if (fp != NULL) fclose(fp);
+    if (strncmp(target, prefix, strlen(prefix)) == 0) return fd;
   }
+  return -1;
+}
+
+/* How far another descriptor of this process open on path has read (-1: none is open). */
+static long long reader_at(const char *path, int own) {
+  char target[700], info[64], line[128];
+  int fd = fd_under(path, own, target, sizeof target);
+  if (fd < 0) return -1;
+  snprintf(info, sizeof info, "/proc/self/fdinfo/%d", fd);
+  long long at = -1;
+  FILE *fp = fopen(info, "r");
+  while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
+    if (strncmp(line, "pos:", 4) == 0) at = atoll(line + 4);
+  if (fp != NULL) fclose(fp);
   return at;
+}
+
+/* The VM dumps into a directory of the test's own (TMPDIR), to see what the library leaves in
+ * it: made into dir (a mkdtemp template), the old TMPDIR kept in old. */
+static void tmpdir_enter(char *dir, char *old, size_t cap) {
+  assert_non_null(mkdtemp(dir));
+  old[0] = '\0';
+  if (getenv("TMPDIR") != NULL) snprintf(old, cap, "%s", getenv("TMPDIR"));
+  assert_int_equal(setenv("TMPDIR", dir, 1), 0);
+}
+
+/* dir holds nothing. */
+static void assert_empty(const char *dir) {
+  DIR *dp = opendir(dir);
+  assert_non_null(dp);
+  struct dirent *de;
+  while ((de = readdir(dp)) != NULL)
+    if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) fail_msg("%s left in %s", de->d_name, dir);
+  closedir(dp);
+}
+
+/* TMPDIR as it was; dir, empty, removed. */
+static void tmpdir_leave(const char *dir, const char *old) {
+  if (old[0] != '\0')
+    setenv("TMPDIR", old, 1);
+  else
+    unsetenv("TMPDIR");
+  assert_empty(dir);
+  assert_int_equal(rmdir(dir), 0);
 }
 
 /* Until the library's reader has read all of the first n bytes of path (10 s at most). */
@@ -904,21 +941,6 @@ static void dumper_vm(fake *f, dumper *d) {
   f->fb.write_hprof_arg = d;
 }
 
-/* The blocks of the file behind another descriptor of this process named path (deleted). */
-static long long blocks_of(const char *path) {
-  char link[64], target[700], want[700];
-  snprintf(want, sizeof want, "%s (deleted)", path);
-  for (int fd = 0; fd < 1024; fd++) {
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t k = readlink(link, target, sizeof target - 1);
-    if (k <= 0) continue;
-    target[k] = '\0';
-    struct stat st;
-    if (strcmp(target, want) == 0 && fstat(fd, &st) == 0) return (long long)st.st_blocks;
-  }
-  return -1;
-}
-
 /* The second pass gives the VM's file's pages back as it reads it: a file of 12 MiB, the small
  * one with an int[] of 3 Mi elements before its end, holds less than half its blocks when read. */
 static void test_vm_dumper_gives_pages_back(void **state) {
@@ -942,35 +964,21 @@ static void test_vm_dumper_gives_pages_back(void **state) {
   *q++ = 10; /* int */
   q += (size_t)n * 4;
   memcpy(q, small.b + head, 9);
-  char dir[] = "/tmp/ddmc_test_vmdump_XXXXXX", old_tmp[400] = "", path[700];
-  assert_non_null(mkdtemp(dir));
-  if (getenv("TMPDIR") != NULL) snprintf(old_tmp, sizeof old_tmp, "%s", getenv("TMPDIR"));
-  assert_int_equal(setenv("TMPDIR", dir, 1), 0);
+  char dir[] = "/tmp/ddmc_test_vmdump_XXXXXX", old_tmp[400], target[700];
+  tmpdir_enter(dir, old_tmp, sizeof old_tmp);
   dumper d = {p, len, D_WHOLE, 0};
   fake f;
   dumper_vm(&f, &d);
   ddmc__prof_hpnat *h = NULL;
   char msg[300];
   assert_int_equal(ddmc__prof_hpnat_open(f.vm, &h, msg, sizeof msg), 0);
-  DIR *dp = opendir(dir);
-  struct dirent *de;
-  while ((de = readdir(dp)) != NULL)
-    if (strncmp(de->d_name, "ddmc-hprof-", 11) == 0) fail_msg("%s left in %s", de->d_name, dir);
-  closedir(dp);
-  /* The file's name: the library's directory is gone, the descriptor says "(deleted)". */
-  long long before = -1;
-  for (int fd = 0; fd < 1024 && before < 0; fd++) {
-    char link[64], target[700];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    ssize_t k = readlink(link, target, sizeof target - 1);
-    if (k <= 0) continue;
-    target[k] = '\0';
-    if (strncmp(target, dir, strlen(dir)) == 0 && strstr(target, "/heap.hprof (deleted)") != NULL) {
-      target[k - strlen(" (deleted)")] = '\0';
-      snprintf(path, sizeof path, "%s", target);
-      before = blocks_of(path);
-    }
-  }
+  assert_empty(dir);
+  /* The library's descriptor of the file, whose directory is gone already. */
+  int fd = fd_under(dir, -1, target, sizeof target);
+  assert_true(fd >= 0 && strstr(target, "/heap.hprof (deleted)") != NULL);
+  struct stat st;
+  assert_int_equal(fstat(fd, &st), 0);
+  long long before = (long long)st.st_blocks;
   assert_true(before >= (long long)(len / 512)); /* all of it, written or reserved */
   uint64_t out = ddmc__prof_hpnat_len(h), got = 0;
   uint8_t *buf = malloc(1 << 20);
@@ -978,16 +986,12 @@ static void test_vm_dumper_gives_pages_back(void **state) {
   while ((r = ddmc__prof_hpnat_read(h, buf, 1 << 20)) > 0) got += (uint64_t)r;
   assert_int_equal(r, 0);
   assert_int_equal(got, out);
-  long long after = blocks_of(path);
-  assert_true(after >= 0 && after < before / 2);
+  assert_int_equal(fstat(fd, &st), 0);
+  assert_true((long long)st.st_blocks < before / 2);
   free(buf);
   ddmc__prof_hpnat_close(h);
   fake_free(&f);
-  if (old_tmp[0] != '\0')
-    setenv("TMPDIR", old_tmp, 1);
-  else
-    unsetenv("TMPDIR");
-  assert_int_equal(rmdir(dir), 0);
+  tmpdir_leave(dir, old_tmp);
   free(p);
 }
 
@@ -1013,11 +1017,8 @@ static void test_vm_dumper(void **state) {
   assert_int_equal(ddmc__prof_hpconv_read(c, want, want_len), 0);
   ddmc__prof_hpconv_free(c);
 
-  /* The VM dumps into a directory of the test's own, to see the library leave it empty. */
-  char dir[] = "/tmp/ddmc_test_vmdump_XXXXXX", old_tmp[400] = "";
-  assert_non_null(mkdtemp(dir));
-  if (getenv("TMPDIR") != NULL) snprintf(old_tmp, sizeof old_tmp, "%s", getenv("TMPDIR"));
-  assert_int_equal(setenv("TMPDIR", dir, 1), 0);
+  char dir[] = "/tmp/ddmc_test_vmdump_XXXXXX", old_tmp[400];
+  tmpdir_enter(dir, old_tmp, sizeof old_tmp);
   dumper d = {std, sn, D_WHOLE, first_dump_len_at(std, sn)};
   for (d.mode = D_WHOLE; d.mode <= D_FAIL; d.mode++) {
     fake f;
@@ -1045,19 +1046,10 @@ static void test_vm_dumper(void **state) {
       free(got);
       ddmc__prof_hpnat_close(h);
     }
-    /* The file and its directory are gone. */
-    DIR *dp = opendir(dir);
-    assert_non_null(dp);
-    struct dirent *de;
-    while ((de = readdir(dp)) != NULL) assert_true(strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0);
-    closedir(dp);
+    assert_empty(dir); /* the file and its directory are gone */
     fake_free(&f);
   }
-  if (old_tmp[0] != '\0')
-    setenv("TMPDIR", old_tmp, 1);
-  else
-    unsetenv("TMPDIR");
-  assert_int_equal(rmdir(dir), 0);
+  tmpdir_leave(dir, old_tmp);
   free(want);
 }
 
