@@ -271,8 +271,9 @@ static void test_invoke_session_ends(void **state) {
   assert_int_equal(set_req(DDMC_EV_BREAKPOINT, 2 /* ALL */, &m, 1, &id), 0);
   poster p;
   start_poster(&p, FD_T_WORKER, FD_M_COMPUTE, 8, 2);
-  WAIT_FOR(atomic_load(&F->parked[FD_T_WORKER]) == 1 && thr_count(FD_T_MAIN) == 1);
-  assert_int_equal(atomic_load(&F->vm_suspended[FD_T_MAIN]), 1);
+  /* main's count is raised before the VM is asked to suspend it: wait for both */
+  WAIT_FOR(atomic_load(&F->parked[FD_T_WORKER]) == 1 && thr_count(FD_T_MAIN) == 1 &&
+           atomic_load(&F->vm_suspended[FD_T_MAIN]) == 1);
   events();
   holder h;
   hold_arm(&h, FD_HOOK_INVOKE);
