@@ -9,7 +9,13 @@
  * reports it with every flag that applies and leaves a mark naming the callbacks still to come
  * there (a breakpoint set at it, a step in progress); those are then dropped once each. A kind
  * that comes again at the marked location is a new execution of it (a loop of one instruction)
- * and is reported. */
+ * and is reported.
+ *
+ * The gate first. A callback calls ja_callback_enter before anything that takes a lock of the
+ * agent (ja_location and ja_ref take the class and name tables' locks and call JVM TI under
+ * them): before the gate a thread may be suspended through JVM TI, and it stops at its next JVM
+ * TI call, which under such a lock leaves the JDWP thread waiting for the lock and the debugger
+ * for its reply. Only JVM TI calls (GetFrameLocation, GetFrameCount) come before the gate. */
 #include <stdio.h>
 #include <string.h>
 
@@ -64,11 +70,11 @@ static int this_of(JNIEnv *env, jthread t, jmethodID m, jint depth, ddmc_ref *ou
   return rc;
 }
 
-/* The top frame's location (for events JVM TI reports without one). */
-static int top_location(JNIEnv *env, jthread t, ddmc_location *loc, jmethodID *m) {
-  jlocation l = -1;
-  if ((*ja.ti)->GetFrameLocation(ja.ti, t, 0, m, &l) != JVMTI_ERROR_NONE) return -1;
-  return ja_location(env, *m, l, loc);
+/* The top frame (for events JVM TI reports without a location): JVM TI only, so it may come
+ * before ja_callback_enter. */
+static int top_frame(jthread t, jmethodID *m, jlocation *l) {
+  *l = -1;
+  return (*ja.ti)->GetFrameLocation(ja.ti, t, 0, m, l) != JVMTI_ERROR_NONE ? -1 : 0;
 }
 
 static void location_event(JNIEnv *env, jthread t, jmethodID m, jlocation l, unsigned kind) {
@@ -132,13 +138,16 @@ static void method_exit_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jb
   if (quiet()) return;
   ddmc_location loc;
   jmethodID top = NULL;
-  if (top_location(env, t, &loc, &top) || top != m) return;
+  jlocation l;
+  if (top_frame(t, &top, &l) || top != m) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
   int32_t depth = depth_of(t);
   ddmc_ref self = 0;
   ddmc_value v;
-  if (this_of(env, t, m, 0, &self, "method exit")) {
+  if (ja_location(env, m, l, &loc)) {
+    /* not reported: a class JVM TI cannot describe */
+  } else if (this_of(env, t, m, 0, &self, "method exit")) {
     /* said */
   } else if (popped) {
     ddmc_post_method_unwind(ja.vm, id, &loc, depth, self);
@@ -153,25 +162,26 @@ static void method_exit_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jb
 static void exception_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc, jmethodID catch_m,
                          jlocation catch_l) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_EXCEPTION)) return;
-  ddmc_location loc, cloc;
-  if (ja_location(env, m, l, &loc)) return;
-  int has_catch = catch_m && ja_location(env, catch_m, catch_l, &cloc) == 0;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
+  ddmc_location loc, cloc;
   ddmc_ref self, x;
-  if (this_of(env, t, m, 0, &self, "exception") == 0 && name_of(env, exc, &x, "exception") == 0)
+  if (ja_location(env, m, l, &loc) == 0 && this_of(env, t, m, 0, &self, "exception") == 0 &&
+      name_of(env, exc, &x, "exception") == 0) {
+    int has_catch = catch_m && ja_location(env, catch_m, catch_l, &cloc) == 0;
     ddmc_post_exception(ja.vm, id, &loc, depth_of(t), self, x, has_catch ? &cloc : NULL);
+  }
   ja_callback_leave(id);
 }
 
 static void exception_catch_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jobject exc) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_EXCEPTION_CATCH)) return;
-  ddmc_location loc;
-  if (ja_location(env, m, l, &loc)) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
+  ddmc_location loc;
   ddmc_ref self, x;
-  if (this_of(env, t, m, 0, &self, "exception catch") == 0 && name_of(env, exc, &x, "exception catch") == 0)
+  if (ja_location(env, m, l, &loc) == 0 && this_of(env, t, m, 0, &self, "exception catch") == 0 &&
+      name_of(env, exc, &x, "exception catch") == 0)
     ddmc_post_exception_catch(ja.vm, id, &loc, depth_of(t), self, x);
   ja_callback_leave(id);
 }
@@ -179,15 +189,14 @@ static void exception_catch_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m
 static void field_access_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k, jobject obj,
                             jfieldID f) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_FIELD_ACCESS)) return;
-  ddmc_location loc;
-  if (ja_location(env, m, l, &loc)) return;
-  ddmc_class c = ja_ref(env, k);
-  int32_t index = ja_field_index(c, f);
-  if (index < 0) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
+  ddmc_location loc;
+  ddmc_class c = 0;
+  int32_t index = -1;
   ddmc_ref self, o;
-  if (this_of(env, t, m, 0, &self, "field access") == 0 && name_of(env, obj, &o, "field access") == 0)
+  if (ja_location(env, m, l, &loc) == 0 && (index = ja_field_index(c = ja_ref(env, k), f)) >= 0 &&
+      this_of(env, t, m, 0, &self, "field access") == 0 && name_of(env, obj, &o, "field access") == 0)
     ddmc_post_field_access(ja.vm, id, &loc, depth_of(t), self, c, (uint32_t)index, o);
   ja_callback_leave(id);
 }
@@ -195,20 +204,19 @@ static void field_access_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, j
 static void field_modification_cb(jvmtiEnv *ti, JNIEnv *env, jthread t, jmethodID m, jlocation l, jclass k, jobject obj,
                                   jfieldID f, char sig, jvalue nv) {
   if (quiet() || !ddmc_event_wanted(ja.vm, DDMC_EV_FIELD_MODIFICATION)) return;
-  ddmc_location loc;
-  if (ja_location(env, m, l, &loc)) return;
-  ddmc_class c = ja_ref(env, k);
-  int32_t index = ja_field_index(c, f);
-  if (index < 0) return;
-  ddmc_value v;
-  if (ja_value_in(env, sig == '[' ? 'L' : sig, nv, &v) != 0) {
-    dropped("field modification");
-    return;
-  }
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
+  ddmc_location loc;
+  ddmc_class c = 0;
+  int32_t index = -1;
+  ddmc_value v;
   ddmc_ref self, o;
-  if (this_of(env, t, m, 0, &self, "field modification") == 0 && name_of(env, obj, &o, "field modification") == 0)
+  if (ja_location(env, m, l, &loc) || (index = ja_field_index(c = ja_ref(env, k), f)) < 0) {
+    /* not reported: a class JVM TI cannot describe */
+  } else if (ja_value_in(env, sig == '[' ? 'L' : sig, nv, &v) != 0) {
+    dropped("field modification");
+  } else if (this_of(env, t, m, 0, &self, "field modification") == 0 &&
+             name_of(env, obj, &o, "field modification") == 0)
     ddmc_post_field_modification(ja.vm, id, &loc, depth_of(t), self, c, (uint32_t)index, o, &v);
   ja_callback_leave(id);
 }
@@ -253,12 +261,13 @@ static void monitor_event(JNIEnv *env, jthread t, jobject obj, ddmc_event_kind k
   if (quiet() || !ddmc_event_wanted(ja.vm, kind)) return;
   ddmc_location loc;
   jmethodID m = NULL;
-  if (top_location(env, t, &loc, &m)) return;
+  jlocation l;
+  if (top_frame(t, &m, &l)) return;
   uint32_t id = ja_callback_enter(env, t);
   if (id == 0) return;
   int32_t depth = depth_of(t);
   ddmc_ref self, o;
-  if (this_of(env, t, m, 0, &self, "monitor") || name_of(env, obj, &o, "monitor")) {
+  if (ja_location(env, m, l, &loc) || this_of(env, t, m, 0, &self, "monitor") || name_of(env, obj, &o, "monitor")) {
     ja_callback_leave(id);
     return;
   }
