@@ -43,9 +43,10 @@ static int write_trace(ui_vm *v, FILE *f, what w, ui_vm_result *r) {
     set_text(r, 502, "the VM's trace is malformed");
     return -1;
   }
-  int rc = w == W_SPEEDSCOPE  ? export_speedscope(f, &tr, EXPORT_CLOCK_AUTO, "ddmc ui trace")
-           : w == W_COLLAPSED ? export_collapsed(f, &tr, EXPORT_CLOCK_AUTO)
-                              : export_pprof_trace(f, &tr, EXPORT_CLOCK_AUTO);
+  export_clock c = v->kept_trace_clock;
+  int rc = w == W_SPEEDSCOPE  ? export_speedscope(f, &tr, c, "ddmc ui trace")
+           : w == W_COLLAPSED ? export_collapsed(f, &tr, c)
+                              : export_pprof_trace(f, &tr, c);
   ddmc_host_trace_free(&tr);
   return rc;
 }

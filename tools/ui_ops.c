@@ -241,7 +241,21 @@ static void op_trace_start(ui_vm *v, const char *arg, ui_vm_result *r) {
   }
 }
 
-static void op_trace_stop(ui_vm *v, ui_vm_result *r) {
+/* trace-stop's argument: the clock the stacks are counted in ("": wall when the trace has it). */
+static int trace_clock(const char *arg, export_clock *out) {
+  if (!arg[0]) *out = EXPORT_CLOCK_AUTO;
+  else if (strcmp(arg, "wall") == 0) *out = EXPORT_CLOCK_WALL;
+  else if (strcmp(arg, "cpu") == 0) *out = EXPORT_CLOCK_CPU;
+  else return -1;
+  return 0;
+}
+
+static void op_trace_stop(ui_vm *v, const char *arg, ui_vm_result *r) {
+  export_clock clock;
+  if (trace_clock(arg, &clock) != 0) {
+    set_text(r, 400, "trace-stop takes a clock: wall or cpu (each thread's CPU time)");
+    return;
+  }
   free(v->trace_data);
   v->trace_data = NULL;
   char err[300];
@@ -255,9 +269,10 @@ static void op_trace_stop(ui_vm *v, ui_vm_result *r) {
     return;
   }
   rc = ddmc_host_trace_parse(v->trace_data, v->trace_len, &tr);
-  free(v->kept_trace); /* the page's downloads are of the trace it shows */
+  free(v->kept_trace); /* the page's downloads are of the trace it shows, in its clock */
   v->kept_trace = rc == 0 ? v->trace_data : NULL;
   v->kept_trace_len = rc == 0 ? v->trace_len : 0;
+  v->kept_trace_clock = clock;
   if (rc != 0) free(v->trace_data);
   v->trace_data = NULL;
   if (rc != 0) {
@@ -267,7 +282,15 @@ static void op_trace_stop(ui_vm *v, ui_vm_result *r) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
-  if (f == NULL || export_collapsed(f, &tr, EXPORT_CLOCK_AUTO) != 0) {
+  int erc = f ? export_collapsed(f, &tr, clock) : DDMC_ENOMEM;
+  if (erc == DDMC_EINVAL) { /* the only refusal of a parsed trace: the clock is not in it */
+    fclose(f);
+    free(buf);
+    ddmc_host_trace_free(&tr);
+    set_text(r, 502, clock == EXPORT_CLOCK_CPU ? "the VM's trace has no thread CPU clock" : "the VM's trace has no wall clock");
+    return;
+  }
+  if (erc != 0) {
     if (f) fclose(f);
     free(buf);
     ddmc_host_trace_free(&tr);
@@ -415,7 +438,7 @@ void ui_ops_run(ui_vm *v, const char *op, const char *arg, ui_vm_result *r) {
   } else if (strcmp(op, "trace-start") == 0) {
     op_trace_start(v, arg, r);
   } else if (strcmp(op, "trace-stop") == 0) {
-    op_trace_stop(v, r);
+    op_trace_stop(v, arg, r);
   } else if (strcmp(op, "heapmap") == 0) {
     op_heapmap(v, r);
   } else if (strcmp(op, "hprof") == 0) {

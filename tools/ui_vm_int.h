@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 
+#include "export.h"
 #include "ui_list.h"
 #include "ui_vm.h"
 
@@ -48,6 +49,7 @@ struct ui_vm {
    * and the last allocation report it got (REAL bytes). Kept across reconnects. */
   uint8_t *kept_trace, *kept_real;
   size_t kept_trace_len, kept_real_len;
+  export_clock kept_trace_clock; /* the clock the page was given the trace in */
   int tracking_allocs, tracing, lost;
   uint32_t trace_interval_us;
   unsigned bad_packets;

@@ -334,7 +334,7 @@ function renderTrace() {
 async function traceStop() {
   $("#trace-note").textContent = "stopping, fetching the trace…";
   try {
-    const text = await (await op("trace-stop")).text();
+    const text = await (await op("trace-stop", $("#trace-clock").value)).text();
     traceRoot = DdmcFlame.parse(text);
     ui.traceText = text;
     ui.flame = traceRoot;
