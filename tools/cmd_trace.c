@@ -377,10 +377,7 @@ static void trace_parse(int argc, char **argv, trace_args *t) {
       *dst = argv[++k];
     } else if (strcmp(argv[k], "--clock") == 0) {
       const char *c = k + 1 < argc ? argv[++k] : "";
-      if (strcmp(c, "wall") == 0) t->clock = EXPORT_CLOCK_WALL;
-      else if (strcmp(c, "cpu") == 0) t->clock = EXPORT_CLOCK_CPU;
-      else if (strcmp(c, "auto") == 0) t->clock = EXPORT_CLOCK_AUTO;
-      else cli_usage_error("--clock needs wall, cpu or auto (got '%s')", c);
+      if (export_clock_parse(c, &t->clock) != 0) cli_usage_error("--clock needs wall, cpu or auto (got '%s')", c);
     } else if (strcmp(argv[k], "--buffer") == 0) {
       uint64_t v;
       if (k + 1 >= argc || cli_parse_u64(argv[++k], 4095, &v) || v == 0)

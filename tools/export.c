@@ -22,6 +22,14 @@ int export_clock_pick(const ddmc_host_trace *t, export_clock c, int *second) {
   return 0;
 }
 
+int export_clock_parse(const char *word, export_clock *out) {
+  if (strcmp(word, "wall") == 0) *out = EXPORT_CLOCK_WALL;
+  else if (strcmp(word, "cpu") == 0) *out = EXPORT_CLOCK_CPU;
+  else if (strcmp(word, "auto") == 0) *out = EXPORT_CLOCK_AUTO;
+  else return -1;
+  return 0;
+}
+
 const char *export_clock_word(const ddmc_host_trace *t, export_clock c) {
   int second;
   if (export_clock_pick(t, c, &second) != 0) return NULL;

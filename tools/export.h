@@ -42,6 +42,9 @@
 
 typedef enum export_clock { EXPORT_CLOCK_AUTO = 0, EXPORT_CLOCK_WALL, EXPORT_CLOCK_CPU } export_clock;
 
+/* "wall", "cpu" or "auto" (ddmc trace --clock, ddmc ui's trace-stop) in *out; -1 for another word. */
+int export_clock_parse(const char *word, export_clock *out);
+
 /* Collapsed stacks: one line per distinct stack, "THREAD;Class.method;Class.method N" with N the
  * self time of the last frame in microseconds (lines with N = 0 are left out). Frames are named
  * "Class.method" as --chrome names them; ';' in a name becomes ':' and control characters '?', so

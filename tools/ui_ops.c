@@ -241,19 +241,11 @@ static void op_trace_start(ui_vm *v, const char *arg, ui_vm_result *r) {
   }
 }
 
-/* trace-stop's argument: the clock the stacks are counted in ("": wall when the trace has it). */
-static int trace_clock(const char *arg, export_clock *out) {
-  if (!arg[0]) *out = EXPORT_CLOCK_AUTO;
-  else if (strcmp(arg, "wall") == 0) *out = EXPORT_CLOCK_WALL;
-  else if (strcmp(arg, "cpu") == 0) *out = EXPORT_CLOCK_CPU;
-  else return -1;
-  return 0;
-}
-
+/* arg: the clock the stacks are counted in ("" as "auto": wall when the trace has it). */
 static void op_trace_stop(ui_vm *v, const char *arg, ui_vm_result *r) {
   export_clock clock;
-  if (trace_clock(arg, &clock) != 0) {
-    set_text(r, 400, "trace-stop takes a clock: wall or cpu (each thread's CPU time)");
+  if (export_clock_parse(arg[0] ? arg : "auto", &clock) != 0) {
+    set_text(r, 400, "trace-stop takes a clock: wall, cpu (each thread's CPU time) or auto");
     return;
   }
   free(v->trace_data);
@@ -283,21 +275,17 @@ static void op_trace_stop(ui_vm *v, const char *arg, ui_vm_result *r) {
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
   int erc = f ? export_collapsed(f, &tr, clock) : DDMC_ENOMEM;
-  if (erc == DDMC_EINVAL) { /* the only refusal of a parsed trace: the clock is not in it */
-    fclose(f);
-    free(buf);
-    ddmc_host_trace_free(&tr);
-    set_text(r, 502, clock == EXPORT_CLOCK_CPU ? "the VM's trace has no thread CPU clock" : "the VM's trace has no wall clock");
-    return;
-  }
+  ddmc_host_trace_free(&tr);
   if (erc != 0) {
     if (f) fclose(f);
     free(buf);
-    ddmc_host_trace_free(&tr);
-    set_text(r, 500, "cannot convert the trace");
+    /* DDMC_EINVAL, the only refusal of a parsed trace: the clock is not in it */
+    if (erc == DDMC_EINVAL)
+      set_text(r, 502, clock == EXPORT_CLOCK_CPU ? "the VM's trace has no thread CPU clock" : "the VM's trace has no wall clock");
+    else
+      set_text(r, 500, "cannot convert the trace");
     return;
   }
-  ddmc_host_trace_free(&tr);
   set_stream(r, f, &buf, &len, k_text);
 }
 

@@ -59,7 +59,7 @@ typedef struct ui_vm_result {
 
 /* Runs op ("stack", arg: a thread id; "gc"; "alloc-start"; "alloc-stop"; "alloc" (the report, as
  * JSON); "trace-start", arg: a sampling interval in microseconds, 0 for method tracing;
- * "trace-stop", arg: the clock, "wall", "cpu" or "" (collapsed stacks, text); "heapmap" (a PNG); "export", arg: a download's name
+ * "trace-stop", arg: the clock, "wall", "cpu", "auto" or "" (collapsed stacks, text); "heapmap" (a PNG); "export", arg: a download's name
  * (ui_export.c), which needs no VM; "pick", arg: a pid, with --all or -p: the VM the pages show
  * from now on) on the worker and waits for it. */
 void ui_vm_call(ui_vm *v, const char *op, const char *arg, ui_vm_result *r);
